@@ -791,10 +791,11 @@ class _Words:
         """Of the `candidates` that the evidence alone excludes (`evidence_excludes`, asked only of those over, nearest
         first, until one is), the one the memory model predicts least over the usable memory at `length` (`_over`: its
         peak, or a PPO critic's own update, whichever is further over), with its figures, in parentheses (the first in
-        `candidates`' order of those as near); "" where none is over it (a table, or the optimizer step, rules them
+        `candidates`' order of those as near); where none is over it, the first the memory model fits but a table
+        stops (`refuted_elsewhere`), with that table's cell; "" where there is neither (the optimizer step rules them
         out)."""
         coefficients, margin = self.query.memory.coefficients, self.query.margin_on(self.memory_gib)
-        over = []
+        over, fitting = [], []
         for combination in candidates:
             setting = _setting(combination)
             least = least_token_budget(length, setting.sp) if self.data.lowers_budget else None
@@ -802,10 +803,15 @@ class _Words:
                                least, self.query.lora_rank, self.query.critic, self.query.dpo, self.query.expert_layout)
             if (how_far := _over(result)) is not None:
                 over.append((how_far, combination, setting, result, least))
+            elif result.fits:
+                fitting.append((combination, setting, result))
         over.sort(key=lambda nearest: nearest[0][0])  # stable: of those as near, the first in `candidates`' order
         found = next((nearest for nearest in over if evidence_excludes(nearest[1])), None)
         if found is None:
-            return ""
+            return next((f" ({setting.label} on {self.gpus(combination[0])}: the memory model predicts "
+                         f"{result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, {refuted})"
+                         for combination, setting, result in fitting if evidence_excludes(combination)
+                         and (refuted := self.refuted_elsewhere(combination[0], setting, length)) is not None), "")
         (gib, critics_update), combination, setting, result, least = found
         budget = f" at {counted(least, 'token')} per GPU, its least budget" if least else ""
         peak = f"{result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable"
@@ -815,6 +821,27 @@ class _Words:
             peak += f"{actor} the PPO critic's own update takes {result.critic_pass_gib:.1f} GiB"
         return (f" (the nearest, {setting.label} on {self.gpus(combination[0])}: the memory model predicts "
                 f"{peak}, {gib:.1f} GiB over{budget})")
+
+    def refuted_elsewhere(self, n: int, setting: Setting, length: int) -> str | None:
+        """Where a table of another GPU count (`within_refuting_tables`; none for LoRA) or of a GPU type with at least
+        this one's memory (`least_limits`) says `setting` ran out of memory on `n` GPUs at `length`, which caps the
+        memory model's estimate there: that table's cell and why it speaks for `n`, in words (``but the A100-80GB
+        table for 1 GPU says it ran out of memory at 32768, and ...``); None where none does."""
+        offload = setting.offload
+        other = None if self.query.lora_rank else refuting_cell(self.model, self.data.rows, self.data.settings, n,
+                                                                setting, length, others_only=True)
+        if other is not None:
+            return (f"but {self.data.table_words(other[0])} says it ran out of memory{self.whose(other[0])} at "
+                    f"{other[1]}, and {_why_another_count_speaks(other[0], n, offload)}")
+        larger = next(((gpu, found, cells.columns[found[0]]) for gpu, cells in self.data.larger
+                       if (found := refuting_cell(self.model, cells.rows, cells.settings, n, setting, length))), None)
+        if larger is None:
+            return None
+        gpu, (count, row), column = larger
+        whose = "" if column == self.data.model else f" (for {column}, of the same shape)"
+        fewer = "" if count == n else f", and {_why_another_count_speaks(count, n, offload)}"
+        return (f"but the {gpu} table for {self.gpus(count)}, whose GPU has at least this one's memory, says it ran "
+                f"out of memory{whose} at {row}{fewer}")
 
     def _no_estimate_reason(self, n: int, length: int, combinations: list[Combination]) -> Reason:
         """What rules out settings for a GPU count without a table: no smaller table's cell vouches, and the
@@ -844,25 +871,9 @@ class _Words:
             least = least_token_budget(length, sp) if self.data.lowers_budget else None
             result = breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin, least,
                                self.query.lora_rank, self.query.critic, self.query.dpo, self.query.expert_layout)
-            other = None if self.query.lora_rank else refuting_cell(self.model, self.data.rows, self.data.settings, n,
-                                                                    setting, length, others_only=True)
-            if result.fits and other is not None:  # capped by another count's table (`within_refuting_tables`)
-                why = _why_another_count_speaks(other[0], n, bool(offload))
-                table = self.data.table_words(other[0])
+            if result.fits and (refuted := self.refuted_elsewhere(n, setting, length)) is not None:
                 predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, "
-                                   f"but {table} says it ran out of memory{self.whose(other[0])} at {other[1]}, and "
-                                   f"{why}")
-                continue
-            larger = next(((gpu, found, cells.columns[found[0]]) for gpu, cells in self.data.larger
-                           if (found := refuting_cell(self.model, cells.rows, cells.settings, n, setting, length))),
-                          None)
-            if result.fits and larger is not None:  # capped by a GPU type with more memory (`least_limits`)
-                gpu, (count, row), column = larger
-                whose = "" if column == self.data.model else f" (for {column}, of the same shape)"
-                fewer = "" if count == n else f", and {_why_another_count_speaks(count, n, bool(offload))}"
-                predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, "
-                                   f"but the {gpu} table for {self.gpus(count)}, whose GPU has at least this one's "
-                                   f"memory, says it ran out of memory{whose} at {row}{fewer}")
+                                   f"{refuted}")
                 continue
             if result.total_gib > result.usable_gib or (result.step_fits and result.critic_pass_fits):
                 words = f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable"

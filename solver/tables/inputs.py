@@ -82,6 +82,15 @@ class Weights(Frozen):
     constructor: ``offload: 2`` alone changes Offload's weight only) takes the shipped ``costs.yaml``'s value, its
     default here."""
 
+    not_asked_here: ClassVar[dict[str, str]] = dict.fromkeys(
+        ("price", "prices", "cost", "costs", "gpuprice", "gpucost", "pricepergpu", "costpergpu", "priceperhour",
+         "costperhour", "gpuhourprice", "pricepergpuhour", "costpergpuhour", "hourlyprice", "hourlycost",
+         "dollarsperhour", "usdperhour", "pricepertoken", "costpertoken"),
+        "a weights file has no price: a cost is a relative step time, from a plan's GPUs and settings, not a GPU "
+        "type's speed or price; to compare GPU types, solve --gpu a100,h200 answers for each, and solve cluster --buy "
+        "names the fewest GPUs to buy")
+    """Fields a weights file may be given by mistake (without case or separators), a price, and why it takes none."""
+
     offload: Weight = 1.0
     sp: Weight = 0.1
     env: Weight = 0.01

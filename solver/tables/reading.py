@@ -366,6 +366,19 @@ def _data_location(raw: Any, location: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(walked)
 
 
+def _node_at(raw: Any, location: tuple[Any, ...]) -> Any:
+    """The data at `location` of `raw` (as `_data_location` gives it: keys of mappings and indexes of lists), or None
+    where the data has none there."""
+    node = raw
+    for key in location:
+        if isinstance(node, dict) and key in node or isinstance(node, list) and isinstance(key, int) and 0 <= key < len(
+                node):
+            node = node[key]
+        else:
+            return None
+    return node
+
+
 _PLAIN_PROBLEMS = {
     "greater_than_equal": "must be at least {ge}",
     "greater_than": "must be above {gt}",
@@ -440,7 +453,7 @@ def _validation_message(path: Path | str, raw: Any, error: ValidationError, rech
     first = _first_said(errors)
     location = _data_location(raw, tuple(first["loc"]))
     if first["type"] == "extra_forbidden":
-        problem, errors = _unknown_field(first, location[-1], errors, schema)
+        problem, errors = _unknown_field(first, location[-1], errors, schema, _node_at(raw, location[:-1]))
         location = location[:-1]
     elif first["type"] == "missing":
         problem = f"missing field {location[-1]!r}{_fields_note(_fields_at(schema, tuple(first['loc'][:-1])))}"
@@ -491,16 +504,23 @@ def _fields_note(fields: Sequence[str], lead: str = "") -> str:
     return f" ({lead}fields: {', '.join(fields)})" if fields else ""
 
 
-def _unknown_field(error: Any, name: Any, errors: list[Any], schema: type[BaseModel]) -> tuple[str, list[Any]]:
-    """An unknown field `name`'s problem, naming its mapping's fields, with the one it was meant to be
-    (`_meant_field`) or else why no such field is asked there (a model's ``not_asked_here``: a job's GPUs are the
-    placement's, a pool's GPU type is no job's); and `errors` less the meant field's missing one, no problem of its
-    own."""
+def _unknown_field(error: Any, name: Any, errors: list[Any], schema: type[BaseModel],
+                   mapping: Any = None) -> tuple[str, list[Any]]:
+    """An unknown field `name`'s problem, naming its mapping's fields, with the number it splits off (where
+    `mapping`, the data that holds it, has one written with commas: `_thousands_split`), or else the one it was meant
+    to be (`_meant_field`) or else why no such field is asked there (a model's ``not_asked_here``: a job's GPUs are
+    the placement's, a pool's GPU type is no job's); and `errors` less the meant field's missing one, no problem of
+    its own."""
     mapping_at = tuple(error["loc"][:-1])
     fields = _fields_at(schema, mapping_at)
     meant = _meant_field(name, fields)
     not_asked = getattr(_model_at(schema, mapping_at), "not_asked_here", {})
-    if meant is not None:
+    if (split := _thousands_split(mapping, name)) is not None:
+        words, groups = split
+        note = _fields_note(fields, f"{words}; ")
+        errors = [e for e in errors if not (e["type"] == "extra_forbidden" and tuple(e["loc"][:-1]) == mapping_at
+                                            and e["loc"][-1] in groups and e["loc"][-1] != name)]
+    elif meant is not None:
         note = _fields_note(fields, f"did you mean {meant}? ")
         errors = [e for e in errors if not (e["type"] == "missing" and tuple(e["loc"]) == (*mapping_at, meant))]
     elif isinstance(name, str) and _letters(name) in not_asked:
@@ -508,6 +528,37 @@ def _unknown_field(error: Any, name: Any, errors: list[Any], schema: type[BaseMo
     else:
         note = _fields_note(fields)
     return f"unknown field {name!r}{note}", errors
+
+
+_DIGIT_GROUP = re.compile(r"\d{3}")
+"""A group of three digits, as a thousands separator leaves it after its comma (``131,072``: ``072``)."""
+
+
+def _thousands_split(mapping: Any, name: Any) -> tuple[str, list[str]] | None:
+    """Where the unknown field `name` is a group of digits that a number written with thousands separators left in a
+    flow mapping (``{max_model_len: 131,072}``, which YAML reads as ``max_model_len: 131`` and a field ``072``
+    without a value): that number as written, as YAML read it, and how to write it (``131072``), in words, and the
+    groups it left as fields (``072``); None otherwise."""
+    if not (isinstance(mapping, dict) and isinstance(name, str) and name in mapping):
+        return None
+    keys = list(mapping)
+
+    def group(key: Any) -> bool:
+        return isinstance(key, str) and _DIGIT_GROUP.fullmatch(key) is not None and mapping[key] is None
+
+    first = last = keys.index(name)
+    while first > 0 and group(keys[first - 1]):
+        first -= 1
+    while last + 1 < len(keys) and group(keys[last + 1]):
+        last += 1
+    field = keys[first - 1] if first > 0 else None
+    value = mapping.get(field)
+    if not group(name) or field is None or isinstance(value, bool) or not isinstance(value, int):
+        return None
+    groups = keys[first:last + 1]
+    return (f"{field}: {','.join([str(value), *groups])}, in a {{...}} entry, is read as {field}: {value} and "
+            f"{'a field' if len(groups) == 1 else 'fields'} {', '.join(map(repr, groups))}: write "
+            f"{field}: {''.join([str(value), *groups])}, without commas"), groups
 
 
 def _own_words(error: Any) -> str:
@@ -698,6 +749,19 @@ def _quoted_value(refused: _Refused) -> str | None:
     return " (quoted, YAML reads it as text: write it without quotes)" if quoted else None
 
 
+def _job_length_as_range(refused: _Refused) -> str | None:
+    """A job's length given as a range (``[32k, 128k]``, ``32k-128k``, ``32k to 128k``): its two forms, and the
+    mapping a range is written as, with the lengths given (``{at_least: 32k, at_most: 128k}``)."""
+    if not (refused.whole and refused.field == "max_model_len" and refused.broken_bound("32k") is None):
+        return None
+    value = refused.value
+    ends = ([str(end) for end in value] if isinstance(value, list | tuple)
+            else re.split(r"\s*(?:-|~|\.\.|\bto\b)\s*", value.strip()) if isinstance(value, str) else [])
+    if len(ends) != 2 or not all(isinstance(thousands_of_tokens(end), int) for end in ends):
+        return None
+    return f" ({length_forms(value)}; a range is a mapping: {{at_least: {ends[0]}, at_most: {ends[1]}}})"
+
+
 def _job_length_in_neither_form(refused: _Refused) -> str | None:
     """A job's length (a whole-number field that takes ``32k`` too) in neither form it takes (``32kb``)."""
     if not (refused.whole and refused.broken_bound("32k") is None):
@@ -787,6 +851,7 @@ _HINTS: tuple[Callable[[_Refused], str | None], ...] = (
     _quoted_value,
     _number_in_exponent_text,
     _table_length_in_thousands,
+    _job_length_as_range,
     _job_length_in_neither_form,
     _priority_as_word,
     _mib_as_gb,
