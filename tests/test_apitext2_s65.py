@@ -131,14 +131,16 @@ MEMORY_CASES = [
      {"model": "32B", "gpu": "h20", "gpus": 2, "max_model_len": 131072, "offload": True, "host_ram_gb": 64},
      {"--host-ram 64 GiB": "host_ram_gb of 64 GiB",
       "solve --model 32B --gpu h20 --gpus 2 --len 131072 --host-ram 64":
-      'solver.plan("Qwen3-32B", gpu="H20-96GB", budget_gpus=2, max_model_len=131072, host_ram_gb=64)'}),
+      'solver.plan("Qwen3-32B", gpu="H20-96GB", budget_gpus=2, max_model_len=131072, host_ram_gb=64)',
+      "--token-budget auto": 'token_budget="auto"'}),
     # A mixture of experts (its active parameters in the heading), a token budget and margin of one's own, nodes of 4.
     (["--model", "30B-A3B", "--gpu", "h20", "--gpus", "4", "--len", "32768", "--token-budget", "32768", "--margin",
       "0.1", "--node-gpus", "4"],
      {"model": "30B-A3B", "gpu": "h20", "gpus": 4, "max_model_len": 32768, "max_token_len_per_gpu": 32768,
       "margin": 0.1, "node_gpus": 4},
      {"solve --model 30B-A3B --gpu h20 --gpus 4 --len 32768 --node-gpus 4 --margin 0.1":
-      'solver.plan("Qwen3-30B-A3B", gpu="H20-96GB", budget_gpus=4, max_model_len=32768, node_gpus=4, margin=0.1)'}),
+      'solver.plan("Qwen3-30B-A3B", gpu="H20-96GB", budget_gpus=4, max_model_len=32768, node_gpus=4, margin=0.1)',
+      "--token-budget auto": 'token_budget="auto"'}),
 ]
 
 

@@ -159,7 +159,7 @@ def test_a_file_and_standard_input_redirected_from_it_are_one_file_read_once(tmp
                               "--gpu", "h100"], stdin=given, cwd=tmp_path, capture_output=True, text=True,
                              timeout=120, check=False)
     assert (ran.returncode, ran.stdout, ran.stderr) == (2, "", (
-        "solve: error: --from-config trinity.yaml and --cells /dev/stdin name one file: each option reads a file of "
+        "solve: error: --from-config trinity.yaml and --cells /dev/stdin name one file: each reads a file of "
         "its own kind, and standard input is read once: give each its own file\n"))
 
 
@@ -212,5 +212,5 @@ def test_a_model_config_folder_is_its_config_json_beside_another_option(cli: Cli
     qwen3_8b_checkpoint(tmp_path / "ckpt")
     monkeypatch.chdir(tmp_path)
     assert cli("--model-config", "ckpt", "--weights", "ckpt/config.json", "--len", "8k") == (2, "", (
-        "solve: error: --weights ckpt/config.json and --model-config ckpt/config.json name one file: each option reads "
+        "solve: error: --weights ckpt/config.json and --model-config ckpt/config.json name one file: each reads "
         "a file of its own kind: give each its own file\n"))
