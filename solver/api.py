@@ -1471,7 +1471,7 @@ def config_query(
            "trainer_strategy": config.strategy,
            "config_lora": config.lora_key is not None,
            "config_adapter": None if config.lora_key is None else ConfigAdapter.of(config.lora_key, config.lora_rank,
-                                                                                    config.lora_targets),
+                                                                                   config.lora_targets),
            # the config's adapter's modules, at any rank the plans count (the config keeps them): none where
            # lora_rank=0 asks for full fine-tuning in place of the config's LoRA
            "lora_targets": query.lora_targets if lora_targets is not None or lora_exclude_modules is not None else

@@ -824,7 +824,7 @@ DPO_DOUBLED_WORDS = ("the micro-batch size per GPU, 1 where unset, doubled: Trin
 def legacy_release_words(version: TrinityVersion | None) -> str:
     """The releases of `version` (None: any) that run verl's legacy workers (verl before 0.8), in words."""
     return {"0.5": "Trinity 0.5", "0.6": "Trinity 0.6 on verl before 0.8"}.get(version or "",
-                                                                              "Trinity with verl before 0.8")
+                                                                               "Trinity with verl before 0.8")
 
 
 class TrinityConfig(Frozen, defer_build=True):

@@ -55,8 +55,8 @@ RELEASES = [(("--trinity-version", "0.6"), "Trinity 0.6 on verl before 0.8"), ((
 ])
 @pytest.mark.parametrize(("options", "who"), RELEASES)
 def test_06_and_no_release_refuse_a_ref_sp_the_legacy_check_refuses(cli, tmp_path: Path, ref_sp: int, engines: int,
-                                                                     batch: int, why: str, options: tuple[str, ...],
-                                                                     who: str):
+                                                                    batch: int, why: str, options: tuple[str, ...],
+                                                                    who: str):
     # Before: "Trinity with verl before 0.8 runs that role's forward at SP 3 ... within the actor's SP groups", and a
     # token-budget-above-verdict line sizing its micro-batches at SP 3 (8192 x 3 / 2 = 12288 tokens per GPU).
     current = _current(cli, tmp_path, _config(ref_sp, engines=engines, batch=batch), *options)
@@ -176,7 +176,7 @@ RAISED_050 = " (0.5.0 to ceil(2 x 32768 / 4) = 16384, which holds one at the act
                                     f"{RAISED_050}: {PASS} (Trinity 0.5.2){PADDED}{FIX}")),
 ])
 def test_lora_gives_the_refs_log_probs_at_the_actors_sp_on_06s_legacy_path_too(cli, tmp_path: Path,
-                                                                                 options: tuple[str, ...], line: str):
+                                                                               options: tuple[str, ...], line: str):
     # Before: the line for 0.5 alone (lora_ref_sp 0.5-only); 0.6's legacy worker runs the same pass.
     passes = [words for code, words in _lines(_current(cli, tmp_path, LORA, *options))
               if code == "token-budget-below-length" and "log-prob pass" in words]

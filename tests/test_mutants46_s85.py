@@ -54,7 +54,6 @@ def test_a_critic_engine_sp_above_one_trainer_gpu_fails_on_that_gpu(cli: Cli, tm
         "SP 1: set them alike (--write does)")
 
 
-
 def test_placed_places_the_critics_offloaded_states_too() -> None:
     # Mutant mem4 (the critic's host states placed as the release places them whatever `placed` says): without a
     # reference model, a dense model's figure differs between the releases by the placement alone, the critic's too.
@@ -207,7 +206,7 @@ def test_a_release_named_for_the_config_overrides_the_plans() -> None:
 
 
 def test_a_model_config_folder_is_its_config_json_beside_another_option(cli: Cli, tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     # Mutant pt5 (--model-config's folder compared as the folder, not its config.json, and others as config.json).
     qwen3_8b_checkpoint(tmp_path / "ckpt")
     monkeypatch.chdir(tmp_path)

@@ -85,7 +85,6 @@ def test_minimize_gpus_verdict_does_not_blame_env_or_micro_batches(cli, dpo_conf
     assert "did not rank" not in out and "micro-batches, which the cost" not in verdict
 
 
-
 GRPO_ANCHORED = """\
 algorithm: {algorithm_type: grpo, repeat_times: 8}
 model:
@@ -138,7 +137,7 @@ def test_yarn_note_of_a_run_without_a_rollout_says_it_reaches_no_model(cli, dpo_
     # DPO at 98304 tokens: no rollout (vLLM) takes model.rope_scaling, and on Trinity 0.6 with verl 0.8 or later
     # neither does the trainer; the note said it reached the rollout.
     longer = dpo_config.read_text(encoding="utf-8").replace("28672", "94208").replace("${oc.env:MAX_LEN,32768}",
-                                                                                        "98304")
+                                                                                      "98304")
     dpo_config.write_text(longer, encoding="utf-8")
     written = dpo_config.with_name("patched.yaml")
     status, _, err = cli("--from-config", str(dpo_config), "--gpu", "h100", "--write", str(written))

@@ -25,7 +25,7 @@ SHARDED = ("the trainer rft-solver plans, verl's FSDP, always shards the paramet
 ])
 @pytest.mark.parametrize("command", [(), ("memory",)])
 def test_another_parallelism_is_told_what_the_fsdp_trainer_does_not_a_wrong_guess(cli, written: str, words: str,
-                                                                                command: tuple[str, ...]):
+                                                                                  command: tuple[str, ...]):
     # --dp 2 was told "did you mean --dpo?" (DPO training), --pp 2 "--critic" (by --ppo), --fsdp "--sp"; --zero3,
     # --deepspeed and --cp were told nothing.
     prog = " ".join(("solve", *command))

@@ -56,7 +56,7 @@ def test_a_number_with_thousands_separators_in_a_flow_entry_is_told_so(cli: Cli,
     ("32k-", f" ({FORMS})"),
 ])
 def test_a_jobs_length_written_as_a_range_is_told_the_mapping_a_range_is(cli: Cli, tmp_path: Path, length: str,
-                                                                          hint: str):
+                                                                         hint: str):
     status, out, message = _refusal(cli, tmp_path, f"max_model_len: {length}")
     assert (status, out) == (2, "")
     assert message.startswith("job j, max_model_len: must be a whole number, got ")
@@ -71,7 +71,7 @@ def test_an_at_least_written_as_a_range_is_not_told_to_write_a_range(cli: Cli, t
 @pytest.mark.parametrize("command", [("--model", "8B", "--len", "32k"), ("map", "--gpu", "h200", "--model", "8B")])
 @pytest.mark.parametrize("field", ["price_per_gpu", "cost_per_hour", "gpu_hour_price"])
 def test_a_price_in_a_weights_file_is_told_the_weights_price_no_gpu_type(cli: Cli, tmp_path: Path,
-                                                                        command: tuple[str, ...], field: str):
+                                                                         command: tuple[str, ...], field: str):
     weights = tmp_path / "weights.yaml"
     weights.write_text(f"offload: 1.0\n{field}: 3\n", encoding="utf-8")
     prog = "solve map" if command[0] == "map" else "solve"

@@ -123,7 +123,7 @@ def planned_and_referenced(**query: object) -> tuple[list[dict], list[dict]]:
     (None, 106.98, 905.7), ("0.5", 104.66, 739.8), ("0.5.0", 104.66, 171.7), ("0.5.1", 104.66, 171.7),
     ("0.5.2", 104.66, 739.8), ("0.6", 106.98, 337.6), ("0.6.0", 106.98, 337.6)])
 def test_a_mixture_of_experts_plans_are_the_references_under_each_release(release: str | None, memory: float,
-                                                                            host: float):
+                                                                          host: float):
     # Qwen3-30B-A3B on 6 H200s without Offload, a node's host memory given: the states of its routed experts as the
     # release's transformers holds them and verl 0.7 places them (0.5's: no padding on 6 GPUs, where 0.6's whole
     # experts pad 22 a GPU), the reference model's bytes and pinned blocks, the loading ranks, and the words saying
@@ -159,7 +159,7 @@ def test_a_release_the_reference_does_not_know_is_refused():
 @settings(max_examples=5, deadline=None)
 @given(seed=st.integers(min_value=0, max_value=10_000), minimize_nodes=st.booleans(), estimates=st.booleans())
 def test_random_tiny_instances_of_several_releases_reach_the_brute_force_optimum(seed: int, minimize_nodes: bool,
-                                                                                estimates: bool, tmp_path_factory):
+                                                                                 estimates: bool, tmp_path_factory):
     # test_cluster's random tiny instances, each job on a release drawn at random (or none): A100s load the model on
     # every rank under 0.6, H20s on rank 0, and the pools' host memory rules out some ways under one release alone.
     rng = random.Random(seed)
