@@ -123,9 +123,9 @@ def note_config_nodes_outgrown(prog: str, config_name: str, config: TrinityConfi
         return
     held = config.trainer_gpus + config.rollout_gpus
     plans = [answer.plans[0] for answer in answers if answer.plans]
-    nodes = max((plan.nodes or plan.trainer_nodes or 1 for plan in plans), default=0)
-    if nodes * config.node_gpus > held:
-        largest = max(plans, key=lambda plan: plan.nodes or plan.trainer_nodes or 1)
+    largest = max(plans, key=lambda plan: plan.nodes or plan.trainer_nodes or 1, default=None)
+    nodes = 0 if largest is None else largest.nodes or largest.trainer_nodes or 1
+    if largest is not None and nodes * config.node_gpus > held:
         rollout = f" + {largest.rollout_gpus} rollout" if largest.rollout_gpus else ""
         config_nodes = counted(held // config.node_gpus, "node")
         print_note(f"{prog}: note: {config_name}'s cluster holds {held} GPUs in all ({config_nodes} of "
