@@ -34,6 +34,7 @@ import solver.clock
 import solver.render
 import solver.solve
 from solver.cli import main
+from solver.render.layout import forget_coded_styles
 from solver.results import ALLOC_CONF_VARIABLES, LONG_LENGTH_VARIABLE
 from solver.tables import Catalog, load_catalog, shipped_tables_directory
 
@@ -78,6 +79,13 @@ checked as ``<module>_user.py``."""
 
 MYPY_WAIT_S = 300
 """How long a pytest-xdist worker waits for the one that runs `mypy_strict`'s check before the test fails."""
+
+
+@pytest.fixture(autouse=True)
+def _styles_coded_afresh() -> None:
+    """Every test's consoles code their styles afresh (`forget_coded_styles`): rich keeps a style's ANSI codes from
+    its first rendering, in the colour system of whichever console in the process printed it first."""
+    forget_coded_styles()
 
 
 @pytest.fixture(scope="session")

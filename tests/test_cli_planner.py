@@ -2092,8 +2092,7 @@ def test_a_block_shades_the_setting_itself_not_its_column(cli, monkeypatch: pyte
         width=80, force_terminal=True, color_system="truecolor", file=screen, **solver.render.PLAIN_TEXT))
     status, _, _ = cli("--model", "4B", "--len", "32k", "--gpus", "4", "--gpu", "h20", "--top", "4")
     settings = [line.split("setting", 1)[1] for line in screen.getvalue().split("\n") if "setting  " in line]
-    # In truecolor, as a terminal of today shows it (rich keeps a parsed style's codes for the first colour system
-    # it meets, and another test's console is truecolor).
+    # In truecolor, as a terminal of today shows it.
     assert status == 0 and settings == ["        \x1b[30;48;2;255;245;157mSP=2\x1b[0m" + " " * 24] * 2 + [
         "        \x1b[37;48;2;229;57;53mEnv + Offload\x1b[0m" + " " * 15]
 

@@ -5,16 +5,20 @@ first helper left alive (k13, k19, m02, m08, x10, t10), each killed here or argu
 from __future__ import annotations
 
 import inspect
+import io
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from rich.console import Console
+from rich.text import Text
 from test_interp_s64 import _nested, _problems
 
 import solver
 import solver.cluster.options
 from solver.cluster.options import Planner, ways_in_pool
 from solver.render.cluster import cluster_text
+from solver.render.layout import view_text
 from solver.render.maps import _left_out_budgets
 from solver.rules import COMMAND_OPTIONS
 from solver.tables import AtLeast, Fleet, Job, Pool, QueryError, Setting, load_catalog, load_weights
@@ -149,6 +153,15 @@ def test_a_coloured_text_view_gives_the_shades_in_true_colour():
     fleet = TOO_SMALL.model_copy(update={"jobs": (PROBE,)})
     text = cluster_text(solver.place(fleet, catalog=CATALOG), fleet, width=120, color=True)
     assert "\x1b[30;48;2;232;245;233mvanilla\x1b[0m" in text
+
+
+def test_a_coloured_text_view_is_in_true_colour_after_a_console_of_fewer_colours_printed_its_shade():
+    # CI, session 85: rich keeps a style's codes from its first rendering, so the test above failed where an earlier
+    # test in its process had printed the shade in 256 or 16 colours.
+    # A shade of its own for each colour system, which no other test prints first.
+    for fewer, shade, codes in (("256", "black on #123456", "18;52;86"), ("standard", "black on #123457", "18;52;87")):
+        Console(file=io.StringIO(), color_system=fewer, force_terminal=True).print(Text("x", style=shade))
+        assert view_text(Text("vanilla", style=shade), width=40, color=True) == f"\x1b[30;48;2;{codes}mvanilla\x1b[0m\n"
 
 
 def test_plan_settings_takes_no_option_names_and_the_fragment_still_checks_its_own():

@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
+from rich.style import Style
 from rich.table import Column, Table
 from rich.text import Text
 
@@ -41,12 +42,24 @@ def check_text_options(width: int, color: bool) -> None:
 def view_text(view: RenderableType, width: int, color: bool = False) -> str:
     """`view` as the commands print it to a pipe `width` columns wide: each line less its trailing spaces, a line
     rich was told not to wrap whole; with ANSI colour codes only where `color` (whatever ``NO_COLOR`` or
-    ``FORCE_COLOR`` say). Written to a string alone, in a notebook too (rich would show it there itself)."""
+    ``FORCE_COLOR`` say), in true colour whatever consoles printed before (`forget_coded_styles`). Written to a
+    string alone, in a notebook too (rich would show it there itself)."""
     written = io.StringIO()
+    if color:
+        forget_coded_styles()
     console = Console(file=written, width=width, color_system="truecolor" if color else None, force_terminal=color,
                       no_color=not color, force_jupyter=False, **PLAIN_TEXT)
     console.print(view, crop=False)
     return without_trailing_spaces(written.getvalue())
+
+
+def forget_coded_styles() -> None:
+    """Empty rich's caches of parsed and combined styles, so that a view's styles are coded afresh. Rich keeps a
+    style's ANSI codes from its first rendering, in whatever colour system that console had, and shares parsed
+    styles with the whole process (rich 13.7 to 15): a view coloured after a 256- or 16-colour console printed the
+    same shade came out in that console's colours, not in true colour."""
+    Style.parse.cache_clear()
+    Style._add.cache_clear()
 
 
 class WholeWidth:
