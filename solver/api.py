@@ -1638,7 +1638,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     breaks Trinity's rules or is not what a verdict on them assumes; with the query at the config's
     length, for `_vouched` to say whether they train. None when there is no length to judge them at."""
     from solver.trinity import critic_run_sps, load_config_mapping, trinity_config_problems
-    from solver.trinity.checks import ref_sp_refused
+    from solver.trinity.checks import refused_sp_roles
     from solver.trinity.config import refused_lora_note, verdict_critic_note, verdict_length_note, verdict_lora_note
 
     gpus = config.trainer_gpus or query.budget_gpus
@@ -1662,11 +1662,11 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                       batch_divisor=query.batch_divisor)
     problems = [problem for problem in checked if not (said and said in problem.words)]
     size, source = query.train_batch_size, query.train_batch_source
-    # A ref SP the releases on verl before 0.8 refuse (the checks say so) runs nowhere at it: the reading's line on how
-    # it runs is moot, and so is the sizing of its micro-batches (or of LoRA's pass in its stead) at it.
-    ref_refused = ref_sp_refused(mapping, model, gpus, environ=environ, version=version, train_batch_size=size,
-                                 train_batch_source=source)
-    if ref_refused:
+    # A role's SP the releases on verl before 0.8 refuse (the checks say so) runs nowhere at it: the reading's line on
+    # how it runs is moot, and so is the sizing of the ref's micro-batches (or of LoRA's pass in its stead) at it.
+    refused_roles = refused_sp_roles(mapping, model, gpus, environ=environ, version=version, train_batch_size=size,
+                                     train_batch_source=source)
+    if "ref" in refused_roles:
         config = config.model_copy(update={"ref_sp": None, "lora_ref_sp": None})
     # A LoRA config the checks refuse (its target_modules on the model's names) makes no adapter: the reading's lines
     # on how its adapter is counted and saved are moot, as where the reading refuses the LoRA config itself; one line
@@ -1683,7 +1683,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                      {layout: model.peft_names_of(layout) for layout in LAYOUTS_TAKEN[query.expert_layout]},
                      query.lora_rank, query.option_names, query.lora_targets, model)
                  for code, words in zip(config.note_codes, config.notes, strict=True)
-                 if code not in moot and not (ref_refused and _ref_sp_line(code, words)))
+                 if code not in moot and not _role_sp_line(code, words, refused_roles))
     refused = (refused_lora_note(mapping, name, environ)
                if ConfigProblemCode.LORA_CONFIGS_REFUSED in codes | {*config.note_codes} and not query.lora_rank
                else None)
@@ -1709,12 +1709,14 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                   config_problem_codes=tuple(problem.code for problem in problems))
 
 
-def _ref_sp_line(code: ConfigProblemCode, words: str) -> bool:
-    """Whether the config reading's note (`code`, `words`) is its line on the ref's SP (``role-sp-differs``, named by
-    the ref's SP key), which says how the releases run the ref there."""
-    from solver.trinity.keys import ROLE_SP_KEYS  # no ruamel
+def _role_sp_line(code: ConfigProblemCode, words: str, roles: Iterable[str]) -> bool:
+    """Whether the config reading's note (`code`, `words`) is its line on the SP of one of `roles` (``role-sp-differs``,
+    named by that role's SP key), which says how the releases run that role there."""
+    from solver.trinity.keys import ROLE_SP_KEYS, ROLES  # no ruamel
 
-    return code == ConfigProblemCode.ROLE_SP_DIFFERS and words.startswith(f"{'.'.join(ROLE_SP_KEYS[1])} ")
+    keys = dict(zip(ROLES, ROLE_SP_KEYS, strict=True))
+    return code == ConfigProblemCode.ROLE_SP_DIFFERS and any(
+        words.startswith(f"{'.'.join(keys[role])} ") for role in roles)
 
 
 _ADAPTER_NOTES = (ConfigProblemCode.LORA_COUNTED_AS_FULL, ConfigProblemCode.LORA_TARGETS_SAVED_SPLIT)

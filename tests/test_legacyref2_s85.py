@@ -27,7 +27,7 @@ from test_legacyref_s85 import _current, _lines
 
 from solver.query import ConfigProblem, ConfigProblemCode
 from solver.tables import load_catalog
-from solver.trinity.checks import TrainBatch, legacy_sp_refusals, ref_sp_refused
+from solver.trinity.checks import TrainBatch, legacy_sp_refusals, refused_sp_roles
 
 REF_SP = "trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size"
 HEAD = ("algorithm: {{algorithm_type: {algorithm}}}\nmodel: {{model_path: Qwen/Qwen3-8B, max_model_len: 8192}}\n"
@@ -65,6 +65,29 @@ def test_06_and_no_release_refuse_a_ref_sp_the_legacy_check_refuses(cli, tmp_pat
         f"and refuses the config ({why}); Trinity 0.6 on verl 0.8 or later runs the ref at SP 2; the verdict is at SP "
         "2: set them alike (--write does)"))]
     assert current["refused"] is False  # verl 0.8 or later runs it
+
+
+ACTOR_SP = "trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size"
+
+
+@pytest.mark.parametrize(("actor_sp", "batch", "why", "options", "who"), [
+    (3, 64, "SP=3 does not divide 4 GPUs", *RELEASES[0]),  # :423 through :555
+    (1, 6, ("the train batch of 6 (buffer.train_batch_size) must split evenly over the data-parallel ranks, and 4 "
+            "(4 GPUs / SP=1) do not divide it"), *RELEASES[1]),  # :430 (the trainer's 2 ranks divide it)
+])
+def test_06_and_no_release_refuse_an_actor_sp_the_legacy_check_refuses(cli, tmp_path: Path, actor_sp: int,
+                                                                       batch: int, why: str,
+                                                                       options: tuple[str, ...], who: str):
+    # 0.6.0's synchronize_config takes the actor's own SP over the trainer's (verl_legacy/verl_config.py:554) and
+    # checks it as the ref's (:555). Before (roles86): "Trinity with verl before 0.8 runs that role at SP 3 (with the
+    # trainer's token budget), Trinity 0.6 on verl 0.8 or later at SP 2", whatever the check refuses.
+    text = HEAD.format(algorithm="grpo", engines=4, batch=batch) + (
+        f"  trainer_config:\n    actor_rollout_ref:\n      actor: {{ulysses_sequence_parallel_size: {actor_sp}}}\n")
+    current = _current(cli, tmp_path, text, *options)
+    assert (current["refused"], _lines(current)) == (False, [("role-sp-differs", (
+        f"{ACTOR_SP} {actor_sp} is not trainer.ulysses_sequence_parallel_size 2: {who} checks the actor's SP and "
+        f"refuses the config ({why}); Trinity 0.6 on verl 0.8 or later runs the actor at SP 2; the verdict is at SP 2: "
+        "set them alike (--write does)"))])
 
 
 @pytest.mark.parametrize(("options", "who"), RELEASES)
@@ -118,19 +141,20 @@ def test_legacy_sp_refusals_follow_the_checks_order():
     assert legacy_sp_refusals(model, 0, 2, batch) == []  # GPUs not known: nothing of them, nor of the batch
 
 
-def test_ref_sp_refused_by_release():
+def test_refused_sp_roles_by_release():
     model = load_catalog().model("8B")
     mapping = {"trainer": {"ulysses_sequence_parallel_size": 2, "trainer_config": {
         "actor_rollout_ref": {"ref": {"ulysses_sequence_parallel_size": 1}}}}}
     for version in ("0.5", "0.6", None):
-        assert ref_sp_refused(mapping, model, 4, version=version, train_batch_size=6)
-        assert not ref_sp_refused(mapping, model, 4, version=version, train_batch_size=8)
+        assert refused_sp_roles(mapping, model, 4, version=version, train_batch_size=6) == {"ref"}
+        assert refused_sp_roles(mapping, model, 4, version=version, train_batch_size=8) == set()
     # 0.5 gives the trainer's SP to a ref that sets none and checks it; 0.6 freezes it there on verl 0.8 or later,
     # and with verl before 0.8 it is the trainer's own, whose refusal is the verdict's rule, not the ref's
     trainer_3 = {"trainer": {"ulysses_sequence_parallel_size": 3, "trainer_config": {
         "actor_rollout_ref": {"actor": {"ulysses_sequence_parallel_size": 2}}}}}
-    assert ref_sp_refused(trainer_3, model, 4, version="0.5")
-    assert not ref_sp_refused(trainer_3, model, 4, version="0.6")
+    assert refused_sp_roles(trainer_3, model, 4, version="0.5") == {"ref"}
+    # 0.6 on verl before 0.8 checks the actor's own SP 2 (:555), which 4 GPUs, the heads and any batch of 2 take
+    assert refused_sp_roles(trainer_3, model, 4, version="0.6") == set()
 
 
 def test_06_refuses_a_critic_sp_its_ranks_do_not_divide_the_batch_at(cli, tmp_path: Path):
@@ -149,6 +173,27 @@ def test_06_refuses_a_critic_sp_its_ranks_do_not_divide_the_batch_at(cli, tmp_pa
     assert _current(cli, tmp_path, text.replace("batch_size: 6", "batch_size: 8"), "--trinity-version", "0.6")[
         "critic_sps"] == [1, 2]
 
+
+
+def test_06_on_verl_08_fails_a_critic_engine_sp_its_ranks_do_not_divide_the_batch_at(cli, tmp_path: Path):
+    # verl 0.8.0's critic update asserts that its engine's data-parallel ranks divide its mini-batch, the train batch
+    # (workers/engine_workers.py:258; Trinity 0.6 freezes critic.ppo_mini_batch_size to it, trainer/verl/config.py:458):
+    # before (roles86), the line said verl 0.8 runs the critic at SP 1 and the verdict counted it there (critic_sps
+    # [1, 2]) where its 4 ranks do not divide a batch of 6.
+    text = HEAD.format(algorithm="ppo", engines=4, batch=6) + (
+        "  trainer_config:\n    critic: {fsdp: {ulysses_sequence_parallel_size: 1}}\n")
+    current = _current(cli, tmp_path, text, "--trinity-version", "0.6")
+    assert (current["refused"], current["critic_sps"]) == (False, [])  # verl before 0.8 runs it at the trainer's SP
+    assert _lines(current)[0] == ("role-sp-differs", (
+        "trainer.trainer_config.critic.fsdp.ulysses_sequence_parallel_size 1 is not "
+        "trainer.ulysses_sequence_parallel_size 2: Trinity 0.6 on verl 0.8 or later takes SP 1, its engine's over the "
+        "trainer's (checking it against nothing), where the train batch of 6 (buffer.train_batch_size) must split "
+        "evenly over the data-parallel ranks, and 4 (4 GPUs / SP=1) do not divide it, which verl asserts at the "
+        "critic's first update (verl 0.8.0 workers/engine_workers.py:258): it fails there; a train batch that 4 "
+        "data-parallel ranks divide (the nearest to 6: 4 or 8) runs it, and with verl before 0.8 no release reads it; "
+        "the verdict and the plans count the critic at SP 2: set them alike (--write does)"))
+    assert _current(cli, tmp_path, text.replace("batch_size: 6", "batch_size: 8"), "--trinity-version", "0.6")[
+        "critic_sps"] == [1, 2]
 
 LORA = ("algorithm: {algorithm_type: grpo}\n"
         "model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768, lora_configs: [{lora_rank: 32}]}\n"

@@ -35,6 +35,7 @@ from solver.rules import (
     OptionNames,
     batch_over_trainer_gpus_words,
     batch_split_violation,
+    dividing_batch_words,
     excluded_adapted_words,
     least_token_budget,
     lora_moe_unsaved_words,
@@ -200,9 +201,9 @@ class _ConfigChecks:
         self.critic_sps: tuple[int, ...] = ()
         """Where a trained critic may run at another SP than the trainer's (`_check_critic_sp`): every SP the releases
         judged for may run it at, the trainer's among them where one does; () where each runs it there."""
-        self.ref_sp_refused = False
-        """Whether the releases judged for that run verl before 0.8 refuse the ref's SP as they load the config
-        (`_check_sequence_parallel`, `_check_legacy_ref_sp`)."""
+        self.refused_sp_roles: set[str] = set()
+        """The roles (`ROLES`) whose SP the releases judged for that run verl before 0.8 refuse as they load the config
+        (`_check_sequence_parallel`, `_check_legacy_role_sps`): the actor's only where it is not the verdict's."""
         self.missing_said: set[Path] = set()
         """The places of the ``???`` said so far, refused (`refuse_missing`) or not judged: each is said once, however
         many values read it."""
@@ -425,7 +426,7 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
     sp = _check_sp_key(checks, path, model, trainer_gpus, "")
     role_sps = {role.name: sp for role in OWN_SP_ROLES}
     if version != "0.5":
-        _check_legacy_ref_sp(checks, model, trainer_gpus, sp, version, batch)
+        _check_legacy_role_sps(checks, model, trainer_gpus, sp, version, batch)
         return sp, role_sps | _check_critic_sp(checks, model, trainer_gpus, sp, version, batch)
     keys = {role.name: role.sp_key if value_at(checks.mapping, role.sp_key) is not None else TRAINER_SP_KEY
             for role in OWN_SP_ROLES}
@@ -439,31 +440,35 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
         role_sps |= dict.fromkeys(names, _check_sp_key(
             checks, key, model, trainer_gpus, f", and Trinity 0.5 {given} as the actor's: it refuses the config",
             heads=heads, batch=batch))
-    checks.ref_sp_refused = bool(legacy_sp_refusals(model, trainer_gpus, role_sps["ref"], batch))
+    if legacy_sp_refusals(model, trainer_gpus, role_sps["ref"], batch):
+        checks.refused_sp_roles.add("ref")
     _check_critic_sp(checks, model, trainer_gpus, sp, version, batch, role_sps["critic"])
     return sp, role_sps
 
 
-def _check_legacy_ref_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp: int,
-                         version: TrinityVersion | None, batch: TrainBatch) -> None:
+def _check_legacy_role_sps(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp: int,
+                           version: TrinityVersion | None, batch: TrainBatch) -> None:
     """For a release that may be Trinity 0.6 (`version` 0.6, or none given), say where Trinity with verl before 0.8
-    refuses the ref's own SP (`ROLE_SP_KEYS`), set to another than the trainer's `sp`, as Trinity 0.5 does
-    (`legacy_sp_refusals`: 0.6.0's ``synchronize_config`` takes it over the trainer's, ``set_if_none``,
-    ``trainer/verl_legacy/verl_config.py:577``, and checks it as the actor's, ``:578``, the ref being the actor's
-    model), in a ``role-sp-differs`` line (Trinity 0.6 on verl 0.8 or later freezes it to the trainer's,
-    ``FROZEN_KEYS``, ``trainer/verl/config.py:724``), and mark it refused (`_ConfigChecks.ref_sp_refused`): the
-    reading's line on it, which says how it runs, and the sizing of its micro-batches are moot then."""
-    own = checks.number(ROLE_SP_KEYS[1])
-    ref_sp = sp if own is None else max(1, int(own))  # Trinity sets one below 1 to 1
-    refusals = legacy_sp_refusals(model, trainer_gpus, ref_sp, batch) if ref_sp != sp else []
-    if not refusals:
-        return
-    checks.ref_sp_refused = True
+    refuses the actor's or the ref's own SP (`ROLE_SP_KEYS`), set to another than the trainer's `sp`, as Trinity 0.5
+    does (`legacy_sp_refusals`: 0.6.0's ``synchronize_config`` takes each over the trainer's, ``set_if_none``,
+    ``trainer/verl_legacy/verl_config.py:554`` and ``:577``, and checks each as the actor's, ``:555`` and ``:578``, the
+    ref being the actor's model), in a ``role-sp-differs`` line (Trinity 0.6 on verl 0.8 or later freezes both to the
+    trainer's, ``FROZEN_KEYS``, ``trainer/verl/config.py:717`` and ``:724``), and mark the role refused
+    (`_ConfigChecks.refused_sp_roles`): the reading's line on its SP, which says how it runs, and (the ref's) the
+    sizing of its micro-batches are moot then."""
     who = legacy_release_words(version)
-    checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
-        f"{dotted(ROLE_SP_KEYS[1])} {ref_sp} is not trainer.ulysses_sequence_parallel_size {sp}: {who} checks the "
-        f"ref's SP as the actor's and refuses the config ({refusals[0].words}); Trinity 0.6 on verl 0.8 or later "
-        f"runs the ref at SP {sp}; the verdict is at SP {sp}: set them alike{checks.names.write_does()}"))
+    for role, key in zip(ROLES, ROLE_SP_KEYS, strict=True):
+        own = checks.number(key)
+        role_sp = sp if own is None else max(1, int(own))  # Trinity sets one below 1 to 1
+        refusals = legacy_sp_refusals(model, trainer_gpus, role_sp, batch) if role_sp != sp else []
+        if not refusals:
+            continue
+        checks.refused_sp_roles.add(role)
+        checked = "the actor's SP" if role == "actor" else "the ref's SP as the actor's"
+        checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
+            f"{dotted(key)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: {who} checks {checked} "
+            f"and refuses the config ({refusals[0].words}); Trinity 0.6 on verl 0.8 or later runs the {role} at SP "
+            f"{sp}; the verdict is at SP {sp}: set them alike{checks.names.write_does()}"))
 
 
 def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp: int, version: TrinityVersion | None,
@@ -481,7 +486,7 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
     trainer GPUs, the train `batch` and the critic's heads as the actor's, refusing the config (`legacy_sp_refusals`,
     ``:609``; not the heads of a critic of another model, `critic_of_another_model`), raises the critic's token
     budget at it (``:613``) and runs the critic there (``verl_legacy/fsdp_workers.py:1287``). Where verl before 0.8
-    refuses it and verl 0.8's engine fails at the engine's SP (`_engine_mesh_failure`), no verl line runs the critic:
+    refuses it and verl 0.8's engine fails at the engine's SP (`_engine_failure`), no verl line runs the critic:
     both lines are ``role-sp-differs-refused``. Return the critic's SP by name where it is another (its budgets are
     judged there, `_check_token_budgets`), else none. Only where the algorithm trains a critic (`trains_critic`); the
     engine's SP too (`_check_critic_engine_sp`)."""
@@ -500,7 +505,7 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
         return {}
     engine = checks.number(CRITIC_ENGINE_SP_KEY)
     engine_sp = sp if engine is None else max(1, int(engine))  # Trinity 0.6 on verl 0.8 or later runs it there
-    engine_fails = _engine_mesh_failure(trainer_gpus, engine_sp) if engine_sp != sp else None  # but where it fails
+    engine_fails = _engine_failure(trainer_gpus, engine_sp, batch) if engine_sp != sp else None  # but where it fails
     own = checks.number(CRITIC_SP_KEY)
     legacy_sp = sp if own is None else max(1, int(own))  # and with verl before 0.8 here, where not refused
     refusals = legacy_sp_refusals(model, trainer_gpus, legacy_sp, batch, heads=not another) if legacy_sp != sp else []
@@ -511,7 +516,8 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
     code, counted = ((ConfigProblemCode.ROLE_SP_DIFFERS, critic_sp_counted_words(checks.critic_sps, sp)) if runs_at
                      else (ConfigProblemCode.ROLE_SP_DIFFERS_REFUSED, "the config runs on no verl"))
     refused_before_08 = f"{who} refuses the critic's own SP {legacy_sp} ({dotted(CRITIC_SP_KEY)}), so {counted}"
-    _check_critic_engine_sp(checks, sp, another, trainer_gpus, (code, counted if runs_at else refused_before_08))
+    _check_critic_engine_sp(checks, sp, another, (trainer_gpus, batch),
+                            (code, counted if runs_at else refused_before_08))
     if legacy_sp == sp:
         return {}
     engine_words = f"SP {sp}" if engine is None else f"SP {engine_sp} ({dotted(CRITIC_ENGINE_SP_KEY)})"
@@ -552,15 +558,17 @@ def critic_run_sps(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, 
                                       TrainBatch(train_batch_size, train_batch_source)).critic_sps
 
 
-def ref_sp_refused(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *,
-                   environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
-                   train_batch_size: int | None = None, train_batch_source: str = TRAIN_BATCH_KEY) -> bool:
-    """Whether every release of `version` (None: any) that runs verl before 0.8 refuses the ref's SP of the config
-    (nested `mapping`s, Env read from `environ`) on `trainer_gpus`, with a train batch of `train_batch_size` where
-    known (from `train_batch_source`), as it loads it (`legacy_sp_refusals`: with 0.5 its own else the trainer's,
-    otherwise its own where another than the trainer's): then none of them sizes the ref's micro-batches at it."""
-    return _sequence_parallel_checked(mapping, model, trainer_gpus, environ, version,
-                                      TrainBatch(train_batch_size, train_batch_source)).ref_sp_refused
+def refused_sp_roles(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *,
+                     environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
+                     train_batch_size: int | None = None, train_batch_source: str = TRAIN_BATCH_KEY) -> frozenset[str]:
+    """The roles (`ROLES`) whose SP of the config (nested `mapping`s, Env read from `environ`) on `trainer_gpus` every
+    release of `version` (None: any) that runs verl before 0.8 refuses, with a train batch of `train_batch_size` where
+    known (from `train_batch_source`), as it loads it (`legacy_sp_refusals`): the ref's, with 0.5 its own else the
+    trainer's, otherwise its own where another than the trainer's (then none of them sizes the ref's micro-batches at
+    it); the actor's own, where another than the trainer's that the verdict judges (not with 0.5, whose verdict is
+    at it)."""
+    return frozenset(_sequence_parallel_checked(mapping, model, trainer_gpus, environ, version,
+                                                TrainBatch(train_batch_size, train_batch_source)).refused_sp_roles)
 
 
 def _sequence_parallel_checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int,
@@ -587,33 +595,44 @@ def _critic_sp_fix(checks: _ConfigChecks, another: bool, critic_sp: int, trainer
     return f"{write} keeps it: {heads}" if checks.names.write_offered else f"keep it: {heads}"
 
 
-def _engine_mesh_failure(trainer_gpus: int, engine_sp: int) -> str | None:
-    """Why verl 0.8's FSDP engine fails as it starts at SP `engine_sp` on `trainer_gpus`, in words (after "where"):
-    it builds its Ulysses mesh of ``trainer_gpus // engine_sp`` x `engine_sp` GPUs (``_init_device_mesh``,
-    ``workers/engine/fsdp/transformer_impl.py:220-226`` in verl 0.8.0), which leaves the remainder out, and each GPU
-    left out fails on the mesh's SP group (``self.ulysses_device_mesh["sp"].get_group()``, ``:226``: an
-    ``IndexError`` in torch's ``DeviceMesh.get_group``, read on torch 2.13 with gloo); None where SP divides them (or
-    the GPUs are not known)."""
-    broken = sp_gpus_violation(trainer_gpus, engine_sp) if trainer_gpus > 0 else None
-    if broken is None:
+def _engine_failure(trainer_gpus: int, engine_sp: int, batch: TrainBatch) -> str | None:
+    """Why verl 0.8's FSDP engine fails the critic at SP `engine_sp` on `trainer_gpus`, in words (after "where"): as it
+    starts, where SP does not divide them, as it builds its Ulysses mesh of ``trainer_gpus // engine_sp`` x
+    `engine_sp` GPUs (``_init_device_mesh``, ``workers/engine/fsdp/transformer_impl.py:220-226`` in verl 0.8.0), which
+    leaves the remainder out, and each GPU left out fails on the mesh's SP group
+    (``self.ulysses_device_mesh["sp"].get_group()``, ``:226``: an ``IndexError`` in torch's ``DeviceMesh.get_group``,
+    read on torch 2.13 with gloo); else at the critic's first update, where its data-parallel ranks there do not
+    divide the train `batch` (where known): Trinity 0.6 gives the critic the batch as its mini-batch
+    (``critic.ppo_mini_batch_size``, ``FROZEN_KEYS``, ``trainer/verl/config.py:458`` and ``:734`` in 0.6.0), which
+    verl asserts its ranks divide (``train_mini_batch``, ``workers/engine_workers.py:258`` in verl 0.8.0), with the
+    nearest batches they divide. None where it runs (or the GPUs are not known)."""
+    if trainer_gpus < 1:
         return None
-    meshed = trainer_gpus // engine_sp * engine_sp
-    return (f"{broken}: its engine's SP mesh holds {meshed} of them and it fails as it starts on the "
-            f"{trainer_gpus - meshed} left out")
+    if broken := sp_gpus_violation(trainer_gpus, engine_sp):
+        meshed = trainer_gpus // engine_sp * engine_sp
+        return (f"{broken}: its engine's SP mesh holds {meshed} of them and it fails as it starts on the "
+                f"{trainer_gpus - meshed} left out")
+    split = batch_split_violation(batch.size, trainer_gpus, engine_sp, batch.source)
+    if split is None:
+        return None
+    return (f"{split}, which verl asserts at the critic's first update (verl 0.8.0 workers/engine_workers.py:258): it "
+            f"fails there; {dividing_batch_words(trainer_gpus, engine_sp, False, batch.size)} runs it")
 
 
-def _check_critic_engine_sp(checks: _ConfigChecks, sp: int, another: bool, trainer_gpus: int,
+def _check_critic_engine_sp(checks: _ConfigChecks, sp: int, another: bool, layout: tuple[int, TrainBatch],
                             counted: tuple[ConfigProblemCode, str]) -> None:
     """Say where the critic's engine's SP (`CRITIC_ENGINE_SP_KEY`), set to another than the trainer's `sp`, runs the
     critic: Trinity 0.6 on verl 0.8 or later at it; with verl before 0.8 no release reads it. `counted` gives the
     line's code and what it says the verdict counts (``role-sp-differs``, `critic_sp_counted_words`), or, where no
-    verl line runs the critic, that the config runs on none (``role-sp-differs-refused``). The line says what to do
-    (`_critic_sp_fix`: a critic of `another` model's kept where it divides the `trainer_gpus`)."""
+    verl line runs the critic, that the config runs on none (``role-sp-differs-refused``); where verl 0.8 fails the
+    critic at it on the trainer GPUs or with the train batch of `layout` (`_engine_failure`), why. The line says what
+    to do (`_critic_sp_fix`: a critic of `another` model's kept where it divides the trainer GPUs)."""
     engine = checks.number(CRITIC_ENGINE_SP_KEY)
     if engine is None or max(1, int(engine)) == sp:
         return
     engine_sp = max(1, int(engine))
-    fails = _engine_mesh_failure(trainer_gpus, engine_sp)
+    trainer_gpus, batch = layout
+    fails = _engine_failure(trainer_gpus, engine_sp, batch)
     runs = (f"Trinity 0.6 on verl 0.8 or later takes SP {engine_sp}, its engine's over the trainer's (checking it "
             f"against nothing), where {fails}" if fails else
             f"Trinity 0.6 on verl 0.8 or later runs the critic at SP {engine_sp}, its engine's over the trainer's "
