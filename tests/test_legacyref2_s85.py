@@ -157,43 +157,35 @@ def test_refused_sp_roles_by_release():
     assert refused_sp_roles(trainer_3, model, 4, version="0.6") == set()
 
 
-def test_06_refuses_a_critic_sp_its_ranks_do_not_divide_the_batch_at(cli, tmp_path: Path):
+@pytest.mark.parametrize(("section", "line"), [
     # The critic's SP goes through the same check (:609): before, 0.6's line checked the GPUs and the heads alone and
     # counted the critic's update at SP 1 (critic_sps [1, 2]) where its 4 ranks do not divide a batch of 6.
-    text = HEAD.format(algorithm="ppo", engines=4, batch=6) + (
-        "  trainer_config:\n    critic: {ulysses_sequence_parallel_size: 1}\n")
-    current = _current(cli, tmp_path, text, "--trinity-version", "0.6")
-    assert current["critic_sps"] == []
-    assert _lines(current)[0] == ("role-sp-differs", (
+    ("{ulysses_sequence_parallel_size: 1}", (
         "trainer.trainer_config.critic.ulysses_sequence_parallel_size 1 is not trainer.ulysses_sequence_parallel_size "
         "2: Trinity 0.6 on verl before 0.8 checks the critic's SP as the actor's and refuses the config (the train "
         "batch of 6 (buffer.train_batch_size) must split evenly over the data-parallel ranks, and 4 (4 GPUs / SP=1) do "
         "not divide it); Trinity 0.6 on verl 0.8 or later ignores the key and runs the critic at SP 2; the verdict and "
-        "the plans count the critic at SP 2: set them alike (--write does)"))
-    assert _current(cli, tmp_path, text.replace("batch_size: 6", "batch_size: 8"), "--trinity-version", "0.6")[
-        "critic_sps"] == [1, 2]
-
-
-
-def test_06_on_verl_08_fails_a_critic_engine_sp_its_ranks_do_not_divide_the_batch_at(cli, tmp_path: Path):
-    # verl 0.8.0's critic update asserts that its engine's data-parallel ranks divide its mini-batch, the train batch
+        "the plans count the critic at SP 2: set them alike (--write does)")),
+    # verl 0.8.0's critic update asserts that its engine's ranks divide its mini-batch, the train batch
     # (workers/engine_workers.py:258; Trinity 0.6 freezes critic.ppo_mini_batch_size to it, trainer/verl/config.py:458):
-    # before (roles86), the line said verl 0.8 runs the critic at SP 1 and the verdict counted it there (critic_sps
-    # [1, 2]) where its 4 ranks do not divide a batch of 6.
-    text = HEAD.format(algorithm="ppo", engines=4, batch=6) + (
-        "  trainer_config:\n    critic: {fsdp: {ulysses_sequence_parallel_size: 1}}\n")
-    current = _current(cli, tmp_path, text, "--trinity-version", "0.6")
-    assert (current["refused"], current["critic_sps"]) == (False, [])  # verl before 0.8 runs it at the trainer's SP
-    assert _lines(current)[0] == ("role-sp-differs", (
+    # before (roles86), the line said verl 0.8 runs the critic at SP 1 and the verdict counted it there, as above.
+    ("{fsdp: {ulysses_sequence_parallel_size: 1}}", (
         "trainer.trainer_config.critic.fsdp.ulysses_sequence_parallel_size 1 is not "
         "trainer.ulysses_sequence_parallel_size 2: Trinity 0.6 on verl 0.8 or later takes SP 1, its engine's over the "
         "trainer's (checking it against nothing), where the train batch of 6 (buffer.train_batch_size) must split "
         "evenly over the data-parallel ranks, and 4 (4 GPUs / SP=1) do not divide it, which verl asserts at the "
         "critic's first update (verl 0.8.0 workers/engine_workers.py:258): it fails there; a train batch that 4 "
         "data-parallel ranks divide (the nearest to 6: 4 or 8) runs it, and with verl before 0.8 no release reads it; "
-        "the verdict and the plans count the critic at SP 2: set them alike (--write does)"))
+        "the verdict and the plans count the critic at SP 2: set them alike (--write does)")),
+])
+def test_06_runs_no_critic_sp_its_ranks_do_not_divide_the_batch_at(cli, tmp_path: Path, section: str, line: str):
+    text = HEAD.format(algorithm="ppo", engines=4, batch=6) + f"  trainer_config:\n    critic: {section}\n"
+    current = _current(cli, tmp_path, text, "--trinity-version", "0.6")
+    # the other verl line runs the critic at the trainer's SP 2, the only one counted
+    assert (current["refused"], current["critic_sps"], _lines(current)[0]) == (False, [], ("role-sp-differs", line))
     assert _current(cli, tmp_path, text.replace("batch_size: 6", "batch_size: 8"), "--trinity-version", "0.6")[
         "critic_sps"] == [1, 2]
+
 
 LORA = ("algorithm: {algorithm_type: grpo}\n"
         "model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768, lora_configs: [{lora_rank: 32}]}\n"
