@@ -974,20 +974,16 @@ def test_calibrate_memory_model_fits_as_the_command_does(cli, tmp_path: Path):
                                   "(memory only grows with the length); check the cells")
 
 
-def test_the_python_examples_in_the_api_page_run_where_solve_examples_wrote_their_files(
+def test_the_python_examples_in_the_api_page_run_where_solve_examples_wrote_their_files_and_give_the_values_shown(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli):
     """Every ```python block of docs/api.md runs as shown (as the page says) without the repository, from a folder
-    where `solve examples` wrote the files it reads. From the repository root they run in
-    `test_the_values_the_docs_show_beside_their_python_examples_are_what_they_give`, which checks the values shown
-    beside them too."""
-    page = (Path(__file__).resolve().parent.parent / "docs" / "api.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```python\n(.*?)```", page, flags=re.DOTALL)
-    assert blocks
+    where `solve examples` wrote the files it reads (byte for byte the repository's docs/examples:
+    tests/test_cli_examples.py), and gives the values shown beside it (`run_python_blocks`): run once here, not
+    again from the repository root, where its files are the same."""
     monkeypatch.chdir(tmp_path)
     status, _, err = cli("examples")
     assert status == 0 and (tmp_path / "docs" / "examples" / "fleet.yaml").is_file(), err
-    for block in blocks:
-        exec(compile(block, "docs/api.md", "exec"), {})  # noqa: S102 - the project's own documentation
+    assert run_python_blocks("api.md") == 13
 
 
 def test_a_gpu_type_of_your_own_by_its_memory():
@@ -1603,12 +1599,10 @@ def test_a_placement_rebuilt_from_its_json_compares_by_its_json():
     assert rebuilt.model_dump(mode="json") == result.model_dump(mode="json")
 
 
-@pytest.mark.parametrize(("page", "values"), [("api.md", 13), ("json.md", 4), ("planner.md", 0)])
-def test_the_values_the_docs_show_beside_their_python_examples_are_what_they_give(
-        monkeypatch: pytest.MonkeyPatch, page: str, values: int):
-    """Every ```python block of the docs' pages runs from the repository root, and an expression followed by a comment
-    that is a Python value (`# 2`), or starts with one before a colon (`# 0.06: why`), gives it."""
-    monkeypatch.chdir(EXAMPLES.parent.parent)
+def run_python_blocks(page: str) -> int:
+    """Run every ```python block of docs/`page` from the current folder, each in a namespace of its own, checking that
+    an expression followed by a comment that is a Python value (`# 2`), or starts with one before a colon
+    (`# 0.06: why`), gives it: the number of values so checked."""
     shown = 0
     for block in re.findall(r"```python\n(.*?)```", (EXAMPLES.parent / page).read_text(encoding="utf-8"),
                             flags=re.DOTALL):
@@ -1626,10 +1620,20 @@ def test_the_values_the_docs_show_beside_their_python_examples_are_what_they_giv
                 if value is not None:
                     shown += 1
                     expression = compile(ast.Expression(statement.value), f"docs/{page}", "eval")
-                    assert eval(expression, names) == value
+                    assert eval(expression, names) == value, f"docs/{page}: {lines[statement.lineno - 1]}"
                     continue
             exec(compile(ast.Module([statement], []), f"docs/{page}", "exec"), names)  # noqa: S102 - the page's own
-    assert shown == values
+    return shown
+
+
+@pytest.mark.parametrize(("page", "values"), [("json.md", 4), ("planner.md", 0)])
+def test_the_values_the_docs_show_beside_their_python_examples_are_what_they_give(
+        monkeypatch: pytest.MonkeyPatch, page: str, values: int):
+    """Every ```python block of the docs' pages runs from the repository root, and gives the values shown beside it
+    (`run_python_blocks`; api.md's run where `solve examples` wrote their files, in
+    `test_the_python_examples_in_the_api_page_run_where_solve_examples_wrote_their_files_and_give_the_values_shown`)."""
+    monkeypatch.chdir(EXAMPLES.parent.parent)
+    assert run_python_blocks(page) == values
 
 
 def test_place_reports_progress_from_its_search_thread_and_raises_what_progress_raises():
