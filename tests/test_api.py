@@ -6,6 +6,7 @@ import array
 import ast
 import collections
 import enum
+import functools
 import importlib.util
 import inspect
 import io
@@ -67,6 +68,12 @@ CONFIG_TEXT = (EXAMPLES / "trinity.yaml").read_text(encoding="utf-8")
 CONFIG = read_trinity_config(CONFIG_TEXT, "trinity.yaml", {})
 QUERY = solver.make_query(CATALOG, model=CONFIG.model, gpu="h20", max_model_len=CONFIG.max_model_len,
                           budget_gpus=CONFIG.trainer_gpus)
+
+
+@functools.cache
+def placed_fleet() -> solver.ClusterResult:
+    """`solver.place(FLEET)`, placed once for the tests that only read the result (frozen)."""
+    return solver.place(FLEET)
 
 
 def in_api_words(unwrapped: str) -> str:
@@ -695,7 +702,7 @@ FLEET_TEXT = FLEET.read_text(encoding="utf-8")
     ("call", "name"),
     [
         (lambda path: solver.place(path), "fleet"),
-        (lambda path: solver.placement_configs(solver.place(FLEET), path), "fleet"),
+        (lambda path: solver.placement_configs(placed_fleet(), path), "fleet"),
         (lambda path: solver.load_fleet(path), "path"),
         (lambda path: solver.load_catalog(path), "directory"),
         (lambda path: solver.load_weights(path), "path"),
@@ -974,20 +981,16 @@ def test_calibrate_memory_model_fits_as_the_command_does(cli, tmp_path: Path):
                                   "(memory only grows with the length); check the cells")
 
 
-def test_the_python_examples_in_the_api_page_run_where_solve_examples_wrote_their_files(
+def test_the_python_examples_in_the_api_page_run_where_solve_examples_wrote_their_files_and_give_the_values_shown(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli):
     """Every ```python block of docs/api.md runs as shown (as the page says) without the repository, from a folder
-    where `solve examples` wrote the files it reads. From the repository root they run in
-    `test_the_values_the_docs_show_beside_their_python_examples_are_what_they_give`, which checks the values shown
-    beside them too."""
-    page = (Path(__file__).resolve().parent.parent / "docs" / "api.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```python\n(.*?)```", page, flags=re.DOTALL)
-    assert blocks
+    where `solve examples` wrote the files it reads (byte for byte the repository's docs/examples:
+    tests/test_cli_examples.py), and gives the values shown beside it (`run_python_blocks`): run once here, not
+    again from the repository root, where its files are the same."""
     monkeypatch.chdir(tmp_path)
     status, _, err = cli("examples")
     assert status == 0 and (tmp_path / "docs" / "examples" / "fleet.yaml").is_file(), err
-    for block in blocks:
-        exec(compile(block, "docs/api.md", "exec"), {})  # noqa: S102 - the project's own documentation
+    assert run_python_blocks("api.md") == 13
 
 
 def test_a_gpu_type_of_your_own_by_its_memory():
@@ -1375,7 +1378,7 @@ def test_trinity_settings_give_the_keys_as_nested_mappings():
 
 
 def test_placement_settings_are_the_keys_and_the_environment_of_the_placements_fragments():
-    result = solver.place(FLEET)
+    result = placed_fleet()
     configs, settings = solver.placement_configs(result, FLEET), solver.placement_settings(result, FLEET)
     assert list(settings) == list(configs) == ["math-4b", "code-8b", "chat-14b", "probe-0.6b"]
     assert all(settings[job].config == yaml.safe_load(configs[job]) for job in configs)
@@ -1386,7 +1389,7 @@ def test_placement_settings_are_the_keys_and_the_environment_of_the_placements_f
 def test_settings_are_for_the_trinity_version_asked_and_frozen():
     # 0.5 refuses the trainer's own offload flags: the settings leave them out as the fragment does.
     (answer,) = solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=8, offload=True)
-    result = solver.place(FLEET)  # code-8b: Offload
+    result = placed_fleet()  # code-8b: Offload
     for version in ("0.5", "0.6"):
         settings = solver.trinity_settings(answer, version=version)
         assert settings.config == yaml.safe_load(solver.trinity_config(answer, version=version))
@@ -1590,25 +1593,23 @@ def test_a_bad_deadline_is_a_one_line_query_error(deadline: object, message: str
 def test_results_pickle_and_come_back_equal():
     # For a launcher that hands them to another process (multiprocessing, a job queue).
     (answer,) = solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=8, rollout_gpus=4, explain=True)
-    results = (answer, solver.place(FLEET), solver.estimate_memory("8B", "h100", 8, 131072, sp=8, env=True),
+    results = (answer, placed_fleet(), solver.estimate_memory("8B", "h100", 8, 131072, sp=8, env=True),
                solver.trinity_settings(answer), solver.load_fleet(FLEET), QUERY)
     assert all(pickle.loads(pickle.dumps(result)) == result for result in results)  # our own bytes
 
 
 def test_a_placement_rebuilt_from_its_json_compares_by_its_json():
     # docs/api.md: its plans' memory figures come back rounded and its timings 0, so compare the JSON.
-    result = solver.place(FLEET)
+    result = placed_fleet()
     rebuilt = solver.ClusterResult.model_validate_json(result.model_dump_json())
     assert rebuilt != result and rebuilt.wall_time_s == rebuilt.planning_s == 0 and rebuilt.least_time_limit_s is None
     assert rebuilt.model_dump(mode="json") == result.model_dump(mode="json")
 
 
-@pytest.mark.parametrize(("page", "values"), [("api.md", 13), ("json.md", 4), ("planner.md", 0)])
-def test_the_values_the_docs_show_beside_their_python_examples_are_what_they_give(
-        monkeypatch: pytest.MonkeyPatch, page: str, values: int):
-    """Every ```python block of the docs' pages runs from the repository root, and an expression followed by a comment
-    that is a Python value (`# 2`), or starts with one before a colon (`# 0.06: why`), gives it."""
-    monkeypatch.chdir(EXAMPLES.parent.parent)
+def run_python_blocks(page: str) -> int:
+    """Run every ```python block of docs/`page` from the current folder, each in a namespace of its own, checking that
+    an expression followed by a comment that is a Python value (`# 2`), or starts with one before a colon
+    (`# 0.06: why`), gives it: the number of values so checked."""
     shown = 0
     for block in re.findall(r"```python\n(.*?)```", (EXAMPLES.parent / page).read_text(encoding="utf-8"),
                             flags=re.DOTALL):
@@ -1626,10 +1627,20 @@ def test_the_values_the_docs_show_beside_their_python_examples_are_what_they_giv
                 if value is not None:
                     shown += 1
                     expression = compile(ast.Expression(statement.value), f"docs/{page}", "eval")
-                    assert eval(expression, names) == value
+                    assert eval(expression, names) == value, f"docs/{page}: {lines[statement.lineno - 1]}"
                     continue
             exec(compile(ast.Module([statement], []), f"docs/{page}", "exec"), names)  # noqa: S102 - the page's own
-    assert shown == values
+    return shown
+
+
+@pytest.mark.parametrize(("page", "values"), [("json.md", 4), ("planner.md", 0)])
+def test_the_values_the_docs_show_beside_their_python_examples_are_what_they_give(
+        monkeypatch: pytest.MonkeyPatch, page: str, values: int):
+    """Every ```python block of the docs' pages runs from the repository root, and gives the values shown beside it
+    (`run_python_blocks`; api.md's run where `solve examples` wrote their files, in
+    `test_the_python_examples_in_the_api_page_run_where_solve_examples_wrote_their_files_and_give_the_values_shown`)."""
+    monkeypatch.chdir(EXAMPLES.parent.parent)
+    assert run_python_blocks(page) == values
 
 
 def test_place_reports_progress_from_its_search_thread_and_raises_what_progress_raises():

@@ -4,9 +4,11 @@ is only a safety net, named in the answer (`wall_clock_stopped`) where it stoppe
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import random
+import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -30,18 +32,21 @@ CATALOG = load_catalog()
 MODELS = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
 
 
-def _fleet(tmp_path: Path, jobs: int = 1000, nodes: int = 32, seed: int = 3):
+@functools.cache
+def _fleet(jobs: int = 1000, nodes: int = 32, seed: int = 3):
     """An A100 pool and an H20 pool of `nodes` 8-GPU nodes each, and `jobs` seeded random jobs: at 1000 jobs, the
-    search takes seconds to prove its four stages (its first, 0.5 of deterministic time; all four, about 6)."""
+    search takes seconds to prove its four stages (its first, 0.5 of deterministic time; all four, about 6). Loaded
+    from its file once for the tests that place it (a frozen `Fleet`, which `place` only reads)."""
     rng = random.Random(seed)
     instance = {
         "pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": nodes, "gpus_per_node": 8},
                   {"name": "h20", "gpu": "H20-96GB", "nodes": nodes, "gpus_per_node": 8}],
         "jobs": [{"name": f"job-{i}", "model": rng.choice(MODELS), "max_model_len": rng.choice([8192, 32768, 65536]),
                   "rollout_gpus": rng.choice([0, 1, 2, 4]), "priority": rng.choice([1, 2, 3])} for i in range(jobs)]}
-    path = tmp_path / "fleet.yaml"
-    path.write_text(yaml.safe_dump(instance), encoding="utf-8")
-    return load_fleet(path, CATALOG)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "fleet.yaml"
+        path.write_text(yaml.safe_dump(instance), encoding="utf-8")
+        return load_fleet(path, CATALOG)
 
 
 def _search_left(monkeypatch: pytest.MonkeyPatch, left_s: float | None) -> None:
@@ -119,7 +124,7 @@ def _placed_with_all_then_less_of_the_wall_clock(fleet, monkeypatch: pytest.Monk
 
 @pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_the_same_fleet_gives_the_same_json_however_much_of_the_wall_clock_is_left(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+        monkeypatch: pytest.MonkeyPatch):
     # A busy machine works out the jobs' ways more slowly, leaving the search less of the wall clock. Each stage was
     # given a share of the wall-clock time left, so the stages were cut at another point on each run, and the
     # placement changed (a 500-job fleet: 129, 129 and 67 jobs placed in three runs of the default 10 s). Each now
@@ -132,7 +137,7 @@ def test_the_same_fleet_gives_the_same_json_however_much_of_the_wall_clock_is_le
     # A short run that the wall clock leaves alone is compared at once: an answer that depends on the wall clock
     # left fails on the first pair.
     monkeypatch.setattr(solver.cluster.search, "DETERMINISTIC_PER_SECOND", 0.01, raising=False)
-    fleet = _fleet(tmp_path)
+    fleet = _fleet()
     for _ in range(3):
         whole, short = _placed_with_all_then_less_of_the_wall_clock(fleet, monkeypatch)
         assert whole.wall_clock_stopped == ()
@@ -147,14 +152,14 @@ def test_the_same_fleet_gives_the_same_json_however_much_of_the_wall_clock_is_le
 
 @pytest.mark.wall_clock  # about the wall clock: keeps the real one
 def test_each_stage_gets_its_share_of_the_deterministic_time_the_limit_gives(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+        monkeypatch: pytest.MonkeyPatch):
     # The first stage 60% of the limit's deterministic time (here 1.0 a second, 10 s: 10), the second (the jobs tied
     # in priority, s82) three quarters of what the first left (s83: it settles which jobs run), the third (length)
     # half of what the stages before left, the cost and the tie-break the rest; the wall clock (what is left of the
     # limit) bounds each.
     monkeypatch.setattr(solver.cluster.search, "DETERMINISTIC_PER_SECOND", 1.0, raising=False)
     given, spent = _limits_given(monkeypatch)
-    result = place(_fleet(tmp_path, jobs=40, nodes=4), catalog=CATALOG, time_limit_s=10)
+    result = place(_fleet(jobs=40, nodes=4), catalog=CATALOG, time_limit_s=10)
     assert (result.status, result.tie_broken, result.wall_clock_stopped) == ("optimal", True, ())
     left = 10 - spent[0]
     assert [work for work, _ in given] == pytest.approx([6.0, left * 0.75, (left - spent[1]) / 2,
@@ -162,11 +167,10 @@ def test_each_stage_gets_its_share_of_the_deterministic_time_the_limit_gives(
     assert all(0 < wall <= 10 for _, wall in given)
 
 
-def test_a_stage_the_wall_clock_stops_is_named_in_the_json_and_under_the_status(tmp_path: Path,
-                                                                                monkeypatch: pytest.MonkeyPatch):
+def test_a_stage_the_wall_clock_stops_is_named_in_the_json_and_under_the_status(monkeypatch: pytest.MonkeyPatch):
     # Where the wall clock (the safety net) stops a stage before its deterministic time, another run may end
     # elsewhere: the answer says which stage, in --json and in a line under the status.
-    fleet = _fleet(tmp_path)
+    fleet = _fleet()
     _search_left(monkeypatch, 0.0)  # no wall-clock time left for the search: 0.01 s a stage
     result = place(fleet, catalog=CATALOG, time_limit_s=30)
     assert result.wall_clock_stopped[0] == "priority" and result.status == "feasible"
@@ -253,19 +257,19 @@ def test_the_steps_the_wall_clock_stopped_are_named_in_words_in_their_order():
         "of the jobs left out before the work they are given (")
 
 
-def test_the_limit_gives_the_search_six_tenths_of_a_unit_a_second(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_the_limit_gives_the_search_six_tenths_of_a_unit_a_second(monkeypatch: pytest.MonkeyPatch):
     # As calibrated (`DETERMINISTIC_PER_SECOND`, benchmarks/README.md): the default 10 s give the first stage 60% of 6.
     given, _ = _limits_given(monkeypatch)
-    place(_fleet(tmp_path, jobs=40, nodes=4), catalog=CATALOG)
+    place(_fleet(jobs=40, nodes=4), catalog=CATALOG)
     assert given[0][0] == pytest.approx(3.6)
 
 
-def test_a_stage_the_budget_leaves_nothing_still_reads_back_its_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_a_stage_the_budget_leaves_nothing_still_reads_back_its_hint(monkeypatch: pytest.MonkeyPatch):
     # Where the stages before it spent the budget (here there is none), a stage still gets `LEAST_WORK`, and reads
     # back the placement hinted to it.
     monkeypatch.setattr(solver.cluster.search, "DETERMINISTIC_PER_SECOND", 0.0, raising=False)
     given, _ = _limits_given(monkeypatch)
-    result = place(_fleet(tmp_path, jobs=40, nodes=4), catalog=CATALOG)
+    result = place(_fleet(jobs=40, nodes=4), catalog=CATALOG)
     assert {work for work, _ in given} == {solver.cluster.search.LEAST_WORK}
     assert result.placements and result.wall_clock_stopped == ()
 
