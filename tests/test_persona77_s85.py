@@ -41,11 +41,14 @@ def test_a_fleet_on_standard_input_names_model_configs_from_the_working_director
     assert json.loads(ran.stdout)["placements"][0]["job"] == "tuned"
 
 
-def test_a_fleet_in_a_file_still_names_model_configs_from_its_own_folder(tmp_path: Path):
+def test_a_fleet_in_a_file_still_names_model_configs_from_its_own_folder(cli: Cli, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch):
     qwen3_8b_checkpoint(tmp_path / "fleets" / "ckpt", _name_or_path="acme/tuned-8b")
     (tmp_path / "fleets" / "fleet.yaml").write_text(FLEET, encoding="utf-8")
-    ran = solve(tmp_path, "cluster", "fleets/fleet.yaml", "--json", given="")
-    assert ran.returncode == 0, ran.stderr
+    monkeypatch.chdir(tmp_path)  # a file named by its path: in-process (the stream read below needs its own process)
+    status, out, err = cli("cluster", "fleets/fleet.yaml", "--json")
+    assert status == 0, err
+    assert json.loads(out)["placements"][0]["job"] == "tuned"
     missing = solve(tmp_path / "fleets", "cluster", "/dev/stdin", "--json", given=FLEET.replace("ckpt/", "gone/"))
     assert (missing.returncode, missing.stderr.splitlines()) == (2, [(
         "solve cluster: error: /dev/stdin: job tuned, model_config: gone/config.json: cannot read: No such file or "
@@ -69,11 +72,12 @@ def test_two_options_reading_standard_input_are_refused_before_either_reads_it(
         "is read once: give each its own file")])
 
 
-def test_two_options_naming_one_file_are_refused(tmp_path: Path):
+def test_two_options_naming_one_file_are_refused(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     (tmp_path / "trinity.yaml").write_text(TRINITY_CONFIG, encoding="utf-8")
     (tmp_path / "link.yaml").symlink_to("trinity.yaml")
-    ran = solve(tmp_path, "--from-config", "trinity.yaml", "--cells", "link.yaml", "--gpu", "h100", given="")
-    assert (ran.returncode, ran.stderr.splitlines()) == (2, [(
+    monkeypatch.chdir(tmp_path)
+    status, _, err = cli("--from-config", "trinity.yaml", "--cells", "link.yaml", "--gpu", "h100")
+    assert (status, err.splitlines()) == (2, [(
         "solve: error: --from-config trinity.yaml and --cells link.yaml name one file: each reads a file of "
         "its own kind: give each its own file")])
 

@@ -5,8 +5,9 @@ parser's rules, quotes and escapes as it takes them)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, NamedTuple
 
 from solver.tables import NUMBER_TOO_LONG, yaml_brief
@@ -616,14 +617,15 @@ class ConfigValues:
                 return None
             if (node[key] if isinstance(node, Mapping) else node[int(key)]) == MISSING:
                 raise MissingValue(_missing_words(self.where(path[: depth + 1])), path[: depth + 1])
-            node, at = self._child(node, at, key, self.where(path[: depth + 1]))
+            node, at = self._child(node, at, key, partial(self.where, path[: depth + 1]))
         return node
 
-    def _child(self, container: Any, at: Path, key: str | int, where: str) -> tuple[Any, Path]:
-        """The value at `key` in `container` (at `at`), resolved, and where it is (a reference's mapping: there)."""
+    def _child(self, container: Any, at: Path, key: str | int, where: Callable[[], str]) -> tuple[Any, Path]:
+        """The value at `key` in `container` (at `at`), resolved, and where it is (a reference's mapping: there);
+        `where` gives the words that name the value in a message, made only for a value that is resolved."""
         value = container[key]
         if is_interpolation(value) and not any(at[:depth] in self._decoded for depth in range(len(at) + 1)):
-            return self._resolve((*at, key), value, where)
+            return self._resolve((*at, key), value, where())
         return value, (*at, key)
 
     def _resolve(self, at: Path, text: str, where: str) -> tuple[Any, Path]:
@@ -681,7 +683,7 @@ class ConfigValues:
         node: Any = self.root
         node_at: Path = ()
         for part in start:  # the mapping or list it starts from (each found before, and resolved)
-            node, node_at = self._child(node, node_at, part, where)
+            node, node_at = self._child(node, node_at, part, lambda: where)
         parts = _split_key(key) if key else []
         for index, part in enumerate(parts):
             node, node_at = self._select(node, node_at, part, source, where, tuple(parts[index + 1:]))
@@ -716,7 +718,7 @@ class ConfigValues:
                                     f"mapping or list, so it has no {part}")
         if node[key] == MISSING:
             raise MissingValue(f"{where}: cannot resolve {source!r}: {_missing_words(dotted((*at, key)))}", (*at, key))
-        return self._child(node, at, key, f"{where}: {source!r} reads {dotted((*at, key))}")
+        return self._child(node, at, key, lambda: f"{where}: {source!r} reads {dotted((*at, key))}")
 
 
 def is_interpolation(value: Any) -> bool:
