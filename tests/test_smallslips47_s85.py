@@ -162,8 +162,8 @@ def test_several_models_to_solve_point_to_solve_map(cli, models: tuple[str, ...]
     (("--len", "32k", "--gpus", "16,384"), ("got '16,384' (write 16,384 as 16384; or one budget: solve map --budgets "
                                             "16,384 answers for several)")),
     (("--len", "32k", "--gpus", "100,000"), "got '100,000'"),  # past every count: no number to write
-    (("--len", "32k", "--token-budget", "32_768"), "(a whole number: 32768 or 32k; write 32_768 as 32768), got "
-                                                   "'32_768'"),
+    (("--len", "32k", "--token-budget", "32_768"), ("(a whole number: 32768 or 32k; write 32_768 as 32768), got "
+                                                    "'32_768'")),
 ])
 def test_a_number_with_digit_separators_is_told_the_number(cli, flags: tuple[str, ...], said: str):
     status, _, err = cli("--model", "8B", "--gpu", "h100", *flags)

@@ -191,7 +191,7 @@ class Parser(argparse.ArgumentParser):
         (``solve cluster --host-ram``: a pool's host_ram_gb), and `instead` to what to run for what it asks (``solve
         memory --from-config``: solve's verdict), each said where that option is refused; `several` maps an option
         of one value to what to run for several (solve's --model: solve map --model, the list in place of ``{}``),
-        said where a second value follows the first (``--model 8B 14B``)."""
+        said where a second value follows the first, each naming one (``--model 8B 14B``, not ``--model qwen3 8b``)."""
         super().__init__(*args, **{"allow_abbrev": False, **kwargs})
         self.elsewhere = {**VALUES_BY_OTHER_NAMES, **(elsewhere or {})}
         self.in_file = in_file or {}
@@ -521,7 +521,8 @@ class Parser(argparse.ArgumentParser):
                     if stray.casefold() in {name.strip().casefold() for name in value.split(",")}:
                         return f" ({option} took {brief(value)}, which names {brief(stray)} already: one is enough)"
                     return f" ({option} took {brief(value)}: several are separated by commas, {option} {value},{stray})"
-                if option in self.several and self.value_hint(stray) == f" (did you mean {option} {stray}?)":
+                if option in self.several and all(self.value_hint(name) == f" (did you mean {option} {name}?)"
+                                                  for name in (value.rstrip(","), stray)):  # not qwen3 8b
                     listed = ",".join(name.strip() for name in f"{value},{stray}".split(",") if name.strip())
                     several = self.several[option].format(listed)
                     return f" ({option} took {brief(value)}, and {self.prog} takes one; {several})"
