@@ -61,9 +61,10 @@ def test_a_fit_keeps_the_optimizer_step_of_the_settings_that_trained_within_its_
 def test_a_list_of_model_paths_is_refused_as_a_list_of_names(cli):
     # The path form takes the last "/" part, which ran past the comma: Qwen3-14B was planned, without a word.
     listed = ("solve: error: model 'Qwen/Qwen3-8B,Qwen/Qwen3-14B' lists 2 (Qwen3-8B, Qwen3-14B) where one is asked "
-              "for: give one, and ask for each in turn\n")
+              "for: give one, and ask for each in turn; solve map --model Qwen/Qwen3-8B,Qwen/Qwen3-14B compares "
+              "several: the longest context of each per GPU budget\n")
     assert cli("--model", "Qwen/Qwen3-8B,Qwen/Qwen3-14B", "--len", "8k") == (2, "", listed)
-    assert cli("--model", "Qwen/Qwen3-8B,14B", "--len", "8k")[::2] == (2, listed.replace("Qwen/Qwen3-14B'", "14B'"))
+    assert cli("--model", "Qwen/Qwen3-8B,14B", "--len", "8k")[::2] == (2, listed.replace("Qwen/Qwen3-14B", "14B"))
     # One path is one model, as before.
     assert cli("--model", "Qwen/Qwen3-14B", "--len", "8k", "--gpu", "a100")[0] == 0
 

@@ -496,7 +496,7 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         (["--from-config", "/dev/zero"], "solve: error: --from-config /dev/zero: too large (the limit is 256 KB)"),
         # a length written with a thousands separator: the forms it takes, by example
         (["--model", "4B", "--len", "32,768"], ("solve: error: argument --len: expected a whole number, got '32,768' "
-                                                "(tokens, or thousands of 1024: 32768 or 32k)")),
+                                                "(tokens, or thousands of 1024: 32768 or 32k; write 32,768 as 32768)")),
         (["--model", "4B", "--len", "1.5k"], ("solve: error: argument --len: expected a whole number, got '1.5k' "
                                               "(tokens, or thousands of 1024: 32768 or 32k)")),
         (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", ""],

@@ -163,7 +163,8 @@ def test_json_for_one_model_across_all_tables(cli):
          "solve: error: unrecognized arguments: --trinity (did you mean --emit trinity?)\n"),
         (["--model", "4B", "--len", "8k", "--train_batch_size", "64"],
          "solve: error: unrecognized arguments: --train_batch_size 64 (did you mean --train-batch-size?)\n"),
-        (["tables", "--max-model-len", "8k"], "solve tables: error: unrecognized arguments: --max-model-len 8k\n"),
+        (["tables", "--max-model-len", "8k"], ("solve tables: error: unrecognized arguments: --max-model-len 8k (that "
+                                               "is --len, an option of solve and solve memory, not of solve tables)\n")),
         # the guess comes before the options still missing: --max-model-len gave the length, by Trinity's name
         (["memory", "--max-model-len", "8k", "--model", "4B"],
          "solve memory: error: unrecognized arguments: --max-model-len 8k (did you mean --len?)\n"),
@@ -175,7 +176,9 @@ def test_json_for_one_model_across_all_tables(cli):
         (["map", "--gpu", "h100", "--gpus", "8"],
          ("solve map: error: --gpus is an option of solve, solve tables and solve memory, not of solve map (did you "
           "mean --gpus-up-to?)\n")),
-        (["map", "--len", "8k"], "solve map: error: --len is an option of solve and solve memory, not of solve map\n"),
+        (["map", "--len", "8k"], ("solve map: error: --len is an option of solve and solve memory, not of solve map: a "
+                                  "map finds the longest context of each model per GPU budget, or with --by len the "
+                                  "cheapest setting of one model per length and budget\n")),
         # a stray word after an option's value: the option took one word (a name or a unit with a space)
         (["--model", "qwen3", "8b", "--len", "8k"],
          ("solve: error: unrecognized arguments: 8b (--model took 'qwen3': an option's value is one word; quote one "

@@ -18,7 +18,7 @@ from solver.tables import Setting
 @pytest.mark.parametrize(("argv", "message"), [
     (("--gpu", "a100-40g", "--model", "8B,14B", "--len", "8k"),  # solve and solve map take GPU types' lists
      ("solve: error: model '8B,14B' lists 2 (Qwen3-8B, Qwen3-14B) where one is asked for: give one, and ask for "
-      "each in turn\n")),
+      "each in turn; solve map --model 8B,14B compares several: the longest context of each per GPU budget\n")),
     (("memory", "--gpu", "a100-40g", "--model", "8B,14B", "--gpus", "2", "--len", "8k"),
      ("solve memory: error: model '8B,14B' lists 2 (Qwen3-8B, Qwen3-14B) where one is asked for: give one, and "
       "ask for each in turn\n")),

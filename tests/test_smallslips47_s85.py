@@ -119,3 +119,76 @@ def test_gpus_past_the_configs_nodes_is_noted(cli, tmp_path: Path):
     for flags in (("--gpus", "8"), ("--total-gpus", "16"), ()):
         _, _, err = cli("--from-config", str(config), "--gpu", "h100", *flags)
         assert err == ""
+
+
+# CLI slips of session 86 (cliwords86): choices in any case, several models, digit separators, another command's
+# option by another tool's name, and a format a command does not write.
+
+def test_choices_are_taken_in_any_case_as_names_are():
+    from solver.cli.maps import build_map_parser
+    from solver.cli.planner import build_parser
+    args = build_parser().parse_args(["--model", "8B", "--gpu", "x", "--gpu-memory", "80", "--gpu-interconnect", "PCIe",
+                                      "--critic", "Resident", "--token-budget", "Auto", "--emit", "Trinity",
+                                      "--maximize", "LEN"])
+    assert (args.gpu_interconnect, args.critic, args.token_budget, args.emit, args.maximize) == (
+        "pcie", "resident", "auto", "trinity", "len")  # each was refused: invalid choice: 'PCIe' ...
+    assert build_map_parser().parse_args(["--by", "Len"]).by == "len"
+
+
+def test_a_choice_a_slip_away_is_still_refused_with_a_guess(cli):
+    status, _, err = cli("--model", "8B", "--gpu", "h100", "--len", "32k", "--critic", "Resdent")
+    assert (status, err.splitlines()[-1]) == (2, (
+        "solve: error: argument --critic: invalid choice: 'Resdent' (choose from 'none', 'resident', 'offloaded', "
+        "'reloaded'); did you mean 'resident'?"))
+
+
+@pytest.mark.parametrize("models", [("8B", "14B"), ("8B,14B",), ("8B,", "14B")])
+def test_several_models_to_solve_point_to_solve_map(cli, models: tuple[str, ...]):
+    status, out, err = cli("--model", *models, "--gpu", "h100", "--gpus", "8", "--len", "32k")
+    assert (status, out) == (2, "")
+    assert err.endswith("solve map --model 8B,14B compares several: the longest context of each per GPU budget)\n"
+                        if len(models) == 2 else
+                        "solve map --model 8B,14B compares several: the longest context of each per GPU budget\n")
+    assert "one word; quote one with spaces" not in err  # was: --model took '8B': an option's value is one word ...
+    # a word that names no model is still told the option's value is one word
+    _, _, err = cli("--model", "8B", "h100", "--len", "32k")
+    assert err.endswith("(--model took '8B': an option's value is one word; quote one with spaces)\n")
+
+
+@pytest.mark.parametrize(("flags", "said"), [
+    (("--len", "32,768"), "got '32,768' (tokens, or thousands of 1024: 32768 or 32k; write 32,768 as 32768)"),
+    (("--len", "131_072"), "got '131_072' (tokens, or thousands of 1024: 32768 or 32k; write 131_072 as 131072)"),
+    (("--len", "32k", "--gpus", "1_6"), "got '1_6' (write 1_6 as 16)"),
+    (("--len", "32k", "--gpus", "16,384"), ("got '16,384' (write 16,384 as 16384; or one budget: solve map --budgets "
+                                            "16,384 answers for several)")),
+    (("--len", "32k", "--gpus", "100,000"), "got '100,000'"),  # past every count: no number to write
+    (("--len", "32k", "--token-budget", "32_768"), ("(a whole number: 32768 or 32k; write 32_768 as 32768), got "
+                                                    "'32_768'")),
+])
+def test_a_number_with_digit_separators_is_told_the_number(cli, flags: tuple[str, ...], said: str):
+    status, _, err = cli("--model", "8B", "--gpu", "h100", *flags)
+    assert status == 2 and err.endswith(f"{said}\n")
+
+
+def test_solve_map_names_another_commands_option_by_another_tools_name(cli):
+    status, _, err = cli("map", "--max-model-len", "32768")
+    assert (status, err.splitlines()[-1]) == (2, (
+        "solve map: error: unrecognized arguments: --max-model-len 32768 (that is --len, an option of solve and solve "
+        "memory, not of solve map: a map finds the longest context of each model per GPU budget, or with --by len the "
+        "cheapest setting of one model per length and budget)"))  # was: no hint, where solve's was --len
+    _, _, err = cli("map", "--len", "32k")
+    assert err.endswith("not of solve map: a map finds the longest context of each model per GPU budget, or with --by "
+                        "len the cheapest setting of one model per length and budget\n")
+
+
+@pytest.mark.parametrize(("argv", "hint"), [
+    (("tables", "--format", "yaml"), "(the formats of solve tables: text, the default, or JSON with --json)"),
+    (("map", "--output", "yaml"), "(the formats of solve map: text, the default, or JSON with --json)"),
+    (("--model", "8B", "--format=csv"), ("(the formats of solve: text, the default, JSON with --json, or a Trinity "
+                                         "config with --emit trinity)")),
+    (("tables", "--format", "json"), "(did you mean --json?)"),
+    (("--model", "8B", "--format", "yaml"), "(did you mean --emit trinity?)"),
+])
+def test_a_format_a_command_does_not_write_names_those_it_does(cli, argv: tuple[str, ...], hint: str):
+    status, _, err = cli(*argv)
+    assert status == 2 and err.endswith(f"{hint}\n")

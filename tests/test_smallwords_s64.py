@@ -82,7 +82,7 @@ def test_a_number_is_bare_in_a_file_and_text_on_the_command_line(cli: Cli, tmp_p
 
 
 @pytest.mark.parametrize(("written", "why"), [
-    ("32kb", ""), ("32,768", ""), ("1.5k", ""), ("32 768", ""),
+    ("32kb", ""), ("32,768", "; write 32,768 as 32768"), ("1.5k", ""), ("32 768", ""),
     ("1m", ("; M is not taken, 1M being 1000000 tokens to some tools and 1048576 to others: 1024k is 1048576 "
             "tokens")),
 ])

@@ -27,6 +27,8 @@ from solver.tables import (
     mib_as_gb_hint,
     names_a_stream,
     read_host_ram,
+    separated_number,
+    separators_note,
     shown_number,
     thousands_of_tokens,
     trinity_release,
@@ -59,8 +61,12 @@ def whole_number(least: int, most: int, listed: str = "") -> Callable[[str], int
             numbers = [WHOLE_NUMBER.fullmatch(part) for part in text.split(",")]
             listing = len(numbers) > 1 and all(number is not None and _within(number, least, most) is not None
                                                for number in numbers)
+            separated = separated_number(text)
+            unseparated = separators_note(text).removeprefix("; ") if separated and least <= separated <= most else ""
+            several = listed.format(text.replace(" ", "")) if listed and listing else ""
             written = (f" (write the product: {times})" if times is not None and least <= times <= most
-                       else f" ({listed.format(text.replace(' ', ''))})" if listed and listing else "")
+                       else f" ({'; or '.join(filter(None, (unseparated, several)))})" if unseparated or several
+                       else "")
             raise argparse.ArgumentTypeError(f"expected a whole number from {least} to {most}, got {brief(text)}"
                                              f"{written}")
         value = _within(match, least, most)
@@ -209,7 +215,7 @@ def token_budget_mode(text: str) -> TokenBudgetMode:
     tokens per GPU is one job's, which solve and solve map take, `planner_token_budget`)."""
     modes: tuple[TokenBudgetMode, ...] = get_args(TokenBudgetMode)
     for mode in modes:
-        if text == mode:
+        if text.casefold() == mode:  # in any case, as a choice (Auto)
             return mode
     raise argparse.ArgumentTypeError(f"takes default or auto, got {brief(text)} (a cap in tokens per GPU is one job's: "
                                      "solve --token-budget N plans a job with it; solve memory --token-budget T "
@@ -219,11 +225,11 @@ def token_budget_mode(text: str) -> TokenBudgetMode:
 def planner_token_budget(text: str) -> TokenBudgetMode | int:
     """An argparse type: the planner's ``--token-budget``, ``default``, ``auto`` or the most tokens per GPU any plan
     takes, as `token_count` takes them (``32768`` or ``32k``)."""
-    if text in get_args(TokenBudgetMode):
+    if text.casefold() in get_args(TokenBudgetMode):
         return token_budget_mode(text)
     if not isinstance(thousands_of_tokens(text), int):
         raise argparse.ArgumentTypeError(f"takes default, auto or the most tokens per GPU (a whole number: 32768 or "
-                                         f"32k), got {brief(text)}")
+                                         f"32k{separators_note(text)}), got {brief(text)}")
     return token_count(text)
 
 
@@ -242,7 +248,7 @@ def token_count(text: str) -> int:
 def tokens_per_gpu(text: str) -> int:
     """An argparse type: ``solve memory --token-budget``, tokens per GPU as `token_count` takes them; the planner's
     modes (``default``, ``auto``) are refused saying whose they are."""
-    if text in get_args(TokenBudgetMode):
+    if text.casefold() in get_args(TokenBudgetMode):
         raise argparse.ArgumentTypeError(f"expected tokens per GPU (32768 or 32k), got {brief(text)} (leave it out "
                                          "for Trinity's default; auto is the planner's: solve --token-budget auto)")
     return token_count(text)

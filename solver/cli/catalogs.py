@@ -106,13 +106,17 @@ def check_model_flags(args: argparse.Namespace, ways: str, given: bool = False) 
         raise QueryError(f"which model? give {ways}")
 
 
-def catalogue_model(catalog: Catalog, name: str) -> Model:
+def catalogue_model(catalog: Catalog, name: str, listed: str = "") -> Model:
     """The model `name` names in `catalog`; `QueryError` for an unknown name, which also says how to give a model
     the catalogue lacks (--model-config, with `name` where it is a checkpoint's folder or config.json:
-    `own_model_option`)."""
-    from solver.tables import OWN_MODEL_HINT, own_model_option
+    `own_model_option`), or for a list of models (``8B,14B``), `listed` after it where given (the list in place of
+    ``{}``: the command that compares them)."""
+    from solver.tables import OWN_MODEL_HINT, ListedNamesError, own_model_option
     try:
         return catalog.model(name)
+    except ListedNamesError as error:
+        compared = "; " + listed.format(name.replace(" ", "")) if listed else ""
+        raise QueryError(f"{error}{compared}") from None
     except QueryError as error:
         option = own_model_option(shlex.quote(name), Path(name), "--model-config ", "--model", "--model-config PATH")
         raise QueryError(with_own_hint(error, OWN_MODEL_HINT.format(option))) from None

@@ -68,7 +68,9 @@ def build_map_parser() -> Parser:
     parser = Parser(prog="solve map", description="Maps of what fits: the longest context per model and GPU "
                     "budget, or (--by len) the cheapest setting per length and budget.",
                     instead={**dict.fromkeys(("--rollout-gpus", "--total-gpus"), TRAINER_BUDGETS),
-                             "--from-config": MAP_WITHOUT_CONFIG},
+                             "--from-config": MAP_WITHOUT_CONFIG,
+                             "--len": ("a map finds the longest context of each model per GPU budget, or with --by len "
+                                       "the cheapest setting of one model per length and budget")},
                     epilog="Exit status: 0 the maps are printed, 1 a cell's solve ran out of time (nothing is "
                     f"printed), 2 bad input, {STATUSES_AFTER_BAD_INPUT}.")
     parser.add_argument("--gpu", metavar="G", type=gpu_names,

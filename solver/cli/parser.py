@@ -183,16 +183,20 @@ class Parser(argparse.ArgumentParser):
     names (argparse's prefixes made `solve cluster --emit trinity` write the configs into ./trinity, as --emit-dir)."""
 
     def __init__(self, *args: Any, elsewhere: dict[tuple[str, str], str] | None = None,
-                 in_file: dict[str, str] | None = None, instead: dict[str, str] | None = None, **kwargs: Any) -> None:
+                 in_file: dict[str, str] | None = None, instead: dict[str, str] | None = None,
+                 several: dict[str, str] | None = None, **kwargs: Any) -> None:
         """argparse's; `elsewhere` maps an option's destination and a value it refuses to where that value is
         taken (``solve --minimize nodes``: solve cluster's; ``--minimize len``: --maximize len), said after the
         accepted values; `in_file` maps another command's option to the field of this command's file that gives it
         (``solve cluster --host-ram``: a pool's host_ram_gb), and `instead` to what to run for what it asks (``solve
-        memory --from-config``: solve's verdict), each said where that option is refused."""
+        memory --from-config``: solve's verdict), each said where that option is refused; `several` maps an option
+        of one value to what to run for several (solve's --model: solve map --model, the list in place of ``{}``),
+        said where a second value follows the first, each naming one (``--model 8B 14B``, not ``--model qwen3 8b``)."""
         super().__init__(*args, **{"allow_abbrev": False, **kwargs})
         self.elsewhere = {**VALUES_BY_OTHER_NAMES, **(elsewhere or {})}
         self.in_file = in_file or {}
         self.instead = instead or {}
+        self.several = several or {}
         self.others: Callable[[], dict[str, Collection[str]]] = dict
         """The options of the other commands, by their names (``solve``: its options), made only for an option this
         command lacks: one of them given here is named as theirs (`_refuse_others_option`)."""
@@ -236,6 +240,8 @@ class Parser(argparse.ArgumentParser):
                            or self._release_meant(rest))
             if meant_value:
                 close.insert(0, f" (did you mean {meant_value}?)")
+            elif formats := self._formats_hint(rest):
+                close.insert(0, formats)
             if not rest[0].startswith("-") and (command := self._command_named(rest[0])):
                 close.insert(0, f" (did you mean {command}?)")  # ``solve --gpu h100 memory``: the command first
             after_options = f" (after --, no word is an option, and {self.prog} takes none there)"
@@ -254,7 +260,8 @@ class Parser(argparse.ArgumentParser):
         opposite's meaning); where it is a flag of this command written another way (--nowiden, --No_Widen:
         --no-widen), that flag; else the command it names, or the option it most likely means; else, where it is
         another tool's name (`MEANT`) for an option whose value this command's file gives (`in_file`: solve
-        cluster's --host-memory or Slurm's --mem, for --host-ram), that file's field; "" where none is."""
+        cluster's --host-memory or Slurm's --mem, for --host-ram), that file's field, or else where another command
+        has the option it names (solve map's --max-model-len: solve's --len), whose it is; "" where none is."""
         spelled = _spelled(option)
         pointed_to, words = COUNTS_NOTHING.get(spelled, ("", ""))
         if words and (pointed_to is None or pointed_to in self._option_string_actions):
@@ -273,7 +280,17 @@ class Parser(argparse.ArgumentParser):
         if meant:
             return f" (did you mean {meant}?)"
         field = next((self.in_file[name] for name in MEANT.get(spelled, ()) if name in self.in_file), None)
-        return f" (the file gives it: {field})" if field else ""
+        if field:
+            return f" (the file gives it: {field})"
+        return next((f" (that is {meant}, an option of {and_joined(owners)}, not of {self.prog}"
+                     f"{f': {self.instead[meant]}' if meant in self.instead else ''})"
+                     for meant in MEANT.get(spelled, ()) if (owners := self._owners(meant))), "")
+
+    def _owners(self, option: str) -> list[str]:
+        """The other commands that have `option`, an option this command lacks."""
+        if option in self._option_string_actions:
+            return []
+        return [command for command, options in self.others().items() if option in options]
 
     def _meant_by_value(self, rest: list[str], named: tuple[str, ...],
                         meanings: Mapping[str, tuple[str, ...]]) -> str | None:
@@ -287,6 +304,20 @@ class Parser(argparse.ArgumentParser):
                 if meant:
                     return meant[0]
         return None
+
+    def _formats_hint(self, rest: list[str]) -> str:
+        """Where another tool's format option is given a format this command does not write (``solve tables --format
+        yaml``, ``--output-format csv``, or ``--output yaml``, `FORMATS_MEANT`'s) and the command has --json, the
+        formats it writes and their options; "" otherwise."""
+        options = self._option_string_actions
+        for option, value in _options_valued(rest):
+            spelled = _spelled(option)
+            formatted = spelled in ("--format", "--output-format") or value.lower() in FORMATS_MEANT
+            if spelled in OUTPUT_OPTIONS and formatted and value and "--json" in options:
+                formats = ["text, the default", "JSON with --json",
+                           *(["a Trinity config with --emit trinity"] if "--emit" in options else [])]
+                return f" (the formats of {self.prog}: {', '.join(formats[:-1])}, or {formats[-1]})"
+        return ""
 
     def _release_meant(self, rest: list[str]) -> str | None:
         """--trinity-version, where this command has it and an unknown ``--trinity`` is given a release (``--trinity
@@ -438,9 +469,7 @@ class Parser(argparse.ArgumentParser):
         """A usage error for the first option in `argv` that this command lacks and another takes (``solve memory
         --explain``: solve's): before argparse's checks, whose "arguments are required" would hide it."""
         for _, option in _options_named(argv):
-            if not option.startswith("--") or option in self._option_string_actions:
-                continue
-            owners = [command for command, options in self.others().items() if option in options]
+            owners = self._owners(option) if option.startswith("--") else []
             if owners:
                 names = and_joined(owners)
                 meant = self._meant(option, typos=False)
@@ -492,6 +521,11 @@ class Parser(argparse.ArgumentParser):
                     if stray.casefold() in {name.strip().casefold() for name in value.split(",")}:
                         return f" ({option} took {brief(value)}, which names {brief(stray)} already: one is enough)"
                     return f" ({option} took {brief(value)}: several are separated by commas, {option} {value},{stray})"
+                if option in self.several and all(self.value_hint(name) == f" (did you mean {option} {name}?)"
+                                                  for name in (value.rstrip(","), stray)):  # not qwen3 8b
+                    listed = ",".join(name.strip() for name in f"{value},{stray}".split(",") if name.strip())
+                    several = self.several[option].format(listed)
+                    return f" ({option} took {brief(value)}, and {self.prog} takes one; {several})"
                 return f" ({option} took {brief(value)}: an option's value is one word; quote one with spaces)"
             if word == stray and not stray.startswith("-") and self._flag(before) is not None:
                 return f" ({before} takes no value: {self._flag_forms(before)})"
@@ -522,6 +556,15 @@ class Parser(argparse.ArgumentParser):
                     action, f"expected {named} ({action.option_strings[0]} {action.metavar})") from error
             accepted = ", ".join(map(repr, action.choices))
             raise argparse.ArgumentError(action, f"expected one argument (choose from {accepted})") from error
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        """argparse's, with a value of an option with choices taken in any case (``--gpu-interconnect PCIe``,
+        ``--by Len``: 'pcie', 'len'), as the names of GPU types and models are."""
+        value = super()._get_value(action, arg_string)
+        if action.choices is not None and isinstance(value, str) and value not in action.choices:
+            return next((choice for choice in action.choices
+                         if isinstance(choice, str) and choice.casefold() == value.casefold()), value)
+        return value
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         """argparse's, with the invalid choice shown as `brief` shows it (argparse shows it whole), and where

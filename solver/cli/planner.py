@@ -84,6 +84,10 @@ if TYPE_CHECKING:
     from solver.tables import Catalog, GpuType, Model
 
 
+MODELS_COMPARED = "solve map --model {} compares several: the longest context of each per GPU budget"
+"""What ``solve`` says of several models given to --model (``8B,14B``, or ``8B 14B``), the list in place of ``{}``."""
+
+
 def build_parser() -> Parser:
     """The planner's argument parser: ``solve [options]``."""
     parser = Parser(
@@ -118,6 +122,7 @@ def build_parser() -> Parser:
                    **dict.fromkeys((("minimize", "cost"), ("minimize", "time")),
                                    "the cheapest plan (the shortest step time) is what solve answers without "
                                    "--minimize or --maximize: --len L")},
+        several={"--model": MODELS_COMPARED},
         formatter_class=KeptLinesFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -239,7 +244,7 @@ def _answer(args: argparse.Namespace) -> int:
                                       args.from_config) or ("", None)
     catalog, added, cells = _planner_catalog(args, config)
     if args.model is not None:
-        catalogue_model(catalog, args.model)  # an unknown name: how to give a model of your own
+        catalogue_model(catalog, args.model, listed=MODELS_COMPARED)  # an unknown name: how to give one's own
     objective: Objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
     if config is not None:
         check_planner_config(args, catalog, added, config, objective)

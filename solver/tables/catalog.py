@@ -29,6 +29,7 @@ from solver.tables.schema import (
     cell_text,
 )
 from solver.tables.text import (
+    ListedNamesError,
     OneLineError,
     QueryError,
     RefusedNameError,
@@ -215,7 +216,7 @@ def _find_entry(kind: str, name: str, entries: tuple[_Entry, ...], forms: Callab
     listed = [_named_entry(forms(part), entries) for part in name.split(",")] if "," in name else []
     if listed and all(listed):  # a list where one is asked (as solve map's --model takes them), even where its
         listed_names = ", ".join(entry.name for entry in listed if entry)  # path form names its last: not a typo
-        raise RefusedNameError(f"{kind} {brief(name)} lists {len(listed)} ({listed_names}) where one is asked for: "
+        raise ListedNamesError(f"{kind} {brief(name)} lists {len(listed)} ({listed_names}) where one is asked for: "
                                "give one, and ask for each in turn")
     wanted = forms(name)
     found = _named_entry(wanted, entries)

@@ -50,6 +50,10 @@ class RefusedNameError(QueryError):
     one's own stands for it."""
 
 
+class ListedNamesError(RefusedNameError):
+    """A list of names the catalogue knows (``8B,14B``) where one name is asked for."""
+
+
 def with_own_hint(error: QueryError, hint: str) -> str:
     """`error`'s message with `hint` (how to give a GPU type or model of one's own) after it, unless it refuses a
     name the catalogue knows (`RefusedNameError`), which no GPU type of one's own may take."""
@@ -552,9 +556,30 @@ MOST_TOKEN_DIGITS = 12
 
 def length_forms(value: Any) -> str:
     """The forms a length takes, for an error on `value` that is none of them (with why a length in millions, ``1m``,
-    is not taken): one wording for ``--len`` and a cluster file's."""
+    is not taken, or how to write one with digit separators, ``131_072``): one wording for ``--len`` and a cluster
+    file's."""
     millions = millions_of_tokens_note(value)
-    return f"tokens, or thousands of 1024: 32768 or 32k{f'; {millions}' if millions else ''}"
+    return f"tokens, or thousands of 1024: 32768 or 32k{f'; {millions}' if millions else ''}{separators_note(value)}"
+
+
+_SEPARATED_DIGITS = re.compile(r"\s*(\d{1,3}(?:,\d{3})+|\d+(?:_\d+)+)\s*")
+"""A whole number written with digit separators: thousands separated by commas (``32,768``) or digits by underscores,
+as Python writes them (``131_072``); neither is taken, nor read as another number."""
+
+
+def separated_number(value: Any) -> int | None:
+    """The whole number `value` writes with digit separators (`_SEPARATED_DIGITS`: ``131_072`` is 131072), of at
+    most `MOST_TOKEN_DIGITS` digits; None for any other value."""
+    match = _SEPARATED_DIGITS.fullmatch(value) if isinstance(value, str) and value.isascii() else None
+    digits = re.sub(r"[,_]", "", match[1]) if match else ""
+    return int(digits) if digits and len(digits) <= MOST_TOKEN_DIGITS else None
+
+
+def separators_note(value: Any) -> str:
+    """For a whole number written with digit separators (``32,768``, ``131_072``: `separated_number`), how to write it
+    as a refusal of it ends: ``; write 131_072 as 131072``; "" for any other value."""
+    number = separated_number(value)
+    return f"; write {value.strip()} as {number}" if number is not None else ""
 
 
 def millions_of_tokens_note(value: Any) -> str | None:
