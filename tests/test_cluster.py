@@ -2055,7 +2055,8 @@ def test_cli_cluster_emit_dir_writes_each_jobs_config(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE, encoding="utf-8")
     out_dir = tmp_path / "configs"  # made by the command, once it has placed the jobs
-    assert cli("cluster", str(path), "--emit-dir", str(out_dir))[0] == 0
+    status, out, _ = cli("cluster", str(path), "--emit-dir", str(out_dir), "--json")  # the placements it wrote for
+    assert status == 0
     assert sorted(p.name for p in out_dir.iterdir()) == ["chat-14b.yaml", "code-8b.yaml", "math-4b.yaml", "tiny.yaml"]
     config = yaml.safe_load((out_dir / "code-8b.yaml").read_text(encoding="utf-8"))
     assert config["model"]["max_model_len"] == 122880 and config["explorer"]["rollout_model"]["engine_num"] == 2
@@ -2070,7 +2071,6 @@ def test_cli_cluster_emit_dir_writes_each_jobs_config(cli, tmp_path: Path):
     for job in ("code-8b", "math-4b"):
         assert "Planned for a train batch" not in (tmp_path / "batched" / f"{job}.yaml").read_text(encoding="utf-8")
     # A job that takes part of a node is told which of its GPUs are its own; one that takes a whole node is not.
-    status, out, _ = cli("cluster", str(path), "--json")
     placements = {p["job"]: p for p in json.loads(out)["placements"]}
     for job, placement in placements.items():
         text = (out_dir / f"{job}.yaml").read_text(encoding="utf-8")
