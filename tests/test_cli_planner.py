@@ -1314,31 +1314,41 @@ def test_a_memory_model_files_undecodable_byte_is_echoed_in_json_as_its_escape(c
     assert in_api.memory_model == f"{tmp_path}/mm\\xe9.yaml"
 
 
-def test_an_ascii_stdout_spells_a_maps_budgets_and_writes_a_name_of_the_input_as_a_question_mark(solve_script: Path):
-    result = subprocess.run([str(solve_script), "map", "--gpu", "a100-80g", "--model", "4B", "--gpus-up-to", "2"],
-                            capture_output=True, text=True, timeout=60, check=False,
-                            env={**os.environ, "PYTHONIOENCODING": "ascii"})
-    assert (result.returncode, result.stderr) == (0, "")
-    assert result.stdout.splitlines()[2].split("|")[1:3] == [" model    ", "  <=1 GPU   "]
-    assert "| 28k E+O@1# |" in result.stdout and f"\n# {ONE_GPU}\n" in result.stdout  # the one-GPU mark spelled
-    assert len({len(line) for line in result.stdout.splitlines() if line[:1] in "+|"}) == 1  # the borders in line
-    result = subprocess.run([str(solve_script), "--model", "4B", "--len", "32k", "--gpu", "m\u00e9", "--gpu-memory",
-                             "80GiB"], capture_output=True, text=True, timeout=60, check=False,
-                            env={**os.environ, "PYTHONIOENCODING": "ascii"})
-    assert result.stdout.startswith("m? - Qwen3-4B - cheapest plan for 32768 tokens within 6 GPUs: optimal\n")
+@pytest.fixture
+def ascii_cli(cli, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """`cli` with stdout a stream that encodes ASCII alone, errors strict, as ``PYTHONIOENCODING=ascii`` makes the
+    interpreter's (which test_stdout_that_cannot_encode_a_character_writes_the_tools_own_in_ascii starts): (exit
+    status, stdout, stderr) as `cli` gives them."""
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        stdout = io.TextIOWrapper(io.BytesIO(), encoding="ascii", errors="strict")
+        monkeypatch.setattr(sys, "stdout", stdout)
+        status, _, err = cli(*argv)
+        stdout.flush()
+        return status, stdout.buffer.getvalue().decode("ascii"), err  # type: ignore[attr-defined]
+
+    return run
 
 
-def test_an_ascii_stdout_spells_a_placements_asked_length_before_its_table_is_laid_out(
-        solve_script: Path, tmp_path: Path):
+def test_an_ascii_stdout_spells_a_maps_budgets_and_writes_a_name_of_the_input_as_a_question_mark(ascii_cli):
+    status, out, err = ascii_cli("map", "--gpu", "a100-80g", "--model", "4B", "--gpus-up-to", "2")
+    assert (status, err) == (0, "")
+    assert out.splitlines()[2].split("|")[1:3] == [" model    ", "  <=1 GPU   "]
+    assert "| 28k E+O@1# |" in out and f"\n# {ONE_GPU}\n" in out  # the one-GPU mark spelled
+    assert len({len(line) for line in out.splitlines() if line[:1] in "+|"}) == 1  # the borders in line
+    _, out, _ = ascii_cli("--model", "4B", "--len", "32k", "--gpu", "m\u00e9", "--gpu-memory", "80GiB")
+    assert out.startswith("m? - Qwen3-4B - cheapest plan for 32768 tokens within 6 GPUs: optimal\n")
+
+
+def test_an_ascii_stdout_spells_a_placements_asked_length_before_its_table_is_laid_out(ascii_cli, tmp_path: Path):
     # Spelled as the stream writes it, "(>=32768)" was one character wider than rich had measured "(≥32768)": the
-    # row's borders stood out of line with the header's. (60 s: the wall-clock nets out of a busy machine's reach.)
+    # row's borders stood out of line with the header's.
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text("pools: [{name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\njobs: [{name: long-4b, model: "
                      "Qwen3-4B, max_model_len: {at_least: 32768}, rollout_gpus: 2}]\n", encoding="utf-8")
-    result = subprocess.run([str(solve_script), "cluster", str(fleet), "--time-limit", "60"], capture_output=True,
-                            text=True, timeout=60, check=False, env={**os.environ, "PYTHONIOENCODING": "ascii"})
-    table = [line for line in result.stdout.splitlines() if line[:1] in "+|"]
-    assert (result.returncode, result.stderr) == (0, "") and "| 102400 (>=32768) |" in table[3]
+    status, out, err = ascii_cli("cluster", str(fleet))
+    table = [line for line in out.splitlines() if line[:1] in "+|"]
+    assert (status, err) == (0, "") and "| 102400 (>=32768) |" in table[3]
     assert len({len(line) for line in table}) == 1
 
 
