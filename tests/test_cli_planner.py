@@ -1000,33 +1000,133 @@ def test_a_read_only_target_is_refused_and_a_read_only_folder_is_named(tmp_path:
     assert target.read_text(encoding="utf-8") == "mine\n"
 
 
+FORKED_COMMANDS = """\
+import json, os, sys, traceback
+from solver.cli import main
+
+
+def run(case):
+    os.chdir(case["cwd"])
+    for number, path in ((1, case["stdout"]), (2, case["stderr"])):
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(descriptor, number)
+        os.close(descriptor)
+    try:
+        status = main(case["argv"])
+    except SystemExit as exit_:
+        status = exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return status
+
+
+found = []
+for case in json.loads(sys.argv[1]):
+    reader, writer = os.pipe()
+    if os.fork() == 0:
+        try:
+            verdict = [run(case), any(m.startswith("ortools") for m in sys.modules)]
+        except BaseException:
+            traceback.print_exc()
+            verdict = [None, None]
+        os.write(writer, json.dumps(verdict).encode())
+        os._exit(0)
+    os.close(writer)
+    found.append(json.loads(os.read(reader, 64)))
+    os.close(reader)
+    os.wait()
+print(json.dumps(found))
+"""
+"""Each command of the cases (JSON: its argv, its working directory, and the files its stdout and stderr go to) run by
+`main` in a child forked from an interpreter that has done no more than import solver.cli: as a new process would run
+it, its descriptors 1 and 2 on those files, without starting an interpreter for each. Prints, for each, [exit status,
+whether ortools was imported]."""
+
+
+def forked_commands(cases: list[tuple[Path, list[str], Path | None, Path | None]], prefix: list[str],
+                    captured: Path) -> list[tuple[int, str, str, bool]]:
+    """(exit status, stdout, stderr, whether ortools was imported) of each command of `cases` (a working directory, argv,
+    and the files its stdout and stderr are redirected to, as the shell's ``> file`` and ``2> file``, or None) run by
+    `FORKED_COMMANDS` under `prefix`; a stream not redirected is captured in a file in `captured` (an empty folder),
+    one redirected reads as ""."""
+    streams = [(out or captured / f"{number}.out", err or captured / f"{number}.err")
+               for number, (_, _, out, err) in enumerate(cases)]
+    result = subprocess.run([*prefix, sys.executable, "-c", FORKED_COMMANDS, json.dumps([
+        {"cwd": str(cwd), "argv": argv, "stdout": str(out), "stderr": str(err)}
+        for (cwd, argv, _, _), (out, err) in zip(cases, streams, strict=True)])],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert (result.returncode, result.stderr) == (0, ""), result.stderr
+    return [(status, "" if case[2] else out.read_text(encoding="utf-8"),
+             "" if case[3] else err.read_text(encoding="utf-8"), imported)
+            for (status, imported), case, (out, err) in zip(json.loads(result.stdout), cases, streams, strict=True)]
+
+
+FLEET = str(Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml")
+
+UNWRITABLE_FOLDERS = {
+    "out": (["--model", "4B", "--len", "8k", "--gpu", "a100", "--out", "ro/o.yaml"],
+            ("solve: error: --out ro/o.yaml: cannot write: a temporary file cannot be created in ro (the folder is not "
+             "writable); the file is written there first, then renamed into place")),
+    "emit-dir": (["cluster", FLEET, "--emit-dir", "ro"],
+                 ("solve cluster: error: --emit-dir ro/math-4b.yaml: cannot write: a temporary file cannot be created "
+                  "in ro (the folder is not writable); the file is written there first, then renamed into place")),
+    "emit-dir-to-make": (["cluster", FLEET, "--emit-dir", "ro/new"],
+                         "solve cluster: error: --emit-dir ro/new: cannot make the folder: ro is not writable"),
+    "examples": (["examples", "ro"], "solve examples: error: ro/linear-model: cannot make the folder: ro is not writable"),
+    "examples-to-make": (["examples", "ro/new"],
+                         "solve examples: error: ro/new: cannot make the folder: ro is not writable"),
+}
+"""For each case of test_a_folder_without_write_permission_is_refused_before_any_work: the command, run in a folder
+whose folder ro may not be written, and its line."""
+
+UNSEARCHABLE_FOLDERS = {
+    "out": (["--model", "4B", "--len", "8k", "--gpu", "a100", "--out", "nox/o.yaml"],
+            "solve: error: --out nox/o.yaml: cannot write: Permission denied\n"),
+    "svg": (["map", "--svg", "nox/f.svg"], "solve map: error: --svg nox/f.svg: cannot write: Permission denied\n"),
+    "emit-dir": (["cluster", FLEET, "--emit-dir", "nox/sub"],
+                 "solve cluster: error: --emit-dir nox/sub: cannot write: Permission denied\n"),
+    "model-config-file": (["--model-config", "nox/config.json", "--len", "8k"],
+                          "solve: error: --model-config nox/config.json: cannot read: Permission denied\n"),
+    "model-config-folder": (["--model-config", "nox", "--len", "8k"],
+                            "solve: error: --model-config nox/config.json: cannot read: Permission denied\n"),
+}
+"""For each case of test_a_path_in_a_folder_without_search_permission_is_one_line: the command, run in a folder whose
+folder nox may not be searched, and its line."""
+
+
+@pytest.fixture(scope="module")
+def refused_for_permissions(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], tuple[Any, ...]]:
+    """For each case of `UNWRITABLE_FOLDERS` (``("ro", id)``) and `UNSEARCHABLE_FOLDERS` (``("nox", id)``): (exit
+    status, stdout, stderr, whether ortools was imported, the folder ro or nox after it), the command run in a folder
+    of its own (`forked_commands`) as a user whom file permissions bind (`_without_dac_override`)."""
+    prefix = _without_dac_override()
+    base = tmp_path_factory.mktemp("permissions")
+    (base / "captured").mkdir()
+    named = [("ro", case, argv) for case, (argv, _) in UNWRITABLE_FOLDERS.items()]
+    named += [("nox", case, argv) for case, (argv, _) in UNSEARCHABLE_FOLDERS.items()]
+    cases = []
+    for number, (folder, _, argv) in enumerate(named):
+        (base / str(number)).mkdir()
+        (base / str(number) / folder).mkdir(mode=0o555 if folder == "ro" else 0)
+        cases.append((base / str(number), argv, None, None))
+    try:
+        found = forked_commands(cases, prefix, base / "captured")
+    finally:
+        for number, (folder, _, _) in enumerate(named):
+            (base / str(number) / folder).chmod(0o755)
+    return {(folder, case): (*answer, base / str(number) / folder)
+            for number, ((folder, case, _), answer) in enumerate(zip(named, found, strict=True))}
+
+
 @pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--model", "4B", "--len", "8k", "--gpu", "a100", "--out", "ro/o.yaml"],
-     ("solve: error: --out ro/o.yaml: cannot write: a temporary file cannot be created in ro (the folder is not "
-      "writable); the file is written there first, then renamed into place")),
-    (["cluster", str(Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"), "--emit-dir", "ro"],
-     ("solve cluster: error: --emit-dir ro/math-4b.yaml: cannot write: a temporary file cannot be created in ro (the "
-      "folder is not writable); the file is written there first, then renamed into place")),
-    (["cluster", str(Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"), "--emit-dir", "ro/new"],
-     "solve cluster: error: --emit-dir ro/new: cannot make the folder: ro is not writable"),
-    (["examples", "ro"], "solve examples: error: ro/linear-model: cannot make the folder: ro is not writable"),
-    (["examples", "ro/new"], "solve examples: error: ro/new: cannot make the folder: ro is not writable"),
-], ids=["out", "emit-dir", "emit-dir-to-make", "examples", "examples-to-make"])
-def test_a_folder_without_write_permission_is_refused_before_any_work(tmp_path: Path, argv: list[str], message: str):
+@pytest.mark.parametrize("case", UNWRITABLE_FOLDERS)
+def test_a_folder_without_write_permission_is_refused_before_any_work(
+        refused_for_permissions: dict[tuple[str, str], tuple[Any, ...]], case: str):
     # Its files could not be renamed into place: said before the solve (or the placement, which may take its whole
     # time limit), which imports OR-Tools, not after it.
-    prefix = _without_dac_override()
-    (tmp_path / "ro").mkdir(mode=0o555)
-    code = ("import sys\nfrom solver.cli import main\nstatus = main(sys.argv[1:])\n"
-            "sys.stderr.write(f'{status} {any(m.startswith(\"ortools\") for m in sys.modules)}')\n")
-    try:
-        result = subprocess.run([*prefix, sys.executable, "-c", code, *argv], cwd=tmp_path, capture_output=True,
-                                text=True, timeout=60, check=False)
-    finally:
-        (tmp_path / "ro").chmod(0o755)
-    assert (result.stdout, result.stderr) == ("", f"{message}\n2 False")
-    assert list((tmp_path / "ro").iterdir()) == []
+    status, out, err, imported, folder = refused_for_permissions["ro", case]
+    assert (status, out, err, imported) == (2, "", f"{UNWRITABLE_FOLDERS[case][1]}\n", False)
+    assert list(folder.iterdir()) == []
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
@@ -1050,55 +1150,69 @@ def test_an_emit_dir_that_exists_in_a_read_only_folder_is_written(tmp_path: Path
     assert [path.name for path in (tmp_path / "ro" / "configs").iterdir()] == ["j.yaml"]
 
 
+OWN_OUTPUT = ": the command's own output goes there; name another file, or drop the option to print it\n"
+"""The end of the line refusing to write a file over the command's own stdout or stderr."""
+
+STDOUT_SPELLINGS = ["plan.yaml", "//dev/stdout", "/proc/thread-self/fd/1"]
+"""The spellings of the file that stdout is redirected to in test_a_file_that_stdout_is_redirected_to_is_not_written_over."""
+
+
+@pytest.fixture(scope="module")
+def refused_for_redirects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, ...]]:
+    """For each command that names as a file to write the one its stdout or stderr is redirected to (by its test's
+    name, and for the first, each of `STDOUT_SPELLINGS`): (exit status, stdout, stderr, whether ortools was imported,
+    its folder after it), each run in a folder of its own (`forked_commands`)."""
+    base = tmp_path_factory.mktemp("redirects")
+    (base / "captured").mkdir()
+    planner = ["--model", "4B", "--len", "8k", "--gpu", "a100", "--out"]
+    named: list[tuple[str, list[str], str | None, str | None]] = [
+        *((f"not-written-over-{name}", [*planner, name], "plan.yaml", None) for name in STDOUT_SPELLINGS),
+        ("stderr-not-written-over", [*planner, "plan.yaml"], None, "plan.yaml"),
+        ("refused-before-any-work", ["--model", "4B", "--len", "8k", "--out", "plan.yaml"], "plan.yaml", None),
+        ("config-of-emit-dir", ["cluster", FLEET, "--emit-dir", "configs"], "configs/math-4b.yaml", None)]
+    cases = []
+    for number, (name, argv, stdout, stderr) in enumerate(named):
+        (base / str(number)).mkdir()
+        if name == "config-of-emit-dir":
+            (base / str(number) / "configs").mkdir()
+        cases.append((base / str(number), argv, stdout and base / str(number) / stdout,
+                      stderr and base / str(number) / stderr))
+    found = forked_commands(cases, [], base / "captured")
+    return {name: (*answer, base / str(number)) for number, ((name, *_), answer) in enumerate(zip(named, found,
+                                                                                                   strict=True))}
+
+
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file names")
-@pytest.mark.parametrize("name", ["plan.yaml", "//dev/stdout", "/proc/thread-self/fd/1"])
-def test_a_file_that_stdout_is_redirected_to_is_not_written_over(tmp_path: Path, solve_script: Path, name: str):
+@pytest.mark.parametrize("name", STDOUT_SPELLINGS)
+def test_a_file_that_stdout_is_redirected_to_is_not_written_over(refused_for_redirects: dict[str, tuple[Any, ...]],
+                                                                 name: str):
     # `--out plan.yaml > plan.yaml`, in any spelling: the fragment would replace what the command prints there.
-    target = tmp_path / "plan.yaml"
-    with target.open("w", encoding="utf-8") as stdout:
-        result = subprocess.run([str(solve_script), "--model", "4B", "--len", "8k", "--gpu", "a100", "--out", name],
-                                cwd=tmp_path, stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=60, check=False)
-    assert result.returncode == 2 and result.stderr.endswith(
-        ": the command's own output goes there; name another file, or drop the option to print it\n")
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["plan.yaml"]
+    status, _, err, _, folder = refused_for_redirects[f"not-written-over-{name}"]
+    assert status == 2 and err.endswith(OWN_OUTPUT)
+    assert sorted(path.name for path in folder.iterdir()) == ["plan.yaml"]
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file names")
-def test_a_file_that_stderr_is_redirected_to_is_not_written_over(tmp_path: Path, solve_script: Path):
+def test_a_file_that_stderr_is_redirected_to_is_not_written_over(refused_for_redirects: dict[str, tuple[Any, ...]]):
     # `--out plan.yaml 2> plan.yaml`: the fragment would replace the warnings and errors; the refusal is what it holds.
-    target = tmp_path / "plan.yaml"
-    with target.open("w", encoding="utf-8") as stderr:
-        result = subprocess.run([str(solve_script), "--model", "4B", "--len", "8k", "--gpu", "a100", "--out",
-                                 "plan.yaml"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=stderr, text=True,
-                                timeout=60, check=False)
-    assert (result.returncode, result.stdout) == (2, "")
-    assert target.read_text(encoding="utf-8") == ("solve: error: --out plan.yaml: the command's own output goes there; "
-                                                  "name another file, or drop the option to print it\n")
+    status, out, _, _, folder = refused_for_redirects["stderr-not-written-over"]
+    assert (status, out) == (2, "")
+    assert (folder / "plan.yaml").read_text(encoding="utf-8") == f"solve: error: --out plan.yaml{OWN_OUTPUT}"
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file names")
-def test_a_file_that_stdout_is_redirected_to_is_refused_before_any_work(tmp_path: Path):
+def test_a_file_that_stdout_is_redirected_to_is_refused_before_any_work(
+        refused_for_redirects: dict[str, tuple[Any, ...]]):
     # Before solving, which imports OR-Tools: a refusal is as quick as the checks of the arguments.
-    code = ("import sys\nfrom solver.cli import main\nstatus = main(['--model', '4B', '--len', '8k', '--out', "
-            "'plan.yaml'])\nsys.stderr.write(f'{status} {any(m.startswith(\"ortools\") for m in sys.modules)}')\n")
-    with (tmp_path / "plan.yaml").open("w", encoding="utf-8") as stdout:
-        result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, stdout=stdout, stderr=subprocess.PIPE,
-                                text=True, timeout=60, check=False)
-    assert result.stderr == ("solve: error: --out plan.yaml: the command's own output goes there; name another file, "
-                             "or drop the option to print it\n2 False")
+    status, _, err, imported, _ = refused_for_redirects["refused-before-any-work"]
+    assert (status, err, imported) == (2, f"solve: error: --out plan.yaml{OWN_OUTPUT}", False)
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file names")
-def test_a_config_of_emit_dir_that_stdout_goes_to_is_refused_before_the_placement(tmp_path: Path):
-    (tmp_path / "configs").mkdir()
-    code = ("import sys\nfrom solver.cli import main\nstatus = main(['cluster', sys.argv[1], '--emit-dir', "
-            "'configs'])\nsys.stderr.write(f'{status} {any(m.startswith(\"ortools\") for m in sys.modules)}')\n")
-    fleet = Path(__file__).resolve().parent.parent / "docs" / "examples" / "fleet.yaml"
-    with (tmp_path / "configs" / "math-4b.yaml").open("w", encoding="utf-8") as stdout:
-        result = subprocess.run([sys.executable, "-c", code, str(fleet)], cwd=tmp_path, stdout=stdout,
-                                stderr=subprocess.PIPE, text=True, timeout=60, check=False)
-    assert result.stderr == ("solve cluster: error: --emit-dir configs/math-4b.yaml: the command's own output goes "
-                             "there; name another file, or drop the option to print it\n2 False")
+def test_a_config_of_emit_dir_that_stdout_goes_to_is_refused_before_the_placement(
+        refused_for_redirects: dict[str, tuple[Any, ...]]):
+    status, _, err, imported, _ = refused_for_redirects["config-of-emit-dir"]
+    assert (status, err, imported) == (2, f"solve cluster: error: --emit-dir configs/math-4b.yaml{OWN_OUTPUT}", False)
 
 
 @pytest.mark.skipif(os.name == "nt" or os.geteuid() != 0, reason="only root may give a file to another user")
@@ -1114,29 +1228,13 @@ def test_root_writing_a_users_file_leaves_it_theirs(tmp_path: Path):
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--model", "4B", "--len", "8k", "--gpu", "a100", "--out", "nox/o.yaml"],
-     "solve: error: --out nox/o.yaml: cannot write: Permission denied\n"),
-    (["map", "--svg", "nox/f.svg"], "solve map: error: --svg nox/f.svg: cannot write: Permission denied\n"),
-    (["cluster", str(Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"), "--emit-dir", "nox/sub"],
-     "solve cluster: error: --emit-dir nox/sub: cannot write: Permission denied\n"),
-    (["--model-config", "nox/config.json", "--len", "8k"], ("solve: error: --model-config nox/config.json: cannot "
-                                                            "read: Permission denied\n")),
-    (["--model-config", "nox", "--len", "8k"], ("solve: error: --model-config nox/config.json: cannot read: "
-                                                "Permission denied\n")),
-])
-def test_a_path_in_a_folder_without_search_permission_is_one_line(tmp_path: Path, solve_script: Path,
-                                                                  argv: list[str], message: str):
+@pytest.mark.parametrize("case", UNSEARCHABLE_FOLDERS)
+def test_a_path_in_a_folder_without_search_permission_is_one_line(
+        refused_for_permissions: dict[tuple[str, str], tuple[Any, ...]], case: str):
     # Path.exists() and is_dir() raise PermissionError there (before Python 3.14): no traceback.
-    prefix = _without_dac_override()
-    (tmp_path / "nox").mkdir(mode=0)
-    try:
-        result = subprocess.run([*prefix, str(solve_script), *argv], cwd=tmp_path, capture_output=True, text=True,
-                                timeout=60, check=False)
-    finally:
-        (tmp_path / "nox").chmod(0o755)
-    assert (result.returncode, result.stdout, result.stderr) == (2, "", message)
-    assert list((tmp_path / "nox").iterdir()) == []
+    status, out, err, _, folder = refused_for_permissions["nox", case]
+    assert (status, out, err) == (2, "", UNSEARCHABLE_FOLDERS[case][1])
+    assert list(folder.iterdir()) == []
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
