@@ -1001,13 +1001,19 @@ def test_a_read_only_target_is_refused_and_a_read_only_folder_is_named(tmp_path:
 
 
 FORKED_COMMANDS = """\
-import json, os, sys, traceback
+import importlib, json, os, sys, traceback
 from solver.cli import main
+
+for module in sys.argv[2:]:
+    importlib.import_module(module)
 
 
 def run(case):
     os.chdir(case["cwd"])
     for number, path in ((1, case["stdout"]), (2, case["stderr"])):
+        if path == "&1":
+            os.dup2(1, number)
+            continue
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.dup2(descriptor, number)
         os.close(descriptor)
@@ -1037,27 +1043,28 @@ for case in json.loads(sys.argv[1]):
     os.wait()
 print(json.dumps(found))
 """
-"""Each command of the cases (JSON: its argv, its working directory, and the files its stdout and stderr go to) run by
-`main` in a child forked from an interpreter that has done no more than import solver.cli: as a new process would run
-it, its descriptors 1 and 2 on those files, without starting an interpreter for each. Prints, for each, [exit status,
-whether ortools was imported]."""
+"""Each command of the cases (JSON: its argv, its working directory, and the files its stdout and stderr go to, stderr's
+"&1" being stdout's, as ``2>&1``) run by `main` in a child forked from an interpreter that has done no more than import
+solver.cli (and the modules named after the cases, for commands that solve: OR-Tools' load is the most of their time):
+as a new process would run it, its descriptors 1 and 2 on those files, without starting an interpreter for each.
+Prints, for each, [exit status, whether ortools was imported]."""
 
 
-def forked_commands(cases: list[tuple[Path, list[str], Path | None, Path | None]], prefix: list[str],
-                    captured: Path) -> list[tuple[int, str, str, bool]]:
+def forked_commands(cases: list[tuple[Path, list[str], Path | str | None, Path | str | None]], prefix: list[str],
+                    captured: Path, preload: tuple[str, ...] = ()) -> list[tuple[int, str, str, bool]]:
     """(exit status, stdout, stderr, whether ortools was imported) of each command of `cases` (a working directory, argv,
-    and the files its stdout and stderr are redirected to, as the shell's ``> file`` and ``2> file``, or None) run by
-    `FORKED_COMMANDS` under `prefix`; a stream not redirected is captured in a file in `captured` (an empty folder),
-    one redirected reads as ""."""
+    and the files its stdout and stderr are redirected to, as the shell's ``> file`` and ``2> file``, or stderr's "&1",
+    or None) run by `FORKED_COMMANDS` under `prefix`, once the modules of `preload` are imported; a stream not
+    redirected is captured in a file in `captured` (an empty folder), one redirected reads as ""."""
     streams = [(out or captured / f"{number}.out", err or captured / f"{number}.err")
                for number, (_, _, out, err) in enumerate(cases)]
     result = subprocess.run([*prefix, sys.executable, "-c", FORKED_COMMANDS, json.dumps([
         {"cwd": str(cwd), "argv": argv, "stdout": str(out), "stderr": str(err)}
-        for (cwd, argv, _, _), (out, err) in zip(cases, streams, strict=True)])],
+        for (cwd, argv, _, _), (out, err) in zip(cases, streams, strict=True)]), *preload],
         capture_output=True, text=True, timeout=120, check=False)
     assert (result.returncode, result.stderr) == (0, ""), result.stderr
-    return [(status, "" if case[2] else out.read_text(encoding="utf-8"),
-             "" if case[3] else err.read_text(encoding="utf-8"), imported)
+    return [(status, "" if case[2] else Path(out).read_text(encoding="utf-8"),
+             "" if case[3] else Path(err).read_text(encoding="utf-8"), imported)
             for (status, imported), case, (out, err) in zip(json.loads(result.stdout), cases, streams, strict=True)]
 
 
@@ -1237,35 +1244,70 @@ def test_a_path_in_a_folder_without_search_permission_is_one_line(
     assert list(folder.iterdir()) == []
 
 
+NOTED = ["--model", "4B", "--gpu", "mine", "--gpu-memory", "40", "--len", "32k"]
+"""A planner command with a note on stderr before its output."""
+
+UNWRITABLE_OUTPUT = {"tables": ["tables", "--json"], "planner": ["--model", "4B", "--len", "32k", "--gpu", "a100-80g"],
+                     "help": ["--help"]}
+"""The commands of test_output_that_cannot_be_written_is_one_line_not_a_traceback, by case."""
+
+UNWRITABLE_STDERR = {"note": ([*NOTED, "--json"], "pipe", 0),  # with a note
+                     "bad-input": (["cluster", "missing.yaml"], "pipe", 2),
+                     "full-stdout": (["--model", "4B", "--len", "32k", "--gpu", "a100"], "full", 74),  # output the
+                     # full disk could not take
+                     "closed-stdout": (["--model", "4B", "--len", "32k", "--gpu", "a100"], "closed", 2)}
+"""The commands of test_an_unwritable_stderr_loses_its_lines_not_the_exit_status, their stdout (a pipe, the full disk,
+or closed) and their exit status, by case."""
+
+
+@pytest.fixture(scope="module")
+def written_to_streams(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, str, str, bool]]:
+    """(exit status, stdout, stderr, whether ortools was imported) of the commands whose stdout or stderr are on a full
+    disk (/dev/full): ``full-`` and each case of `UNWRITABLE_OUTPUT`, ``stderr-full-`` and each of
+    `UNWRITABLE_STDERR` but ``closed-stdout`` (a stdout closed as the interpreter starts needs one of its own), and
+    ``one-log``: `NOTED` with stderr on its stdout (``2>&1``); each in a child forked from one interpreter
+    (`forked_commands`) that has loaded OR-Tools, in a folder of its own."""
+    base = tmp_path_factory.mktemp("streams")
+    (base / "captured").mkdir()
+    named: list[tuple[str, list[str], str | None, str | None]] = [
+        *((f"full-{case}", argv, "/dev/full", None) for case, argv in UNWRITABLE_OUTPUT.items()),
+        *((f"stderr-full-{case}", argv, "/dev/full" if stdout == "full" else None, "/dev/full")
+          for case, (argv, stdout, _) in UNWRITABLE_STDERR.items() if stdout != "closed"),
+        ("one-log", NOTED, None, "&1")]
+    for number in range(len(named)):
+        (base / str(number)).mkdir()
+    found = forked_commands([(base / str(number), argv, stdout, stderr)
+                             for number, (_, argv, stdout, stderr) in enumerate(named)], [], base / "captured",
+                            preload=("solver.api", "solver.solve", "solver.explain", "solver.render"))
+    return {name: answer for (name, *_), answer in zip(named, found, strict=True)}
+
+
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
-@pytest.mark.parametrize("argv", [["tables", "--json"], ["--model", "4B", "--len", "32k", "--gpu", "a100-80g"],
-                                  ["--help"]])
-def test_output_that_cannot_be_written_is_one_line_not_a_traceback(solve_script: Path, argv: list[str]):
-    with open("/dev/full", "w") as full:
-        result = subprocess.run([str(solve_script), *argv], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60,
-                                check=False)
-    prog = "solve tables" if argv[0] == "tables" else "solve"
-    assert (result.returncode, result.stderr) == (  # a full disk: 74 (EX_IOERR), which a pipeline may retry
+@pytest.mark.parametrize("case", UNWRITABLE_OUTPUT)
+def test_output_that_cannot_be_written_is_one_line_not_a_traceback(
+        written_to_streams: dict[str, tuple[int, str, str, bool]], case: str):
+    status, _, err, _ = written_to_streams[f"full-{case}"]
+    prog = "solve tables" if case == "tables" else "solve"
+    assert (status, err) == (  # a full disk: 74 (EX_IOERR), which a pipeline may retry
         74, f"{prog}: error: cannot write the output: No space left on device\n")
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
-@pytest.mark.parametrize(("argv", "stdout", "status"), [
-    (["--model", "4B", "--gpu", "mine", "--gpu-memory", "40", "--len", "32k", "--json"], "pipe", 0),  # with a note
-    (["cluster", "missing.yaml"], "pipe", 2),  # bad input
-    (["--model", "4B", "--len", "32k", "--gpu", "a100"], "full", 74),  # output the full disk could not take
-    (["--model", "4B", "--len", "32k", "--gpu", "a100"], "closed", 2),
-], ids=["note", "bad-input", "full-stdout", "closed-stdout"])
-def test_an_unwritable_stderr_loses_its_lines_not_the_exit_status(solve_script: Path, tmp_path: Path, argv: list[str],
-                                                                  stdout: str, status: int):
+@pytest.mark.parametrize("case", UNWRITABLE_STDERR)
+def test_an_unwritable_stderr_loses_its_lines_not_the_exit_status(
+        written_to_streams: dict[str, tuple[int, str, str, bool]], solve_script: Path, tmp_path: Path, case: str):
     # `2>>log` on a full disk: a note, or the one line of an error, is lost; the exit status stays the command's own
     # (the traceback of the failed write, which could not be written either, made each of them 1: "no plan").
-    with open("/dev/full", "w") as full:
-        result = subprocess.run([str(solve_script), *argv], cwd=tmp_path, timeout=60, check=False, text=True,
-                                stdout=full if stdout == "full" else subprocess.PIPE, stderr=full,
-                                preexec_fn=(lambda: os.close(1)) if stdout == "closed" else None)
-    assert result.returncode == status
-    assert json.loads(result.stdout)[0]["model"] == "Qwen3-4B" if status == 0 else result.stdout in ("", None)
+    argv, stdout, status = UNWRITABLE_STDERR[case]
+    if stdout == "closed":
+        with open("/dev/full", "w") as full:
+            result = subprocess.run([str(solve_script), *argv], cwd=tmp_path, timeout=60, check=False, text=True,
+                                    stderr=full, preexec_fn=lambda: os.close(1))
+        found, out = result.returncode, result.stdout
+    else:
+        found, out, _, _ = written_to_streams[f"stderr-full-{case}"]
+    assert found == status
+    assert json.loads(out)[0]["model"] == "Qwen3-4B" if status == 0 else out in ("", None)
 
 
 @pytest.mark.parametrize(("argv", "path"), [
@@ -1546,12 +1588,11 @@ def test_a_plan_explained_on_a_gpu_without_tables_cites_a_larger_gpus_offload_fa
             "more") in out
 
 
-def test_a_note_comes_before_the_output_in_one_log(solve_script: Path):
+def test_a_note_comes_before_the_output_in_one_log(written_to_streams: dict[str, tuple[int, str, str, bool]]):
     # `solve ... >log 2>&1`: stderr's lines are written as they come, not held until the command ends.
-    result = subprocess.run([str(solve_script), "--model", "4B", "--gpu", "mine", "--gpu-memory", "40", "--len", "32k"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60, check=False)
-    lines = result.stdout.splitlines()
-    assert (result.returncode, lines[0][:37]) == (0, "solve: note: --gpu-memory 40 is taken")
+    status, out, _, _ = written_to_streams["one-log"]
+    lines = out.splitlines()
+    assert (status, lines[0][:37]) == (0, "solve: note: --gpu-memory 40 is taken")
     assert lines[1] == "mine · Qwen3-4B · cheapest plan for 32768 tokens within 8 GPUs: optimal"
 
 
