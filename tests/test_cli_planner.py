@@ -1045,8 +1045,8 @@ print(json.dumps(found))
 """
 """Each command of the cases (JSON: its argv, its working directory, and the files its stdout and stderr go to, stderr's
 "&1" being stdout's, as ``2>&1``) run by `main` in a child forked from an interpreter that has done no more than import
-solver.cli (and the modules named after the cases, for commands that solve: OR-Tools' load is the most of their time):
-as a new process would run it, its descriptors 1 and 2 on those files, without starting an interpreter for each.
+solver.cli and the modules named after the cases (`COMMAND_MODULES`; and for commands that solve, those that load
+OR-Tools, the most of their time): as a new process would run it, its descriptors 1 and 2 on those files, without starting an interpreter for each.
 Prints, for each, [exit status, whether ortools was imported]."""
 
 
@@ -1067,6 +1067,11 @@ def forked_commands(cases: list[tuple[Path, list[str], Path | str | None, Path |
              "" if case[3] else Path(err).read_text(encoding="utf-8"), imported)
             for (status, imported), case, (out, err) in zip(json.loads(result.stdout), cases, streams, strict=True)]
 
+
+COMMAND_MODULES = ("solver.cli.planner", "solver.cli.cluster", "solver.cli.examples", "solver.cli.maps",
+                   "solver.tables.loaders")
+"""The modules that the commands load to read their arguments and tables, before any work: none loads OR-Tools (the
+refusals run after them say so), so that a child forked once they are loaded still tells whether a command did."""
 
 FLEET = str(Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml")
 
@@ -1117,7 +1122,7 @@ def refused_for_permissions(tmp_path_factory: pytest.TempPathFactory) -> dict[tu
         (base / str(number) / folder).mkdir(mode=0o555 if folder == "ro" else 0)
         cases.append((base / str(number), argv, None, None))
     try:
-        found = forked_commands(cases, prefix, base / "captured")
+        found = forked_commands(cases, prefix, base / "captured", preload=COMMAND_MODULES)
     finally:
         for number, (folder, _, _) in enumerate(named):
             (base / str(number) / folder).chmod(0o755)
@@ -1184,7 +1189,7 @@ def refused_for_redirects(tmp_path_factory: pytest.TempPathFactory) -> dict[str,
             (base / str(number) / "configs").mkdir()
         cases.append((base / str(number), argv, stdout and base / str(number) / stdout,
                       stderr and base / str(number) / stderr))
-    found = forked_commands(cases, [], base / "captured")
+    found = forked_commands(cases, [], base / "captured", preload=COMMAND_MODULES)
     return {name: (*answer, base / str(number)) for number, ((name, *_), answer) in enumerate(zip(named, found,
                                                                                                    strict=True))}
 
@@ -1278,7 +1283,8 @@ def written_to_streams(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tu
         (base / str(number)).mkdir()
     found = forked_commands([(base / str(number), argv, stdout, stderr)
                              for number, (_, argv, stdout, stderr) in enumerate(named)], [], base / "captured",
-                            preload=("solver.api", "solver.solve", "solver.explain", "solver.render"))
+                            preload=(*COMMAND_MODULES, "solver.api", "solver.solve", "solver.explain",
+                                     "solver.render"))
     return {name: answer for (name, *_), answer in zip(named, found, strict=True)}
 
 
