@@ -642,12 +642,16 @@ COMMANDS_THAT_DO_NOT_SOLVE = [["tables", "--json"], ["tables", "--gpu", "nope"],
                               ["tables", "--check"],
                               ["memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "8192"]]
 
-# Each command runs by `main` in a child forked from an interpreter that has done no more than import solver.cli
-# (and json, os, traceback): the modules a new interpreter per command would run it with, without starting one
-# each time. Where there is no fork, each command gets an interpreter of its own.
+# Each command runs by `main` in a child forked from an interpreter that has done no more than import solver.cli and
+# the command modules (`COMMAND_MODULES`, and json, importlib, os, traceback): modules a new interpreter per command
+# would run it with, none of which loads ortools, without starting one each time. Where there is no fork, each
+# command gets an interpreter of its own.
 ORTOOLS_AFTER = """\
-import json, os, sys, traceback
+import importlib, json, os, sys, traceback
 from solver.cli import main
+
+for module in sys.argv[2:]:
+    importlib.import_module(module)
 
 
 def ortools_after(argv):
@@ -687,7 +691,8 @@ def ortools_after_commands_that_do_not_solve() -> dict[str, str]:
     groups = [COMMANDS_THAT_DO_NOT_SOLVE] if hasattr(os, "fork") else [[argv] for argv in COMMANDS_THAT_DO_NOT_SOLVE]
     found: dict[str, str] = {}
     for group in groups:
-        result = subprocess.run([sys.executable, "-c", ORTOOLS_AFTER, json.dumps(group)], capture_output=True,
+        result = subprocess.run([sys.executable, "-c", ORTOOLS_AFTER, json.dumps(group), *COMMAND_MODULES],
+                                capture_output=True,
                                 text=True, timeout=60, check=False)
         assert result.returncode == 0, result.stderr
         found.update(json.loads(result.stderr.splitlines()[-1]))
