@@ -966,45 +966,6 @@ def _without_dac_override() -> list[str]:
     return prefix
 
 
-@pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
-def test_an_example_file_there_that_cannot_be_read_is_one_line_and_left(tmp_path: Path, solve_script: Path):
-    # `solve examples` reads a file where an example goes, to leave it if it holds the example: one it may not read.
-    (tmp_path / "d").mkdir()
-    (tmp_path / "d" / "fleet.yaml").write_text("x\n", encoding="utf-8")
-    (tmp_path / "d" / "fleet.yaml").chmod(0o200)
-    result = subprocess.run([*_without_dac_override(), str(solve_script), "examples", "d"], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=60, check=False)
-    assert (result.returncode, result.stdout, result.stderr) == (
-        2, "", "solve examples: error: d/fleet.yaml: cannot read: Permission denied\n")
-    assert [path.name for path in (tmp_path / "d").iterdir()] == ["fleet.yaml"]
-
-
-@pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
-def test_a_read_only_target_is_refused_and_a_read_only_folder_is_named(tmp_path: Path, solve_script: Path):
-    # Written by rename, a file would be replaced whatever its own permissions: a read-only one is refused, as
-    # `>` refuses it; a writable file in a folder without write permission names the folder.
-    prefix = _without_dac_override()
-    argv = [*prefix, str(solve_script), "--model", "4B", "--len", "8k", "--gpu", "a100", "--out"]
-    target = tmp_path / "o.yaml"
-    target.write_text("mine\n", encoding="utf-8")
-    target.chmod(0o444)
-    result = subprocess.run([*argv, "o.yaml"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
-    assert (result.returncode, result.stdout, result.stderr) == (
-        2, "", "solve: error: --out o.yaml: cannot write: Permission denied (the file is not writable)\n")
-    assert target.read_text(encoding="utf-8") == "mine\n"
-    target.chmod(0o666)
-    tmp_path.chmod(0o555)
-    try:
-        result = subprocess.run([*argv, "o.yaml"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                                check=False)
-    finally:
-        tmp_path.chmod(0o755)
-    assert (result.returncode, result.stderr) == (2, ("solve: error: --out o.yaml: cannot write: a temporary file "
-                                                      "cannot be created in . (the folder is not writable); the file "
-                                                      "is written there first, then renamed into place\n"))
-    assert target.read_text(encoding="utf-8") == "mine\n"
-
-
 FORKED_COMMANDS = """\
 import importlib, json, os, sys, traceback
 from solver.cli import main
@@ -1066,7 +1027,7 @@ def forked_commands(cases: list[tuple[Path, list[str], Path | str | None, Path |
     result = subprocess.run([*prefix, sys.executable, "-c", FORKED_COMMANDS, json.dumps([
         {"cwd": str(cwd), "argv": argv, "stdout": str(out), "stderr": str(err)}
         for (cwd, argv, _, _), (out, err) in zip(cases, streams, strict=True)]), *preload],
-        capture_output=True, text=True, timeout=120, check=False)
+        capture_output=True, text=True, timeout=180, check=False)
     assert (result.returncode, result.stderr) == (0, ""), result.stderr
     return [(status, "" if case[2] else Path(out).read_text(encoding="utf-8"),
              "" if case[3] else Path(err).read_text(encoding="utf-8"), imported)
@@ -1111,28 +1072,94 @@ UNSEARCHABLE_FOLDERS = {
 folder nox may not be searched, and its line."""
 
 
+PLANNER_OUT = ["--model", "4B", "--len", "8k", "--gpu", "a100", "--out", "o.yaml"]
+"""A planner command that writes its fragment to o.yaml."""
+
+OWN_FOLDERS = {"unreadable-example": ["examples", "d"], "read-only-target": PLANNER_OUT,
+               "target-in-read-only-folder": PLANNER_OUT,
+               "emit-dir-there": ["cluster", "fleet.yaml", "--emit-dir", "ro/configs", "--time-limit", "60"]}
+"""The commands of the tests of permissions in a folder laid out for each (`refused_for_permissions`), by case: d/
+holding a fleet.yaml that may not be read; a read-only o.yaml; a writable o.yaml in a folder that may not be written;
+and a fleet.yaml of one job beside ro/configs, whose ro may not be written (a limit of 60 s keeps the cluster's
+wall-clock nets, on the real clock in a process of its own, out of a busy machine's reach)."""
+
+
 @pytest.fixture(scope="module")
 def refused_for_permissions(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], tuple[Any, ...]]:
-    """For each case of `UNWRITABLE_FOLDERS` (``("ro", id)``) and `UNSEARCHABLE_FOLDERS` (``("nox", id)``): (exit
-    status, stdout, stderr, whether ortools was imported, the folder ro or nox after it), the command run in a folder
-    of its own (`forked_commands`) as a user whom file permissions bind (`_without_dac_override`)."""
+    """For each case of `UNWRITABLE_FOLDERS` (``("ro", id)``), `UNSEARCHABLE_FOLDERS` (``("nox", id)``) and
+    `OWN_FOLDERS` (``("own", id)``): (exit status, stdout, stderr, whether ortools was imported, the folder ro or nox
+    after it, or the case's own folder), the command run in a folder of its own (`forked_commands`) as a user whom file
+    permissions bind (`_without_dac_override`)."""
     prefix = _without_dac_override()
     base = tmp_path_factory.mktemp("permissions")
     (base / "captured").mkdir()
     named = [("ro", case, argv) for case, (argv, _) in UNWRITABLE_FOLDERS.items()]
     named += [("nox", case, argv) for case, (argv, _) in UNSEARCHABLE_FOLDERS.items()]
-    cases = []
-    for number, (folder, _, argv) in enumerate(named):
-        (base / str(number)).mkdir()
-        (base / str(number) / folder).mkdir(mode=0o555 if folder == "ro" else 0)
-        cases.append((base / str(number), argv, None, None))
+    named += [("own", case, argv) for case, argv in OWN_FOLDERS.items()]
+    cases, locked = [], []
+    for number, (folder, case, argv) in enumerate(named):
+        cwd = base / str(number)
+        cwd.mkdir()
+        if folder != "own":
+            (cwd / folder).mkdir(mode=0o555 if folder == "ro" else 0)
+            locked.append(cwd / folder)
+        elif case == "unreadable-example":
+            (cwd / "d").mkdir()
+            (cwd / "d" / "fleet.yaml").write_text("x\n", encoding="utf-8")
+            (cwd / "d" / "fleet.yaml").chmod(0o200)
+        elif case == "emit-dir-there":
+            (cwd / "fleet.yaml").write_text("pools: [{name: a, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
+                                            "jobs: [{name: j, model: 4B, max_model_len: 8192}]\n", encoding="utf-8")
+            (cwd / "ro" / "configs").mkdir(parents=True)
+            (cwd / "ro").chmod(0o555)
+            locked.append(cwd / "ro")
+        else:
+            (cwd / "o.yaml").write_text("mine\n", encoding="utf-8")
+            (cwd / "o.yaml").chmod(0o444 if case == "read-only-target" else 0o666)
+            if case == "target-in-read-only-folder":
+                cwd.chmod(0o555)
+                locked.append(cwd)
+        cases.append((cwd, argv, None, None))
     try:
         found = forked_commands(cases, prefix, base / "captured", preload=COMMAND_MODULES)
     finally:
-        for number, (folder, _, _) in enumerate(named):
-            (base / str(number) / folder).chmod(0o755)
-    return {(folder, case): (*answer, base / str(number) / folder)
+        for folder in locked:
+            folder.chmod(0o755)
+    return {(folder, case): (*answer, base / str(number) / ("" if folder == "own" else folder))
             for number, ((folder, case, _), answer) in enumerate(zip(named, found, strict=True))}
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
+def test_an_example_file_there_that_cannot_be_read_is_one_line_and_left(
+        refused_for_permissions: dict[tuple[str, str], tuple[Any, ...]]):
+    # `solve examples` reads a file where an example goes, to leave it if it holds the example: one it may not read.
+    status, out, err, _, folder = refused_for_permissions["own", "unreadable-example"]
+    assert (status, out, err) == (2, "", "solve examples: error: d/fleet.yaml: cannot read: Permission denied\n")
+    assert [path.name for path in (folder / "d").iterdir()] == ["fleet.yaml"]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
+def test_a_read_only_target_is_refused_and_a_read_only_folder_is_named(
+        refused_for_permissions: dict[tuple[str, str], tuple[Any, ...]]):
+    # Written by rename, a file would be replaced whatever its own permissions: a read-only one is refused, as
+    # `>` refuses it; a writable file in a folder without write permission names the folder.
+    status, out, err, _, folder = refused_for_permissions["own", "read-only-target"]
+    assert (status, out, err) == (
+        2, "", "solve: error: --out o.yaml: cannot write: Permission denied (the file is not writable)\n")
+    assert (folder / "o.yaml").read_text(encoding="utf-8") == "mine\n"
+    status, _, err, _, folder = refused_for_permissions["own", "target-in-read-only-folder"]
+    assert (status, err) == (2, ("solve: error: --out o.yaml: cannot write: a temporary file cannot be created in . (the "
+                                 "folder is not writable); the file is written there first, then renamed into place\n"))
+    assert (folder / "o.yaml").read_text(encoding="utf-8") == "mine\n"
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
+def test_an_emit_dir_that_exists_in_a_read_only_folder_is_written(
+        refused_for_permissions: dict[tuple[str, str], tuple[Any, ...]]):
+    # Only a folder still to make needs its folder writable: one that is there takes the configs.
+    status, _, err, _, folder = refused_for_permissions["own", "emit-dir-there"]
+    assert (status, err) == (0, "")
+    assert [path.name for path in (folder / "ro" / "configs").iterdir()] == ["j.yaml"]
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
@@ -1144,27 +1171,6 @@ def test_a_folder_without_write_permission_is_refused_before_any_work(
     status, out, err, imported, folder = refused_for_permissions["ro", case]
     assert (status, out, err, imported) == (2, "", f"{UNWRITABLE_FOLDERS[case][1]}\n", False)
     assert list(folder.iterdir()) == []
-
-
-@pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
-def test_an_emit_dir_that_exists_in_a_read_only_folder_is_written(tmp_path: Path, solve_script: Path):
-    # Only a folder still to make needs its folder writable: one that is there takes the configs. (A process of its
-    # own keeps the real clock, whatever conftest patches: a limit of 60 s keeps the cluster's wall-clock nets out of a
-    # busy machine's reach.)
-    prefix = _without_dac_override()
-    fleet = tmp_path / "fleet.yaml"
-    fleet.write_text("pools: [{name: a, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
-                     "jobs: [{name: j, model: 4B, max_model_len: 8192}]\n", encoding="utf-8")
-    (tmp_path / "ro" / "configs").mkdir(parents=True)
-    (tmp_path / "ro").chmod(0o555)
-    try:
-        result = subprocess.run([*prefix, str(solve_script), "cluster", str(fleet), "--emit-dir", "ro/configs",
-                                 "--time-limit", "60"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                                check=False)
-    finally:
-        (tmp_path / "ro").chmod(0o755)
-    assert (result.returncode, result.stderr) == (0, "")
-    assert [path.name for path in (tmp_path / "ro" / "configs").iterdir()] == ["j.yaml"]
 
 
 OWN_OUTPUT = ": the command's own output goes there; name another file, or drop the option to print it\n"
