@@ -1012,16 +1012,16 @@ print(json.dumps(found))
 """Each command of the cases (JSON: its argv, its working directory, and the files its stdout and stderr go to, stderr's
 "&1" being stdout's, as ``2>&1``) run by `main` in a child forked from an interpreter that has done no more than import
 solver.cli and the modules named after the cases (`COMMAND_MODULES`; and for commands that solve, those that load
-OR-Tools, the most of their time): as a new process would run it, its descriptors 1 and 2 on those files, without starting an interpreter for each.
-Prints, for each, [exit status, whether ortools was imported]."""
+OR-Tools, the most of their time): as a new process would run it, its descriptors 1 and 2 on those files, without
+starting an interpreter for each. Prints, for each, [exit status, whether ortools was imported]."""
 
 
 def forked_commands(cases: list[tuple[Path, list[str], Path | str | None, Path | str | None]], prefix: list[str],
                     captured: Path, preload: tuple[str, ...] = ()) -> list[tuple[int, str, str, bool]]:
-    """(exit status, stdout, stderr, whether ortools was imported) of each command of `cases` (a working directory, argv,
-    and the files its stdout and stderr are redirected to, as the shell's ``> file`` and ``2> file``, or stderr's "&1",
-    or None) run by `FORKED_COMMANDS` under `prefix`, once the modules of `preload` are imported; a stream not
-    redirected is captured in a file in `captured` (an empty folder), one redirected reads as ""."""
+    """(exit status, stdout, stderr, whether ortools was imported) of each command of `cases` (a working directory,
+    argv, and the files its stdout and stderr are redirected to, as the shell's ``> file`` and ``2> file``, or
+    stderr's "&1", or None) run by `FORKED_COMMANDS` under `prefix`, once the modules of `preload` are imported; a
+    stream not redirected is captured in a file in `captured` (an empty folder), one redirected reads as ""."""
     streams = [(out or captured / f"{number}.out", err or captured / f"{number}.err")
                for number, (_, _, out, err) in enumerate(cases)]
     result = subprocess.run([*prefix, sys.executable, "-c", FORKED_COMMANDS, json.dumps([
@@ -1050,7 +1050,8 @@ UNWRITABLE_FOLDERS = {
                   "in ro (the folder is not writable); the file is written there first, then renamed into place")),
     "emit-dir-to-make": (["cluster", FLEET, "--emit-dir", "ro/new"],
                          "solve cluster: error: --emit-dir ro/new: cannot make the folder: ro is not writable"),
-    "examples": (["examples", "ro"], "solve examples: error: ro/linear-model: cannot make the folder: ro is not writable"),
+    "examples": (["examples", "ro"],
+                 "solve examples: error: ro/linear-model: cannot make the folder: ro is not writable"),
     "examples-to-make": (["examples", "ro/new"],
                          "solve examples: error: ro/new: cannot make the folder: ro is not writable"),
 }
@@ -1148,8 +1149,9 @@ def test_a_read_only_target_is_refused_and_a_read_only_folder_is_named(
         2, "", "solve: error: --out o.yaml: cannot write: Permission denied (the file is not writable)\n")
     assert (folder / "o.yaml").read_text(encoding="utf-8") == "mine\n"
     status, _, err, _, folder = refused_for_permissions["own", "target-in-read-only-folder"]
-    assert (status, err) == (2, ("solve: error: --out o.yaml: cannot write: a temporary file cannot be created in . (the "
-                                 "folder is not writable); the file is written there first, then renamed into place\n"))
+    assert (status, err) == (2, ("solve: error: --out o.yaml: cannot write: a temporary file cannot be created in . "
+                                 "(the folder is not writable); the file is written there first, then renamed into "
+                                 "place\n"))
     assert (folder / "o.yaml").read_text(encoding="utf-8") == "mine\n"
 
 
@@ -1177,7 +1179,8 @@ OWN_OUTPUT = ": the command's own output goes there; name another file, or drop 
 """The end of the line refusing to write a file over the command's own stdout or stderr."""
 
 STDOUT_SPELLINGS = ["plan.yaml", "//dev/stdout", "/proc/thread-self/fd/1"]
-"""The spellings of the file that stdout is redirected to in test_a_file_that_stdout_is_redirected_to_is_not_written_over."""
+"""The spellings of the file that stdout is redirected to, in
+test_a_file_that_stdout_is_redirected_to_is_not_written_over."""
 
 
 @pytest.fixture(scope="module")
