@@ -642,12 +642,16 @@ COMMANDS_THAT_DO_NOT_SOLVE = [["tables", "--json"], ["tables", "--gpu", "nope"],
                               ["tables", "--check"],
                               ["memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "8192"]]
 
-# Each command runs by `main` in a child forked from an interpreter that has done no more than import solver.cli
-# (and json, os, traceback): the modules a new interpreter per command would run it with, without starting one
-# each time. Where there is no fork, each command gets an interpreter of its own.
+# Each command runs by `main` in a child forked from an interpreter that has done no more than import solver.cli and
+# the command modules (`COMMAND_MODULES`, and json, importlib, os, traceback): modules a new interpreter per command
+# would run it with, none of which loads ortools, without starting one each time. Where there is no fork, each
+# command gets an interpreter of its own.
 ORTOOLS_AFTER = """\
-import json, os, sys, traceback
+import importlib, json, os, sys, traceback
 from solver.cli import main
+
+for module in sys.argv[2:]:
+    importlib.import_module(module)
 
 
 def ortools_after(argv):
@@ -687,7 +691,8 @@ def ortools_after_commands_that_do_not_solve() -> dict[str, str]:
     groups = [COMMANDS_THAT_DO_NOT_SOLVE] if hasattr(os, "fork") else [[argv] for argv in COMMANDS_THAT_DO_NOT_SOLVE]
     found: dict[str, str] = {}
     for group in groups:
-        result = subprocess.run([sys.executable, "-c", ORTOOLS_AFTER, json.dumps(group)], capture_output=True,
+        result = subprocess.run([sys.executable, "-c", ORTOOLS_AFTER, json.dumps(group), *COMMAND_MODULES],
+                                capture_output=True,
                                 text=True, timeout=60, check=False)
         assert result.returncode == 0, result.stderr
         found.update(json.loads(result.stderr.splitlines()[-1]))
@@ -961,144 +966,279 @@ def _without_dac_override() -> list[str]:
     return prefix
 
 
+FORKED_COMMANDS = """\
+import importlib, json, os, sys, traceback
+from solver.cli import main
+
+for module in sys.argv[2:]:
+    importlib.import_module(module)
+
+
+def run(case):
+    os.chdir(case["cwd"])
+    for number, path in ((1, case["stdout"]), (2, case["stderr"])):
+        if path == "&1":
+            os.dup2(1, number)
+            continue
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(descriptor, number)
+        os.close(descriptor)
+    try:
+        status = main(case["argv"])
+    except SystemExit as exit_:
+        status = exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return status
+
+
+found = []
+for case in json.loads(sys.argv[1]):
+    reader, writer = os.pipe()
+    if os.fork() == 0:
+        try:
+            verdict = [run(case), any(m.startswith("ortools") for m in sys.modules)]
+        except BaseException:
+            traceback.print_exc()
+            verdict = [None, None]
+        os.write(writer, json.dumps(verdict).encode())
+        os._exit(0)
+    os.close(writer)
+    found.append(json.loads(os.read(reader, 64)))
+    os.close(reader)
+    os.wait()
+print(json.dumps(found))
+"""
+"""Each command of the cases (JSON: its argv, its working directory, and the files its stdout and stderr go to, stderr's
+"&1" being stdout's, as ``2>&1``) run by `main` in a child forked from an interpreter that has done no more than import
+solver.cli and the modules named after the cases (`COMMAND_MODULES`; and for commands that solve, those that load
+OR-Tools, the most of their time): as a new process would run it, its descriptors 1 and 2 on those files, without
+starting an interpreter for each. Prints, for each, [exit status, whether ortools was imported]."""
+
+
+def forked_commands(cases: list[tuple[Path, list[str], Path | str | None, Path | str | None]], prefix: list[str],
+                    captured: Path, preload: tuple[str, ...] = ()) -> list[tuple[int, str, str, bool]]:
+    """(exit status, stdout, stderr, whether ortools was imported) of each command of `cases` (a working directory,
+    argv, and the files its stdout and stderr are redirected to, as the shell's ``> file`` and ``2> file``, or
+    stderr's "&1", or None) run by `FORKED_COMMANDS` under `prefix`, once the modules of `preload` are imported; a
+    stream not redirected is captured in a file in `captured` (an empty folder), one redirected reads as ""."""
+    streams = [(out or captured / f"{number}.out", err or captured / f"{number}.err")
+               for number, (_, _, out, err) in enumerate(cases)]
+    result = subprocess.run([*prefix, sys.executable, "-c", FORKED_COMMANDS, json.dumps([
+        {"cwd": str(cwd), "argv": argv, "stdout": str(out), "stderr": str(err)}
+        for (cwd, argv, _, _), (out, err) in zip(cases, streams, strict=True)]), *preload],
+        capture_output=True, text=True, timeout=180, check=False)
+    assert (result.returncode, result.stderr) == (0, ""), result.stderr
+    return [(status, "" if case[2] else Path(out).read_text(encoding="utf-8"),
+             "" if case[3] else Path(err).read_text(encoding="utf-8"), imported)
+            for (status, imported), case, (out, err) in zip(json.loads(result.stdout), cases, streams, strict=True)]
+
+
+COMMAND_MODULES = ("solver.cli.planner", "solver.cli.cluster", "solver.cli.examples", "solver.cli.maps",
+                   "solver.tables.loaders")
+"""The modules that the commands load to read their arguments and tables, before any work: none loads OR-Tools (the
+refusals run after them say so), so that a child forked once they are loaded still tells whether a command did."""
+
+FLEET = str(Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml")
+
+UNWRITABLE_FOLDERS = {
+    "out": (["--model", "4B", "--len", "8k", "--gpu", "a100", "--out", "ro/o.yaml"],
+            ("solve: error: --out ro/o.yaml: cannot write: a temporary file cannot be created in ro (the folder is not "
+             "writable); the file is written there first, then renamed into place")),
+    "emit-dir": (["cluster", FLEET, "--emit-dir", "ro"],
+                 ("solve cluster: error: --emit-dir ro/math-4b.yaml: cannot write: a temporary file cannot be created "
+                  "in ro (the folder is not writable); the file is written there first, then renamed into place")),
+    "emit-dir-to-make": (["cluster", FLEET, "--emit-dir", "ro/new"],
+                         "solve cluster: error: --emit-dir ro/new: cannot make the folder: ro is not writable"),
+    "examples": (["examples", "ro"],
+                 "solve examples: error: ro/linear-model: cannot make the folder: ro is not writable"),
+    "examples-to-make": (["examples", "ro/new"],
+                         "solve examples: error: ro/new: cannot make the folder: ro is not writable"),
+}
+"""For each case of test_a_folder_without_write_permission_is_refused_before_any_work: the command, run in a folder
+whose folder ro may not be written, and its line."""
+
+UNSEARCHABLE_FOLDERS = {
+    "out": (["--model", "4B", "--len", "8k", "--gpu", "a100", "--out", "nox/o.yaml"],
+            "solve: error: --out nox/o.yaml: cannot write: Permission denied\n"),
+    "svg": (["map", "--svg", "nox/f.svg"], "solve map: error: --svg nox/f.svg: cannot write: Permission denied\n"),
+    "emit-dir": (["cluster", FLEET, "--emit-dir", "nox/sub"],
+                 "solve cluster: error: --emit-dir nox/sub: cannot write: Permission denied\n"),
+    "model-config-file": (["--model-config", "nox/config.json", "--len", "8k"],
+                          "solve: error: --model-config nox/config.json: cannot read: Permission denied\n"),
+    "model-config-folder": (["--model-config", "nox", "--len", "8k"],
+                            "solve: error: --model-config nox/config.json: cannot read: Permission denied\n"),
+}
+"""For each case of test_a_path_in_a_folder_without_search_permission_is_one_line: the command, run in a folder whose
+folder nox may not be searched, and its line."""
+
+
+PLANNER_OUT = ["--model", "4B", "--len", "8k", "--gpu", "a100", "--out", "o.yaml"]
+"""A planner command that writes its fragment to o.yaml."""
+
+OWN_FOLDERS = {"unreadable-example": ["examples", "d"], "read-only-target": PLANNER_OUT,
+               "target-in-read-only-folder": PLANNER_OUT,
+               "emit-dir-there": ["cluster", "fleet.yaml", "--emit-dir", "ro/configs", "--time-limit", "60"]}
+"""The commands of the tests of permissions in a folder laid out for each (`refused_for_permissions`), by case: d/
+holding a fleet.yaml that may not be read; a read-only o.yaml; a writable o.yaml in a folder that may not be written;
+and a fleet.yaml of one job beside ro/configs, whose ro may not be written (a limit of 60 s keeps the cluster's
+wall-clock nets, on the real clock in a process of its own, out of a busy machine's reach)."""
+
+
+@pytest.fixture(scope="module")
+def refused_for_permissions(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], tuple[Any, ...]]:
+    """For each case of `UNWRITABLE_FOLDERS` (``("ro", id)``), `UNSEARCHABLE_FOLDERS` (``("nox", id)``) and
+    `OWN_FOLDERS` (``("own", id)``): (exit status, stdout, stderr, whether ortools was imported, the folder ro or nox
+    after it, or the case's own folder), the command run in a folder of its own (`forked_commands`) as a user whom file
+    permissions bind (`_without_dac_override`)."""
+    prefix = _without_dac_override()
+    base = tmp_path_factory.mktemp("permissions")
+    (base / "captured").mkdir()
+    named = [("ro", case, argv) for case, (argv, _) in UNWRITABLE_FOLDERS.items()]
+    named += [("nox", case, argv) for case, (argv, _) in UNSEARCHABLE_FOLDERS.items()]
+    named += [("own", case, argv) for case, argv in OWN_FOLDERS.items()]
+    cases, locked = [], []
+    for number, (folder, case, argv) in enumerate(named):
+        cwd = base / str(number)
+        cwd.mkdir()
+        if folder != "own":
+            (cwd / folder).mkdir(mode=0o555 if folder == "ro" else 0)
+            locked.append(cwd / folder)
+        elif case == "unreadable-example":
+            (cwd / "d").mkdir()
+            (cwd / "d" / "fleet.yaml").write_text("x\n", encoding="utf-8")
+            (cwd / "d" / "fleet.yaml").chmod(0o200)
+        elif case == "emit-dir-there":
+            (cwd / "fleet.yaml").write_text("pools: [{name: a, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
+                                            "jobs: [{name: j, model: 4B, max_model_len: 8192}]\n", encoding="utf-8")
+            (cwd / "ro" / "configs").mkdir(parents=True)
+            (cwd / "ro").chmod(0o555)
+            locked.append(cwd / "ro")
+        else:
+            (cwd / "o.yaml").write_text("mine\n", encoding="utf-8")
+            (cwd / "o.yaml").chmod(0o444 if case == "read-only-target" else 0o666)
+            if case == "target-in-read-only-folder":
+                cwd.chmod(0o555)
+                locked.append(cwd)
+        cases.append((cwd, argv, None, None))
+    try:
+        found = forked_commands(cases, prefix, base / "captured", preload=COMMAND_MODULES)
+    finally:
+        for folder in locked:
+            folder.chmod(0o755)
+    return {(folder, case): (*answer, base / str(number) / ("" if folder == "own" else folder))
+            for number, ((folder, case, _), answer) in enumerate(zip(named, found, strict=True))}
+
+
 @pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
-def test_an_example_file_there_that_cannot_be_read_is_one_line_and_left(tmp_path: Path, solve_script: Path):
+def test_an_example_file_there_that_cannot_be_read_is_one_line_and_left(
+        refused_for_permissions: dict[tuple[str, str], tuple[Any, ...]]):
     # `solve examples` reads a file where an example goes, to leave it if it holds the example: one it may not read.
-    (tmp_path / "d").mkdir()
-    (tmp_path / "d" / "fleet.yaml").write_text("x\n", encoding="utf-8")
-    (tmp_path / "d" / "fleet.yaml").chmod(0o200)
-    result = subprocess.run([*_without_dac_override(), str(solve_script), "examples", "d"], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=60, check=False)
-    assert (result.returncode, result.stdout, result.stderr) == (
-        2, "", "solve examples: error: d/fleet.yaml: cannot read: Permission denied\n")
-    assert [path.name for path in (tmp_path / "d").iterdir()] == ["fleet.yaml"]
+    status, out, err, _, folder = refused_for_permissions["own", "unreadable-example"]
+    assert (status, out, err) == (2, "", "solve examples: error: d/fleet.yaml: cannot read: Permission denied\n")
+    assert [path.name for path in (folder / "d").iterdir()] == ["fleet.yaml"]
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
-def test_a_read_only_target_is_refused_and_a_read_only_folder_is_named(tmp_path: Path, solve_script: Path):
+def test_a_read_only_target_is_refused_and_a_read_only_folder_is_named(
+        refused_for_permissions: dict[tuple[str, str], tuple[Any, ...]]):
     # Written by rename, a file would be replaced whatever its own permissions: a read-only one is refused, as
     # `>` refuses it; a writable file in a folder without write permission names the folder.
-    prefix = _without_dac_override()
-    argv = [*prefix, str(solve_script), "--model", "4B", "--len", "8k", "--gpu", "a100", "--out"]
-    target = tmp_path / "o.yaml"
-    target.write_text("mine\n", encoding="utf-8")
-    target.chmod(0o444)
-    result = subprocess.run([*argv, "o.yaml"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
-    assert (result.returncode, result.stdout, result.stderr) == (
+    status, out, err, _, folder = refused_for_permissions["own", "read-only-target"]
+    assert (status, out, err) == (
         2, "", "solve: error: --out o.yaml: cannot write: Permission denied (the file is not writable)\n")
-    assert target.read_text(encoding="utf-8") == "mine\n"
-    target.chmod(0o666)
-    tmp_path.chmod(0o555)
-    try:
-        result = subprocess.run([*argv, "o.yaml"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                                check=False)
-    finally:
-        tmp_path.chmod(0o755)
-    assert (result.returncode, result.stderr) == (2, ("solve: error: --out o.yaml: cannot write: a temporary file "
-                                                      "cannot be created in . (the folder is not writable); the file "
-                                                      "is written there first, then renamed into place\n"))
-    assert target.read_text(encoding="utf-8") == "mine\n"
+    assert (folder / "o.yaml").read_text(encoding="utf-8") == "mine\n"
+    status, _, err, _, folder = refused_for_permissions["own", "target-in-read-only-folder"]
+    assert (status, err) == (2, ("solve: error: --out o.yaml: cannot write: a temporary file cannot be created in . "
+                                 "(the folder is not writable); the file is written there first, then renamed into "
+                                 "place\n"))
+    assert (folder / "o.yaml").read_text(encoding="utf-8") == "mine\n"
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--model", "4B", "--len", "8k", "--gpu", "a100", "--out", "ro/o.yaml"],
-     ("solve: error: --out ro/o.yaml: cannot write: a temporary file cannot be created in ro (the folder is not "
-      "writable); the file is written there first, then renamed into place")),
-    (["cluster", str(Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"), "--emit-dir", "ro"],
-     ("solve cluster: error: --emit-dir ro/math-4b.yaml: cannot write: a temporary file cannot be created in ro (the "
-      "folder is not writable); the file is written there first, then renamed into place")),
-    (["cluster", str(Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"), "--emit-dir", "ro/new"],
-     "solve cluster: error: --emit-dir ro/new: cannot make the folder: ro is not writable"),
-    (["examples", "ro"], "solve examples: error: ro/linear-model: cannot make the folder: ro is not writable"),
-    (["examples", "ro/new"], "solve examples: error: ro/new: cannot make the folder: ro is not writable"),
-], ids=["out", "emit-dir", "emit-dir-to-make", "examples", "examples-to-make"])
-def test_a_folder_without_write_permission_is_refused_before_any_work(tmp_path: Path, argv: list[str], message: str):
+def test_an_emit_dir_that_exists_in_a_read_only_folder_is_written(
+        refused_for_permissions: dict[tuple[str, str], tuple[Any, ...]]):
+    # Only a folder still to make needs its folder writable: one that is there takes the configs.
+    status, _, err, _, folder = refused_for_permissions["own", "emit-dir-there"]
+    assert (status, err) == (0, "")
+    assert [path.name for path in (folder / "ro" / "configs").iterdir()] == ["j.yaml"]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
+@pytest.mark.parametrize("case", UNWRITABLE_FOLDERS)
+def test_a_folder_without_write_permission_is_refused_before_any_work(
+        refused_for_permissions: dict[tuple[str, str], tuple[Any, ...]], case: str):
     # Its files could not be renamed into place: said before the solve (or the placement, which may take its whole
     # time limit), which imports OR-Tools, not after it.
-    prefix = _without_dac_override()
-    (tmp_path / "ro").mkdir(mode=0o555)
-    code = ("import sys\nfrom solver.cli import main\nstatus = main(sys.argv[1:])\n"
-            "sys.stderr.write(f'{status} {any(m.startswith(\"ortools\") for m in sys.modules)}')\n")
-    try:
-        result = subprocess.run([*prefix, sys.executable, "-c", code, *argv], cwd=tmp_path, capture_output=True,
-                                text=True, timeout=60, check=False)
-    finally:
-        (tmp_path / "ro").chmod(0o755)
-    assert (result.stdout, result.stderr) == ("", f"{message}\n2 False")
-    assert list((tmp_path / "ro").iterdir()) == []
+    status, out, err, imported, folder = refused_for_permissions["ro", case]
+    assert (status, out, err, imported) == (2, "", f"{UNWRITABLE_FOLDERS[case][1]}\n", False)
+    assert list(folder.iterdir()) == []
 
 
-@pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
-def test_an_emit_dir_that_exists_in_a_read_only_folder_is_written(tmp_path: Path, solve_script: Path):
-    # Only a folder still to make needs its folder writable: one that is there takes the configs. (A process of its
-    # own keeps the real clock, whatever conftest patches: a limit of 60 s keeps the cluster's wall-clock nets out of a
-    # busy machine's reach.)
-    prefix = _without_dac_override()
-    fleet = tmp_path / "fleet.yaml"
-    fleet.write_text("pools: [{name: a, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
-                     "jobs: [{name: j, model: 4B, max_model_len: 8192}]\n", encoding="utf-8")
-    (tmp_path / "ro" / "configs").mkdir(parents=True)
-    (tmp_path / "ro").chmod(0o555)
-    try:
-        result = subprocess.run([*prefix, str(solve_script), "cluster", str(fleet), "--emit-dir", "ro/configs",
-                                 "--time-limit", "60"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                                check=False)
-    finally:
-        (tmp_path / "ro").chmod(0o755)
-    assert (result.returncode, result.stderr) == (0, "")
-    assert [path.name for path in (tmp_path / "ro" / "configs").iterdir()] == ["j.yaml"]
+OWN_OUTPUT = ": the command's own output goes there; name another file, or drop the option to print it\n"
+"""The end of the line refusing to write a file over the command's own stdout or stderr."""
+
+STDOUT_SPELLINGS = ["plan.yaml", "//dev/stdout", "/proc/thread-self/fd/1"]
+"""The spellings of the file that stdout is redirected to, in
+test_a_file_that_stdout_is_redirected_to_is_not_written_over."""
+
+
+@pytest.fixture(scope="module")
+def refused_for_redirects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, ...]]:
+    """For each command that names as a file to write the one its stdout or stderr is redirected to (by its test's
+    name, and for the first, each of `STDOUT_SPELLINGS`): (exit status, stdout, stderr, whether ortools was imported,
+    its folder after it), each run in a folder of its own (`forked_commands`)."""
+    base = tmp_path_factory.mktemp("redirects")
+    (base / "captured").mkdir()
+    planner = ["--model", "4B", "--len", "8k", "--gpu", "a100", "--out"]
+    named: list[tuple[str, list[str], str | None, str | None]] = [
+        *((f"not-written-over-{name}", [*planner, name], "plan.yaml", None) for name in STDOUT_SPELLINGS),
+        ("stderr-not-written-over", [*planner, "plan.yaml"], None, "plan.yaml"),
+        ("refused-before-any-work", ["--model", "4B", "--len", "8k", "--out", "plan.yaml"], "plan.yaml", None),
+        ("config-of-emit-dir", ["cluster", FLEET, "--emit-dir", "configs"], "configs/math-4b.yaml", None)]
+    cases = []
+    for number, (name, argv, stdout, stderr) in enumerate(named):
+        (base / str(number)).mkdir()
+        if name == "config-of-emit-dir":
+            (base / str(number) / "configs").mkdir()
+        cases.append((base / str(number), argv, stdout and base / str(number) / stdout,
+                      stderr and base / str(number) / stderr))
+    found = forked_commands(cases, [], base / "captured", preload=COMMAND_MODULES)
+    return {name: (*answer, base / str(number)) for number, ((name, *_), answer) in enumerate(zip(named, found,
+                                                                                                   strict=True))}
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file names")
-@pytest.mark.parametrize("name", ["plan.yaml", "//dev/stdout", "/proc/thread-self/fd/1"])
-def test_a_file_that_stdout_is_redirected_to_is_not_written_over(tmp_path: Path, solve_script: Path, name: str):
+@pytest.mark.parametrize("name", STDOUT_SPELLINGS)
+def test_a_file_that_stdout_is_redirected_to_is_not_written_over(refused_for_redirects: dict[str, tuple[Any, ...]],
+                                                                 name: str):
     # `--out plan.yaml > plan.yaml`, in any spelling: the fragment would replace what the command prints there.
-    target = tmp_path / "plan.yaml"
-    with target.open("w", encoding="utf-8") as stdout:
-        result = subprocess.run([str(solve_script), "--model", "4B", "--len", "8k", "--gpu", "a100", "--out", name],
-                                cwd=tmp_path, stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=60, check=False)
-    assert result.returncode == 2 and result.stderr.endswith(
-        ": the command's own output goes there; name another file, or drop the option to print it\n")
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["plan.yaml"]
+    status, _, err, _, folder = refused_for_redirects[f"not-written-over-{name}"]
+    assert status == 2 and err.endswith(OWN_OUTPUT)
+    assert sorted(path.name for path in folder.iterdir()) == ["plan.yaml"]
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file names")
-def test_a_file_that_stderr_is_redirected_to_is_not_written_over(tmp_path: Path, solve_script: Path):
+def test_a_file_that_stderr_is_redirected_to_is_not_written_over(refused_for_redirects: dict[str, tuple[Any, ...]]):
     # `--out plan.yaml 2> plan.yaml`: the fragment would replace the warnings and errors; the refusal is what it holds.
-    target = tmp_path / "plan.yaml"
-    with target.open("w", encoding="utf-8") as stderr:
-        result = subprocess.run([str(solve_script), "--model", "4B", "--len", "8k", "--gpu", "a100", "--out",
-                                 "plan.yaml"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=stderr, text=True,
-                                timeout=60, check=False)
-    assert (result.returncode, result.stdout) == (2, "")
-    assert target.read_text(encoding="utf-8") == ("solve: error: --out plan.yaml: the command's own output goes there; "
-                                                  "name another file, or drop the option to print it\n")
+    status, out, _, _, folder = refused_for_redirects["stderr-not-written-over"]
+    assert (status, out) == (2, "")
+    assert (folder / "plan.yaml").read_text(encoding="utf-8") == f"solve: error: --out plan.yaml{OWN_OUTPUT}"
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file names")
-def test_a_file_that_stdout_is_redirected_to_is_refused_before_any_work(tmp_path: Path):
+def test_a_file_that_stdout_is_redirected_to_is_refused_before_any_work(
+        refused_for_redirects: dict[str, tuple[Any, ...]]):
     # Before solving, which imports OR-Tools: a refusal is as quick as the checks of the arguments.
-    code = ("import sys\nfrom solver.cli import main\nstatus = main(['--model', '4B', '--len', '8k', '--out', "
-            "'plan.yaml'])\nsys.stderr.write(f'{status} {any(m.startswith(\"ortools\") for m in sys.modules)}')\n")
-    with (tmp_path / "plan.yaml").open("w", encoding="utf-8") as stdout:
-        result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, stdout=stdout, stderr=subprocess.PIPE,
-                                text=True, timeout=60, check=False)
-    assert result.stderr == ("solve: error: --out plan.yaml: the command's own output goes there; name another file, "
-                             "or drop the option to print it\n2 False")
+    status, _, err, imported, _ = refused_for_redirects["refused-before-any-work"]
+    assert (status, err, imported) == (2, f"solve: error: --out plan.yaml{OWN_OUTPUT}", False)
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file names")
-def test_a_config_of_emit_dir_that_stdout_goes_to_is_refused_before_the_placement(tmp_path: Path):
-    (tmp_path / "configs").mkdir()
-    code = ("import sys\nfrom solver.cli import main\nstatus = main(['cluster', sys.argv[1], '--emit-dir', "
-            "'configs'])\nsys.stderr.write(f'{status} {any(m.startswith(\"ortools\") for m in sys.modules)}')\n")
-    fleet = Path(__file__).resolve().parent.parent / "docs" / "examples" / "fleet.yaml"
-    with (tmp_path / "configs" / "math-4b.yaml").open("w", encoding="utf-8") as stdout:
-        result = subprocess.run([sys.executable, "-c", code, str(fleet)], cwd=tmp_path, stdout=stdout,
-                                stderr=subprocess.PIPE, text=True, timeout=60, check=False)
-    assert result.stderr == ("solve cluster: error: --emit-dir configs/math-4b.yaml: the command's own output goes "
-                             "there; name another file, or drop the option to print it\n2 False")
+def test_a_config_of_emit_dir_that_stdout_goes_to_is_refused_before_the_placement(
+        refused_for_redirects: dict[str, tuple[Any, ...]]):
+    status, _, err, imported, _ = refused_for_redirects["config-of-emit-dir"]
+    assert (status, err, imported) == (2, f"solve cluster: error: --emit-dir configs/math-4b.yaml{OWN_OUTPUT}", False)
 
 
 @pytest.mark.skipif(os.name == "nt" or os.geteuid() != 0, reason="only root may give a file to another user")
@@ -1114,60 +1254,80 @@ def test_root_writing_a_users_file_leaves_it_theirs(tmp_path: Path):
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--model", "4B", "--len", "8k", "--gpu", "a100", "--out", "nox/o.yaml"],
-     "solve: error: --out nox/o.yaml: cannot write: Permission denied\n"),
-    (["map", "--svg", "nox/f.svg"], "solve map: error: --svg nox/f.svg: cannot write: Permission denied\n"),
-    (["cluster", str(Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"), "--emit-dir", "nox/sub"],
-     "solve cluster: error: --emit-dir nox/sub: cannot write: Permission denied\n"),
-    (["--model-config", "nox/config.json", "--len", "8k"], ("solve: error: --model-config nox/config.json: cannot "
-                                                            "read: Permission denied\n")),
-    (["--model-config", "nox", "--len", "8k"], ("solve: error: --model-config nox/config.json: cannot read: "
-                                                "Permission denied\n")),
-])
-def test_a_path_in_a_folder_without_search_permission_is_one_line(tmp_path: Path, solve_script: Path,
-                                                                  argv: list[str], message: str):
+@pytest.mark.parametrize("case", UNSEARCHABLE_FOLDERS)
+def test_a_path_in_a_folder_without_search_permission_is_one_line(
+        refused_for_permissions: dict[tuple[str, str], tuple[Any, ...]], case: str):
     # Path.exists() and is_dir() raise PermissionError there (before Python 3.14): no traceback.
-    prefix = _without_dac_override()
-    (tmp_path / "nox").mkdir(mode=0)
-    try:
-        result = subprocess.run([*prefix, str(solve_script), *argv], cwd=tmp_path, capture_output=True, text=True,
-                                timeout=60, check=False)
-    finally:
-        (tmp_path / "nox").chmod(0o755)
-    assert (result.returncode, result.stdout, result.stderr) == (2, "", message)
-    assert list((tmp_path / "nox").iterdir()) == []
+    status, out, err, _, folder = refused_for_permissions["nox", case]
+    assert (status, out, err) == (2, "", UNSEARCHABLE_FOLDERS[case][1])
+    assert list(folder.iterdir()) == []
+
+
+NOTED = ["--model", "4B", "--gpu", "mine", "--gpu-memory", "40", "--len", "32k"]
+"""A planner command with a note on stderr before its output."""
+
+UNWRITABLE_OUTPUT = {"tables": ["tables", "--json"], "planner": ["--model", "4B", "--len", "32k", "--gpu", "a100-80g"],
+                     "help": ["--help"]}
+"""The commands of test_output_that_cannot_be_written_is_one_line_not_a_traceback, by case."""
+
+UNWRITABLE_STDERR = {"note": ([*NOTED, "--json"], "pipe", 0),  # with a note
+                     "bad-input": (["cluster", "missing.yaml"], "pipe", 2),
+                     "full-stdout": (["--model", "4B", "--len", "32k", "--gpu", "a100"], "full", 74),  # output the
+                     # full disk could not take
+                     "closed-stdout": (["--model", "4B", "--len", "32k", "--gpu", "a100"], "closed", 2)}
+"""The commands of test_an_unwritable_stderr_loses_its_lines_not_the_exit_status, their stdout (a pipe, the full disk,
+or closed) and their exit status, by case."""
+
+
+@pytest.fixture(scope="module")
+def written_to_streams(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, str, str, bool]]:
+    """(exit status, stdout, stderr, whether ortools was imported) of the commands whose stdout or stderr are on a full
+    disk (/dev/full): ``full-`` and each case of `UNWRITABLE_OUTPUT`, ``stderr-full-`` and each of
+    `UNWRITABLE_STDERR` but ``closed-stdout`` (a stdout closed as the interpreter starts needs one of its own), and
+    ``one-log``: `NOTED` with stderr on its stdout (``2>&1``); each in a child forked from one interpreter
+    (`forked_commands`) that has loaded OR-Tools, in a folder of its own."""
+    base = tmp_path_factory.mktemp("streams")
+    (base / "captured").mkdir()
+    named: list[tuple[str, list[str], str | None, str | None]] = [
+        *((f"full-{case}", argv, "/dev/full", None) for case, argv in UNWRITABLE_OUTPUT.items()),
+        *((f"stderr-full-{case}", argv, "/dev/full" if stdout == "full" else None, "/dev/full")
+          for case, (argv, stdout, _) in UNWRITABLE_STDERR.items() if stdout != "closed"),
+        ("one-log", NOTED, None, "&1")]
+    for number in range(len(named)):
+        (base / str(number)).mkdir()
+    found = forked_commands([(base / str(number), argv, stdout, stderr)
+                             for number, (_, argv, stdout, stderr) in enumerate(named)], [], base / "captured",
+                            preload=(*COMMAND_MODULES, "solver.api", "solver.solve", "solver.explain",
+                                     "solver.render"))
+    return {name: answer for (name, *_), answer in zip(named, found, strict=True)}
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
-@pytest.mark.parametrize("argv", [["tables", "--json"], ["--model", "4B", "--len", "32k", "--gpu", "a100-80g"],
-                                  ["--help"]])
-def test_output_that_cannot_be_written_is_one_line_not_a_traceback(solve_script: Path, argv: list[str]):
-    with open("/dev/full", "w") as full:
-        result = subprocess.run([str(solve_script), *argv], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60,
-                                check=False)
-    prog = "solve tables" if argv[0] == "tables" else "solve"
-    assert (result.returncode, result.stderr) == (  # a full disk: 74 (EX_IOERR), which a pipeline may retry
+@pytest.mark.parametrize("case", UNWRITABLE_OUTPUT)
+def test_output_that_cannot_be_written_is_one_line_not_a_traceback(
+        written_to_streams: dict[str, tuple[int, str, str, bool]], case: str):
+    status, _, err, _ = written_to_streams[f"full-{case}"]
+    prog = "solve tables" if case == "tables" else "solve"
+    assert (status, err) == (  # a full disk: 74 (EX_IOERR), which a pipeline may retry
         74, f"{prog}: error: cannot write the output: No space left on device\n")
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
-@pytest.mark.parametrize(("argv", "stdout", "status"), [
-    (["--model", "4B", "--gpu", "mine", "--gpu-memory", "40", "--len", "32k", "--json"], "pipe", 0),  # with a note
-    (["cluster", "missing.yaml"], "pipe", 2),  # bad input
-    (["--model", "4B", "--len", "32k", "--gpu", "a100"], "full", 74),  # output the full disk could not take
-    (["--model", "4B", "--len", "32k", "--gpu", "a100"], "closed", 2),
-], ids=["note", "bad-input", "full-stdout", "closed-stdout"])
-def test_an_unwritable_stderr_loses_its_lines_not_the_exit_status(solve_script: Path, tmp_path: Path, argv: list[str],
-                                                                  stdout: str, status: int):
+@pytest.mark.parametrize("case", UNWRITABLE_STDERR)
+def test_an_unwritable_stderr_loses_its_lines_not_the_exit_status(
+        written_to_streams: dict[str, tuple[int, str, str, bool]], solve_script: Path, tmp_path: Path, case: str):
     # `2>>log` on a full disk: a note, or the one line of an error, is lost; the exit status stays the command's own
     # (the traceback of the failed write, which could not be written either, made each of them 1: "no plan").
-    with open("/dev/full", "w") as full:
-        result = subprocess.run([str(solve_script), *argv], cwd=tmp_path, timeout=60, check=False, text=True,
-                                stdout=full if stdout == "full" else subprocess.PIPE, stderr=full,
-                                preexec_fn=(lambda: os.close(1)) if stdout == "closed" else None)
-    assert result.returncode == status
-    assert json.loads(result.stdout)[0]["model"] == "Qwen3-4B" if status == 0 else result.stdout in ("", None)
+    argv, stdout, status = UNWRITABLE_STDERR[case]
+    if stdout == "closed":
+        with open("/dev/full", "w") as full:
+            result = subprocess.run([str(solve_script), *argv], cwd=tmp_path, timeout=60, check=False, text=True,
+                                    stderr=full, preexec_fn=lambda: os.close(1))
+        found, out = result.returncode, result.stdout
+    else:
+        found, out, _, _ = written_to_streams[f"stderr-full-{case}"]
+    assert found == status
+    assert json.loads(out)[0]["model"] == "Qwen3-4B" if status == 0 else out in ("", None)
 
 
 @pytest.mark.parametrize(("argv", "path"), [
@@ -1314,31 +1474,41 @@ def test_a_memory_model_files_undecodable_byte_is_echoed_in_json_as_its_escape(c
     assert in_api.memory_model == f"{tmp_path}/mm\\xe9.yaml"
 
 
-def test_an_ascii_stdout_spells_a_maps_budgets_and_writes_a_name_of_the_input_as_a_question_mark(solve_script: Path):
-    result = subprocess.run([str(solve_script), "map", "--gpu", "a100-80g", "--model", "4B", "--gpus-up-to", "2"],
-                            capture_output=True, text=True, timeout=60, check=False,
-                            env={**os.environ, "PYTHONIOENCODING": "ascii"})
-    assert (result.returncode, result.stderr) == (0, "")
-    assert result.stdout.splitlines()[2].split("|")[1:3] == [" model    ", "  <=1 GPU   "]
-    assert "| 28k E+O@1# |" in result.stdout and f"\n# {ONE_GPU}\n" in result.stdout  # the one-GPU mark spelled
-    assert len({len(line) for line in result.stdout.splitlines() if line[:1] in "+|"}) == 1  # the borders in line
-    result = subprocess.run([str(solve_script), "--model", "4B", "--len", "32k", "--gpu", "m\u00e9", "--gpu-memory",
-                             "80GiB"], capture_output=True, text=True, timeout=60, check=False,
-                            env={**os.environ, "PYTHONIOENCODING": "ascii"})
-    assert result.stdout.startswith("m? - Qwen3-4B - cheapest plan for 32768 tokens within 6 GPUs: optimal\n")
+@pytest.fixture
+def ascii_cli(cli, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """`cli` with stdout a stream that encodes ASCII alone, errors strict, as ``PYTHONIOENCODING=ascii`` makes the
+    interpreter's (which test_stdout_that_cannot_encode_a_character_writes_the_tools_own_in_ascii starts): (exit
+    status, stdout, stderr) as `cli` gives them."""
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        stdout = io.TextIOWrapper(io.BytesIO(), encoding="ascii", errors="strict")
+        monkeypatch.setattr(sys, "stdout", stdout)
+        status, _, err = cli(*argv)
+        stdout.flush()
+        return status, stdout.buffer.getvalue().decode("ascii"), err  # type: ignore[attr-defined]
+
+    return run
 
 
-def test_an_ascii_stdout_spells_a_placements_asked_length_before_its_table_is_laid_out(
-        solve_script: Path, tmp_path: Path):
+def test_an_ascii_stdout_spells_a_maps_budgets_and_writes_a_name_of_the_input_as_a_question_mark(ascii_cli):
+    status, out, err = ascii_cli("map", "--gpu", "a100-80g", "--model", "4B", "--gpus-up-to", "2")
+    assert (status, err) == (0, "")
+    assert out.splitlines()[2].split("|")[1:3] == [" model    ", "  <=1 GPU   "]
+    assert "| 28k E+O@1# |" in out and f"\n# {ONE_GPU}\n" in out  # the one-GPU mark spelled
+    assert len({len(line) for line in out.splitlines() if line[:1] in "+|"}) == 1  # the borders in line
+    _, out, _ = ascii_cli("--model", "4B", "--len", "32k", "--gpu", "m\u00e9", "--gpu-memory", "80GiB")
+    assert out.startswith("m? - Qwen3-4B - cheapest plan for 32768 tokens within 6 GPUs: optimal\n")
+
+
+def test_an_ascii_stdout_spells_a_placements_asked_length_before_its_table_is_laid_out(ascii_cli, tmp_path: Path):
     # Spelled as the stream writes it, "(>=32768)" was one character wider than rich had measured "(≥32768)": the
-    # row's borders stood out of line with the header's. (60 s: the wall-clock nets out of a busy machine's reach.)
+    # row's borders stood out of line with the header's.
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text("pools: [{name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\njobs: [{name: long-4b, model: "
                      "Qwen3-4B, max_model_len: {at_least: 32768}, rollout_gpus: 2}]\n", encoding="utf-8")
-    result = subprocess.run([str(solve_script), "cluster", str(fleet), "--time-limit", "60"], capture_output=True,
-                            text=True, timeout=60, check=False, env={**os.environ, "PYTHONIOENCODING": "ascii"})
-    table = [line for line in result.stdout.splitlines() if line[:1] in "+|"]
-    assert (result.returncode, result.stderr) == (0, "") and "| 102400 (>=32768) |" in table[3]
+    status, out, err = ascii_cli("cluster", str(fleet))
+    table = [line for line in out.splitlines() if line[:1] in "+|"]
+    assert (status, err) == (0, "") and "| 102400 (>=32768) |" in table[3]
     assert len({len(line) for line in table}) == 1
 
 
@@ -1438,12 +1608,11 @@ def test_a_plan_explained_on_a_gpu_without_tables_cites_a_larger_gpus_offload_fa
             "more") in out
 
 
-def test_a_note_comes_before_the_output_in_one_log(solve_script: Path):
+def test_a_note_comes_before_the_output_in_one_log(written_to_streams: dict[str, tuple[int, str, str, bool]]):
     # `solve ... >log 2>&1`: stderr's lines are written as they come, not held until the command ends.
-    result = subprocess.run([str(solve_script), "--model", "4B", "--gpu", "mine", "--gpu-memory", "40", "--len", "32k"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60, check=False)
-    lines = result.stdout.splitlines()
-    assert (result.returncode, lines[0][:37]) == (0, "solve: note: --gpu-memory 40 is taken")
+    status, out, _, _ = written_to_streams["one-log"]
+    lines = out.splitlines()
+    assert (status, lines[0][:37]) == (0, "solve: note: --gpu-memory 40 is taken")
     assert lines[1] == "mine · Qwen3-4B · cheapest plan for 32768 tokens within 8 GPUs: optimal"
 
 

@@ -115,10 +115,12 @@ def _accepted(entries: tuple[_Entry, ...]) -> str:
     ``RTX-6000-Ada-48GB``, is listed whole: ``RTX-6000-Ada-48GB/4090-24GB`` would read as one card)."""
     def root(entry: _Entry) -> _Entry | None:
         """The shortest name that `entry`'s extends (``Qwen3-8B`` for ``Qwen3-8B-Base``), or None."""
-        return min((other for other in entries if normalise(entry.name).startswith(normalise(other.name) + "-")),
+        name = normalise(entry.name)
+        return min((other for other in entries if name.startswith(normalise(other.name) + "-")),
                    key=lambda other: len(other.name), default=None)
 
-    roots = [entry for entry in entries if root(entry) is None]
+    with_roots = [(entry, root(entry)) for entry in entries]  # each looked up once: the lists ask again for each root
+    roots = [entry for entry, its_root in with_roots if its_root is None]
 
     def starts(name: str) -> dict[str, int]:
         """The starts of `name` to a hyphen before a digit (``Qwen3-`` of ``Qwen3-30B-A3B``), any case, each with
@@ -136,7 +138,7 @@ def _accepted(entries: tuple[_Entry, ...]) -> str:
 
     groups: dict[tuple[str, str], list[str]] = {}  # (family, variants): the names, the first whole, then the rest
     for entry in roots:
-        variants = "|".join(other.name[len(entry.name):] for other in entries if root(other) is entry)
+        variants = "|".join(other.name[len(entry.name):] for other, its_root in with_roots if its_root is entry)
         start = family(entry)
         names = groups.setdefault((normalise(start), f"({variants})" if variants else ""), [])
         names.append(entry.name[len(start):] if names else entry.name)
