@@ -107,6 +107,7 @@ def model_name_from_path(model_path: str) -> str:
 
 
 _Entry = TypeVar("_Entry", bound=Model | GpuType)
+_Named = Model | GpuType | GpuWithoutBf16
 
 
 def _accepted(entries: tuple[_Entry, ...]) -> str:
@@ -160,10 +161,10 @@ def _one_asked_for(value: object) -> str:
 
 
 @lru_cache(maxsize=64)
-def _entries_by_name(entries: ByIdentity[tuple[Model | GpuType, ...]]) -> Mapping[str, Model | GpuType]:
+def _entries_by_name(entries: ByIdentity[tuple[_Named, ...]]) -> Mapping[str, _Named]:
     """Each name and alias of `entries`, normalised, with the first entry that has it (cached: every model and GPU
     type a command names is looked up in a catalogue's entries, thousands of times in a planner's answer)."""
-    by_name: dict[str, Model | GpuType] = {}
+    by_name: dict[str, _Named] = {}
     for entry in entries.held:
         for known in (entry.name, *entry.aliases):
             by_name.setdefault(normalise(known), entry)
@@ -404,6 +405,8 @@ class Catalog(Frozen):
         if not isinstance(name, str):
             return
         wanted = set(gpu_name_forms(name))
+        if wanted.isdisjoint(_entries_by_name(ByIdentity(self.without_bf16))):  # most names: none of theirs
+            return
         for refused in self.without_bf16:
             if wanted & {normalise(known) for known in (refused.name, *refused.aliases)}:
                 article = "an" if refused.name[0] in "AEFHILMNORSX" else "a"  # as the letter is said: an RTX
