@@ -37,6 +37,7 @@ from solver.rules import (
 from solver.tables import (
     HOST_HELD_CRITICS,
     MAX_TOKENS,
+    ByIdentity,
     Catalog,
     Coefficients,
     CriticStates,
@@ -328,29 +329,14 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
 def prepare_inputs(catalog: Catalog, inputs: PlanningInputs) -> PlanningData:
     """`prepare`, from what it reads of a query (`PlanningInputs.of`). Cached: the data are the catalogue's (frozen)
     for those inputs, and an answer's questions, a sweep's and a server's ask again."""
-    return _prepared_inputs(_SameCatalog(catalog), inputs)
-
-
-class _SameCatalog:
-    """A catalogue as a cache's key: by identity (the cache keeps it, so no other takes its id), since hashing all of
-    it took longer than the lookup saves (a catalogue equal to it but another object is another key)."""
-
-    __slots__ = ("catalog",)
-
-    def __init__(self, catalog: Catalog) -> None:
-        self.catalog = catalog
-
-    def __hash__(self) -> int:
-        return id(self.catalog)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _SameCatalog) and other.catalog is self.catalog
+    return _prepared_inputs(ByIdentity(catalog), inputs)
 
 
 @lru_cache(maxsize=128)
-def _prepared_inputs(same: _SameCatalog, inputs: PlanningInputs) -> PlanningData:
-    """`prepare_inputs`, worked out."""
-    catalog = same.catalog
+def _prepared_inputs(same: ByIdentity[Catalog], inputs: PlanningInputs) -> PlanningData:
+    """`prepare_inputs`, worked out (the catalogue as a key by identity: hashing all of it took longer than the lookup
+    saves)."""
+    catalog = same.held
     gpu = inputs.gpu
     shape = catalog.model(inputs.model)
     gpu_type, tabled = catalog.gpu(gpu), catalog.tables_for(gpu, shape)  # tabled: with the tables it borrows

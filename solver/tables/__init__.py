@@ -13,6 +13,7 @@ YAML it ships is the repository's top-level ``tables/`` folder, installed as ``s
 from __future__ import annotations
 
 from importlib import import_module
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 _MODULES = ("text", "bounds", "peft_names", "peft_match", "rope_types", "schema", "inputs", "reading", "catalog",
@@ -207,6 +208,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
     from solver.tables.text import (
         EVERY_JOB,
         JOBS_NAMED,
+        ByIdentity,
         ListedNamesError,
         OneLineError,
         QueryError,
@@ -242,15 +244,21 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
     )
 else:  # hidden from type checkers, which would otherwise take any misspelt name for Any
 
+    _HOMES: dict[str, ModuleType] = {}
+    """The module each name of __all__ was found in (`__getattr__`'s: a planner's answer asks thousands of times)."""
+
     def __getattr__(name: str) -> Any:
         """`name` of __all__ from the first of `_MODULES` that has it, importing them in turn as needed: looked up on
-        each use, so that it is always the module's own (as a test may replace it there)."""
-        if name in __all__:
-            for module in _MODULES:
-                names = vars(import_module(f"solver.tables.{module}"))
-                if name in names:
-                    return names[name]
-        raise AttributeError(f"module 'solver.tables' has no attribute {name!r}")
+        each use, so that it is always the module's own (as a test may replace it there); only where it lives is
+        remembered (`_HOMES`)."""
+        home = _HOMES.get(name)
+        if home is None and name in __all__:
+            modules = (import_module(f"solver.tables.{module}") for module in _MODULES)
+            home = next((module for module in modules if name in vars(module)), None)
+        if home is None:
+            raise AttributeError(f"module 'solver.tables' has no attribute {name!r}")
+        _HOMES[name] = home
+        return getattr(home, name)
 
 
 def __dir__() -> list[str]:
@@ -318,6 +326,7 @@ __all__ = [
     "YARN_VALIDATED_TOKENS",
     "AtLeast",
     "BatchDivisor",
+    "ByIdentity",
     "CalibrationRange",
     "Catalog",
     "Cell",

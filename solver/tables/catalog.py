@@ -6,9 +6,10 @@ import contextlib
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple, TypeVar, cast
 
 from pydantic import BaseModel, Field
 
@@ -29,6 +30,7 @@ from solver.tables.schema import (
     cell_text,
 )
 from solver.tables.text import (
+    ByIdentity,
     ListedNamesError,
     OneLineError,
     QueryError,
@@ -106,6 +108,7 @@ def model_name_from_path(model_path: str) -> str:
 
 
 _Entry = TypeVar("_Entry", bound=Model | GpuType)
+_Named = Model | GpuType | GpuWithoutBf16
 
 
 def _accepted(entries: tuple[_Entry, ...]) -> str:
@@ -113,14 +116,16 @@ def _accepted(entries: tuple[_Entry, ...]) -> str:
     extend another as its variants (``Qwen3-8B(-Base)``), and names of one family with the same variants after
     its first (``Qwen3-0.6B/1.7B/8B/14B(-Base)``), where each is one part after the family's start (a name of more,
     ``RTX-6000-Ada-48GB``, is listed whole: ``RTX-6000-Ada-48GB/4090-24GB`` would read as one card)."""
-    def root(entry: _Entry) -> _Entry | None:
-        """The shortest name that `entry`'s extends (``Qwen3-8B`` for ``Qwen3-8B-Base``), or None."""
-        name = normalise(entry.name)
-        return min((other for other in entries if name.startswith(normalise(other.name) + "-")),
+    matched = [(entry, normalise(entry.name)) for entry in entries]  # each name normalised once
+
+    def root(entry: _Entry, name: str) -> _Entry | None:
+        """The shortest name that `entry`'s, `name` normalised, extends (``Qwen3-8B`` for ``Qwen3-8B-Base``), or
+        None."""
+        return min((other for other, other_name in matched if name.startswith(other_name + "-")),
                    key=lambda other: len(other.name), default=None)
 
-    with_roots = [(entry, root(entry)) for entry in entries]  # each looked up once: the lists ask again for each root
-    roots = [entry for entry, its_root in with_roots if its_root is None]
+    root_of = [(entry, root(entry, name)) for entry, name in matched]  # each entry's root, found once
+    roots = [entry for entry, found in root_of if found is None]
 
     def starts(name: str) -> dict[str, int]:
         """The starts of `name` to a hyphen before a digit (``Qwen3-`` of ``Qwen3-30B-A3B``), any case, each with
@@ -128,18 +133,19 @@ def _accepted(entries: tuple[_Entry, ...]) -> str:
         return {normalise(name[:at + 1]): at + 1 for at in range(len(name) - 1)
                 if name[at] == "-" and name[at + 1].isdigit()}
 
-    def family(entry: _Entry) -> str:
-        """The longest start of `entry`'s name that another listed name's is too (``Qwen3-``), where one part of the
-        name follows it, or its whole name."""
-        own = starts(entry.name)
-        shared = own.keys() & {start for other in roots if other is not entry for start in starts(other.name)}
+    starts_of = [(entry, starts(entry.name)) for entry in roots]  # each listed name's starts, found once
+
+    def family(entry: _Entry, own: dict[str, int]) -> str:
+        """The longest start of `entry`'s name (its starts: `own`) that another listed name's is too (``Qwen3-``),
+        where one part of the name follows it, or its whole name."""
+        shared = own.keys() & {start for other, others in starts_of if other is not entry for start in others}
         start = entry.name[:max(own[start] for start in shared)] if shared else entry.name
         return start if "-" not in entry.name[len(start):] else entry.name
 
     groups: dict[tuple[str, str], list[str]] = {}  # (family, variants): the names, the first whole, then the rest
-    for entry in roots:
-        variants = "|".join(other.name[len(entry.name):] for other, its_root in with_roots if its_root is entry)
-        start = family(entry)
+    for entry, own in starts_of:
+        variants = "|".join(other.name[len(entry.name):] for other, found in root_of if found is entry)
+        start = family(entry, own)
         names = groups.setdefault((normalise(start), f"({variants})" if variants else ""), [])
         names.append(entry.name[len(start):] if names else entry.name)
     return ", ".join("/".join(names) + variants for (_, variants), names in groups.items())
@@ -155,12 +161,23 @@ def _one_asked_for(value: object) -> str:
     return f", which lists {len(value)} where one is asked for: give one, and ask for each in turn"
 
 
+@lru_cache(maxsize=64)
+def _entries_by_name(entries: ByIdentity[tuple[_Named, ...]]) -> Mapping[str, _Named]:
+    """Each name and alias of `entries`, normalised, with the first entry that has it (cached: every model and GPU
+    type a command names is looked up in a catalogue's entries, thousands of times in a planner's answer)."""
+    by_name: dict[str, _Named] = {}
+    for entry in entries.held:
+        for known in (entry.name, *entry.aliases):
+            by_name.setdefault(normalise(known), entry)
+    return MappingProxyType(by_name)
+
+
 def _named_entry(wanted: tuple[str, ...], entries: tuple[_Entry, ...]) -> _Entry | None:
     """The entry whose name or an alias (normalised) is the first of the `wanted` forms that one's is; else the GPU
     type whose name or an alias, with or without its memory size, is one of them as `sized_gpu_names` match them
     (``RTX4090-24G``: RTX-4090-24GB); else None."""
-    named = next((entry for form in wanted for entry in entries
-                  if form in {normalise(known) for known in (entry.name, *entry.aliases)}), None)
+    by_name = cast("Mapping[str, _Entry]", _entries_by_name(ByIdentity(entries)))  # of `entries`: of their type
+    named = next((by_name[form] for form in wanted if form in by_name), None)
     return named or next((entry for form in wanted for entry in entries if isinstance(entry, GpuType)
                           and sized_gpu_form(form) in sized_gpu_names((entry.name, *entry.aliases), entry.memory_gb)),
                          None)
@@ -389,6 +406,8 @@ class Catalog(Frozen):
         if not isinstance(name, str):
             return
         wanted = set(gpu_name_forms(name))
+        if wanted.isdisjoint(_entries_by_name(ByIdentity(self.without_bf16))):  # most names: none of theirs
+            return
         for refused in self.without_bf16:
             if wanted & {normalise(known) for known in (refused.name, *refused.aliases)}:
                 article = "an" if refused.name[0] in "AEFHILMNORSX" else "a"  # as the letter is said: an RTX

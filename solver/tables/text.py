@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence, Siz
 from collections.abc import Set as AbstractSet
 from decimal import Decimal
 from functools import lru_cache, wraps
-from typing import Any, TypeVar, get_args
+from typing import Any, Generic, TypeVar, get_args
 
 
 def require_printable(text: str) -> str:
@@ -61,6 +61,24 @@ def with_own_hint(error: QueryError, hint: str) -> str:
 
 
 _Forms = TypeVar("_Forms")
+_Held = TypeVar("_Held")
+
+
+class ByIdentity(Generic[_Held]):
+    """An object as a cache's key: by identity (the cache keeps it, so no other takes its id), where hashing all of
+    it takes longer than the lookup saves, as a catalogue's does (an object equal to it but another is another
+    key)."""
+
+    __slots__ = ("held",)
+
+    def __init__(self, held: _Held) -> None:
+        self.held = held
+
+    def __hash__(self) -> int:
+        return id(self.held)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ByIdentity) and other.held is self.held
 
 CACHED_NAME_LENGTH = 256
 """The longest name that the caches of names' forms keep (every catalogue's is far shorter): a longer one, a user's,
