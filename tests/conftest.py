@@ -31,6 +31,7 @@ import solver.cli.maps
 import solver.cli.memory
 import solver.cli.output
 import solver.clock
+import solver.cluster.options
 import solver.render
 import solver.solve
 from solver.cli import main
@@ -298,6 +299,38 @@ def config_lines(cli: Callable[..., tuple[int, str, str]], tmp_path: Path, text:
     lines = [(code, words) for code, words in zip(current["config_problem_codes"], current["config_problems"],
                                                   strict=True) if code.startswith(prefix)]
     return lines, current["refused"], cli("--from-config", str(config), "--gpu", "h100", "--check", *flags)[0]
+
+
+_SHARED_ANSWERS: dict[tuple[object, ...], tuple[Catalog, Any]] = {}
+_SHARED_DATA: dict[tuple[object, ...], tuple[Catalog, Any]] = {}
+
+
+def planner_answers_shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cluster planners' solves (`answer_for`) and prepared data (`prepare_inputs`) worked out once per test
+    process, for the rest of the test: each planner still counts each question new to it in `asked`, and gets the
+    answer its own solve would (no deadline passes in a test: each solve ends on its proof, so a way's plan is the
+    same whatever the planner's time limit), without solving it again. Keyed by the catalogue itself (by identity,
+    kept alive beside the answer so that no other catalogue takes its id). Not for a test of the deterministic time
+    or work the solves spend: an answer given again spends none (a solve on a `work_budget` is solved afresh)."""
+    solved, prepared = solver.cluster.options.answer_for, solver.cluster.options.prepare_inputs
+
+    def answer_for(catalog: Catalog, query: Any, gpu: str, **options: Any) -> Any:
+        if solver.solve._WORK_BUDGET.get() is not None:  # a solve on a work budget may end undecided: its own
+            return solved(catalog, query, gpu, **options)
+        explained = options.get("explained", True)  # a way's plan (`Planner.best`) is asked unexplained
+        key = (id(catalog), query if explained else query.model_copy(update={"time_limit_s": 10.0}), gpu, explained)
+        if key not in _SHARED_ANSWERS:
+            _SHARED_ANSWERS[key] = catalog, solved(catalog, query, gpu, **options)
+        return _SHARED_ANSWERS[key][1]
+
+    def prepare_inputs(catalog: Catalog, inputs: Any) -> Any:
+        key = (id(catalog), inputs)
+        if key not in _SHARED_DATA:
+            _SHARED_DATA[key] = catalog, prepared(catalog, inputs)
+        return _SHARED_DATA[key][1]
+
+    monkeypatch.setattr(solver.cluster.options, "answer_for", answer_for)
+    monkeypatch.setattr(solver.cluster.options, "prepare_inputs", prepare_inputs)
 
 
 SET_HANDLER = signal.signal

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from cluster_reference import best_value, ceiling, random_idle_instance, random_instance, value_of
+from conftest import planner_answers_shared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_cluster import CATALOG, reaches_the_optimum_then_widens, solved
@@ -17,6 +18,13 @@ from test_cluster import CATALOG, reaches_the_optimum_then_widens, solved
 from solver.cli import main
 from solver.cluster.options import stretch_ceiling
 from solver.tables import AtLeast
+
+
+@pytest.fixture(autouse=True)
+def _planner_answers_shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test here shares the planners' answers with the others of its process (`planner_answers_shared`)."""
+    planner_answers_shared(monkeypatch)
+
 
 H20_NODE = {"name": "h20", "gpu": "H20-96GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 1024}
 

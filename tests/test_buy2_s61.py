@@ -13,12 +13,19 @@ from pathlib import Path
 import pytest
 from cluster_api import buy, place
 from cluster_reference import _cost_int, _gain, best_value, check_placements, random_instance
+from conftest import planner_answers_shared
 from test_clusterbuy_s60 import CATALOG, FOUR_JOBS, TOO_LONG, brute_force_least, fleet_file, raised
 from test_minnodes_s64 import _questions_per_second
 
 import solver
 from solver.cli import main
 from solver.tables import WAYS_QUESTIONS_PER_SECOND, QueryError, load_fleet
+
+
+@pytest.fixture(autouse=True)
+def _planner_answers_shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test here shares the planners' answers with the others of its process (`planner_answers_shared`)."""
+    planner_answers_shared(monkeypatch)
 
 
 def best_with_required(instance: dict, required: set[str]) -> tuple[int, int, int] | None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import planner_answers_shared
 from ortools.sat.python import cp_model
 
 import solver
@@ -21,6 +22,13 @@ from solver.cluster.search import Search, StopOnInterrupt
 from solver.results import ClusterResult, PurchaseResult
 from solver.tables import load_catalog, load_fleet
 from solver.tables.fleets import PURCHASE_KEY
+
+
+@pytest.fixture(autouse=True)
+def _planner_answers_shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test here shares the planners' answers with the others of its process (`planner_answers_shared`)."""
+    planner_answers_shared(monkeypatch)
+
 
 Cli = Callable[..., tuple[int, str, str]]
 

@@ -15,11 +15,19 @@ import pytest
 import yaml
 from cluster_api import buy, place
 from cluster_reference import best_value, check_placements, job_candidates, random_instance
+from conftest import planner_answers_shared
 from ortools.sat.python import cp_model
 
 from solver.cli import main
 from solver.cluster.search import StopOnInterrupt
 from solver.tables import load_catalog, load_fleet
+
+
+@pytest.fixture(autouse=True)
+def _planner_answers_shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test here shares the planners' answers with the others of its process (`planner_answers_shared`)."""
+    planner_answers_shared(monkeypatch)
+
 
 CATALOG = load_catalog()
 

@@ -12,9 +12,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import planner_answers_shared
 from test_clusterbuy_s60 import fleet_file
 
 import solver.cluster.reasons
+
+
+@pytest.fixture(autouse=True)
+def _planner_answers_shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test here shares the planners' answers with the others of its process (`planner_answers_shared`)."""
+    planner_answers_shared(monkeypatch)
+
 
 FLEET = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8},
                    {"name": "pair", "gpu": "H20-96GB", "nodes": 1, "gpus_per_node": 2}],

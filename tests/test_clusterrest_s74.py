@@ -13,12 +13,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from cluster_api import buy, place
 from cluster_reference import best_value, check_placements
+from conftest import planner_answers_shared
 
 from solver.cluster.options import Planner, fleet_options
 from solver.tables import load_catalog, load_fleet, load_weights
+
+
+@pytest.fixture(autouse=True)
+def _planner_answers_shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test here shares the planners' answers with the others of its process (`planner_answers_shared`)."""
+    planner_answers_shared(monkeypatch)
+
 
 CATALOG = load_catalog()
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from cluster_api import place
 from cluster_reference import best_value, random_instance, value_of
+from conftest import planner_answers_shared
 from ortools.sat.python import cp_model
 from test_atleastcap_s63 import moe_64k, placed
 from test_cluster import CATALOG, solved
@@ -26,6 +27,13 @@ from solver.cluster.options import Planner
 from solver.render import AT_LEAST_NOTE, AT_MOST_NOTE
 from solver.results import CautionCode
 from solver.tables import DETERMINISTIC_PER_SECOND, Job, JobTraining, load_fleet, load_weights
+
+
+@pytest.fixture(autouse=True)
+def _planner_answers_shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test here shares the planners' answers with the others of its process (`planner_answers_shared`)."""
+    planner_answers_shared(monkeypatch)
+
 
 A100 = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
 TWO_14B = [{"name": name, "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 2} for name in ("x", "y")]

@@ -12,8 +12,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from conftest import planner_answers_shared
 from test_runningfirst_s75 import JOBS, _fleet, _running
-from test_smallslips20_s75 import FORTY_JOBS, forty_jobs_answers_shared
+from test_smallslips20_s75 import FORTY_JOBS
 
 import solver
 import solver.cluster.search
@@ -129,7 +130,7 @@ def test_a_required_job_the_kept_jobs_leave_no_room_is_placed_first(cli: Cli, tm
 def test_the_forty_jobs_fleet_keeps_its_25_running_jobs(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # The 40 jobs as a 15 s placement places them (25 jobs, priority 90), then again with that as --current: the greedy
     # placement said 1 stays, 10 move, 14 stop; 4 start (priority 69); it keeps all 25, and places no other job.
-    forty_jobs_answers_shared(monkeypatch)
+    planner_answers_shared(monkeypatch)
     status, out, err = _forty_jobs_placed(cli)
     now = tmp_path / "now.json"
     now.write_text(out, encoding="utf-8")

@@ -10,9 +10,17 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import planner_answers_shared
 
 import solver
 from solver.results import index_range
+
+
+@pytest.fixture(autouse=True)
+def _planner_answers_shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test here shares the planners' answers with the others of its process (`planner_answers_shared`)."""
+    planner_answers_shared(monkeypatch)
+
 
 Cli = Callable[..., tuple[int, str, str]]
 

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 from cluster_api import buy, place
+from conftest import planner_answers_shared
 from test_cluster import reference_checked
 
 import solver
@@ -156,30 +157,12 @@ def test_a_purchase_widens_by_the_time_limit_less_the_read_back_time(tmp_path: P
 
 
 FORTY_JOBS = Path(__file__).resolve().parent / "data" / "cluster-40-jobs.yaml"
-_FORTY_JOBS_ANSWERS: dict[tuple[object, ...], solver.Answer] = {}
-
-
-def forty_jobs_answers_shared(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The planners' solves of the forty-job fleet's questions (on the shipped catalogue) answered once per test
-    process: each planner still counts each question new to it in `asked`, and gets the answer its own solve would
-    (no deadline passes in a test: each solve ends on its proof, so a way's plan is the same whatever the planner's
-    time limit), without solving it again."""
-    solved = solver.cluster.options.answer_for
-
-    def answer_for(catalog: object, query: solver.Query, gpu: str, **options: object) -> solver.Answer:
-        explained = options.get("explained", True)  # a way's plan (`Planner.best`) is asked unexplained
-        key = (query if explained else query.model_copy(update={"time_limit_s": 10.0}), gpu, explained)
-        if key not in _FORTY_JOBS_ANSWERS:
-            _FORTY_JOBS_ANSWERS[key] = solved(catalog, query, gpu, **options)
-        return _FORTY_JOBS_ANSWERS[key]
-
-    monkeypatch.setattr(solver.cluster.options, "answer_for", answer_for)
 
 
 def test_the_limit_named_at_one_second_works_the_forty_jobs_ways_out(monkeypatch: pytest.MonkeyPatch):
     # At 1 s the count (100) cuts the ways after 3 jobs of 3 shapes (112 questions), 25 shapes new among the 37 left:
     # their mean alone named 11 s, which still cuts 6 jobs short; raised by a third (one part in 3), 14 s.
-    forty_jobs_answers_shared(monkeypatch)
+    planner_answers_shared(monkeypatch)
     fleet = load_fleet(FORTY_JOBS, CATALOG)
 
     def ways_within(limit_s: float) -> tuple[int, int, int | None]:

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import planner_answers_shared
 from test_greedyrunning_s76 import _forty_jobs_placed, _text_and_json, _where, _written
 from test_keepstage_s76 import _answer, _stopped_after_priority
 from test_runningfirst_s75 import JOBS, _fleet
-from test_smallslips20_s75 import FORTY_JOBS, forty_jobs_answers_shared
+from test_smallslips20_s75 import FORTY_JOBS
 
 import solver
 from solver.cluster.model import count_of, first_stage_objective
@@ -109,7 +110,7 @@ def test_the_forty_jobs_fleet_with_six_jobs_raised_moves_as_many_stopped_as_not(
     # The fleet as its 15 s placement places it (25 jobs) runs now; six jobs it left out are raised to priority 20.
     # Stopped after the first stage, the answer said "3 stay, 15 move, 7 stop; 6 start" before this rule: now 16
     # stay and 2 move, as the unstopped search says (its stage of running jobs kept run).
-    forty_jobs_answers_shared(monkeypatch)
+    planner_answers_shared(monkeypatch)
     status, out, err = _forty_jobs_placed(cli)
     assert (status, err) == (1, "")
     now = tmp_path / "now.json"

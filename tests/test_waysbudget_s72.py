@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from cluster_api import buy, place
+from conftest import planner_answers_shared
 from test_clusterbuy_s60 import fleet_file
 from test_minnodes_s64 import _questions_per_second
-from test_smallslips20_s75 import forty_jobs_answers_shared
 
 import solver
 from solver.cluster.options import Planner, WaysLimit, fleet_options
@@ -67,7 +67,7 @@ def test_the_reviews_forty_jobs_cut_at_the_default_limit_are_worked_out_at_the_l
     # The estimate names 14 s; the fleet asks 1199 in all, under its 1400. The fleet names no Trinity release, so every
     # rank of a node loads the model at start-up (s84); with 0.5.1's loading (rank 0 alone for the untied 8B, 14B and
     # 32B) it asked 7 more either way, 1019 and 1206, cut and estimate the same.
-    forty_jobs_answers_shared(monkeypatch)
+    planner_answers_shared(monkeypatch)
     fleet = load_fleet(FORTY_JOBS, CATALOG)
     planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto", time_limit_s=10)
     cut = fleet_options(planner, fleet, WaysLimit.of(planner, 0.0))
