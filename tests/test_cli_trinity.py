@@ -3890,3 +3890,18 @@ def test_budget_keys_that_write_out_the_default_are_said_before_those_set_by_han
             "ceil(2 x 8192 / 1) = 16384, which the tables measured: more tokens per GPU than the verdict assumes (on "
             "verl before 0.8 only: Trinity 0.6 on verl 0.8 or later ignores the roles' own token budgets and "
             "dynamic-batch keys, taking the trainer's)"))]
+
+
+def test_from_config_view_makes_no_round_trip_it_does_not_print(cli, user_config: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch):
+    # At 16384 the config runs the best plan's GPUs, SP and length, but --write would set its keys to other values
+    # (`sets_another_value`): the apply row offers the copy without patching one to compare, and a plan without YaRN
+    # prints no model.rope_scaling, so the config's own mapping is not read with ruamel's round trip either.
+    def refused(text: str) -> None:
+        raise AssertionError("a round trip the view does not print")
+
+    monkeypatch.setattr(solver.trinity.patch, "_round_trip_yaml", refused)
+    status, out, err = cli("--from-config", str(user_config), "--gpu", "a100-80g", "--len", "16384")
+    assert (status, err) == (0, "")
+    assert f"{APPLY_HEADING}; --write FILE writes a copy of trinity.yaml with the plan applied" in " ".join(out.split())
+    assert not [line for line in out.splitlines() if line.startswith("model.rope_scaling")]  # no apply line

@@ -431,7 +431,8 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
     aliased = bool(aliased_anchors(config_text))  # else no key is one value with another
     return {answer.gpu: ConfigApplied(config_keys_changed(config_text, answer.best, model, **config),
                                       config_keys_kept(config_text, answer.best, model, **config),
-                                      rope_scaling_written(config_text, answer.best, model, **config),
+                                      rope_scaling_written(config_text, answer.best, model, **config)
+                                      if answer.best.rope_scaling_factor is not None else None,  # else unsaid
                                       args.write is None and _runs_the_best_plan(answer)
                                       and _comments_alone_written(config_text, answer.best, model, config),
                                       lora_refusal(args, layout, answer.best, model, "these lines keep"),
@@ -454,10 +455,14 @@ def _runs_the_best_plan(answer: Answer) -> bool:
 def _comments_alone_written(config_text: str, best: Plan, model: Model, config: dict[str, Any]) -> bool:
     """Whether the copy of the config (`config_text`, read with `config`: its name, environment and Trinity release)
     that --write would write for `best` holds the same keys and values, differing in comments alone: false where
-    the patch refuses the plan (on another cluster than the config's, say), which --write would say."""
+    the patch refuses the plan (on another cluster than the config's, say), which --write would say, and without
+    the round trip where the patch sets a key to another value than the config's (`sets_another_value`)."""
     from solver.trinity import load_config_mapping, patch_trinity_config
+    from solver.trinity.patch import sets_another_value
 
     try:
+        if sets_another_value(config_text, best, model, **config):
+            return False
         patched = patch_trinity_config(config_text, best, model, **config)
     except OneLineError:
         return False

@@ -1659,6 +1659,16 @@ def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "con
             for key, old, beyond_own in _keys_changed(text, plan, model, name, environ, version) if beyond_own]
 
 
+def sets_another_value(text: str, plan: Plan, model: Model, *, name: str = "config",
+                       environ: Mapping[str, str] | None = None, version: str | None = None) -> bool:
+    """Whether `patch_trinity_config` sets a key of the config `text` for `plan` to a plain value (text, a number, a
+    boolean) that is not the config's there, as Trinity reads it (`_keys_changed`: none where it lacks the key): the
+    copy it writes then differs from the config in that value, known without the round trip. Not for a key under a
+    ``rope_scaling``, which the patch may yet remove whole (`_stale_rope`)."""
+    return any(isinstance(key.value, bool | int | float | str) and old != key.value and "rope_scaling" not in key.path
+               for key, old, _ in _keys_changed(text, plan, model, name, environ, version))
+
+
 def config_key_changes(text: str, plan: Plan, model: Model, *, name: str = "config",
                        environ: Mapping[str, str] | None = None,
                        version: str | None = None) -> tuple[ConfigKeyChange, ...]:
