@@ -1205,6 +1205,12 @@ class OptionNames(NamedTuple):
         `trinity_05` names 0.5's: ``--trinity-version 0.5.1``, or ``version="0.5.1"``."""
         return self.trinity_05.replace("0.5", release)
 
+    def planned_release(self, release: str) -> str:
+        """The option, with its value, that plans for the Trinity `release` (``0.6.0``), as the caller names it:
+        ``--trinity-version 0.6.0``, or plan's and place's keyword, ``trinity_version="0.6.0"`` (where a fragment
+        writer's is ``version``: `trinity_release`)."""
+        return f'trinity_version="{release}"' if self.keywords else self.trinity_release(release)
+
     def longer_limit(self, deadline_passed: bool = False) -> str:
         """What lets a search that ran out of time run on, as the caller names it: ``a longer --time-limit``, or ``a
         longer time_limit_s``; where the call's deadline_s had passed (`deadline_passed`), which may be what cut it

@@ -1736,7 +1736,7 @@ def _rank_0_release_words(catalog: Catalog, data: PlanningData, query: Query) ->
         tried.add(loadings)
         best = answer_for(catalog, named, data.gpu, explained=False).best
         if best is not None:
-            return (f"; with {query.option_names.trinity_release(release)}, whose rank 0 alone loads the model, "
+            return (f"; with {query.option_names.planned_release(release)}, whose rank 0 alone loads the model, "
                     + _host_words(data.shape, query.node_gpus, best, named))
     return ReasonWords()
 

@@ -588,7 +588,7 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
                              max_model_len=8192), "node_gpus must be a whole number or None, got '8' (a str: pass 8)"),
         (lambda: solver.plan("4B", max_model_len=4096, catalog="tables"), "catalog must be a Catalog or None, got 'tables'"),
         (lambda: solver.plan("4B", max_model_len=4096, memory="x.yaml"),
-         "memory must be a MemoryModel or None, got 'x.yaml'"),
+         "memory must be a MemoryModel or None, got 'x.yaml' (a path: pass solver.load_memory_model('x.yaml'))"),
         (lambda: solver.plan("4B", max_model_len=4096, env=2), "env must be True, False or None, got 2"),
         (lambda: solver.plan("4B", max_model_len=4096, env="yes"), "env must be True, False or None, got 'yes'"),
         (lambda: solver.plan("4B", max_model_len=4096, explain=1), "explain must be True or False, got 1"),
@@ -607,7 +607,8 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.make_query("tables", model="4B", max_model_len=4096), "catalog must be a Catalog, got 'tables'"),
         # place
         (lambda: solver.place(5), "fleet must be a Fleet, a Path or a str, got 5"),
-        (lambda: solver.place(FLEET, weights="costs.yaml"), "weights must be a Weights or None, got 'costs.yaml'"),
+        (lambda: solver.place(FLEET, weights="costs.yaml"),
+         "weights must be a Weights or None, got 'costs.yaml' (a path: pass solver.load_weights('costs.yaml'))"),
         # the search: one cap on workers, and a finite time limit, for plan and place alike
         (lambda: solver.plan("4B", max_model_len=4096, workers=10001),
          "workers must be a whole number from 1 to 1024, got 10001"),

@@ -131,7 +131,8 @@ def cells(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     ({"node_gpus": 0}, "node_gpus must be a whole number from 1 to 65536, got 0"),
     ({"train_batch_size": 0}, "train_batch_size must be a whole number from 1 to 16777216, got 0"),
     ({"workers": 0}, "workers must be a whole number from 1 to 1024, got 0"),
-    ({"memory": "memory-model.yaml"}, "memory must be a MemoryModel or None, got 'memory-model.yaml'"),
+    ({"memory": "mm.yaml"},
+     "memory must be a MemoryModel or None, got 'mm.yaml' (a path: pass solver.load_memory_model('mm.yaml'))"),
 ], ids=["host-ram", "host-ram-text", "margin", "nodes", "train-batch", "workers", "memory"])
 def test_a_maps_run_options_are_refused_before_any_cell(cells: list[Any], keywords: dict[str, Any],
                                                         message: str) -> None:

@@ -49,6 +49,14 @@ def test_config_functions_read_a_release_as_plan_does(release: str):
     (("--algorithm", "ppo"), "(did you mean --critic?)"),
     (("--algorithm=DPO",), "(did you mean --dpo?)"),
     (("--lora-alpha", "32"), "(LoRA's alpha changes no memory: --lora-rank is what counts)"),
+    # verl's and Trinity's names (s86): --rollout-n was guessed as --rollout-gpus, which would plan 8 rollout GPUs
+    (("--rollout-n", "8"), ("(a prompt's rollouts count only in the train batch: --train-batch-size B, the "
+                           "experiences per step (buffer.batch_size x algorithm.repeat_times))")),
+    (("--ppo-micro-batch-size-per-gpu", "1"), ("(Trinity packs micro-batches by tokens (trainer.use_dynamic_bsz, its "
+                                              "default): --token-budget N caps max_token_len_per_gpu)")),
+    (("--max-response-length=61440",),
+     "(--len L is the prompt and the response together: Trinity's model.max_model_len)"),
+    (("--n-gpus-per-node", "8"), "(did you mean --node-gpus?)"),
 ])
 def test_other_tools_training_options_get_a_hint(cli, flags: tuple[str, ...], hint: str):
     status, out, err = cli("--model", "8B", "--gpu", "h100", "--len", "32k", *flags)
@@ -192,3 +200,28 @@ def test_solve_map_names_another_commands_option_by_another_tools_name(cli):
 def test_a_format_a_command_does_not_write_names_those_it_does(cli, argv: tuple[str, ...], hint: str):
     status, _, err = cli(*argv)
     assert status == 2 and err.endswith(f"{hint}\n")
+
+
+def test_a_files_path_given_for_what_it_holds_is_told_how_to_load_it():
+    # s86: a notebook's path where the API takes the loaded object got no hint ("memory must be a MemoryModel or None,
+    # got 'm.yaml'"), and a config's file name in place of its text was refused as YAML ("got 'trinity.yaml'")
+    with pytest.raises(solver.QueryError, match=r"^memory must be a MemoryModel or None, got 'm\.yaml' \(a path: "
+                                                r"pass solver\.load_memory_model\('m\.yaml'\)\)$"):
+        solver.plan("8B", gpu="h100", max_model_len=4096, memory="m.yaml")
+    with pytest.raises(solver.QueryError, match=r"^weights must be a Weights or None, got a PosixPath \(a path: pass "
+                                                r"solver\.load_weights\('costs\.yaml'\)\)$"):
+        solver.plan("8B", gpu="h100", max_model_len=4096, weights=Path("costs.yaml"))
+    with pytest.raises(solver.QueryError, match=r"^text is the config's YAML, not its file's name 'trinity\.yaml': "
+                                                r"pass Path\('trinity\.yaml'\)\.read_text\(\)$"):
+        read_trinity_config("trinity.yaml", "trinity.yaml", {})
+    with pytest.raises(solver.QueryError, match=r"^text must be a str, got a PosixPath \(a path: pass the config's "
+                                                r"text, Path\('.*trinity\.yaml'\)\.read_text\(\)\)$"):
+        read_trinity_config(CONFIG, "trinity.yaml", {})
+
+
+def test_the_command_reads_a_config_holding_a_file_name_as_a_config(cli, tmp_path: Path):
+    # the command reads the file itself: a config that holds a file's name alone is refused as before, in its words
+    (tmp_path / "c.yaml").write_text("other.yaml\n", encoding="utf-8")
+    status, _, err = cli("--from-config", str(tmp_path / "c.yaml"), "--gpu", "h100")
+    assert status == 2 and err.endswith("a Trinity config is a mapping of sections (model, cluster, trainer, ...), got "
+                                        "'other.yaml'\n")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import solver
 from solver.tables import load_model_config
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -78,6 +79,16 @@ def test_on_hopper_the_release_named_is_0_6_0(cli: Cli):
     assert ("needs 185.7 GiB of host memory per node; with --trinity-version 0.6.0, whose rank 0 alone loads the "
             "model, Env + SP=4 on 8 GPUs trains it (65536 tokens), and it needs 63.0 GiB of host memory per node while "
             "the model loads") in _words(out)
+
+
+def test_the_api_names_plans_keyword_for_the_release():
+    # the API's reason said `with version="0.6.0"` (trinity_config's keyword), which solver.plan does not take
+    asked = {"gpu": "h100", "max_model_len": 65536, "budget_gpus": 8, "exact": True, "host_ram_gb": 150}
+    (answer,) = solver.plan("llama-3.1-8b", **asked)
+    assert answer.best is None and answer.reason is not None
+    assert '; with trinity_version="0.6.0", whose rank 0 alone loads the model, Env + SP=4 on 8 GPUs' in answer.reason
+    (named,) = solver.plan("llama-3.1-8b", **asked, trinity_version="0.6.0")  # the keyword it names plans it
+    assert named.best is not None and named.best.setting.label == "Env + SP=4"
 
 
 @pytest.mark.parametrize("options", [

@@ -94,7 +94,8 @@ ANSWERS = answer_query(ANSWERS_QUERY, CATALOG)
     ((ANSWERS, ANSWERS_QUERY), {"width": 5}, "width must be a whole number of columns from 20 to 65536, got 5"),
     ((ANSWERS, ANSWERS_QUERY), {"width": "100"}, "width must be a whole number, got '100' (a str: pass 100)"),
     ((ANSWERS, ANSWERS_QUERY), {"color": "yes"}, "color must be True or False, got 'yes'"),
-    ((ANSWERS[0], ANSWERS_QUERY), {}, "answers must be a list or a tuple, got an Answer"),
+    ((ANSWERS[0], ANSWERS_QUERY), {},  # s86: with how to pass it, as map_text says for a GpuMap
+     "answers must be a list or a tuple, got an Answer: pass (answer,), or plan's tuple"),
     ((ANSWERS, "4B"), {}, "query must be a Query or None, got '4B'"),
     ((ANSWERS, ANSWERS_QUERY, "catalog"), {}, "catalog must be a Catalog or None, got 'catalog'"),
     (([ANSWERS[0], None], ANSWERS_QUERY), {}, "answers[1] must be an Answer, got None"),

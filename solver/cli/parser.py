@@ -42,7 +42,7 @@ MEANT = {
                      "--world-size"), ("--gpus", "--gpus-up-to")),
     "--gpus": ("--gpus-up-to",),
     **dict.fromkeys(("--gpu-type", "--gpu-name", "--device"), ("--gpu",)),
-    **dict.fromkeys(("--gpus-per-node", "--gpu-per-node", "--nproc-per-node"), ("--node-gpus",)),
+    **dict.fromkeys(("--gpus-per-node", "--gpu-per-node", "--nproc-per-node", "--n-gpus-per-node"), ("--node-gpus",)),
     **dict.fromkeys(("--ulysses", "--ulysses-sp", "--ulysses-sequence-parallel-size", "--sequence-parallel",
                      "--sp-size"), ("--sp",)),
     **dict.fromkeys(("--max-token-len-per-gpu", "--ppo-max-token-len-per-gpu", "--log-prob-max-token-len-per-gpu"),
@@ -92,12 +92,27 @@ ALGORITHMS_MEANT = {"ppo": ("--critic",), "dpo": ("--dpo",)}
 """Algorithms by name, and the options that plan for them: ``--algorithm ppo`` is told --critic (its critic's
 states), ``--algorithm dpo`` --dpo."""
 
+GROUP_SIZE_WORDS = ("a prompt's rollouts count only in the train batch: --train-batch-size B, the experiences per step "
+                    "(buffer.batch_size x algorithm.repeat_times)")
+"""What verl's rollout.n, Trinity's repeat_times and TRL's num_generations (not --rollout-gpus) are told."""
+MICRO_BATCH_WORDS = ("Trinity packs micro-batches by tokens (trainer.use_dynamic_bsz, its default): --token-budget N "
+                     "caps max_token_len_per_gpu")
+"""What verl's and TRL's micro-batch sizes are told."""
+
 COUNTS_NOTHING = {
     "--seed": (None, "rft-solver takes no seed: its answers are deterministic"),
     "--lora-alpha": ("--lora-rank", "LoRA's alpha changes no memory: --lora-rank is what counts"),
+    **dict.fromkeys(("--rollout-n", "--repeat-times", "--n-samples", "--num-generations", "--group-size"),
+                    ("--train-batch-size", GROUP_SIZE_WORDS)),
+    **dict.fromkeys(("--micro-batch-size", "--ppo-micro-batch-size", "--ppo-micro-batch-size-per-gpu",
+                     "--log-prob-micro-batch-size-per-gpu", "--per-device-train-batch-size"),
+                    ("--token-budget", MICRO_BATCH_WORDS)),
+    **dict.fromkeys(("--max-prompt-length", "--max-response-length", "--max-prompt-tokens", "--max-response-tokens"),
+                    ("--len", "--len L is the prompt and the response together: Trinity's model.max_model_len")),
 }
-"""Options of training scripts that change nothing rft-solver counts, with the option of this command the words
-point to (None: none) and the words an unknown one is told."""
+"""Options of training scripts that rft-solver does not take (as nothing it counts, or counted in another option),
+with the option of this command the words point to (None: none) and the words an unknown one is told: verl's
+rollout.n and micro-batch sizes, Trinity's repeat_times and max_response_tokens, TRL's num_generations."""
 
 
 def _one_typo_apart(written: str, name: str) -> bool:

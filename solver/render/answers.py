@@ -115,6 +115,8 @@ def answers_text(answers: Sequence[Answer], query: Query | None = None, catalog:
     shipped one). The text's words are the answers' own (the query's `option_names`). `QueryError` (one line) for a
     bad argument, answers of another query, or, without `query`, answers that hold none (rebuilt from their JSON)
     or hold different ones."""
+    if isinstance(answers, Answer):  # a notebook's ``(answer,) = solver.plan(...)``, then its answer alone
+        raise QueryError("answers must be a list or a tuple, got an Answer: pass (answer,), or plan's tuple")
     check_types(("answers", answers, list | tuple), ("query", query, Query | None),
                 ("catalog", catalog, Catalog | None))
     check_text_options(width, color)

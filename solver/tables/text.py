@@ -553,6 +553,36 @@ FLEET_AS_MAPPING = " (a mapping: pass solver.Fleet.model_validate(it))"
 """What a fleet given as a mapping (a notebook's dict of pools and jobs) is told: how to build the `Fleet`."""
 
 
+FILES_LOADED_BY = {"memory": "solver.load_memory_model", "weights": "solver.load_weights"}
+"""The API's keywords that take what a file holds once loaded (a memory model, as ``--memory-model FILE``; cost weights,
+as ``--weights FILE``), with the function that loads it: a path given there is told to pass that function's result."""
+
+
+def path_given_hint(name: str, value: object) -> str:
+    """For a file's path (a str or a `Path`) given where the API takes what it holds: `name`'s loader
+    (`FILES_LOADED_BY`: `` (a path: pass solver.load_weights('costs.yaml'))``), or, for a Trinity config's `text`, its
+    text; else nothing."""
+    if name == "text" and isinstance(value, os.PathLike):
+        return f" (a path: pass the config's text, {_PATH_READ.format(brief(os.fspath(value)))})"
+    if name not in FILES_LOADED_BY or not isinstance(value, str | os.PathLike):
+        return ""
+    return f" (a path: pass {FILES_LOADED_BY[name]}({brief(os.fspath(value))}))"
+
+
+_PATH_READ = "Path({}).read_text()"
+"""How a config's text is read from its file, as a hint names it."""
+
+
+def config_path_given(text: str) -> str | None:
+    """Where a Trinity config's `text` is a file's name alone (one word ending in ``.yaml``, ``.yml`` or ``.json``):
+    what to pass instead, as a refusal says it; else None."""
+    word = text.strip()
+    if not word or any(character.isspace() for character in word) or not word.lower().endswith(
+            (".yaml", ".yml", ".json")):
+        return None
+    return f"text is the config's YAML, not its file's name {brief(word)}: pass {_PATH_READ.format(brief(word))}"
+
+
 def thousands_of_tokens(value: Any) -> Any:
     """A length written as text, as ``--len`` and a cluster file take it, in tokens: a whole number in ASCII digits
     with a sign at most (``32768``), or thousands of 1024 (``32k``, ``32 K``: 32768); any other value as it is. A
@@ -619,7 +649,8 @@ def check_types(*values: tuple[str, object, Any]) -> None:
     (``bool | None``); `int` and `float` take no bool, and `float` takes an int too. The message shows a
     builtin value (``'32k'``), or else its type (``a Catalog``), and, for a whole number written otherwise, the
     number to pass (`_whole_number_hint`); for a fleet given as a mapping, how to build one (`FLEET_AS_MAPPING`);
-    for LoRA targets given as a list, the names joined (`names_joined_hint`)."""
+    for LoRA targets given as a list, the names joined (`names_joined_hint`); for a file's path where what it holds is
+    asked, how to load it (`path_given_hint`)."""
     for name, value, kind in values:
         kinds = get_args(kind) or (kind,)
         if not any(_is_kind(value, one) for one in kinds):
@@ -628,7 +659,7 @@ def check_types(*values: tuple[str, object, Any]) -> None:
             hint = (_whole_number_hint(name, value) if int in kinds and float not in kinds
                     else HOST_RAM_AS_NUMBER if name == "host_ram_gb" and isinstance(value, str)
                     else FLEET_AS_MAPPING if name == "fleet" and isinstance(value, Mapping)
-                    else names_joined_hint(value) if name == "lora_targets" else "")
+                    else names_joined_hint(value) if name == "lora_targets" else path_given_hint(name, value))
             raise QueryError(f"{name} must be {accepted}, got {shown_value(value, kinds)}{hint}")
 
 

@@ -43,6 +43,7 @@ from solver.tables import (
     CriticStates,
     HeldExperts,
     Model,
+    QueryError,
     TrinityVersion,
     and_joined,
     check_types,
@@ -72,6 +73,7 @@ from solver.tables.peft_names import (
     LoraTargets,
     PeftModuleNames,
 )
+from solver.tables.text import config_path_given
 from solver.trinity.interpolation import VariablesRead, VariableUnset, dotted
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
@@ -1785,11 +1787,14 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     it passes them.  Raises `ConfigError`, one line naming the file and the key, for text that is not YAML or not a
     mapping, a missing ``model.model_path``, values that are not whole numbers, offload flags that are not booleans,
     unresolvable interpolations (in a key read only for a note, that note is skipped), configs that leave the trainer no
-    GPU, and stages that replace its sections (`_check_one_trainer`); `QueryError` for arguments of the wrong type, or a
+    GPU, and stages that replace its sections (`_check_one_trainer`); `QueryError` for arguments of the wrong type (with
+    the API's `option_names`, a file's name alone as `text` too: `config_path_given`), or a
     `version` that is not a Trinity release rft-solver knows (one it knows is read as its minor version, ``0.6.0`` as
     0.6, as `plan` reads it: `check_config_arguments`)."""
     version = check_config_arguments(text, name, environ, version)
     check_types(("option_names", option_names, OptionNames))
+    if option_names.keywords and (path_given := config_path_given(text)) is not None:
+        raise QueryError(path_given)  # a notebook's file name in place of its text; the command reads the file
     data = load_config_mapping(text, name)
     variables = VariablesRead(environ)
     reader = ConfigReader(data, name, variables)
