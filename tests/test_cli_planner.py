@@ -1205,7 +1205,7 @@ def refused_for_redirects(tmp_path_factory: pytest.TempPathFactory) -> dict[str,
                       stderr and base / str(number) / stderr))
     found = forked_commands(cases, [], base / "captured", preload=COMMAND_MODULES)
     return {name: (*answer, base / str(number)) for number, ((name, *_), answer) in enumerate(zip(named, found,
-                                                                                                   strict=True))}
+                                                                                                  strict=True))}
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file names")

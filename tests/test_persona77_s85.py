@@ -42,7 +42,7 @@ def test_a_fleet_on_standard_input_names_model_configs_from_the_working_director
 
 
 def test_a_fleet_in_a_file_still_names_model_configs_from_its_own_folder(cli: Cli, tmp_path: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch):
+                                                                         monkeypatch: pytest.MonkeyPatch):
     qwen3_8b_checkpoint(tmp_path / "fleets" / "ckpt", _name_or_path="acme/tuned-8b")
     (tmp_path / "fleets" / "fleet.yaml").write_text(FLEET, encoding="utf-8")
     monkeypatch.chdir(tmp_path)  # a file named by its path: in-process (the stream read below needs its own process)

@@ -51,9 +51,9 @@ def test_config_functions_read_a_release_as_plan_does(release: str):
     (("--lora-alpha", "32"), "(LoRA's alpha changes no memory: --lora-rank is what counts)"),
     # verl's and Trinity's names (s86): --rollout-n was guessed as --rollout-gpus, which would plan 8 rollout GPUs
     (("--rollout-n", "8"), ("(a prompt's rollouts count only in the train batch: --train-batch-size B, the "
-                           "experiences per step (buffer.batch_size x algorithm.repeat_times))")),
+                            "experiences per step (buffer.batch_size x algorithm.repeat_times))")),
     (("--ppo-micro-batch-size-per-gpu", "1"), ("(Trinity packs micro-batches by tokens (trainer.use_dynamic_bsz, its "
-                                              "default): --token-budget N caps max_token_len_per_gpu)")),
+                                               "default): --token-budget N caps max_token_len_per_gpu)")),
     (("--max-response-length=61440",),
      "(--len L is the prompt and the response together: Trinity's model.max_model_len)"),
     (("--n-gpus-per-node", "8"), "(did you mean --node-gpus?)"),

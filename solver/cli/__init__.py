@@ -127,9 +127,10 @@ _built = threading.local()
 
 def _built_parser(names: tuple[str, str, str]) -> Parser:
     """The parser of the command `names` names (`_COMMANDS`), which knows the other commands' options (to say whose
-    an option it lacks is): built once in each thread (building one takes about 2 ms, a twentieth of an answer's time in-process). A
-    parse leaves a parser as it found it (the values go to a namespace of their own), but turns its required options
-    off while it reads (`Parser.parse_args`), which a parse in another thread would see: so no thread shares one."""
+    an option it lacks is): built once in each thread (building one takes about 2 ms, a twentieth of an answer's
+    time in-process). A parse leaves a parser as it found it (the values go to a namespace of their own), but turns
+    its required options off while it reads (`Parser.parse_args`), which a parse in another thread would see: so no
+    thread shares one."""
     parsers: dict[tuple[str, str, str], Parser] = _built.__dict__.setdefault("parsers", {})
     if names not in parsers:
         parser = parsers[names] = _command(names)[0]()
