@@ -1,6 +1,7 @@
-"""Shared test fixtures (`cli`: the command in-process; `solve_script`: the installed console script; `coloured_screen`:
-stdout as a terminal in colour shows it; `edited_a100_tables`: a catalogue with edited A100 tables; `solver_parameters`:
-the CP-SAT parameters of the solvers the planner makes; `answers_left_open`: answers a time limit left open;
+"""Shared test fixtures (`cli`: the command in-process; `solve_script`: the installed console script; `standard_input`:
+what /dev/stdin reads in the test; `coloured_screen`: stdout as a terminal in colour shows it; `edited_a100_tables`: a
+catalogue with edited A100 tables; `solver_parameters`: the CP-SAT parameters of the solvers the planner makes;
+`answers_left_open`: answers a time limit left open;
 `unwrapped_fragments`: the Trinity fragments made, before their comments are wrapped; `shipped_tables_kept`: what a test
 writes into the shipped tables is removed; `mypy_strict`: ``mypy --strict`` over the package and the tests' user files,
 run once; and, for every test, no allocator variable set, nor vLLM's long-length one, and no deadline that passes, the
@@ -162,6 +163,28 @@ def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str
         return status, captured.out, captured.err
 
     return run
+
+
+@pytest.fixture
+def standard_input() -> Iterator[Callable[[str | int], None]]:
+    """A function that puts `given` on the test process's descriptor 0, which ``/dev/stdin`` opens, for the rest of the
+    test: text through a pipe, as ``printf ... | solve`` gives it (at most a pipe's buffer, 64 KiB), or an open file's
+    descriptor, as ``solve ... < FILE`` does. Descriptor 0 is put back after the test."""
+    saved = os.dup(0)
+
+    def give(given: str | int) -> None:
+        if isinstance(given, str):
+            reader, writer = os.pipe()
+            assert os.write(writer, given.encode("utf-8")) == len(given.encode("utf-8"))
+            os.close(writer)
+        else:
+            reader = os.dup(given)
+        os.dup2(reader, 0)
+        os.close(reader)
+
+    yield give
+    os.dup2(saved, 0)
+    os.close(saved)
 
 
 @pytest.fixture

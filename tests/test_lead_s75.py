@@ -6,11 +6,9 @@ a key of an anchored mapping another merges (ruamel.yaml fails at it itself: exi
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+import pytest
 from ruamel.yaml import YAML
 from test_mutants26_s75 import RESIDENT_OK
 
@@ -51,7 +49,8 @@ explorer:
 """A config Trinity takes whose rollout model merges ``model`` (a YAML anchor) with a YaRN not needed at 16384."""
 
 
-def test_write_removes_a_key_of_an_anchored_mapping_another_merges(cli, tmp_path: Path):
+def test_write_removes_a_key_of_an_anchored_mapping_another_merges(cli, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch):
     # ruamel.yaml fails deleting a key of a mapping another merges (KeyError: 1 in update_key_value): --write crashed
     # with exit 70 on this config (coverage15's find). Now the YaRN is gone from the anchor, and from the merge.
     config, written = tmp_path / "anchored.yaml", tmp_path / "written.yaml"
@@ -61,10 +60,9 @@ def test_write_removes_a_key_of_an_anchored_mapping_another_merges(cli, tmp_path
     text = written.read_text(encoding="utf-8")
     assert "model: &m {model_path: Qwen/Qwen3-4B, max_model_len: 16384}\n" in text
     assert "  rollout_model: {<<: *m, engine_num: 4}\n" in text and "rope_scaling" not in text
-    environ = {**os.environ, "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}
-    check = subprocess.run([sys.executable, "-m", "solver", "--from-config", str(written), "--check", "--gpu", "h200"],
-                           capture_output=True, text=True, env=environ, check=False)
-    assert check.returncode == 0, check.stdout + check.stderr
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    status, out, err = cli("--from-config", str(written), "--check", "--gpu", "h200")
+    assert status == 0, out + err
 
 
 def test_a_merging_mapping_keeps_its_own_key_or_takes_the_next_merged_ones():

@@ -4,8 +4,6 @@ let live, asserting the behaviour the mutated line gives."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -149,15 +147,15 @@ def test_a_stream_is_named_by_a_process_number_too(path: str, stream: bool) -> N
 
 
 @pytest.mark.skipif(not Path("/dev/stdin").exists(), reason="no /dev/stdin on this system")
-def test_a_file_and_standard_input_redirected_from_it_are_one_file_read_once(tmp_path: Path) -> None:
+def test_a_file_and_standard_input_redirected_from_it_are_one_file_read_once(
+        cli: Cli, standard_input: Callable[[int], None], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # Mutant pt3 (standard input named only where both options name a stream): --cells /dev/stdin < trinity.yaml.
     config = tmp_path / "trinity.yaml"
     config.write_text("model: {model_path: Qwen/Qwen3-4B, max_model_len: 4096}\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
     with config.open(encoding="utf-8") as given:
-        ran = subprocess.run([sys.executable, "-m", "solver", "--from-config", "trinity.yaml", "--cells", "/dev/stdin",
-                              "--gpu", "h100"], stdin=given, cwd=tmp_path, capture_output=True, text=True,
-                             timeout=120, check=False)
-    assert (ran.returncode, ran.stdout, ran.stderr) == (2, "", (
+        standard_input(given.fileno())
+    assert cli("--from-config", "trinity.yaml", "--cells", "/dev/stdin", "--gpu", "h100") == (2, "", (
         "solve: error: --from-config trinity.yaml and --cells /dev/stdin name one file: each reads a file of "
         "its own kind, and standard input is read once: give each its own file\n"))
 

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,10 +22,13 @@ jobs:
 TRINITY_CONFIG = "model: {model_path: Qwen/Qwen3-4B, max_model_len: 4096}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
 
 
-def solve(folder: Path, *argv: str, given: str) -> subprocess.CompletedProcess[str]:
-    """``solve argv`` run in `folder` with `given` on its standard input, through a pipe."""
-    return subprocess.run([sys.executable, "-m", "solver", *argv], input=given, cwd=folder, capture_output=True,
-                          text=True, timeout=120, check=False)
+def solve(cli: Cli, standard_input: Callable[[str], None], monkeypatch: pytest.MonkeyPatch, folder: Path, *argv: str,
+          given: str) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of ``solve argv`` run in-process in `folder` with `given` on its standard input
+    (descriptor 0, which /dev/stdin opens), through a pipe."""
+    monkeypatch.chdir(folder)
+    standard_input(given)
+    return cli(*argv)
 
 
 needs_dev_stdin = pytest.mark.skipif(not Path("/dev/stdin").exists(), reason="no /dev/stdin on this system")
@@ -32,25 +36,27 @@ needs_dev_stdin = pytest.mark.skipif(not Path("/dev/stdin").exists(), reason="no
 
 @needs_dev_stdin
 @pytest.mark.parametrize("fleet", ["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"])
-def test_a_fleet_on_standard_input_names_model_configs_from_the_working_directory(tmp_path: Path, fleet: str):
+def test_a_fleet_on_standard_input_names_model_configs_from_the_working_directory(
+        cli: Cli, standard_input: Callable[[str], None], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fleet: str):
     if not Path(fleet).exists():
         pytest.skip(f"no {fleet} on this system")
     qwen3_8b_checkpoint(tmp_path / "ckpt", _name_or_path="acme/tuned-8b")
-    ran = solve(tmp_path, "cluster", fleet, "--json", given=FLEET)
-    assert ran.returncode == 0, ran.stderr
-    assert json.loads(ran.stdout)["placements"][0]["job"] == "tuned"
+    status, out, err = solve(cli, standard_input, monkeypatch, tmp_path, "cluster", fleet, "--json", given=FLEET)
+    assert status == 0, err
+    assert json.loads(out)["placements"][0]["job"] == "tuned"
 
 
-def test_a_fleet_in_a_file_still_names_model_configs_from_its_own_folder(cli: Cli, tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch):
+def test_a_fleet_in_a_file_still_names_model_configs_from_its_own_folder(
+        cli: Cli, standard_input: Callable[[str], None], tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     qwen3_8b_checkpoint(tmp_path / "fleets" / "ckpt", _name_or_path="acme/tuned-8b")
     (tmp_path / "fleets" / "fleet.yaml").write_text(FLEET, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)  # a file named by its path: in-process (the stream read below needs its own process)
+    monkeypatch.chdir(tmp_path)
     status, out, err = cli("cluster", "fleets/fleet.yaml", "--json")
     assert status == 0, err
     assert json.loads(out)["placements"][0]["job"] == "tuned"
-    missing = solve(tmp_path / "fleets", "cluster", "/dev/stdin", "--json", given=FLEET.replace("ckpt/", "gone/"))
-    assert (missing.returncode, missing.stderr.splitlines()) == (2, [(
+    status, _, err = solve(cli, standard_input, monkeypatch, tmp_path / "fleets", "cluster", "/dev/stdin", "--json",
+                           given=FLEET.replace("ckpt/", "gone/"))
+    assert (status, err.splitlines()) == (2, [(
         "solve cluster: error: /dev/stdin: job tuned, model_config: gone/config.json: cannot read: No such file or "
         "directory")])
 
@@ -64,10 +70,11 @@ def test_a_fleet_in_a_file_still_names_model_configs_from_its_own_folder(cli: Cl
      "--weights /dev/stdin and --model-config /dev/stdin"),
 ])
 def test_two_options_reading_standard_input_are_refused_before_either_reads_it(
-        tmp_path: Path, argv: list[str], given: str, named: str):
-    ran = solve(tmp_path, *argv, given=given)
+        cli: Cli, standard_input: Callable[[str], None], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        argv: list[str], given: str, named: str):
+    status, out, err = solve(cli, standard_input, monkeypatch, tmp_path, *argv, given=given)
     command = "solve cluster" if argv[0] == "cluster" else "solve"
-    assert (ran.returncode, ran.stdout, ran.stderr.splitlines()) == (2, "", [(
+    assert (status, out, err.splitlines()) == (2, "", [(
         f"{command}: error: {named} name one file: each reads a file of its own kind, and standard input "
         "is read once: give each its own file")])
 
@@ -163,7 +170,8 @@ def test_emit_dir_leaves_an_earlier_runs_config_and_names_only_its_own(cli: Cli,
                                 "command was started without that stream open)")),
 ])
 def test_a_closed_standard_input_is_said_to_be_closed(tmp_path: Path, argv: list[str], error: str):
-    # A script that closes standard input (<&-) was told /dev/stdin had no such file or directory.
+    # A script that closes standard input (<&-) was told /dev/stdin had no such file or directory. In a process of its
+    # own: started with descriptor 0 closed.
     ran = subprocess.run([sys.executable, "-m", "solver", *argv], stdin=None, cwd=tmp_path, capture_output=True,
                          text=True, timeout=120, check=False, preexec_fn=lambda: os.close(0))
     assert (ran.returncode, ran.stdout, ran.stderr.splitlines()) == (2, "", [error])

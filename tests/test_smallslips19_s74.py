@@ -7,8 +7,6 @@ as it notes trainer's; a LoRA rank vLLM refuses as max_lora_rank is refused wher
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -100,13 +98,15 @@ def test_dash_is_refused_naming_dev_stdin(cli: Cli):
 
 @pytest.mark.skipif(not Path("/dev/stdin").exists(), reason="no /dev/stdin on this system")
 @pytest.mark.parametrize("command", [["cluster", "/dev/stdin"], ["--from-config", "/dev/stdin", "--gpu", "h100"]])
-def test_dev_stdin_reads_standard_input(tmp_path: Path, command: list[str]):
+def test_dev_stdin_reads_standard_input(cli: Cli, standard_input: Callable[[str], None], monkeypatch: pytest.MonkeyPatch,
+                                       tmp_path: Path, command: list[str]):
     given = (CLUSTER.format(pool="a100", job="math") if command[0] == "cluster"
              else "model: {model_path: Qwen/Qwen3-4B, max_model_len: 4096}\ncluster: {node_num: 1, gpu_per_node: 8}\n")
-    ran = subprocess.run([sys.executable, "-m", "solver", *command, "--json"], input=given, cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120, check=False)
-    assert ran.returncode == 0, ran.stderr
-    read = json.loads(ran.stdout)
+    monkeypatch.chdir(tmp_path)
+    standard_input(given)
+    status, out, err = cli(*command, "--json")
+    assert status == 0, err
+    read = json.loads(out)
     assert (read["placements"][0]["job"] if command[0] == "cluster" else read[0]["model"]) == (
         "math" if command[0] == "cluster" else "Qwen3-4B")
 
