@@ -14,6 +14,7 @@ from typing import NoReturn
 import pytest
 import yaml
 from command_words import make_query
+from test_cli_planner import ascii_cli  # noqa: F401 (a fixture)
 
 import solver
 import solver.cli.atomic
@@ -160,12 +161,12 @@ def test_the_plan_on_fewer_gpus_beside_an_exact_count_carries_the_one_gpu_cautio
         1, EXACTLY_2 + fewer, ["single-gpu-advised-against"])
 
 
-def test_a_map_on_a_stream_that_cannot_encode_the_one_gpu_mark_spells_it_in_ascii(solve_script: Path):
-    result = subprocess.run([str(solve_script), "map", "--gpu", "a100-80gb", "--model", "0.6B", "--by", "len",
-                             "--budgets", "1"], capture_output=True, text=True, timeout=60, check=False,
-                            env={**os.environ, "PYTHONIOENCODING": "ascii", "COLUMNS": "120"})
-    assert (result.returncode, result.stderr) == (0, "")
-    assert "E@1# " in result.stdout and result.stdout.endswith(f"\n# {SHORT}\n")
+def test_a_map_on_a_stream_that_cannot_encode_the_one_gpu_mark_spells_it_in_ascii(
+        ascii_cli: Callable[..., tuple[int, str, str]], monkeypatch: pytest.MonkeyPatch):  # noqa: F811
+    monkeypatch.setenv("COLUMNS", "120")
+    status, out, err = ascii_cli("map", "--gpu", "a100-80gb", "--model", "0.6B", "--by", "len", "--budgets", "1")
+    assert (status, err) == (0, "")
+    assert "E@1# " in out and out.endswith(f"\n# {SHORT}\n")
 
 
 @pytest.mark.parametrize(("flags", "row"), [
