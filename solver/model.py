@@ -46,9 +46,11 @@ from solver.tables import (
     Interconnect,
     MemoryModel,
     Model,
+    ModelLoading,
     Setting,
     TableOrigin,
     TokenBudgetMode,
+    TrinityVersion,
     Weights,
     sp_suits_kv_heads,
     vouches_for,
@@ -751,11 +753,22 @@ def add_host_ram(model: cp_model.CpModel, data: PlanningData, query: Query, plan
     loads, and with Offload a node's share of the states (`fits_host_ram`)."""
     if query.host_ram_gb is None:
         return
+    shape = ByIdentity(data.shape)
     room = [(n, offload) for n in data.counts for offload in (0, 1)
-            if fits_host_ram(data.shape, n, query.node_gpus, query.host_ram_gb, bool(offload),
-                             query.trinity_version, query.reference_model, query.lora_rank, query.critic,
-                             query.expert_layout, query.model_loading(data.compute_capability, bool(offload)))]
+            if _fits_host_ram(shape, n, query.node_gpus, query.host_ram_gb, bool(offload),
+                              query.trinity_version, query.reference_model, query.lora_rank, query.critic,
+                              query.expert_layout, query.model_loading(data.compute_capability, bool(offload)))]
     _guarded(model.add_allowed_assignments([plan.gpus, plan.offload], room), guards, "host_ram")
+
+
+@lru_cache(maxsize=4096)
+def _fits_host_ram(shape: ByIdentity[Model], gpus: int, node_gpus: int, host_ram_gb: float, offload: bool,
+                   version: TrinityVersion | None, reference: bool, lora_rank: int, critic: CriticStates | None,
+                   experts: ExpertLayout, loading: ModelLoading) -> bool:
+    """`fits_host_ram` of the `shape` (by identity: hashing a model took longer than the figure), cached: the questions
+    of one job ask it again for each GPU count they prepare, at each trainer GPU count asked."""
+    return fits_host_ram(shape.held, gpus, node_gpus, host_ram_gb, offload, version, reference, lora_rank, critic,
+                         experts, loading)
 
 
 def minimize_host_need(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables) -> None:

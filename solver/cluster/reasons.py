@@ -805,10 +805,11 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
                 + _fewer_rollout_words(answer.plans[0].gpus, job.rollout_gpus, pool, them)
                 for it, them in (("it", False), ("them", True)))
             reasons.append((no_layout, no_layouts))
-            # --token-budget auto may train the length on fewer GPUs, which have a layout beside the rollout
+            # --token-budget auto may train the length on fewer GPUs, which have a layout beside the rollout (asked
+            # only where its answer may tell that: its reason's search is the dearest of the planner's)
             beside_query = _beside_rollout(query, trainer_room, job.rollout_gpus)
-            auto_reach = _token_budget_auto_reach(beside_query, planner.answer(beside_query, pool.gpu), pool,
-                                                  job.rollout_gpus)
+            auto_reach = (_token_budget_auto_reach(beside_query, planner.answer(beside_query, pool.gpu), pool,
+                                                   job.rollout_gpus) if _auto_may_reach(beside_query) else None)
             codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_LAYOUT_BESIDE_ROLLOUT,
                                       token_budget_auto_reach=auto_reach))
         else:
@@ -870,11 +871,17 @@ def _token_budget_auto_reach(query: Query, answer: Answer, pool: Pool, rollout_g
     they are, as the answer's reason found (its plan on the fewest GPUs, with a layout beside the job's
     `rollout_gpus`); None otherwise, or where the reason left that undecided."""
     alternatives = answer.alternatives
-    if (answer.reason_code != ReasonCode.LENGTH_BEYOND_REACH or query.token_budget != "default"
-            or query.estimate == "never" or alternatives is None or "token_budget_auto" not in alternatives.solved):
+    if (answer.reason_code != ReasonCode.LENGTH_BEYOND_REACH or not _auto_may_reach(query)
+            or alternatives is None or "token_budget_auto" not in alternatives.solved):
         return None
     lowered = alternatives.token_budget_auto
     return lowered is not None and _beside(lowered.gpus, rollout_gpus, pool)
+
+
+def _auto_may_reach(query: Query) -> bool:
+    """Whether an answer to `query` may tell that ``--token-budget auto`` trains its length
+    (`_token_budget_auto_reach`): asked at Trinity's default token budget with estimates on."""
+    return query.token_budget == "default" and query.estimate != "never"
 
 
 def _whole_pool_question(planner: Planner, job: Job, pool: Pool, length: int | None) -> Query:
