@@ -108,6 +108,17 @@ def test_map_titles_the_release_without_its_blanks(cli: Cli) -> None:
     assert json.loads(out)[0]["trinity_version"] == " 0.5 "  # the JSON echoes it as given
 
 
+def test_map_and_memory_title_a_tagged_release_by_its_name(cli: Cli) -> None:
+    # s87: the titles said "Trinity v0.5.1", as typed; solve names it back 0.5.1 (release_name)
+    status, out, err = cli("map", "--model", "8B", "--gpu", "h100", "--gpus-up-to", "1", "--trinity-version", "v0.5.1")
+    assert (status, err) == (0, "")
+    assert out.startswith("H100-80GB: longest context per model and GPU budget, Trinity 0.5.1\n")
+    status, out, err = cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "4", "--len", "4k",
+                           "--trinity-version", "V0.5.1")
+    assert status == 0, err
+    assert ", vanilla, Trinity 0.5.1, 4096 tokens" in out and "v0.5.1" not in out.lower()
+
+
 BATCH_OF_6_ON_4 = ("mode: train\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 8192\ncluster:\n  node_num: 1\n"
                    "  gpu_per_node: 4\nbuffer:\n  train_batch_size: 6\ntrainer:\n  ulysses_sequence_parallel_size: 4\n")
 """A config whose 4 trainer GPUs do not divide its train batch of 6, though its 1 data-parallel rank (SP=4) does."""

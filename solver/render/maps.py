@@ -43,6 +43,7 @@ from solver.tables import (
     check_types,
     consecutive_runs,
     counted,
+    release_name,
     shown_number,
 )
 from solver.tables.peft_match import adapted_brief
@@ -301,7 +302,8 @@ def map_title(gpu_map: GpuMap) -> str:
         "" if gpu_map.reference_model is None else
         ", reference model counted" if gpu_map.reference_model else ", no reference model",
         f", critic {gpu_map.critic}" if gpu_map.critic else "", ", DPO" if gpu_map.dpo else "",
-        f", Trinity {gpu_map.trinity_version.strip()}" if gpu_map.trinity_version else "",  # as solve reads it
+        f", Trinity {release_name(gpu_map.trinity_version) or gpu_map.trinity_version.strip()}"
+        if gpu_map.trinity_version else "",  # as solve names it back: 0.5.1 for v0.5.1
         map_limits(gpu_map),
         f", at most {gpu_map.token_budget_cap} tokens per GPU" if gpu_map.token_budget_cap else
         ", token budget auto" if gpu_map.token_budget == "auto" else "",

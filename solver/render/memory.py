@@ -50,6 +50,7 @@ from solver.tables import (
     host_need_purpose,
     load_catalog,
     load_memory_model,
+    release_name,
     shown_number,
 )
 from solver.tables.peft_match import ALL_LINEAR
@@ -99,7 +100,8 @@ def memory_label(answer: MemoryAnswer, moe: bool) -> str:
     lora = f", LoRA rank {answer.lora_rank}" if answer.lora_rank else ""
     critic = f", critic {answer.critic}" if answer.critic else ""
     dpo = ", DPO" if answer.dpo else ""
-    release = f", Trinity {answer.trinity_version}" if answer.trinity_version is not None else ""
+    release = ("" if answer.trinity_version is None  # as solve names it back: 0.5.1 for v0.5.1
+               else f", Trinity {release_name(answer.trinity_version) or answer.trinity_version}")
     return (f"{answer.model} ({answer.model_parameters_b:.1f}B parameters{active}) on {answer.gpus} x {answer.gpu} "
             f"({answer.memory_gib:.1f} GiB), {setting.label}{lora}{critic}{dpo}{release}, "
             f"{counted(answer.max_model_len, 'token')} "
