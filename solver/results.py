@@ -109,6 +109,7 @@ from solver.tables import (
     left_out_when_none,
     named_jobs,
     planned_release,
+    release_loading_hint,
     remove_padding_violation,
     shown_number,
     trinity_release,
@@ -783,7 +784,8 @@ than that for each of the node's GPUs (where its size is given), or else of its 
 
 def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int, node_gpus: int | None, offload: bool,
                         unchecked_source: str | None, node_option: str = "--node-gpus",
-                        training_gib: float | None = None, loading: ModelLoading = "every-rank") -> str | None:
+                        training_gib: float | None = None, loading: ModelLoading = "every-rank",
+                        release_hint: str = "") -> str | None:
     """The caution for an Offload plan that needs `need_gib` of the host memory of a node where it has `gpus_on_node`
     trainer GPUs of type `gpu`, more than such a node is assumed to have, where none was given to hold it to
     (`unchecked_source`: the flag or key that would give it, ``--host-ram``; None where it was given), in words; None
@@ -791,7 +793,8 @@ def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int,
     the whole box; else `SERVER_HOST_RAM_PER_GPU_GIB` for each of its `node_gpus` GPUs where its size was given (None
     where not: the words name `node_option`, which gives it), or else for each of its trainer GPUs alone. Where the
     need is the start-up load and training holds less (`training_gib`, as shown; None: training is the peak), the
-    words say so, and which ranks load the model (`loading`: `host_moment_words`), what makes the need so large."""
+    words say so, and which ranks load the model (`loading`: `host_moment_words`), what makes the need so large, and
+    where given, that naming a Trinity release counts its own loading (`release_hint`: `release_loading_hint`)."""
     if unchecked_source is None or not offload or need_gib is None:
         return None
     per_gpu = f"{SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU, as servers commonly have: a DGX A100's 1 TB for 8"
@@ -816,7 +819,7 @@ def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int,
     why = f" ({'; '.join(said)})" if said else ""
     return (f"Offload needs {need_gib:.1f} GiB of host memory per node{why}, more than {assumed}, and nothing "
             f"checks it: give {unchecked_source} what a node can spare for the trainer (free -g's total less what the "
-            "OS, Ray and the rollout take) to check it")
+            f"OS, Ray and the rollout take) to check it{release_hint}")
 
 
 def sp_over_pcie_caution(gpu: GpuType, sp: int, option_names: OptionNames = COMMAND_OPTIONS,
@@ -1432,9 +1435,13 @@ class Plan(Frozen):
         uneven = uneven_split_caution(self.gpus, self.sp, train_batch_source) if train_batch_size is None else None
         over_gpus = self._batch_over_gpus(train_batch_size, train_batch_source, batch_divisor)
         single = single_gpu_caution(model, self.gpus, self.max_model_len, gpu.memory_gib)
-        host = unchecked_host_need(self.host_memory_gb, gpu, trainer_gpus_on_node(self.gpus, node_gpus),
-                                   node_gpus if node_gpus_given else None, self.offload, unchecked_host_ram,
-                                   option_names.node_gpus, self.host_training_gb, self.model_loading)
+        on_node = trainer_gpus_on_node(self.gpus, node_gpus)
+        hint = release_loading_hint(self.trinity_version is not None, self.model_loading, on_node,
+                                    self.host_training_gb is not None, model.tied_embeddings,
+                                    self.compute_capability, self.offload, option_names.keywords)
+        host = unchecked_host_need(self.host_memory_gb, gpu, on_node, node_gpus if node_gpus_given else None,
+                                   self.offload, unchecked_host_ram, option_names.node_gpus, self.host_training_gb,
+                                   self.model_loading, hint)
         cautions = cautions_of(model, self.max_model_len, thin, single, uneven, gpu.rocm and self.env, over_gpus, host,
                                sp_over_pcie_caution(gpu, self.sp, option_names, True, fits_without_sp,
                                                     self.max_model_len), option_names,

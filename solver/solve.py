@@ -99,8 +99,10 @@ from solver.tables import (
     Model,
     Setting,
     Undecided,
+    and_joined,
     counted,
     load_catalog,
+    lower_host_count_words,
     model_loaders,
 )
 
@@ -1707,7 +1709,7 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
         return (f"; {query.without_host_ram_words(named)}, "
                 + _host_words(data.shape, query.node_gpus, best, query)
                 + least_host_words(catalog, unlimited, best, data.gpu)
-                + _rank_0_release_words(catalog, data, query))
+                + _lifting_release_words(catalog, data, query))
     if query.pin_flags:
         best = answer_for(catalog, _unpinned(unlimited), data.gpu, explained=False).best
         if best is not None:
@@ -1724,35 +1726,48 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
             + _host_words(data.shape, query.node_gpus, best, query))
 
 
-def _rank_0_release_words(catalog: Catalog, data: PlanningData, query: Query) -> ReasonWords:
-    """Where `query` names no Trinity release (its count of host memory is every rank loading the model, the most any
-    release loads) and the same question under the newest release (of `KNOWN_RELEASE_NAMES` with a patch) whose rank 0
-    alone loads the model on `data`'s GPU (`model_loaders`: 0.6.0 with FSDP2 on compute capability 9 or more, 0.5.0
-    and 0.5.1 an untied model) has a plan, that plan and its host need, in words: ``; with
-    --trinity-version 0.5.1, whose rank 0 alone loads the model, Env + Offload + SP=4 on 12 GPUs trains it (28672
-    tokens), and with Offload it needs 61.2 GiB of host memory per node``; "" otherwise."""
+def _lifting_release_words(catalog: Catalog, data: PlanningData, query: Query) -> ReasonWords:
+    """Where `query` names no Trinity release (its count of host memory the most any release needs: every rank loading
+    the model, 0.6's reference model in fp32, its pinned blocks by rows) and some release of `KNOWN_RELEASE_NAMES` with
+    a patch counts less, so that its host memory per node holds a GPU count, with Offload or without, that the count
+    for none does not (`_host_fitting`): the newest such release whose question has a plan, why it counts less
+    (`lower_host_count_words`), that plan and its host need, and the other releases that lift the limit, in words:
+    ``; with --trinity-version 0.5.1, whose rank 0 alone loads the model and whose verl 0.7 builds the reference model
+    in bf16 and places the pinned blocks, Env + Offload + SP=4 on 12 GPUs trains it (28672 tokens), and with Offload
+    it needs 61.2 GiB of host memory per node; 0.5.2 and 0.5.0 count less host memory too``; "" otherwise. A release
+    whose fitting counts are among those of a release asked already (0.5.0's are 0.5.1's), or fewer than those of
+    another patch of its minor version (0.5.2's where 0.5.1 loads an untied model on rank 0 alone), is not asked."""
     if query.trinity_version is not None:
         return ReasonWords()
-    tried: set[tuple[str, ...]] = set()
-    for release in reversed([name for name in KNOWN_RELEASE_NAMES if name.count(".") == 2]):
-        named = query.under_release(release).model_copy(update={"top": 1})
-        loadings = tuple(named.model_loading(data.compute_capability, offload) for offload in (False, True))
-        if (loadings in tried or "rank-0" not in (model_loaders(loading, data.shape.tied_embeddings)
-                                                  for loading in loadings)
-                or not _host_fits_some_plan(data, named)):
-            continue  # 0.5.0 loads as 0.5.1 does, and holds at least as much: asked once
-        tried.add(loadings)
+    unnamed = _host_fitting(data, query)
+    lifting = [(release, named, fitting) for release in reversed([name for name in KNOWN_RELEASE_NAMES
+                                                                  if name.count(".") == 2])
+               if (fitting := _host_fitting(data, named := query.under_release(release).model_copy(
+                   update={"top": 1}))) - unnamed]
+    asked: list[frozenset[tuple[int, bool]]] = []
+    for release, named, fitting in lifting:
+        if any(fitting <= done for done in asked) or any(
+                fitting < other and named.trinity_version == counted.trinity_version
+                for _, counted, other in lifting):
+            continue  # asked already, or a patch of the same minor version lifts more (0.5.1's untied loading)
+        asked.append(fitting)
         best = answer_for(catalog, named, data.gpu, explained=False).best
         if best is not None:
-            return (f"; with {query.option_names.planned_release(release)}, whose rank 0 alone loads the model, "
-                    + _host_words(data.shape, query.node_gpus, best, named))
+            why = " and whose ".join(lower_host_count_words(release, data.shape.tied_embeddings,
+                                                           data.compute_capability))
+            others = [other for other, _, _ in lifting if other != release]
+            return (f"; with {query.option_names.planned_release(release)}, whose {why}, "
+                    + _host_words(data.shape, query.node_gpus, best, named)
+                    + (f"; {and_joined(others)} count less host memory too" if others else ""))
     return ReasonWords()
 
 
-def _host_fits_some_plan(data: PlanningData, query: Query) -> bool:
-    """Whether `query`'s host memory per node holds what some GPU count of `data`, with Offload or without, needs
-    (`fits_host_ram`, whatever the length): where none does, the question has no plan, with no solve."""
-    return any(_host_fits(data, query, query.host_ram_gb))
+def _host_fitting(data: PlanningData, query: Query) -> frozenset[tuple[int, bool]]:
+    """The GPU counts of `data`, each with Offload or without, whose host need per node as `query` counts it
+    (`fits_host_ram`, whatever the length) `query`'s host memory holds."""
+    return frozenset((gpus, offload) for (gpus, offload), fits in zip(
+        ((gpus, offload) for gpus in data.counts for offload in (False, True)),
+        _host_fits(data, query, query.host_ram_gb), strict=True) if fits)
 
 
 def _lifts_every_need(data: PlanningData, query: Query) -> bool:

@@ -1359,8 +1359,10 @@ def test_a_host_memory_note_only_when_host_memory_is_the_limit():
     assert answer.reason.endswith("the longest is 51200 (Env + SP=4 on 4 GPUs, documented); without --host-ram, "
                                   "Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs "
                                   "203.4 GiB of host memory per node; with --trinity-version 0.5.1, whose rank 0 alone loads "
-                                  "the model, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload "
-                                  "it needs 162.6 GiB of host memory per node; --token-budget auto trains 65536 tokens: Env + "
+                                  "the model and whose verl 0.7 builds the reference model in bf16 and places the pinned "
+                                  "blocks, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload "
+                                  "it needs 162.6 GiB of host memory per node; 0.5.2 and 0.5.0 count less host memory "
+                                  "too; --token-budget auto trains 65536 tokens: Env + "
                                   "SP=4 on 4 GPUs with "
                                   "max_token_len_per_gpu = 25600 (estimated)")  # the tokens per GPU of the documented cell at 51200
     # The need is rounded up (203.4 GiB, 203.31 unrounded): 203.3 does not train it, 203.4 does.

@@ -73,7 +73,7 @@ from solver.tables import (
     counted,
     host_moment_words,
     it_or_them,
-    some_release_loads_on_rank_0,
+    release_loading_hint,
     written_layout,
 )
 
@@ -510,16 +510,14 @@ def _host_memory_words(answer: Answer, plan: Plan, model: Model, version: Trinit
 
 
 def _loading_hint(plan: Plan, model: Model, names: OptionNames) -> str:
-    """Where no Trinity release is named and `plan`'s host memory need is its load at start-up on every rank of a node
-    with more than one trainer GPU (the most any release loads: `Plan.model_loading`), and some release loads `model`
-    on rank 0 alone there (`some_release_loads_on_rank_0`), that naming one counts its own loading, in words; ""
-    otherwise."""
-    if (plan.trinity_version is not None or plan.trainer_nodes is None or plan.gpus // plan.trainer_nodes < 2
-            or plan.model_loading != "every-rank"
-            or not host_moment_words(plan.host_training_gb, plan.model_loading, plan.offload, plan.critic)
-            or not some_release_loads_on_rank_0(model.tied_embeddings, plan.compute_capability, plan.offload)):
+    """Where no Trinity release is named and `plan`'s host memory need is its load at start-up on every rank of a node,
+    that naming one counts its own loading, in words (`release_loading_hint`); "" otherwise."""
+    if plan.trainer_nodes is None:
         return ""
-    return f"; {'trinity_version' if names.keywords else '--trinity-version'} counts a release's own loading"
+    return release_loading_hint(
+        plan.trinity_version is not None, plan.model_loading, plan.gpus // plan.trainer_nodes,
+        bool(host_moment_words(plan.host_training_gb, plan.model_loading, plan.offload, plan.critic)),
+        model.tied_embeddings, plan.compute_capability, plan.offload, names.keywords)
 
 
 def _tables_best_words(answer: Answer, plan: Plan) -> str | None:

@@ -465,6 +465,38 @@ def some_release_loads_on_rank_0(tied_embeddings: bool, compute_capability: str 
                for release in KNOWN_RELEASE_NAMES)
 
 
+def release_loading_hint(release_named: bool, loading: ModelLoading, ranks_on_node: int, load_is_need: bool,
+                         tied_embeddings: bool, compute_capability: str | None, offload: bool, keywords: bool) -> str:
+    """Where no Trinity release is named (`release_named`) and a node's host memory need is the model's load at start-up
+    (`load_is_need`) on every rank (`loading`) of more than one trainer rank there (`ranks_on_node`), the most any
+    release loads, and some release loads the model on rank 0 alone there (`some_release_loads_on_rank_0`), that
+    naming one counts its own loading, in words (``; --trinity-version counts a release's own loading``, the keyword
+    ``trinity_version`` where `keywords`): the host memory row's and the unchecked need's caution's; "" otherwise."""
+    if (release_named or loading != "every-rank" or ranks_on_node < 2 or not load_is_need
+            or not some_release_loads_on_rank_0(tied_embeddings, compute_capability, offload)):
+        return ""
+    return f"; {'trinity_version' if keywords else '--trinity-version'} counts a release's own loading"
+
+
+LOWER_HOST_COUNT_MINORS: dict[str, str] = {"0.5": "verl 0.7 builds the reference model in bf16 and places the pinned blocks"}
+"""The minor versions whose own count of a node's host memory may be below what no release named counts (0.6's: its
+reference model in fp32, its pinned blocks by rows: `solver.memory.REFERENCE_BYTES`, `FIRST_EVEN_DIM_RELEASES`), and
+why, in words (`lower_host_count_words`)."""
+
+
+def lower_host_count_words(release: str, tied_embeddings: bool, compute_capability: str | None) -> list[str]:
+    """Why the Trinity `release` (a name of `KNOWN_RELEASE_NAMES`) may count a node's host memory below what no release
+    named counts, for a model with `tied_embeddings` or not on a GPU of `compute_capability`, each in words: its rank 0
+    alone loads the model, with Offload or without (`model_loading`, `model_loaders`), and its minor version's own count
+    (`LOWER_HOST_COUNT_MINORS`); none where it counts as no release named does. The one table of the releases that may
+    lift a host memory limit no release named sets (`solver.solve`'s no-plan words)."""
+    rank_0 = any(model_loaders(model_loading(release, None, compute_capability, offload), tied_embeddings) == "rank-0"
+                 for offload in (False, True))
+    minor = _minor_and_patch(release)
+    own = LOWER_HOST_COUNT_MINORS.get(minor[0]) if minor is not None else None
+    return [words for words in ("rank 0 alone loads the model" if rank_0 else None, own) if words]
+
+
 LOADING_RANKS: dict[ModelLoading, str] = {
     "every-rank": "every rank", "rank-0": "rank 0", "verl": "rank 0 (every rank if tied)"}
 """Which ranks a `ModelLoading` has load the model, in words."""
