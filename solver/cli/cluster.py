@@ -59,8 +59,10 @@ from solver.tables import (
     WAYS_QUESTIONS_PER_SECOND,
     WAYS_WALL_SHARE,
     QueryError,
+    and_joined,
     counted,
     it_or_them,
+    meant_fleet_name,
     named_jobs,
 )
 
@@ -178,7 +180,7 @@ def run_cluster(args: argparse.Namespace) -> int:
         _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
         if args.current is not None:
             _note_pools_gone(args.current, args.file, fleet)
-            _note_jobs_gone(args.current, args.file, result.jobs_gone)
+            _note_jobs_gone(args.current, args.file, result.jobs_gone, fleet)
             _note_other_release(args.current, args.file, fleet, args.trinity_release)
         if not args.json:
             _note_buy(args, result, fleet)
@@ -501,8 +503,9 @@ def _note_pools_gone(current: Path, file: Path, fleet: Fleet) -> None:
     from solver.tables import pools_gone
     for pool, jobs in pools_gone(current, fleet).items():
         them, they_run = it_or_them(len(jobs)), "it runs" if len(jobs) == 1 else "they run"
+        meant = _meant_in_file([pool], [known.name for known in fleet.pools], "pool", file)
         print_note(f"solve cluster: note: --current {current} runs {named_jobs(list(jobs))} in pool {pool}, which "
-                   f"{file} lacks: the placement takes {them} as not running and starts {them} where it places "
+                   f"{file} lacks{meant}: the placement takes {them} as not running and starts {them} where it places "
                    f"{them}, though {they_run} there until stopped; if the pool was renamed, name it {pool} again to "
                    f"keep {them} where {they_run}")
 
@@ -532,7 +535,19 @@ def _note_other_release(current: Path, file: Path, fleet: Fleet, trinity_version
                    f"run's release, not the one {they_run} on; {judge}")
 
 
-def _note_jobs_gone(current: Path, file: Path, gone: Iterable[JobGone]) -> None:
+def _meant_in_file(names: Sequence[str], known: Sequence[str], kind: str, file: Path) -> str:
+    """Where the --current placement's pool or job `names` (`kind`) that the cluster `file` lacks are likely `known`
+    ones of the file in another case or with a slip (`meant_fleet_name`), which: `` (did you mean fleet.yaml's pool
+    a100?)``, or for several, `` (did you mean math-4b for Math-4b?)``; "" where none is."""
+    meant = {name: known_name for name in names if (known_name := meant_fleet_name(name, known)) is not None}
+    if not meant:
+        return ""
+    if len(names) == 1:
+        return f" (did you mean {file}'s {kind} {meant[names[0]]}?)"
+    return f" (did you mean {and_joined([f'{known_name} for {name}' for name, known_name in meant.items()])}?)"
+
+
+def _note_jobs_gone(current: Path, file: Path, gone: Iterable[JobGone], fleet: Fleet) -> None:
     """On stderr, for each pool of the fleet the --current placement runs jobs in that the cluster `file` has none of
     (`gone`, the placement's `jobs_gone`: renamed or removed), that the placement takes their GPUs as free, though
     they run there until stopped (as its JSON's ``jobs_gone`` says)."""
@@ -543,8 +558,9 @@ def _note_jobs_gone(current: Path, file: Path, gone: Iterable[JobGone]) -> None:
         one = len(jobs) == 1
         them, they_run, their = it_or_them(len(jobs)), "it runs" if one else "they run", "its" if one else "their"
         renamed = f"name it {jobs[0]} again" if one else "give it its name again"
+        meant = _meant_in_file(jobs, [job.name for job in fleet.jobs], "job", file)
         print_note(f"solve cluster: note: --current {current} runs {named_jobs(list(jobs))} in pool {pool}, "
-                   f"{'a job' if one else 'jobs'} {file} lacks: the placement takes {their} GPUs as free, though "
+                   f"{'a job' if one else 'jobs'} {file} lacks{meant}: the placement takes {their} GPUs as free, though "
                    f"{they_run} on them until stopped; stop {them} before a job starts there, or, if "
                    f"{'the job' if one else 'a job'} was renamed, {renamed} to keep it where it runs")
 
