@@ -415,7 +415,7 @@ def _write_emit_dir(args: argparse.Namespace, result: ClusterResult, fleet: Flee
                                   option_names=COMMAND_OPTIONS)  # each its plan's release
     written = _write_configs(args.emit_dir, fragments)
     _note_rollout_engines(result, catalog)
-    _note_configs_not_written(args, result, fleet)
+    _note_configs_not_written(args, result, list(written.values()))
     return written
 
 
@@ -455,9 +455,10 @@ def _made_folder(folder: Path) -> bool:
     return True
 
 
-def _note_configs_not_written(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> None:
-    """On stderr, the configs in --emit-dir that this run did not write: an earlier run's for a job this placement
-    leaves out, and those named for no job of the file."""
+def _note_configs_not_written(args: argparse.Namespace, result: ClusterResult, written: list[Path]) -> None:
+    """On stderr, the configs in --emit-dir that this run did not write (`written`: those it did): an earlier run's for
+    a job this placement leaves out, and the others, named for no job of the file (in another case than its job's
+    too)."""
     stale = [unplaced.job for unplaced in result.unplaced if (args.emit_dir / f"{unplaced.job}.yaml").exists()]
     if stale:  # an earlier run's config, for a job this placement leaves out: a loop over the folder would start it
         files = ", ".join(f"{name}.yaml" for name in stale)
@@ -465,7 +466,8 @@ def _note_configs_not_written(args: argparse.Namespace, result: ClusterResult, f
                    else "configs earlier runs wrote for jobs")
         print_note(f"solve cluster: note: {args.emit_dir} still holds {files}, {configs} this placement does not "
                    "place: left in place; start only the configs this run wrote")
-    if others := _configs_of_no_job(args.emit_dir, fleet, input_paths(args)):
+    named = [*written, *(args.emit_dir / f"{job}.yaml" for job in stale)]
+    if others := _configs_of_no_job(args.emit_dir, named, input_paths(args)):
         print_note(f"solve cluster: note: {args.emit_dir} also holds {named_jobs(others, 'file')}, named for no "
                    f"job of {args.file} (from an earlier run, of a job since renamed or removed?): left in place; "
                    "start only the configs this run wrote")
@@ -575,12 +577,23 @@ def _note_rollout_engines(result: ClusterResult, catalog: Catalog) -> None:
             print_note(note)
 
 
-def _configs_of_no_job(folder: Path, fleet: Fleet, inputs: list[tuple[str, Path]]) -> list[str]:
-    """The ``*.yaml`` files in `folder`, by name, that no job of `fleet` writes there (a removed or renamed job's
-    config from an earlier run, say), other than the command's `inputs`."""
-    jobs = {job.name.casefold() for job in fleet.jobs}  # no two differ only in case, so neither may their files
+def _configs_of_no_job(folder: Path, named: list[Path], inputs: list[tuple[str, Path]]) -> list[str]:
+    """The ``*.yaml`` files in `folder`, by name, other than the `named` configs (those this run wrote and those of
+    the jobs it leaves out) and the command's `inputs`: a removed or renamed job's config from an earlier run, say, or
+    one named for a job in another case (``Probe.yaml`` beside ``probe.yaml``), another file where the file system
+    tells case apart (on one that does not, a job's file under any case is the one `named`: the same file)."""
+    names, files = {path.name for path in named}, {_file_identity(path) for path in named} - {None}
     return sorted(path.name for path in folder.glob("*.yaml")
-                  if path.stem.casefold() not in jobs and not input_at(inputs, path))
+                  if path.name not in names and _file_identity(path) not in files and not input_at(inputs, path))
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    """The device and inode of the file at `path` (through a link), None where there is none to read."""
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_dev, status.st_ino
 
 
 def _check_emit_dir(folder: Path, jobs: list[str], inputs: list[tuple[str, Path]]) -> None:
