@@ -79,9 +79,9 @@ def test_a_running_pool_or_job_in_another_case_than_the_files_gets_a_did_you_mea
     now = _now(cli, fleet, renamed)
     status, _, err = cli("cluster", str(fleet), "--current", str(now), "--json")
     assert (status, err.splitlines()) == (0, [
-        f"solve cluster: note: --current {now} runs b in pool A100, which {fleet} lacks (did you mean {fleet}'s pool "
-        "a100?): the placement takes it as not running and starts it where it places it, though it runs there until "
-        "stopped; if the pool was renamed, name it A100 again to keep it where it runs",
-        f"solve cluster: note: --current {now} runs A in pool a100, a job {fleet} lacks (did you mean {fleet}'s job "
-        "a?): the placement takes its GPUs as free, though it runs on them until stopped; stop it before a job starts "
-        "there, or, if the job was renamed, name it A again to keep it where it runs"])
+        (f"solve cluster: note: --current {now} runs b in pool A100, which {fleet} lacks (did you mean {fleet}'s pool "
+         "a100?): the placement takes it as not running and starts it where it places it, though it runs there until "
+         "stopped; if the pool was renamed, name it A100 again to keep it where it runs"),
+        (f"solve cluster: note: --current {now} runs A in pool a100, a job {fleet} lacks (did you mean {fleet}'s job "
+         "a?): the placement takes its GPUs as free, though it runs on them until stopped; stop it before a job starts "
+         "there, or, if the job was renamed, name it A again to keep it where it runs")])
