@@ -726,7 +726,8 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
                       version: str | None = None, check_options: tuple[str, ...] = (),
                       option_names: OptionNames = API_OPTIONS) -> dict[str, str]:
     """The Trinity YAML fragment of each of `place`'s placements, by job name, as ``solve cluster --emit-dir`` writes
-    them: the job's plan, a ``cluster`` of its nodes with its rollout GPUs and engines, the GPUs of a node it shares
+    them: the job's plan, where it was placed (with ``current=``, whether it stays, moves or starts there:
+    `running_now_words`), a ``cluster`` of its nodes with its rollout GPUs and engines, the GPUs of a node it shares
     (``CUDA_VISIBLE_DEVICES``) and its train batch. `fleet` and `catalog`: those `result` was placed with; `version` as
     `trinity_config`'s (None: each plan's own release). Each header has the ``solve --from-config CONFIG --check``
     command that checks a config with the fragment merged in on the job's pool's GPU type (`fragment_check`), with
