@@ -60,6 +60,7 @@ _EXPORTS = {
     "RolloutEngines": "solver.results",
     "PoolUse": "solver.results",
     "JobGone": "solver.results",
+    "RunsAt": "solver.results",
     "PurchaseResult": "solver.results",
     "PoolPurchase": "solver.results",
     "TablesVerdict": "solver.rules",
@@ -170,6 +171,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.results import RolloutEngines as RolloutEngines
     from solver.results import RolloutKept as RolloutKept
     from solver.results import RoomKept as RoomKept
+    from solver.results import RunsAt as RunsAt
     from solver.results import StayCode as StayCode
     from solver.results import TrinitySettings as TrinitySettings
     from solver.results import UnphysicalCode as UnphysicalCode

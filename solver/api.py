@@ -726,7 +726,8 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
                       version: str | None = None, check_options: tuple[str, ...] = (),
                       option_names: OptionNames = API_OPTIONS) -> dict[str, str]:
     """The Trinity YAML fragment of each of `place`'s placements, by job name, as ``solve cluster --emit-dir`` writes
-    them: the job's plan, a ``cluster`` of its nodes with its rollout GPUs and engines, the GPUs of a node it shares
+    them: the job's plan, where it was placed (with ``current=``, whether it stays, moves or starts there:
+    `running_now_words`), a ``cluster`` of its nodes with its rollout GPUs and engines, the GPUs of a node it shares
     (``CUDA_VISIBLE_DEVICES``) and its train batch. `fleet` and `catalog`: those `result` was placed with; `version` as
     `trinity_config`'s (None: each plan's own release). Each header has the ``solve --from-config CONFIG --check``
     command that checks a config with the fragment merged in on the job's pool's GPU type (`fragment_check`), with
@@ -736,7 +737,7 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
     options they point to (`API_OPTIONS`: this function's ``version="0.5"``; ``solve cluster`` passes `COMMAND_OPTIONS`,
     its flags). `QueryError` for a placement whose job or pool the fleet lacks, or wrong types."""
     from solver.cluster import POOL_HOST_RAM_SOURCE
-    from solver.trinity import fragment_for, placed_on_words  # ruamel: only where a fragment is made
+    from solver.trinity import fragment_for, placed_on_words, running_now_words  # ruamel: only where one is made
 
     check_types(("check_options", check_options, tuple | None), ("option_names", option_names, OptionNames))
     known, placements = _placements_made(result, fleet, catalog, version)
@@ -749,6 +750,7 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
         fragments[placed.job] = fragment_for(placed.keys, gpu=placed.gpu, rocm=placed.rocm,
                                              host_ram_gb=placed.host_ram_gb, host_ram_source=POOL_HOST_RAM_SOURCE,
                                              option_names=names, check=check, placed_on=placed_on,
+                                             running_now=running_now_words(*placed.running_now),
                                              dpo_mode_unset=placed.dpo)[0]
     return fragments
 
@@ -786,6 +788,21 @@ class _Placed(NamedTuple):
     """Whether the job trains DPO (its ``dpo``): its fragment's header says the mode Trinity's DPO needs where its keys
     leave it (`Plan.dpo_mode_unset`: a cluster job reads no config)."""
     release_key: str | None = None
+    running_now: tuple[str | None, str | None, str | None] = (None, None, None)
+    """`running_now_words`' arguments: its placement's `current`, where it runs now in `placed_on_words`' words where it
+    moves, and why it moves."""
+
+
+def _now_words_arguments(placement: Placement, node_gpus: int) -> tuple[str | None, str | None, str | None]:
+    """`placement`'s `current`, and where it moves where it does, where it runs now in `placed_on_words`' words (on
+    nodes of `node_gpus` GPUs) and why (`running_now_words`' arguments)."""
+    from solver.trinity import placed_on_words
+
+    was = placement.moved_from
+    if was is None:
+        return placement.current, None, None
+    shared = None if was.gpu_indexes == tuple(range(node_gpus)) else was.gpu_indexes
+    return placement.current, placed_on_words(was.pool, was.nodes, shared, was.nodes), placement.move_reason
 
 
 def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,
@@ -826,7 +843,8 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
         placed.append(_Placed(job=placement.job, gpu=placement.gpu, rocm=rocm, host_ram_gb=pool.host_ram_gb,
                               model_config=model_configs.get(placement.job), keys=keys, pool=pool.name,
                               nodes=placement.nodes, trainer_nodes=placement.trainer_nodes, dpo=job.dpo,
-                              release_key=_release_key(version, job.trinity_version, placement)))
+                              release_key=_release_key(version, job.trinity_version, placement),
+                              running_now=_now_words_arguments(placement, pool.gpus_per_node)))
     check_placed_on(result, fleet)  # pools of other sizes, as `cluster_text` refuses them
     return known, placed
 

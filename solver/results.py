@@ -2482,9 +2482,17 @@ class RolloutEngines(LeftOutWhenNone, defer_build=True):
         return "" if self.lora_gib is None else f" + {self.lora_gib:.1f}"
 
 
-PLACEMENT_LEFT_OUT_WHEN_NONE = ("current", "moved_to_widen", "move_reason", "move_reason_code", "stay_reason",
-                                "stay_reason_code", "stopped_at_validated", "solve_best")
+PLACEMENT_LEFT_OUT_WHEN_NONE = ("current", "moved_to_widen", "move_reason", "move_reason_code", "moved_from",
+                                "stay_reason", "stay_reason_code", "stopped_at_validated", "solve_best")
 """The fields of a `Placement` that its JSON (in ``solve cluster --json``) leaves out where they are None."""
+
+
+class RunsAt(Frozen, defer_build=True):
+    """Where a job that moves runs now, as the placement the fleet runs now (``--current``) places it."""
+
+    pool: str = Field(description="its pool, as the cluster file names it")
+    nodes: tuple[int, ...] = Field(description="the nodes of the pool it runs on, by index (its trainer's first)")
+    gpu_indexes: tuple[int, ...] = Field(description="the GPUs of each of those nodes it runs on, by index")
 
 
 class Placement(LeftOutWhenNone, defer_build=True):
@@ -2555,6 +2563,9 @@ class Placement(LeftOutWhenNone, defer_build=True):
         "where current is moves: why, in words (move_reason_code is what a program tests); left out otherwise"))
     move_reason_code: MoveCode | None = Field(default=None, description=(
         "where current is moves: a stable code for why (docs/json.md lists them); left out otherwise"))
+    moved_from: RunsAt | None = Field(default=None, description=(
+        "where current is moves: where it runs now, as the placement the fleet runs now gives its pool, nodes and "
+        "gpu_indexes (this placement's own where only its plan changes); left out otherwise"))
     stay_reason: str | None = Field(default=None, description=(
         "where current is stays on settings the planner would not pick there (its SP, Offload or length) or a "
         "trainer GPU count its other ways there do not take: that they are kept as they run; and where keeping it "

@@ -3302,6 +3302,23 @@ def test_measured_cells_place_a_job_on_their_documented_plan(tmp_path: Path, cli
     assert json.loads(out)["placements"][0]["plan"]["evidence"] == "estimated"
 
 
+def test_cells_of_a_catalogue_gpu_without_memory_gb_take_the_catalogues(tmp_path: Path, cli):
+    # Was: "missing field 'memory_gb'" for H800-80GB, whose 80 GB the catalogue gives; a GPU type of its own, which
+    # nothing else gives a memory, still wants it.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: h800, gpu: h800, nodes: 1, gpus_per_node: 8}]\n"
+                     "jobs: [{name: long-14b, model: 14B, max_model_len: 131072}]\n", encoding="utf-8")
+    cells = tmp_path / "cells.yaml"
+    text = (Path(__file__).parent / "data" / "cells" / "h800.yaml").read_text(encoding="utf-8")
+    cells.write_text(text.replace("memory_gb: 80\n", ""), encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--cells", str(cells), "--json")
+    [placed] = json.loads(out)["placements"]
+    assert (status, placed["plan"]["evidence"], placed["plan"]["sp"], placed["plan"]["env"]) == (0, "documented", 8, True)
+    cells.write_text(text.replace("memory_gb: 80\n", "").replace("H800-80GB", "MyCard-80GB"), encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet), "--cells", str(cells))
+    assert (status, out) == (2, "") and f"--cells {cells}: missing field 'memory_gb'" in err
+
+
 def test_cells_may_name_a_jobs_model_config_checkpoint_as_solve_takes_them(tmp_path: Path, cli):
     # Cells measured for my-sft (a Qwen3-8B checkpoint) on 8 H800s: the cluster places its job on them, as
     # solve --model-config plans it; cells naming a model nothing defines keep their own error.

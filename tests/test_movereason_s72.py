@@ -154,6 +154,42 @@ def test_minimize_nodes_moves_jobs_for_fewer_nodes_and_says_so(cli: Cli, tmp_pat
                                            ("b", "moves", "fewer-nodes", why)]
 
 
+def test_a_moving_job_names_where_it_runs_now_in_its_json_and_its_config(cli: Cli, tmp_path: Path):
+    # Was: "moves" and why, but not from where (moved_from left out), and the --emit-dir config said where it was
+    # placed alone: a user reading the folder could not tell a restart from a job that runs there already.
+    pools = [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8}]
+    fleet = _written(tmp_path / "two.yaml", pools, TWO_SMALL)
+    now = _now(cli, fleet, lambda placement: placement["placements"][1].update(nodes=[1]))
+    out_dir = tmp_path / "out"
+    status, out, _ = cli("cluster", str(fleet), "--current", str(now), "--minimize", "nodes", "--json",
+                         "--emit-dir", str(out_dir))
+    seven = list(range(7))
+    assert status == 0 and [(placed["job"], placed["current"], placed["moved_from"])
+                            for placed in json.loads(out)["placements"]] == [
+        ("a", "moves", {"pool": "a100", "nodes": [0], "gpu_indexes": seven}),
+        ("b", "moves", {"pool": "a100", "nodes": [1], "gpu_indexes": seven})]
+    header = " ".join(line.removeprefix("# ") for line in (out_dir / "b.yaml").read_text().splitlines()[2:5])
+    assert header == ("placed on node 0 of pool a100 (GPUs 3-7) now: moves: it runs on node 1 of pool a100 (GPUs 0-6) "
+                      "now, and restarts as placed: keeping it where it runs uses more nodes than this placement (1)")
+
+
+def test_each_config_says_whether_its_job_stays_or_starts(cli: Cli, tmp_path: Path):
+    # a and b run on a node each; c, new, fits the GPU each leaves: they stay, it starts, and their configs say so
+    # under where they are placed, as the table's now column does (none said it: one header for all three).
+    pools = [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8}]
+    now = _now(cli, _written(tmp_path / "two.yaml", pools, TWO_SMALL))
+    added = [*TWO_SMALL, {"name": "c", "model": "Qwen3-0.6B", "max_model_len": 8192}]
+    out_dir = tmp_path / "out"
+    status, out, _ = cli("cluster", str(_written(tmp_path / "three.yaml", pools, added)), "--current", str(now),
+                         "--emit-dir", str(out_dir))
+    assert status == 0 and [row.split("│")[-2].strip() for row in out.splitlines() if row.startswith("│")] == [
+        "stays", "starts", "stays"]
+    assert {name: (out_dir / f"{name}.yaml").read_text().splitlines()[3] for name in "abc"} == {
+        "a": "# now: stays: it runs there now, as placed (no restart)",
+        "b": "# now: stays: it runs there now, as placed (no restart)", "c": "# now: starts: it does not run now"}
+    assert [(out_dir / f"{name}.yaml").read_text().count("# now:") for name in "abc"] == [1, 1, 1]
+
+
 def test_a_job_on_other_gpus_than_its_ways_take_says_so(cli: Cli, tmp_path: Path):
     # duo written as running 4 trainer GPUs on 6 GPUs of node 1 (a hand-made placement): its ways at 4 take 4.
     now = _running_now(cli, tmp_path, (1, {"trainer_gpus": 4, "gpu_indexes": list(range(6))}))

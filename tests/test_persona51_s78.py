@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_keepplaced_s70 import JOBS, POOLS
-from test_movereason_s72 import _changed, _moves, _now, _written
+from test_movereason_s72 import TWO_SMALL, _changed, _moves, _now, _written
 
 import solver.cluster.options
 from solver.cluster.options import Option
@@ -64,3 +65,23 @@ def test_a_pool_renamed_in_the_file_says_its_running_jobs_are_taken_as_not_runni
         "name it h20 again to keep it where it runs")]
     same = _written(tmp_path / "same.yaml", POOLS, JOBS)
     assert cli("cluster", str(same), "--current", str(now), "--json")[2] == ""
+
+
+def test_a_running_pool_or_job_in_another_case_than_the_files_gets_a_did_you_mean(cli: Cli, tmp_path: Path):
+    # Was: the notes said to name the pool A100 (the job A) again, with no word of the file's a100 (a): one name in
+    # another case, which a file's pool: or --required is told (did you mean a100?).
+    pools = [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8}]
+    fleet = _written(tmp_path / "two.yaml", pools, TWO_SMALL)
+
+    def renamed(placement: dict[str, Any]) -> None:
+        placement["placements"][0]["job"], placement["placements"][1]["pool"] = "A", "A100"
+
+    now = _now(cli, fleet, renamed)
+    status, _, err = cli("cluster", str(fleet), "--current", str(now), "--json")
+    assert (status, err.splitlines()) == (0, [
+        (f"solve cluster: note: --current {now} runs b in pool A100, which {fleet} lacks (did you mean {fleet}'s pool "
+         "a100?): the placement takes it as not running and starts it where it places it, though it runs there until "
+         "stopped; if the pool was renamed, name it A100 again to keep it where it runs"),
+        (f"solve cluster: note: --current {now} runs A in pool a100, a job {fleet} lacks (did you mean {fleet}'s job "
+         "a?): the placement takes its GPUs as free, though it runs on them until stopped; stop it before a job starts "
+         "there, or, if the job was renamed, name it A again to keep it where it runs")])

@@ -72,6 +72,22 @@ def test_an_earlier_runs_config_for_a_job_left_out_is_named_as_a_file_not_to_sta
     assert (out_dir / "huge.yaml").read_text(encoding="utf-8") == "mode: both\n"
 
 
+def test_a_config_in_another_case_than_its_jobs_is_named_where_case_tells_files_apart(cli: Cli, tmp_path: Path):
+    # Was: no note. OK.yaml and Huge.yaml, an earlier run's (the file's jobs were OK and Huge then), are files of their
+    # own beside ok.yaml where case tells names apart (here): a loop over the folder starts them with this run's.
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    for name in ("OK.yaml", "Huge.yaml"):
+        (out_dir / name).write_text("mode: both\n", encoding="utf-8")
+    path = tmp_path / "fleet.yaml"
+    path.write_text(TWO_JOBS, encoding="utf-8")
+    status, _, err = cli("cluster", str(path), "--json", "--emit-dir", str(out_dir))
+    assert (status, err) == (1, (f"solve cluster: note: {out_dir} also holds Huge.yaml, OK.yaml, named for no job of "
+                                 f"{path} (from an earlier run, of a job since renamed or removed?): left in place; "
+                                 "start only the configs this run wrote\n"))
+    assert sorted(p.name for p in out_dir.iterdir()) == ["Huge.yaml", "OK.yaml", "ok.yaml"]
+
+
 def test_the_purchase_for_every_job_is_two_h20_nodes_and_one_node_more_is_too_few(cli: Cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET % 4, encoding="utf-8")

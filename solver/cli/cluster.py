@@ -59,8 +59,10 @@ from solver.tables import (
     WAYS_QUESTIONS_PER_SECOND,
     WAYS_WALL_SHARE,
     QueryError,
+    and_joined,
     counted,
     it_or_them,
+    meant_fleet_name,
     named_jobs,
 )
 
@@ -178,7 +180,7 @@ def run_cluster(args: argparse.Namespace) -> int:
         _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
         if args.current is not None:
             _note_pools_gone(args.current, args.file, fleet)
-            _note_jobs_gone(args.current, args.file, result.jobs_gone)
+            _note_jobs_gone(args.current, args.file, result.jobs_gone, fleet)
             _note_other_release(args.current, args.file, fleet, args.trinity_release)
         if not args.json:
             _note_buy(args, result, fleet)
@@ -413,7 +415,7 @@ def _write_emit_dir(args: argparse.Namespace, result: ClusterResult, fleet: Flee
                                   option_names=COMMAND_OPTIONS)  # each its plan's release
     written = _write_configs(args.emit_dir, fragments)
     _note_rollout_engines(result, catalog)
-    _note_configs_not_written(args, result, fleet)
+    _note_configs_not_written(args, result, list(written.values()))
     return written
 
 
@@ -453,9 +455,10 @@ def _made_folder(folder: Path) -> bool:
     return True
 
 
-def _note_configs_not_written(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> None:
-    """On stderr, the configs in --emit-dir that this run did not write: an earlier run's for a job this placement
-    leaves out, and those named for no job of the file."""
+def _note_configs_not_written(args: argparse.Namespace, result: ClusterResult, written: list[Path]) -> None:
+    """On stderr, the configs in --emit-dir that this run did not write (`written`: those it did): an earlier run's for
+    a job this placement leaves out, and the others, named for no job of the file (in another case than its job's
+    too)."""
     stale = [unplaced.job for unplaced in result.unplaced if (args.emit_dir / f"{unplaced.job}.yaml").exists()]
     if stale:  # an earlier run's config, for a job this placement leaves out: a loop over the folder would start it
         files = ", ".join(f"{name}.yaml" for name in stale)
@@ -463,7 +466,8 @@ def _note_configs_not_written(args: argparse.Namespace, result: ClusterResult, f
                    else "configs earlier runs wrote for jobs")
         print_note(f"solve cluster: note: {args.emit_dir} still holds {files}, {configs} this placement does not "
                    "place: left in place; start only the configs this run wrote")
-    if others := _configs_of_no_job(args.emit_dir, fleet, input_paths(args)):
+    named = [*written, *(args.emit_dir / f"{job}.yaml" for job in stale)]
+    if others := _configs_of_no_job(args.emit_dir, named, input_paths(args)):
         print_note(f"solve cluster: note: {args.emit_dir} also holds {named_jobs(others, 'file')}, named for no "
                    f"job of {args.file} (from an earlier run, of a job since renamed or removed?): left in place; "
                    "start only the configs this run wrote")
@@ -501,8 +505,9 @@ def _note_pools_gone(current: Path, file: Path, fleet: Fleet) -> None:
     from solver.tables import pools_gone
     for pool, jobs in pools_gone(current, fleet).items():
         them, they_run = it_or_them(len(jobs)), "it runs" if len(jobs) == 1 else "they run"
+        meant = _meant_in_file([pool], [known.name for known in fleet.pools], "pool", file)
         print_note(f"solve cluster: note: --current {current} runs {named_jobs(list(jobs))} in pool {pool}, which "
-                   f"{file} lacks: the placement takes {them} as not running and starts {them} where it places "
+                   f"{file} lacks{meant}: the placement takes {them} as not running and starts {them} where it places "
                    f"{them}, though {they_run} there until stopped; if the pool was renamed, name it {pool} again to "
                    f"keep {them} where {they_run}")
 
@@ -532,7 +537,19 @@ def _note_other_release(current: Path, file: Path, fleet: Fleet, trinity_version
                    f"run's release, not the one {they_run} on; {judge}")
 
 
-def _note_jobs_gone(current: Path, file: Path, gone: Iterable[JobGone]) -> None:
+def _meant_in_file(names: Sequence[str], known: Sequence[str], kind: str, file: Path) -> str:
+    """Where the --current placement's pool or job `names` (`kind`) that the cluster `file` lacks are likely `known`
+    ones of the file in another case or with a slip (`meant_fleet_name`), which: `` (did you mean fleet.yaml's pool
+    a100?)``, or for several, `` (did you mean math-4b for Math-4b?)``; "" where none is."""
+    meant = {name: known_name for name in names if (known_name := meant_fleet_name(name, known)) is not None}
+    if not meant:
+        return ""
+    if len(names) == 1:
+        return f" (did you mean {file}'s {kind} {meant[names[0]]}?)"
+    return f" (did you mean {and_joined([f'{known_name} for {name}' for name, known_name in meant.items()])}?)"
+
+
+def _note_jobs_gone(current: Path, file: Path, gone: Iterable[JobGone], fleet: Fleet) -> None:
     """On stderr, for each pool of the fleet the --current placement runs jobs in that the cluster `file` has none of
     (`gone`, the placement's `jobs_gone`: renamed or removed), that the placement takes their GPUs as free, though
     they run there until stopped (as its JSON's ``jobs_gone`` says)."""
@@ -543,8 +560,9 @@ def _note_jobs_gone(current: Path, file: Path, gone: Iterable[JobGone]) -> None:
         one = len(jobs) == 1
         them, they_run, their = it_or_them(len(jobs)), "it runs" if one else "they run", "its" if one else "their"
         renamed = f"name it {jobs[0]} again" if one else "give it its name again"
+        meant = _meant_in_file(jobs, [job.name for job in fleet.jobs], "job", file)
         print_note(f"solve cluster: note: --current {current} runs {named_jobs(list(jobs))} in pool {pool}, "
-                   f"{'a job' if one else 'jobs'} {file} lacks: the placement takes {their} GPUs as free, though "
+                   f"{'a job' if one else 'jobs'} {file} lacks{meant}: the placement takes {their} GPUs as free, though "
                    f"{they_run} on them until stopped; stop {them} before a job starts there, or, if "
                    f"{'the job' if one else 'a job'} was renamed, {renamed} to keep it where it runs")
 
@@ -559,12 +577,23 @@ def _note_rollout_engines(result: ClusterResult, catalog: Catalog) -> None:
             print_note(note)
 
 
-def _configs_of_no_job(folder: Path, fleet: Fleet, inputs: list[tuple[str, Path]]) -> list[str]:
-    """The ``*.yaml`` files in `folder`, by name, that no job of `fleet` writes there (a removed or renamed job's
-    config from an earlier run, say), other than the command's `inputs`."""
-    jobs = {job.name.casefold() for job in fleet.jobs}  # no two differ only in case, so neither may their files
+def _configs_of_no_job(folder: Path, named: list[Path], inputs: list[tuple[str, Path]]) -> list[str]:
+    """The ``*.yaml`` files in `folder`, by name, other than the `named` configs (those this run wrote and those of
+    the jobs it leaves out) and the command's `inputs`: a removed or renamed job's config from an earlier run, say, or
+    one named for a job in another case (``Probe.yaml`` beside ``probe.yaml``), another file where the file system
+    tells case apart (on one that does not, a job's file under any case is the one `named`: the same file)."""
+    names, files = {path.name for path in named}, {_file_identity(path) for path in named} - {None}
     return sorted(path.name for path in folder.glob("*.yaml")
-                  if path.stem.casefold() not in jobs and not input_at(inputs, path))
+                  if path.name not in names and _file_identity(path) not in files and not input_at(inputs, path))
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    """The device and inode of the file at `path` (through a link), None where there is none to read."""
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_dev, status.st_ino
 
 
 def _check_emit_dir(folder: Path, jobs: list[str], inputs: list[tuple[str, Path]]) -> None:

@@ -27,6 +27,7 @@ from solver.results import (
     Placement,
     PoolUse,
     PurchaseResult,
+    RunsAt,
     StayCode,
     Unplaced,
     trainer_spans_nodes_caution,
@@ -232,7 +233,8 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
         holders = list(dict.fromkeys(holder for node, gpu in itertools.product(job.nodes, job.gpu_indexes)
                                      for holder in taking[pool, node, gpu] if holder[0] != placed.job))
         code, words = why_moved(planner, fleet, result, job, (mine, holders), (kept_most, job.job in undecided_jobs))
-        return {"current": "moves", "move_reason": words, "move_reason_code": code}
+        return {"current": "moves", "move_reason": words, "move_reason_code": code,
+                "moved_from": RunsAt(pool=pool, nodes=job.nodes, gpu_indexes=job.gpu_indexes)}
 
     def stopped(left: Unplaced) -> dict[str, object]:
         job = now.get(left.job)

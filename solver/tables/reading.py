@@ -973,14 +973,16 @@ def load_models(path: Path) -> tuple[Model, ...]:
 def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = (),
                   made_by: Mapping[str, Path] | None = None) -> GpuType:
     """Load and check one GPU type's feasibility tables against the known `models`; a GPU type of the
-    `hardware` catalogue (named by its name or an alias) must match its entry there, whose name, aliases,
+    `hardware` catalogue (named by its name or an alias) takes its ``memory_gb`` where it gives none, and must match
+    its entry there, whose name, aliases,
     driver-reported memory, ROCm, workstation host memory and interconnect it takes (each of these it states must be
     that entry's: `TableError` otherwise). `made_by` names the earlier cells file that made each GPU type of
     `hardware` the catalogue lacks (by name), which a value that differs from its own is said to be from."""
     names = {normalise(name): model.name for model in models for name in (model.name, *model.aliases)}
     head_counts = {model.name: (model.num_attention_heads, model.num_key_value_heads) for model in models}
+    memory_gb_of = {normalise(name): gpu.memory_gb for gpu in hardware for name in (gpu.name, *gpu.aliases)}
     tabled = load_validated(GpuType, path, context={"models": [model.name for model in models], "names": names,
-                                                    "heads": head_counts})
+                                                    "heads": head_counts, "memory_gb_of": memory_gb_of})
     by_name = {model.name: model for model in models}
     for table in tabled.tables:  # a setting no run can have: the model's heads rule its SP degree out
         for row in table.rows:

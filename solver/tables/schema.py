@@ -67,6 +67,7 @@ from solver.tables.text import (
     counted,
     either,
     first_repeated,
+    gpu_name_forms,
     guessed_name,
     normalise,
     require_printable,
@@ -940,6 +941,17 @@ class GpuType(Frozen):
         "known, counted as every rank loading it"))
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, protected_namespaces=())
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_memory(cls, raw: Any, info: ValidationInfo) -> Any:
+        """A GPU type the context's catalogue has (``memory_gb_of``: its nominal GB by `normalise`d name or alias)
+        without ``memory_gb``: with the catalogue's, as a cells file of it may leave it out."""
+        known = (info.context or {}).get("memory_gb_of")
+        if not known or not isinstance(raw, dict) or "memory_gb" in raw or not isinstance(raw.get("gpu"), str):
+            return raw
+        memory_gb = next((known[form] for form in gpu_name_forms(raw["gpu"]) if form in known), None)
+        return raw if memory_gb is None else {**raw, "memory_gb": memory_gb}
 
     @field_validator("compute_capability")
     @classmethod

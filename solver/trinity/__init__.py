@@ -81,6 +81,7 @@ _EXPORTS = {
     "patched_config_problems": "solver.trinity.patch",
     "patched_trinity_config": "solver.trinity.patch",
     "placed_on_words": "solver.trinity.fragment",
+    "running_now_words": "solver.trinity.fragment",
     "plan_fragment": "solver.trinity.fragment",
     "plan_settings": "solver.trinity.settings",
     "read_trinity_config": "solver.trinity.config",
@@ -107,6 +108,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_jsonap
     from solver.trinity.fragment import fragment_for as fragment_for
     from solver.trinity.fragment import placed_on_words as placed_on_words
     from solver.trinity.fragment import plan_fragment as plan_fragment
+    from solver.trinity.fragment import running_now_words as running_now_words
     from solver.trinity.fragment import trinity_fragment as trinity_fragment
     from solver.trinity.keys import ROLE_KEYS_IGNORED as ROLE_KEYS_IGNORED
     from solver.trinity.keys import TRINITY_06_OFFLOAD as TRINITY_06_OFFLOAD

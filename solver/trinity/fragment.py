@@ -151,6 +151,9 @@ class _FragmentOptions:
     placed_on: str | None = None
     """Where a cluster placement put the job (`placed_on_words`), which the header says under the plan; None: no
     placement's fragment."""
+    running_now: str | None = None
+    """What the placement does with the job as the fleet runs it now (`running_now_words`: it stays, moves or starts),
+    which the header says under where it was placed; None: no placement's fragment, or none made with ``--current``."""
     config_lora_rank: int = 0
     """The LoRA rank the config planned from counts itself (`solver.trinity.TrinityConfig.lora_rank`), which the
     header's check command then gives no ``--lora-rank`` for (`check_command`); 0: none, or no config."""
@@ -318,6 +321,7 @@ def _plan_lines(plan: Plan, model: Model, options: _FragmentOptions, keys: Seque
         (f"# plan: {plan.setting.label} on {trainer}, max_model_len {plan.max_model_len}"
          f"{_past_validated(plan, model, options.option_names)}"),
         *([f"# placed on {options.placed_on}"] if options.placed_on is not None else []),
+        *([f"# now: {options.running_now}"] if options.running_now is not None else []),
         f"# {evidence_comment(plan, model, gpu)}",
         *([f"# {host}"] if host is not None else []),
         "# Merge these keys into your Trinity config; model.model_path and everything else stay yours.",
@@ -431,6 +435,18 @@ def placed_on_words(pool: str, nodes: tuple[int, ...], shared_gpus: tuple[int, .
     return f"{numbered(nodes)} of pool {pool} ({gpus})"
 
 
+def running_now_words(current: str | None, moved_from: str | None = None, move_reason: str | None = None) -> str | None:
+    """What a cluster placement made with the placement the fleet runs now (``--current``) does with a job, in the
+    header's words, by its `current` (``stays``, ``moves`` or ``starts``, as the placement's table and JSON say it):
+    for a job that moves, where it runs now (`moved_from`, in `placed_on_words`' words) and why (`move_reason`);
+    None where `current` is None (no ``--current``)."""
+    if current is None:
+        return None
+    if current == "moves":
+        return f"moves: it runs on {moved_from} now, and restarts as placed: {move_reason}"
+    return {"stays": "stays: it runs there now, as placed (no restart)", "starts": "starts: it does not run now"}[current]
+
+
 def _whole_nodes_note(trainer_gpus: int, node_gpus: int) -> list[str]:
     """The note on the whole nodes a trainer spans, where no cluster section says it."""
     return [(f"# The trainer spans {trainer_gpus // node_gpus} whole nodes of {counted(node_gpus, 'GPU')}: your "
@@ -542,15 +558,16 @@ def fragment_for(
     arguments: SettingsArguments, *, gpu: str | None = None, rocm: bool = False, node_gpus: int | None = None,
     host_ram_gb: float | None = None, host_ram_source: str | None = None, option_names: OptionNames = API_OPTIONS,
     check: tuple[str, ...] | None = None, check_environment: tuple[tuple[str, str], ...] = (),
-    dpo_mode_unset: bool = False, placed_on: str | None = None, config_lora_rank: int = 0,
-    token_cap: str | None = None,
+    dpo_mode_unset: bool = False, placed_on: str | None = None, running_now: str | None = None,
+    config_lora_rank: int = 0, token_cap: str | None = None,
 ) -> tuple[str, TrinitySettings]:
     """`plan_fragment` of `arguments` (its arguments that decide keys as one value, as an answer's or a placement's
     are made: `settings_for` gives their settings alone) and the header's; `check_environment`, the environment
     variables the config planned from read (`solver.trinity.check_environment`), which the header's command sets;
     `dpo_mode_unset`, whether the run trains DPO without a config of mode train (`Plan.dpo_mode_unset`): without
     ``mode: train`` among the keys, the header says the keys Trinity's DPO needs (`DPO_MODE_NOTE`); `placed_on`, a
-    cluster placement's nodes in words (`placed_on_words`), which the header names under the plan;
+    cluster placement's nodes in words (`placed_on_words`), which the header names under the plan, and `running_now`,
+    what it does with the job as the fleet runs it now (`running_now_words`), which it says under them;
     `config_lora_rank`, the LoRA rank the config planned from counts itself, which the header's check command leaves
     to it (no ``--lora-rank`` where the plan counted that rank); `token_cap`, how the comment on a budget the plan's
     cap binds names the cap (its answer's `solver.results.Answer.token_cap_words`; None: a plan without its answer,
@@ -564,7 +581,7 @@ def fragment_for(
                                host_ram_gb=host_ram_gb, host_ram_source=(
                                    host_ram_source if host_ram_source is not None else option_names.host_ram),
                                option_names=option_names, check_flags=check, check_environment=check_environment,
-                               placed_on=placed_on, config_lora_rank=config_lora_rank)
+                               placed_on=placed_on, running_now=running_now, config_lora_rank=config_lora_rank)
     _check_header_arguments(plan, options)
     ordered, settings, read_without = fragment_keys(arguments, option_names, gpu, token_cap)
     if read_without is not None:
@@ -624,8 +641,9 @@ def _check_header_arguments(plan: Plan, options: _FragmentOptions) -> None:
     check_gpu_name(options.gpu)
     if options.check_flags is not None and not _printable(options.check_flags):  # as gpu: a comment's words
         raise QueryError(f"check must be a tuple of printable strings, got {brief(options.check_flags)}")
-    if options.placed_on is not None and not _printable((options.placed_on,)):  # a header line's words too
-        raise QueryError(f"placed_on must be a printable string or None, got {brief(options.placed_on)}")
+    for name, words in (("placed_on", options.placed_on), ("running_now", options.running_now)):
+        if words is not None and not _printable((words,)):  # a header line's words too
+            raise QueryError(f"{name} must be a printable string or None, got {brief(words)}")
     node_gpus = options.node_gpus
     if node_gpus is not None and not 1 <= node_gpus <= MAX_GPUS:
         raise QueryError(f"node_gpus must be from 1 to {MAX_GPUS}, got {node_gpus}")
