@@ -19,16 +19,18 @@ from solver.tables import (
     QueryError,
     TokenBudgetMode,
     TrinityVersion,
+    and_joined,
     ascii_number,
     brief,
+    counted_number,
     cut,
     empty_name,
     length_forms,
     mib_as_gb_hint,
     names_a_stream,
     read_host_ram,
-    separated_number,
-    separators_note,
+    rewritten_whole_number,
+    rewritten_note,
     shown_number,
     thousands_of_tokens,
     trinity_release,
@@ -61,11 +63,13 @@ def whole_number(least: int, most: int, listed: str = "") -> Callable[[str], int
             numbers = [WHOLE_NUMBER.fullmatch(part) for part in text.split(",")]
             listing = len(numbers) > 1 and all(number is not None and _within(number, least, most) is not None
                                                for number in numbers)
-            separated = separated_number(text)
-            unseparated = separators_note(text).removeprefix("; ") if separated and least <= separated <= most else ""
+            rewritten = rewritten_whole_number(text)
+            counted = counted_number(text)
+            meant = (rewritten_note(text).removeprefix("; ") if rewritten is not None and least <= rewritten <= most
+                     else f"write {counted}" if counted is not None and least <= counted <= most else "")
             several = listed.format(text.replace(" ", "")) if listed and listing else ""
             written = (f" (write the product: {times})" if times is not None and least <= times <= most
-                       else f" ({'; or '.join(filter(None, (unseparated, several)))})" if unseparated or several
+                       else f" ({'; or '.join(filter(None, (meant, several)))})" if meant or several
                        else "")
             raise argparse.ArgumentTypeError(f"expected a whole number from {least} to {most}, got {brief(text)}"
                                              f"{written}")
@@ -79,14 +83,29 @@ def whole_number(least: int, most: int, listed: str = "") -> Callable[[str], int
 
 def whole_numbers(least: int, most: int, example: str) -> Callable[[str], tuple[int, ...]]:
     """An argparse type: whole numbers separated by commas (`example`), each as `whole_number` takes it; an empty
-    one (``8,``) is refused."""
+    one (``8,``) is refused, and so are numbers that read as one with thousands separators too (``1,024``: 1 and 24,
+    or 1024), and numbers separated by spaces (``'8 16'``), each naming the list meant."""
     each = whole_number(least, most)
+    accepted = f"give whole numbers from {least} to {most}, separated by commas ({example})"
 
     def parse(text: str) -> tuple[int, ...]:
         parts = text.split(",")
         if not all(part.strip() for part in parts):
-            raise argparse.ArgumentTypeError(f"an empty number in {brief(text)}: give whole numbers from {least} to "
-                                             f"{most}, separated by commas ({example})")
+            raise argparse.ArgumentTypeError(f"an empty number in {brief(text)}: {accepted}")
+        spaced = text.split() if len(parts) == 1 else []
+        listed = [_within(match, least, most) if (match := WHOLE_NUMBER.fullmatch(part)) else None
+                  for part in spaced or parts]
+        if len(listed) > 1 and None not in listed:
+            meant = ",".join(map(str, listed))
+            if spaced:
+                raise argparse.ArgumentTypeError(f"expected whole numbers separated by commas, got {brief(text)}: "
+                                                 f"give {meant}")
+            thousands = rewritten_whole_number(text)
+            if thousands is not None:
+                raise argparse.ArgumentTypeError(f"{brief(text)} reads as {and_joined([str(number) for number in listed])}, or as "
+                                                 f"{thousands} with a thousands separator: give whole numbers from "
+                                                 f"{least} to {most} without leading zeros, separated by commas "
+                                                 f"({meant})")
         return tuple(each(part) for part in parts)
 
     return parse
@@ -229,7 +248,7 @@ def planner_token_budget(text: str) -> TokenBudgetMode | int:
         return token_budget_mode(text)
     if not isinstance(thousands_of_tokens(text), int):
         raise argparse.ArgumentTypeError(f"takes default, auto or the most tokens per GPU (a whole number: 32768 or "
-                                         f"32k{separators_note(text)}), got {brief(text)}")
+                                         f"32k{rewritten_note(text)}), got {brief(text)}")
     return token_count(text)
 
 

@@ -548,13 +548,14 @@ class Parser(argparse.ArgumentParser):
 
     def _another_of_several(self, action: argparse.Action, option: str, value: str, stray: str) -> bool:
         """Whether `option` (its `action`) takes several values separated by commas (solve's --gpu, solve map's
-        --model) and `stray`, the word after its `value`, is another of them: a name the guess for a stray word
-        (`value_hint`) gives this option."""
+        --model and --budgets) and `stray`, the word after its `value`, is another of them: a number, which such an
+        option takes checked (--budgets), or a name the guess for a stray word (`value_hint`) gives this option."""
         try:
-            several = callable(action.type) and isinstance(action.type(f"{value},{stray}"), tuple)
+            several = action.type(f"{value},{stray}") if callable(action.type) else None
         except (argparse.ArgumentTypeError, ValueError):
             return False
-        return several and self.value_hint(stray) == f" (did you mean {option} {stray}?)"
+        numbers = isinstance(several, tuple) and all(isinstance(item, int) for item in several)
+        return numbers or (isinstance(several, tuple) and self.value_hint(stray) == f" (did you mean {option} {stray}?)")
 
     def _match_argument(self, action: argparse.Action, arg_strings_pattern: str) -> int:
         """argparse's, with the accepted values where an option with choices is given without one (``--emit``:
