@@ -31,8 +31,8 @@ from solver.cli.notes import (
     note_gpu_variants_of_pools,
     note_replaced_yarn_factor,
     note_short_job_lengths,
-    note_thousands_of_job_lengths,
     note_small_pool_host_ram,
+    note_thousands_of_job_lengths,
 )
 from solver.cli.options import (
     add_cells_option,

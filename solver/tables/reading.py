@@ -768,9 +768,8 @@ def _whole_number_written_otherwise(refused: _Refused) -> str | None:
     """A whole number with a zero fraction (``8.0``), digit separators (``1,024``) or a word that counts after it
     (``8卡``, ``8 GPUs``), where the field takes it written alone, as a command line's count is told
     (`solver.cli.argtypes.whole_number`)."""
-    value = refused.value
-    meant = (int(value) if isinstance(value, float) and value.is_integer()
-             else rewritten_whole_number(value) or counted_number(value))
+    rewritten = rewritten_whole_number(refused.value)
+    meant = counted_number(refused.value) if rewritten is None else rewritten
     if not refused.whole or meant is None or refused.broken_bound(meant) is not None:
         return None
     return f" (write {meant})"
@@ -866,8 +865,8 @@ _HINTS: tuple[Callable[[_Refused], str | None], ...] = (
     _number_in_exponent_text,
     _table_length_in_thousands,
     _job_length_as_range,
-    _whole_number_written_otherwise,
     _job_length_in_neither_form,
+    _whole_number_written_otherwise,
     _priority_as_word,
     _mib_as_gb,
     _node_past_one_host,

@@ -618,7 +618,10 @@ float prints it); none is taken, nor read as another number."""
 
 def rewritten_whole_number(value: Any) -> int | None:
     """The whole number `value` writes otherwise than in digits alone (`_REWRITTEN_DIGITS`: ``131_072`` is 131072,
-    ``16.0`` is 16), of at most `MOST_TOKEN_DIGITS` digits; None for any other value, and for digits alone."""
+    ``16.0`` is 16; a file's float, ``16.0`` as YAML reads it, too), of at most `MOST_TOKEN_DIGITS` digits; None for
+    any other value, and for digits alone."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 10 ** MOST_TOKEN_DIGITS:
+        return int(value)
     match = _REWRITTEN_DIGITS.fullmatch(value) if isinstance(value, str) and value.isascii() else None
     digits = re.sub(r"[,_]", "", match[1]) if match and not value.strip().isdigit() else ""
     return int(digits) if digits and len(digits) <= MOST_TOKEN_DIGITS else None
@@ -629,7 +632,7 @@ def rewritten_note(value: Any) -> str:
     `rewritten_whole_number`), how to write it as a refusal of it ends: ``; write 131_072 as 131072``; "" for any
     other value."""
     number = rewritten_whole_number(value)
-    return f"; write {value.strip()} as {number}" if number is not None else ""
+    return f"; write {str(value).strip()} as {number}" if number is not None else ""
 
 
 _COUNT_WORD = re.compile(r"\s*(\d{1,6})\s*(?:x|gpus?|cards?|[卡张張块塊个個枚개장]{1,2})\s*", flags=re.IGNORECASE)
