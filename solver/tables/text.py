@@ -635,7 +635,10 @@ def rewritten_note(value: Any) -> str:
     return f"; write {str(value).strip()} as {number}" if number is not None else ""
 
 
-_COUNT_WORD = re.compile(r"\s*(\d{1,6})\s*(?:x|gpus?|cards?|[卡张張块塊个個枚개장]{1,2})\s*", flags=re.IGNORECASE)
+_COUNT_WORDS = r"x|gpus?|cards?|[\u5361\u5f20\u5f35\u5757\u584a\u4e2a\u500b\u679a\uac1c\uc7a5]{1,2}"
+"""The words `_COUNT_WORD` takes after a count: x, GPU(s), card(s), and the counters 卡, 张 (張), 块 (塊), 个 (個),
+枚, 개 and 장, one or two of them (``8张卡``), written as escapes: the tool prints none of them."""
+_COUNT_WORD = re.compile(rf"\s*(\d{{1,6}})\s*(?:{_COUNT_WORDS})\s*", flags=re.IGNORECASE)
 """A count written with a word that counts after it, which a count is given without: ``8 GPUs``, ``8x`` (as in ``8x
 H100``), ``8卡`` or ``8张`` (Chinese), ``8枚`` (Japanese), ``8개`` (Korean)."""
 
