@@ -520,8 +520,8 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
           "output without the option)")),
         # --gpu-memory takes ASCII digits (int() reads every script's), and each form's bounds are in its own unit.
         (["--model", "4B", "--gpu", "x", "--gpu-memory", "\u0668\u0660", "--len", "8k"],
-         ("solve: error: argument --gpu-memory: expected a whole number: 64, 64G or 64GB (as sold), 64GiB, or "
-          "65536MiB (nvidia-smi's total), got '\u0668\u0660'")),
+         ("solve: error: argument --gpu-memory: expected 64, 64G or 64GB (as sold, whole), 64GiB or 79.19GiB (torch's "
+          "total capacity), or 65536MiB (nvidia-smi's total), got '\u0668\u0660'")),
         (["--model", "4B", "--gpu", "x", "--gpu-memory", "4194305MiB", "--len", "8k"],
          "solve: error: argument --gpu-memory: must be from 8192MiB to 4194304MiB, got '4194305MiB'"),
         (["--model", "4B", "--gpu", "x", "--gpu-memory", "7GiB", "--len", "8k"],
@@ -1715,8 +1715,9 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
     assert cli("--model", "4B", "--gpu-memory", "64", "--len", "8k") == (
         2, "", "solve: error: --gpu-memory gives the memory of the GPU type --gpu NAME names: give --gpu too\n")
     status, _, err = cli("--model", "4B", "--gpu", "x", "--gpu-memory", "64TB", "--len", "8k")
-    assert status == 2 and err.endswith("argument --gpu-memory: expected a whole number: 64, 64G or 64GB (as sold), "
-                                        "64GiB, or 65536MiB (nvidia-smi's total), got '64TB'\n")
+    assert status == 2 and err.endswith("argument --gpu-memory: expected 64, 64G or 64GB (as sold, whole), 64GiB or "
+                                        "79.19GiB (torch's total capacity), or 65536MiB (nvidia-smi's total), got "
+                                        "'64TB'\n")
     _, in_gib, err = cli("memory", "--model", "4B", "--gpu", "x", "--gpu-memory", "64GiB", "--gpus", "1", "--len",
                          "8k", "--json")
     assert err == ""

@@ -74,7 +74,7 @@ def test_the_time_limit_takes_seconds_with_or_without_their_unit(written: str, s
     (["--model", "8B", "--top", "all"],
      "solve: error: argument --top: expected a whole number from 1 to 100, got 'all'"),
     (["--model", "8B", "--workers", "2.0"],
-     "solve: error: argument --workers: expected a whole number from 1 to 1024, got '2.0'"),
+     "solve: error: argument --workers: expected a whole number from 1 to 1024, got '2.0' (write 2.0 as 2)"),
     (["--model", "8B", "--rollout-gpus", "none"],
      "solve: error: argument --rollout-gpus: expected a whole number from 0 to 65536, got 'none'"),
     (["map", "--budgets", "4,eight"],

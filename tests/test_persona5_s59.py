@@ -56,8 +56,8 @@ def test_a_goal_in_the_users_words_is_told_the_one_meant(cli, goal: tuple[str, s
 
 
 def test_a_choice_like_none_gets_no_guess(cli):
-    status, _, err = cli("--model", "14B", "--gpu", "h100", "--len", "32k", "--maximize", "context")
-    assert (status, err.splitlines()[-1]) == (2, ("solve: error: argument --maximize: invalid choice: 'context' "
+    status, _, err = cli("--model", "14B", "--gpu", "h100", "--len", "32k", "--maximize", "batch")  # s87: context means len
+    assert (status, err.splitlines()[-1]) == (2, ("solve: error: argument --maximize: invalid choice: 'batch' "
                                                   "(choose from 'len')"))
     status, _, err = cli("map", "--by", "lens")  # every command's choices
     assert (status, err.splitlines()[-1]) == (2, ("solve map: error: argument --by: invalid choice: 'lens' (choose "

@@ -80,7 +80,7 @@ def test_a_list_of_gpu_counts_points_to_solve_map(cli):
     _, _, err = cli("--model", "8B", "--gpu", "h100", "--len", "32k", "--gpus", "8,0")  # 0 is no budget
     assert err.endswith("got '8,0'\n")
     _, _, err = cli("memory", "--model", "8B", "--gpu", "h100", "--len", "32k", "--gpus", "8,16")  # no map of memory
-    assert err.endswith("got '8,16'\n")
+    assert err.endswith("got '8,16' (one count: run solve memory once for each of 8,16)\n")
 
 
 @pytest.mark.parametrize(("length", "note"), [
@@ -225,3 +225,129 @@ def test_the_command_reads_a_config_holding_a_file_name_as_a_config(cli, tmp_pat
     status, _, err = cli("--from-config", str(tmp_path / "c.yaml"), "--gpu", "h100")
     assert status == 2 and err.endswith("a Trinity config is a mapping of sections (model, cluster, trainer, ...), got "
                                         "'other.yaml'\n")
+
+
+# CLI slips of session 87 (cliwords87): a count written 16.0 or 8卡, --budgets 1,024 and 8 16, a goal by another word,
+# solve cluster's file read from --format's value, a cluster file's words in any case and counts written otherwise,
+# --gpu-memory in torch's GiB.
+
+@pytest.mark.parametrize(("argv", "error"), [
+    (("--gpus", "16.0"), "argument --gpus: expected a whole number from 1 to 65536, got '16.0' (write 16.0 as 16)"),
+    (("--gpus", "8卡"), "argument --gpus: expected a whole number from 1 to 65536, got '8卡' (write 8)"),
+    (("--gpus", "8 GPUs"), "argument --gpus: expected a whole number from 1 to 65536, got '8 GPUs' (write 8)"),
+    (("--gpus", "16.5"), "argument --gpus: expected a whole number from 1 to 65536, got '16.5'"),
+    (("--gpus", "0卡"), "argument --gpus: expected a whole number from 1 to 65536, got '0卡'"),  # no count to write
+    (("--node-gpus", "8.0"), "argument --node-gpus: expected a whole number from 1 to 65536, got '8.0' (write 8.0 as 8)"),
+    (("--len", "8192.0"), ("argument --len: expected a whole number, got '8192.0' (tokens, or thousands of 1024: 32768 "
+                           "or 32k; write 8192.0 as 8192)")),
+])
+def test_a_count_written_with_a_fraction_or_a_word_is_told_the_number(cli, argv: tuple[str, ...], error: str):
+    # each was refused naming no number ("expected a whole number from 1 to 65536, got '16.0'")
+    status, out, err = cli("--model", "8B", "--gpu", "h100", *argv)
+    assert (status, out, err.splitlines()[-1]) == (2, "", f"solve: error: {error}")
+
+
+@pytest.mark.parametrize(("argv", "error"), [
+    (("map", "--budgets", "1,024"),
+     ("solve map: error: argument --budgets: '1,024' reads as 1 and 24, or as 1024 with a thousands separator: give "
+      "whole numbers from 1 to 64 without leading zeros, separated by commas (1,24)")),
+    (("map", "--budgets", "8 16"),
+     "solve map: error: argument --budgets: expected whole numbers separated by commas, got '8 16': give 8,16"),
+    (("map", "--budgets", "8", "16"),
+     ("solve map: error: unrecognized arguments: 16 (--budgets took '8': several are separated by commas, --budgets "
+      "8,16)")),
+    (("map", "--budgets", "8,128"), "solve map: error: argument --budgets: must be a whole number from 1 to 64, got 128"),
+])
+def test_a_list_of_counts_is_read_one_way_or_refused_naming_it(cli, argv: tuple[str, ...], error: str):
+    # --budgets 1,024 answered for budgets 1 and 24; --budgets 8 16 was told to quote a value with spaces
+    status, out, err = cli(*argv)
+    assert (status, out, err.splitlines()[-1]) == (2, "", error)
+
+
+@pytest.mark.parametrize(("argv", "hint"), [
+    (("--maximize", "context"), "did you mean 'len'?"),
+    (("--maximize", "seq_len"), "did you mean 'len'?"),
+    (("--minimize", "devices"), "did you mean 'gpus'?"),
+    (("--minimize", "context"), "did you mean --maximize len (the longest context within --gpus or --total-gpus)?"),
+    (("--minimize", "hosts"), "the fewest nodes for many jobs: solve cluster FLEET.yaml --minimize nodes"),
+    (("--maximize", "speed"), ("the cheapest plan (the shortest step time) is what solve answers without --minimize or "
+                               "--maximize: --len L")),
+])
+def test_a_goal_by_another_word_is_told_the_choice_it_means(cli, argv: tuple[str, ...], hint: str):
+    # --maximize context was refused with no guess: invalid choice: 'context' (choose from 'len')
+    status, _, err = cli("--model", "8B", "--gpu", "h100", *argv)
+    assert status == 2 and err.endswith(f"; {hint}\n")
+    status, _, err = cli("map", "--by", "context")
+    assert status == 2 and err.endswith("invalid choice: 'context' (choose from 'model', 'len'); did you mean 'len'?\n")
+
+
+@pytest.mark.parametrize(("argv", "error"), [
+    (("--format", "yaml"), ("unrecognized arguments: --format yaml (did you mean --emit-dir?); FILE.yaml is missing "
+                            "('yaml', after --format, was read as FILE.yaml)")),
+    (("--format", "yaml", "fleet.yaml"), "unrecognized arguments: --format yaml (did you mean --emit-dir?)"),
+    (("fleet.yaml", "--output", "json"), "unrecognized arguments: --output json (did you mean --json?)"),
+])
+def test_an_unknown_options_value_read_as_the_fleet_file_is_named_with_it(cli, argv: tuple[str, ...], error: str):
+    # solve cluster --format yaml read 'yaml' as its file and said "unrecognized arguments: --format (did you mean
+    # --json?)"; before a file, "--format fleet.yaml (the formats of solve cluster: ...)"
+    status, out, err = cli("cluster", *argv)
+    assert (status, out, err.splitlines()[-1]) == (2, "", f"solve cluster: error: {error}")
+
+
+FLEET = "pools:\n  - {{name: p, gpu: {gpu}, nodes: {nodes}, gpus_per_node: 8{pool}}}\njobs:\n  - {{name: j, model: 4B, " \
+        "max_model_len: {length}{job}}}\n"
+
+
+def test_a_cluster_files_words_are_taken_in_any_case_as_the_options_take_them(tmp_path: Path):
+    # gpu_interconnect: PCIe was refused (must be 'nvlink', 'infinity-fabric' or 'pcie'), where --gpu-interconnect
+    # PCIe is taken; so were node_interconnect: InfiniBand and critic: Resident (--critic Resident is taken)
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET.format(gpu="mycard", nodes=1, pool=", gpu_memory_gb: 80, gpu_interconnect: PCIe, "
+                                 "node_interconnect: InfiniBand", length="8k", job=", critic: Resident"), "utf-8")
+    fleet = solver.load_fleet(path)
+    assert (fleet.pools[0].gpu_interconnect, fleet.pools[0].node_interconnect, fleet.jobs[0].critic) == (
+        "pcie", "infiniband", "resident")
+    with pytest.raises(ValueError, match="input_value='PCIe'"):  # built in Python, exact (as described_gpu_type)
+        solver.Pool.model_validate({"name": "p", "gpu": "mycard", "nodes": 1, "gpus_per_node": 8,
+                                    "gpu_memory_gb": 80, "gpu_interconnect": "PCIe"})
+
+
+@pytest.mark.parametrize(("nodes", "said"), [("1.0", "nodes: must be a whole number, got 1.0 (write 1)"),
+                                              ("1卡", "nodes: must be a whole number, got '1卡' (write 1)"),
+                                              ("1.5", "nodes: must be a whole number, got 1.5")])
+def test_a_cluster_files_count_written_otherwise_is_told_the_number(tmp_path: Path, nodes: str, said: str):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET.format(gpu="h100", nodes=nodes, pool="", length="8k", job=""), "utf-8")
+    with pytest.raises(solver.TableError) as refused:
+        solver.load_fleet(path)
+    assert str(refused.value) == f"{path}: pool p, {said}"
+
+
+def test_a_job_length_in_thousands_cut_is_noted_as_len_is(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    # max_model_len: 131k was taken as 134144 tokens with no note, where --len 131k gets one
+    from solver.cli.notes import note_thousands_of_job_lengths
+    path = tmp_path / "fleet.yaml"
+    for length in ("131k", "{at_least: 65k}", "128k", "32k"):
+        path.write_text(FLEET.format(gpu="h100", nodes=1, pool="", length=length, job=""), "utf-8")
+        note_thousands_of_job_lengths(solver.load_fleet(path), "solve cluster")
+    assert capsys.readouterr().err == (
+        "solve cluster: note: job j: max_model_len is 134144 tokens, 131k (k is 1024); for 131072 tokens write "
+        "max_model_len: 128k\n"
+        "solve cluster: note: job j: max_model_len at_least is 66560 tokens, 65k (k is 1024); for 65536 tokens write "
+        "at_least: 64k\n")
+
+
+@pytest.mark.parametrize(("text", "memory"), [("79.19GiB", (None, 81090)), ("79.19Gi", (None, 81090)),
+                                              ("80GiB", (None, 81920))])
+def test_gpu_memory_takes_torchs_total_in_gib(text: str, memory: tuple[None, int]):
+    # --gpu-memory 79.19GiB (torch's "total capacity of 79.19 GiB") was refused: the MiB, rounded down
+    from solver.cli.argtypes import gpu_memory
+    assert gpu_memory(text) == memory
+
+
+def test_gpu_memory_in_gb_with_a_fraction_is_told_its_gib(cli):
+    status, _, err = cli("--model", "8B", "--gpu", "x", "--gpu-memory", "79.19", "--len", "8k")
+    assert status == 2 and err.endswith(
+        "argument --gpu-memory: expected 64, 64G or 64GB (as sold, whole), 64GiB or 79.19GiB (torch's total capacity), "
+        "or 65536MiB (nvidia-smi's total), got '79.19' (GB as sold are whole; a total with a fraction is torch's, in "
+        "GiB: 79.19GiB)\n")

@@ -7,6 +7,7 @@ import argparse
 import os
 import re
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -19,16 +20,18 @@ from solver.tables import (
     QueryError,
     TokenBudgetMode,
     TrinityVersion,
+    and_joined,
     ascii_number,
     brief,
+    counted_number,
     cut,
     empty_name,
     length_forms,
     mib_as_gb_hint,
     names_a_stream,
     read_host_ram,
-    separated_number,
-    separators_note,
+    rewritten_note,
+    rewritten_whole_number,
     shown_number,
     thousands_of_tokens,
     trinity_release,
@@ -61,11 +64,13 @@ def whole_number(least: int, most: int, listed: str = "") -> Callable[[str], int
             numbers = [WHOLE_NUMBER.fullmatch(part) for part in text.split(",")]
             listing = len(numbers) > 1 and all(number is not None and _within(number, least, most) is not None
                                                for number in numbers)
-            separated = separated_number(text)
-            unseparated = separators_note(text).removeprefix("; ") if separated and least <= separated <= most else ""
+            rewritten = rewritten_whole_number(text)
+            counted = counted_number(text)
+            meant = (rewritten_note(text).removeprefix("; ") if rewritten is not None and least <= rewritten <= most
+                     else f"write {counted}" if counted is not None and least <= counted <= most else "")
             several = listed.format(text.replace(" ", "")) if listed and listing else ""
             written = (f" (write the product: {times})" if times is not None and least <= times <= most
-                       else f" ({'; or '.join(filter(None, (unseparated, several)))})" if unseparated or several
+                       else f" ({'; or '.join(filter(None, (meant, several)))})" if meant or several
                        else "")
             raise argparse.ArgumentTypeError(f"expected a whole number from {least} to {most}, got {brief(text)}"
                                              f"{written}")
@@ -79,14 +84,29 @@ def whole_number(least: int, most: int, listed: str = "") -> Callable[[str], int
 
 def whole_numbers(least: int, most: int, example: str) -> Callable[[str], tuple[int, ...]]:
     """An argparse type: whole numbers separated by commas (`example`), each as `whole_number` takes it; an empty
-    one (``8,``) is refused."""
+    one (``8,``) is refused, and so are numbers that read as one with thousands separators too (``1,024``: 1 and 24,
+    or 1024), and numbers separated by spaces (``'8 16'``), each naming the list meant."""
     each = whole_number(least, most)
+    accepted = f"give whole numbers from {least} to {most}, separated by commas ({example})"
 
     def parse(text: str) -> tuple[int, ...]:
         parts = text.split(",")
         if not all(part.strip() for part in parts):
-            raise argparse.ArgumentTypeError(f"an empty number in {brief(text)}: give whole numbers from {least} to "
-                                             f"{most}, separated by commas ({example})")
+            raise argparse.ArgumentTypeError(f"an empty number in {brief(text)}: {accepted}")
+        spaced = text.split() if len(parts) == 1 else []
+        listed = [_within(match, least, most) if (match := WHOLE_NUMBER.fullmatch(part)) else None
+                  for part in spaced or parts]
+        if len(listed) > 1 and None not in listed:
+            meant = ",".join(map(str, listed))
+            if spaced:
+                raise argparse.ArgumentTypeError(f"expected whole numbers separated by commas, got {brief(text)}: "
+                                                 f"give {meant}")
+            thousands = rewritten_whole_number(text)
+            if thousands is not None:
+                raise argparse.ArgumentTypeError(f"{brief(text)} reads as {and_joined([str(number) for number in listed])}, or as "
+                                                 f"{thousands} with a thousands separator: give whole numbers from "
+                                                 f"{least} to {most} without leading zeros, separated by commas "
+                                                 f"({meant})")
         return tuple(each(part) for part in parts)
 
     return parse
@@ -134,29 +154,34 @@ GPU_MEMORY_UNITS = {"g": "gb", "gb": "gb", "gi": "gib", "gib": "gib", "m": "mib"
 """What `gpu_memory` reads a unit as, as `host_memory` reads it where a GPU's memory keeps the meaning: GB (or G) as
 the card is sold; GiB (or ``free -h``'s Gi) exactly; MiB, and MB, M or Mi, the driver's (nvidia-smi's and gpustat's
 totals are MiB). No TB or kB: no GPU's memory is written so."""
-GPU_MEMORY_FORMS = "a whole number: 64, 64G or 64GB (as sold), 64GiB, or 65536MiB (nvidia-smi's total)"
+GPU_MEMORY_FORMS = ("64, 64G or 64GB (as sold, whole), 64GiB or 79.19GiB (torch's total capacity), or 65536MiB "
+                    "(nvidia-smi's total)")
 """The forms `gpu_memory` accepts, as its refusals name them."""
 
 
 def gpu_memory(text: str) -> tuple[int | None, int | None]:
     """An argparse type: a GPU's memory as (GB as sold, the driver's MiB), one of them None: ``80``, ``80G`` or
-    ``80GB`` (taken as GiB by the memory model, as for a catalogue GPU without the driver's figure),
-    ``81559MiB`` (nvidia-smi's total; ``81559MB`` and ``81559M`` too), or ``64GiB`` (``64Gi``: 65536 MiB)."""
-    match = re.fullmatch(r"\s*(\d+)\s*([a-z]*)\s*", text, flags=re.IGNORECASE) if text.isascii() else None
-    unit = GPU_MEMORY_UNITS.get((match[2] or "gb").lower()) if match else None
-    if match is None or unit is None:
-        raise argparse.ArgumentTypeError(f"expected {GPU_MEMORY_FORMS}, got {brief(text)}")
+    ``80GB`` (taken as GiB by the memory model, as for a catalogue GPU without the driver's figure), whole,
+    ``81559MiB`` (nvidia-smi's total; ``81559MB`` and ``81559M`` too), whole, or ``64GiB`` (``64Gi``: 65536 MiB),
+    with a fraction too (``79.19GiB``, as torch's out-of-memory error gives the total capacity: 81090 MiB, rounded
+    down)."""
+    match = re.fullmatch(r"\s*(\d+)(\.\d+)?\s*([a-z]*)\s*", text, flags=re.IGNORECASE) if text.isascii() else None
+    unit = GPU_MEMORY_UNITS.get((match[3] or "gb").lower()) if match else None
+    if match is None or unit is None or (match[2] and unit != "gib"):
+        in_gib = (f" (GB as sold are whole; a total with a fraction is torch's, in GiB: {match[1]}{match[2]}GiB)"
+                  if match and match[2] and unit == "gb" else "")
+        raise argparse.ArgumentTypeError(f"expected {GPU_MEMORY_FORMS}, got {brief(text)}{in_gib}")
     limit = MAX_GPU_MEMORY_GB * (1024 if unit == "mib" else 1)
     least = {"mib": LEAST_DRIVER_MIB, "gib": LEAST_GPU_MEMORY_GB, "gb": LEAST_GPU_MEMORY_GB}[unit]  # described_gpu_type's
     significant = match[1].lstrip("0") or "0"  # int() refuses 4300 digits, leading zeros too
-    value = int(significant) if len(significant) <= len(str(limit)) else limit + 1
-    if not least <= value <= limit:
+    amount = Decimal(significant + (match[2] or ""))
+    if not least <= amount <= limit:
         suffix = {"mib": "MiB", "gib": "GiB", "gb": ""}[unit]
-        driver = not match[2] and len(significant) <= len(str(limit * 1024))  # nvidia-smi's MiB, without its unit?
+        driver = not match[3] and len(significant) <= len(str(limit * 1024))  # nvidia-smi's MiB, without its unit?
         hint = mib_as_gb_hint(int(significant), f"--gpu-memory {significant}MiB") if driver else ""
         raise argparse.ArgumentTypeError(f"must be from {least}{suffix} to {limit}{suffix or ' (GB)'}, got "
                                          f"{brief(text)}{hint}")
-    return (value, None) if unit == "gb" else (None, value * 1024 if unit == "gib" else value)
+    return (int(amount), None) if unit == "gb" else (None, int(amount * 1024) if unit == "gib" else int(amount))
 
 
 READS_NAMED_FILES = "reads named files: give /dev/stdin for standard input"
@@ -229,7 +254,7 @@ def planner_token_budget(text: str) -> TokenBudgetMode | int:
         return token_budget_mode(text)
     if not isinstance(thousands_of_tokens(text), int):
         raise argparse.ArgumentTypeError(f"takes default, auto or the most tokens per GPU (a whole number: 32768 or "
-                                         f"32k{separators_note(text)}), got {brief(text)}")
+                                         f"32k{rewritten_note(text)}), got {brief(text)}")
     return token_count(text)
 
 

@@ -32,6 +32,7 @@ from solver.cli.notes import (
     note_replaced_yarn_factor,
     note_short_job_lengths,
     note_small_pool_host_ram,
+    note_thousands_of_job_lengths,
 )
 from solver.cli.options import (
     add_cells_option,
@@ -487,8 +488,9 @@ def _print_placement(args: argparse.Namespace, result: ClusterResult, fleet: Fle
 def _note_what_was_read(placements: tuple[Placement, ...], fleet: Fleet, catalog: Catalog,
                         cells: tuple[tuple[Path, GpuType], ...], written_gpus: dict[str, str]) -> None:
     """On stderr, after the placement, what the planner made of the file's jobs and pools and of the --cells tables:
-    short lengths, cells that belong elsewhere, models added, YaRN factors replaced, GPU variants."""
+    short lengths, lengths in thousands cut (131k), cells that belong elsewhere, models added, YaRN factors replaced, GPU variants."""
     note_short_job_lengths(fleet, "solve cluster")
+    note_thousands_of_job_lengths(fleet, "solve cluster")
     note_small_pool_host_ram(fleet, "solve cluster")
     note_cells_elsewhere("solve cluster", cells, catalog)
     note_added_models_of_jobs("solve cluster", catalog, fleet)

@@ -278,15 +278,37 @@ def note_thousands_meant(args: argparse.Namespace, prog: str, argv: Sequence[str
     """A note on stderr where --len is N thousands of 1024, written so in `argv` (not in digits), and N thousand is a
     power of two of tokens, cut: ``--len 131k`` is 134144 tokens, likely meant as 131072, which is 128k."""
     length = getattr(args, "max_model_len", None)
-    if length is None or length % 1024:
-        return
-    thousands = length // 1024
-    meant = next((2 ** power for power in range(10, MAX_TOKENS.bit_length()) if 2 ** power // 1000 == thousands), None)
+    meant = _power_of_two_cut(length)
     values = (word.partition("=")[2] if word.startswith("-") else word for word in argv)
     in_thousands = any(value.strip().lower().endswith("k") and thousands_of_tokens(value) == length for value in values)
-    if meant is not None and meant != length and in_thousands:
-        print_note(f"{prog}: note: --len {thousands}k is {length} tokens (k is 1024); for {meant} tokens write "
+    if length is not None and meant is not None and in_thousands:
+        print_note(f"{prog}: note: --len {length // 1024}k is {length} tokens (k is 1024); for {meant} tokens write "
                    f"--len {meant // 1024}k")
+
+
+def _power_of_two_cut(length: int | None) -> int | None:
+    """The power of two of tokens that `length`, N thousands of 1024, likely meant, N being its thousands cut (131k,
+    134144 tokens: 131072, which is 128k); None where it is no such length."""
+    if length is None or length % 1024:
+        return None
+    meant = next((2 ** power for power in range(10, MAX_TOKENS.bit_length()) if 2 ** power // 1000 == length // 1024),
+                 None)
+    return meant if meant != length else None
+
+
+def note_thousands_of_job_lengths(fleet: Fleet, prog: str) -> None:
+    """A note on stderr for each job of a cluster file whose max_model_len (or its ``at_least``) is N thousands of
+    1024 where N thousand is a power of two of tokens, cut, as `note_thousands_meant` for --len: ``131k`` is 134144
+    tokens, likely meant as 131072, which is 128k. The fleet keeps no length as written: one given in digits
+    (``134144``) is noted too, in words that say no more than its tokens."""
+    for job in fleet.jobs:
+        at_least = not isinstance(job.max_model_len, int)
+        length = job.asked_max_model_len
+        meant = _power_of_two_cut(length)
+        if meant is not None:
+            field = "max_model_len at_least" if at_least else "max_model_len"
+            print_note(f"{prog}: note: job {job.name}: {field} is {length} tokens, {length // 1024}k (k is 1024); "
+                       f"for {meant} tokens write {'at_least' if at_least else 'max_model_len'}: {meant // 1024}k")
 
 
 def note_short_job_lengths(fleet: Fleet, prog: str) -> None:

@@ -76,6 +76,17 @@ max_seq_length, Megatron's seq_length, Slurm's mem) or another command's, hyphen
 mean, in order: an unknown option is told the first of them the command has (one given with a value, --minimize gpus,
 where the command's takes that value)."""
 
+CHOICES_MEANT = {
+    **dict.fromkeys(("context", "ctx", "context-len", "context-length", "length", "max-len", "max-length",
+                     "max-model-len", "seq", "seq-len", "seqlen", "sequence", "sequence-length", "tokens"), "len"),
+    **dict.fromkeys(("gpu", "num-gpus", "gpu-count", "devices", "cards", "trainer-gpus"), "gpus"),
+    **dict.fromkeys(("node", "num-nodes", "hosts", "machines", "servers"), "nodes"),
+    **dict.fromkeys(("models", "model-name"), "model"),
+}
+"""Choices by other words for them (``--maximize context``, ``--minimize devices``, ``solve map --by context``), hyphens
+for underscores, with the choice they mean: a refusal names it where the option takes it, or else where another
+option or command takes it (`Parser.elsewhere`: ``solve --minimize hosts``, solve cluster's --minimize nodes)."""
+
 OUTPUT_OPTIONS = ("--output", "--output-file", "-o", "--format", "--output-format")
 """Other tools' options for where, or in what format, output goes: given a format's name (`FORMATS_MEANT`), they mean
 that format's option, not --out (which writes a fragment to a file of that name) nor --json (``--format yaml``)."""
@@ -248,6 +259,7 @@ class Parser(argparse.ArgumentParser):
             for action in required:
                 action.required = True
         if rest and rest != ["--"]:  # a last ``--`` ends the options (POSIX): none follows, no word is left
+            rest, missing = self._positional_given_back(argv, rest, parsed)
             options = [option for word, option in _options_named(rest) if word.startswith("-")]  # -V too: --version
             close = [hint for option in options if (hint := self._option_hint(option))]
             meant_value = (self._meant_by_value(rest, OUTPUT_OPTIONS, FORMATS_MEANT)
@@ -263,10 +275,33 @@ class Parser(argparse.ArgumentParser):
             guess = (close[0] if close else after_options if rest[0] == "--" else self._counted_in_gpus(rest, parsed)
                      or self.file_hint(rest[0]) or self._took_one_word(argv, rest[0]) or self.option_word_hint(rest[0])
                      or self.value_hint(rest[0]))
-            self.error(f"unrecognized arguments: {cut(' '.join(rest))}{guess}")
+            self.error(f"unrecognized arguments: {cut(' '.join(rest))}{guess}{missing}")
         if any(getattr(parsed, action.dest) is action.default for action in required):
             self.parse_known_args(argv, namespace)  # argparse's own error, naming every option missing
         return parsed
+
+    def _positional_given_back(self, argv: list[str], rest: list[str],
+                               parsed: argparse.Namespace) -> tuple[list[str], str]:
+        """`rest`, the unrecognized arguments, with the word argparse read as this command's positional argument given
+        back to the unknown option before it, whose value it is (``solve cluster --format yaml``: FILE.yaml read as
+        'yaml'), where that word names no file (no ``.yaml``, ``.yml`` or ``.json`` name); then a word of `rest` that
+        does is the positional's, and leaves `rest` (``--format yaml fleet.yaml``), or else, for a positional that
+        is required, the note that it is missing, for the error to end with. `rest` and "" where argparse read no such word."""
+        positionals = {str(getattr(parsed, action.dest)): action for action in self._actions
+                       if not action.option_strings and getattr(parsed, action.dest, None) is not None}
+        for at, word in enumerate(argv[:-1]):
+            taken = argv[at + 1]
+            if word in rest and word.startswith("-") and "=" not in word and taken in positionals and not (
+                    taken.lower().endswith(FILE_SUFFIXES)):
+                given = rest[:rest.index(word) + 1] + [taken] + rest[rest.index(word) + 1:]
+                named = next((stray for stray in given if stray.lower().endswith(FILE_SUFFIXES)), None)
+                if named is not None:
+                    given.remove(named)
+                if named is not None or not positionals[taken].required:
+                    return given, ""
+                metavar = positionals[taken].metavar
+                return given, f"; {metavar} is missing ({brief(taken)}, after {word}, was read as {metavar})"
+        return rest, ""
 
     def _option_hint(self, option: str) -> str:
         """The guess for an unknown `option`: where it is the opposite of a flag of this command (--no-json,
@@ -548,13 +583,14 @@ class Parser(argparse.ArgumentParser):
 
     def _another_of_several(self, action: argparse.Action, option: str, value: str, stray: str) -> bool:
         """Whether `option` (its `action`) takes several values separated by commas (solve's --gpu, solve map's
-        --model) and `stray`, the word after its `value`, is another of them: a name the guess for a stray word
-        (`value_hint`) gives this option."""
+        --model and --budgets) and `stray`, the word after its `value`, is another of them: a number, which such an
+        option takes checked (--budgets), or a name the guess for a stray word (`value_hint`) gives this option."""
         try:
-            several = callable(action.type) and isinstance(action.type(f"{value},{stray}"), tuple)
+            several = action.type(f"{value},{stray}") if callable(action.type) else None
         except (argparse.ArgumentTypeError, ValueError):
             return False
-        return several and self.value_hint(stray) == f" (did you mean {option} {stray}?)"
+        numbers = isinstance(several, tuple) and all(isinstance(item, int) for item in several)
+        return numbers or (isinstance(several, tuple) and self.value_hint(stray) == f" (did you mean {option} {stray}?)")
 
     def _match_argument(self, action: argparse.Action, arg_strings_pattern: str) -> int:
         """argparse's, with the accepted values where an option with choices is given without one (``--emit``:
@@ -583,15 +619,19 @@ class Parser(argparse.ArgumentParser):
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         """argparse's, with the invalid choice shown as `brief` shows it (argparse shows it whole), and where
-        another option or command takes it (`elsewhere`), or else the choice it most likely meant (``--minimize gpu``:
-        'gpus'), or else where another takes the value it most likely meant (``--minimize length``: --maximize len)."""
+        another option or command takes it (`elsewhere`), or else the choice another word for it means
+        (`CHOICES_MEANT`: ``--maximize context``, 'len'), or where another takes that choice (``--minimize context``:
+        --maximize len), or else the choice it most likely meant (``--minimize gpu``: 'gpus'), or else where another
+        takes the value it most likely meant (``--minimize length``: --maximize len)."""
         if action.choices is not None and value not in action.choices:
             accepted = ", ".join(map(repr, action.choices))
             written = str(value).lower()
+            meant = CHOICES_MEANT.get(written.replace("_", "-"))
             taken_elsewhere = {other: hint for (dest, other), hint in self.elsewhere.items() if dest == action.dest}
             close = difflib.get_close_matches(written, [str(choice) for choice in action.choices], n=1)
             near = difflib.get_close_matches(written, taken_elsewhere, n=1)
-            hint = (taken_elsewhere.get(written) or (f"did you mean {close[0]!r}?" if close else None)
+            hint = (taken_elsewhere.get(written) or (f"did you mean {meant!r}?" if meant in action.choices else None)
+                    or taken_elsewhere.get(str(meant)) or (f"did you mean {close[0]!r}?" if close else None)
                     or (taken_elsewhere[near[0]] if near else None))
             raise argparse.ArgumentError(action, f"invalid choice: {brief(value)} (choose from {accepted})"
                                                  f"{f'; {hint}' if hint else ''}")

@@ -119,7 +119,8 @@ def build_parser() -> Parser:
                    ("emit", "json"): "did you mean --json?",
                    **dict.fromkeys((("emit", "yaml"), ("emit", "yml")),
                                    "did you mean 'trinity'? (--emit trinity prints the plan as Trinity YAML)"),
-                   **dict.fromkeys((("minimize", "cost"), ("minimize", "time")),
+                   **dict.fromkeys((("minimize", "cost"), ("minimize", "time"), ("maximize", "speed"),
+                                    ("maximize", "throughput")),
                                    "the cheapest plan (the shortest step time) is what solve answers without "
                                    "--minimize or --maximize: --len L")},
         several={"--model": MODELS_COMPARED},

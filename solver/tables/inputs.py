@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from math import isfinite
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, NamedTuple
+from typing import Annotated, Any, ClassVar, NamedTuple, get_args
 
 from annotated_types import Ge, Gt, Le, Lt, MinLen
 from pydantic import (
@@ -27,8 +27,10 @@ from pydantic import (
 
 from solver.tables.bounds import (
     BARE_HOST_RAM_GB,
+    CRITIC_CHOICES,
     DPO_CONFLICTS,
     DPO_NO_EXPLORER,
+    INTERCONNECTS,
     MAX_GPU_MEMORY_GB,
     MAX_GPUS,
     MAX_HOST_RAM_GB,
@@ -338,6 +340,14 @@ def _ascending(indexes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sorted(indexes))
 
 
+def choice_as_typed(value: Any, info: ValidationInfo, choices: tuple[str, ...]) -> Any:
+    """In a file (`TYPED` in the context), a word of a field's `choices` in any case, as the command line's option
+    takes it (``PCIe``: pcie; ``Resident``: resident); any other value, or one built in Python, as it is."""
+    if not (info.context or {}).get(TYPED) or not isinstance(value, str):
+        return value
+    return next((choice for choice in choices if choice == value.casefold()), value)
+
+
 class Pool(Frozen, defer_build=True):
     """A pool of identical nodes in the fleet."""
 
@@ -391,6 +401,12 @@ class Pool(Frozen, defer_build=True):
         if isinstance(value, int | float) and isfinite(value) and value > BARE_HOST_RAM_GB:  # True is 1: not past it
             checked_host_ram(value, shown_number(value), bare=True)
         return value
+
+    @field_validator("gpu_interconnect", "node_interconnect", mode="before")
+    @classmethod
+    def _link_as_typed(cls, value: Any, info: ValidationInfo) -> Any:
+        """In a file, an interconnect in any case, as ``--gpu-interconnect`` takes it (`choice_as_typed`)."""
+        return choice_as_typed(value, info, (*INTERCONNECTS, *get_args(NodeInterconnect)))
 
     @model_validator(mode="after")
     def _check_gpu_memory(self) -> Pool:
@@ -562,6 +578,12 @@ class _JobFields(Frozen, defer_build=True):
             f"the Trinity-RFT release the job runs on, as --trinity-version: {TRINITY_RELEASE_FORMS}; its plans are "
             "counted for it (host memory, routed experts, train batch rule, cautions); absent: the one its plan names "
             "where --current runs it, else the run's --trinity-version"))
+
+    @field_validator("critic", mode="before")
+    @classmethod
+    def _critic_as_typed(cls, value: Any, info: ValidationInfo) -> Any:
+        """In a file, the critic in any case, as ``--critic`` takes it (`choice_as_typed`)."""
+        return choice_as_typed(value, info, CRITIC_CHOICES)
 
     @model_validator(mode="after")
     def _dpo_as_trinity_trains_it(self) -> _JobFields:

@@ -33,6 +33,7 @@ from solver.tables.text import (
     brief,
     check_types,
     counted,
+    counted_number,
     cut,
     first_repeated,
     gpu_name_forms,
@@ -41,6 +42,7 @@ from solver.tables.text import (
     names_a_stream,
     names_joined_hint,
     normalise,
+    rewritten_whole_number,
     thousands_of_tokens,
     yaml_brief,
 )
@@ -762,6 +764,17 @@ def _job_length_as_range(refused: _Refused) -> str | None:
     return f" ({length_forms(value)}; a range is a mapping: {{at_least: {ends[0]}, at_most: {ends[1]}}})"
 
 
+def _whole_number_written_otherwise(refused: _Refused) -> str | None:
+    """A whole number with a zero fraction (``8.0``), digit separators (``1,024``) or a word that counts after it
+    (``8卡``, ``8 GPUs``), where the field takes it written alone, as a command line's count is told
+    (`solver.cli.argtypes.whole_number`)."""
+    rewritten = rewritten_whole_number(refused.value)
+    meant = counted_number(refused.value) if rewritten is None else rewritten
+    if not refused.whole or meant is None or refused.broken_bound(meant) is not None:
+        return None
+    return f" (write {meant})"
+
+
 def _job_length_in_neither_form(refused: _Refused) -> str | None:
     """A job's length (a whole-number field that takes ``32k`` too) in neither form it takes (``32kb``)."""
     if not (refused.whole and refused.broken_bound("32k") is None):
@@ -853,6 +866,7 @@ _HINTS: tuple[Callable[[_Refused], str | None], ...] = (
     _table_length_in_thousands,
     _job_length_as_range,
     _job_length_in_neither_form,
+    _whole_number_written_otherwise,
     _priority_as_word,
     _mib_as_gb,
     _node_past_one_host,

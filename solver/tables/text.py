@@ -607,27 +607,47 @@ def length_forms(value: Any) -> str:
     is not taken, or how to write one with digit separators, ``131_072``): one wording for ``--len`` and a cluster
     file's."""
     millions = millions_of_tokens_note(value)
-    return f"tokens, or thousands of 1024: 32768 or 32k{f'; {millions}' if millions else ''}{separators_note(value)}"
+    return f"tokens, or thousands of 1024: 32768 or 32k{f'; {millions}' if millions else ''}{rewritten_note(value)}"
 
 
-_SEPARATED_DIGITS = re.compile(r"\s*(\d{1,3}(?:,\d{3})+|\d+(?:_\d+)+)\s*")
-"""A whole number written with digit separators: thousands separated by commas (``32,768``) or digits by underscores,
-as Python writes them (``131_072``); neither is taken, nor read as another number."""
+_REWRITTEN_DIGITS = re.compile(r"\s*(\d{1,3}(?:,\d{3})+|\d+(?:_\d+)+|\d+)(?:(?<=\d)\.0*)?\s*")
+"""A whole number written otherwise than in digits alone: with digit separators, thousands separated by commas
+(``32,768``) or digits by underscores, as Python writes them (``131_072``), or with a zero fraction (``16.0``, as a
+float prints it); none is taken, nor read as another number."""
 
 
-def separated_number(value: Any) -> int | None:
-    """The whole number `value` writes with digit separators (`_SEPARATED_DIGITS`: ``131_072`` is 131072), of at
-    most `MOST_TOKEN_DIGITS` digits; None for any other value."""
-    match = _SEPARATED_DIGITS.fullmatch(value) if isinstance(value, str) and value.isascii() else None
-    digits = re.sub(r"[,_]", "", match[1]) if match else ""
+def rewritten_whole_number(value: Any) -> int | None:
+    """The whole number `value` writes otherwise than in digits alone (`_REWRITTEN_DIGITS`: ``131_072`` is 131072,
+    ``16.0`` is 16; a file's float, ``16.0`` as YAML reads it, too), of at most `MOST_TOKEN_DIGITS` digits; None for
+    any other value, and for digits alone."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 10 ** MOST_TOKEN_DIGITS:
+        return int(value)
+    match = _REWRITTEN_DIGITS.fullmatch(value) if isinstance(value, str) and value.isascii() else None
+    digits = re.sub(r"[,_]", "", match[1]) if match and not value.strip().isdigit() else ""
     return int(digits) if digits and len(digits) <= MOST_TOKEN_DIGITS else None
 
 
-def separators_note(value: Any) -> str:
-    """For a whole number written with digit separators (``32,768``, ``131_072``: `separated_number`), how to write it
-    as a refusal of it ends: ``; write 131_072 as 131072``; "" for any other value."""
-    number = separated_number(value)
-    return f"; write {value.strip()} as {number}" if number is not None else ""
+def rewritten_note(value: Any) -> str:
+    """For a whole number written otherwise than in digits alone (``32,768``, ``131_072``, ``16.0``:
+    `rewritten_whole_number`), how to write it as a refusal of it ends: ``; write 131_072 as 131072``; "" for any
+    other value."""
+    number = rewritten_whole_number(value)
+    return f"; write {str(value).strip()} as {number}" if number is not None else ""
+
+
+_COUNT_WORDS = r"x|gpus?|cards?|[\u5361\u5f20\u5f35\u5757\u584a\u4e2a\u500b\u679a\uac1c\uc7a5]{1,2}"
+"""The words `_COUNT_WORD` takes after a count: x, GPU(s), card(s), and the counters 卡, 张 (張), 块 (塊), 个 (個),
+枚, 개 and 장, one or two of them (``8张卡``), written as escapes: the tool prints none of them."""
+_COUNT_WORD = re.compile(rf"\s*(\d{{1,6}})\s*(?:{_COUNT_WORDS})\s*", flags=re.IGNORECASE)
+"""A count written with a word that counts after it, which a count is given without: ``8 GPUs``, ``8x`` (as in ``8x
+H100``), ``8卡`` or ``8张`` (Chinese), ``8枚`` (Japanese), ``8개`` (Korean)."""
+
+
+def counted_number(value: Any) -> int | None:
+    """The count `value` writes with a word that counts after it (`_COUNT_WORD`: ``8卡`` is 8); None for any other
+    value."""
+    match = _COUNT_WORD.fullmatch(value) if isinstance(value, str) else None
+    return int(match[1]) if match else None
 
 
 def millions_of_tokens_note(value: Any) -> str | None:
