@@ -211,7 +211,7 @@ def test_solve_cluster_notes_a_jobs_uncounted_mtp_layer(cli, tmp_path: Path):
 @pytest.mark.parametrize(("config", "experts", "card_b", "heading"), [
     (GPT_OSS_20B, 32, 20.91, "gpt-oss-20b (20.9B parameters, 4.2B active)"),  # its card: 20.91B total
     (MINIMAX_M2, 256, 230, "MiniMax-M2 (228.7B parameters, 11.0B active)"),  # its card: 230B total, 10B active
-])
+], ids=["gpt_oss", "minimax_m2"])
 def test_gpt_oss_and_minimax_m2_read_as_their_classes_build_them(
         cli, tmp_path: Path, config: dict[str, object], experts: int, card_b: float, heading: str):
     # Routed experts of gated MLPs intermediate_size wide in every layer; head_dim and untied embeddings by default.
@@ -233,10 +233,13 @@ def test_gpt_oss_and_minimax_m2_read_as_their_classes_build_them(
         _read(tmp_path, config, num_local_experts=...)
 
 
-def test_gpt_oss_plans_within_its_own_yarn_context(tmp_path: Path):
+def test_gpt_oss_reads_its_own_yarn_and_alternating_windows_from_its_class(tmp_path: Path):
     # Its YaRN (factor 32 over 4096 positions) is its own: the native context is 131072, and no factor is written.
     model = _read(tmp_path, GPT_OSS_20B)
     assert (model.native_context, model.rope_scaling, model.config_yarn_factor) == (131072, "yarn", None)
+    # Without layer_types, GptOssConfig alternates sliding and full layers: not all 24 cached over 128 tokens.
+    assert _read(tmp_path, GPT_OSS_20B, layer_types=...).vllm_sliding_window is None
+    assert _read(tmp_path, GPT_OSS_20B, layer_types=["sliding_attention"] * 24).vllm_sliding_window == (128, 24)
 
 
 def test_solve_memory_refuses_afmoe_in_one_line(cli, tmp_path: Path):

@@ -161,16 +161,17 @@ UNREAD_MODEL_TYPES = {
              "modeling_afmoe.py:361, :436, :233)"}
 """Model types refused with a reason of their own: configs whose keys would be missed or misread."""
 CHECKED_MODEL_TYPES = (*TIED_BY_MODEL_TYPE, "glm4", "internlm2")
-"""Model types known to be laid out as `load_model_config` counts them, attention and a gated MLP (or routed experts
-of gated MLPs; DeepSeek's dense first layers and latent attention) in every layer (tests/data/hf-configs: published
+"""Model types known to be laid out as `load_model_config` counts them, attention and a gated MLP (or routed experts of
+gated MLPs; DeepSeek's dense first layers and latent attention) in every layer (tests/data/hf-configs: published
 llama, mistral, mixtral, gemma2, gemma3_text, phi3, qwen2_moe, qwen3, qwen3_moe, internlm2 and deepseek_v2 configs
 within 1% of their model cards' sizes; tests/test_latent_moe.py: DeepSeek-V2-Lite's, DeepSeek-MoE-16B's,
 DeepSeek-V3's and GLM-4.5-Air's shapes within 1% of their cards' totals; tests/test_moe_layouts.py: ERNIE-4.5-MoE's,
 Hunyuan-MoE's and Llama 4 text's layouts, read from transformers' classes, within 1% of their cards' totals, and
-gpt-oss-20b's, MiniMax-M2's and Ministral-3-3B's shapes: transformers 5.9.0's gpt-oss and MiniMax-M2 classes hold
-routed experts of gated MLPs ``intermediate_size`` wide in every layer beside attention of ``head_dim`` wide heads,
-Ministral 3's Mistral's layout; gpt-oss's biases and attention sinks, one number a head, which flash attention takes
-with no term of its own, and MiniMax-M2's query and key norms, under 0.1% of their parameters, are left out); a config of another reads the same way, with a caution (`Model.unchecked_layout`)."""
+gpt-oss-20b's and MiniMax-M2's shapes, tests/test_memory.py Ministral-3-3B's: transformers 5.9.0's gpt-oss and
+MiniMax-M2 classes hold routed experts of gated MLPs ``intermediate_size`` wide in every layer beside attention of
+``head_dim`` wide heads, Ministral 3's is Mistral's layout; gpt-oss's biases and attention sinks, one number a head,
+which flash attention takes with no term of its own, and MiniMax-M2's query and key norms, under 0.1% of their
+parameters, are left out); a config of another reads the same way, with a caution (`Model.unchecked_layout`)."""
 OWN_CODE_MODEL_TYPES = ("deepseek", "internlm2")
 """Model types of `CHECKED_MODEL_TYPES` that transformers has no class of (none in 5.9.0's
 ``models/auto/auto_mappings.py``; verl 0.9.1 needs ``transformers>=5.5.3,<5.11``): a config of one loads only through
@@ -196,12 +197,12 @@ model with no limit: a config.json's is no length past `CONFIG_LIMITS`, but that
 as the length it derives (``derive_max_model_len_and_key`` takes any ``model_max_length`` in place of the other
 keys), so it refuses no length (`_vllm_length_key`)."""
 SLIDING_WINDOW_DEFAULTS = {"gemma2": 4096, "gemma3_text": 4096, "mistral": 4096, "mimo": 4096, "qwen2": 4096,
-                           "qwen2_moe": 4096, "qwen3": 4096, "qwen3_moe": 4096}
+                           "qwen2_moe": 4096, "qwen3": 4096, "qwen3_moe": 4096, "gpt_oss": 128}
 """A config.json's ``sliding_window`` where it gives no such key, by model type: its transformers 5.9.0 config class's
-default (``configuration_gemma2.py:88``, ``configuration_gemma3.py:97``, ``configuration_mistral.py:80``; Qwen's,
-kept only with ``use_sliding_window``, ``configuration_qwen2.py:75``, ``configuration_qwen2_moe.py:85``,
-``configuration_qwen3.py:78``, ``configuration_qwen3_moe.py:100``, and MiMo's, whose checkpoint's own config class
-builds on Qwen2's); the other classes' is none."""
+default (``configuration_gemma2.py:88``, ``configuration_gemma3.py:97``, ``configuration_mistral.py:80``,
+``configuration_gpt_oss.py:52``; Qwen's, kept only with ``use_sliding_window``, ``configuration_qwen2.py:75``,
+``configuration_qwen2_moe.py:85``, ``configuration_qwen3.py:78``, ``configuration_qwen3_moe.py:100``, and MiMo's,
+whose checkpoint's own config class builds on Qwen2's); the other classes' is none."""
 USE_SLIDING_WINDOW_MODEL_TYPES = ("mimo", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
 """Model types whose transformers 5.9.0 config class drops the ``sliding_window`` unless ``use_sliding_window`` is
 true, its default false (``configuration_qwen2.py:84``, ``configuration_qwen2_moe.py:105``,
@@ -487,12 +488,12 @@ def _qwen2_layers_refusal(path: Path, config: dict[str, Any], layers: int) -> st
 
 def _layer_types(path: Path, config: dict[str, Any], layers: int) -> list[str] | None:
     """A config.json's attention type per layer as transformers 5.9.0's config class keeps it (``full_attention``,
-    ``sliding_attention``): its ``layer_types``, else the class's own (Gemma-2's every other layer local,
-    ``configuration_gemma2.py:95-98``; Gemma-3's all but every ``sliding_window_pattern``-th, 6 by default,
-    ``configuration_gemma3.py:109-115``; Qwen2's, Qwen3's and MiMo's from ``max_window_layers`` on, with a sliding
-    window, ``configuration_qwen2.py:88-94``; Qwen2-MoE's every other one below it,
-    ``configuration_qwen2_moe.py:106-111``); None where neither gives them. `TableError` for ``layer_types`` that are
-    not one type per layer."""
+    ``sliding_attention``): its ``layer_types``, else the class's own (Gemma-2's and gpt-oss's every other layer local,
+    ``configuration_gemma2.py:95-98``, ``configuration_gpt_oss.py:75-78``; Gemma-3's all but every
+    ``sliding_window_pattern``-th, 6 by default, ``configuration_gemma3.py:109-115``; Qwen2's, Qwen3's and MiMo's from
+    ``max_window_layers`` on, with a sliding window, ``configuration_qwen2.py:88-94``; Qwen2-MoE's every other one below
+    it, ``configuration_qwen2_moe.py:106-111``); None where neither gives them. `TableError` for ``layer_types`` that
+    are not one type per layer."""
     given = config.get("layer_types")
     if given is not None:
         if not isinstance(given, list) or len(given) != layers or not all(_is_name(each) for each in given):
@@ -500,7 +501,7 @@ def _layer_types(path: Path, config: dict[str, Any], layers: int) -> list[str] |
                              f"such as \"sliding_attention\" or \"full_attention\", got {json_brief(given)}")
         return given
     model_type = config.get("model_type")
-    if model_type == "gemma2":
+    if model_type in ("gemma2", "gpt_oss"):
         local = [index % 2 == 0 for index in range(layers)]
     elif model_type == "gemma3_text":
         pattern = _config_number(path, config, "sliding_window_pattern", 6)
