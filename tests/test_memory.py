@@ -477,6 +477,29 @@ def test_model_config_reads_public_configs(file: str, shape: tuple, parameters_b
     assert CATALOG.with_model(model).model(file).name == (file if file != "Qwen3-8B" else CATALOG.model("8B").name)
 
 
+MINISTRAL3_3B = {
+    "model_type": "ministral3", "_name_or_path": "mistralai/Ministral-3-3B-Base-2512", "vocab_size": 131072,
+    "hidden_size": 3072, "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 32,
+    "num_key_value_heads": 8, "max_position_embeddings": 262144, "tie_word_embeddings": True,
+    "rope_parameters": {"rope_type": "yarn", "rope_theta": 1000000.0, "factor": 16.0, "llama_4_scaling_beta": 0.1,
+                        "original_max_position_embeddings": 16384, "beta_fast": 32.0, "beta_slow": 1.0}}
+"""Ministral-3-3B-Base-2512's text_config as published, less its ``head_dim`` (128), which ``Ministral3Config``'s
+default gives (transformers 5.9.0 configuration_ministral3.py:79)."""
+
+
+def test_ministral3_reads_its_head_dim_and_own_yarn_from_its_class(cli, tmp_path: Path):
+    # 128-wide heads, not 3072 / 32 = 96 (3.22B); its YaRN to 262144 is its own, so no factor is written over it.
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(MINISTRAL3_3B), encoding="utf-8")
+    model = load_model_config(path)
+    assert (model.head_dim, model.unchecked_layout, model.native_context, model.rope_scaling) == (
+        128, None, 262144, "yarn")
+    assert model.parameters_b == pytest.approx(3.4, rel=0.01)  # its card: a 3.4B language model
+    status, out, err = cli("memory", "--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--len", "32768")
+    assert (status, err) == (1, "")
+    assert out.startswith("Ministral-3-3B-Base-2512 (3.4B parameters)") and "YaRN" not in out
+
+
 @pytest.mark.parametrize("model_type", ["nemotron_h", "falcon_h1", "bamba", "zamba", "zamba2", "jamba",
                                         "granitemoehybrid", "lfm2", "plamo2", "recurrent_gemma"])
 def test_every_hybrid_model_type_is_refused(tmp_path: Path, model_type: str):

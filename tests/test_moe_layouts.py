@@ -1,6 +1,7 @@
 """ERNIE-4.5-MoE's, Hunyuan-MoE's and Llama 4 text's layouts read by --model-config, as transformers 5.25's classes
 lay them out (modeling_ernie4_5_moe.py, modeling_hunyuan_v1_moe.py, modeling_llama4.py), and their multi-token
-prediction layers, which transformers does not load."""
+prediction layers, which transformers does not load; gpt-oss's and MiniMax-M2's, as transformers 5.9.0's classes lay
+them out (modeling_gpt_oss.py, modeling_minimax_m2.py), and AFMoE's, refused."""
 
 from __future__ import annotations
 
@@ -29,6 +30,23 @@ LLAMA4_TEXT_DEFAULTS = {
     "head_dim": 128, "max_position_embeddings": 131072, "tie_word_embeddings": False, "num_experts_per_tok": 1,
     "num_local_experts": 16, "interleave_moe_layer_step": 1}
 """transformers' ``Llama4TextConfig`` defaults (configuration_llama4.py): Llama-4-Scout's text model's shape."""
+
+GPT_OSS_20B = {
+    "model_type": "gpt_oss", "_name_or_path": "openai/gpt-oss-20b", "vocab_size": 201088, "hidden_size": 2880,
+    "intermediate_size": 2880, "num_hidden_layers": 24, "num_attention_heads": 64, "num_key_value_heads": 8,
+    "max_position_embeddings": 131072, "num_local_experts": 32, "num_experts_per_tok": 4, "sliding_window": 128,
+    "layer_types": ["sliding_attention", "full_attention"] * 12, "attention_bias": True, "rope_theta": 150000,
+    "rope_scaling": {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False,
+                     "original_max_position_embeddings": 4096}}
+"""openai/gpt-oss-20b's config.json as published, less its mxfp4 ``quantization_config`` (the bf16 checkpoints') and
+its ``head_dim`` (64) and ``tie_word_embeddings`` (false), which ``GptOssConfig``'s defaults give."""
+MINIMAX_M2 = {
+    "model_type": "minimax_m2", "_name_or_path": "MiniMaxAI/MiniMax-M2", "vocab_size": 200064, "hidden_size": 3072,
+    "intermediate_size": 1536, "num_hidden_layers": 62, "num_attention_heads": 48, "num_key_value_heads": 8,
+    "max_position_embeddings": 196608, "num_local_experts": 256, "num_experts_per_tok": 8, "rope_theta": 5000000,
+    "shared_intermediate_size": 0, "use_qk_norm": True, "scoring_func": "sigmoid"}
+"""MiniMaxAI/MiniMax-M2's config.json as published, less its fp8 ``quantization_config``, its ``head_dim`` (128, not
+3072 / 48 = 64) and ``tie_word_embeddings`` (false), which ``MiniMaxM2Config``'s defaults give."""
 
 
 def _read(tmp_path: Path, config: dict[str, object], **changes: object) -> Model:
@@ -188,3 +206,53 @@ def test_solve_cluster_notes_a_jobs_uncounted_mtp_layer(cli, tmp_path: Path):
     assert err == ("solve cluster: note: glm (job small) declares 1 multi-token prediction layer "
                    "(num_nextn_predict_layers), not counted: transformers' class does not load their weights, so "
                    "verl's FSDP trainer holds none of them (verl's Megatron trainer with model.mtp.enable would)\n")
+
+
+@pytest.mark.parametrize(("config", "experts", "card_b", "heading"), [
+    (GPT_OSS_20B, 32, 20.91, "gpt-oss-20b (20.9B parameters, 4.2B active)"),  # its card: 20.91B total
+    (MINIMAX_M2, 256, 230, "MiniMax-M2 (228.7B parameters, 11.0B active)"),  # its card: 230B total, 10B active
+], ids=["gpt_oss", "minimax_m2"])
+def test_gpt_oss_and_minimax_m2_read_as_their_classes_build_them(
+        cli, tmp_path: Path, config: dict[str, object], experts: int, card_b: float, heading: str):
+    # Routed experts of gated MLPs intermediate_size wide in every layer; head_dim and untied embeddings by default.
+    model = _read(tmp_path, config)
+    hidden, width, layers = config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"]
+    head_dim = 64 if config is GPT_OSS_20B else 128
+    attention = hidden * head_dim * 2 * (config["num_attention_heads"] + config["num_key_value_heads"])
+    total = (layers * (attention + 2 * hidden + experts * (3 * hidden * width + hidden))
+             + 2 * config["vocab_size"] * hidden + hidden)
+    assert model.parameters_b * 1e9 == pytest.approx(total, abs=1)
+    assert model.parameters_b == pytest.approx(card_b, rel=0.01)
+    assert (model.head_dim, model.tied_embeddings, model.unchecked_layout) == (head_dim, False, None)
+    assert model.moe == MoE(experts=experts, active_experts=config["num_experts_per_tok"], moe_intermediate_size=width,
+                            peft_converts_experts=config is MINIMAX_M2)
+    status, out, err = cli("memory", "--model-config", str(tmp_path), "--gpu", "h100", "--gpus", "8", "--len", "4096")
+    assert (status, err) == (0 if config is GPT_OSS_20B else 1, "")
+    assert out.startswith(heading) and "has not checked" not in out and "YaRN" not in out
+    with pytest.raises(TableError, match=r"missing the count of routed experts \(num_experts, num_local_experts, "):
+        _read(tmp_path, config, num_local_experts=...)
+
+
+def test_gpt_oss_reads_its_own_yarn_and_alternating_windows_from_its_class(tmp_path: Path):
+    # Its YaRN (factor 32 over 4096 positions) is its own: the native context is 131072, and no factor is written.
+    model = _read(tmp_path, GPT_OSS_20B)
+    assert (model.native_context, model.rope_scaling, model.config_yarn_factor) == (131072, "yarn", None)
+    # Without layer_types, GptOssConfig alternates sliding and full layers: not all 24 cached over 128 tokens.
+    assert _read(tmp_path, GPT_OSS_20B, layer_types=...).vllm_sliding_window is None
+    assert _read(tmp_path, GPT_OSS_20B, layer_types=["sliding_attention"] * 24).vllm_sliding_window == (128, 24)
+
+
+def test_solve_memory_refuses_afmoe_in_one_line(cli, tmp_path: Path):
+    # arcee-ai/Trinity-Mini's shape: AfmoeAttention's output gate and its dense first layers are not counted.
+    (tmp_path / "config.json").write_text(json.dumps({
+        "model_type": "afmoe", "vocab_size": 200192, "hidden_size": 2048, "intermediate_size": 6144,
+        "moe_intermediate_size": 1024, "num_hidden_layers": 32, "num_dense_layers": 2, "num_attention_heads": 32,
+        "num_key_value_heads": 4, "head_dim": 128, "max_position_embeddings": 131072, "num_experts": 128,
+        "num_experts_per_tok": 8, "num_shared_experts": 1, "sliding_window": 2048}), encoding="utf-8")
+    status, out, err = cli("memory", "--model-config", str(tmp_path), "--gpu", "h100", "--gpus", "8", "--len", "8192")
+    assert (status, out) == (2, "")
+    assert err == (f"solve memory: error: --model-config {tmp_path / 'config.json'}: model_type afmoe: AFMoE's "
+                   "attention gates its output with a projection of its own (gate_proj, hidden_size x "
+                   "num_attention_heads x head_dim), and its first num_dense_layers layers are dense beside experts "
+                   "with num_shared_experts shared ones, which rft-solver does not count (transformers 5.9.0 "
+                   "modeling_afmoe.py:361, :436, :233)\n")

@@ -22,8 +22,8 @@ routed experts."""
 MOE_ONLY_KEYS = ("num_experts_per_tok", "moe_intermediate_size")
 """Keys that only a mixture of experts' config gives (the experts a token takes, each one's width): with neither of
 `MOE_CONFIG_KEYS` beside them, the expert count is missing, and the config would read as a far smaller dense model."""
-MOE_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "ernie4_5_moe", "glm4_moe", "granitemoe", "hunyuan_v1_moe",
-                   "llama4_text", "mixtral", "olmoe", "phimoe", "qwen2_moe", "qwen3_moe")
+MOE_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "ernie4_5_moe", "glm4_moe", "gpt_oss", "granitemoe", "hunyuan_v1_moe",
+                   "llama4_text", "minimax_m2", "mixtral", "olmoe", "phimoe", "qwen2_moe", "qwen3_moe")
 """Model types whose transformers class is a mixture of experts: a config of one without a key of `MOE_CONFIG_KEYS`
 is refused rather than read as a dense model (Qwen3-30B-A3B's without num_experts: 3.34B parameters, not 30.5B)."""
 EXPERT_WIDTH_MODEL_TYPES = ("deepseek", "deepseek_v2", "deepseek_v3", "ernie4_5_moe", "glm4_moe", "qwen2_moe",
@@ -82,6 +82,11 @@ class unpatched."""
 MLA_MODEL_TYPES = ("deepseek_v2", "deepseek_v3")
 """Model types whose ``kv_lora_rank`` `load_model_config` reads as multi-head latent attention (`MLA`), as
 transformers' ``DeepseekV2Attention`` lays it out; another's (MiniCPM3's) is refused."""
+TRAINED_YARN_MODEL_TYPES = (*MLA_MODEL_TYPES, "gpt_oss", "ministral3")
+"""Model types whose YaRN ``rope_scaling`` is the model's own, trained with it over ``max_position_embeddings``
+(`_trained_yarn`): DeepSeek-V2's and V3's; gpt-oss's (factor 32 over 4096 positions, 131072 in all) and Ministral 3's
+(factor 16 over 16384, 262144 in all), whose transformers 5.9.0 config classes set that YaRN where a config gives
+none (``configuration_gpt_oss.py:80-88``, ``configuration_ministral3.py:94-106``)."""
 MLA_KEYS = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 """The keys a latent attention's config must give (besides ``q_lora_rank``, null for a full query projection)."""
 MTP_MODEL_TYPES = ("deepseek_v3", "ernie4_5_moe", "glm4_moe")
@@ -109,25 +114,32 @@ MULTIMODAL_CONFIG_KEYS = ("text_config", "vision_config", "audio_config", "speec
                           "mm_vision_tower", "audio_processor")
 """Keys by which a Hugging Face config declares a multimodal model (Qwen2-VL, LLaVA, Qwen2-Audio; Phi-3-vision's
 ``img_processor``, the original LLaVA's ``mm_vision_tower``, Phi-4-multimodal's ``audio_processor``, ...)."""
-TIED_BY_MODEL_TYPE = {"ernie4_5_moe": True, "hunyuan_v1_moe": False, "llama4_text": False,
+TIED_BY_MODEL_TYPE = {"ernie4_5_moe": True, "hunyuan_v1_moe": False, "llama4_text": False, "gpt_oss": False,
+                      "minimax_m2": False, "ministral3": False,
                       "gemma": True, "gemma2": True, "gemma3_text": True, "granite": False, "llama": False,
                       "mistral": False, "mixtral": False, "olmo": False, "olmo2": False, "phi3": False, "qwen2": False,
                       "qwen2_moe": False, "deepseek": False, "deepseek_v2": False, "deepseek_v3": False,
                       "glm4_moe": False, "qwen3": False, "qwen3_moe": False, "stablelm": False}
 """Whether a config.json without ``tie_word_embeddings`` ties its embeddings, by its ``model_type``: the default of
 that model's config class in transformers (its base class's is true; Llama's, Qwen's, Mistral's and others'
-false)."""
+false; gpt-oss's, MiniMax-M2's and Ministral 3's false, ``configuration_gpt_oss.py:53``,
+``configuration_minimax_m2.py:84``, ``configuration_ministral3.py:88`` in 5.9.0)."""
 SOFTCAP_BY_MODEL_TYPE = {"gemma2": 30.0}
 """A config.json's ``final_logit_softcapping`` where it gives none, by its ``model_type``: its class's default
 (Gemma-2 caps the logits at 30; the others, and null, do not cap them)."""
 HEAD_DIM_BY_MODEL_TYPE = {"gemma": 256, "gemma2": 256, "gemma3_text": 256, "ernie4_5": 128, "glm": 128, "glm4": 128,
-                          "helium": 128, "llama4_text": 128, "qwen3": 128, "seed_oss": 128}
+                          "helium": 128, "llama4_text": 128, "qwen3": 128, "seed_oss": 128, "gpt_oss": 64,
+                          "minimax_m2": 128, "ministral3": 128}
 """A config.json's ``head_dim`` where it gives none (or null), by its ``model_type``: its config class's default, the
 same in transformers 4.51.3 (where the class exists), 4.57.6, 5.0.0 and 5.25.0 (``configuration_qwen3.py:160``,
 ``:163``, ``:133`` and ``:67``: Qwen3-4B's 128, not its 2560 / 32 = 80; Gemma's, Gemma-2's and Gemma-3 text's
-256; GLM's, GLM-4's, Helium's, Llama 4 text's, ERNIE-4.5's and Seed-OSS's 128). No listed type's default differs
-between the majors. Other types, Qwen3-MoE's among them (``Qwen3MoeConfig`` declares no ``head_dim``, and
-``modeling_qwen3_moe.py:144`` in 4.51.3 takes ``hidden_size // num_attention_heads``), take that quotient."""
+256; GLM's, GLM-4's, Helium's, Llama 4 text's, ERNIE-4.5's and Seed-OSS's 128; gpt-oss's 64, not its 2880 / 64 = 45,
+``configuration_gpt_oss.py:49`` in 5.9.0, ``:56`` in 5.25.0). No listed type's default differs between the majors.
+MiniMax-M2's and Ministral 3's 128 exist in transformers 5 alone (their classes are new in 5.0.0:
+``configuration_minimax_m2.py:75``, ``configuration_ministral3.py:79`` in 5.9.0; ``:77`` and ``:79`` in 5.25.0):
+Ministral-3-3B's 128, not its 3072 / 32 = 96. Other types, Qwen3-MoE's among them (``Qwen3MoeConfig`` declares no
+``head_dim``, and ``modeling_qwen3_moe.py:144`` in 4.51.3 takes ``hidden_size // num_attention_heads``), take that
+quotient."""
 UNGATED_MODEL_TYPES = ("apertus", "arcee", "bloom", "codegen", "falcon", "gpt2", "gpt_bigcode", "gpt_neo", "gpt_neox",
                        "gptj", "mpt", "nemotron", "opt", "persimmon", "phi", "starcoder2")
 """Model types whose MLP is two matrices (up and down), not the three of a gated MLP (gate, up and down) that
@@ -142,16 +154,24 @@ UNREAD_MODEL_TYPES = {
             "(model_type qwen2, qwen3) are read",
     "chatglm": "ChatGLM's remote-code config, whose keys (num_layers, padded_vocab_size, multi_query_group_num) are "
                "not the ones rft-solver reads; GLM-4-0414 and later (model_type glm4) are read",
-    "dbrx": "DBRX's config, a mixture of experts whose experts sit in ffn_config, which rft-solver does not read"}
+    "dbrx": "DBRX's config, a mixture of experts whose experts sit in ffn_config, which rft-solver does not read",
+    "afmoe": "AFMoE's attention gates its output with a projection of its own (gate_proj, hidden_size x "
+             "num_attention_heads x head_dim), and its first num_dense_layers layers are dense beside experts with "
+             "num_shared_experts shared ones, which rft-solver does not count (transformers 5.9.0 "
+             "modeling_afmoe.py:361, :436, :233)"}
 """Model types refused with a reason of their own: configs whose keys would be missed or misread."""
 CHECKED_MODEL_TYPES = (*TIED_BY_MODEL_TYPE, "glm4", "internlm2")
-"""Model types known to be laid out as `load_model_config` counts them, attention and a gated MLP (or routed experts
-of gated MLPs; DeepSeek's dense first layers and latent attention) in every layer (tests/data/hf-configs: published
+"""Model types known to be laid out as `load_model_config` counts them, attention and a gated MLP (or routed experts of
+gated MLPs; DeepSeek's dense first layers and latent attention) in every layer (tests/data/hf-configs: published
 llama, mistral, mixtral, gemma2, gemma3_text, phi3, qwen2_moe, qwen3, qwen3_moe, internlm2 and deepseek_v2 configs
 within 1% of their model cards' sizes; tests/test_latent_moe.py: DeepSeek-V2-Lite's, DeepSeek-MoE-16B's,
 DeepSeek-V3's and GLM-4.5-Air's shapes within 1% of their cards' totals; tests/test_moe_layouts.py: ERNIE-4.5-MoE's,
-Hunyuan-MoE's and Llama 4 text's layouts, read from transformers' classes, within 1% of their cards' totals); a config
-of another reads the same way, with a caution (`Model.unchecked_layout`)."""
+Hunyuan-MoE's and Llama 4 text's layouts, read from transformers' classes, within 1% of their cards' totals, and
+gpt-oss-20b's and MiniMax-M2's shapes, tests/test_memory.py Ministral-3-3B's: transformers 5.9.0's gpt-oss and
+MiniMax-M2 classes hold routed experts of gated MLPs ``intermediate_size`` wide in every layer beside attention of
+``head_dim`` wide heads, Ministral 3's is Mistral's layout; gpt-oss's biases and attention sinks, one number a head,
+which flash attention takes with no term of its own, and MiniMax-M2's query and key norms, under 0.1% of their
+parameters, are left out); a config of another reads the same way, with a caution (`Model.unchecked_layout`)."""
 OWN_CODE_MODEL_TYPES = ("deepseek", "internlm2")
 """Model types of `CHECKED_MODEL_TYPES` that transformers has no class of (none in 5.9.0's
 ``models/auto/auto_mappings.py``; verl 0.9.1 needs ``transformers>=5.5.3,<5.11``): a config of one loads only through
@@ -177,12 +197,12 @@ model with no limit: a config.json's is no length past `CONFIG_LIMITS`, but that
 as the length it derives (``derive_max_model_len_and_key`` takes any ``model_max_length`` in place of the other
 keys), so it refuses no length (`_vllm_length_key`)."""
 SLIDING_WINDOW_DEFAULTS = {"gemma2": 4096, "gemma3_text": 4096, "mistral": 4096, "mimo": 4096, "qwen2": 4096,
-                           "qwen2_moe": 4096, "qwen3": 4096, "qwen3_moe": 4096}
+                           "qwen2_moe": 4096, "qwen3": 4096, "qwen3_moe": 4096, "gpt_oss": 128}
 """A config.json's ``sliding_window`` where it gives no such key, by model type: its transformers 5.9.0 config class's
-default (``configuration_gemma2.py:88``, ``configuration_gemma3.py:97``, ``configuration_mistral.py:80``; Qwen's,
-kept only with ``use_sliding_window``, ``configuration_qwen2.py:75``, ``configuration_qwen2_moe.py:85``,
-``configuration_qwen3.py:78``, ``configuration_qwen3_moe.py:100``, and MiMo's, whose checkpoint's own config class
-builds on Qwen2's); the other classes' is none."""
+default (``configuration_gemma2.py:88``, ``configuration_gemma3.py:97``, ``configuration_mistral.py:80``,
+``configuration_gpt_oss.py:52``; Qwen's, kept only with ``use_sliding_window``, ``configuration_qwen2.py:75``,
+``configuration_qwen2_moe.py:85``, ``configuration_qwen3.py:78``, ``configuration_qwen3_moe.py:100``, and MiMo's,
+whose checkpoint's own config class builds on Qwen2's); the other classes' is none."""
 USE_SLIDING_WINDOW_MODEL_TYPES = ("mimo", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
 """Model types whose transformers 5.9.0 config class drops the ``sliding_window`` unless ``use_sliding_window`` is
 true, its default false (``configuration_qwen2.py:84``, ``configuration_qwen2_moe.py:105``,
@@ -468,12 +488,12 @@ def _qwen2_layers_refusal(path: Path, config: dict[str, Any], layers: int) -> st
 
 def _layer_types(path: Path, config: dict[str, Any], layers: int) -> list[str] | None:
     """A config.json's attention type per layer as transformers 5.9.0's config class keeps it (``full_attention``,
-    ``sliding_attention``): its ``layer_types``, else the class's own (Gemma-2's every other layer local,
-    ``configuration_gemma2.py:95-98``; Gemma-3's all but every ``sliding_window_pattern``-th, 6 by default,
-    ``configuration_gemma3.py:109-115``; Qwen2's, Qwen3's and MiMo's from ``max_window_layers`` on, with a sliding
-    window, ``configuration_qwen2.py:88-94``; Qwen2-MoE's every other one below it,
-    ``configuration_qwen2_moe.py:106-111``); None where neither gives them. `TableError` for ``layer_types`` that are
-    not one type per layer."""
+    ``sliding_attention``): its ``layer_types``, else the class's own (Gemma-2's and gpt-oss's every other layer local,
+    ``configuration_gemma2.py:95-98``, ``configuration_gpt_oss.py:75-78``; Gemma-3's all but every
+    ``sliding_window_pattern``-th, 6 by default, ``configuration_gemma3.py:109-115``; Qwen2's, Qwen3's and MiMo's from
+    ``max_window_layers`` on, with a sliding window, ``configuration_qwen2.py:88-94``; Qwen2-MoE's every other one below
+    it, ``configuration_qwen2_moe.py:106-111``); None where neither gives them. `TableError` for ``layer_types`` that
+    are not one type per layer."""
     given = config.get("layer_types")
     if given is not None:
         if not isinstance(given, list) or len(given) != layers or not all(_is_name(each) for each in given):
@@ -481,7 +501,7 @@ def _layer_types(path: Path, config: dict[str, Any], layers: int) -> list[str] |
                              f"such as \"sliding_attention\" or \"full_attention\", got {json_brief(given)}")
         return given
     model_type = config.get("model_type")
-    if model_type == "gemma2":
+    if model_type in ("gemma2", "gpt_oss"):
         local = [index % 2 == 0 for index in range(layers)]
     elif model_type == "gemma3_text":
         pattern = _config_number(path, config, "sliding_window_pattern", 6)
@@ -1159,10 +1179,10 @@ def _vllm_context(path: Path, config: dict[str, Any], length_key: tuple[str, int
 
 def _trained_yarn(config: dict[str, Any], rope_type: object) -> bool:
     """Whether a config.json's RoPE scaling `rope_type` is YaRN that is the model's own, which it was trained with
-    and whose context is its ``max_position_embeddings``: a latent attention's (DeepSeek-V2's factor of 40 over 4096
-    positions, its attention scaled by the factor's ``mscale_all_dim``), which a factor rft-solver writes must not
-    replace."""
-    return rope_type == "yarn" and config.get("model_type") in MLA_MODEL_TYPES
+    and whose context is its ``max_position_embeddings``: a `TRAINED_YARN_MODEL_TYPES` config's (DeepSeek-V2's
+    factor of 40 over 4096 positions, its attention scaled by the factor's ``mscale_all_dim``; gpt-oss's 32 over
+    4096), which a factor rft-solver writes must not replace."""
+    return rope_type == "yarn" and config.get("model_type") in TRAINED_YARN_MODEL_TYPES
 
 
 def _is_number(value: object) -> bool:
