@@ -805,6 +805,22 @@ def test_from_config_says_how_write_applies_the_plan(cli, tmp_path: Path):
     assert (status, "--write FILE" in out, f"apply          {APPLY_HEADING}\n" in out) == (0, False, True)
 
 
+@pytest.mark.parametrize(("asked", "gpus"), [(("--gpus", "2"), 2), (("--minimize", "gpus"), 2)])
+def test_from_config_on_other_gpus_than_its_cluster_says_the_apply_lines_need_the_cluster_set(
+        cli, tmp_path: Path, asked: tuple[str, ...], gpus: int):
+    # s87's persona: the config's cluster gives the trainer 4 GPUs; a plan on 2 was applied by its lines alone, which
+    # run it on 4 (an SP the GPUs may not allow), and the apply row said nothing of the cluster.
+    config = tmp_path / "grpo.yaml"
+    config.write_text("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 40960}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n",
+                      encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", *asked)
+    assert status == 0 and f"on {gpus} of " in out
+    assert (f"apply {APPLY_HEADING}; grpo.yaml's cluster gives the trainer 4 GPUs, where these lines would run: set it "
+            f"to give {gpus}, this plan's (cluster.node_num x cluster.gpu_per_node, less the rollout's GPUs)"
+            ) in " ".join(out.split())
+
+
 def test_from_config_names_a_misspelt_key_and_judges_without_it(cli, tmp_path: Path):
     # trainer.ulysses_sequence_paralel_size sets nothing: the verdict is at SP=1, and a but: line names the key meant.
     config = tmp_path / "typo.yaml"

@@ -29,7 +29,9 @@ SHOWN_REFUSED = ("--maximise", "--max-model-len", "--max", "--num-gpus", "--gpus
                  "--dp", "--pp", "--cp", "--zero3", "--fsdp", "--deepspeed", "--maximize-len", "--min-gpus",
                  "--fewest-gpus", "--longest", "--max-seq-length", "--seq-length", "--cutoff-len", "--mem",
                  "--host-memory", "--n-gpus-per-node", "--rollout-n", "--repeat-times", "--micro-batch-size",
-                 "--ppo-micro-batch-size-per-gpu", "--max-response-length", "--max-prompt-tokens")
+                 "--ppo-micro-batch-size-per-gpu", "--max-response-length", "--max-prompt-tokens", "--strategy",
+                 "--use-dynamic-bsz", "--gradient-checkpointing", "--use-remove-padding", "--offload-param",
+                 "--offload-optimizer")
 """The options docs/cli.md names as what `solve` refuses, with a guess (another tool's names, slips, a flag's
 opposite)."""
 

@@ -821,6 +821,18 @@ def test_from_config_given_a_file_of_another_kind_names_the_kind(cli, wrong: str
     assert err == f"solve: error: --from-config {path}: missing model.model_path (this looks like {kind})\n"
 
 
+def test_from_config_given_verls_own_config_says_so_not_only_that_model_path_is_missing(cli, tmp_path: Path):
+    # A verl user's ppo_trainer.yaml (actor_rollout_ref at the top) has no model.model_path: the line says why.
+    path = tmp_path / "ppo_trainer.yaml"
+    path.write_text("data:\n  train_batch_size: 256\nactor_rollout_ref:\n  model:\n    path: Qwen/Qwen3-8B\n"
+                    "trainer:\n  n_gpus_per_node: 8\n", encoding="utf-8")
+    status, out, err = cli("--from-config", str(path), "--gpu", "h100")
+    assert (status, out) == (2, "")
+    assert err == (f"solve: error: --from-config {path}: missing model.model_path (this looks like verl's own config, "
+                   "its actor_rollout_ref at the top: --from-config reads a Trinity-RFT config, which takes verl's keys "
+                   "under trainer.trainer_config and its model, lengths and GPUs as model.* and cluster.*)\n")
+
+
 def test_a_cells_file_naming_its_gpu_as_nvidia_smi_prints_it_is_the_catalogues_gpu_type(tmp_path: Path):
     catalog = load_catalog()
     text = (Path(__file__).parent.parent / "docs/examples/my-cells.yaml").read_text(encoding="utf-8")

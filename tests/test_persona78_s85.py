@@ -56,12 +56,17 @@ def _apply_row(out: str) -> str:
     return next(line for line in out.splitlines() if line.startswith("apply "))
 
 
-@pytest.mark.parametrize("options", [("--gpus", "16"), ("--minimize", "gpus"), ("--node-gpus", "4"),
-                                     ("--train-batch-size", "32"), ("--total-gpus", "16", "--rollout-gpus", "0")])
-def test_apply_offers_no_write_that_would_be_refused(cli, dpo_config: Path, options: tuple[str, ...]):
+@pytest.mark.parametrize(("options", "gpus"), [(("--gpus", "16"), 16), (("--minimize", "gpus"), 2),
+                                              (("--node-gpus", "4"), 8), (("--train-batch-size", "32"), 8),
+                                              (("--total-gpus", "16", "--rollout-gpus", "0"), 16)])
+def test_apply_offers_no_write_that_would_be_refused(cli, dpo_config: Path, options: tuple[str, ...], gpus: int):
+    # On other GPUs than the config's 8 (s87), the row says to set its cluster instead.
     status, out, _ = cli("--from-config", str(dpo_config), "--gpu", "h100", *options)
-    assert status == 0 and _apply_row(out) == (
-        "apply          the lines below (dotted keys; --emit trinity writes YAML)")
+    other = "" if gpus == 8 else (f"; dpo14b.yaml's cluster gives the trainer 8 GPUs, where these lines would run: "
+                                  f"set it to give {gpus}, this plan's (cluster.node_num x cluster.gpu_per_node, less "
+                                  "the rollout's GPUs)")
+    row = " ".join(out[out.index("\napply ") + 1:].split("\n#")[0].split())
+    assert status == 0 and row == f"apply the lines below (dotted keys; --emit trinity writes YAML){other}"
     refused, _, err = cli("--from-config", str(dpo_config), "--gpu", "h100", *options,
                           "--write", str(dpo_config.with_name("patched.yaml")))
     assert refused == 2 and err.startswith("solve: error: ") and "--write keeps" in err

@@ -34,6 +34,24 @@ def test_another_parallelism_is_told_what_the_fsdp_trainer_does_not_a_wrong_gues
         f"{prog}: error: unrecognized arguments: {written} 2 ({words})\n") and err.count("\n") == 2
 
 
+STRATEGY = ("the trainer rft-solver plans, verl's FSDP, is Trinity's trainer_strategy fsdp or fsdp2, and a plan with "
+            "Offload (--offload) sets fsdp2, which CPU offload needs; a megatron trainer is not planned")
+DEFAULTS_ON = ("rft-solver plans with Trinity's defaults on: dynamic batch sizes, gradient checkpointing and remove "
+               "padding; --from-config says where a config turns one off")
+
+
+@pytest.mark.parametrize(("written", "words"), [
+    ("--strategy fsdp2", STRATEGY), ("--trainer_strategy fsdp2", STRATEGY), ("--use-dynamic-bsz", DEFAULTS_ON),
+    ("--gradient-checkpointing", DEFAULTS_ON), ("--use_remove_padding", DEFAULTS_ON),
+    ("--offload-param", "did you mean --offload?"), ("--offload-optimizer", "did you mean --offload?"),
+])
+def test_a_verl_users_trainer_switches_are_told_what_the_plans_take(cli, written: str, words: str):
+    # s87's persona (a verl/FSDP maintainer): --strategy fsdp2, --use-dynamic-bsz and --gradient-checkpointing were
+    # told nothing; DeepSpeed's --offload-param and --offload-optimizer, nothing either.
+    status, out, err = cli(*ASKED, *written.split())
+    assert (status, out) == (2, "") and err.endswith(f"solve: error: unrecognized arguments: {written} ({words})\n")
+
+
 @pytest.mark.parametrize(("written", "meant"), [("--maximize-len", "--maximize len"),
                                                 ("--minimize-gpus", "--minimize gpus"),
                                                 ("--minimize_gpus", "--minimize gpus"),

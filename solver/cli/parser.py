@@ -47,7 +47,8 @@ MEANT = {
                      "--sp-size"), ("--sp",)),
     **dict.fromkeys(("--max-token-len-per-gpu", "--ppo-max-token-len-per-gpu", "--log-prob-max-token-len-per-gpu"),
                     ("--token-budget",)),
-    **dict.fromkeys(("--param-offload", "--optimizer-offload", "--offload-policy", "--fsdp-offload"), ("--offload",)),
+    **dict.fromkeys(("--param-offload", "--optimizer-offload", "--offload-policy", "--fsdp-offload", "--offload-param",
+                     "--offload-optimizer"), ("--offload",)),
     "--expandable-segments": ("--env",),
     **dict.fromkeys(("--model-name", "--model-path", "--model-name-or-path", "--models"), ("--model",)),
     **dict.fromkeys(("--trinity", "--emit-trinity", "--yaml", "--yml"), ("--emit trinity", "--emit-dir")),
@@ -120,6 +121,10 @@ COUNTS_NOTHING = {
                     ("--token-budget", MICRO_BATCH_WORDS)),
     **dict.fromkeys(("--max-prompt-length", "--max-response-length", "--max-prompt-tokens", "--max-response-tokens"),
                     ("--len", "--len L is the prompt and the response together: Trinity's model.max_model_len")),
+    **dict.fromkeys(("--use-dynamic-bsz", "--gradient-checkpointing", "--enable-gradient-checkpointing",
+                     "--use-remove-padding", "--remove-padding"),
+                    (None, ("rft-solver plans with Trinity's defaults on: dynamic batch sizes, gradient checkpointing "
+                            "and remove padding; --from-config says where a config turns one off"))),
 }
 """Options of training scripts that rft-solver does not take (as nothing it counts, or counted in another option),
 with the option of this command the words point to (None: none) and the words an unknown one is told: verl's
@@ -190,6 +195,9 @@ OTHER_PARALLELISMS = {
     **dict.fromkeys(("--zero", "--zero2", "--zero3", "--zero-3", "--zero-stage", "--fsdp", "--fsdp2", "--deepspeed"),
                     f"{TRAINER} always shards the parameters, gradients and optimizer states over the trainer GPUs, "
                     "as ZeRO-3 does; --offload moves them to host memory"),
+    **dict.fromkeys(("--strategy", "--trainer-strategy", "--actor-strategy"),
+                    f"{TRAINER} is Trinity's trainer_strategy fsdp or fsdp2, and a plan with Offload (--offload) sets "
+                    "fsdp2, which CPU offload needs; a megatron trainer is not planned"),
 }
 """Options of other trainers' parallelisms (Megatron's, vLLM's, DeepSpeed's), with what verl's FSDP trainer, which
 rft-solver plans, does instead: said by a command with --sp, in place of a guess a typo away that means something else

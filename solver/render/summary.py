@@ -319,21 +319,27 @@ APPLY_HEADING = apply_heading(COMMAND_OPTIONS)
 """`apply_heading` in the command's words."""
 
 
-def _apply_heading(answer: Answer, several_gpu_types: bool, write_unoffered: bool, names: OptionNames,
+def _apply_heading(answer: Answer, plan: Plan, several_gpu_types: bool, write_unoffered: bool, names: OptionNames,
                    comments_alone: bool = False) -> str:
-    """The summary's ``apply`` row: `apply_heading`, and for a config read with --from-config, unless
-    `write_unoffered` (written already, or --write would refuse it: `ConfigApplied.lora_unkept`), what applies the
-    plan to a copy of it (``--write FILE``, with the answer's --gpu where the answers are for `several_gpu_types`:
-    --write takes one; the API's function takes one answer), or where that copy would change its comments alone
-    (`comments_alone`), that the config has its keys already."""
+    """The summary's ``apply`` row: `apply_heading`, and for a config read with --from-config whose cluster gives the
+    trainer other GPUs than `plan` takes (--gpus, --minimize gpus), that the lines alone run on those (the cluster is
+    no line of them); else, unless `write_unoffered` (written already, or --write would refuse it:
+    `ConfigApplied.lora_unkept`), what applies the plan to a copy of it (``--write FILE``, with the answer's --gpu
+    where the answers are for `several_gpu_types`: --write takes one; the API's function takes one answer), or where
+    that copy would change its comments alone (`comments_alone`), that the config has its keys already."""
     heading = apply_heading(names)
-    if answer.current is None or write_unoffered:
+    current = answer.current
+    if current is not None and current.gpus_given and current.gpus != plan.gpus:
+        return (f"{heading}; {current.config}'s cluster gives the trainer {current.gpus} GPUs, where these lines "
+                f"would run: set it to give {plan.gpus}, this plan's (cluster.node_num x cluster.gpu_per_node, less "
+                "the rollout's GPUs)")
+    if current is None or write_unoffered:
         return heading
     if comments_alone:
-        return (f"{heading}; {answer.current.config} has these keys already: {names.write_copy} a copy that differs "
+        return (f"{heading}; {current.config} has these keys already: {names.write_copy} a copy that differs "
                 "in its comments alone")
     gpu = f"--gpu {answer.gpu} " if several_gpu_types and not names.keywords else ""
-    return f"{heading}; {gpu}{names.write_copy} a copy of {answer.current.config} with the plan applied"
+    return f"{heading}; {gpu}{names.write_copy} a copy of {current.config} with the plan applied"
 
 
 def _lora_moe_said(answer: Answer) -> bool:
@@ -392,8 +398,9 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("unpinned", _unpinned_words(answer, plan, pins, names)),
         ("host limit", _host_limit_words(answer, plan, host_limit)),
         ("fewer GPUs", _lowered_fewer_words(answer, plan, names)),
-        ("apply", _apply_heading(answer, several_gpu_types, write_unoffered or config_keys.lora_unkept is not None,
-                                 names, config_keys.comments_alone)),
+        ("apply", _apply_heading(answer, plan, several_gpu_types,
+                                 write_unoffered or config_keys.lora_unkept is not None, names,
+                                 config_keys.comments_alone)),
     ]
     for label, value in rows:
         if value is not None:

@@ -939,7 +939,7 @@ def looks_like(raw: Mapping[Any, Any], expected: type[BaseModel] | None) -> str:
     """For a file that did not load as `expected` (None: a Trinity config): `` (this looks like a fleet file, for solve
     cluster)`` where its top-level keys are another kind's (`_FILE_KINDS`); "" otherwise."""
     other = next((kind for kind, (schema, keys) in _FILE_KINDS.items() if schema is not expected and keys <= set(raw)),
-                 None) or next((kind for kind, keys in _OUTPUT_KINDS.items() if keys <= set(raw)), None)
+                 None) or next((kind for kind, keys in _UNREAD_KINDS.items() if keys <= set(raw)), None)
     return f" (this looks like {other})" if other else ""
 
 
@@ -954,14 +954,17 @@ _FILE_KINDS: dict[str, tuple[type[BaseModel] | None, set[str]]] = {
 """The kinds of file a user gives, each by its schema (a config.json's: the `Model` it reads as) and the top-level keys
 that tell it apart."""
 
-_OUTPUT_KINDS: dict[str, set[str]] = {
+_UNREAD_KINDS: dict[str, set[str]] = {
     "solve cluster --json's output, a placement: give it with --current, beside the cluster file, to keep its jobs "
     "where they run": {"schema_version", "placements", "unplaced"},
     "solve cluster --buy --json's output, what to buy: set each pool's nodes to its nodes_after in the cluster file":
         {"schema_version", "placements", "fits_nowhere"},
+    "verl's own config, its actor_rollout_ref at the top: --from-config reads a Trinity-RFT config, which takes "
+    "verl's keys under trainer.trainer_config and its model, lengths and GPUs as model.* and cluster.*":
+        {"actor_rollout_ref"},
 }
-"""The kinds of file rft-solver writes that a user may give as an input (a placement as the cluster file, say), by
-the top-level keys that tell them apart: none is read as any input's schema."""
+"""The kinds of file that a user may give as an input but none reads (rft-solver's own output, as a placement given as
+the cluster file; verl's config given as a Trinity config), by the top-level keys that tell them apart."""
 
 
 def yaml_looks_like(text: str, expected: type[BaseModel] | None) -> str:
