@@ -689,6 +689,8 @@ class ConfigProblemCode(str, Enum):
     DPO_PAIR_DYNAMIC = "dpo-pair-dynamic"
     DPO_MINI_BATCH_SPLIT = "dpo-mini-batch-split"
     DPO_MINI_BATCH_SPLIT_REFUSED = "dpo-mini-batch-split-refused"
+    MINI_BATCH_SPLIT = "mini-batch-split"
+    MINI_BATCH_SPLIT_REFUSED = "mini-batch-split-refused"
     OFFLOAD_NEEDS_FSDP2 = "offload-needs-fsdp2"
     OFFLOAD_WITHOUT_POLICY = "offload-without-policy"
     OFFLOAD_POLICIES_DISAGREE = "offload-policies-disagree"
@@ -754,7 +756,8 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.ROLLOUT_TP_HEADS_REFUSED, ConfigProblemCode.ENGINE_NODES_REFUSED,
     ConfigProblemCode.SGLANG_PARALLEL_REFUSED, ConfigProblemCode.VERL_KEY_REFUSED,
     ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED, ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED,
-    ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED, ConfigProblemCode.ROLE_SP_DIFFERS_REFUSED})
+    ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED, ConfigProblemCode.MINI_BATCH_SPLIT_REFUSED,
+    ConfigProblemCode.ROLE_SP_DIFFERS_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a flag
 or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, a key no release's typed section has,

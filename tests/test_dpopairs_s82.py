@@ -24,9 +24,9 @@ ACTOR_SIZE = f"{ARR}.actor.ppo_micro_batch_size_per_gpu"
 DYNAMIC = ("{key} is {shown} for DPO: the actor's update then cuts each GPU's mini-batch into micro-batches balanced "
            "by sequence length (Trinity 0.5.2 trainer/verl/dp_actor.py:108-119 through its rearrange_micro_batches, "
            "trainer/verl/utils.py:308; 0.6.0 trainer/verl_legacy/dp_actor.py:486-497, and on verl 0.8 or later "
-           "verl's prepare_micro_batches, workers/engine/utils.py:108-120 in 0.9.1), which puts a pair's chosen and "
-           "rejected sequences in different micro-batches wherever a mini-batch takes more than one, and Trinity's DPO "
-           "loss takes a micro-batch's even rows as chosen and its odd ones as rejected "
+           "verl's prepare_micro_batches, workers/engine/utils.py:74-86 in verl 0.8.0, :108-120 in 0.9.0 and 0.9.1), "
+           "which puts a pair's chosen and rejected sequences in different micro-batches wherever a mini-batch takes "
+           "more than one, and Trinity's DPO loss takes a micro-batch's even rows as chosen and its odd ones as rejected "
            "(algorithm/policy_loss_fn/dpo_loss.py:30-33): it runs, but is not DPO: set trainer.use_dynamic_bsz to "
            f"false, and for {ACTOR_SIZE} ")
 # the actor's 2 is one pair on verl 0.8 or later already: only the size before 0.8 is said (dpoverl08, s85)
