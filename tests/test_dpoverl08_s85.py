@@ -99,7 +99,7 @@ def test_another_algorithm_is_judged_against_the_mini_batch_too(version: str | N
     deprecated = {"trainer_config": {"actor_rollout_ref": {"actor": {"ppo_micro_batch_size": 24}}}}
     assert [code for code, _ in split(2, **deprecated)] == ["mini-batch-split"]
 
-DYNAMIC_FIX = "it runs, but is not DPO: set trainer.use_dynamic_bsz to false"
+DYNAMIC_FIX = "it runs, but is not DPO: set trainer.use_dynamic_bsz to false (--write does)"
 
 
 @pytest.mark.parametrize(("size", "version", "advice"), [

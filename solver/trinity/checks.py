@@ -2039,7 +2039,7 @@ def _check_dpo_pair_dynamic(checks: _ConfigChecks, version: TrinityVersion | Non
         "pair's chosen and rejected sequences in different micro-batches wherever a mini-batch takes more than one, "
         "and Trinity's DPO loss takes a micro-batch's even rows as chosen and its odd ones as rejected "
         "(algorithm/policy_loss_fn/dpo_loss.py:30-33): it runs, but is not DPO: set trainer.use_dynamic_bsz to false"
-        f"{_pair_size_advice(checks.number(ROLE_MICRO_BATCH_SIZES[0]), version)}"))
+        f"{checks.names.write_does()}{_pair_size_advice(checks.number(ROLE_MICRO_BATCH_SIZES[0]), version)}"))
 
 
 ENGINE_MICRO_BATCHES_LINES = "workers/engine/utils.py:74-86 in verl 0.8.0, :108-120 in 0.9.0 and 0.9.1"
