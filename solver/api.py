@@ -1641,10 +1641,10 @@ def _config_budget_mode(config: TrinityConfig, length: int | None, estimate: Est
     are on), kept as every plan's cap, so that plans may lower budgets too but never raise the config's, at a length
     longer than the config's too, where it may hold no sequence at the config's SP (the plans then take an SP that
     holds one, `solver.model.add_token_cap`); else ``default``, as for a model whose plans read no budget
-    (`one_sequence_per_micro_batch`: they are the default's, which says what was judged), and for a config whose DPO
-    actor's micro-batches hold one pair, up to the default budget, whatever the budgets of its other passes
-    (`TrinityConfig.dpo_update_in_rows`)."""
-    if length is None or estimate == "never" or one_sequence_per_micro_batch(model) or config.dpo_update_in_rows:
+    (`one_sequence_per_micro_batch`: they are the default's, which says what was judged), and for a config that
+    trains DPO, whose actor's micro-batches hold one pair, up to the default budget, whatever the budgets of its other
+    passes, with dynamic batch sizes off as the config has them or as ``--write`` turns them (`TrinityConfig.dpo`)."""
+    if length is None or estimate == "never" or one_sequence_per_micro_batch(model) or config.dpo:
         return "default"
     own = config.budget_in_effect(length)
     return own if own < token_budget(length, config.sp) else "default"

@@ -689,6 +689,8 @@ class ConfigProblemCode(str, Enum):
     DPO_PAIR_DYNAMIC = "dpo-pair-dynamic"
     DPO_MINI_BATCH_SPLIT = "dpo-mini-batch-split"
     DPO_MINI_BATCH_SPLIT_REFUSED = "dpo-mini-batch-split-refused"
+    MINI_BATCH_SPLIT = "mini-batch-split"
+    MINI_BATCH_SPLIT_REFUSED = "mini-batch-split-refused"
     OFFLOAD_NEEDS_FSDP2 = "offload-needs-fsdp2"
     OFFLOAD_WITHOUT_POLICY = "offload-without-policy"
     OFFLOAD_POLICIES_DISAGREE = "offload-policies-disagree"
@@ -754,7 +756,8 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.ROLLOUT_TP_HEADS_REFUSED, ConfigProblemCode.ENGINE_NODES_REFUSED,
     ConfigProblemCode.SGLANG_PARALLEL_REFUSED, ConfigProblemCode.VERL_KEY_REFUSED,
     ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED, ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED,
-    ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED, ConfigProblemCode.ROLE_SP_DIFFERS_REFUSED})
+    ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED, ConfigProblemCode.MINI_BATCH_SPLIT_REFUSED,
+    ConfigProblemCode.ROLE_SP_DIFFERS_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a flag
 or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, a key no release's typed section has,
@@ -925,8 +928,10 @@ class TrinityConfig(Frozen, defer_build=True):
     dpo_update_in_rows: bool = False
     """Whether the config trains DPO (`dpo`) with the actor's update run with dynamic batch sizes off on some release
     it may run on (`solver.trinity.reader.actor_update_in_rows`): its micro-batches hold rows, one pair as ``--write``
-    writes them (`solver.rules.DPO_PAIR_SIZES`), up to Trinity's default token budget, and read no budget, so its
-    plans are at that default (`check_dpo_budget_unread`)."""
+    writes them (`solver.rules.DPO_PAIR_SIZES`), up to Trinity's default token budget, and read no budget. A DPO
+    config's plans are at that default either way (`check_dpo_budget_unread`): where this is false, ``--write`` turns
+    the actor's dynamic batch sizes off, which on split its pairs (`solver.trinity.plan_keys.keys_for_plan`); this
+    words what the config does as written."""
     mode_train: bool = False
     """Whether the config's ``mode`` is ``train`` (unset, Trinity's is ``both``), the one mode Trinity trains DPO in
     (`Query.mode_train`)."""
@@ -1240,9 +1245,10 @@ def check_token_budget_read(token_budget: TokenBudgetMode | int, model: Model, o
 def check_dpo_budget_unread(token_budget: TokenBudgetMode | int | None, config: TrinityConfig | None, model: Model,
                             names: OptionNames, dpo: bool = False, budget_name: str | None = None) -> None:
     """`QueryError` where a token budget other than the default (`token_budget`: a cap, or ``auto``, which lowers
-    budgets) is asked of the plans for a `config` that trains DPO with the actor's update run with dynamic batch sizes
-    off (`TrinityConfig.dpo_update_in_rows`), or, without a config (None), for a `dpo` run, whose Trinity keys turn
-    them off (Trinity's default, on, splits the pairs: `solver.trinity.plan_keys.turns_dpo_rows`): verl reads no
+    budgets) is asked of the plans for a `config` that trains DPO (`TrinityConfig.dpo`: its actor's update run with
+    dynamic batch sizes off, `TrinityConfig.dpo_update_in_rows`, or on, which ``--write`` turns off), or, without a
+    config (None), for a `dpo` run, whose Trinity keys turn them off (Trinity's default, on, splits the pairs:
+    `solver.trinity.plan_keys.turns_dpo_rows`): verl reads no
     budget there, and each micro-batch holds one pair, a chosen and a rejected sequence of up to the length each (the
     size ``--write`` and the keys write, `solver.rules.DPO_PAIR_SIZES`): Trinity's default budget,
     ``ceil(2 x max_model_len / SP)`` tokens per GPU, which the plans count; a lower one would count fewer tokens than
@@ -1250,10 +1256,13 @@ def check_dpo_budget_unread(token_budget: TokenBudgetMode | int | None, config: 
     the budget (`check_token_budget_read`). `budget_name`: the option that gave the budget, where not the token
     budget's (`token_budget_name`): ``solve memory``'s ``--token-budget`` is `estimate_memory`'s
     ``max_token_len_per_gpu``."""
-    in_rows = config.dpo_update_in_rows if config is not None else dpo
+    in_rows = config.dpo if config is not None else dpo
     if in_rows and token_budget not in (None, "default") and not one_sequence_per_micro_batch(model):
         budget_name = budget_name if budget_name is not None else token_budget_name(names)
-        how = ("the config trains DPO with dynamic batch sizes off in the actor's update" if config is not None else
+        how = ("the config trains DPO with dynamic batch sizes off in the actor's update"
+               if config is not None and config.dpo_update_in_rows else
+               "the config trains DPO, whose actor's update what is made from it runs with dynamic batch sizes off "
+               "(on, they split its pairs)" if config is not None else
                f"{_dpo_said(names, None)} runs with dynamic batch sizes off in the actor's update, as its Trinity "
                "keys write (on, they split DPO's pairs)")
         raise QueryError(f"{names.valued(budget_name, token_budget)}: {how}, which reads no token budget: each "

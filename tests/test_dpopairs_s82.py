@@ -21,14 +21,16 @@ from solver.query import REFUSED_CONFIG_CODES, ConfigProblemCode
 from solver.trinity import trinity_config_problems
 
 ACTOR_SIZE = f"{ARR}.actor.ppo_micro_batch_size_per_gpu"
+API_DOES = " (solver.trinity.patch_trinity_config does)"
+"""How the API's words say its patch turns DPO's dynamic batch sizes off (``--write``'s: `` (--write does)``)."""
 DYNAMIC = ("{key} is {shown} for DPO: the actor's update then cuts each GPU's mini-batch into micro-batches balanced "
            "by sequence length (Trinity 0.5.2 trainer/verl/dp_actor.py:108-119 through its rearrange_micro_batches, "
            "trainer/verl/utils.py:308; 0.6.0 trainer/verl_legacy/dp_actor.py:486-497, and on verl 0.8 or later "
-           "verl's prepare_micro_batches, workers/engine/utils.py:108-120 in 0.9.1), which puts a pair's chosen and "
-           "rejected sequences in different micro-batches wherever a mini-batch takes more than one, and Trinity's DPO "
-           "loss takes a micro-batch's even rows as chosen and its odd ones as rejected "
+           "verl's prepare_micro_batches, workers/engine/utils.py:74-86 in verl 0.8.0, :108-120 in 0.9.0 and 0.9.1), "
+           "which puts a pair's chosen and rejected sequences in different micro-batches wherever a mini-batch takes "
+           "more than one, and Trinity's DPO loss takes a micro-batch's even rows as chosen and its odd ones as rejected "
            "(algorithm/policy_loss_fn/dpo_loss.py:30-33): it runs, but is not DPO: set trainer.use_dynamic_bsz to "
-           f"false, and for {ACTOR_SIZE} ")
+           f"false{API_DOES}, and for {ACTOR_SIZE} ")
 # the actor's 2 is one pair on verl 0.8 or later already: only the size before 0.8 is said (dpoverl08, s85)
 PAIR = {None: "set it to 1 before verl 0.8, which Trinity doubles to one pair (its 2 is one pair on verl 0.8 or later)",
         "0.5": "set it to 1, one pair, a chosen and a rejected sequence, once doubled"}
@@ -93,7 +95,8 @@ def test_check_says_it_for_a_dpo_config_and_exits_0(tmp_path: Path, cli: Cli):
     assert (status, err) == (0, "")
     current = json.loads(out)[0]["current"]
     said = dict(zip(current["config_problem_codes"], current["config_problems"], strict=True))
-    assert said["dpo-pair-dynamic"] == DYNAMIC.format(key="trainer.use_dynamic_bsz", shown=UNSET) + PAIR[None]
+    assert said["dpo-pair-dynamic"] == (DYNAMIC.format(key="trainer.use_dynamic_bsz", shown=UNSET)
+                                        + PAIR[None]).replace(API_DOES, " (--write does)")
 
 
 FLEET = """pools:
@@ -130,10 +133,3 @@ def test_write_leaves_a_dpo_configs_dynamic_batch_sizes_off(tmp_path: Path, cli:
     # off, DPO's written copy is told nothing of its pairs; GRPO's is told nothing of DPO
     assert "for DPO: the actor's update then cuts" not in err
 
-
-def test_write_warns_where_a_dpo_config_keeps_dynamic_batch_sizes_on(tmp_path: Path, cli: Cli):
-    path, out_path = tmp_path / "c.yaml", tmp_path / "w.yaml"
-    path.write_text(yaml.safe_dump(_dpo()), encoding="utf-8")
-    status, _, err = cli("--from-config", str(path), "--gpu", "h100", "--gpus", "8", "--write", str(out_path))
-    line = DYNAMIC.format(key="trainer.use_dynamic_bsz", shown=UNSET) + PAIR[None]
-    assert (status, f"solve: warning: {out_path}: {line}\n" in err) == (0, True)

@@ -10,19 +10,22 @@ import pytest
 import yaml
 from test_dpowrite_s83 import ACTOR_SIZE, _dpo
 from test_fragcheck7_s83 import _current
-from test_tokbudget_s72 import Cli
+from test_tokbudget_s72 import CATALOG, Cli
 
+from solver.query import REFUSED_CONFIG_CODES, ConfigProblemCode
 from solver.rules import dividing_batch_words, nearest_dividing_batches
+from solver.trinity import trinity_config_problems
 
 LEGACY = ("DPO with dynamic batch sizes off in the actor's update: {where} as the trainer starts that its micro-batch "
           f"per GPU, 4 sequences ({ACTOR_SIZE} 2 doubled for DPO), divides its mini-batch per GPU, "
           "buffer.train_batch_size 24 over the 8 data-parallel ranks (trainer GPUs 8 / SP 1) = 3, which it does not: "
-          "the trainer fails there; make buffer.train_batch_size a multiple of 32 (8 ranks x 4)")
+          "the trainer fails there; make buffer.train_batch_size a multiple of 32 (8 ranks x 4; the nearest to 24: 32)")
 ON_08 = ("DPO with dynamic batch sizes off in the actor's update: Trinity 0.6 on verl 0.8 or later, which doubles "
-         "nothing, asserts at the actor's first update (verl 0.8.0 workers/engine/utils.py:91-93) that its micro-batch "
+         "nothing, asserts at the actor's first update (workers/engine/utils.py:91-93 in verl 0.8.0, :125-127 in 0.9.0 "
+         "and 0.9.1) that its micro-batch "
          f"per GPU, 2 sequences ({ACTOR_SIZE} 2), divides its mini-batch per GPU, buffer.train_batch_size 24 over the "
          "8 data-parallel ranks (trainer GPUs 8 / SP 1) = 3, which it does not: the trainer fails there; make "
-         "buffer.train_batch_size a multiple of 16 (8 ranks x 2)")
+         "buffer.train_batch_size a multiple of 16 (8 ranks x 2; the nearest to 24: 16 or 32)")
 
 
 def _said(current: dict[str, Any], prefix: str) -> list[tuple[str, str]]:
@@ -67,7 +70,36 @@ def test_verl_08_line_only_where_its_figures_trip_it_and_its_release_runs_it(tmp
     assert _said(_current(tmp_path, cli, _batch(2, 32)), "dpo-mini-batch-split") == []
 
 
-DYNAMIC_FIX = "it runs, but is not DPO: set trainer.use_dynamic_bsz to false"
+SPLIT_ANY = ("Dynamic batch sizes off in the actor's update: {where} as the trainer starts, and 0.6 on verl 0.8 or later at "
+             "the actor's first update (workers/engine/utils.py:91-93 in verl 0.8.0, :125-127 in 0.9.0 and 0.9.1) that "
+             f"its micro-batch per GPU, 3 sequences ({ACTOR_SIZE} 3), divides its mini-batch per GPU, "
+             "buffer.train_batch_size 64 over the 8 data-parallel ranks (trainer GPUs 8 / SP 1) = 8, which it does not: "
+             "the trainer fails there; make buffer.train_batch_size a multiple of 24 (8 ranks x 3; the nearest to 64: "
+             "72)")
+
+
+@pytest.mark.parametrize(("version", "where"), [
+    (None, "Trinity 0.5, and 0.6 on verl before 0.8, assert"), ("0.6", "Trinity 0.6 on verl before 0.8 asserts")])
+def test_another_algorithm_is_judged_against_the_mini_batch_too(version: str | None, where: str):
+    """verl 0.8's engine asserts the micro-batch divides the mini-batch for every algorithm (Trinity 0.6.0's
+    ``_update_actor``, ``trainer/verl/trainer.py:794-808``, hands it the train batch whatever the algorithm), as the
+    legacy worker does as the trainer starts (``verl_legacy/fsdp_workers.py:255-266``, DPO or not): before
+    (roles87), a GRPO config with the actor's 3 and 64 / 8 = 8 per GPU got no line and was not refused. Without
+    DPO nothing is doubled, so one line says both verl lines; the 2 that `_dpo` writes divides 8."""
+    def split(size: int, **trainer: Any) -> list[tuple[str, str]]:
+        return [(problem.code, problem.words) for problem in trinity_config_problems(
+            _dpo(size, algorithm="grpo", **trainer), CATALOG.model("8B"), 8, version=version, train_batch_size=64)
+            if "mini-batch-split" in problem.code]
+
+    assert split(3) == [("mini-batch-split-refused", SPLIT_ANY.format(where=where))]
+    assert ConfigProblemCode.MINI_BATCH_SPLIT_REFUSED in REFUSED_CONFIG_CODES
+    assert split(2) == []
+    # the deprecated size for the whole batch, 24 over the 8 ranks: 3 before verl 0.8, which refuses it (said
+    # elsewhere), so a verl line runs it: not refused
+    deprecated = {"trainer_config": {"actor_rollout_ref": {"actor": {"ppo_micro_batch_size": 24}}}}
+    assert [code for code, _ in split(2, **deprecated)] == ["mini-batch-split"]
+
+DYNAMIC_FIX = "it runs, but is not DPO: set trainer.use_dynamic_bsz to false (--write does)"
 
 
 @pytest.mark.parametrize(("size", "version", "advice"), [

@@ -87,22 +87,27 @@ def test_the_pair_is_written_where_only_trinity_05_runs_the_actor_without_dynami
     config = _dpo(3, use_dynamic_bsz=True)
     config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["use_dynamic_bsz"] = False
     assert _actor(_written(tmp_path, cli, config, "--trinity-version", "0.5")[2])["ppo_micro_batch_size_per_gpu"] == 1
-    assert _actor(_written(tmp_path, cli, config, "--trinity-version", "0.6")[2])["ppo_micro_batch_size_per_gpu"] == 3
+    # 0.6 runs it with the trainer's on, which --write now turns off (roles87), the pair with it
+    assert _actor(_written(tmp_path, cli, config, "--trinity-version", "0.6")[2])["ppo_micro_batch_size_per_gpu"] == 2
     assert _actor(_written(tmp_path, cli, config)[2])["ppo_micro_batch_size_per_gpu"] == 2  # 0.5 may run it
 
 
 @pytest.mark.parametrize(("algorithm", "dynamic"), [("dpo", True), ("dpo", None), ("grpo", False)])
-def test_no_pair_is_written_where_the_actor_reads_a_token_budget(tmp_path: Path, cli: Cli, algorithm: str,
-                                                                 dynamic: bool | None):
+def test_write_turns_dpos_dynamic_batch_sizes_off_as_the_plan_counts_its_pair(tmp_path: Path, cli: Cli,
+                                                                             algorithm: str, dynamic: bool | None):
     config = _dpo(3, algorithm, use_dynamic_bsz=dynamic)
     if dynamic is None:
         del config["trainer"]["use_dynamic_bsz"]
     status, err, written = _written(tmp_path, cli, config)
-    # DPO with dynamic batch sizes on keeps them (and is told its pairs split); GRPO's are turned back on
-    assert (status, _actor(written)["ppo_micro_batch_size_per_gpu"]) == (0, 3)
-    assert written["trainer"].get("use_dynamic_bsz") == (True if algorithm == "grpo" else dynamic)
-    assert "writes " + ACTOR_SIZE not in err
-    assert ("for DPO: the actor's update then cuts" in err) == (algorithm == "dpo")
+    # Before (roles87): DPO with dynamic batch sizes on kept them, its pairs split (dpo-pair-dynamic, warned), and
+    # the plan counted the config's 12000 tokens per GPU, which a copy set off reads no more. Now --write turns them
+    # off with the actor's one pair and the plan counts the pair, Trinity's default 16384, as without a config;
+    # GRPO's are turned back on, its budget kept.
+    dpo = algorithm == "dpo"
+    assert (status, _actor(written)["ppo_micro_batch_size_per_gpu"]) == (0, 2 if dpo else 3)
+    assert written["trainer"]["use_dynamic_bsz"] is not dpo
+    assert written["trainer"]["max_token_len_per_gpu"] == 16384 or not dpo
+    assert ("writes " + ACTOR_SIZE in err, "for DPO: the actor's update then cuts" in err) == (dpo, False)
 
 
 def test_the_fragment_of_a_dpo_config_keeps_its_dynamic_batch_sizes_off_and_holds_a_pair(tmp_path: Path, cli: Cli):
@@ -110,8 +115,9 @@ def test_the_fragment_of_a_dpo_config_keeps_its_dynamic_batch_sizes_off_and_hold
     path.write_text(yaml.safe_dump(_dpo(3)), encoding="utf-8")
     status, out, err = cli("--from-config", str(path), *PLAN, "--emit", "trinity")
     fragment = yaml.safe_load(out)
-    # before s83 the fragment turned the trainer's back on: the plan counted no pair (Answer.dpo_pairs is None)
-    assert (status, "use_dynamic_bsz" in fragment["trainer"]) == (0, False)
+    # before s83 the fragment turned the trainer's back on: the plan counted no pair (Answer.dpo_pairs is None); it
+    # now says off itself (roles87), as a DPO config's with them on
+    assert (status, fragment["trainer"]["use_dynamic_bsz"]) == (0, False)
     assert _actor(fragment) == {"ppo_micro_batch_size_per_gpu": 2}
     assert ("# 2 for DPO: one pair, a chosen and a rejected sequence, as Trinity 0.6 on verl 0.8 or later\n"
             "        # trains it (with 1 its DPO loss finds no rejected sequence)") in out
@@ -141,10 +147,12 @@ def test_a_token_budget_is_refused_for_a_dpo_config_whose_actor_reads_none(tmp_p
     assert cli("--from-config", str(path), *PLAN, "--token-budget", budget) == (
         2, "", UNREAD.format(option=f"--token-budget {budget}"))
     assert cli("--from-config", str(path), *PLAN, "--token-budget", "default")[0] == 0
-    # with dynamic batch sizes on the actor reads one: a cap is taken (and the pairs' split said)
+    # with dynamic batch sizes on the actor reads one, but --write turns them off (on, they split its pairs), so the
+    # plans count the pair at the default as well: refused too (before, roles87: a cap of 8192 taken)
     path.write_text(yaml.safe_dump(_dpo(2, use_dynamic_bsz=True)), encoding="utf-8")
-    status, out, _ = cli("--from-config", str(path), *PLAN, "--token-budget", "8192", "--json")
-    assert (status, json.loads(out)[0]["plans"][0]["max_token_len_per_gpu"]) == (0, 8192)
+    assert cli("--from-config", str(path), *PLAN, "--token-budget", budget) == (2, "", UNREAD.format(
+        option=f"--token-budget {budget}").replace(" with dynamic batch sizes off in the actor's update", (
+            ", whose actor's update what is made from it runs with dynamic batch sizes off (on, they split its pairs)")))
 
 
 def test_the_api_refuses_a_token_budget_and_rollout_gpus_beside_such_a_dpo_config():
@@ -160,7 +168,10 @@ def test_the_api_refuses_a_token_budget_and_rollout_gpus_beside_such_a_dpo_confi
     assert config_query(CATALOG, read, gpu="H100", rollout_gpus=0).dpo
     on = read_trinity_config(yaml.safe_dump(_dpo(2, use_dynamic_bsz=True)), "c.yaml", {})
     assert not on.dpo_update_in_rows
-    assert config_query(CATALOG, on, gpu="H100", token_budget=8192).token_budget_cap == 8192
+    with pytest.raises(QueryError, match=r"^token_budget=8192: the config trains DPO, whose actor's update what is "
+                                         r"made from it runs with dynamic batch sizes off \(on, they split its pairs\)"):
+        config_query(CATALOG, on, gpu="H100", token_budget=8192)
+    assert config_query(CATALOG, on, gpu="H100").token_budget_cap is None
 
 
 @pytest.mark.parametrize("cluster", [True, False])

@@ -33,12 +33,14 @@ def _mini_batch_lines(tmp_path: Path, cli: Cli, actor_dynamic: bool | None, trai
 
 def test_only_trinity_05_is_named_where_06_runs_the_actor_with_dynamic_batch_sizes(tmp_path: Path, cli: Cli):
     assert _mini_batch_lines(tmp_path, cli, False, True) == ["dpo-mini-batch-split: " + WORDS.format(
-        where="Trinity 0.5 asserts", micro=2, written=1, multiple=16)]
+        where="Trinity 0.5 asserts", micro=2, written=1, multiple=16,
+        nearest="32 or 48")]
 
 
 def test_both_releases_are_named_where_both_run_it_so(tmp_path: Path, cli: Cli):
     assert _mini_batch_lines(tmp_path, cli, None, False) == ["dpo-mini-batch-split: " + WORDS.format(
-        where="Trinity 0.5, and 0.6 on verl before 0.8, assert", micro=2, written=1, multiple=16)]
+        where="Trinity 0.5, and 0.6 on verl before 0.8, assert", micro=2, written=1, multiple=16,
+        nearest="32 or 48")]
 
 
 def test_nothing_where_neither_release_runs_it_so(tmp_path: Path, cli: Cli):

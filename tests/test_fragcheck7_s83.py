@@ -23,7 +23,12 @@ from test_tokbudget_s72 import Cli
 WORDS = ("DPO with dynamic batch sizes off in the actor's update: {where} as the trainer starts that its micro-batch "
          f"per GPU, {{micro}} sequences ({ACTOR_SIZE} {{written}} doubled for DPO), divides its mini-batch per GPU, "
          "buffer.train_batch_size 40 over the 8 data-parallel ranks (trainer GPUs 8 / SP 1) = 5, which it does not: "
-         "the trainer fails there; make buffer.train_batch_size a multiple of {multiple} (8 ranks x {micro})")
+         "the trainer fails there; make buffer.train_batch_size a multiple of {multiple} (8 ranks x {micro}; the nearest "
+         "to 40: {nearest})")
+
+NEAREST_TO_40 = {1: "32 or 48", 2: "32"}
+"""The train batches nearest to 40 that the 8 ranks x the doubled micro-batch divide, by the size written (1: 16s,
+2: 32s)."""
 
 
 def _config(size: int | None, batch: int) -> dict[str, Any]:
@@ -60,7 +65,7 @@ def test_nothing_is_said_where_the_doubled_size_divides_the_mini_batch(tmp_path:
         assert bool(_said(_current(tmp_path, cli, _config(size, batch), *options))) is said
 
 
-def test_not_for_another_algorithm_nor_with_dynamic_batch_sizes_on(tmp_path: Path, cli: Cli):
+def test_not_doubled_for_another_algorithm_nor_with_dynamic_batch_sizes_on(tmp_path: Path, cli: Cli):
     grpo = _config(1, 40)
     grpo["algorithm"]["algorithm_type"] = "grpo"
     dynamic = _config(1, 40)
@@ -80,7 +85,7 @@ def test_write_warns_where_its_copy_still_breaks_the_rule(tmp_path: Path, cli: C
     copy = yaml.safe_load(out_path.read_text(encoding="utf-8"))
     assert copy["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["ppo_micro_batch_size_per_gpu"] == written
     warning = f"solve: warning: {out_path}: " + WORDS.format(where=where, micro=2 * written, written=written,
-                                                             multiple=16 * written)
+                                                             multiple=16 * written, nearest=NEAREST_TO_40[written])
     assert warning in err.splitlines()
 
 

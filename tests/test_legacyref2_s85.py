@@ -92,9 +92,14 @@ def test_06_and_no_release_refuse_an_actor_sp_the_legacy_check_refuses(cli, tmp_
 
 @pytest.mark.parametrize(("options", "who"), RELEASES)
 def test_a_ref_sp_the_legacy_check_takes_is_still_sized(cli, tmp_path: Path, options: tuple[str, ...], who: str):
-    # SP 4 divides the 4 GPUs and the 32 heads, and its 1 rank any batch: as test_legacyref_s85 has it.
-    assert [code for code, _ in _lines(_current(cli, tmp_path, _config(4, batch=6), *options))] == [
-        "role-sp-differs", "token-budget-above-verdict"]
+    # SP 4 divides the 4 GPUs and the 32 heads, and its 1 rank any batch: as test_legacyref_s85 has it. Its line names
+    # the release's legacy path as the refusals do (before, roles87: "Trinity with verl before 0.8" under 0.6 too).
+    lines = _lines(_current(cli, tmp_path, _config(4, batch=6), *options))
+    assert [code for code, _ in lines] == ["role-sp-differs", "token-budget-above-verdict"]
+    assert lines[0][1] == (
+        f"{REF_SP} 4 is not trainer.ulysses_sequence_parallel_size 2: {who} runs that role's forward at SP 4 (with the "
+        "trainer's token budget) within the actor's SP groups, Trinity 0.6 on verl 0.8 or later at SP 2; the verdict "
+        "is at SP 2: set them alike (--write does)")
 
 
 def test_05_neither_sizes_nor_runs_a_ref_sp_it_refuses(cli, tmp_path: Path):

@@ -53,7 +53,7 @@ def test_06_sizes_a_ref_above_the_actors_sp_within_the_actors_groups(cli, tmp_pa
         lines = _lines(_current(cli, tmp_path, REF_AT_4, *options))
         assert lines == [
             ("role-sp-differs", (
-                f"{REF_SP} 4 is not trainer.ulysses_sequence_parallel_size 2: Trinity with verl before 0.8 runs that "
+                f"{REF_SP} 4 is not trainer.ulysses_sequence_parallel_size 2: {who} runs that "
                 "role's forward at SP 4 (with the trainer's token budget) within the actor's SP groups, Trinity 0.6 "
                 "on verl 0.8 or later at SP 2; the verdict is at SP 2: set them alike (--write does)")),
             ("token-budget-above-verdict", (

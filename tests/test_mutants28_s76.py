@@ -272,12 +272,17 @@ def test_a_lora_config_that_loads_an_adapter_is_not_refused_for_its_regex(cli: C
     assert (status, refused) == (0, [])
 
 
-def test_a_dpo_config_of_a_model_with_remove_padding_on_gets_no_dpo_note(cli: Cli, tmp_path: Path):
+def test_a_dpo_config_of_a_model_with_remove_padding_on_gets_its_pair_off_dynamic_batch_sizes(cli: Cli,
+                                                                                               tmp_path: Path):
     given = example_with_algorithm(tmp_path, "dpo")
     status, out, err = cli("--from-config", str(given), "--gpu", "h100", "--emit", "trinity")
-    actor = yaml.safe_load(out)["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]
-    # remove padding on: dynamic batch sizes bound a pair as any sequences; no micro-batch size is written
-    assert (status, err, actor) == (0, "", {"fsdp_config": {"param_offload": False}})
+    trainer = yaml.safe_load(out)["trainer"]
+    # remove padding on: before (roles87) dynamic batch sizes stayed on, which split DPO's pairs (dpo-pair-dynamic),
+    # and no micro-batch size was written; now they are off, with the actor's one pair, and the note says why
+    assert (status, trainer["use_dynamic_bsz"], trainer["trainer_config"]["actor_rollout_ref"]["actor"]) == (
+        0, False, {"fsdp_config": {"param_offload": False}, "ppo_micro_batch_size_per_gpu": 2})
+    assert err.startswith(f"solve: note: {given} trains DPO with dynamic batch sizes on in the actor's update, which "
+                          "split its pairs, so what is made from it turns them off and writes")
 
 
 def test_two_lora_configs_are_refused_as_such_not_for_the_first_ones_regex(cli: Cli, tmp_path: Path):

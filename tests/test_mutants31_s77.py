@@ -161,9 +161,16 @@ def test_dpos_actor_size_2_on_trinity_05_is_unbounded_alone() -> None:
     assert [code for code, _ in _problems(_dpo(2, "0.5"), "0.5")] == ["micro-batch-unbounded"]
 
 
-def test_the_dpo_pair_note_is_for_a_padded_model_alone() -> None:
-    # A model trained with remove padding has its micro-batch bounded by the token budget: no note on the pair.
-    assert dpo_pair_note("dpo.yaml", load_catalog().model("Qwen3-8B"), None) is None
+def test_the_dpo_pair_note_says_why_the_pair_is_written() -> None:
+    # A model trained with remove padding: its rows of one pair, as its config has them, or as what is made from it
+    # turns dynamic batch sizes off (before, roles87: no note, its pairs left to split).
+    qwen = load_catalog().model("Qwen3-8B")
+    assert (dpo_pair_note("dpo.yaml", qwen, None, rows=True) or "").startswith(
+        "dpo.yaml trains DPO with dynamic batch sizes off in the actor's update, so what is made from it writes ")
+    assert (dpo_pair_note("dpo.yaml", qwen, None) or "").startswith(
+        "dpo.yaml trains DPO with dynamic batch sizes on in the actor's update, which split its pairs, so what is "
+        "made from it turns them off and writes ")
+    assert dpo_pair_note("dpo.yaml", qwen, "0.5") is None
     assert (dpo_pair_note("dpo.yaml", load_model_config(INTERNLM2), None) or "").startswith(
         "dpo.yaml trains DPO with one padded sequence per micro-batch for ")
 

@@ -77,7 +77,7 @@ def test_a_ref_at_the_actors_own_sp_1_runs_at_it(cli: Cli, tmp_path: Path) -> No
     assert status == 0
     assert json.loads(out)[0]["current"]["config_problems"][1] == (
         "trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size 1 is not trainer.ulysses_sequence_"
-        "parallel_size 2: Trinity with verl before 0.8 runs that role at SP 1 (with the trainer's token budget), "
+        "parallel_size 2: Trinity 0.6 on verl before 0.8 runs that role at SP 1 (with the trainer's token budget), "
         "Trinity 0.6 on verl 0.8 or later at SP 2; the verdict is at SP 2: set them alike (--write does)")
 
 

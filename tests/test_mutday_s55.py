@@ -92,7 +92,7 @@ def test_06_a_ref_at_the_actors_own_sp_runs_before_verl_08(cli, tmp_path: Path, 
     current = json.loads(out)[0]["current"]
     assert status == 0 and current["config_problem_codes"] == ["role-sp-differs", "role-sp-differs"]
     assert current["config_problems"] == [
-        (f"{ROLE_KEY.format(role=role)} {own} is not trainer.ulysses_sequence_parallel_size {trainer}: Trinity with "
+        (f"{ROLE_KEY.format(role=role)} {own} is not trainer.ulysses_sequence_parallel_size {trainer}: Trinity 0.6 on "
          f"verl before 0.8 runs that role at SP {own} (with the trainer's token budget), Trinity 0.6 on verl 0.8 or "
          f"later at SP {trainer}; the verdict is at SP {trainer}: set them alike (--write does)")
         for role in ("actor", "ref")]

@@ -96,6 +96,6 @@ def test_a_ref_that_runs_no_forward_leaves_the_actors_own_sp_line_as_it_is(cli, 
     assert status == 0 and list(zip(current["config_problem_codes"], current["config_problems"], strict=True)) == [
         ("role-sp-differs", (
             "trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size 4 is not "
-            "trainer.ulysses_sequence_parallel_size 2: Trinity with verl before 0.8 runs that role at SP 4 (with the "
+            "trainer.ulysses_sequence_parallel_size 2: Trinity 0.6 on verl before 0.8 runs that role at SP 4 (with the "
             "trainer's token budget), Trinity 0.6 on verl 0.8 or later at SP 2; the verdict is at SP 2: set them alike "
             "(--write does)"))]

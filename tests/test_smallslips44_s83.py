@@ -217,7 +217,7 @@ MINI_SPLIT = ("DPO with dynamic batch sizes off in the actor's update: {where} a
               "micro-batch per GPU, {micro} sequences ({source}), divides its mini-batch per GPU, "
               "buffer.train_batch_size {batch} over the 8 data-parallel ranks (trainer GPUs 8 / SP 1) = {mini}, which "
               "it does not: the trainer fails there; make buffer.train_batch_size a multiple of {multiple} (8 ranks x "
-              "{micro})")
+              "{micro}; the nearest to {batch}: {nearest})")
 ACTOR_SIZE = "trainer.trainer_config.actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"
 
 
@@ -248,7 +248,7 @@ def test_check_says_where_the_doubled_dpo_micro_batch_splits_the_mini_batch(
     # 16 / 8 = 2 per GPU: the doubled 4 splits it, the 2 that verl 0.8 or later takes as written does not
     path = _with(_dpo_config_from_fragment(cli, tmp_path), 16, {"ppo_micro_batch_size_per_gpu": 2})
     line = MINI_SPLIT.format(where=where, micro=4, source=f"{ACTOR_SIZE} 2 doubled for DPO", batch=16, mini=2,
-                             multiple=32)
+                             multiple=32, nearest=32)
     assert _mini_batch_lines(cli, path, *(("--trinity-version", version) if version else ())) == (
         [code], [line], refused)
 
@@ -261,12 +261,12 @@ def test_the_dpo_mini_batch_is_said_only_where_the_micro_batch_does_not_divide_i
     _, (line,), _ = _mini_batch_lines(cli, _with(path, 24, {}))
     assert line == MINI_SPLIT.format(where="Trinity 0.5, and 0.6 on verl before 0.8, assert", micro=2,
                                      source=f"{ACTOR_SIZE} 1 (unset: 1) doubled for DPO", batch=24, mini=3,
-                                     multiple=16)
+                                     multiple=16, nearest="16 or 32")
     # the deprecated whole-batch size over the ranks in its place, not doubled: 16 / 8 = 2, which 3 per GPU splits
     _, (line,), _ = _mini_batch_lines(cli, _with(path, 24, {"ppo_micro_batch_size": 16}))
     assert line == MINI_SPLIT.format(where="Trinity 0.5, and 0.6 on verl before 0.8, assert", micro=2,
                                      source="trainer.trainer_config.actor_rollout_ref.actor.ppo_micro_batch_size 16 "
-                                     "over them", batch=24, mini=3, multiple=16)
+                                     "over them", batch=24, mini=3, multiple=16, nearest="16 or 32")
     # with dynamic batch sizes on, verl cuts by tokens: not asserted (dpo-pair-dynamic says what that does)
     config = yaml.safe_load(_with(path, 24, {"ppo_micro_batch_size_per_gpu": 2}).read_text(encoding="utf-8"))
     config["trainer"]["use_dynamic_bsz"] = True

@@ -22,8 +22,8 @@ UNGROUPED = (f"{REF_SP} 2 is above the actor's 1: Trinity 0.5 builds no SP group
              "splits each of the ref's micro-batches over all the trainer GPUs but gives every GPU the first part, "
              "and gathers none back: the ref's log-probs are fewer than its tokens, so the first ref step fails "
              "(remove padding on, its default): set the ref's SP to the actor's (--write does)")
-FAILS_BEFORE_08 = (f"{REF_SP} 2 is not trainer.ulysses_sequence_parallel_size 1: Trinity 0.6 on verl 0.8 or later runs "
-                   "the ref at SP 1, but Trinity with verl before 0.8 builds no SP groups at the actor's SP 1, so the "
+FAILS_BEFORE_08 = ("{REF_SP} 2 is not trainer.ulysses_sequence_parallel_size 1: Trinity 0.6 on verl 0.8 or later runs "
+                   "the ref at SP 1, but {who} builds no SP groups at the actor's SP 1, so the "
                    "ref's forward at SP 2 gathers none of its split micro-batches back and fails at its first step "
                    "(remove padding on); the verdict is at SP 1: set them alike (--write does)")
 
@@ -36,8 +36,9 @@ def _current(cli, config: Path, *args: str) -> tuple[int, dict]:
 
 @pytest.mark.parametrize(("version", "code", "words", "check"), [
     (("--trinity-version", "0.5"), "ref-sp-ungrouped-refused", UNGROUPED, 1),
-    (("--trinity-version", "0.6"), "role-sp-differs", FAILS_BEFORE_08, 0),
-    ((), "role-sp-differs", FAILS_BEFORE_08, 0)])
+    (("--trinity-version", "0.6"), "role-sp-differs",
+     FAILS_BEFORE_08.format(REF_SP=REF_SP, who="Trinity 0.6 on verl before 0.8"), 0),
+    ((), "role-sp-differs", FAILS_BEFORE_08.format(REF_SP=REF_SP, who="Trinity with verl before 0.8"), 0)])
 def test_a_ref_sp_above_an_actor_sp_of_one(cli, tmp_path: Path, version: tuple[str, ...], code: str, words: str,
                                            check: int):
     # Trinity 0.5 sets no Ulysses group at the actor's SP 1 (fsdp_workers.py:140, :148 in 0.5.2), so verl 0.7.0 and

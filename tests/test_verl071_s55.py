@@ -41,15 +41,21 @@ REF_AT_2 = "  trainer_config:\n    actor_rollout_ref:\n      ref: {ulysses_seque
 SLICED = (f"{REF_SP} 2 is above the actor's 1: Trinity 0.5 builds no SP groups at an actor SP of 1, so verl 0.7 splits "
           "each of the ref's micro-batches over all the trainer GPUs but gives every GPU the first part, and gathers "
           "none back: the ref's log-probs are fewer than its tokens")
-FAILS_BEFORE_08 = (f"{REF_SP} 2 is not trainer.ulysses_sequence_parallel_size 1: Trinity 0.6 on verl 0.8 or later runs "
-                   "the ref at SP 1, but Trinity with verl before 0.8 builds no SP groups at the actor's SP 1, so the "
+FAILS_BEFORE_08 = ("{REF_SP} 2 is not trainer.ulysses_sequence_parallel_size 1: Trinity 0.6 on verl 0.8 or later runs "
+                   "the ref at SP 1, but {who} builds no SP groups at the actor's SP 1, so the "
                    "ref's forward at SP 2 gathers none of its split micro-batches back and fails at its first step "
                    "(remove padding on); the verdict is at SP 1: set them alike (--write does)")
-RUNS_AT_2 = (f"{REF_SP} 2 is not trainer.ulysses_sequence_parallel_size 1: Trinity with verl before 0.8 runs that role's "
+RUNS_AT_2 = ("{REF_SP} 2 is not trainer.ulysses_sequence_parallel_size 1: {who} runs that role's "
              "forward at SP 2 (with the trainer's token budget), splitting none of its micro-batches with remove "
              "padding off, Trinity 0.6 on verl 0.8 or later at SP 1; the verdict is at SP 1: set them alike (--write "
              "does)")
 
+
+def _words(template: str, version: str) -> str:
+    """`template` (`FAILS_BEFORE_08`, `RUNS_AT_2`) with the words that name the legacy path of `version` ("0.6", or
+    "none" for no release named)."""
+    return template.format(REF_SP=REF_SP, who="Trinity 0.6 on verl before 0.8" if version == "0.6" else
+                           "Trinity with verl before 0.8")
 
 def test_05_refuses_a_ref_sp_above_an_actor_sp_of_one_whose_forward_runs(cli, tmp_path: Path):
     # GRPO uses the ref, remove padding is on (the default): pad_input raises at the first ref step on verl 0.7.0
@@ -62,7 +68,8 @@ def test_05_refuses_a_ref_sp_above_an_actor_sp_of_one_whose_forward_runs(cli, tm
         cli, config, "0.5")[4]
     # Trinity 0.6 on verl 0.8 or later runs the ref at the trainer's SP: said, not refused, with or without 0.6.
     for version in ("0.6", "none"):
-        assert _judged(cli, config, version)[:4] == (0, False, [("role-sp-differs", FAILS_BEFORE_08)], 0)
+        assert _judged(cli, config, version)[:4] == (0, False, [("role-sp-differs", _words(FAILS_BEFORE_08, version))],
+                                                     0)
 
 
 @pytest.mark.parametrize(("algorithm", "model", "buffer", "why"), [
@@ -107,9 +114,9 @@ def test_05_with_remove_padding_off_the_ref_runs_whole_micro_batches(cli, tmp_pa
           "ref's SP to the actor's (--write does)"))]
     assert "but: the unset trainer.max_token_len_per_gpu, which Trinity fills with 16384" in text
     # Trinity 0.6 sets this key to trainer.use_remove_padding (on): its verl 0.7.1 path still fails.
-    assert _judged(cli, config, "0.6")[2][1] == ("role-sp-differs", FAILS_BEFORE_08)
+    assert _judged(cli, config, "0.6")[2][1] == ("role-sp-differs", _words(FAILS_BEFORE_08, "0.6"))
     # Without a release, 0.5 reads the key that is off: the old words.
-    assert _judged(cli, config, "none")[2][1] == ("role-sp-differs", RUNS_AT_2)
+    assert _judged(cli, config, "none")[2][1] == ("role-sp-differs", _words(RUNS_AT_2, "none"))
 
 
 def test_05_with_remove_padding_off_a_ref_over_actor_groups_is_not_split(cli, tmp_path: Path):
@@ -145,7 +152,7 @@ def test_06_with_its_own_remove_padding_off_the_ref_runs_before_verl_08(cli, tmp
                                     "padding, Trinity's default, and the verdict and the plans assume it; without it "
                                     "each micro-batch is padded to its longest sequence, and verl splits no sequence "
                                     "over Ulysses SP: set it to true")),
-            ("role-sp-differs", RUNS_AT_2),
+            ("role-sp-differs", _words(RUNS_AT_2, version)),
             ("token-budget-above-verdict", (
                 "the unset trainer.max_token_len_per_gpu, which Trinity fills with 16384 and the ref takes, at the "
                 "ref's SP 2: each of the ref's micro-batches holds 16384 x 2 tokens, and with remove padding off verl "

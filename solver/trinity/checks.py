@@ -43,6 +43,7 @@ from solver.rules import (
     micro_batch_stop_words,
     model_kind_words,
     model_type_words,
+    nearest_dividing_batches,
     one_transformers_words,
     other_layout,
     raised_budget_stop_words,
@@ -2011,8 +2012,9 @@ def _check_dpo_pair_dynamic(checks: _ConfigChecks, version: TrinityVersion | Non
     (`sequence_counted_roles`). With them on, verl cuts each GPU's mini-batch into micro-batches balanced by sequence
     length (Trinity 0.5.1 ``trainer/verl/dp_actor.py:103-114`` through verl 0.7.0's ``prepare_dynamic_batch``; 0.5.2
     ``:108-119`` and 0.6.0 ``trainer/verl_legacy/dp_actor.py:486-497`` through their own ``rearrange_micro_batches``,
-    ``trainer/verl/utils.py:308`` and ``trainer/verl_legacy/utils.py:396``; on verl 0.8 or later verl 0.9.1's
-    ``prepare_micro_batches``, ``workers/engine/utils.py:108-120``, whose ``force_group_size`` Trinity leaves 1):
+    ``trainer/verl/utils.py:308`` and ``trainer/verl_legacy/utils.py:396``; on verl 0.8 or later verl's own
+    ``prepare_micro_batches``, ``workers/engine/utils.py:74-86`` in 0.8.0, ``:108-120`` in 0.9.0 and 0.9.1, the
+    verl releases from 0.8 that Trinity 0.6.0's ``verl>=0.7.1`` takes, whose ``force_group_size`` Trinity leaves 1):
     Karmarkar-Karp partitions of single rows, each sorted by index, so a pair's chosen and rejected sequences land in
     different micro-batches whenever a mini-batch takes more than one. Trinity's DPO loss takes a micro-batch's even
     rows as chosen and its odd ones as rejected (``algorithm/policy_loss_fn/dpo_loss.py:30-33`` in 0.5.1, 0.5.2 and
@@ -2033,11 +2035,19 @@ def _check_dpo_pair_dynamic(checks: _ConfigChecks, version: TrinityVersion | Non
         f"{dotted(key)} is {shown} for DPO: the actor's update then cuts each GPU's mini-batch into micro-batches "
         "balanced by sequence length (Trinity 0.5.2 trainer/verl/dp_actor.py:108-119 through its "
         "rearrange_micro_batches, trainer/verl/utils.py:308; 0.6.0 trainer/verl_legacy/dp_actor.py:486-497, and on "
-        "verl 0.8 or later verl's prepare_micro_batches, workers/engine/utils.py:108-120 in 0.9.1), which puts a "
+        f"verl 0.8 or later verl's prepare_micro_batches, {ENGINE_MICRO_BATCHES_LINES}), which puts a "
         "pair's chosen and rejected sequences in different micro-batches wherever a mini-batch takes more than one, "
         "and Trinity's DPO loss takes a micro-batch's even rows as chosen and its odd ones as rejected "
         "(algorithm/policy_loss_fn/dpo_loss.py:30-33): it runs, but is not DPO: set trainer.use_dynamic_bsz to false"
-        f"{_pair_size_advice(checks.number(ROLE_MICRO_BATCH_SIZES[0]), version)}"))
+        f"{checks.names.write_does()}{_pair_size_advice(checks.number(ROLE_MICRO_BATCH_SIZES[0]), version)}"))
+
+
+ENGINE_MICRO_BATCHES_LINES = "workers/engine/utils.py:74-86 in verl 0.8.0, :108-120 in 0.9.0 and 0.9.1"
+"""Where verl's engine cuts a GPU's mini-batch into micro-batches (``prepare_micro_batches``), in each verl release
+from 0.8 that Trinity 0.6.0 runs (it asks for ``verl>=0.7.1``: 0.8.0, 0.9.0, 0.9.1)."""
+ENGINE_MINI_BATCH_ASSERT_LINES = "workers/engine/utils.py:91-93 in verl 0.8.0, :125-127 in 0.9.0 and 0.9.1"
+"""Where verl's engine asserts, with dynamic batch sizes off, that the micro-batch size per GPU divides the rows it
+cuts (``prepare_micro_batches``), in each verl release from 0.8 that Trinity 0.6.0 runs."""
 
 
 def _pair_size_advice(size: float | None, version: TrinityVersion | None) -> str:
@@ -2079,67 +2089,78 @@ def _check_whole_batch_sizes_over_ranks(checks: _ConfigChecks, trainer_gpus: int
                 f"{ROLE_MICRO_BATCH_SIZES[0 if path[-2] == 'actor' else 1][-1]} instead"))
 
 
-def _check_dpo_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, batch: TrainBatch,
-                          version: TrinityVersion | None) -> None:
-    """For DPO with the actor's update run with dynamic batch sizes off (as `version` may be:
-    `sequence_counted_roles`), check the actor's mini-batch per GPU against its micro-batch on each verl line. Trinity
-    sets ``ppo_mini_batch_size`` to the train `batch` (0.6.0 ``trainer/verl_legacy/verl_config.py:540`` and
+def _check_actor_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, batch: TrainBatch,
+                            version: TrinityVersion | None) -> None:
+    """For the actor's update run with dynamic batch sizes off (as `version` may be: `sequence_counted_roles`), check
+    its mini-batch per GPU against its micro-batch on each verl line, for any algorithm. Trinity sets
+    ``ppo_mini_batch_size`` to the train `batch` (0.6.0 ``trainer/verl_legacy/verl_config.py:540`` and
     ``trainer/verl/config.py:285``, 0.5.2 ``trainer/verl/verl_config.py:531``), which the data-parallel ranks,
     `trainer_gpus` / `sp`, share. Before verl 0.8 (Trinity 0.5, and 0.6 on verl 0.7) it doubles the actor's
-    micro-batch size per GPU for DPO (0.6.0 ``:685-688``, 0.5.2 ``:672-675``), and its worker divides the mini-batch
-    by the ranks, floored, takes the deprecated whole-batch size over them in place of the micro-batch size where set
-    (`DEPRECATED_MICRO_BATCH_SIZES`), and asserts that the micro-batch divides the mini-batch as the trainer starts
-    (0.6.0 ``trainer/verl_legacy/fsdp_workers.py:239-266``, 0.5.2 ``trainer/verl/fsdp_workers.py:223-250``). On verl
-    0.8 or later Trinity 0.6 doubles nothing, and verl's engine asserts at the actor's first update that the size as
-    written divides the mini-batch per GPU (verl 0.8.0 ``workers/engine/utils.py:91-93``; the mini-batch per GPU is
-    the batch over the ranks, ``workers/engine_workers.py:258-261``): judged where the size is set and the ranks
-    divide the batch (a size left unset, or a deprecated one, verl 0.8 refuses as the trainer starts, and a batch the
-    ranks do not divide it asserts first: said elsewhere). Refused (``dpo-mini-batch-split-refused``) where every
-    release `version` may be fails so (each runs the actor's update in rows, the micro-batch splitting the
-    mini-batch before verl 0.8, and for 0.6 on verl 0.8 or later too); else ``dpo-mini-batch-split``. The words
-    name only the releases and verl lines that fail. A mini-batch of 0 per GPU or a micro-batch of 0 is said elsewhere
+    micro-batch size per GPU for DPO (0.6.0 ``:685-688``, 0.5.2 ``:672-675``; its typed config gives 1 where unset,
+    ``:157``), and its worker divides the mini-batch by the ranks, floored, takes the deprecated whole-batch size over
+    them in place of the micro-batch size where set (`DEPRECATED_MICRO_BATCH_SIZES`), and asserts that the micro-batch
+    divides the mini-batch as the trainer starts (0.6.0 ``trainer/verl_legacy/fsdp_workers.py:239-266``, 0.5.2
+    ``trainer/verl/fsdp_workers.py:223-250``). On verl 0.8 or later Trinity 0.6 doubles nothing and hands verl's
+    engine the mini-batch for every algorithm (``_update_actor``, ``trainer/verl/trainer.py:794-808``), and the engine
+    asserts at the actor's first update that the size as written divides the mini-batch per GPU
+    (`ENGINE_MINI_BATCH_ASSERT_LINES`; the mini-batch per GPU is the batch over the ranks,
+    ``workers/engine_workers.py:258-261`` in verl 0.8.0, ``:266-269`` in 0.9.0, ``:267-270`` in 0.9.1): judged where
+    the size is set and the ranks divide the batch (a size left unset, or a deprecated one, verl 0.8 refuses as the
+    trainer starts, and a batch the ranks do not divide it asserts first: said elsewhere). Refused
+    (``dpo-mini-batch-split-refused``, ``mini-batch-split-refused`` for other algorithms) where every release
+    `version` may be fails so (each runs the actor's update in rows, the micro-batch splitting the mini-batch before
+    verl 0.8, and for 0.6 on verl 0.8 or later too); else ``dpo-mini-batch-split``, ``mini-batch-split``. The words
+    name only the releases and verl lines that fail, in one line where both fail on the same micro-batch (other
+    algorithms, which double nothing). A mini-batch of 0 per GPU or a micro-batch of 0 is said elsewhere
     (``batch-divides``, ``micro-batch-unset-refused``)."""
     releases: tuple[TrinityVersion, ...] = ("0.5", "0.6") if version is None else (version,)
     in_rows = [release for release in releases if "actor" in sequence_counted_roles(checks.flag, release)]
-    if not trains_dpo(checks.value(("algorithm", "algorithm_type"))) or batch.size is None or sp < 1 or not in_rows:
+    if batch.size is None or sp < 1 or not in_rows:
         return
+    dpo = trains_dpo(checks.value(("algorithm", "algorithm_type")))
     ranks = trainer_gpus // sp
     mini = batch.size // ranks if ranks > 0 else 0
     size, whole = checks.number(ROLE_MICRO_BATCH_SIZES[0]), checks.number(DEPRECATED_MICRO_BATCH_SIZES[0])
     written = int(size) if size is not None and size >= 1 else 1
-    doubled = int(whole) // ranks if whole is not None and ranks > 0 else 2 * written
+    legacy = int(whole) // ranks if whole is not None and ranks > 0 else 2 * written if dpo else written
     source = (f"{dotted(DEPRECATED_MICRO_BATCH_SIZES[0])} {shown_number(whole)} over them" if whole is not None else
-              f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} {written}{'' if size is not None else ' (unset: 1)'} doubled for "
-              "DPO")
-    before_08 = mini >= 1 and doubled >= 1 and mini % doubled != 0
+              f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} {written}{'' if size is not None else ' (unset: 1)'}"
+              + (" doubled for DPO" if dpo else ""))
+    before_08 = mini >= 1 and legacy >= 1 and mini % legacy != 0
     on_08 = ("0.6" in in_rows and mini >= 1 and size is not None and size >= 1 and whole is None
              and batch.size % ranks == 0 and mini % written != 0)
-    code = (ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED
-            if set(in_rows) == set(releases) and before_08 and (on_08 or "0.6" not in releases)
-            else ConfigProblemCode.DPO_MINI_BATCH_SPLIT)
+    codes = ((ConfigProblemCode.MINI_BATCH_SPLIT_REFUSED, ConfigProblemCode.MINI_BATCH_SPLIT) if not dpo else
+             (ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED, ConfigProblemCode.DPO_MINI_BATCH_SPLIT))
+    code = codes[0] if set(in_rows) == set(releases) and before_08 and (on_08 or "0.6" not in releases) else codes[1]
+    engine = (f"Trinity 0.6 on verl 0.8 or later{', which doubles nothing,' if dpo else ''} asserts at the actor's "
+              f"first update ({ENGINE_MINI_BATCH_ASSERT_LINES})")
     if before_08:
         where = "Trinity 0.5 asserts" if in_rows == ["0.5"] else (
             "Trinity 0.6 on verl before 0.8 asserts" if in_rows == ["0.6"] else
             "Trinity 0.5, and 0.6 on verl before 0.8, assert")
-        checks.add(code, _dpo_mini_batch_words(f"{where} as the trainer starts", doubled, source, batch, mini,
-                                               (ranks, trainer_gpus, sp)))
+        where += " as the trainer starts"
+        if on_08 and legacy == written:  # the same micro-batch splits it on both lines: one line says both
+            where += f", and 0.6 on verl 0.8 or later at the actor's first update ({ENGINE_MINI_BATCH_ASSERT_LINES})"
+            on_08 = False
+        checks.add(code, _mini_batch_words(dpo, where, legacy, source, batch, mini, (ranks, trainer_gpus, sp)))
     if on_08:
-        checks.add(code, _dpo_mini_batch_words(
-            "Trinity 0.6 on verl 0.8 or later, which doubles nothing, asserts at the actor's first update "
-            "(verl 0.8.0 workers/engine/utils.py:91-93)", written, f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} {written}",
-            batch, mini, (ranks, trainer_gpus, sp)))
+        checks.add(code, _mini_batch_words(dpo, engine, written, f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} {written}",
+                                           batch, mini, (ranks, trainer_gpus, sp)))
 
 
-def _dpo_mini_batch_words(where: str, micro: int, source: str, batch: TrainBatch, mini: int,
-                          layout: tuple[int, int, int]) -> str:
-    """The words of a ``dpo-mini-batch-split`` line: `where` asserts that the actor's micro-batch per GPU, `micro`
-    sequences (from `source`), divides its mini-batch per GPU, `mini`, the train `batch` over the ranks of `layout`
-    (ranks, trainer GPUs, SP); what to set."""
+def _mini_batch_words(dpo: bool, where: str, micro: int, source: str, batch: TrainBatch, mini: int,
+                      layout: tuple[int, int, int]) -> str:
+    """The words of a ``mini-batch-split`` line (``dpo-mini-batch-split`` for `dpo`): `where` asserts that the actor's
+    micro-batch per GPU, `micro` sequences (from `source`), divides its mini-batch per GPU, `mini`, the train `batch`
+    over the ranks of `layout` (ranks, trainer GPUs, SP); what to set, with the nearest batch that does
+    (`nearest_dividing_batches`)."""
     ranks, trainer_gpus, sp = layout
-    return (f"DPO with dynamic batch sizes off in the actor's update: {where} that its micro-batch per GPU, {micro} "
-            f"sequences ({source}), divides its mini-batch per GPU, {batch.source} {batch.size} over the {ranks} "
-            f"data-parallel ranks (trainer GPUs {trainer_gpus} / SP {sp}) = {mini}, which it does not: "
-            f"the trainer fails there; make {batch.source} a multiple of {ranks * micro} ({ranks} ranks x {micro})")
+    nearest = " or ".join(map(str, nearest_dividing_batches(batch.size or 0, ranks * micro)))
+    return (f"{'DPO with d' if dpo else 'D'}ynamic batch sizes off in the actor's update: {where} that its micro-batch "
+            f"per GPU, {micro} sequences ({source}), divides its mini-batch per GPU, {batch.source} {batch.size} over "
+            f"the {ranks} data-parallel ranks (trainer GPUs {trainer_gpus} / SP {sp}) = {mini}, which it does not: "
+            f"the trainer fails there; make {batch.source} a multiple of {ranks * micro} ({ranks} ranks x {micro}; the "
+            f"nearest to {batch.size}: {nearest})")
 
 
 def _fails_on_every_verl(checks: _ConfigChecks, path: Path, paths: Iterable[tuple[str, ...]],
@@ -2646,7 +2667,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     sp, role_sps = _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
     _check_batch_over_trainer_gpus(checks, trainer_gpus, batch, sp, role_sps.values())
     _check_whole_batch_sizes_over_ranks(checks, trainer_gpus, sp, version)
-    _check_dpo_mini_batch(checks, trainer_gpus, sp, batch, version)
+    _check_actor_mini_batch(checks, trainer_gpus, sp, batch, version)
     length = max_model_len if max_model_len is not None else checks.number(("model", "max_model_len"))
     _check_token_budgets(checks, length, sp, role_sps, version)
     _check_prompt_and_response(checks, length)

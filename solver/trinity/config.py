@@ -22,6 +22,7 @@ from solver.query import (
     ConfigProblemCode,
     TrinityConfig,
     VllmRollout,
+    legacy_release_words,
     lora_targets_given,
 )
 from solver.results import ALLOC_CONF_VARIABLES, ENV_EXPORT, env_when, expandable_segments
@@ -772,11 +773,12 @@ def _role_sp_runs(reader: ConfigReader, version: TrinityVersion | None, path: tu
     (the actor's own, else the trainer's `sp`), whose forward fails with remove padding on (`_ref_removes_padding`:
     Trinity 0.6.0's
     ``verl_legacy/fsdp_workers.py:162`` builds no SP group, and its ``dp_actor.py`` slices and gathers as verl's);
-    Trinity 0.6 on verl 0.8 or later at `sp`."""
+    Trinity 0.6 on verl 0.8 or later at `sp`; the legacy path named as `legacy_release_words` names it."""
     actor_sp = read_or_none(reader.integer, ROLE_SP_KEYS[0]) or sp
     removes_padding = _ref_removes_padding(reader, version)
+    legacy = legacy_release_words(version)
     if path == ROLE_SP_KEYS[1] and role_sp > actor_sp == 1 and removes_padding:
-        return (f"Trinity 0.6 on verl 0.8 or later runs the ref at SP {sp}, but Trinity with verl before 0.8 builds no "
+        return (f"Trinity 0.6 on verl 0.8 or later runs the ref at SP {sp}, but {legacy} builds no "
                 f"SP groups at the actor's SP 1, so the ref's forward at SP {role_sp} gathers none of its split "
                 "micro-batches back and fails at its first step (remove padding on)")
     budget = "its own" if read_or_none(reader.integer, budget_path) is not None else "the trainer's"
@@ -785,7 +787,7 @@ def _role_sp_runs(reader: ConfigReader, version: TrinityVersion | None, path: tu
         runs = f"that role's forward at SP {role_sp} (with {budget} token budget)" + (
             " within the actor's SP groups" if removes_padding else
             ", splitting none of its micro-batches with remove padding off")
-    return f"Trinity with verl before 0.8 runs {runs}, Trinity 0.6 on verl 0.8 or later at SP {sp}"
+    return f"{legacy} runs {runs}, Trinity 0.6 on verl 0.8 or later at SP {sp}"
 
 
 LORA_KEYS = (LORA_CONFIGS, VERL_LORA_RANK,

@@ -282,16 +282,15 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     """The keys `plan` sets, in the fragment's order (model section first, then trainer); the offload flags under each
     role's ``fsdp_config``, and without Offload the flags `config` (the user's, None for none) has, set to false;
     Trinity 0.6's flags under ``trainer`` with Offload or where `config` has them (never for 0.5); dynamic batch sizes
-    (not the trainer's or the actor's for DPO, `_dynamic_batch_keys`),
-    gradient checkpointing and remove padding back on where `config` turns them off (its interpolations resolved from
+    (for DPO the trainer's and the actor's off, `_dynamic_batch_keys`), gradient checkpointing and remove padding back on where `config` turns them off (its interpolations resolved from
     `environ`; not Trinity 0.6's ``trainer.use_remove_padding`` for 0.5, which refuses it), remove padding off for a
     model it would train wrong (`remove_padding_violation`; the critic's own too, but for 0.6, which ignores it), and
     for that model dynamic batch sizes off with one sequence per micro-batch (`_micro_batch_keys`; for DPO, the actor's
     one pair by `version`: `dpo`, whether the plan counted a pair, an answer's `Answer.dpo_pairs`, or else where
-    `config` trains DPO in `environ`, `config_trains_dpo`); for DPO where the actor's update runs with dynamic batch
-    sizes off on a release `version` may be, which ``--write`` keeps (`config_dpo_in_rows`), the actor's one pair for
-    any model: its micro-batches hold rows, not a token budget, and the plan counts one pair, Trinity's default budget
-    (`solver.query.check_dpo_budget_unread`); no LoRA config where `config` sets LoRA or the plan's LoRA is a
+    `config` trains DPO in `environ`, `config_trains_dpo`); for DPO the actor's one pair for any model, its update in
+    rows as a config has it off on a release `version` may be (`config_dpo_in_rows`) or as the keys turn it off
+    (`turns_dpo_rows`, and for a config that has it on): its micro-batches hold rows, not a token budget, and the plan
+    counts one pair, Trinity's default budget (`solver.query.check_dpo_budget_unread`); no LoRA config where `config` sets LoRA or the plan's LoRA is a
     config's own that it keeps (`config_lora`: `solver.query.Query.config_lora`), whose adapter it would replace. For
     `version` 0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name for
     that, as the comment on 0.6's flags says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the
@@ -300,7 +299,9 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     either source)."""
     readings = _config_readings(config, environ)
     padded = one_sequence_per_micro_batch(model)
-    rows_off = turns_dpo_rows(plan, model, config, bool(dpo))
+    # DPO's actor update in rows of one pair, as the plans count it (`solver.api`'s budget: the default's): a config's
+    # dynamic batch sizes, on, split its pairs (``dpo-pair-dynamic``), so they are turned off as without a config
+    rows_off = turns_dpo_rows(plan, model, config, bool(dpo)) or (_trains_dpo(readings) and not padded)
     pair = bool(dpo) or _trains_dpo(readings) or rows_off
     rows = rows_off or (pair and _actor_update_in_rows(readings, version))
     return [
@@ -317,7 +318,8 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         # verl's own key, commented where 0.5 reads it
         *_remove_padding_keys(model, readings, REMOVE_PADDING_KEYS[1], version, commented=version == "0.5"),
         # a role's keys together, a section's together (the fragment nests them)
-        *(key for role in ROLES for key in _role_keys(plan, role, config, readings, version, padded, pair, rows)),
+        *(key for role in ROLES
+          for key in _role_keys(plan, role, config, readings, version, padded, pair, rows, rows_off)),
         *_own_budget_keys(plan, "rollout", readings, version),
         *(_micro_batch_keys("rollout") if padded or rows else []),
         *(_remove_padding_keys(model, readings, CRITIC_REMOVE_PADDING_KEY, version, commented=False)
@@ -535,12 +537,16 @@ def _dynamic_batch_keys(readings: _ConfigReadings, paths: Iterable[Path], padded
                         actor_pair: bool = False, dpo: bool = False, dpo_rows: bool = False) -> list[PlanKey]:
     """The dynamic batch size keys of `paths`: back on where the config turns them off (`_turned_back_on`), but for
     `dpo` the trainer's and the actor's, which off keep the actor's pairs whole (``dpo-pair-dynamic``,
-    `solver.trinity.checks._check_dpo_pair_dynamic`): the trainer's off, with why, where no config says (`dpo_rows`:
-    Trinity's default is on; the actor's unset takes it); for a model whose micro-batches are `padded` (remove padding
-    off, `remove_padding_violation`), off: the trainer's always, with why (where the actor's size below is DPO's 2,
-    `actor_pair`, saying so), a role's where the config has it (unset, it takes the trainer's)."""
+    `solver.trinity.checks._check_dpo_pair_dynamic`): where the actor's update is to run in rows (`dpo_rows`), off:
+    the trainer's always, with why (Trinity's default is on; the actor's unset takes it), so that a fragment holds it,
+    the actor's own where the config has it on (Trinity 0.5 reads it); for a model whose micro-batches are `padded` (remove
+    padding off, `remove_padding_violation`), off: the trainer's always, with why (where the actor's size below is
+    DPO's 2, `actor_pair`, saying so), a role's where the config has it (unset, it takes the trainer's)."""
     if dpo_rows:
-        return [PlanKey(path=path, value=False, comment=DPO_DYNAMIC_BATCH_WORDS) for path in paths if len(path) == 2]
+        return [PlanKey(path=path, value=False, comment=DPO_DYNAMIC_BATCH_WORDS) if len(path) == 2
+                else PlanKey(path=path, value=False, existing_only=True)
+                for path in paths if path == DYNAMIC_BATCH_KEYS[0]
+                or path == DYNAMIC_BATCH_KEYS[1] and not readings.turned_off(path)]
     if not padded:
         return _turned_back_on(readings, [path for path in paths if not (dpo and path in DYNAMIC_BATCH_KEYS[:2])])
     comment = PADDED_DPO_DYNAMIC_BATCH_WORDS if actor_pair else PADDED_DYNAMIC_BATCH_WORDS
@@ -575,7 +581,7 @@ def _micro_batch_keys(section: str, dpo: bool = False, version: TrinityVersion |
 def turns_dpo_rows(plan: Plan, model: Model, config: Any, dpo: bool = False) -> bool:
     """Whether the keys of `plan` for DPO (`Plan.dpo`, or the caller's `dpo`, as `keys_for_plan`'s: the fragment of a
     plan asked with ``dpo=True``) without a `config` (None) turn the trainer's dynamic batch sizes off, the actor's
-    update in rows of one pair (`DPO_PAIR_SIZES`), as ``--write`` keeps a DPO config's: Trinity's default, on, splits
+    update in rows of one pair (`DPO_PAIR_SIZES`), as ``--write`` does a DPO config's: Trinity's default, on, splits
     the pairs (``dpo-pair-dynamic``); a padded `model`'s are off already (`one_sequence_per_micro_batch`)."""
     return config is None and (plan.dpo or dpo) and not one_sequence_per_micro_batch(model)
 
@@ -612,18 +618,20 @@ def dpo_pair_note(name: str, model: Model, version: TrinityVersion | None,
                   version_option: str = COMMAND_OPTIONS.trinity_05, rows: bool = False) -> str | None:
     """What the actor's micro-batch size written for a DPO config (named `name`) of `model` means on each verl line,
     for the release `version` (`DPO_PAIR_SIZES`), naming the caller's `version_option` that writes 0.5's: ``--write``'s
-    note, and `solver.trinity.PatchedConfig.dpo_note`; None where nothing needs saying (a model trained with remove
-    padding, `one_sequence_per_micro_batch`, whose token budget bounds a micro-batch, unless the config's actor update
-    holds `rows`, `config_dpo_in_rows`; 0.5's 1, one pair there)."""
+    note, and `solver.trinity.PatchedConfig.dpo_note`; None with 0.5 (its 1, one pair there). The actor's update runs
+    in rows of that size as the config has it (`rows`, `config_dpo_in_rows`; one padded sequence per micro-batch for a
+    model trained so, `one_sequence_per_micro_batch`) or as what is made from it turns its dynamic batch sizes off."""
     padded = one_sequence_per_micro_batch(model)
-    if version == "0.5" or not (padded or rows):
+    if version == "0.5":
         return None
     before = "Trinity 0.6 on verl 0.7" if version else "Trinity 0.5, 0.6 on verl 0.7"
     writer = "" if version else f" ({version_option} does)"
     how = (f"one padded sequence per micro-batch for {model.name}" if padded
-           else "dynamic batch sizes off in the actor's update")
+           else "dynamic batch sizes off in the actor's update" if rows else
+           "dynamic batch sizes on in the actor's update, which split its pairs")
+    writes = "writes" if padded or rows else "turns them off and writes"
     return (f"{name} trains DPO with {how}, so what is made from it "
-            f"writes {'.'.join(ROLE_MICRO_BATCH_SIZES[0])} 2, one pair, a chosen and a rejected sequence, as Trinity "
+            f"{writes} {'.'.join(ROLE_MICRO_BATCH_SIZES[0])} 2, one pair, a chosen and a rejected sequence, as Trinity "
             f"0.6 on verl 0.8 or later needs; but no one size fits both verl lines: before verl 0.8 ({before}) "
             f"Trinity doubles it to 4 sequences, two pairs, so there write 1{writer}")
 
@@ -663,7 +671,8 @@ def _trainer_offload_flags(plan: Plan, config: Any, version: TrinityVersion | No
 
 
 def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
-               version: TrinityVersion | None, padded: bool, dpo: bool, rows: bool = False) -> list[PlanKey]:
+               version: TrinityVersion | None, padded: bool, dpo: bool, rows: bool = False,
+               rows_off: bool = False) -> list[PlanKey]:
     """A role's keys: its own SP and hand-set token budget where `config` has them, its dynamic batch sizes back
     on (off, with one sequence per micro-batch, where its micro-batches are `padded`: `_dynamic_batch_keys`; the
     actor's one pair for `dpo`: `_micro_batch_keys`, and so where the actor's update holds `rows`,
@@ -675,7 +684,8 @@ def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
     # A role's own SP, which Trinity with verl before 0.8 takes over the trainer's: the plan's too.
     keys = [PlanKey(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
     keys += _dynamic_batch_keys(
-        readings, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)), padded, dpo=dpo)
+        readings, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)), padded, dpo=dpo,
+        dpo_rows=rows_off and role == "actor")
     keys += _micro_batch_keys(role, dpo, version) if padded or rows else []
     keys += _own_budget_keys(plan, role, readings, version)
     if role == "ref" and not plan.reference_model:

@@ -97,8 +97,9 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames, gpu: 
     from solver.trinity.checks import trinity_config_problems
 
     # DPO's actor size is checked for DPO; its 2 where the release may be on either verl line is what its comment says
-    checked = ({**settings.config, "algorithm": {"algorithm_type": "dpo"}} if dpo or turns_dpo_rows(plan, model, layout)
-               else settings.config)
+    # (a DPO `layout`'s rows too, which the keys turn its dynamic batch sizes off for)
+    checked = ({**settings.config, "algorithm": {"algorithm_type": "dpo"}}
+               if dpo or turns_dpo_rows(plan, model, layout) or config_trains_dpo(layout, environ) else settings.config)
     # LoRA on a mixture of experts whose adapter config Trinity saves cut short, or on targets that one transformers'
     # PEFT alone takes where the release may run either (the plan's caution, checked on the layouts the config is
     # written for): the LoRA key's comment says so
