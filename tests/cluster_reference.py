@@ -79,7 +79,7 @@ from reference import Release, _estimate_margin, _host_need, _load_need, _up_to_
 
 from solver.memory import margin_room
 from solver.results import trainer_spans_nodes_caution
-from solver.tables import Catalog, Setting, load_memory_model
+from solver.tables import Catalog, Setting, Weights, load_memory_model
 
 ONE = "one"
 WHOLE = "whole"
@@ -522,6 +522,42 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+COUNTED_MODEL_TYPES = (None, "qwen3", "qwen3_moe")
+"""The models the reference counts: the catalogue's (no ``model_type``), and a ``model_config`` of Qwen3's classes,
+whose layout and rules are the catalogue's Qwen3 models' (docs/memory.md, "A model the catalogue lacks")."""
+
+
+def counted_model(model: Any) -> bool:
+    """Whether the reference counts `model` (a catalogue `Model`) as the product does: one of `COUNTED_MODEL_TYPES`
+    with none of the traits of other architectures that docs/memory.md counts apart (its own modeling code, one
+    padded sequence per micro-batch; an unchecked layout, latent attention, soft-capped logits, MTP layers, a
+    sliding window, YaRN other than Qwen's)."""
+    return (model.model_type in COUNTED_MODEL_TYPES and model.ulysses_unreached is None
+            and model.unchecked_layout is None and model.mla is None and not model.logit_softcapping
+            and model.qwen_yarn and not model.uncounted_mtp_layers and model.vllm_sliding_window is None)
+
+
+def fleet_instance(catalog: Catalog, fleet: Any) -> dict | None:
+    """The instance of a fleet as `solve cluster` reads it (a `solver.tables.Fleet`: its names resolved, its
+    ``model_config`` models in `catalog`, as `Catalog.for_fleet` gives them), as this reference reads one; None where a
+    job trains what the reference does not count: a LoRA adapter, no reference model, DPO, a model not
+    `counted_model`."""
+    if any(job.lora_rank or job.reference_model is False or job.dpo or not counted_model(catalog.model(job.model))
+           for job in fleet.jobs):
+        return None
+    pools = [{"name": pool.name, "gpu": pool.gpu, "nodes": pool.nodes, "gpus_per_node": pool.gpus_per_node,
+              "host_ram_gb": pool.host_ram_gb, "node_interconnect": pool.node_interconnect, "down": list(pool.down)}
+             for pool in fleet.pools]
+    jobs = [{"name": job.name, "model": job.model, "rollout_gpus": job.rollout_gpus, "priority": job.priority,
+             "pool": job.pool, "required": job.required, "train_batch_size": job.train_batch_size,
+             "critic": job.critic, "trinity_version": job.trinity_version,
+             "max_model_len": job.max_model_len if _is_int(job.max_model_len) else {
+                 "at_least": job.max_model_len.at_least,
+                 **({} if job.max_model_len.at_most is None else {"at_most": job.max_model_len.at_most})}}
+            for job in fleet.jobs]
+    return {"pools": pools, "jobs": jobs}
+
+
 def check_placements(
     catalog: Catalog,
     instance: dict,
@@ -532,6 +568,7 @@ def check_placements(
     estimates: bool = False,
     token_budget: str = "default",
     trinity_version: str | None = None,
+    weights: Weights | None = None,
 ) -> list[str]:
     """Problems with a solver result (validity only, not optimality); an empty list means valid.
 
@@ -540,7 +577,8 @@ def check_placements(
     whose trainer spans nodes (more GPUs than a node) is cautioned ``trainer-spans-nodes`` unless its pool states
     ``node_interconnect: infiniband`` or ``roce``. With minimize_nodes every job must be placed. `trinity_version` is
     the run's release (``solve cluster --trinity-version``, `place`'s keyword): each job's plans are counted for its
-    own ``trinity_version``, else for the run's (docs/cluster.md).
+    own ``trinity_version``, else for the run's (docs/cluster.md). `weights`: the cost weights the plans were weighed
+    with (None: the shipped ones).
     """
     problems: list[str] = []
     jobs = {job["name"]: _under_release(job, trinity_version) for job in _jobs(instance)}
@@ -619,7 +657,8 @@ def check_placements(
                                    estimates=estimates, token_budget=token_budget if estimates else "default",
                                    host_ram_gb=pool.get("host_ram_gb"), train_batch_size=job.get("train_batch_size"),
                                    budget_margin=_roomy_margin(catalog, gpu, job) if stopped else None,
-                                   critic=_critic(job), trinity_version=job.get("trinity_version"))
+                                   critic=_critic(job), trinity_version=job.get("trinity_version"),
+                                   weights=weights)
         if ignore_unused_gpus:
             plan_problems = [p for p in plan_problems if not p.startswith("unused_gpus=")]
         problems.extend(f"{where}: plan: {p}" for p in plan_problems)

@@ -32,6 +32,7 @@ import solver.cli.maps
 import solver.cli.memory
 import solver.cli.output
 import solver.clock
+import solver.cluster
 import solver.cluster.options
 import solver.render
 import solver.solve
@@ -73,6 +74,44 @@ def _no_wall_clock(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPat
     clock."""
     if request.node.get_closest_marker("wall_clock") is None:
         monkeypatch.setattr(solver.clock, "seconds_left", lambda deadline: math.inf)
+
+
+@pytest.fixture(autouse=True)
+def _placements_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every placement made in-process (``solve cluster``, `solver.place`) is checked by the tests' independent
+    reference, `cluster_reference.check_placements` (validity: plans, layouts, nodes, host memory), where the reference
+    counts what was asked (`reference_problems`); a placement it finds wrong fails the test."""
+    placed = solver.cluster.place
+
+    def checked(fleet: Any, planner: Any, **options: Any) -> Any:
+        result = placed(fleet, planner, **options)
+        _t0 = time.process_time()
+        problems = reference_problems(fleet, planner, result, options.get("minimize") == "nodes")
+        if os.environ.get("REFCHECK87_LOG"):  # TEMP
+            from cluster_reference import fleet_instance as _fi
+            why = "checked" if problems is not None else ("job" if _fi(planner.catalog, fleet) is None else "options") 
+            with open(os.environ["REFCHECK87_LOG"], "a") as _log:
+                _log.write(f"{os.environ.get('PYTEST_CURRENT_TEST','?').split(' ')[0]}\t{why}\t"
+                           f"{time.process_time() - _t0:.3f}\t{bool(options.get('running'))}\t{problems}\n")
+        assert not problems, f"the reference finds the placement wrong: {problems}"
+        return result
+
+    monkeypatch.setattr(solver.cluster, "place", checked)
+
+
+def reference_problems(fleet: Any, planner: Any, result: Any, minimize_nodes: bool) -> list[str] | None:
+    """What `cluster_reference.check_placements` finds wrong with `result`, a placement of `fleet` by `planner`'s
+    options; None where the reference does not count what was asked: a memory model or margin of one's own,
+    estimates alone, or a job that `cluster_reference.fleet_instance` leaves out."""
+    from cluster_reference import check_placements, fleet_instance  # the reference, imported where a placement is made
+
+    instance = fleet_instance(planner.catalog, fleet)
+    if instance is None or planner.memory is not None or planner.margin is not None or planner.estimate == "only":
+        return None
+    return check_placements(planner.catalog, instance, json.loads(result.model_dump_json()),
+                            minimize_nodes=minimize_nodes, estimates=planner.estimate == "auto",
+                            token_budget=planner.token_budget, trinity_version=planner.trinity_release,
+                            weights=planner.weights)
 
 
 MYPY_USER_FILE = "MYPY_USER_FILE"
