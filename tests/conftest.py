@@ -102,11 +102,12 @@ def _placements_checked(monkeypatch: pytest.MonkeyPatch) -> None:
 def reference_problems(fleet: Any, planner: Any, result: Any, minimize_nodes: bool) -> list[str] | None:
     """What `cluster_reference.check_placements` finds wrong with `result`, a placement of `fleet` by `planner`'s
     options; None where the reference does not count what was asked: a memory model or margin of one's own,
-    estimates alone, or a job that `cluster_reference.fleet_instance` leaves out."""
+    estimates alone, a job that `cluster_reference.fleet_instance` leaves out, or no placement (infeasible)."""
     from cluster_reference import check_placements, fleet_instance  # the reference, imported where a placement is made
 
     instance = fleet_instance(planner.catalog, fleet)
-    if instance is None or planner.memory is not None or planner.margin is not None or planner.estimate == "only":
+    if (instance is None or planner.memory is not None or planner.margin is not None or planner.estimate == "only"
+            or result.status == "infeasible"):  # no placement: nothing to check (the jobs that must be, left out)
         return None
     return check_placements(planner.catalog, instance, json.loads(result.model_dump_json()),
                             minimize_nodes=minimize_nodes, estimates=planner.estimate == "auto",
