@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from cluster_reference import best_value, check_placements, value_of
-from test_cluster import CATALOG, solved
+from test_cluster import solved
 from test_hostref_s71 import ADAM_GIB, BF16_PINNED_GIB, FP32_PINNED_GIB, LOAD_GIB
 
 from solver.api import answer_query, config_query, plan
