@@ -12,7 +12,9 @@ Instance (plain dicts, as loaded from YAML)::
 `priority` defaults to 1, `required` to false (true: the job must be placed, else there is no placement),
 `pool` to any pool, `rollout_gpus` to 0, `host_ram_gb` and `train_batch_size` to
 unchecked, `critic` to "none" (else "resident", "offloaded" or "reloaded": a PPO critic its plans count, as
-`reference.enumerate_plans(..., critic=...)` does), `trinity_version` to none named, or in `check_placements` the
+`reference.enumerate_plans(..., critic=...)` does), `reference_model` to true (false: the run builds none, and its
+host memory counts no reference shards, as `reference.enumerate_plans(..., reference_model=False)`), `trinity_version`
+to none named, or in `check_placements` the
 run's release (else the Trinity release its plans are counted for, as `reference.enumerate_plans(...,
 trinity_version=...)` counts them). GPU and model names may be aliases.
 
@@ -79,7 +81,7 @@ from reference import Release, _estimate_margin, _host_need, _load_need, _up_to_
 
 from solver.memory import margin_room
 from solver.results import trainer_spans_nodes_caution
-from solver.tables import Catalog, Setting, load_memory_model
+from solver.tables import Catalog, Setting, Weights, load_memory_model
 
 ONE = "one"
 WHOLE = "whole"
@@ -211,14 +213,14 @@ def sp_fits_nodes(n: int, sp: int, gpus_per_node: int) -> bool:
 def _plans_cached(catalog: Catalog, gpu: str, model: str, n: int, length: int | None, node_gpus: int,
                   estimates: bool, host_ram_gb: float | None, token_budget: str,
                   train_batch_size: int | None, margin: float | None, host_node_gpus: int,
-                  critic: str | None, trinity_version: str | None) -> tuple[dict, ...]:
+                  critic: str | None, trinity_version: str | None, reference_model: bool) -> tuple[dict, ...]:
     return tuple(
         enumerate_plans(
             catalog, gpu=gpu, model=model, objective="max_len" if length is None else "cheapest", budget_gpus=n,
             exact=True, max_model_len=length, node_gpus=node_gpus, host_node_gpus=host_node_gpus,
             estimates=estimates, host_ram_gb=host_ram_gb,
             token_budget=token_budget if estimates else "default", train_batch_size=train_batch_size, margin=margin,
-            critic=critic, trinity_version=trinity_version,
+            critic=critic, trinity_version=trinity_version, reference_model=reference_model,
         )
     )
 
@@ -232,7 +234,7 @@ def _plans(catalog: Catalog, gpu: str, job: dict, n: int, length: int | None, po
     g = pool["gpus_per_node"]
     return _plans_cached(catalog, gpu, catalog.model(job["model"]).name, n, length, g if n > g else n, estimates,
                          pool.get("host_ram_gb"), token_budget, job.get("train_batch_size"), margin, g, _critic(job),
-                         job.get("trinity_version"))
+                         job.get("trinity_version"), job.get("reference_model", True))
 
 
 def _stretch_plan(catalog: Catalog, gpu: str, job: dict, n: int, pool: dict, estimates: bool, token_budget: str,
@@ -286,7 +288,7 @@ def shared_host_need(catalog: Catalog, model: str, n: int, plan: dict, shape: tu
     need = _host_need if plan["offload"] else _load_need
     return _up_to_a_tenth(need(catalog.model(model), n, n, plan.get("critic"),
                                Release.named(plan.get("trinity_version")),
-                               catalog.gpu(pool["gpu"]).compute_capability))
+                               catalog.gpu(pool["gpu"]).compute_capability, plan.get("reference_model", True)))
 
 
 def job_candidates(catalog: Catalog, job: dict, pool: dict, estimates: bool = False,
@@ -425,9 +427,10 @@ def _sort_key(value: tuple[int, int, int], order: int, minimize_nodes: bool) -> 
 
 
 def _search(catalog: Catalog, instance: dict, minimize_nodes: bool, per_footprint: bool, estimates: bool,
-            token_budget: str = "default", left_out: str | None = None):
-    """The best placement (value, choice, jobs), with the job named `left_out` (if any) not placed."""
-    jobs = _jobs(instance)
+            token_budget: str = "default", left_out: str | None = None, trinity_version: str | None = None):
+    """The best placement (value, choice, jobs), with the job named `left_out` (if any) not placed, each job counted
+    for its own Trinity release, else for the run's `trinity_version` (`_under_release`)."""
+    jobs = [_under_release(job, trinity_version) for job in _jobs(instance)]
     options = [[None] if job["name"] == left_out else _options(catalog, instance, job, per_footprint, estimates,
                                                                token_budget) for job in jobs]
     # Every job must be placed with minimize_nodes, and each `required: true` one always.
@@ -455,12 +458,14 @@ def _search(catalog: Catalog, instance: dict, minimize_nodes: bool, per_footprin
 
 
 def best_value(catalog: Catalog, instance: dict, minimize_nodes: bool = False,
-               estimates: bool = False, token_budget: str = "default") -> tuple[int, int, int] | None:
+               estimates: bool = False, token_budget: str = "default",
+               trinity_version: str | None = None) -> tuple[int, int, int] | None:
     """The optimal objective triple of the instance, or None (minimize_nodes and some job cannot be placed);
-    with `estimates`, plans may also rest on the memory model (as `solve cluster` by default), and with
-    `token_budget` auto, estimated plans may lower their token budget (as `solve cluster --token-budget auto`)."""
+    with `estimates`, plans may also rest on the memory model (as `solve cluster` by default), with
+    `token_budget` auto, estimated plans may lower their token budget (as `solve cluster --token-budget auto`), and
+    the jobs that name no Trinity release are counted for the run's `trinity_version` (``--trinity-version``)."""
     value, _, _ = _search(catalog, instance, minimize_nodes, per_footprint=True, estimates=estimates,
-                          token_budget=token_budget)
+                          token_budget=token_budget, trinity_version=trinity_version)
     return value
 
 
@@ -522,6 +527,41 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+COUNTED_MODEL_TYPES = (None, "qwen3", "qwen3_moe")
+"""The models the reference counts: the catalogue's (no ``model_type``), and a ``model_config`` of Qwen3's classes,
+whose layout and rules are the catalogue's Qwen3 models' (docs/memory.md, "A model the catalogue lacks")."""
+
+
+def counted_model(model: Any) -> bool:
+    """Whether the reference counts `model` (a catalogue `Model`) as the product does: one of `COUNTED_MODEL_TYPES`
+    with none of the traits of other architectures that docs/memory.md counts apart (its own modeling code, one
+    padded sequence per micro-batch; an unchecked layout, latent attention, soft-capped logits, MTP layers, a
+    sliding window, YaRN other than Qwen's)."""
+    return (model.model_type in COUNTED_MODEL_TYPES and model.ulysses_unreached is None
+            and model.unchecked_layout is None and model.mla is None and not model.logit_softcapping
+            and model.qwen_yarn and not model.uncounted_mtp_layers and model.vllm_sliding_window is None)
+
+
+def fleet_instance(catalog: Catalog, fleet: Any) -> dict | None:
+    """The instance of a fleet as `solve cluster` reads it (a `solver.tables.Fleet`: its names resolved, its
+    ``model_config`` models in `catalog`, as `Catalog.for_fleet` gives them), as this reference reads one; None where a
+    job trains what the reference does not count: a LoRA adapter, DPO, a model not `counted_model`."""
+    if any(job.lora_rank or job.dpo or not counted_model(catalog.model(job.model)) for job in fleet.jobs):
+        return None
+    pools = [{"name": pool.name, "gpu": pool.gpu, "nodes": pool.nodes, "gpus_per_node": pool.gpus_per_node,
+              "host_ram_gb": pool.host_ram_gb, "node_interconnect": pool.node_interconnect, "down": list(pool.down)}
+             for pool in fleet.pools]
+    jobs = [{"name": job.name, "model": job.model, "rollout_gpus": job.rollout_gpus, "priority": job.priority,
+             "pool": job.pool, "required": job.required, "train_batch_size": job.train_batch_size,
+             "critic": job.critic, "trinity_version": job.trinity_version,
+             "reference_model": job.reference_model is not False,
+             "max_model_len": job.max_model_len if _is_int(job.max_model_len) else {
+                 "at_least": job.max_model_len.at_least,
+                 **({} if job.max_model_len.at_most is None else {"at_most": job.max_model_len.at_most})}}
+            for job in fleet.jobs]
+    return {"pools": pools, "jobs": jobs}
+
+
 def check_placements(
     catalog: Catalog,
     instance: dict,
@@ -532,6 +572,7 @@ def check_placements(
     estimates: bool = False,
     token_budget: str = "default",
     trinity_version: str | None = None,
+    weights: Weights | None = None,
 ) -> list[str]:
     """Problems with a solver result (validity only, not optimality); an empty list means valid.
 
@@ -540,7 +581,8 @@ def check_placements(
     whose trainer spans nodes (more GPUs than a node) is cautioned ``trainer-spans-nodes`` unless its pool states
     ``node_interconnect: infiniband`` or ``roce``. With minimize_nodes every job must be placed. `trinity_version` is
     the run's release (``solve cluster --trinity-version``, `place`'s keyword): each job's plans are counted for its
-    own ``trinity_version``, else for the run's (docs/cluster.md).
+    own ``trinity_version``, else for the run's (docs/cluster.md). `weights`: the cost weights the plans were weighed
+    with (None: the shipped ones).
     """
     problems: list[str] = []
     jobs = {job["name"]: _under_release(job, trinity_version) for job in _jobs(instance)}
@@ -619,7 +661,8 @@ def check_placements(
                                    estimates=estimates, token_budget=token_budget if estimates else "default",
                                    host_ram_gb=pool.get("host_ram_gb"), train_batch_size=job.get("train_batch_size"),
                                    budget_margin=_roomy_margin(catalog, gpu, job) if stopped else None,
-                                   critic=_critic(job), trinity_version=job.get("trinity_version"))
+                                   critic=_critic(job), trinity_version=job.get("trinity_version"),
+                                   weights=weights, reference_model=job.get("reference_model", True))
         if ignore_unused_gpus:
             plan_problems = [p for p in plan_problems if not p.startswith("unused_gpus=")]
         problems.extend(f"{where}: plan: {p}" for p in plan_problems)

@@ -5,7 +5,8 @@ catalogue with edited A100 tables; `solver_parameters`: the CP-SAT parameters of
 `unwrapped_fragments`: the Trinity fragments made, before their comments are wrapped; `shipped_tables_kept`: what a test
 writes into the shipped tables is removed; `mypy_strict`: ``mypy --strict`` over the package and the tests' user files,
 run once; and, for every test, no allocator variable set, nor vLLM's long-length one, and no deadline that passes, the
-planner's nor the cluster commands', unless marked ``wall_clock``) and helpers (`made_up_table`, `qwen3_8b_checkpoint`,
+planner's nor the cluster commands', unless marked ``wall_clock``), every placement made in-process checked by the
+cluster reference (`reference_problems`), and helpers (`made_up_table`, `qwen3_8b_checkpoint`,
 `fragment_comment`), and the hypothesis profiles: ``ci`` (the default: the same examples on every run) and ``explore``
 (``HYPOTHESIS_PROFILE=explore``: new ones)."""
 
@@ -32,6 +33,7 @@ import solver.cli.maps
 import solver.cli.memory
 import solver.cli.output
 import solver.clock
+import solver.cluster
 import solver.cluster.options
 import solver.render
 import solver.solve
@@ -73,6 +75,40 @@ def _no_wall_clock(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPat
     clock."""
     if request.node.get_closest_marker("wall_clock") is None:
         monkeypatch.setattr(solver.clock, "seconds_left", lambda deadline: math.inf)
+
+
+@pytest.fixture(autouse=True)
+def _placements_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every placement made in-process (``solve cluster``, `solver.place`) is checked by the tests' independent
+    reference, `cluster_reference.check_placements` (validity: plans, layouts, nodes, host memory), where the reference
+    counts what was asked (`reference_problems`); a placement it finds wrong fails the test."""
+    placed = solver.cluster.place
+
+    def checked(fleet: Any, planner: Any, **options: Any) -> Any:
+        result = placed(fleet, planner, **options)
+        problems = reference_problems(fleet, planner, result, options.get("minimize") == "nodes")
+        assert not problems, f"the reference finds the placement wrong: {problems}"
+        return result
+
+    monkeypatch.setattr(solver.cluster, "place", checked)
+
+
+def reference_problems(fleet: Any, planner: Any, result: Any, minimize_nodes: bool) -> list[str] | None:
+    """What `cluster_reference.check_placements` finds wrong with `result`, a placement of `fleet` by `planner`'s
+    options; None where the reference does not count what was asked: a memory model or margin of one's own,
+    estimates alone, or a job that `cluster_reference.fleet_instance` leaves out."""
+    from cluster_reference import check_placements, fleet_instance  # the reference, imported where a placement is made
+
+    instance = fleet_instance(planner.catalog, fleet)
+    if instance is None or planner.memory is not None or planner.margin is not None or planner.estimate == "only":
+        return None
+    # A result that places no job (none found, or none exists: every job must be placed, or a required one cannot) lists
+    # every job once, left out; `minimize_nodes` asks that of a placement found.
+    return check_placements(planner.catalog, instance, json.loads(result.model_dump_json()),
+                            minimize_nodes=minimize_nodes and bool(result.placements),
+                            estimates=planner.estimate == "auto",
+                            token_budget=planner.token_budget, trinity_version=planner.trinity_release,
+                            weights=planner.weights)
 
 
 MYPY_USER_FILE = "MYPY_USER_FILE"

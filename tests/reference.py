@@ -63,7 +63,8 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
 - Host memory, per node of the trainer (rank 0's): at start-up the whole model in fp32 on the ranks that load it,
   beside the reference model's pinned shards (and with Offload the actor's pinned fp32 parameters); with Offload,
   while training, the pinned fp32 parameters and gradients, the reference model's shards and Adam's two moments;
-  each pinned shard rounded up to a power of two. With a Trinity release (`trinity_version`, `Release`): 0.5.0 and
+  each pinned shard rounded up to a power of two; a run that builds no reference model (`reference_model` false)
+  pins none of its shards. With a Trinity release (`trinity_version`, `Release`): 0.5.0 and
   0.5.1 load an untied model on rank 0 alone, 0.6 on rank 0 alone on a GPU of major compute capability 9 or more,
   else (0.5.2, 0.5 without its patch, none named) every rank; the reference model is bf16 under 0.5, fp32 otherwise;
   0.5's verl 0.7 places each tensor by its first dimension the GPUs divide; a mixture of experts' routed experts are
@@ -293,18 +294,19 @@ def _node_problem(n: int, sp: int, node_gpus: int) -> list[str]:
 
 def _host_ram_problem(model: Any, n: int, node_gpus: int, host_ram_gb: float | None, offload: bool,
                       critic: str | None = None, release: Release = NO_RELEASE,
-                      compute_capability: str | None = None) -> list[str]:
+                      compute_capability: str | None = None, reference_model: bool = True) -> list[str]:
     """With --host-ram: every plan loads the model into host memory at start-up (`_load_need`); Offload keeps the
     states there too, each node its trainer GPUs' share (`_host_need`), and so does an offloaded or reloaded PPO
-    `critic` its own, each as the Trinity `release` counts it on a GPU of `compute_capability`; more than
-    `host_ram_gb`, the need rounded up to a tenth of a GiB as plans give it, does not fit."""
+    `critic` its own, each as the Trinity `release` counts it on a GPU of `compute_capability`, with the reference
+    model's shards where the run builds one (`reference_model`); more than `host_ram_gb`, the need rounded up to a
+    tenth of a GiB as plans give it, does not fit."""
     if host_ram_gb is None:
         return []
     if not offload:
-        need = _up_to_a_tenth(_load_need(model, n, node_gpus, critic, release, compute_capability))
+        need = _up_to_a_tenth(_load_need(model, n, node_gpus, critic, release, compute_capability, reference_model))
         problem = f"loading the model needs {need:.1f} GiB of host memory per node, more than --host-ram"
         return [f"{problem} {host_ram_gb:g}"] if need > host_ram_gb else []
-    need = _up_to_a_tenth(_host_need(model, n, node_gpus, critic, release, compute_capability))
+    need = _up_to_a_tenth(_host_need(model, n, node_gpus, critic, release, compute_capability, reference_model))
     return [f"Offload needs {need:.1f} GiB of host memory per node, more than --host-ram {host_ram_gb:g}"] \
         if need > host_ram_gb else []
 
@@ -647,12 +649,13 @@ def _pinned_values(pin: Any | None, free: list) -> list:
 def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, offload: bool, sp: int,
             length: int, node_gpus: int, tokens: int | None, host_ram_gb: float | None,
             estimated: bool, margin: float | None = None, critic: str | None = None, release: Release = NO_RELEASE,
-            compute_capability: str | None = None) -> dict[str, float | str | None]:
+            compute_capability: str | None = None, reference_model: bool = True) -> dict[str, float | str | None]:
     """The plan's predicted peak memory and headroom (whole: `_rounded_figures` as the JSON gives them), from the
     shipped memory model (not the tables), with a PPO `critic` beside the actor where one is counted; the host memory
     a node of `node_gpus` needs: with Offload (`_host_need`), or with `host_ram_gb` given or a critic held in host
     memory (`_load_need`). An `estimated` plan's at the margin estimates there are held to. Each as the Trinity
-    `release` counts it on a GPU of `compute_capability` (`Release`)."""
+    `release` counts it on a GPU of `compute_capability` (`Release`), with the reference model's shards where the run
+    builds one (`reference_model`)."""
     memory = load_memory_model()
     held_to = _estimate_margin(memory_gib, margin) if estimated else memory.margin
     result = breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
@@ -661,7 +664,7 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
     # What the margin keeps: its share of the memory the tightest peak may take (the step's 98%, or the usable
     # fraction).
     share = 0.98 if result.step_binds else memory.coefficients.usable_env if env else memory.coefficients.usable
-    counted = (model, n, node_gpus, critic, release, compute_capability)
+    counted = (model, n, node_gpus, critic, release, compute_capability, reference_model)
     return {"memory_gb": result.total_gib, "headroom_gb": result.headroom_gib,
             "margin_gb": held_to * share * memory_gib,
             "headroom_at_step": result.step_binds,
@@ -671,7 +674,7 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
             else _up_to_a_tenth(_load_need(*counted)) if host_ram_gb is not None or held else None,
             "host_critic_gb": _held_critic(model, n, critic, release) * min(n, node_gpus) / 2**30 if held else None,
             "host_training_gb": _training_below_load(*counted, offload=bool(offload)),
-            "reference_model": True,  # the needs count the reference model's shards (no config says otherwise)
+            "reference_model": reference_model,  # whether the needs count the reference model's shards
             "lora_rank": 0,  # full fine-tuning's states
             "lora_target_modules": None, "lora_exclude_modules": None, "config_lora": False,  # no adapter
             "config_adapter": None,  # no config's
@@ -768,7 +771,8 @@ def _held_critic(model: Any, n: int, critic: str | None, release: Release = NO_R
 
 
 def _host_moments(model: Any, n: int, node_gpus: int, critic: str | None = None, release: Release = NO_RELEASE,
-                  compute_capability: str | None = None, offload: bool = True) -> tuple[float, float]:
+                  compute_capability: str | None = None, offload: bool = True,
+                  reference_model: bool = True) -> tuple[float, float]:
     """GiB of host memory a node holds at two moments, (loading, training), under the Trinity `release` on a GPU of
     `compute_capability`. With Offload, training: per trainer GPU on the node, pinned fp32 parameters and pinned fp32
     gradients (`_actor_pinned` each), the reference model's pinned shards (`Release.reference_bytes` a value), Adam's
@@ -776,9 +780,12 @@ def _host_moments(model: Any, n: int, node_gpus: int, critic: str | None = None,
     fp32 model on the node's ranks that load it (`Release.loads_on_rank_0`: one, else every trainer rank of the node;
     with no release named every rank, the most any release loads), beside the node's pinned fp32 parameter and
     reference shards. Without Offload, loading: the model beside the node's pinned reference shards, which verl builds
-    first; training: the reference shards and the critic's."""
+    first; training: the reference shards and the critic's. A run that builds no reference model
+    (`reference_model` false: ``--no-reference``, a cluster job's ``reference_model: false``) pins no reference
+    shards (docs/memory.md, "The reference model as Trinity builds it")."""
     actor = _actor_pinned(model, n, release)
-    reference = _pinned(model, n, release.reference_bytes, release.placed, release.expert_layout)
+    reference = _pinned(model, n, release.reference_bytes, release.placed, release.expert_layout) \
+        if reference_model else 0.0
     on_node = min(n, node_gpus)
     loaders = 1 if release.loads_on_rank_0(model, compute_capability) else on_node
     load = 4 * model.parameters_b * 1e9 * loaders
@@ -790,27 +797,30 @@ def _host_moments(model: Any, n: int, node_gpus: int, critic: str | None = None,
 
 
 def _host_need(model: Any, n: int, node_gpus: int, critic: str | None = None, release: Release = NO_RELEASE,
-               compute_capability: str | None = None) -> float:
+               compute_capability: str | None = None, reference_model: bool = True) -> float:
     """GiB of host memory a node needs for Offload, the larger of two moments (`_host_moments`)."""
-    return max(_host_moments(model, n, node_gpus, critic, release, compute_capability))
+    return max(_host_moments(model, n, node_gpus, critic, release, compute_capability,
+                             reference_model=reference_model))
 
 
 def _load_need(model: Any, n: int, node_gpus: int, critic: str | None = None, release: Release = NO_RELEASE,
-               compute_capability: str | None = None) -> float:
+               compute_capability: str | None = None, reference_model: bool = True) -> float:
     """GiB of host memory a node needs without Offload: while verl loads the model (`_host_moments`); with a `critic`
     held in host memory, the larger of that and what training holds."""
-    loading, training = _host_moments(model, n, node_gpus, critic, release, compute_capability, offload=False)
+    loading, training = _host_moments(model, n, node_gpus, critic, release, compute_capability, offload=False,
+                                      reference_model=reference_model)
     return max(loading, training) if critic in ("offloaded", "reloaded") else loading
 
 
 def _training_below_load(model: Any, n: int, node_gpus: int, critic: str | None, release: Release = NO_RELEASE,
-                         compute_capability: str | None = None, *, offload: bool) -> float | None:
+                         compute_capability: str | None = None, reference_model: bool = True, *,
+                         offload: bool) -> float | None:
     """With Offload or a critic held in host memory, where training holds less than loading takes, both as shown (up
     to a tenth of a GiB), what training holds; None otherwise (the plan's `host_training_gb`)."""
     if not offload and critic not in ("offloaded", "reloaded"):
         return None
     loading, training = (_up_to_a_tenth(need) for need in _host_moments(model, n, node_gpus, critic, release,
-                                                                        compute_capability, offload))
+                                                                        compute_capability, offload, reference_model))
     return training if training < loading else None
 
 
@@ -902,6 +912,9 @@ class Query:
     or reloaded one's states count in host memory."""
     trinity_version: str | None = None
     """The Trinity release the plans are counted for (`Release.named`; None: none named)."""
+    reference_model: bool = True
+    """Whether the run builds a reference model, whose pinned shards the host memory counts (false: ``--no-reference``,
+    a cluster job's ``reference_model: false``)."""
 
     @property
     def release(self) -> Release:
@@ -964,7 +977,7 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
         for e in _pinned_values(query.env, [False, True]):
             for o in _pinned_values(query.offload, [False, True]):
                 if _host_ram_problem(the_model, n, query.node_gpus, query.host_ram_gb, o, query.critic,
-                                     query.release, gpu_type.compute_capability):
+                                     query.release, gpu_type.compute_capability, query.reference_model):
                     continue
                 for s in _pinned_values(query.sp, list(range(1, n + 1))):
                     if (_sp_rule_problems(the_model, n, s) or _node_problem(n, s, query.node_gpus)
@@ -1042,7 +1055,7 @@ def _plan(catalog: Catalog, query: Query, gpu_type: Any, the_model: Any, n: int,
         "source": None if source is None else _cited(source, catalog, gpu_type, the_model),
         **_memory(catalog, gpu_type.memory_gib, the_model, n, env, offload, sp, length, query.node_gpus, tokens,
                   query.host_ram_gb, evidence == "estimated", query.margin, query.critic, query.release,
-                  gpu_type.compute_capability),
+                  gpu_type.compute_capability, query.reference_model),
         **_beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, sp, tokens, query.node_gpus,
                                              query.experts)
                          if evidence == "estimated" else []),
@@ -1140,7 +1153,8 @@ def _gathered_shortfall_gib(model: Any) -> float:
 def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: float, batch_given: bool,
                       parameters_b: float, shortfall_gib: float, host_ram_given: bool, node_gpus: int,
                       over_pcie: bool, link_stated: bool, host_node_gpus: int | None = None,
-                      batch_over_gpus: bool = False) -> list[str]:
+                      batch_over_gpus: bool = False, far_beyond: bool | None = False,
+                      workstation_gib: int | None = None) -> list[str]:
     """Problems with a plan's cautions: words, one on YaRN exactly where it goes past what is validated, one on
     ROCm exactly where Env is on an AMD GPU, one on thin headroom exactly where an estimate beyond the calibration
     has less than 1 GiB to spare (on a card of at most 48 GiB too: its default margin holds back the GiB such a card
@@ -1151,9 +1165,13 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     8, ..., one on the trainer GPUs exactly where they do not divide a train batch that a release named may refuse so
     (`batch_over_gpus`: Trinity 0.5 without its patch), one on host memory exactly where an Offload plan needs more than 128 GiB per GPU of a node of
     `host_node_gpus` (None: the node size not given, per trainer GPU on a node of `node_gpus`) and no host memory was
-    given, one on SP over PCIe exactly where SP is above 1 on a GPU type whose
+    given (on a workstation card, `workstation_gib`, where it needs more than that for the whole box), one on SP over
+    PCIe exactly where SP is above 1 on a GPU type whose
     GPUs reach one another `over_pcie`, one on the interconnect exactly where SP is above 1 on a GPU type whose
-    interconnect is not stated (not `link_stated`)."""
+    interconnect is not stated (not `link_stated`), one on a model far beyond the calibration exactly where an estimate
+    is of more than `FAR_BEYOND_SCALE` times the calibration's largest model at the default margin and the thin-headroom
+    caution is not given (`far_beyond`: whether the model is so far and the margin the default; None: the margin raised
+    or unknown, where the caution may be missing)."""
     if not isinstance(cautions, (list, tuple)) or not all(isinstance(caution, str) and caution for caution in cautions):
         return [f"cautions is not a list of words: {cautions!r}"]
     problems = []
@@ -1170,6 +1188,12 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
                 and isinstance(room, float) and 0 <= room < 1.0 + shortfall_gib)
     if thin != expected:
         problems.append(f"a thin-headroom caution {'given' if thin else 'missing'} ({room!r} GiB to spare)")
+    far = any("times the parameters of the largest the memory model was calibrated on" in caution
+              for caution in cautions)
+    far_expected = plan.get("evidence") == "estimated" and not thin and far_beyond is not False
+    if (far and not far_expected) or (not far and far_expected and far_beyond):
+        problems.append(f"a far-beyond-calibration caution {'given' if far else 'missing'} (evidence "
+                        f"{plan.get('evidence')!r}, thin headroom {'cautioned' if thin else 'not cautioned'})")
     single = any(caution.startswith("one trainer GPU: ") for caution in cautions)
     length = plan.get("max_model_len")
     advised = (plan.get("gpus") == 1 and memory_gib <= 80
@@ -1187,7 +1211,7 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     host = any(caution.startswith("Offload needs ") for caution in cautions)
     need, on_node = plan.get("host_memory_gb"), host_node_gpus or min(plan.get("gpus", 1), node_gpus)
     if host != (not host_ram_given and plan.get("offload") is True and isinstance(need, float)
-                and need > 128 * on_node):
+                and need > (128 * on_node if workstation_gib is None else workstation_gib)):
         problems.append(f"a host-memory caution {'given' if host else 'missing'} ({need!r} GiB on {on_node} GPUs, "
                         f"offload {plan.get('offload')!r}, host memory {'given' if host_ram_given else 'not given'})")
     pcie = any(caution.startswith("SP=") and "which reach one another over PCIe" in caution for caution in cautions)
@@ -1204,6 +1228,18 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     return problems
 
 
+FAR_BEYOND_SCALE = 4
+"""How many times the parameters of the memory model's largest calibrated model past which an estimate is far beyond
+its calibration (docs/json.md, `far-beyond-calibration`: its held-out splits reached 3.5 times)."""
+
+
+def _far_beyond(model: Any) -> bool:
+    """Whether `model` has more than `FAR_BEYOND_SCALE` times the parameters of the shipped memory model's largest
+    calibrated model."""
+    calibrated = load_memory_model().fit.range
+    return calibrated is not None and model.parameters_b > FAR_BEYOND_SCALE * calibrated.largest_model_b
+
+
 BATCH_OVER_GPUS = "trainer GPUs, which Trinity 0.5.0 and 0.5.1 refuse"
 """The words of a caution that the trainer GPUs do not divide the train batch (`batch-divides-trainer-gpus`)."""
 CAUTION_CODES_BY_WORDS = (
@@ -1214,7 +1250,10 @@ CAUTION_CODES_BY_WORDS = (
      "tables-say-out-of-memory"),
     ("", "GiB to spare where the estimate extrapolates", "thin-headroom"),
     ("Offload needs ", "GiB per GPU, as servers commonly have", "host-memory-unchecked"),
+    ("Offload needs ", "GiB a workstation of ", "host-memory-unchecked"),
     ("one trainer GPU: ", "", "single-gpu-advised-against"),
+    ("the model has ", "times the parameters of the largest the memory model was calibrated on",
+     "far-beyond-calibration"),
     ("", BATCH_OVER_GPUS, "batch-divides-trainer-gpus"),
     ("", "data-parallel ranks", "uneven-data-parallel"),
     ("beyond the native ", "with no RoPE scaling to reach it", "past-native-no-yarn"),
@@ -1264,7 +1303,10 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
                                   host_node_gpus=query.host_node_gpus,
                                   batch_over_gpus=query.release.batch_divisor == "unsure"
                                   and query.train_batch_size is not None and _is_int(plan["gpus"]) and plan["gpus"] > 0
-                                  and query.train_batch_size % plan["gpus"] != 0)
+                                  and query.train_batch_size % plan["gpus"] != 0,
+                                  workstation_gib=gpu_type.workstation_host_ram_gib,
+                                  far_beyond=_far_beyond(the_model) and (
+                                      None if query.margin is not None or query.budget_margin is not None else True))
 
     n = plan["gpus"]
     e = plan["env"]
@@ -1324,7 +1366,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
             problems.append(f"nodes/rollout_gpus {plan['nodes']}/{plan['rollout_gpus']}, expected "
                             f"{layout['nodes']}/{layout['rollout_gpus']}")
     problems.extend(_host_ram_problem(the_model, n, query.node_gpus, query.host_ram_gb, o, query.critic,
-                                      query.release, gpu_type.compute_capability))
+                                      query.release, gpu_type.compute_capability, query.reference_model))
 
     # Pins.
     for name, pin, value in (("sp", query.sp, s), ("env", query.env, e), ("offload", query.offload, o)):
@@ -1379,7 +1421,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     # The memory model's prediction (a derived field, computed by solver.memory).
     predicted = _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, query.node_gpus, want_tokens,
                         query.host_ram_gb, plan["evidence"] == "estimated", query.margin, query.critic,
-                        query.release, gpu_type.compute_capability)
+                        query.release, gpu_type.compute_capability, query.reference_model)
     predicted.update(_rounded_figures(predicted))
     if {k: plan[k] for k in predicted} != predicted:
         problems.append(f"the memory figures {({k: plan[k] for k in predicted})} differ from the memory model's "

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cluster_reference import best_value, check_placements, value_of
+from test_cluster import solved
 from test_hostref_s71 import ADAM_GIB, BF16_PINNED_GIB, FP32_PINNED_GIB, LOAD_GIB
 
 from solver.api import answer_query, config_query, plan
@@ -203,3 +205,22 @@ def test_the_command_follows_the_config_and_the_flag(tmp_path: Path, cli: Callab
     assert (code, out, err.splitlines()[-1]) == (
         2, "", "solve: error: --no-reference and --reference contradict each other: give one of them")
     assert "Traceback" not in err
+
+
+def test_the_cluster_reference_counts_a_job_that_builds_no_reference_model(tmp_path: Path):
+    # Qwen3-8B on a node of 8 A100s with 200 GiB of host memory, every rank loading it (no release named): a job with
+    # `reference_model: false` pins no reference shards, so 6 trainer GPUs fit (183.1 GiB; cost 1/6: 1667), the
+    # reference's optimum, which `place` reaches unwidened, its placement checked by the reference (conftest's
+    # `_placements_checked`). Checked as if the job built one, the placement is wrong: with the reference model's fp32
+    # shards those 6 GPUs need 224.6 GiB.
+    pool = {"name": "p", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 200}
+    job = {"name": "j", "model": "Qwen3-8B", "max_model_len": 4096, "rollout_gpus": 0}
+    without = {"pools": [pool], "jobs": [{**job, "reference_model": False}]}
+    result = solved(without, tmp_path, widen=False)
+    [placed] = result["placements"]
+    assert (placed["trainer_gpus"], placed["plan"]["host_memory_gb"], placed["plan"]["reference_model"]) == (
+        6, 183.1, False)
+    assert value_of(CATALOG, without, result) == best_value(CATALOG, without, estimates=True) == (1, 0, 1667)
+    problems = check_placements(CATALOG, {"pools": [pool], "jobs": [job]}, result, estimates=True)
+    assert problems[0] == "job 'j': plan: loading the model needs 224.6 GiB of host memory per node, more than " \
+        "--host-ram 200" and len(problems) == 2 and "'reference_model': False" in problems[1], problems

@@ -9,7 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
-from cluster_reference import check_placements, random_instance
+from cluster_reference import best_value, check_placements, random_instance, value_of
 from command_words import make_query
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -192,3 +192,15 @@ def test_every_catalogued_shape_s_host_need_is_the_references_under_each_release
                 need = _host_need if offload else _load_need
                 assert product == _up_to_a_tenth(need(model, gpus, 8, None, counted, capability)), (
                     model.name, release, gpu, gpus, offload)
+
+
+def test_the_reference_optimum_counts_a_job_naming_no_release_for_the_run_s(tmp_path: Path):
+    # Host memory of 100 GiB a node: under the run's 0.5.1, rank 0 alone loads the untied Qwen3-8B, so 6 GPUs train
+    # it without Offload, the cheapest (47.9 GiB; cost 1/6: 1667); naming no release, every rank loads it and no plan
+    # fits the node. `place` under 0.5.1, unwidened, reaches the reference's optimum for the run's release.
+    pool = {"name": "p", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 100}
+    instance = {"pools": [pool], "jobs": [untied_8b_job(None)]}
+    run_s = best_value(CATALOG, instance, estimates=True, trinity_version="0.5.1")
+    assert run_s == best_value(CATALOG, {**instance, "jobs": [untied_8b_job("0.5.1")]}, estimates=True) == (1, 0, 1667)
+    assert best_value(CATALOG, instance, estimates=True) == (0, 0, 0)
+    assert value_of(CATALOG, instance, solved(instance, tmp_path, widen=False, trinity_version="0.5.1")) == run_s
