@@ -170,6 +170,7 @@ from solver.tables import (
     counted_critic,
     counted_expert_layout,
     empty_name,
+    folded_choice,
     given_fleet,
     given_path,
     it_or_them,
@@ -993,6 +994,7 @@ def estimate_memory(
     check_lora_rank(lora_rank)
     check_reference_with_lora(reference_model, lora_rank, option_names)
     reference = counts_reference(reference_model, lora_rank)
+    critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
     check_choice("critic", critic, (None, *CRITIC_CHOICES))
     check_dpo(dpo, critic, reference_model, lora_rank, option_names)
     critic = counted_critic(critic)
@@ -1161,6 +1163,7 @@ def map_plans(
     check_types(("model", model, str | list | tuple | None), ("weights", weights, Weights | Path | str | None),
                 ("catalog", catalog, Catalog | None),
                 ("gpus_up_to", gpus_up_to, int | None), ("budgets", budgets, list | tuple | None))
+    critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
     # what every cell shares, refused once before any (each cell's query would refuse it alike)
     check_run_options(option_names, lora_rank=lora_rank, reference_model=reference_model, critic=critic, dpo=dpo,
                       estimate=estimate, trinity_version=trinity_version, token_budget=token_budget,
@@ -1406,6 +1409,7 @@ def config_query(
                          "--from-config refuses --dpo)")
     # rollout GPUs given beside the config's DPO, refused as beside dpo=True (--dpo)
     check_dpo_rollout(config.dpo, rollout_gpus, option_names, None if dpo else CONFIG_DPO_SOURCE)
+    critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
     check_choice(option_names.named("critic"), critic, (None, *CRITIC_CHOICES))
     from_config = budget_gpus is None and total_gpus is None and config.trainer_gpus is not None
     own_rollout = rollout_gpus is None and bool(config.rollout_gpus) and (

@@ -75,6 +75,7 @@ from solver.tables import (
     counted_expert_layout,
     cut,
     dpo_conflict,
+    folded_choice,
     host_mib_as_gb_hint,
     load_memory_model,
     load_weights,
@@ -1140,6 +1141,7 @@ def make_query(
     (`Query.critic`; ``"none"``, as ``--critic none``, and None: none). `dpo` plans a DPO run (`Query.dpo`), which
     counts no critic and, without LoRA, a reference model (`check_dpo`).
     """
+    critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
     check_run_options(option_names, lora_rank=lora_rank, reference_model=reference_model, critic=critic, dpo=dpo,
                       estimate=estimate, trinity_version=trinity_version, token_budget=token_budget,
                       time_limit_s=time_limit_s, margin=margin, host_ram_gb=host_ram_gb, node_gpus=node_gpus,

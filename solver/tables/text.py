@@ -649,8 +649,8 @@ def check_types(*values: tuple[str, object, Any]) -> None:
     (``bool | None``); `int` and `float` take no bool, and `float` takes an int too. The message shows a
     builtin value (``'32k'``), or else its type (``a Catalog``), and, for a whole number written otherwise, the
     number to pass (`_whole_number_hint`); for a fleet given as a mapping, how to build one (`FLEET_AS_MAPPING`);
-    for LoRA targets given as a list, the names joined (`names_joined_hint`); for a file's path where what it holds is
-    asked, how to load it (`path_given_hint`)."""
+    for LoRA targets given as a list, the names joined (`names_joined_hint`); for job names given as one str, the list
+    (`names_listed_hint`); for a file's path where what it holds is asked, how to load it (`path_given_hint`)."""
     for name, value, kind in values:
         kinds = get_args(kind) or (kind,)
         if not any(_is_kind(value, one) for one in kinds):
@@ -659,8 +659,17 @@ def check_types(*values: tuple[str, object, Any]) -> None:
             hint = (_whole_number_hint(name, value) if int in kinds and float not in kinds
                     else HOST_RAM_AS_NUMBER if name == "host_ram_gb" and isinstance(value, str)
                     else FLEET_AS_MAPPING if name == "fleet" and isinstance(value, Mapping)
-                    else names_joined_hint(value) if name == "lora_targets" else path_given_hint(name, value))
+                    else names_joined_hint(value) if name == "lora_targets"
+                    else names_listed_hint(value) if name == "required" else path_given_hint(name, value))
             raise QueryError(f"{name} must be {accepted}, got {shown_value(value, kinds)}{hint}")
+
+
+def names_listed_hint(value: object) -> str:
+    """For names given as one str where a list or tuple of them is taken (`solver.place`'s ``required="job-a"``, or
+    ``"a,b"`` as ``--required`` takes them), the list to pass: `` (a str: pass ['job-a'], the names in a list)``; else
+    nothing."""
+    names = [name.strip() for name in value.split(",") if name.strip()] if isinstance(value, str) else []
+    return f" (a str: pass {names!r}, the names in a list)" if names else ""
 
 
 def names_joined_hint(value: object, verb: str = "pass") -> str:
