@@ -68,6 +68,7 @@ from solver.tables import (
     and_joined,
     brief,
     check_choice,
+    check_counts,
     check_types,
     counted,
     counted_batch_divisor,
@@ -1660,11 +1661,3 @@ def check_time_limit(time_limit_s: float, name: str = "time_limit_s") -> None:
     if not 0 < time_limit_s <= MAX_TIME_LIMIT_S:
         raise QueryError(f"{name} must be above 0 seconds and at most {MAX_TIME_LIMIT_S:.0f}, got "
                          f"{brief(time_limit_s)}")
-
-
-def check_counts(*counts: tuple[str, int | None, int]) -> None:
-    """`QueryError` unless each (option, value, most) value is None or from 1 to `most` (its type checked
-    before, with `check_types`)."""
-    for name, value, most in counts:
-        if value is not None and not 1 <= value <= most:
-            raise QueryError(f"{name} must be a whole number from 1 to {most}, got {brief(value)}")

@@ -664,6 +664,14 @@ def check_types(*values: tuple[str, object, Any]) -> None:
             raise QueryError(f"{name} must be {accepted}, got {shown_value(value, kinds)}{hint}")
 
 
+def check_counts(*counts: tuple[str, int | None, int]) -> None:
+    """`QueryError` unless each (option, value, most) value is None or from 1 to `most` (its type checked
+    before, with `check_types`)."""
+    for name, value, most in counts:
+        if value is not None and not 1 <= value <= most:
+            raise QueryError(f"{name} must be a whole number from 1 to {most}, got {brief(value)}")
+
+
 def names_listed_hint(value: object) -> str:
     """For names given as one str where a list or tuple of them is taken (`solver.place`'s ``required="job-a"``, or
     ``"a,b"`` as ``--required`` takes them), the list to pass: `` (a str: pass ['job-a'], the names in a list)``; else
