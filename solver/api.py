@@ -186,6 +186,7 @@ from solver.tables import (
     read_cells_files,
     release_name,
     release_words,
+    short_length_note,
     shown_value,
     sp_attention_violation,
     trinity_release,
@@ -201,6 +202,7 @@ __all__ = [
     "calibrate_memory_model",
     "check_config_model",
     "check_fleet_lora_targets",
+    "config_nodes_note",
     "config_query",
     "estimate_memory",
     "fragment_check",
@@ -350,7 +352,10 @@ def plan(
                        lora_targets=lora_targets, lora_exclude_modules=lora_exclude_modules, option_names=option_names)
     check_dpo_budget_unread(token_budget, None, catalog.model(query.model), option_names, dpo=query.dpo)
     check_vllm_lora_rank(query.lora_rank, query.rollout_gpus, option_names)
-    return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
+    answers = answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
+    short = None if max_model_len is None else short_length_note(
+        option_names.length, max_model_len, option_names.thousands_written(max_model_len))
+    return answers if short is None else tuple(answer.model_copy(update={"notes": (short,)}) for answer in answers)
 
 
 def answer_query(query: Query, catalog: Catalog, *, explain: bool = False,
@@ -1518,6 +1523,8 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
     for index, answer in enumerate(answers):
         check_types((f"answers[{index}]", answer, Answer))
     check_answers_of(answers, query, catalog.model(query.model).name)
+    if query.total_gpus is None:  # budget_gpus, or the config's own count: the cluster the best plan outgrows, if any
+        answers = tuple(_with_nodes_note(answer, name, config, query.option_names) for answer in answers)
     catalog = query.counted_catalog(catalog)  # the config's LoRA adapter counted on its regex's modules
     current = _current(catalog, query, config, name, text, environ, version)
     if current is None:
@@ -1530,6 +1537,30 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
               for answer in answers)
     return tuple(answer.model_copy(update={"current": _in_words(answer, query, _vouched(
         catalog, query, settings_on_gpu, answer.gpu)), "rollout_kept": None}) for answer, settings_on_gpu in judged)
+
+
+def _with_nodes_note(answer: Answer, config_name: str, config: TrinityConfig, names: OptionNames) -> Answer:
+    """`answer` with `config_nodes_note` on its best plan added to its notes, where there is one."""
+    note = None if answer.best is None else config_nodes_note(config_name, config, answer.best, names)
+    return answer if note is None else answer.model_copy(update={"notes": (*answer.notes, note)})
+
+
+def config_nodes_note(config_name: str, config: TrinityConfig, plan: Plan, names: OptionNames) -> str | None:
+    """Where `plan` takes more of the config's nodes, with its rollout, than the config's cluster holds GPUs (a
+    trainer budget past the config's, `names.budget`): the note ``solve --from-config`` prints on stderr and
+    `with_config_verdicts` puts in `Answer.notes`, in `names`' words (the config's GPUs and nodes, the nodes the plan
+    takes, and how to plan within the config's GPUs); else None, and where the config gives no cluster."""
+    if config.trainer_gpus is None or config.node_gpus is None:
+        return None
+    held = config.trainer_gpus + config.rollout_gpus
+    nodes = plan.nodes or plan.trainer_nodes or 1
+    if nodes * config.node_gpus <= held:
+        return None
+    rollout = f" + {plan.rollout_gpus} rollout" if plan.rollout_gpus else ""
+    return (f"{config_name}'s cluster holds {held} GPUs in all ({counted(held // config.node_gpus, 'node')} of "
+            f"{config.node_gpus}); the plan takes {plan.gpus} trainer{rollout} GPUs on {nodes} nodes: give the config "
+            f"cluster.node_num {nodes}, or plan within its {held} with {names.valued(names.total_gpus, held)} in place "
+            f"of {names.budget}")
 
 
 def _with_rollout_memory(current: CurrentSettings, engine: VllmRollout | None, model: Model, gpu: GpuType,

@@ -602,6 +602,19 @@ MOST_TOKEN_DIGITS = 12
 """The most digits of a length that `thousands_of_tokens` reads (leading zeros aside): more are past every length."""
 
 
+SHORT_LENGTH_NOTED = 256
+"""The longest length that gets a note suggesting thousands (``--len 256`` may well mean ``256k``)."""
+
+
+def short_length_note(given: str, length: int, written: str) -> str | None:
+    """Where `length` tokens (`given`, in words: ``--len``, ``max_model_len``) are at most `SHORT_LENGTH_NOTED`, that
+    they may have been meant as thousands, and how to write that (`written`: ``--len 64k``, ``max_model_len=65536``),
+    as ``solve`` notes it on stderr and `solver.plan`'s answers hold it (`Answer.notes`); else None."""
+    if length > SHORT_LENGTH_NOTED:
+        return None
+    return f"{given} {length} is {counted(length, 'token')}; for {length * 1024} tokens write {written}"
+
+
 def length_forms(value: Any) -> str:
     """The forms a length takes, for an error on `value` that is none of them (with why a length in millions, ``1m``,
     is not taken, or how to write one with digit separators, ``131_072``): one wording for ``--len`` and a cluster
