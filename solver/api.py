@@ -1092,6 +1092,7 @@ def memory_answer(
     ``memory_model_source`` is the memory model's source, a file's or a `MemoryModel`'s (`MemoryModel.own_source`:
     None for the shipped one)."""
     check_types(("memory", memory, MemoryModel | Path | str | None), ("catalog", catalog, Catalog | None))
+    critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
     loaded = load_memory_model(given_path("memory", memory)) if isinstance(memory, Path | str) else memory
     loaded = loaded if loaded is not None else load_memory_model()
     catalog = catalog if catalog is not None else load_catalog()
@@ -1119,6 +1120,8 @@ def memory_answer(
                         trinity_version=trinity_version.strip() if trinity_version is not None else None,
                         memory_model=path_text(memory) if isinstance(memory, Path | str) else None,
                         memory_model_source=loaded.own_source,
+                        notes=tuple(filter(None, [short_length_note(
+                            option_names.length, max_model_len, option_names.thousands_written(max_model_len))])),
                         **dict(estimate))
 
 

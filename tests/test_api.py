@@ -1078,6 +1078,25 @@ def test_a_fleet_built_in_code_is_placed_under_the_catalogues_names_as_its_file_
         solver.place(unknown)
 
 
+def test_plans_answers_hold_the_notes_solve_prints_on_stderr():
+    # `solve --len 64` and `solve --from-config c.yaml --gpus 16` note what their answers leave unsaid; plan's and
+    # with_config_verdicts' answers said nothing of it (apiwords87): the same words, in the query's.
+    (short,) = solver.plan("0.6B", gpu="h100", max_model_len=64, budget_gpus=1)
+    assert short.notes == ("max_model_len 64 is 64 tokens; for 65536 tokens write max_model_len=65536",)
+    assert "notes" not in short.as_json()
+    text = (Path(__file__).parents[1] / "docs" / "examples" / "trinity.yaml").read_text(encoding="utf-8")
+    text = text.replace("node_num: 1", "node_num: 2").replace("engine_num: 2", "engine_num: 8")
+    config, catalog = read_trinity_config(text, "c.yaml", {}), solver.load_catalog()
+    noted = []
+    for budget in (16, 8, None):
+        query = config_query(catalog, config, gpu="h100", budget_gpus=budget)
+        (h100,) = with_config_verdicts(answer_query(query, catalog), query, catalog, config, text, "c.yaml", {})
+        noted.append(h100.notes)
+    assert noted == [("c.yaml's cluster holds 16 GPUs in all (2 nodes of 8); the plan takes 16 trainer + 8 rollout "
+                      "GPUs on 3 nodes: give the config cluster.node_num 3, or plan within its 16 with total_gpus=16 "
+                      "in place of budget_gpus",), (), ()]
+
+
 @pytest.mark.parametrize("nodes", ["node_num: 1\n  gpu_per_node: 8", "node_num: 2\n  gpu_per_node: 4"])
 def test_the_query_of_a_config_is_the_one_from_config_asks(cli, tmp_path: Path, nodes: str):
     # Its exact GPU count, its nodes and its rollout: on 2 nodes of 4, 6 trainer GPUs break the whole-nodes rule.

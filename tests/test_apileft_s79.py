@@ -9,6 +9,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pydantic
 import pytest
 from test_phi3rope_s78 import LACKS_06, YARN, _phimoe, _problems
 from test_smallslips24_s77 import Cli
@@ -148,3 +149,20 @@ def test_a_refused_rope_scaling_has_no_base_judged(tmp_path: Path):
     # mapping's base on 0.6 (_check_mapped_theta judges only a scaling that stays).
     assert _problems(_phimoe(tmp_path), YARN, 16384, version="0.6") == [
         ("rope-scaling-unbuilt-refused", f"model.rope_scaling: rope_type yarn on PhiMoE-4k {LACKS_06}")]
+
+
+@pytest.mark.parametrize(("length", "words"), [
+    ("64k", "must be a whole number{}, got '64k' (a str: pass 65536)"),
+    (65536.0, "must be a whole number{}, got 65536.0 (a float: pass 65536)"),
+    (0, "must be a whole number from 1 to 16777216, got 0"),
+])
+def test_a_job_in_code_takes_the_length_plan_takes_in_its_words(length: object, words: str):
+    # Job(max_model_len="64k") was taken where plan(max_model_len="64k") was refused (apiwords87): one check for both.
+    with pytest.raises(solver.QueryError) as planned:
+        solver.make_query(solver.load_catalog(), model="4B", gpu="h100", max_model_len=length,  # type: ignore[arg-type]
+                          budget_gpus=2)
+    assert str(planned.value) == "max_model_len " + words.format(" or None" if "whole number{}" in words else "")
+    with pytest.raises(pydantic.ValidationError) as built:
+        solver.Job(name="j", model="4B", max_model_len=length)  # type: ignore[arg-type]
+    assert f"Value error, max_model_len {words.format('')} [" in str(built.value)
+    assert solver.Job(name="j", model="4B", max_model_len={"at_least": 65536}).asked_max_model_len == 65536
