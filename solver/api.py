@@ -1543,9 +1543,11 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
 
 
 def _with_nodes_note(answer: Answer, config_name: str, config: TrinityConfig, names: OptionNames) -> Answer:
-    """`answer` with `config_nodes_note` on its best plan added to its notes, where there is one."""
+    """`answer` with `config_nodes_note` on its best plan added to its notes, where there is one (once: answers
+    judged again keep it)."""
     note = None if answer.best is None else config_nodes_note(config_name, config, answer.best, names)
-    return answer if note is None else answer.model_copy(update={"notes": (*answer.notes, note)})
+    return answer if note is None or note in answer.notes else answer.model_copy(
+        update={"notes": (*answer.notes, note)})
 
 
 def config_nodes_note(config_name: str, config: TrinityConfig, plan: Plan, names: OptionNames) -> str | None:

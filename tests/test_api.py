@@ -1090,11 +1090,13 @@ def test_plans_answers_hold_the_notes_solve_prints_on_stderr():
     noted = []
     for budget in (16, 8, None):
         query = config_query(catalog, config, gpu="h100", budget_gpus=budget)
-        (h100,) = with_config_verdicts(answer_query(query, catalog), query, catalog, config, text, "c.yaml", {})
-        noted.append(h100.notes)
-    assert noted == [("c.yaml's cluster holds 16 GPUs in all (2 nodes of 8); the plan takes 16 trainer + 8 rollout "
-                      "GPUs on 3 nodes: give the config cluster.node_num 3, or plan within its 16 with total_gpus=16 "
-                      "in place of budget_gpus",), (), ()]
+        judged = with_config_verdicts(answer_query(query, catalog), query, catalog, config, text, "c.yaml", {})
+        assert with_config_verdicts(judged, query, catalog, config, text, "c.yaml", {}) == judged  # noted once
+        noted.append(judged[0].notes)
+    outgrown = ("c.yaml's cluster holds 16 GPUs in all (2 nodes of 8); the plan takes 16 trainer + 8 rollout GPUs on "
+                "3 nodes: give the config cluster.node_num 3, or plan within its 16 with total_gpus=16 in place of "
+                "budget_gpus")
+    assert noted == [(outgrown,), (), ()]
 
 
 @pytest.mark.parametrize("nodes", ["node_num: 1\n  gpu_per_node: 8", "node_num: 2\n  gpu_per_node: 4"])

@@ -173,10 +173,10 @@ ANSWER = solver.memory_answer("8B", "h100", 8, 32768)
     (("8B",), {}, "answer must be a MemoryAnswer, got '8B'"),
     ((solver.estimate_memory("8B", "h100", 8, 32768),), {},
      "answer must be a MemoryAnswer, got a MemoryEstimate"),
-    (((ANSWER,),), {}, "answer must be a MemoryAnswer, got a tuple of 1 MemoryAnswer (memory_answer gives one alone): "
-                       "pass one, such as answers[0]"),
-    (([ANSWER, ANSWER],), {}, "answer must be a MemoryAnswer, got a list of 2 MemoryAnswers (memory_answer gives one "
-                              "alone): pass one, such as answers[0]"),
+    (((ANSWER,),), {}, ("answer must be a MemoryAnswer, got a tuple of 1 MemoryAnswer (memory_answer gives one alone): "
+                        "pass one, such as answers[0]")),
+    (([ANSWER, ANSWER],), {}, ("answer must be a MemoryAnswer, got a list of 2 MemoryAnswers (memory_answer gives one "
+                               "alone): pass one, such as answers[0]")),
     ((ANSWER, "catalog"), {}, "catalog must be a Catalog or None, got 'catalog'"),
     ((ANSWER,), {"width": 5}, "width must be a whole number of columns from 20 to 65536, got 5"),
     ((ANSWER,), {"color": 1}, "color must be True or False, got 1"),
