@@ -164,5 +164,5 @@ def test_a_job_in_code_takes_the_length_plan_takes_in_its_words(length: object, 
     assert str(planned.value) == "max_model_len " + words.format(" or None" if "whole number{}" in words else "")
     with pytest.raises(pydantic.ValidationError) as built:
         solver.Job(name="j", model="4B", max_model_len=length)  # type: ignore[arg-type]
-    assert f"Value error, max_model_len {words.format('')} [" in str(built.value)
+    assert f"max_model_len\n  Value error, {words.format('')} [" in str(built.value)
     assert solver.Job(name="j", model="4B", max_model_len={"at_least": 65536}).asked_max_model_len == 65536

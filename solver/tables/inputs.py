@@ -70,12 +70,12 @@ from solver.tables.schema import (
 from solver.tables.text import (
     EVERY_JOB,
     QueryError,
-    check_counts,
-    check_types,
+    count_refusal,
     counted,
     first_repeated,
     meant_fleet_name,
     shown_number,
+    type_refusal,
 )
 
 TYPED = "typed"
@@ -649,13 +649,13 @@ class Job(_JobFields):
     @field_validator("max_model_len", mode="before")
     @classmethod
     def _length_in_code(cls, value: object) -> object:
-        """A length as the API takes one, refused in `solver.plan`'s words (``'64k'``: `` (a str: pass 65536)``): a
-        whole number of tokens, or an ``at_least`` form; a cluster file's thousands (``64k``) are `JobEntry`'s to
-        read."""
-        if isinstance(value, int) and not isinstance(value, bool):
-            check_counts(("max_model_len", value, MAX_TOKENS))
-        elif not isinstance(value, Mapping | AtLeast):
-            check_types(("max_model_len", value, int))  # refused, with the number to pass
+        """A length as the API takes one, refused in `solver.plan`'s words (``'64k'``: ``must be a whole number, got
+        '64k' (a str: pass 65536)``): a whole number of tokens, or an ``at_least`` form; a cluster file's thousands
+        (``64k``) are `JobEntry`'s to read."""
+        refusal = (count_refusal(value, MAX_TOKENS) if isinstance(value, int) and not isinstance(value, bool)
+                   else None if isinstance(value, Mapping | AtLeast) else type_refusal("max_model_len", value, int))
+        if refusal is not None:
+            raise ValueError(refusal)
         return value
 
 

@@ -665,24 +665,42 @@ def check_types(*values: tuple[str, object, Any]) -> None:
     for LoRA targets given as a list, the names joined (`names_joined_hint`); for job names given as one str, the list
     (`names_listed_hint`); for a file's path where what it holds is asked, how to load it (`path_given_hint`)."""
     for name, value, kind in values:
-        kinds = get_args(kind) or (kind,)
-        if not any(_is_kind(value, one) for one in kinds):
-            words = [word for one in kinds for word in _KIND_WORDS.get(one, (_with_article(one.__name__),))]
-            accepted = either(words)
-            hint = (_whole_number_hint(name, value) if int in kinds and float not in kinds
-                    else HOST_RAM_AS_NUMBER if name == "host_ram_gb" and isinstance(value, str)
-                    else FLEET_AS_MAPPING if name == "fleet" and isinstance(value, Mapping)
-                    else names_joined_hint(value) if name == "lora_targets"
-                    else names_listed_hint(value) if name == "required" else path_given_hint(name, value))
-            raise QueryError(f"{name} must be {accepted}, got {shown_value(value, kinds)}{hint}")
+        refusal = type_refusal(name, value, kind)
+        if refusal is not None:
+            raise QueryError(f"{name} {refusal}")
+
+
+def type_refusal(name: str, value: object, kind: Any) -> str | None:
+    """What `check_types` says of parameter `name`'s `value` where it is not of `kind`, after the name: ``must be a
+    whole number, got '64k' (a str: pass 65536)``, as a validator's message words it (its field named apart);
+    None where it is of `kind`."""
+    kinds = get_args(kind) or (kind,)
+    if any(_is_kind(value, one) for one in kinds):
+        return None
+    accepted = either([word for one in kinds for word in _KIND_WORDS.get(one, (_with_article(one.__name__),))])
+    hint = (_whole_number_hint(name, value) if int in kinds and float not in kinds
+            else HOST_RAM_AS_NUMBER if name == "host_ram_gb" and isinstance(value, str)
+            else FLEET_AS_MAPPING if name == "fleet" and isinstance(value, Mapping)
+            else names_joined_hint(value) if name == "lora_targets"
+            else names_listed_hint(value) if name == "required" else path_given_hint(name, value))
+    return f"must be {accepted}, got {shown_value(value, kinds)}{hint}"
 
 
 def check_counts(*counts: tuple[str, int | None, int]) -> None:
     """`QueryError` unless each (option, value, most) value is None or from 1 to `most` (its type checked
     before, with `check_types`)."""
     for name, value, most in counts:
-        if value is not None and not 1 <= value <= most:
-            raise QueryError(f"{name} must be a whole number from 1 to {most}, got {brief(value)}")
+        refusal = count_refusal(value, most)
+        if refusal is not None:
+            raise QueryError(f"{name} {refusal}")
+
+
+def count_refusal(value: int | None, most: int) -> str | None:
+    """What `check_counts` says of a count `value` past 1 to `most`, after the option's name: ``must be a whole number
+    from 1 to 16777216, got 0``; None where it is within them (or None)."""
+    if value is None or 1 <= value <= most:
+        return None
+    return f"must be a whole number from 1 to {most}, got {brief(value)}"
 
 
 def names_listed_hint(value: object) -> str:
