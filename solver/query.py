@@ -66,9 +66,9 @@ from solver.tables import (
     TrinityVersion,
     Weights,
     and_joined,
+    asked_tokens,
     brief,
     check_choice,
-    check_counts,
     check_types,
     counted,
     counted_batch_divisor,
@@ -1143,6 +1143,7 @@ def make_query(
     counts no critic and, without LoRA, a reference model (`check_dpo`).
     """
     critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
+    max_model_len = asked_tokens(max_model_len)  # "64k", as a Job's and a cluster file's: `asked_tokens`
     check_run_options(option_names, lora_rank=lora_rank, reference_model=reference_model, critic=critic, dpo=dpo,
                       estimate=estimate, trinity_version=trinity_version, token_budget=token_budget,
                       time_limit_s=time_limit_s, margin=margin, host_ram_gb=host_ram_gb, node_gpus=node_gpus,
@@ -1661,3 +1662,11 @@ def check_time_limit(time_limit_s: float, name: str = "time_limit_s") -> None:
     if not 0 < time_limit_s <= MAX_TIME_LIMIT_S:
         raise QueryError(f"{name} must be above 0 seconds and at most {MAX_TIME_LIMIT_S:.0f}, got "
                          f"{brief(time_limit_s)}")
+
+
+def check_counts(*counts: tuple[str, int | None, int]) -> None:
+    """`QueryError` unless each (option, value, most) value is None or from 1 to `most` (its type checked
+    before, with `check_types`)."""
+    for name, value, most in counts:
+        if value is not None and not 1 <= value <= most:
+            raise QueryError(f"{name} must be a whole number from 1 to {most}, got {brief(value)}")

@@ -35,7 +35,6 @@ from solver.tables.bounds import (
     MAX_JOBS,
     MAX_LORA_RANK,
     MAX_NODE_GPUS,
-    MAX_TOKENS,
     MAX_TRAIN_BATCH,
     NO_CRITIC,
     TRINITY_RELEASE_FORMS,
@@ -67,16 +66,7 @@ from solver.tables.schema import (
     Weight,
     described_gpu_type,
 )
-from solver.tables.text import (
-    EVERY_JOB,
-    QueryError,
-    count_refusal,
-    counted,
-    first_repeated,
-    meant_fleet_name,
-    shown_number,
-    type_refusal,
-)
+from solver.tables.text import EVERY_JOB, QueryError, counted, first_repeated, meant_fleet_name, shown_number
 
 TYPED = "typed"
 """The validation context's key that says the data is as a person typed it in a file (a cluster file's), where a
@@ -645,18 +635,6 @@ class Job(_JobFields):
     """One Trinity training job to place: its model, length, rollout GPUs and weight."""
 
     model: Text
-
-    @field_validator("max_model_len", mode="before")
-    @classmethod
-    def _length_in_code(cls, value: object) -> object:
-        """A length as the API takes one, refused in `solver.plan`'s words (``'64k'``: ``must be a whole number, got
-        '64k' (a str: pass 65536)``): a whole number of tokens, or an ``at_least`` form; a cluster file's thousands
-        (``64k``) are `JobEntry`'s to read."""
-        refusal = (count_refusal(value, MAX_TOKENS) if isinstance(value, int) and not isinstance(value, bool)
-                   else None if isinstance(value, Mapping | AtLeast) else type_refusal("max_model_len", value, int))
-        if refusal is not None:
-            raise ValueError(refusal)
-        return value
 
 
 class JobEntry(_JobFields):

@@ -615,6 +615,15 @@ def short_length_note(given: str, length: int, written: str) -> str | None:
     return f"{given} {length} is {counted(length, 'token')}; for {length * 1024} tokens write {written}"
 
 
+def asked_tokens(value: Any) -> Any:
+    """A length asked for in thousands, as `thousands_of_tokens` reads it (``32k``, ``32 K``: 32768), as a cluster
+    file's job and `solver.plan`'s ``max_model_len`` take it; any other value as it is, a number in quotes
+    (``'32768'``) too, to be refused as every number in quotes of a file is (YAML writes numbers bare), and as the API
+    takes none."""
+    thousands = isinstance(value, str) and value.rstrip()[-1:] in ("k", "K")
+    return thousands_of_tokens(value) if thousands else value
+
+
 def length_forms(value: Any) -> str:
     """The forms a length takes, for an error on `value` that is none of them (with why a length in millions, ``1m``,
     is not taken, or how to write one with digit separators, ``131_072``): one wording for ``--len`` and a cluster
@@ -665,42 +674,16 @@ def check_types(*values: tuple[str, object, Any]) -> None:
     for LoRA targets given as a list, the names joined (`names_joined_hint`); for job names given as one str, the list
     (`names_listed_hint`); for a file's path where what it holds is asked, how to load it (`path_given_hint`)."""
     for name, value, kind in values:
-        refusal = type_refusal(name, value, kind)
-        if refusal is not None:
-            raise QueryError(f"{name} {refusal}")
-
-
-def type_refusal(name: str, value: object, kind: Any) -> str | None:
-    """What `check_types` says of parameter `name`'s `value` where it is not of `kind`, after the name: ``must be a
-    whole number, got '64k' (a str: pass 65536)``, as a validator's message words it (its field named apart);
-    None where it is of `kind`."""
-    kinds = get_args(kind) or (kind,)
-    if any(_is_kind(value, one) for one in kinds):
-        return None
-    accepted = either([word for one in kinds for word in _KIND_WORDS.get(one, (_with_article(one.__name__),))])
-    hint = (_whole_number_hint(name, value) if int in kinds and float not in kinds
-            else HOST_RAM_AS_NUMBER if name == "host_ram_gb" and isinstance(value, str)
-            else FLEET_AS_MAPPING if name == "fleet" and isinstance(value, Mapping)
-            else names_joined_hint(value) if name == "lora_targets"
-            else names_listed_hint(value) if name == "required" else path_given_hint(name, value))
-    return f"must be {accepted}, got {shown_value(value, kinds)}{hint}"
-
-
-def check_counts(*counts: tuple[str, int | None, int]) -> None:
-    """`QueryError` unless each (option, value, most) value is None or from 1 to `most` (its type checked
-    before, with `check_types`)."""
-    for name, value, most in counts:
-        refusal = count_refusal(value, most)
-        if refusal is not None:
-            raise QueryError(f"{name} {refusal}")
-
-
-def count_refusal(value: int | None, most: int) -> str | None:
-    """What `check_counts` says of a count `value` past 1 to `most`, after the option's name: ``must be a whole number
-    from 1 to 16777216, got 0``; None where it is within them (or None)."""
-    if value is None or 1 <= value <= most:
-        return None
-    return f"must be a whole number from 1 to {most}, got {brief(value)}"
+        kinds = get_args(kind) or (kind,)
+        if not any(_is_kind(value, one) for one in kinds):
+            words = [word for one in kinds for word in _KIND_WORDS.get(one, (_with_article(one.__name__),))]
+            accepted = either(words)
+            hint = (_whole_number_hint(name, value) if int in kinds and float not in kinds
+                    else HOST_RAM_AS_NUMBER if name == "host_ram_gb" and isinstance(value, str)
+                    else FLEET_AS_MAPPING if name == "fleet" and isinstance(value, Mapping)
+                    else names_joined_hint(value) if name == "lora_targets"
+                    else names_listed_hint(value) if name == "required" else path_given_hint(name, value))
+            raise QueryError(f"{name} must be {accepted}, got {shown_value(value, kinds)}{hint}")
 
 
 def names_listed_hint(value: object) -> str:
@@ -722,16 +705,20 @@ def names_joined_hint(value: object, verb: str = "pass") -> str:
 
 def _whole_number_hint(name: str, value: object) -> str:
     """For a whole number written as a str (``'131072'``; for a length in tokens, `TOKEN_PARAMETERS`, thousands of
-    1024 too: ``'128K'``) or as a whole float (``131072.0``), the number to pass: `` (a str: pass 131072)``; else
-    nothing."""
+    1024 too: ``'128K'``) or as a whole float (``131072.0``), the number to pass: `` (a str: pass 131072)``; for any
+    other str given as ``max_model_len``, which takes thousands (`asked_tokens`), the forms a length takes, in the
+    words a cluster file's job is told them (`length_forms`); else nothing."""
     if type(value) is float and value.is_integer() and abs(value) < 1e16:  # a builtin one: numpy's are named so
         return f" (a float: pass {int(value)})"
-    if type(value) is not str or not value.isascii():
+    if type(value) is not str:
         return ""
+    forms = f" ({length_forms(value)})" if name == "max_model_len" else ""
+    if not value.isascii():
+        return forms
     tokens = thousands_of_tokens(value) if name in TOKEN_PARAMETERS else value
     digits = re.fullmatch(r"\s*(\d{1,9})\s*", value)
     number = tokens if isinstance(tokens, int) else int(digits[1]) if digits else None
-    return f" (a str: pass {number})" if number is not None else ""
+    return f" (a str: pass {number})" if number is not None else forms
 
 
 def shown_value(value: object, accepted: tuple[Any, ...] = ()) -> str:
