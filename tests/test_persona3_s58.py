@@ -1,5 +1,6 @@
 """A notebook user's mistakes (session 58): plan()'s tuple passed to trinity_config, a length written as text
-('131072', where '128K' is read as --len reads it) or as a float, a list of GPU types or models where one is asked for, and nvidia-smi's MiB given as GB;
+('131072', where '128K' is read as --len reads it) or as a float, a list of GPU types or models where one is asked
+for, and nvidia-smi's MiB given as GB;
 each error says what to pass."""
 
 from __future__ import annotations
