@@ -161,6 +161,7 @@ from solver.tables import (
     TrinityVersion,
     Weights,
     and_joined,
+    asked_tokens,
     brief,
     check_choice,
     check_once,
@@ -170,6 +171,7 @@ from solver.tables import (
     counted_critic,
     counted_expert_layout,
     empty_name,
+    folded_choice,
     given_fleet,
     given_path,
     it_or_them,
@@ -185,6 +187,7 @@ from solver.tables import (
     read_cells_files,
     release_name,
     release_words,
+    short_length_note,
     shown_value,
     sp_attention_violation,
     trinity_release,
@@ -200,6 +203,7 @@ __all__ = [
     "calibrate_memory_model",
     "check_config_model",
     "check_fleet_lora_targets",
+    "config_nodes_note",
     "config_query",
     "estimate_memory",
     "fragment_check",
@@ -305,7 +309,9 @@ def plan(
     in that order, a GPU type named twice once, within one GPU budget), else every documented one's.
 
     ``objective``: ``"cheapest"`` (needs `max_model_len`), ``"max_len"`` (needs `budget_gpus`) or
-    ``"min_gpus"`` (needs `max_model_len`). ``token_budget="auto"`` lets an estimated plan whose
+    ``"min_gpus"`` (needs `max_model_len`). `max_model_len`: tokens, or a str of thousands of 1024 (``"64k"``), read
+    as a `Job`'s (`asked_tokens`); at most `SHORT_LENGTH_NOTED`, the answers' `notes` say so, as ``--len 64``'s note
+    does. ``token_budget="auto"`` lets an estimated plan whose
     Trinity-default ``max_token_len_per_gpu`` does not fit take a lower one (the plan's
     ``max_token_len_per_gpu`` says which); a whole number ``token_budget=N`` does too, and then no plan takes more than
     N tokens per GPU, and each holds a sequence at N (``ceil(L / SP) <= N``; `Query.token_budget_cap`).
@@ -336,6 +342,7 @@ def plan(
     (`COMMAND_OPTIONS`, as ``solve`` prints them).
     """
     check_types(("explain", explain, bool), ("catalog", catalog, Catalog | None))
+    max_model_len = asked_tokens(max_model_len)  # "64k" as a Job's, a cluster file's and --len's
     catalog = catalog if catalog is not None else load_catalog()
     _check_named(catalog, model, gpu, "budget_gpus", gpu_lists=True)
     query = make_query(catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
@@ -349,7 +356,10 @@ def plan(
                        lora_targets=lora_targets, lora_exclude_modules=lora_exclude_modules, option_names=option_names)
     check_dpo_budget_unread(token_budget, None, catalog.model(query.model), option_names, dpo=query.dpo)
     check_vllm_lora_rank(query.lora_rank, query.rollout_gpus, option_names)
-    return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
+    answers = answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
+    short = None if max_model_len is None else short_length_note(
+        option_names.length, max_model_len, option_names.thousands_written(max_model_len))
+    return answers if short is None else tuple(answer.model_copy(update={"notes": (short,)}) for answer in answers)
 
 
 def answer_query(query: Query, catalog: Catalog, *, explain: bool = False,
@@ -1003,6 +1013,7 @@ def estimate_memory(
     if sp is None:
         raise QueryError("sp must be a whole number, got None: the memory estimate is of one setting, its SP given "
                          "(1 for none); plan(..., sp=None) picks the SP")
+    max_model_len = asked_tokens(max_model_len)  # "64k" as plan's
     check_types(("gpus", gpus, int), ("max_model_len", max_model_len, int), ("sp", sp, int), ("env", env, bool),
                 ("offload", offload, bool), ("node_gpus", node_gpus, int | None), ("catalog", catalog, Catalog | None),
                 ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", max_token_len_per_gpu, int | None),
@@ -1011,6 +1022,7 @@ def estimate_memory(
     check_lora_rank(lora_rank)
     check_reference_with_lora(reference_model, lora_rank, option_names)
     reference = counts_reference(reference_model, lora_rank)
+    critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
     check_choice("critic", critic, (None, *CRITIC_CHOICES))
     check_dpo(dpo, critic, reference_model, lora_rank, option_names)
     critic = counted_critic(critic)
@@ -1103,6 +1115,8 @@ def memory_answer(
     ``memory_model_source`` is the memory model's source, a file's or a `MemoryModel`'s (`MemoryModel.own_source`:
     None for the shipped one)."""
     check_types(("memory", memory, MemoryModel | Path | str | None), ("catalog", catalog, Catalog | None))
+    critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
+    max_model_len = asked_tokens(max_model_len)  # "64k" as plan's
     loaded = load_memory_model(given_path("memory", memory)) if isinstance(memory, Path | str) else memory
     loaded = loaded if loaded is not None else load_memory_model()
     catalog = catalog if catalog is not None else load_catalog()
@@ -1130,6 +1144,8 @@ def memory_answer(
                         trinity_version=trinity_version.strip() if trinity_version is not None else None,
                         memory_model=path_text(memory) if isinstance(memory, Path | str) else None,
                         memory_model_source=loaded.own_source,
+                        notes=tuple(filter(None, [short_length_note(
+                            option_names.length, max_model_len, option_names.thousands_written(max_model_len))])),
                         **dict(estimate))
 
 
@@ -1179,6 +1195,7 @@ def map_plans(
     check_types(("model", model, str | list | tuple | None), ("weights", weights, Weights | Path | str | None),
                 ("catalog", catalog, Catalog | None),
                 ("gpus_up_to", gpus_up_to, int | None), ("budgets", budgets, list | tuple | None))
+    critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
     # what every cell shares, refused once before any (each cell's query would refuse it alike)
     check_run_options(option_names, lora_rank=lora_rank, reference_model=reference_model, critic=critic, dpo=dpo,
                       estimate=estimate, trinity_version=trinity_version, token_budget=token_budget,
@@ -1412,6 +1429,7 @@ def config_query(
     ``algorithm.algorithm_type``'s ``dpo``, checked as `make_query` checks it:
     one the config does not say is a `QueryError`, as ``--dpo`` with ``--from-config``);
     the sources default to where the config's values came from."""
+    max_model_len = asked_tokens(max_model_len)  # "64k" as plan's
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
                 ("max_model_len", max_model_len, int | None),
                 ("reference_model", reference_model, bool | None),
@@ -1424,6 +1442,7 @@ def config_query(
                          "--from-config refuses --dpo)")
     # rollout GPUs given beside the config's DPO, refused as beside dpo=True (--dpo)
     check_dpo_rollout(config.dpo, rollout_gpus, option_names, None if dpo else CONFIG_DPO_SOURCE)
+    critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
     check_choice(option_names.named("critic"), critic, (None, *CRITIC_CHOICES))
     from_config = budget_gpus is None and total_gpus is None and config.trainer_gpus is not None
     own_rollout = rollout_gpus is None and bool(config.rollout_gpus) and (
@@ -1532,6 +1551,8 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
     for index, answer in enumerate(answers):
         check_types((f"answers[{index}]", answer, Answer))
     check_answers_of(answers, query, catalog.model(query.model).name)
+    if query.total_gpus is None:  # budget_gpus, or the config's own count: the cluster the best plan outgrows, if any
+        answers = tuple(_with_nodes_note(answer, name, config, query.option_names) for answer in answers)
     catalog = query.counted_catalog(catalog)  # the config's LoRA adapter counted on its regex's modules
     current = _current(catalog, query, config, name, text, environ, version)
     if current is None:
@@ -1544,6 +1565,32 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
               for answer in answers)
     return tuple(answer.model_copy(update={"current": _in_words(answer, query, _vouched(
         catalog, query, settings_on_gpu, answer.gpu)), "rollout_kept": None}) for answer, settings_on_gpu in judged)
+
+
+def _with_nodes_note(answer: Answer, config_name: str, config: TrinityConfig, names: OptionNames) -> Answer:
+    """`answer` with `config_nodes_note` on its best plan added to its notes, where there is one (once: answers
+    judged again keep it)."""
+    note = None if answer.best is None else config_nodes_note(config_name, config, answer.best, names)
+    return answer if note is None or note in answer.notes else answer.model_copy(
+        update={"notes": (*answer.notes, note)})
+
+
+def config_nodes_note(config_name: str, config: TrinityConfig, plan: Plan, names: OptionNames) -> str | None:
+    """Where `plan` takes more of the config's nodes, with its rollout, than the config's cluster holds GPUs (a
+    trainer budget past the config's, `names.budget`): the note ``solve --from-config`` prints on stderr and
+    `with_config_verdicts` puts in `Answer.notes`, in `names`' words (the config's GPUs and nodes, the nodes the plan
+    takes, and how to plan within the config's GPUs); else None, and where the config gives no cluster."""
+    if config.trainer_gpus is None or config.node_gpus is None:
+        return None
+    held = config.trainer_gpus + config.rollout_gpus
+    nodes = plan.nodes or plan.trainer_nodes or 1
+    if nodes * config.node_gpus <= held:
+        return None
+    rollout = f" + {plan.rollout_gpus} rollout" if plan.rollout_gpus else ""
+    return (f"{config_name}'s cluster holds {held} GPUs in all ({counted(held // config.node_gpus, 'node')} of "
+            f"{config.node_gpus}); the plan takes {plan.gpus} trainer{rollout} GPUs on {nodes} nodes: give the config "
+            f"cluster.node_num {nodes}, or plan within its {held} with {names.valued(names.total_gpus, held)} in place "
+            f"of {names.budget}")
 
 
 def _with_rollout_memory(current: CurrentSettings, engine: VllmRollout | None, model: Model, gpu: GpuType,

@@ -438,6 +438,10 @@ class MemoryAnswer(MemoryEstimate, MemoryQuestion, Versioned, defer_build=True):
     the verdicts its properties give; in JSON the estimate's GiB are rounded to 4 decimals (0.1 MiB).
     Its JSON reads back into it (``MemoryAnswer.model_validate_json``): the verdicts are derived again."""
 
+    notes: tuple[str, ...] = Field(default=(), exclude=True, description=(
+        "the notes solve memory prints on stderr for the question, in its words: a max_model_len of a few hundred "
+        "tokens at most, likely meant as thousands (as --len); not in the JSON"))
+
     # The verdicts, printed after the estimate's fields: its properties as computed fields, described by their
     # docstrings.
     step_fits = computed_field(MemoryEstimate.step_fits)

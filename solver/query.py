@@ -66,6 +66,7 @@ from solver.tables import (
     TrinityVersion,
     Weights,
     and_joined,
+    asked_tokens,
     brief,
     check_choice,
     check_types,
@@ -75,6 +76,7 @@ from solver.tables import (
     counted_expert_layout,
     cut,
     dpo_conflict,
+    folded_choice,
     host_mib_as_gb_hint,
     load_memory_model,
     load_weights,
@@ -1145,6 +1147,8 @@ def make_query(
     (`Query.critic`; ``"none"``, as ``--critic none``, and None: none). `dpo` plans a DPO run (`Query.dpo`), which
     counts no critic and, without LoRA, a reference model (`check_dpo`).
     """
+    critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
+    max_model_len = asked_tokens(max_model_len)  # "64k", as a Job's and a cluster file's: `asked_tokens`
     check_run_options(option_names, lora_rank=lora_rank, reference_model=reference_model, critic=critic, dpo=dpo,
                       estimate=estimate, trinity_version=trinity_version, token_budget=token_budget,
                       time_limit_s=time_limit_s, margin=margin, host_ram_gb=host_ram_gb, node_gpus=node_gpus,

@@ -2106,6 +2106,11 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
     deadline_passed: bool = Field(default=False, exclude=True, description=(
         "whether the call's deadline_s (solver.plan's) had passed when the answer was given, which may have cut its "
         "search short: the lines under it then name deadline_s as what to give more of"))
+    notes: tuple[str, ...] = Field(default=(), exclude=True, description=(
+        "the notes solve prints on stderr for the question, in its words: a length of a few hundred tokens at most, "
+        "likely meant as thousands (solver.plan's max_model_len, as --len), and a config's cluster that the best plan "
+        "outgrows with its rollout (solver.api.with_config_verdicts', where budget_gpus frees the config's count, as "
+        "--gpus with --from-config)"))
     measured: Plan | None = Field(default=None, description=(
         "when the best plan is estimated but the tables have a plan for the same question (budget, length, "
         "pins): the tables' best, documented or inferred"))

@@ -1219,6 +1219,11 @@ class OptionNames(NamedTuple):
             return f"a longer deadline_s (and {self.time_limit}, where that came first)"
         return f"a longer {self.time_limit}"
 
+    def thousands_written(self, thousands: int) -> str:
+        """A length of `thousands` thousands of 1024 tokens, as the caller gives it: ``--len 64k``, or
+        ``max_model_len=65536``."""
+        return f"{self.length}={thousands * 1024}" if self.keywords else f"{self.length} {thousands}k"
+
     def joined(self, options: Sequence[str]) -> str:
         """Several options given together, as the caller writes them: ``--sp 2 --no-env``, ``sp=2, env=False``."""
         return (", " if self.keywords else " ").join(options)

@@ -148,3 +148,22 @@ def test_a_refused_rope_scaling_has_no_base_judged(tmp_path: Path):
     # mapping's base on 0.6 (_check_mapped_theta judges only a scaling that stays).
     assert _problems(_phimoe(tmp_path), YARN, 16384, version="0.6") == [
         ("rope-scaling-unbuilt-refused", f"model.rope_scaling: rope_type yarn on PhiMoE-4k {LACKS_06}")]
+
+
+def test_a_job_and_plan_read_a_length_alike_and_refuse_one_in_the_same_words():
+    # Job(max_model_len="64k") was taken where plan(max_model_len="64k") was refused (apiwords87): one parser for both.
+    catalog = solver.load_catalog()
+    for written in ("64k", " 64 K "):
+        assert solver.Job(name="j", model="4B", max_model_len=written).max_model_len == 65536  # type: ignore[arg-type]
+        assert solver.make_query(catalog, model="4B", gpu="h100", max_model_len=written,  # type: ignore[arg-type]
+                                 budget_gpus=2).max_model_len == 65536
+    words = "must be a whole number{}, got '64kb' (tokens, or thousands of 1024: 32768 or 32k)"
+    with pytest.raises(solver.QueryError) as planned:
+        solver.plan("4B", gpu="h100", max_model_len="64kb", budget_gpus=2)  # type: ignore[arg-type]
+    assert str(planned.value) == "max_model_len " + words.format(" or None")
+    fleet = solver.load_fleet(ROOT / "docs" / "examples" / "fleet.yaml")
+    changed = fleet.model_copy(update={"jobs": (fleet.jobs[0].model_copy(update={"max_model_len": "64kb"}),
+                                                *fleet.jobs[1:])})
+    with pytest.raises(solver.QueryError) as placed:
+        solver.place(changed)
+    assert str(placed.value) == f"fleet: job {fleet.jobs[0].name}, max_model_len: " + words.format("")

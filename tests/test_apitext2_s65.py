@@ -173,6 +173,10 @@ ANSWER = solver.memory_answer("8B", "h100", 8, 32768)
     (("8B",), {}, "answer must be a MemoryAnswer, got '8B'"),
     ((solver.estimate_memory("8B", "h100", 8, 32768),), {},
      "answer must be a MemoryAnswer, got a MemoryEstimate"),
+    (((ANSWER,),), {}, ("answer must be a MemoryAnswer, got a tuple of 1 MemoryAnswer (memory_answer gives one alone): "
+                        "pass one, such as answers[0]")),
+    (([ANSWER, ANSWER],), {}, ("answer must be a MemoryAnswer, got a list of 2 MemoryAnswers (memory_answer gives one "
+                               "alone): pass one, such as answers[0]")),
     ((ANSWER, "catalog"), {}, "catalog must be a Catalog or None, got 'catalog'"),
     ((ANSWER,), {"width": 5}, "width must be a whole number of columns from 20 to 65536, got 5"),
     ((ANSWER,), {"color": 1}, "color must be True or False, got 1"),
@@ -209,3 +213,13 @@ def test_the_api_page_shows_memory_text_s_text() -> None:
     assert shown == solver.memory_text(memory, width=120)
     assert shown.endswith('  solver.plan("Qwen3-32B", gpu="H20-96GB", budget_gpus=2, max_model_len=131072, '
                           'host_ram_gb=64)\n')
+
+
+def test_memory_answer_holds_the_short_length_note_solve_memory_prints() -> None:
+    # `solve memory --len 64` notes that 64 tokens were likely meant as 64k; memory_answer said nothing (apiwords87).
+    assert solver.memory_answer("8B", "h100", 8, 64).notes == (
+        "max_model_len 64 is 64 tokens; for 65536 tokens write max_model_len=65536",)
+    assert solver.memory_answer("8B", "h100", 8, 256, option_names=COMMAND_OPTIONS).notes == (
+        "--len 256 is 256 tokens; for 262144 tokens write --len 256k",)
+    assert ANSWER.notes == () and solver.memory_answer("8B", "h100", 8, 257).notes == ()
+    assert "notes" not in ANSWER.model_dump(mode="json")  # the JSON solve memory prints is unchanged

@@ -203,7 +203,8 @@ def test_bad_required_names_are_refused(flags: list[str], error: str, tmp_path: 
 
 @pytest.mark.parametrize(("required", "error"), [
     ([], "required names no job: name one or more of the fleet's jobs (a, b, c, d)"),
-    ("a", "required must be a list, a tuple or None, got 'a'"),
+    ("a", "required must be a list, a tuple or None, got 'a' (a str: pass ['a'], the names in a list)"),
+    ("a, b", "required must be a list, a tuple or None, got 'a, b' (a str: pass ['a', 'b'], the names in a list)"),
     (["A"], ("required names 'A': no job of the fleet is named so; did you mean a? its jobs: a, b, c, d; or all, for "
              "every job")),
 ])

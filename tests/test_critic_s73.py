@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from solver.api import config_query, memory_answer, plan
+from solver.api import config_query, estimate_memory, make_query, memory_answer, plan
 from solver.memory import GIB, critic_parameters, host_memory_gib, pinned_rounding
 from solver.rules import cited_tables_verdict
 from solver.tables import QueryError, Setting, load_catalog
@@ -196,3 +196,17 @@ def test_solve_memory_shows_the_critic_row_and_refuses_a_bad_value(cli: Callable
     # The documented cell (SP=4) no longer decides: the memory model does, and fits it (61.07 GiB of 71.3 usable).
     assert (status, shown["critic"], shown["critic_gib"], shown["tables"], shown["fits"]) == (
         0, "offloaded", 0.0, None, True), err
+
+
+def test_the_api_takes_a_critic_in_any_case_as_the_command_does() -> None:
+    # `--critic Resident` was taken where critic="Resident" was refused (apiwords87): one folding for both.
+    catalog = load_catalog()
+    assert make_query(catalog, model="8B", gpu="h100", max_model_len=8192, budget_gpus=4, critic="Resident").critic == (
+        "resident")
+    assert memory_answer("8B", "h100", 8, 8192, critic="OFFLOADED").critic == "offloaded"  # type: ignore[arg-type]
+    assert estimate_memory("8B", "h100", 8, 8192, critic="Reloaded") == estimate_memory(  # type: ignore[arg-type]
+        "8B", "h100", 8, 8192, critic="reloaded")
+    config = read_trinity_config("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n", "c.yaml", {})
+    assert config_query(catalog, config, gpu="h100", critic="None").critic is None  # type: ignore[arg-type]
+    with pytest.raises(QueryError, match="^critic must be one of None, none, .*, reloaded, got 'res'$"):
+        memory_answer("8B", "h100", 8, 8192, critic="res")  # type: ignore[arg-type]

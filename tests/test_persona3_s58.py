@@ -1,5 +1,6 @@
-"""A notebook user's mistakes (session 58): plan()'s tuple passed to trinity_config, a length written as --len takes
-it ('128K') or as a float, a list of GPU types or models where one is asked for, and nvidia-smi's MiB given as GB;
+"""A notebook user's mistakes (session 58): plan()'s tuple passed to trinity_config, a length written as text
+('131072', where '128K' is read as --len reads it) or as a float, a list of GPU types or models where one is asked
+for, and nvidia-smi's MiB given as GB;
 each error says what to pass."""
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ def test_a_fragment_of_plans_tuple_says_to_pass_one_answer(make: Callable[..., A
 
 
 @pytest.mark.parametrize(("length", "hint"), [
-    ("128K", " (a str: pass 131072)"), (" 64k ", " (a str: pass 65536)"), ("131072", " (a str: pass 131072)"),
-    (131072.0, " (a float: pass 131072)"), ("128 thousand", ""), (131072.5, ""), ("１２８", "")])
+    ("131072", " (a str: pass 131072)"), (131072.0, " (a float: pass 131072)"), (131072.5, ""),
+    ("128 thousand", " (tokens, or thousands of 1024: 32768 or 32k)"),
+    ("１２８", " (tokens, or thousands of 1024: 32768 or 32k)")])  # "128K" is 131072, as --len's: test_apileft_s79
 def test_a_length_written_otherwise_is_told_the_number_to_pass(length: object, hint: str):
     with pytest.raises(solver.QueryError) as caught:
         solver.plan("14B", gpu="h100", max_model_len=length, budget_gpus=8)  # type: ignore[arg-type]

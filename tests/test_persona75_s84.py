@@ -33,7 +33,8 @@ def _arguments() -> tuple[dict[str, Any], Any]:
     ({"trainer_gpus": 4.0}, "trainer_gpus must be a whole number, got 4.0 (a float: pass 4)"),
     ({"mapping": None}, "mapping must be a Mapping, got None"),
     ({"environ": [("A", "B")]}, "environ must be a Mapping or None, got [('A', 'B')]"),
-    ({"max_model_len": "32k"}, "max_model_len must be a whole number or None, got '32k' (a str: pass 32768)"),
+    ({"max_model_len": "32 kB"}, ("max_model_len must be a whole number or None, got '32 kB' (tokens, or thousands of "
+                                  "1024: 32768 or 32k)")),
     ({"train_batch_size": 25.6}, "train_batch_size must be a whole number or None, got 25.6"),
 ])
 def test_config_checks_refuse_arguments_of_the_wrong_kind_in_one_line(check: Callable[..., Any],

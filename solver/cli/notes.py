@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING
 
 from solver.cli.catalogs import given_gpus
 from solver.cli.output import print_note
-from solver.tables import MAX_TOKENS, counted, named_jobs, says_pcie, shown_number, thousands_of_tokens
+from solver.tables import (
+    MAX_TOKENS,
+    counted,
+    named_jobs,
+    says_pcie,
+    short_length_note,
+    shown_number,
+    thousands_of_tokens,
+)
 
 if TYPE_CHECKING:
     from solver.query import TrinityConfig
@@ -119,19 +127,14 @@ def note_config_nodes_outgrown(prog: str, config_name: str, config: TrinityConfi
     """A note on stderr where --gpus gives the trainer of a --from-config more GPUs than the config's cluster holds
     beside its rollout: the config's GPUs and nodes, and the most nodes a best plan takes with its rollout (and
     --total-gpus in place of --gpus, which `solve` refuses together, to plan within the config's GPUs)."""
-    if config.trainer_gpus is None or config.node_gpus is None:
-        return
-    held = config.trainer_gpus + config.rollout_gpus
+    from solver.api import config_nodes_note
+    from solver.rules import COMMAND_OPTIONS
+
     plans = [answer.plans[0] for answer in answers if answer.plans]
     largest = max(plans, key=lambda plan: plan.nodes or plan.trainer_nodes or 1, default=None)
-    nodes = 0 if largest is None else largest.nodes or largest.trainer_nodes or 1
-    if largest is not None and nodes * config.node_gpus > held:
-        rollout = f" + {largest.rollout_gpus} rollout" if largest.rollout_gpus else ""
-        config_nodes = counted(held // config.node_gpus, "node")
-        print_note(f"{prog}: note: {config_name}'s cluster holds {held} GPUs in all ({config_nodes} of "
-                   f"{config.node_gpus}); the plan takes {largest.gpus} trainer{rollout} GPUs on {nodes} nodes: give "
-                   f"the config cluster.node_num {nodes}, or plan within its {held} with --total-gpus {held} in "
-                   "place of --gpus")
+    note = None if largest is None else config_nodes_note(config_name, config, largest, COMMAND_OPTIONS)
+    if note is not None:
+        print_note(f"{prog}: note: {note}")
 
 
 def note_shared_budget(prog: str, catalog: Catalog, gpus: Sequence[str], budget: int) -> None:
@@ -263,15 +266,11 @@ def note_cells_off_order(prog: str, path: Path, gpu_type: GpuType, catalog: Cata
             "the settings before it ran out of memory")
 
 
-SHORT_LENGTH_NOTED = 256
-"""The longest --len that gets a note suggesting thousands (``256`` may well mean ``256k``)."""
-
-
 def note_short_length(args: argparse.Namespace, prog: str) -> None:
     """A note on stderr where --len is a few hundred tokens at most: ``--len 32`` is 32 tokens, likely meant as 32k."""
     length = getattr(args, "max_model_len", None)
     if length is not None:
-        _note_if_short(prog, "--len", length, "--len {}k")
+        _note_if_short(prog, "--len", length, f"--len {length}k")
 
 
 def note_thousands_meant(args: argparse.Namespace, prog: str, argv: Sequence[str]) -> None:
@@ -316,18 +315,19 @@ def note_short_job_lengths(fleet: Fleet, prog: str) -> None:
     tokens at most, as `note_short_length` for --len."""
     for job in fleet.jobs:
         if isinstance(job.max_model_len, int):
-            _note_if_short(prog, f"job {job.name}: max_model_len", job.max_model_len, "max_model_len: {}k")
+            _note_if_short(prog, f"job {job.name}: max_model_len", job.max_model_len,
+                           f"max_model_len: {job.max_model_len}k")
         else:
             _note_if_short(prog, f"job {job.name}: max_model_len at_least", job.max_model_len.at_least,
-                           "at_least: {}k")
+                           f"at_least: {job.max_model_len.at_least}k")
 
 
 def _note_if_short(prog: str, given: str, length: int, written: str) -> None:
-    """Where `length` tokens (`given`, in words) are at most `SHORT_LENGTH_NOTED`, a note on stderr that they may
-    have been meant as thousands, `written` (a format with one ``{}``) saying how to write that."""
-    if length <= SHORT_LENGTH_NOTED:
-        print_note(f"{prog}: note: {given} {length} is {counted(length, 'token')}; for {length * 1024} tokens write "
-                   f"{written.format(length)}")
+    """Where `length` tokens (`given`, in words) may have been meant as thousands (`short_length_note`), a note on
+    stderr that says so, `written` saying how to write that (``--len 64k``)."""
+    note = short_length_note(given, length, written)
+    if note is not None:
+        print_note(f"{prog}: note: {note}")
 
 
 SMALL_HOST_RAM_GIB = 8

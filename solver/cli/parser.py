@@ -25,6 +25,7 @@ from solver.tables import (
     counted,
     cut,
     either,
+    folded_choice,
     interconnect_meant,
     thousands_of_tokens,
 )
@@ -620,10 +621,7 @@ class Parser(argparse.ArgumentParser):
         """argparse's, with a value of an option with choices taken in any case (``--gpu-interconnect PCIe``,
         ``--by Len``: 'pcie', 'len'), as the names of GPU types and models are."""
         value = super()._get_value(action, arg_string)
-        if action.choices is not None and isinstance(value, str) and value not in action.choices:
-            return next((choice for choice in action.choices
-                         if isinstance(choice, str) and choice.casefold() == value.casefold()), value)
-        return value
+        return folded_choice(value, action.choices) if action.choices is not None else value
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         """argparse's, with the invalid choice shown as `brief` shows it (argparse shows it whole), and where

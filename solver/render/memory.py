@@ -118,6 +118,10 @@ def memory_text(answer: MemoryAnswer, catalog: Catalog | None = None, *, width: 
     answer was estimated with, or, for a `MemoryModel` passed to `memory_answer`, which the call cannot name, a line
     above it that asks for it by its source; ``catalog=catalog`` where the model or GPU type is one of your own, which
     the shipped catalogue lacks (`catalog` holds it). `QueryError` (one line) for a bad argument."""
+    if isinstance(answer, list | tuple) and answer and all(isinstance(one, MemoryAnswer) for one in answer):
+        raise QueryError(f"answer must be a MemoryAnswer, got a {type(answer).__name__} of "
+                         f"{counted(len(answer), 'MemoryAnswer')} (memory_answer gives one alone): pass one, such as "
+                         "answers[0]")
     check_types(("answer", answer, MemoryAnswer), ("catalog", catalog, Catalog | None))
     check_text_options(width, color)
     model = (catalog if catalog is not None else load_catalog()).model(answer.model)

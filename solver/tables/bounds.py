@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numbers
 import re
+from collections.abc import Iterable
 from math import floor, isfinite
-from typing import Final, Literal, NamedTuple, get_args
+from typing import Any, Final, Literal, NamedTuple, get_args
 
 from solver.tables.text import QueryError, ascii_number, brief, cut, shown_number
 
@@ -710,6 +711,17 @@ its width (`map_views`)."""
 PAST_NODE_WIDTH = 120
 """The width a map past one node fits where none is given (a pipe without ``COLUMNS``, where a one-node map is whole):
 a terminal's usual 120 columns, its model names (up to `MODEL_NAME_WIDTH`) and cells as long as they get."""
+
+
+def folded_choice(value: Any, accepted: Iterable[object]) -> Any:
+    """The str choice of `accepted` that `value` names in another case (``'Resident'``: ``'resident'``), as the
+    command takes an option's choices (``--critic Resident``); any other value as it is, for `check_choice` to
+    judge."""
+    choices = tuple(accepted)
+    if not isinstance(value, str) or value in choices:
+        return value
+    return next((choice for choice in choices
+                 if isinstance(choice, str) and choice.casefold() == value.casefold()), value)
 
 
 def check_choice(name: str, value: object, accepted: tuple[object, ...]) -> None:

@@ -62,6 +62,7 @@ from solver.tables.peft_names import (
 from solver.tables.rope_types import RopeAdvice, rope_advice
 from solver.tables.text import (
     QueryError,
+    asked_tokens,
     brief,
     check_types,
     counted,
@@ -71,7 +72,6 @@ from solver.tables.text import (
     guessed_name,
     normalise,
     require_printable,
-    thousands_of_tokens,
     yaml_brief,
 )
 
@@ -80,15 +80,7 @@ Count = Annotated[int, Strict(), Gt(0)]
 Tokens = Annotated[int, Strict(), Gt(0), Le(MAX_TOKENS)]
 
 
-def _asked_tokens(value: Any) -> Any:
-    """A cluster file's length as `thousands_of_tokens` reads it (``32k``, ``32 K``), but for a number in quotes
-    (``'32768'``), which stays text, to be refused as every number in quotes of the file is: YAML writes numbers
-    bare."""
-    thousands = isinstance(value, str) and value.rstrip()[-1:] in ("k", "K")
-    return thousands_of_tokens(value) if thousands else value
-
-
-AskedTokens = Annotated[Tokens, BeforeValidator(_asked_tokens)]
+AskedTokens = Annotated[Tokens, BeforeValidator(asked_tokens)]
 """A length a user asks for in a file: a whole number of tokens, or thousands of 1024 (``32k``)."""
 GpuCount = Annotated[int, Strict(), Gt(0), Le(MAX_GPUS)]
 Billions = Annotated[float, Strict(), Gt(0)]

@@ -602,6 +602,28 @@ MOST_TOKEN_DIGITS = 12
 """The most digits of a length that `thousands_of_tokens` reads (leading zeros aside): more are past every length."""
 
 
+SHORT_LENGTH_NOTED = 256
+"""The longest length that gets a note suggesting thousands (``--len 256`` may well mean ``256k``)."""
+
+
+def short_length_note(given: str, length: int, written: str) -> str | None:
+    """Where `length` tokens (`given`, in words: ``--len``, ``max_model_len``) are at most `SHORT_LENGTH_NOTED`, that
+    they may have been meant as thousands, and how to write that (`written`: ``--len 64k``, ``max_model_len=65536``),
+    as ``solve`` notes it on stderr and `solver.plan`'s answers hold it (`Answer.notes`); else None."""
+    if length > SHORT_LENGTH_NOTED:
+        return None
+    return f"{given} {length} is {counted(length, 'token')}; for {length * 1024} tokens write {written}"
+
+
+def asked_tokens(value: Any) -> Any:
+    """A length asked for in thousands, as `thousands_of_tokens` reads it (``32k``, ``32 K``: 32768), as a cluster
+    file's job and `solver.plan`'s ``max_model_len`` take it; any other value as it is, a number in quotes
+    (``'32768'``) too, to be refused as every number in quotes of a file is (YAML writes numbers bare), and as the API
+    takes none."""
+    thousands = isinstance(value, str) and value.rstrip()[-1:] in ("k", "K")
+    return thousands_of_tokens(value) if thousands else value
+
+
 def length_forms(value: Any) -> str:
     """The forms a length takes, for an error on `value` that is none of them (with why a length in millions, ``1m``,
     is not taken, or how to write one with digit separators, ``131_072``): one wording for ``--len`` and a cluster
@@ -669,8 +691,8 @@ def check_types(*values: tuple[str, object, Any]) -> None:
     (``bool | None``); `int` and `float` take no bool, and `float` takes an int too. The message shows a
     builtin value (``'32k'``), or else its type (``a Catalog``), and, for a whole number written otherwise, the
     number to pass (`_whole_number_hint`); for a fleet given as a mapping, how to build one (`FLEET_AS_MAPPING`);
-    for LoRA targets given as a list, the names joined (`names_joined_hint`); for a file's path where what it holds is
-    asked, how to load it (`path_given_hint`)."""
+    for LoRA targets given as a list, the names joined (`names_joined_hint`); for job names given as one str, the list
+    (`names_listed_hint`); for a file's path where what it holds is asked, how to load it (`path_given_hint`)."""
     for name, value, kind in values:
         kinds = get_args(kind) or (kind,)
         if not any(_is_kind(value, one) for one in kinds):
@@ -679,8 +701,17 @@ def check_types(*values: tuple[str, object, Any]) -> None:
             hint = (_whole_number_hint(name, value) if int in kinds and float not in kinds
                     else HOST_RAM_AS_NUMBER if name == "host_ram_gb" and isinstance(value, str)
                     else FLEET_AS_MAPPING if name == "fleet" and isinstance(value, Mapping)
-                    else names_joined_hint(value) if name == "lora_targets" else path_given_hint(name, value))
+                    else names_joined_hint(value) if name == "lora_targets"
+                    else names_listed_hint(value) if name == "required" else path_given_hint(name, value))
             raise QueryError(f"{name} must be {accepted}, got {shown_value(value, kinds)}{hint}")
+
+
+def names_listed_hint(value: object) -> str:
+    """For names given as one str where a list or tuple of them is taken (`solver.place`'s ``required="job-a"``, or
+    ``"a,b"`` as ``--required`` takes them), the list to pass: `` (a str: pass ['job-a'], the names in a list)``; else
+    nothing."""
+    names = [name.strip() for name in value.split(",") if name.strip()] if isinstance(value, str) else []
+    return f" (a str: pass {names!r}, the names in a list)" if names else ""
 
 
 def names_joined_hint(value: object, verb: str = "pass") -> str:
@@ -694,16 +725,20 @@ def names_joined_hint(value: object, verb: str = "pass") -> str:
 
 def _whole_number_hint(name: str, value: object) -> str:
     """For a whole number written as a str (``'131072'``; for a length in tokens, `TOKEN_PARAMETERS`, thousands of
-    1024 too: ``'128K'``) or as a whole float (``131072.0``), the number to pass: `` (a str: pass 131072)``; else
-    nothing."""
+    1024 too: ``'128K'``) or as a whole float (``131072.0``), the number to pass: `` (a str: pass 131072)``; for any
+    other str given as ``max_model_len``, which takes thousands (`asked_tokens`), the forms a length takes, in the
+    words a cluster file's job is told them (`length_forms`); else nothing."""
     if type(value) is float and value.is_integer() and abs(value) < 1e16:  # a builtin one: numpy's are named so
         return f" (a float: pass {int(value)})"
-    if type(value) is not str or not value.isascii():
+    if type(value) is not str:
         return ""
+    forms = f" ({length_forms(value)})" if name == "max_model_len" else ""
+    if not value.isascii():
+        return forms
     tokens = thousands_of_tokens(value) if name in TOKEN_PARAMETERS else value
     digits = re.fullmatch(r"\s*(\d{1,9})\s*", value)
     number = tokens if isinstance(tokens, int) else int(digits[1]) if digits else None
-    return f" (a str: pass {number})" if number is not None else ""
+    return f" (a str: pass {number})" if number is not None else forms
 
 
 def shown_value(value: object, accepted: tuple[Any, ...] = ()) -> str:
