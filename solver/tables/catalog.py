@@ -654,10 +654,12 @@ class Catalog(Frozen):
             origins = [other.name for other in self._same_memory(gpu_types[0])]
             whose = f", which plans with the {' and '.join(origins)}'s (the same memory)" if origins else ""
             raise QueryError(f"no tables for {gpu_types[0].name}{whose}; tables exist for {names}")
+        of_gpu = f" of {gpu_types[0].name}" if gpu is not None else ""  # the tables the filters leave, in words
         if gpus is not None:
             counts = sorted({table.gpus for gpu_type in gpu_types for table in gpu_type.tables})
             if gpus not in counts:
-                raise QueryError(f"no table for {gpus} trainer GPUs; documented counts: {', '.join(map(str, counts))}")
+                raise QueryError(f"no table{of_gpu} for {gpus} trainer GPUs; documented counts: "
+                                 f"{', '.join(map(str, counts))}")
             gpu_types = tuple(
                 gpu_type.model_copy(update={"tables": tuple(t for t in gpu_type.tables if t.gpus == gpus)})
                 for gpu_type in gpu_types
@@ -666,7 +668,9 @@ class Catalog(Frozen):
             resolved = self.model(model)
             documented = [m.name for m in self.models if any(m.name in t.models for g in gpu_types for t in g.tables)]
             if not any(t.name_for(resolved) for g in gpu_types for t in g.tables):
-                raise QueryError(f"no documented table has {resolved.name}; documented models: {', '.join(documented)}")
+                for_gpus = f" for {gpus} trainer GPUs" if gpus is not None else ""
+                raise QueryError(f"no documented table{of_gpu}{for_gpus} has {resolved.name}; documented models: "
+                                 f"{', '.join(documented)}")
             gpu_types = tuple(
                 g.model_copy(update={"tables": tuple(t.column(name) for t in g.tables
                                                      if (name := t.name_for(resolved)) is not None)})
