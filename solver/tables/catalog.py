@@ -820,16 +820,17 @@ def read_cells_files(catalog: Catalog, paths: Sequence[Path], *, join: bool = Tr
             measured = load_cells(path, catalog.models, catalog.gpu_types, made_by)
             if all(known.name != measured.name for known in catalog.gpu_types):
                 made_by[measured.name] = path
-            other = next((tabled_by[(measured.name, t.gpus)] for t in measured.tables
-                          if (measured.name, t.gpus) in tabled_by), None)
+            repeated = next((t.gpus for t in measured.tables if (measured.name, t.gpus) in tabled_by), None)
             # a file repeating an earlier one's table is read as calibrating reads it: its other errors come first
             catalog = catalog.with_measured(measured, path, keep_contradictions=keep_contradictions,
-                                            join=join and other is None)
+                                            join=join and repeated is None)
         except OneLineError as error:
             raise type(error)(f"{flag}{error}") from None
-        if other is not None:
-            raise QueryError(f"{flag}{path}: a table for a GPU count that {flag}{other} has already: give each "
-                             "table once")
+        if repeated is not None:
+            other = tabled_by[(measured.name, repeated)]
+            raise QueryError(f"{flag}{path}: a table of {measured.name} for {counted(repeated, 'trainer GPU')}, which "
+                             f"{flag}{other} has already: give each table once (one table per GPU count, all its "
+                             "models in it)")
         tabled_by.update(dict.fromkeys(((measured.name, table.gpus) for table in measured.tables), path))
         loaded.append((path, measured))
     return catalog, tuple(loaded)
