@@ -405,6 +405,24 @@ def _one_column_cells_file(path: Path, rows: int, cell: str = "Env + Offload + S
     return path
 
 
+@pytest.mark.parametrize(("field", "written", "said"), [
+    ("memory_gb", "80GB", ("got '80GB' (GB as sold, as a number: 80 for 80 GB; nvidia-smi's total in MiB goes in "
+                           "memory_mib)")),
+    ("memory_gb", "81559MiB", "got '81559MiB' (MiB, nvidia-smi's total, go in memory_mib: memory_mib: 81559)"),
+    ("memory_mib", "81559 MiB", "got '81559 MiB' (nvidia-smi's total in MiB, as a number: 81559)"),
+])
+def test_a_cells_files_memory_with_its_unit_is_told_the_number_as_a_pools_is(tmp_path: Path, field: str,
+                                                                              written: str, said: str):
+    # A pool's gpu_memory_gb: 80GB was told the number; a cells file's memory_gb: 80GB got no hint.
+    path = _one_column_cells_file(tmp_path / "cells.yaml", 1)
+    kept = "memory_gb: 80\n" if field == "memory_mib" else ""
+    path.write_text(path.read_text(encoding="utf-8").replace("memory_gb: 80", f"{kept}{field}: {written}"),
+                    encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_gpu_type(path, MODELS)
+    assert str(caught.value) == f"{path}: {field}: must be a whole number, {said}"
+
+
 @pytest.mark.parametrize(("named", "guess"), [
     ("Qwen3-14", " (did you mean Qwen3-14B?)"),  # a letter short, as --model guesses
     ("qwen-3-8b", " (did you mean Qwen3-8B?)"),  # other hyphens

@@ -822,19 +822,20 @@ def _node_past_one_host(refused: _Refused) -> str | None:
 
 
 def _gpu_memory_with_unit(refused: _Refused) -> str | None:
-    """A pool's GPU memory with its unit (``48GB``, ``81559 MiB``), where a number is asked: the number it starts
-    with, or an example where it starts with none; MiB (``M``, ``MB``, ``Mi``, as ``--gpu-memory`` reads them) given
-    as GB, the field that takes them, with that number."""
-    if not isinstance(refused.value, str):
+    """A pool's GPU memory (or a cells file's) with its unit (``48GB``, ``81559 MiB``), where a number is asked: the
+    number it starts with, or an example where it starts with none; MiB (``M``, ``MB``, ``Mi``, as ``--gpu-memory``
+    reads them) given as GB, the field that takes them, with that number."""
+    if not isinstance(refused.value, str) or refused.field not in (
+            "gpu_memory_gb", "gpu_memory_mib", "memory_gb", "memory_mib"):
         return None
     given = re.match(r"\s*(\d+)", refused.value)
-    if refused.field == "gpu_memory_gb":
+    mib_field = f"{refused.field.removesuffix('gb').removesuffix('mib')}mib"  # a pool's gpu_memory_mib, else memory_mib
+    if refused.field.endswith("_gb"):
         if mib := re.fullmatch(r"\s*(\d+)\s*mi?b?\s*", refused.value, flags=re.IGNORECASE):
-            return f" (MiB, nvidia-smi's total, go in gpu_memory_mib: gpu_memory_mib: {mib[1]})"
+            return f" (MiB, nvidia-smi's total, go in {mib_field}: {mib_field}: {mib[1]})"
         gb = given[1] if given else "48"
-        return f" (GB as sold, as a number: {gb} for {gb} GB; nvidia-smi's total in MiB goes in gpu_memory_mib)"
-    return (f" (nvidia-smi's total in MiB, as a number: {given[1] if given else 81559})"
-            if refused.field == "gpu_memory_mib" else None)
+        return f" (GB as sold, as a number: {gb} for {gb} GB; nvidia-smi's total in MiB goes in {mib_field})"
+    return f" (nvidia-smi's total in MiB, as a number: {given[1] if given else 81559})"
 
 
 def _lora_targets_as_list(refused: _Refused) -> str | None:
