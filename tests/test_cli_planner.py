@@ -3748,8 +3748,8 @@ def test_cluster_reads_cells_of_a_jobs_model_config_model_from_a_pipe(cli, piped
 def test_a_table_in_two_piped_cells_files_is_blamed_on_the_earlier_pipe(cli, piped):
     first, again = (piped(MY_CELLS.read_text(encoding="utf-8")) for _ in range(2))
     assert cli("--model", "8B", "--gpu", "h100", "--len", "32k", "--cells", first, "--cells", again) == (
-        2, "", (f"solve: error: --cells {again}: a table for a GPU count that --cells {first} has already: give "
-                "each table once\n"))
+        2, "", (f"solve: error: --cells {again}: a table of H100-80GB for 8 trainer GPUs, which --cells {first} has "
+                "already: give each table once (one table per GPU count, all its models in it)\n"))
 
 
 @pytest.mark.parametrize(("argv", "inputs"), [

@@ -686,13 +686,31 @@ def test_tables_of_a_gpu_type_without_any_say_where_they_are(cli):
 def test_tables_without_the_model_or_count_asked_for_name_the_map_that_covers_it(cli):
     # The map's command keeps every filter given; its budgets stop at the most it maps (64 GPUs).
     assert cli("tables", "--gpu", "a100", "--gpus", "2", "--model", "30B-A3B") == (2, "", (
-        "solve tables: error: no documented table has Qwen3-30B-A3B; documented models: Qwen3-0.6B, Qwen3-1.7B, "
-        "Qwen3-4B, Qwen3-8B, Qwen3-14B; solve map --gpu a100 --model 30B-A3B --gpus-up-to 2 maps what the planner "
-        "answers for it\n"))
+        "solve tables: error: no documented table of A100-80GB for 2 trainer GPUs has Qwen3-30B-A3B; documented "
+        "models: Qwen3-0.6B, Qwen3-1.7B, Qwen3-4B, Qwen3-8B, Qwen3-14B; solve map --gpu a100 --model 30B-A3B "
+        "--gpus-up-to 2 maps what the planner answers for it\n"))
     assert cli("tables", "--gpu", "h100", "--gpus", "100") == (2, "", (
         "solve tables: error: no tables for H100-80GB; tables exist for A100-80GB, H20-96GB; solve map --gpu h100 "
         "--gpus-up-to 64 maps what the planner answers up to 64 GPUs, the most it maps\n"))
     assert cli("map", "--gpu", "a100", "--model", "30B-A3B", "--gpus-up-to", "2")[0] == 0  # as it says
+
+
+def test_tables_without_the_model_or_count_asked_name_the_tables_the_filters_leave(cli, tmp_path: Path):
+    # Cells for 8 H100s with Qwen3-32B: the A100's tables have no table for 8 GPUs, nor one with Qwen3-32B, but
+    # tables for 8 GPUs and Qwen3-32B are documented; and Qwen3-14B is, but not on the H100 or for 8 GPUs.
+    cells = tmp_path / "h100.yaml"
+    cells.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - {gpus: 8, section: '8 x H100', "
+                     "models: [Qwen3-32B], rows: [{max_model_len: 16384, cells: {Qwen3-32B: Env + SP=8}}]}\n",
+                     encoding="utf-8")
+    refusals = {
+        ("--gpu", "a100", "--gpus", "8"): "no table of A100-80GB for 8 trainer GPUs; documented counts: 1, 2, 4, 6",
+        ("--gpu", "a100", "--model", "32B"): ("no documented table of A100-80GB has Qwen3-32B; documented models: "
+                                              "Qwen3-0.6B, Qwen3-1.7B, Qwen3-4B, Qwen3-8B, Qwen3-14B"),
+        ("--gpus", "8", "--model", "14B"): "no documented table for 8 trainer GPUs has Qwen3-14B; documented models: "
+                                           "Qwen3-32B"}
+    for filters, refusal in refusals.items():
+        status, out, err = cli("tables", "--cells", str(cells), *filters)
+        assert (status, out) == (2, "") and err.startswith(f"solve tables: error: {refusal}; solve map "), filters
 
 
 def test_the_map_a_tables_error_names_takes_the_cells_files_and_runs_as_written(cli, tmp_path: Path):
@@ -705,8 +723,8 @@ def test_the_map_a_tables_error_names_takes_the_cells_files_and_runs_as_written(
                      "cells: {Qwen3-8B: SP=2}}]}\n", encoding="utf-8")
     status, out, err = cli("tables", "--cells", str(cells), "--gpu", "zeta-77gb", "--gpus", "3")
     assert (status, out) == (2, "") and err == (
-        "solve tables: error: no table for 3 trainer GPUs; documented counts: 8; solve map --gpu zeta-77gb "
-        f"--gpus-up-to 3 --cells '{cells}' maps what the planner answers for it\n")
+        "solve tables: error: no table of Zeta-77GB for 3 trainer GPUs; documented counts: 8; solve map --gpu "
+        f"zeta-77gb --gpus-up-to 3 --cells '{cells}' maps what the planner answers for it\n")
     command = shlex.split(err[err.index("solve map"):err.index(" maps what")])
     assert command[:2] == ["solve", "map"] and cli(*command[1:])[0] == 0  # as it says
     # A name given with a space is quoted too.

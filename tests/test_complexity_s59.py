@@ -144,7 +144,12 @@ TABLE_MESSAGES = [
     (2, PAIR, f"[{{max_model_len: 8192, cells: {CELLS}}}, {{max_model_len: 4096, cells: {CELLS}}}]",
      "row max_model_len=4096 comes after max_model_len=8192; rows must increase"),
     (2, PAIR, "[{max_model_len: 4096, cells: {Qwen3-0.6B: vanilla, Qwen3-4B: Env, Qwen3-9B: vanilla}}]",
-     "row max_model_len=4096: cell for unknown model 'Qwen3-9B' (this table's models: Qwen3-0.6B, Qwen3-4B)"),
+     ("row max_model_len=4096: cell for 'Qwen3-9B', which is not among the table's models (Qwen3-0.6B, Qwen3-4B): "
+      "add it to models, or drop the cell")),
+    # a model the catalogue knows, left out of the table's models, was called an unknown model
+    (2, PAIR, "[{max_model_len: 4096, cells: {Qwen3-0.6B: vanilla, Qwen3-4B: Env, Qwen3-8B: Env}}]",
+     ("row max_model_len=4096: cell for 'Qwen3-8B', which is not among the table's models (Qwen3-0.6B, Qwen3-4B): "
+      "add it to models, or drop the cell")),
     (2, PAIR, "[{max_model_len: 4096, cells: {Qwen3-0.6B: vanilla}}]",
      ("row max_model_len=4096: no cell for Qwen3-4B (a row gives every model of its table a cell: the first setting "
       "that trained, or '-' where none did; no cell says 'not measured', so give rows only at lengths where you "

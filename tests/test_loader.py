@@ -57,7 +57,7 @@ REJECTIONS = {
     "no-models": "table gpus=2: the table names no models",
     "no-rows": "table gpus=2: the table has no rows",
     "cells-not-mapping": "table gpus=2, row max_model_len=4096, cells: cells must be a mapping of model name to setting",
-    "unknown-model-cell": "table gpus=2: row max_model_len=8192: cell for unknown model 'Qwen3-9B'",
+    "unknown-model-cell": "table gpus=2: row max_model_len=8192: cell for 'Qwen3-9B', which is not among the",
     "unknown-model-column": "table gpus=2: unknown model 'Qwen3-9B' in the table's models",
     "sp-not-dividing": ("table gpus=2: row max_model_len=8192, Qwen3-4B: SP=4 does not divide the table's 2 GPUs "
                         "(it takes SP=2)"),
@@ -112,6 +112,20 @@ def test_a_table_length_in_thousands_is_refused_saying_it_in_tokens(tmp_path: Pa
     with pytest.raises(TableError) as caught:
         load_gpu_type(path, MODELS)
     assert str(caught.value) == f"{path}: table gpus=8, row max_model_len={length}, max_model_len: {said}"
+
+
+@pytest.mark.parametrize("cell", ["-", "-   # OOM"])
+def test_a_bare_dash_cell_in_block_style_is_told_to_quote_it(tmp_path: Path, cell: str):
+    # YAML reads a '-' alone after a key in block style as a list's item: the reader's words were "block sequence
+    # entries are not allowed in this context", which says nothing of the cell or its fix.
+    path = tmp_path / "cells.yaml"
+    path.write_text("gpu: H100-80GB\nsource: mine\ntables:\n  - gpus: 8\n    section: s\n    models: [Qwen3-8B]\n"
+                    f"    rows:\n      - max_model_len: 8192\n        cells:\n          Qwen3-8B: {cell}\n",
+                    encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_gpu_type(path, MODELS)
+    assert str(caught.value) == (f"{path}: line 10: a bare '-' after a key, which YAML reads as a list's item there: "
+                                 'quote it, "-"')
 
 
 @pytest.mark.parametrize(("text", "got"), [
@@ -342,6 +356,12 @@ def test_non_canonical_cell_texts_are_rejected(text: str):
     ("Vanilla", "setting 'Vanilla' is not in the source's form; write 'vanilla'"),
     ("sp=2 + ENV + offload",
      "setting 'sp=2 + ENV + offload' is not in the source's form; write 'Env + Offload + SP=2'"),
+    # an SP degree without '=' and solve map's short labels were each an unknown setting, with no form named
+    ("Env + SP4", "setting 'Env + SP4' is not in the source's form; write 'Env + SP=4'"),
+    ("SP = 2", "setting 'SP = 2' is not in the source's form; write 'SP=2'"),
+    ("E+O+SP4", "setting 'E+O+SP4' is not in the source's form; write 'Env + Offload + SP=4'"),
+    ("van", "setting 'van' is not in the source's form; write 'vanilla'"),
+    ("SP0", "'SP0': an SP degree is at least 2 (no SP is written as vanilla)"),
 ])
 def test_a_non_canonical_cell_text_is_rejected_saying_what_is_wrong(text: str, message: str):
     # SP=1 and a part given twice have messages of their own, not only that of a text out of the source's form.
@@ -383,6 +403,24 @@ def _one_column_cells_file(path: Path, rows: int, cell: str = "Env + Offload + S
     lines += [f"      - {{max_model_len: {8 * row}, cells: {{8B: {cell}}}}}" for row in range(1, rows + 1)]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+@pytest.mark.parametrize(("field", "written", "said"), [
+    ("memory_gb", "80GB", ("got '80GB' (GB as sold, as a number: 80 for 80 GB; nvidia-smi's total in MiB goes in "
+                           "memory_mib)")),
+    ("memory_gb", "81559MiB", "got '81559MiB' (MiB, nvidia-smi's total, go in memory_mib: memory_mib: 81559)"),
+    ("memory_mib", "81559 MiB", "got '81559 MiB' (nvidia-smi's total in MiB, as a number: 81559)"),
+])
+def test_a_cells_files_memory_with_its_unit_is_told_the_number_as_a_pools_is(tmp_path: Path, field: str,
+                                                                              written: str, said: str):
+    # A pool's gpu_memory_gb: 80GB was told the number; a cells file's memory_gb: 80GB got no hint.
+    path = _one_column_cells_file(tmp_path / "cells.yaml", 1)
+    kept = "memory_gb: 80\n" if field == "memory_mib" else ""
+    path.write_text(path.read_text(encoding="utf-8").replace("memory_gb: 80", f"{kept}{field}: {written}"),
+                    encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_gpu_type(path, MODELS)
+    assert str(caught.value) == f"{path}: {field}: must be a whole number, {said}"
 
 
 @pytest.mark.parametrize(("named", "guess"), [

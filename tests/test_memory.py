@@ -2124,8 +2124,9 @@ def test_a_table_in_two_cells_files_is_blamed_on_the_earlier_file(cli, tmp_path:
     again.write_text(H800_CELLS.read_text(encoding="utf-8"), encoding="utf-8")
     status, out, err = cli("--model", "14B", "--gpus", "8", "--len", "32k", "--cells", str(H800_CELLS),
                            "--cells", str(again))
-    assert (status, out, err) == (2, "", (f"solve: error: --cells {again}: a table for a GPU count that --cells "
-                                          f"{H800_CELLS} has already: give each table once\n"))
+    assert (status, out, err) == (2, "", (f"solve: error: --cells {again}: a table of H800-80GB for 8 trainer GPUs, "
+                                          f"which --cells {H800_CELLS} has already: give each table once (one table "
+                                          "per GPU count, all its models in it)\n"))
 
 
 def test_calibrating_says_which_fits_only_hold_without_the_safety_margin(cli, tmp_path: Path):
@@ -2366,7 +2367,8 @@ def test_calibrate_refuses_two_files_with_a_table_for_one_gpu_count_as_planning_
                      encoding="utf-8")
     later.write_text(head + f"    models: [{model}]\n    rows:\n      - {{max_model_len: {length}, cells: "
                      f"{{{model}: {setting}}}}}\n", encoding="utf-8")
-    said = f"error: --cells {later}: a table for a GPU count that --cells {first} has already: give each table once\n"
+    once = "give each table once (one table per GPU count, all its models in it)"
+    said = f"error: --cells {later}: a table of H100-80GB for 8 trainer GPUs, which --cells {first} has already: {once}\n"
     files = ["--cells", str(first), "--cells", str(later)]
     for tables in ([], ["--with-tables"]):
         assert cli("calibrate", *files, *tables, "--out", str(out)) == (2, "", "solve calibrate: " + said)
@@ -2374,7 +2376,7 @@ def test_calibrate_refuses_two_files_with_a_table_for_one_gpu_count_as_planning_
     assert cli("tables", *files) == (2, "", "solve tables: " + said)
     with pytest.raises(solver.QueryError) as refused:  # from Python, the same words without the flag
         solver.calibrate_memory_model([first, later])
-    assert str(refused.value) == f"{later}: a table for a GPU count that {first} has already: give each table once"
+    assert str(refused.value) == f"{later}: a table of H100-80GB for 8 trainer GPUs, which {first} has already: {once}"
 
 
 def test_calibrate_refuses_in_one_file_the_rows_that_two_files_give(cli, tmp_path: Path):
@@ -3435,8 +3437,8 @@ def test_calibrate_refuses_cells_of_a_gpu_of_your_own_that_contradict_one_anothe
                         f"      - {{max_model_len: 131072, cells: {{Qwen3-0.6B: {cell}}}}}\n", encoding="utf-8")
         files += ["--cells", str(path)]
     assert cli("calibrate", *files) == (2, "", (
-        f"solve calibrate: error: --cells {files[-1]}: a table for a GPU count that --cells {files[1]} has already: "
-        "give each table once\n"))
+        f"solve calibrate: error: --cells {files[-1]}: a table of Own-24GB for 1 trainer GPU, which --cells "
+        f"{files[1]} has already: give each table once (one table per GPU count, all its models in it)\n"))
     status, _, err = cli("calibrate", *files[2:])
     assert status == 0 and err.splitlines()[0] == (
         "solve calibrate: warning: states 0.5, usable_env 1 ended at the edge of the plausible range: 2 observations "

@@ -129,8 +129,8 @@ def test_tables_for_exactly_the_most_gpus_the_map_maps_send_to_the_map_for_them(
     hint = "solve map --gpu a100 --gpus-up-to 64 maps what the planner answers"
     for gpus, covered in ((64, "for it"), (65, "up to 64 GPUs, the most it maps")):
         assert cli("tables", "--gpus", str(gpus), "--gpu", "a100") == (2, "", (
-            f"solve tables: error: no table for {gpus} trainer GPUs; documented counts: 1, 2, 4, 6; {hint} "
-            f"{covered}\n"))
+            f"solve tables: error: no table of A100-80GB for {gpus} trainer GPUs; documented counts: 1, 2, 4, 6; "
+            f"{hint} {covered}\n"))
 
 
 def test_a_text_view_takes_the_fewest_columns_and_refuses_one_less() -> None:

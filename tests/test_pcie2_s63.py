@@ -13,7 +13,7 @@ import pytest
 import solver
 from solver.results import CautionCode
 from solver.rules import COMMAND_OPTIONS
-from solver.tables import INTERCONNECTS, QueryError, described_gpu_type, load_catalog
+from solver.tables import INTERCONNECTS, GpuType, QueryError, described_gpu_type, load_catalog, load_cells
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -230,6 +230,20 @@ def test_an_own_plan_through_the_api_is_cautioned_over_pcie():
     catalog = load_catalog().with_gpu_types([described_gpu_type("mycard", memory_mib=24576, interconnect="pcie")])
     (answer,) = solver.plan("1.7B", gpu="mycard", budget_gpus=4, objective="max_len", catalog=catalog)
     assert answer.plans[0].cost == 0.9595 and answer.plans[0].caution_codes[-1] == CautionCode.SP_OVER_PCIE
+
+
+def test_a_cells_file_s_interconnect_is_taken_in_any_case_as_the_option_and_a_pool_s_are(tmp_path: Path):
+    # interconnect: PCIe in a cells file was refused (must be 'nvlink', 'infinity-fabric' or 'pcie'), where
+    # --gpu-interconnect PCIe and a pool's gpu_interconnect: PCIe are taken; built in Python, it stays exact.
+    cells = tmp_path / "cells.yaml"
+    cells.write_text("gpu: Zeta-77GB\nmemory_gb: 77\nmemory_mib: 78000\nsource: made up\ninterconnect: PCIe\n"
+                     "interconnect_source: my box\ntables:\n  - {gpus: 2, section: '2 x Zeta', models: [Qwen3-8B], "
+                     "rows: [{max_model_len: 8192, cells: {Qwen3-8B: SP=2}}]}\n", encoding="utf-8")
+    catalog = load_catalog()
+    assert load_cells(cells, catalog.models, catalog.gpu_types).interconnect == "pcie"
+    with pytest.raises(ValueError, match="input_value='PCIe'"):
+        GpuType.model_validate({"gpu": "Zeta-77GB", "memory_gb": 77, "source": "made up", "interconnect": "PCIe",
+                                "interconnect_source": "my box"})
 
 
 def test_a_cells_file_may_not_give_a_catalogue_gpu_type_another_interconnect(cli: Cli, tmp_path: Path):

@@ -654,10 +654,12 @@ class Catalog(Frozen):
             origins = [other.name for other in self._same_memory(gpu_types[0])]
             whose = f", which plans with the {' and '.join(origins)}'s (the same memory)" if origins else ""
             raise QueryError(f"no tables for {gpu_types[0].name}{whose}; tables exist for {names}")
+        of_gpu = f" of {gpu_types[0].name}" if gpu is not None else ""  # the tables the filters leave, in words
         if gpus is not None:
             counts = sorted({table.gpus for gpu_type in gpu_types for table in gpu_type.tables})
             if gpus not in counts:
-                raise QueryError(f"no table for {gpus} trainer GPUs; documented counts: {', '.join(map(str, counts))}")
+                raise QueryError(f"no table{of_gpu} for {gpus} trainer GPUs; documented counts: "
+                                 f"{', '.join(map(str, counts))}")
             gpu_types = tuple(
                 gpu_type.model_copy(update={"tables": tuple(t for t in gpu_type.tables if t.gpus == gpus)})
                 for gpu_type in gpu_types
@@ -666,7 +668,9 @@ class Catalog(Frozen):
             resolved = self.model(model)
             documented = [m.name for m in self.models if any(m.name in t.models for g in gpu_types for t in g.tables)]
             if not any(t.name_for(resolved) for g in gpu_types for t in g.tables):
-                raise QueryError(f"no documented table has {resolved.name}; documented models: {', '.join(documented)}")
+                for_gpus = f" for {gpus} trainer GPUs" if gpus is not None else ""
+                raise QueryError(f"no documented table{of_gpu}{for_gpus} has {resolved.name}; documented models: "
+                                 f"{', '.join(documented)}")
             gpu_types = tuple(
                 g.model_copy(update={"tables": tuple(t.column(name) for t in g.tables
                                                      if (name := t.name_for(resolved)) is not None)})
@@ -816,16 +820,17 @@ def read_cells_files(catalog: Catalog, paths: Sequence[Path], *, join: bool = Tr
             measured = load_cells(path, catalog.models, catalog.gpu_types, made_by)
             if all(known.name != measured.name for known in catalog.gpu_types):
                 made_by[measured.name] = path
-            other = next((tabled_by[(measured.name, t.gpus)] for t in measured.tables
-                          if (measured.name, t.gpus) in tabled_by), None)
+            repeated = next((t.gpus for t in measured.tables if (measured.name, t.gpus) in tabled_by), None)
             # a file repeating an earlier one's table is read as calibrating reads it: its other errors come first
             catalog = catalog.with_measured(measured, path, keep_contradictions=keep_contradictions,
-                                            join=join and other is None)
+                                            join=join and repeated is None)
         except OneLineError as error:
             raise type(error)(f"{flag}{error}") from None
-        if other is not None:
-            raise QueryError(f"{flag}{path}: a table for a GPU count that {flag}{other} has already: give each "
-                             "table once")
+        if repeated is not None:
+            other = tabled_by[(measured.name, repeated)]
+            raise QueryError(f"{flag}{path}: a table of {measured.name} for {counted(repeated, 'trainer GPU')}, which "
+                             f"{flag}{other} has already: give each table once (one table per GPU count, all its "
+                             "models in it)")
         tabled_by.update(dict.fromkeys(((measured.name, table.gpus) for table in measured.tables), path))
         loaded.append((path, measured))
     return catalog, tuple(loaded)

@@ -13,7 +13,6 @@ from typing import Any, NamedTuple
 from solver.tables.bounds import release_name
 from solver.tables.catalog import Catalog, CountedGpu, pools_gpu_types
 from solver.tables.inputs import (
-    TYPED,
     CurrentFile,
     CurrentPlacement,
     Fleet,
@@ -33,7 +32,7 @@ from solver.tables.reading import (
     read_user_file,
     validated_data,
 )
-from solver.tables.schema import GpuType, Model
+from solver.tables.schema import TYPED, GpuType, Model
 from solver.tables.text import (
     QueryError,
     TableError,

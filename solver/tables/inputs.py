@@ -54,6 +54,7 @@ from solver.tables.bounds import (
 from solver.tables.peft_match import ALL_LINEAR, LORA_TARGETS_FORMS, lora_targets_pattern
 from solver.tables.peft_names import LoraTargets
 from solver.tables.schema import (
+    TYPED,
     AskedTokens,
     Count,
     Flag,
@@ -66,13 +67,10 @@ from solver.tables.schema import (
     Text,
     TupleOf,
     Weight,
+    choice_as_typed,
     described_gpu_type,
 )
 from solver.tables.text import EVERY_JOB, QueryError, counted, first_repeated, meant_fleet_name, shown_number
-
-TYPED = "typed"
-"""The validation context's key that says the data is as a person typed it in a file (a cluster file's), where a
-pool's ``host_ram_gb`` is read as ``--host-ram`` reads it (`Pool`)."""
 
 
 class Weights(Frozen):
@@ -338,14 +336,6 @@ def _ascending(indexes: tuple[int, ...]) -> tuple[int, ...]:
     """Node indexes in ascending order, as a pool's ``down`` is read (and so shown, and compared), whatever the order
     the file gives."""
     return tuple(sorted(indexes))
-
-
-def choice_as_typed(value: Any, info: ValidationInfo, choices: tuple[str, ...]) -> Any:
-    """In a file (`TYPED` in the context), a word of a field's `choices` in any case, as the command line's option
-    takes it (``PCIe``: pcie; ``Resident``: resident); any other value, or one built in Python, as it is."""
-    if not (info.context or {}).get(TYPED) or not isinstance(value, str):
-        return value
-    return next((choice for choice in choices if choice == value.casefold()), value)
 
 
 class Pool(Frozen, defer_build=True):

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from solver.tables.bounds import MAX_FILE_BYTES, MAX_NODE_GPUS, mib_as_gb_hint
 from solver.tables.inputs import MAX_PRIORITY, UNION_TAGS, FleetFile, MemoryModel, Weights
-from solver.tables.schema import SOURCE_TAGS, GpuType, Model, ModelsFile, sp_rule_violation
+from solver.tables.schema import SOURCE_TAGS, TYPED, GpuType, Model, ModelsFile, sp_rule_violation
 from solver.tables.text import (
     QueryError,
     TableError,
@@ -290,6 +290,21 @@ def yaml_tab_problem(error: BaseException, text: str) -> str | None:
     return "tabs are not allowed for indentation in YAML; use spaces"
 
 
+def yaml_bare_dash_problem(error: BaseException, text: str) -> str | None:
+    """Where a YAML loader's `error` marks a ``-`` alone after a key in `text` (``Qwen3-8B: -``, a cell where nothing
+    trained, in block style: YAML reads it as a list's item there), the problem in words, with its fix; None for
+    another error."""
+    mark = getattr(error, "problem_mark", None)
+    if mark is None or text[mark.index:mark.index + 1] != "-":
+        return None
+    line_start = text.rfind("\n", 0, mark.index) + 1
+    line_end = len(text) if (end := text.find("\n", mark.index)) < 0 else end
+    before, after = text[line_start:mark.index], text[mark.index + 1:line_end]
+    if not before.rstrip().endswith(":") or after.split("#", 1)[0].strip():
+        return None
+    return "a bare '-' after a key, which YAML reads as a list's item there: quote it, \"-\""
+
+
 def _read_yaml(path: Path, loader: type[UniqueKeyLoader]) -> Any:
     text = read_user_file(path)
     try:
@@ -301,7 +316,8 @@ def _read_yaml(path: Path, loader: type[UniqueKeyLoader]) -> Any:
     except yaml.YAMLError as error:
         at = yaml_error_place(error, text)
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise TableError(f"{path}: {at}{yaml_tab_problem(error, text) or f'malformed YAML: {problem}'}") from None
+        said = yaml_tab_problem(error, text) or yaml_bare_dash_problem(error, text) or f"malformed YAML: {problem}"
+        raise TableError(f"{path}: {at}{said}") from None
 
 
 _ITEM_LABELS = {
@@ -806,19 +822,20 @@ def _node_past_one_host(refused: _Refused) -> str | None:
 
 
 def _gpu_memory_with_unit(refused: _Refused) -> str | None:
-    """A pool's GPU memory with its unit (``48GB``, ``81559 MiB``), where a number is asked: the number it starts
-    with, or an example where it starts with none; MiB (``M``, ``MB``, ``Mi``, as ``--gpu-memory`` reads them) given
-    as GB, the field that takes them, with that number."""
-    if not isinstance(refused.value, str):
+    """A pool's GPU memory (or a cells file's) with its unit (``48GB``, ``81559 MiB``), where a number is asked: the
+    number it starts with, or an example where it starts with none; MiB (``M``, ``MB``, ``Mi``, as ``--gpu-memory``
+    reads them) given as GB, the field that takes them, with that number."""
+    if not isinstance(refused.value, str) or refused.field not in (
+            "gpu_memory_gb", "gpu_memory_mib", "memory_gb", "memory_mib"):
         return None
     given = re.match(r"\s*(\d+)", refused.value)
-    if refused.field == "gpu_memory_gb":
+    mib_field = f"{refused.field.removesuffix('gb').removesuffix('mib')}mib"  # a pool's gpu_memory_mib, else memory_mib
+    if refused.field.endswith("_gb"):
         if mib := re.fullmatch(r"\s*(\d+)\s*mi?b?\s*", refused.value, flags=re.IGNORECASE):
-            return f" (MiB, nvidia-smi's total, go in gpu_memory_mib: gpu_memory_mib: {mib[1]})"
+            return f" (MiB, nvidia-smi's total, go in {mib_field}: {mib_field}: {mib[1]})"
         gb = given[1] if given else "48"
-        return f" (GB as sold, as a number: {gb} for {gb} GB; nvidia-smi's total in MiB goes in gpu_memory_mib)"
-    return (f" (nvidia-smi's total in MiB, as a number: {given[1] if given else 81559})"
-            if refused.field == "gpu_memory_mib" else None)
+        return f" (GB as sold, as a number: {gb} for {gb} GB; nvidia-smi's total in MiB goes in {mib_field})"
+    return f" (nvidia-smi's total in MiB, as a number: {given[1] if given else 81559})"
 
 
 def _lora_targets_as_list(refused: _Refused) -> str | None:
@@ -999,7 +1016,7 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
     head_counts = {model.name: (model.num_attention_heads, model.num_key_value_heads) for model in models}
     memory_gb_of = {normalise(name): gpu.memory_gb for gpu in hardware for name in (gpu.name, *gpu.aliases)}
     tabled = load_validated(GpuType, path, context={"models": [model.name for model in models], "names": names,
-                                                    "heads": head_counts, "memory_gb_of": memory_gb_of})
+                                                    "heads": head_counts, "memory_gb_of": memory_gb_of, TYPED: True})
     by_name = {model.name: model for model in models}
     for table in tabled.tables:  # a setting no run can have: the model's heads rule its SP degree out
         for row in table.rows:

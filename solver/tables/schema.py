@@ -100,7 +100,13 @@ NO_SETTING = "-"
 
 SETTING_GRAMMAR = "vanilla, -, or Env, Offload and SP=N joined by ' + ' in that order"
 
-_SP_PART = re.compile(r"SP=(\d+)")
+_SP_PART = re.compile(r"SP\s*=?\s*(\d+)")
+"""An SP part of a cell, upper-cased: the source's ``SP=4``, or one written otherwise (``sp4``, ``SP = 4``), which
+`Setting.parse` refuses naming the source's form."""
+
+_SHORT_PARTS = {"e": "env", "o": "offload"}
+"""The parts of a setting as `solve map` labels them (``E+O+SP4``), which `Setting.parse` refuses naming the source's
+form."""
 
 _NO_SETTING_MEANT = re.compile(r"\s*(?:-|[\u2010-\u2015\u2212]+|oom|out of memory|n/a|x|\u00d7)\s*", re.IGNORECASE)
 """Other ways of writing that no setting trained (the source's ``-``): a dash of another kind (a Chinese input
@@ -215,12 +221,12 @@ class Setting(Frozen):
         if _NO_SETTING_MEANT.fullmatch(text):
             raise ValueError(f"setting {text!r} is not in the source's form; write '-' (no setting trained there)")
         flags: dict[str, Any] = {}
-        for part in ([] if text.strip().casefold() == "vanilla" else text.split("+")):
+        for part in ([] if text.strip().casefold() in ("vanilla", "van") else text.split("+")):
             part = part.strip()
             where = "" if part == text else f" in {text!r}"
             sp_match = _SP_PART.fullmatch(part.upper())
-            if part.casefold() in ("env", "offload"):
-                key = part.casefold()
+            if part.casefold() in ("env", "offload", *_SHORT_PARTS):
+                key = _SHORT_PARTS.get(part.casefold(), part.casefold())
             elif sp_match:
                 key = "sp"
                 if int(sp_match.group(1)) < 2:
@@ -838,8 +844,8 @@ class Table(Frozen):
         present = [model for model, _ in row.cells]
         stranger = next((model for model in present if model not in self.models), None)
         if stranger is not None:
-            raise ValueError(f"{where}: cell for unknown model {stranger!r} (this table's models: "
-                             f"{', '.join(self.models)})")
+            raise ValueError(f"{where}: cell for {stranger!r}, which is not among the table's models "
+                             f"({', '.join(self.models)}): add it to models, or drop the cell")
         lacking = next((model for model in self.models if model not in present), None)
         if lacking is not None:
             raise ValueError(f"{where}: no cell for {lacking} (a row gives every model of its table a cell: the first "
@@ -879,6 +885,20 @@ def gpu_type_problem(name: object, memory_gb: int | None, memory_mib: int | None
                 f"{ceil(memory_gb * 1024 * DRIVER_SHARE[0])} to {int(memory_gb * 1024 * DRIVER_SHARE[1])} MiB): "
                 "give one of the two")
     return None
+
+
+TYPED = "typed"
+"""The validation context's key that says the data is as a person typed it in a file (a cluster file's, a cells
+file's), where a pool's ``host_ram_gb`` is read as ``--host-ram`` reads it (`solver.tables.inputs.Pool`), and a word
+of a field's choices in any case (`choice_as_typed`)."""
+
+
+def choice_as_typed(value: Any, info: ValidationInfo, choices: tuple[str, ...]) -> Any:
+    """In a file (`TYPED` in the context), a word of a field's `choices` in any case, as the command line's option
+    takes it (``PCIe``: pcie; ``Resident``: resident); any other value, or one built in Python, as it is."""
+    if not (info.context or {}).get(TYPED) or not isinstance(value, str):
+        return value
+    return next((choice for choice in choices if choice == value.casefold()), value)
 
 
 def _with_interconnect_meant(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
@@ -944,6 +964,13 @@ class GpuType(Frozen):
             return raw
         memory_gb = next((known[form] for form in gpu_name_forms(raw["gpu"]) if form in known), None)
         return raw if memory_gb is None else {**raw, "memory_gb": memory_gb}
+
+    @field_validator("interconnect", mode="before")
+    @classmethod
+    def _link_as_typed(cls, value: Any, info: ValidationInfo) -> Any:
+        """In a cells file, an interconnect in any case, as ``--gpu-interconnect`` and a pool's take it
+        (`choice_as_typed`)."""
+        return choice_as_typed(value, info, INTERCONNECTS)
 
     @field_validator("compute_capability")
     @classmethod
