@@ -85,6 +85,19 @@ def test_the_cap_s_limit_names_the_sp_degrees_the_model_allows_not_the_budget(cl
     assert limit("--sp", "2").endswith("ceil(length / SP) <= 8192, SP=2 here (pinned)")
 
 
+def test_the_why_rows_on_a_narrow_terminal_put_each_rule_over_its_words_whole() -> None:
+    # 30 columns left the words 10 beside "shorter_length" and its padding: "(--token-budget" was cut to "(--token-…".
+    answers = solver.plan(model="qwen3-8b", gpu="h100", budget_gpus=4, max_model_len=32768, token_budget=4096,
+                          explain=True)
+    narrow = solver.answers_text(answers, width=30)
+    why = narrow[narrow.index("\nwhy\n") + 1:].splitlines()
+    assert why[1:6] == ["limit", "  no plan passes this rule: a", "  sequence must fit in 4096", "  tokens per GPU",
+                        "  (token_budget=4096):"] and "…" not in narrow
+    assert "shorter_length" in why and all(len(line) <= 30 for line in why)
+    wide = solver.answers_text(answers, width=120)
+    assert "\nlimit               no plan passes this rule: a sequence must fit in 4096 tokens per GPU" in wide
+
+
 def test_the_api_names_the_cap_as_its_keyword() -> None:
     [answer] = solver.plan(model="qwen3-8b", gpu="h100", budget_gpus=4, max_model_len=32768, token_budget=4096)
     assert answer.reason is not None and " within 4 GPUs with token_budget=4096: the longest is 16384" in answer.reason

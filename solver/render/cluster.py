@@ -630,7 +630,7 @@ def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
         view.add_column("training")
     if releases:
         view.add_column("Trinity")
-    view.add_column("reason")
+    view.add_column("reason", overflow="fold")  # a word wider than the room breaks, never cut to "…"
     for reason, by_training in by_reason.items():
         given = [job for jobs in by_training.values() for job in jobs]
         said = (len(given) > 1 and given[0].reason_for_several) or reason
