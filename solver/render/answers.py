@@ -70,7 +70,7 @@ class _RuleRows:
     """The ``why`` rows, each rule's name beside its words where the width leaves them `EXPLANATION_DETAIL_WIDTH`
     columns, else over them; the words wrap at spaces, and a word wider than the room breaks, never cut."""
 
-    def __init__(self, rows: list[tuple[str, str]]) -> None:
+    def __init__(self, rows: Sequence[tuple[str, str]]) -> None:
         self.rows = rows
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
