@@ -34,6 +34,7 @@ from solver.rules import (
     refuting_cell,
     smaller_card_note,
     smaller_card_words,
+    sp_degrees,
     table_words,
     tried_settings,
     whole_nodes_violation,
@@ -674,8 +675,26 @@ class _Words:
                  "batch_divides": (f"the data-parallel ranks (trainer GPUs / SP) must divide the train batch of "
                                    f"{query.train_batch_size} ({query.train_batch_source}){_gpus_too(query)}"),
                  "token_cap": f"a sequence must fit in {self._token_cap_words()}: ceil(length / SP) <= "
-                              f"{query.token_budget_cap}, SP at most {max(data.sp_degrees)} here"}
+                              f"{query.token_budget_cap}, {self._most_sp_words()}"}
         return [text for rule, text in words.items() if rule in rules]
+
+    def _most_sp_words(self) -> str:
+        """The largest SP degree the query's plans may take, and why the degrees stop there: ``SP at most 4 here
+        (SP=1, 2, 4: those that divide the 32 attention heads and some count of up to 6 GPUs, SP and the 8 KV heads
+        dividing one another)``; with SP pinned, or a model that takes SP=1 only, that one."""
+        data, query, shape = self.data, self.query, self.data.shape
+        counts = [n for n in data.counts if n == query.budget_gpus or not query.exact and n <= query.budget_gpus]
+        degrees = sorted({sp for n in counts for sp in sp_degrees(shape, n, query.node_gpus)
+                          if query.sp in (None, sp) and (sp == 1 or shape.ulysses_unreached is None)})
+        if not degrees:  # no count the planner weighs: the limit says why
+            return "no SP degree here"
+        if query.sp is not None or shape.ulysses_unreached is not None:
+            return f"SP={degrees[-1]} here ({'pinned' if query.sp is not None else 'the model takes SP=1 only'})"
+        gpus = counted(query.budget_gpus, "GPU") if query.exact else f"some count of up to {counted(counts[-1], 'GPU')}"
+        node = f", each SP group in a node of {query.node_gpus}" if counts[-1] > query.node_gpus else ""
+        return (f"SP at most {degrees[-1]} here (SP={runs(degrees)}: those that divide the "
+                f"{shape.num_attention_heads} attention heads and {gpus}{node}, SP and the "
+                f"{shape.num_key_value_heads} KV heads dividing one another)")
 
     def _token_cap_words(self) -> str:
         """The token budget cap in words, with where it came from: ``4096 tokens per GPU (--token-budget 4096)``."""

@@ -1990,8 +1990,8 @@ class ConfigKeyChange(LeftOutWhenNone):
 
 
 ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "config_keys_changed", "explanation", "current", "nearest",
-                             "measured", "larger_gpu_cell", "validated", "fewer_nodes", "rollout_kept", "other_batch",
-                             "unpinned", "more_host_ram", "token_budget_auto", "room_kept", "tables",
+                             "measured", "larger_gpu_cell", "validated", "fewer_nodes", "trainer_alone", "rollout_kept",
+                             "other_batch", "unpinned", "more_host_ram", "token_budget_auto", "room_kept", "tables",
                              "memory_model_margin", "reason_caution_codes", "dpo_pairs", "token_budget_cap",
                              "token_budget_cap_source", "token_budget_cap_raised")
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
@@ -2128,6 +2128,10 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
     fewer_nodes: Plan | None = Field(default=None, description=(
         "with rollout GPUs, when the best plan's trainer takes whole nodes and so leaves the rollout more GPUs "
         "than asked: the best plan on fewer nodes (within the largest budget whose layouts take fewer)"))
+    trainer_alone: Plan | None = Field(default=None, description=(
+        "with the fewest GPUs and rollout GPUs beside the trainer, where their layout rules out the trainers of fewer "
+        "GPUs than the best plan's (a trainer of 4 beside 8 rollout GPUs on nodes of 8: neither one node nor whole "
+        "nodes): the plan of fewest GPUs that trains the length with no rollout beside it, where that is fewer"))
     rollout_kept: RolloutKept | None = Field(default=None, description=(
         "without rollout GPUs (--rollout-gpus, or a config's rollout), when the best plan takes the whole budget and "
         "so leaves the rollout none: the same question with some of the budget kept for the rollout, and its best "

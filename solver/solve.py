@@ -134,7 +134,7 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
             asked = _asked_first(catalog, query, gpu, started + query.time_limit_s * ASKED_FIRST_SHARE)
             answer = _with_asked_first(catalog, query, answer_for(catalog, query, gpu, asked=asked.questions,
                                                                   ends_by=ends_by), asked)
-            further = (_with_measured, _with_fewer_nodes, _with_validated, _with_rollout_kept, _with_other_batch,
+            further = (_with_measured, _with_fewer_nodes, _with_trainer_alone, _with_validated, _with_rollout_kept, _with_other_batch,
                        *asked.unasked, _with_lowered_fewer, _with_room_kept)
             answer = _further_answers(catalog, query, answer, further, ends_by)
             answer = _with_larger_gpu_cell(catalog, query, answer)
@@ -599,6 +599,24 @@ def _with_fewer_nodes(catalog: Catalog, query: Query, answer: Answer) -> Answer:
         return answer
     unused = 0 if answer.open_budget else answer.budget_gpus - alternative.gpus  # of the budget asked, as the others'
     return answer.model_copy(update={"fewer_nodes": alternative.model_copy(update={"unused_gpus": unused})})
+
+
+def _with_trainer_alone(catalog: Catalog, query: Query, answer: Answer) -> Answer:
+    """The answer, under --minimize gpus with rollout GPUs beside the trainer, where their layout rules out trainers
+    of fewer GPUs than the best plan's (8 rollout GPUs on nodes of 8 leave a trainer of 4 no layout: 12 GPUs are
+    neither one node nor whole nodes), with the plan of fewest GPUs that trains the length with no rollout beside it
+    (``--rollout-gpus 0``), where that is fewer: what the trainer needs, as the words name it beside the split. None
+    where the layout is not what stops a smaller trainer."""
+    best, rollout = answer.best, query.rollout_gpus
+    if query.objective != "min_gpus" or query.exact or not rollout or best is None or not any(
+            rollout_layout(n, rollout, query.node_gpus) is None for n in range(1, best.gpus)):
+        return answer
+    alone = optional_best(catalog, query.model_copy(update={
+        "rollout_gpus": 0, "budget_gpus": best.gpus - 1, "open_budget": False, "top": 1}), answer.gpu)
+    if alone is None or rollout_layout(alone.gpus, rollout, query.node_gpus) is not None:
+        return answer
+    unused = 0 if answer.open_budget else answer.budget_gpus - alone.gpus  # of the budget asked, as the others'
+    return answer.model_copy(update={"trainer_alone": alone.model_copy(update={"unused_gpus": unused})})
 
 
 def _with_rollout_kept(catalog: Catalog, query: Query, answer: Answer) -> Answer:

@@ -1685,6 +1685,20 @@ def test_the_rollout_layout_is_not_the_limit_where_no_count_within_the_budget_ta
                             "--explain") in " ".join(out.split())
 
 
+def test_the_fewest_gpus_beside_a_rollout_name_what_the_trainer_alone_needs(cli, monkeypatch):
+    # Qwen3-8B at 65536 tokens trains on 4 A100s, but 4 beside 8 rollout GPUs fill neither a node of 8 nor whole
+    # nodes: the answer was 8 trainer GPUs with no word of why. A rollout of 4 leaves 4 a node: nothing to say.
+    monkeypatch.setenv("COLUMNS", "400")
+    asked = ("--model", "8B", "--gpu", "a100-80gb", "--len", "65536", "--minimize", "gpus", "--total-gpus", "16")
+    status, out, _ = cli(*asked, "--rollout-gpus", "8")
+    assert status == 0 and out.splitlines()[1] == (
+        "plan           Env + SP=4 on 8 of 8 GPUs, with 8 rollout GPUs, trainer and rollout on 2 nodes of 8 (the "
+        "trainer alone needs 4, Env + Offload + SP=4, but 4 + 8 rollout GPUs fill neither one node of 8 nor whole "
+        "nodes: --rollout-gpus 12 fills 2 nodes with them)")
+    status, answers = run_json(cli, *asked, "--rollout-gpus", "12")
+    assert status == 0 and answers[0]["plans"][0]["gpus"] == 4 and "trainer_alone" not in answers[0]
+
+
 def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path: Path):
     # Your own GPU: calibrate on your cells, then plan for it by its memory (estimates only).
     cells = tmp_path / "cells.yaml"

@@ -2675,6 +2675,19 @@ def test_a_placement_without_a_proven_bound_says_so(tmp_path: Path, interrupted:
     assert (lines[1] == took) is not interrupted and (took in lines) is not interrupted
 
 
+def test_ways_worked_out_in_no_time_say_under_a_tenth_of_a_second(tmp_path: Path):
+    # At a tiny time limit the ways take a few milliseconds: "took 0.0 s" said they took none.
+    fleet = fleet_of({"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "4B", "max_model_len": 4096}]}, tmp_path)
+    result = ClusterResult(status="feasible", objective=0, bound=None, placements=(), unplaced=(),
+                           pools=pool_use(fleet, ()), planning_s=0.004,
+                           least_time_limit_s=solver.cluster.least_time_limit_to_search_s(0.004))
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(cluster_view(result, fleet))
+    assert console.export_text().splitlines()[1] == (
+        "working out the jobs' ways to run took <0.1 s before the search could start: a --time-limit above 1 s "
+        "leaves the search time after them")
+
+
 @pytest.mark.parametrize(("objective", "bound", "shown"), [
     (3, 4, "placed priority (of 4): 3, proven bound 4, gap 25.0%"),
     (0, 1, "placed priority (of 4): 0, proven bound 1, gap 100.0%")])

@@ -226,6 +226,17 @@ def test_estimates_beyond_the_calibration_are_marked(cli):
     assert "~! estimated beyond the memory model's calibration" in " ".join(out.split())
 
 
+def test_a_maps_legend_explains_only_the_marks_its_cells_carry(cli):
+    # Without estimates no cell is marked ~ or ~!, and with a plan in every cell none is -: the legend said all four.
+    status, out, _ = cli("map", "--gpu", "a100-80gb", "--model", "4B", "--gpus-up-to", "2", "--no-estimate")
+    assert status == 0 and "│ Qwen3-4B │ 28k E+O@1† │ 50k E+O+SP2@2 │" in out
+    assert "cells: longest context (k = 1024 tokens), setting@GPUs; evidence: documented\n" in out
+    status, out, _ = cli("map", "--gpu", "h100", "--model", "4B", "--gpus-up-to", "1", "--no-estimate")
+    assert status == 0 and "│ Qwen3-4B │   -    │" in out
+    assert ("cells: longest context (k = 1024 tokens), setting@GPUs; - nothing trains within the limits in the "
+            "title\n") in out
+
+
 def test_yarn_past_what_is_validated_is_marked(cli):
     # Qwen3-8B on H20s: 8 GPUs reach 240k by estimate, past the 131072 tokens (YaRN factor 4) Qwen validates, as
     # `solve` cautions; 120k on 4 is within it. By length, the rows past 131072 carry the mark.

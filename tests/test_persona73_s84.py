@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from solver.cli.parser import SEED_WORDS
 from solver.cluster import STAGES
 
 USAGE = "usage: {} [options] (--help lists them)\n"
@@ -19,7 +20,7 @@ USAGE = "usage: {} [options] (--help lists them)\n"
 
 @pytest.mark.parametrize(("argv", "error"), [
     (["cluster", "fleet.yaml", "--json", "--seed", "3"],  # a hint of its own since smallslips47
-     "solve cluster: error: unrecognized arguments: --seed 3 (rft-solver takes no seed: its answers are deterministic)"),
+     f"solve cluster: error: unrecognized arguments: --seed 3 ({SEED_WORDS})"),
     (["cluster", "fleet.yaml", "--no-widen", "--pool", "h20"],
      "solve cluster: error: unrecognized arguments: --pool h20"),
     (["--model", "4B", "--len", "32k", "--json", "--frobnicate"],

@@ -64,9 +64,38 @@ def test_a_refusal_names_the_cap_and_explain_gives_it_as_the_limit(cli: Cli) -> 
         "on 8 GPUs")
     assert answer["explanation"][0] == {"rule": "limit", "detail": (
         "no plan passes this rule: a sequence must fit in 4096 tokens per GPU (--token-budget 4096): ceil(length / "
-        "SP) <= 4096, SP at most 4 here")}
+        "SP) <= 4096, SP at most 4 here (SP=1, 2, 4: those that divide the 32 attention heads and some count of up to "
+        "4 GPUs, SP and the 8 KV heads dividing one another)")}
     status, _, err = cli(*ASKED, "--gpus", "4")
     assert (status, err) == (1, "")
+
+
+def test_the_cap_s_limit_names_the_sp_degrees_the_model_allows_not_the_budget(cli: Cli) -> None:
+    # Within 6 A100s Qwen3-8B's 32 heads allow SP up to 4, not 6 ("SP at most 6 here"); on exactly 6 GPUs, up to 2;
+    # nodes of 4 keep the SP groups of a trainer of 8 in a node of 4.
+    def limit(*flags: str) -> str:
+        return str(_answer(cli, "--model", "8B", "--gpu", "a100-80gb", "--len", "65536", "--token-budget", "8192",
+                           *flags)["explanation"][0]["detail"])
+    assert limit("--no-estimate").endswith("ceil(length / SP) <= 8192, SP at most 4 here (SP=1, 2, 4: those that divide the 32 "
+                            "attention heads and some count of up to 6 GPUs, SP and the 8 KV heads dividing one "
+                            "another)")
+    assert limit("--no-estimate", "--gpus", "6", "--exact").endswith(
+        "SP at most 2 here (SP=1, 2: those that divide the 32 attention heads and 6 GPUs, SP and the 8 KV heads "
+        "dividing one another)")
+    assert limit("--sp", "2").endswith("ceil(length / SP) <= 8192, SP=2 here (pinned)")
+
+
+def test_the_why_rows_on_a_narrow_terminal_put_each_rule_over_its_words_whole() -> None:
+    # 30 columns left the words 10 beside "shorter_length" and its padding: "(--token-budget" was cut to "(--token-…".
+    answers = solver.plan(model="qwen3-8b", gpu="h100", budget_gpus=4, max_model_len=32768, token_budget=4096,
+                          explain=True)
+    narrow = solver.answers_text(answers, width=30)
+    why = narrow[narrow.index("\nwhy\n") + 1:].splitlines()
+    assert why[1:6] == ["limit", "  no plan passes this rule: a", "  sequence must fit in 4096", "  tokens per GPU",
+                        "  (token_budget=4096):"] and "…" not in narrow
+    assert "shorter_length" in why and all(len(line) <= 30 for line in why)
+    wide = solver.answers_text(answers, width=120)
+    assert "\nlimit               no plan passes this rule: a sequence must fit in 4096 tokens per GPU" in wide
 
 
 def test_the_api_names_the_cap_as_its_keyword() -> None:

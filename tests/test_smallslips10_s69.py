@@ -83,12 +83,10 @@ def test_a_map_s_legend_notes_no_mark_of_a_column_it_leaves_out():
                     rows=(LengthMapRow(max_model_len=8192, plans=tuple(grid[8192, budget] for budget in budgets)),))
     assert map_text((four_b,)).split("\n")[-4:] == [
         "budget 1: columns left out (budgets=[...] maps them; the GpuMap has every budget)",
-        ("cells: setting@GPUs; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "
-         "calibration; - nothing trains"),
+        "cells: setting@GPUs; evidence: documented, * inferred",  # the marks its cells carry (s87)
         "settings: E Env, O Offload, SPn Ulysses SP, van vanilla", ""]
     assert map_text((four_b.model_copy(update={"budgets_listed": True}),)).split("\n")[-4:] == [
-        ("cells: setting@GPUs; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "
-         "calibration; - nothing trains"),
+        "cells: setting@GPUs; evidence: documented, * inferred",
         ("settings: E Env, O Offload (host memory per node not checked: host_ram_gb not given), SPn Ulysses SP, van "
          "vanilla"), f"† {SHORT}", ""]
 

@@ -45,7 +45,10 @@ def test_config_functions_read_a_release_as_plan_does(release: str):
 
 
 @pytest.mark.parametrize(("flags", "hint"), [
-    (("--seed", "1"), "(rft-solver takes no seed: its answers are deterministic)"),
+    (("--seed", "1"), ("(rft-solver takes no seed: CP-SAT's is fixed, and a proven answer (optimal) is the same on "
+                       "every run; one a time limit cut short may differ with the machine's load, --workers or the "
+                       "OR-Tools version (solve cluster's, with one worker, only where it says the wall clock stopped a "
+                       "step))")),
     (("--algorithm", "ppo"), "(did you mean --critic?)"),
     (("--algorithm=DPO",), "(did you mean --dpo?)"),
     (("--lora-alpha", "32"), "(LoRA's alpha changes no memory: --lora-rank is what counts)"),

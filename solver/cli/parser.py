@@ -112,8 +112,13 @@ MICRO_BATCH_WORDS = ("Trinity packs micro-batches by tokens (trainer.use_dynamic
                      "caps max_token_len_per_gpu")
 """What verl's and TRL's micro-batch sizes are told."""
 
+SEED_WORDS = ("rft-solver takes no seed: CP-SAT's is fixed, and a proven answer (optimal) is the same on every run; "
+              "one a time limit cut short may differ with the machine's load, --workers or the OR-Tools version "
+              "(solve cluster's, with one worker, only where it says the wall clock stopped a step)")
+"""What a seed is told: which answers repeat (docs/concepts.md, docs/cluster.md's Determinism)."""
+
 COUNTS_NOTHING = {
-    "--seed": (None, "rft-solver takes no seed: its answers are deterministic"),
+    "--seed": (None, SEED_WORDS),
     "--lora-alpha": ("--lora-rank", "LoRA's alpha changes no memory: --lora-rank is what counts"),
     **dict.fromkeys(("--rollout-n", "--repeat-times", "--n-samples", "--num-generations", "--group-size"),
                     ("--train-batch-size", GROUP_SIZE_WORDS)),

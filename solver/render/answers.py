@@ -7,7 +7,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from rich.console import Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -55,12 +56,36 @@ def _no_alternative(query: Query, answer: Answer) -> str:
 def _explanation(reasons: Iterable[Reason], said: str | None) -> Group:
     """The ``why`` rows: each rule and what it means here; one that only repeats the reason `said` above (the
     tables hold no plan at all) points to it."""
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="dim", no_wrap=True)
-    grid.add_column()
-    for reason in reasons:
-        grid.add_row(reason.rule, "the reason above" if reason.detail == said else reason.detail)
-    return Group(Text("why", style="bold"), grid)
+    rows = [(reason.rule, "the reason above" if reason.detail == said else reason.detail) for reason in reasons]
+    return Group(Text("why", style="bold"), _RuleRows(rows))
+
+
+EXPLANATION_DETAIL_WIDTH = 40
+"""The fewest columns the ``why`` rows keep for a rule's words beside its name: on a narrower terminal each name
+stands on a line of its own over its words, which then have the width whole (beside a name of 18 columns, 30 columns
+left the words 10, and a word longer than that was cut to ``(--token-…``)."""
+
+
+class _RuleRows:
+    """The ``why`` rows, each rule's name beside its words where the width leaves them `EXPLANATION_DETAIL_WIDTH`
+    columns, else over them; the words wrap at spaces, and a word wider than the room breaks, never cut."""
+
+    def __init__(self, rows: Sequence[tuple[str, str]]) -> None:
+        self.rows = rows
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        widest = max((len(rule) for rule, _ in self.rows), default=0)
+        if widest + 2 + EXPLANATION_DETAIL_WIDTH <= options.max_width:
+            grid = Table.grid(padding=(0, 2))
+            grid.add_column(style="dim", no_wrap=True)
+            grid.add_column(overflow="fold")
+            for rule, detail in self.rows:
+                grid.add_row(rule, detail)
+            yield grid
+            return
+        for rule, detail in self.rows:
+            yield Text(rule, style="dim")
+            yield Padding(Text(detail, overflow="fold"), (0, 0, 0, 2))
 
 
 def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, version: TrinityVersion | None = None,

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from solver.query import counts_reference
 from solver.render.layout import PIPED_WIDTH, TableOrBlocks, check_text_options, view_text
-from solver.render.phrases import cost_ratio_words, lowered_note
+from solver.render.phrases import cost_ratio_words, lowered_note, seconds_words
 from solver.render.styles import setting_style
 from solver.results import (
     ClusterResult,
@@ -476,8 +476,9 @@ def _time_to_search(result: ClusterResult, names: OptionNames) -> list[Text]:
     if result.least_time_limit_s is None:
         return []
     least = ceil(result.least_time_limit_s)  # rounded up: a limit above it must be above the least
-    building = f", and building the placement model {result.building_s:.1f} s," if result.building_s >= 0.05 else ""
-    return [Text(f"working out the jobs' ways to run took {result.planning_s:.1f} s{building} before the "
+    building = (f", and building the placement model {seconds_words(result.building_s)},"
+                if result.building_s >= 0.05 else "")
+    return [Text(f"working out the jobs' ways to run took {seconds_words(result.planning_s)}{building} before the "
                  f"search could start: a {names.time_limit} above {least} s leaves the search time after them")]
 
 
@@ -629,7 +630,7 @@ def _unplaced_view(unplaced: tuple[Unplaced, ...], title: str) -> Table:
         view.add_column("training")
     if releases:
         view.add_column("Trinity")
-    view.add_column("reason")
+    view.add_column("reason", overflow="fold")  # a word wider than the room breaks, never cut to "…"
     for reason, by_training in by_reason.items():
         given = [job for jobs in by_training.values() for job in jobs]
         said = (len(given) > 1 and given[0].reason_for_several) or reason

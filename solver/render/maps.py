@@ -268,15 +268,28 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
     offload = f" (host memory per node {host_ram_unchecked_words(names.host_ram)})" if unchecked else ""
     said = LEGEND_CODES | ({CautionCode.HOST_MEMORY_UNCHECKED} if unchecked else set())
     legend = Text("cells: " + ("setting@GPUs" if by_length else "longest context (k = 1024 tokens), setting@GPUs")
-                  + merged
-                  + "; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "
-                  f"calibration; - nothing trains{' within the limits in the title' if limited else ''}{yarn}\n"
+                  + merged + _evidence_legend(shown_plans, len(shown_plans) < len(rows) * len(budgets), limited)
+                  + f"{yarn}\n"
                   f"settings: E Env, O Offload{offload}, SPn Ulysses SP, van vanilla"
                   f"{_single_gpu_legend(shown_plans)}{_rocm_caution(shown_plans, names)}"
                   f"{_lora_cautions(shown_plans)}{_other_cautions(shown_cells, said, names)}")
     lines_under = [Text(line, style=NO_SETTING_STYLE) for line in (untrained, left_out) if line]
     # a title of its own: a narrow map's does not wrap
     return Group(Text(title, style="table.title"), view, *lines_under, legend)
+
+
+def _evidence_legend(plans: Sequence[Plan], nothing_shown: bool, limited: bool) -> str:
+    """The legend's marks of evidence, each only where a cell of `plans` (those shown) carries it, and the ``-`` of a
+    cell where nothing trains where one shows (`nothing_shown`): ``; evidence: documented, * inferred; - nothing
+    trains`` (within the limits in the title, where `limited`)."""
+    kinds = {plan.evidence for plan in plans}
+    marks = [words for shown, words in (
+        ("documented" in kinds, "documented"), ("inferred" in kinds, "* inferred"),
+        (any(plan.evidence == "estimated" and not plan.beyond_calibration for plan in plans), "~ estimated"),
+        (any(plan.beyond_calibration for plan in plans), "~! estimated beyond the memory model's calibration")) if shown]
+    evidence = f"; evidence: {', '.join(marks)}" if marks else ""
+    nothing = f"; - nothing trains{' within the limits in the title' if limited else ''}" if nothing_shown else ""
+    return evidence + nothing
 
 
 def map_limits(gpu_map: GpuMap) -> str:

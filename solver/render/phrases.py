@@ -1,5 +1,5 @@
 """Phrases several views say: the memory model's longest length asked about, the note on a lowered token budget,
-the mark of a length past what the model is known to handle, the plan that keeps the room a thin headroom asks for.
+the mark of a length past what the model is known to handle, a time taken, the plan that keeps the room a thin headroom asks for.
 (What the tables say of a setting, which a plan's caution says too, is `solver.rules.tables_said`.)"""
 
 from __future__ import annotations
@@ -25,6 +25,11 @@ def lowered_note(names: OptionNames, capped: str | None = None) -> str:
 YARN_MARK = "^"
 """Added to a length past what the model is known to handle (`Plan.past_validated_length`), as `solve` cautions: a
 map's cell (by length: the row's length), a ranked plan's length."""
+
+
+def seconds_words(seconds: float) -> str:
+    """A time taken in words, to a tenth of a second: ``8.6 s``, and ``<0.1 s`` for one that rounds to none."""
+    return "<0.1 s" if seconds < 0.05 else f"{seconds:.1f} s"
 
 
 def cost_ratio_words(other: Plan, plan: Plan) -> str:

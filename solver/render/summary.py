@@ -548,6 +548,22 @@ def _tables_verdict(answer: Answer, plan: Plan, names: OptionNames) -> Text | No
                 style="green" if answer.tables.trains else "red")
 
 
+def _trainer_alone_words(answer: Answer, names: OptionNames) -> str:
+    """Why the fewest GPUs beside the rollout are more than the trainer needs, where the rollout's layout is why
+    (`Answer.trainer_alone`): ``the trainer alone needs 4, Env + Offload + SP=4, but 4 + 8 rollout GPUs fill neither
+    one node of 8 nor whole nodes: --rollout-gpus 12 fills 2 nodes with them``; "" otherwise."""
+    alone, node_gpus = answer.trainer_alone, answer.node_gpus
+    if alone is None or not answer.rollout_gpus:
+        return ""
+    nodes = -(-(alone.gpus + answer.rollout_gpus) // node_gpus)  # the rollout filling the trainer's node and more
+    # A trainer alone on fewer GPUs than the best's is within a node (past one it would take whole nodes, which any
+    # rollout lays out beside): beside the rollout it fills neither that node nor whole nodes.
+    return (f"the trainer alone needs {alone.gpus}, {alone.setting.label}{alone.lowered_words}, but {alone.gpus} + "
+            f"{answer.rollout_gpus} rollout GPUs fill neither one node of {node_gpus} nor whole nodes: "
+            f"{names.valued(names.rollout_gpus, nodes * node_gpus - alone.gpus)} fills {counted(nodes, 'node')} with "
+            "them")
+
+
 def _fewer_nodes_words(answer: Answer, plan: Plan, node_gpus: int, names: OptionNames) -> str | None:
     """The summary's ``fewer nodes`` row: the plan on fewer nodes of `node_gpus` GPUs, and what it trades
     (None where the answer has none)."""
@@ -760,8 +776,10 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int, names: OptionNam
         source = answer.query.rollout_source if answer.query is not None else None
         asked = (f"{source} asks for {counted(answer.rollout_gpus, 'rollout GPU')}" if source
                  else f"{names.valued(names.rollout_gpus, answer.rollout_gpus)} asked")
-        more = "" if rollout == answer.rollout_gpus else \
-            f" ({asked}: a trainer on whole nodes leaves the rollout whole nodes)"
+        why = [f"{asked}: a trainer on whole nodes leaves the rollout whole nodes"] if rollout != answer.rollout_gpus \
+            else []
+        why += [alone] if (alone := _trainer_alone_words(answer, names)) else []
+        more = f" ({'; '.join(why)})" if why else ""
         # The nodes are the whole job's, not the rollout's alone: the words say so.
         together = f"trainer and rollout on {nodes} nodes of {node_gpus}"
         return f"{trainer}, with {counted(rollout, 'rollout GPU')}, {together}{more}"
