@@ -99,6 +99,38 @@ def test_another_algorithm_is_judged_against_the_mini_batch_too(version: str | N
     deprecated = {"trainer_config": {"actor_rollout_ref": {"actor": {"ppo_micro_batch_size": 24}}}}
     assert [code for code, _ in split(2, **deprecated)] == ["mini-batch-split"]
 
+
+FORWARD_SPLIT = ("Dynamic batch sizes off in {role}: Trinity 0.6 on verl 0.8 or later asserts at {first} "
+                 "(workers/engine/utils.py:91-93 in verl 0.8.0, :125-127 in 0.9.0 and 0.9.1) that its micro-batch per "
+                 "GPU, 3 sequences (trainer.trainer_config.actor_rollout_ref.{key}.log_prob_micro_batch_size_per_gpu 3), "
+                 "divides the rows each GPU takes, buffer.train_batch_size 64 over the 8 data-parallel ranks (trainer "
+                 "GPUs 8 / SP 1) = 8, which it does not: the trainer fails there; make buffer.train_batch_size a "
+                 "multiple of 24 (8 ranks x 3; the nearest to 64: 72)")
+
+
+def test_the_log_prob_forward_is_judged_against_the_rows_each_gpu_takes_on_verl_08():
+    """verl 0.8's engine asserts in every pass, its forwards too (``infer_batch``, ``workers/engine_workers.py:392`` in
+    0.8.0), that the micro-batch size divides the rows each GPU takes: the ref's forward with its own size, or with
+    LoRA (``ref_in_actor``, Trinity 0.6.0 ``trainer/verl/trainer.py:252``) the actor's with the rollout's. Before
+    (roles87b), a GRPO config with the ref's 3 and 64 / 8 = 8 rows per GPU got no line. Never refused: verl before 0.8
+    cuts a forward with ``data.split``, no assertion (verl 0.7.1 ``workers/actor/dp_actor.py:470``)."""
+    def split(ref: int, version: str | None = None, algorithm: str = "grpo", **config: Any) -> list[tuple[str, str]]:
+        roles = {"ref": {"log_prob_micro_batch_size_per_gpu": ref}, "rollout": {"log_prob_micro_batch_size_per_gpu": 3}}
+        mapping = _dpo(2, algorithm=algorithm, trainer_config={"actor_rollout_ref": {
+            "actor": {"ppo_micro_batch_size_per_gpu": 2}, **roles}})
+        mapping["model"].update(config)
+        return [(problem.code, problem.words) for problem in trinity_config_problems(
+            mapping, CATALOG.model("8B"), 8, version=version, train_batch_size=64) if "mini-batch-split" in problem.code]
+
+    ref = FORWARD_SPLIT.format(role="the ref's forward", first="the ref's first forward", key="ref")
+    assert split(3) == split(3, "0.6") == split(3, algorithm="dpo") == [("mini-batch-split", ref)]
+    assert split(2) == split(3, "0.5") == split(3, algorithm="asymre") == []  # divides; no verl 0.8; no ref
+    # LoRA: the actor without its adapter gives the ref's log-probs, with the rollout's 3 (the ref's 2 unread)
+    assert split(2, lora_configs=[{"lora_rank": 8}]) == [("mini-batch-split", FORWARD_SPLIT.format(
+        role="the actor's forward for the ref's log-probs (LoRA, model.lora_configs)",
+        first="that forward's first step", key="rollout"))]
+    assert split(3, lora_configs=[{"lora_rank": 0}]) == [("mini-batch-split", ref)]  # no adapter on verl 0.8
+
 DYNAMIC_FIX = "it runs, but is not DPO: set trainer.use_dynamic_bsz to false (--write does)"
 
 

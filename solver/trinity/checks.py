@@ -2133,8 +2133,7 @@ def _check_actor_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, b
     codes = ((ConfigProblemCode.MINI_BATCH_SPLIT_REFUSED, ConfigProblemCode.MINI_BATCH_SPLIT) if not dpo else
              (ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED, ConfigProblemCode.DPO_MINI_BATCH_SPLIT))
     code = codes[0] if set(in_rows) == set(releases) and before_08 and (on_08 or "0.6" not in releases) else codes[1]
-    engine = (f"Trinity 0.6 on verl 0.8 or later{', which doubles nothing,' if dpo else ''} asserts at the actor's "
-              f"first update ({ENGINE_MINI_BATCH_ASSERT_LINES})")
+    engine = _engine_assert_words("the actor's first update", ", which doubles nothing," if dpo else "")
     if before_08:
         where = "Trinity 0.5 asserts" if in_rows == ["0.5"] else (
             "Trinity 0.6 on verl before 0.8 asserts" if in_rows == ["0.6"] else
@@ -2143,23 +2142,92 @@ def _check_actor_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, b
         if on_08 and legacy == written:  # the same micro-batch splits it on both lines: one line says both
             where += f", and 0.6 on verl 0.8 or later at the actor's first update ({ENGINE_MINI_BATCH_ASSERT_LINES})"
             on_08 = False
-        checks.add(code, _mini_batch_words(dpo, where, legacy, source, batch, mini, (ranks, trainer_gpus, sp)))
+        checks.add(code, _mini_batch_words(_ACTOR_UPDATE, where, legacy, source, batch, mini, (ranks, trainer_gpus, sp),
+                                           dpo))
     if on_08:
-        checks.add(code, _mini_batch_words(dpo, engine, written, f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} {written}",
-                                           batch, mini, (ranks, trainer_gpus, sp)))
+        checks.add(code, _mini_batch_words(_ACTOR_UPDATE, engine, written,
+                                           f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} {written}", batch, mini,
+                                           (ranks, trainer_gpus, sp), dpo))
 
 
-def _mini_batch_words(dpo: bool, where: str, micro: int, source: str, batch: TrainBatch, mini: int,
-                      layout: tuple[int, int, int]) -> str:
-    """The words of a ``mini-batch-split`` line (``dpo-mini-batch-split`` for `dpo`): `where` asserts that the actor's
-    micro-batch per GPU, `micro` sequences (from `source`), divides its mini-batch per GPU, `mini`, the train `batch`
-    over the ranks of `layout` (ranks, trainer GPUs, SP); what to set, with the nearest batch that does
+def _check_forward_micro_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, batch: TrainBatch,
+                               version: TrinityVersion | None) -> None:
+    """Check, where the release `version` may be Trinity 0.6 and the trainer's dynamic batch sizes are off (on verl
+    0.8 or later every role takes them: `sequence_counted_roles`), the micro-batch size per GPU of the log-prob
+    forward that runs each step against the rows each GPU takes: Trinity 0.6.0 hands the whole train `batch` to the
+    pass (``_compute_ref_log_prob``, ``trainer/verl/trainer.py:700-717``), which verl chunks over the data-parallel
+    ranks, `trainer_gpus` / `sp` (``make_nd_compute_dataproto_dispatch_fn``, ``workers/engine_workers.py:634`` in verl
+    0.8.0, ``:687`` in 0.9.0, ``:693`` in 0.9.1; no rollout n: Trinity's batch counts experiences), and its engine's
+    ``infer_batch`` asserts that the size as written divides them (`ENGINE_MINI_BATCH_ASSERT_LINES`;
+    ``micro_batch_size_per_gpu`` from ``infer_micro_batch_size_per_gpu``, ``:392`` in 0.8.0, ``:404`` in 0.9.0,
+    ``:410`` in 0.9.1). That pass is the ref's, with the ref's ``log_prob_micro_batch_size_per_gpu`` (``:532``,
+    ``:576``, ``:582``), where the algorithm uses a ref (`ref_forward_runs`), or with LoRA on verl 0.8
+    (`solver.trinity.config.lora_on_08`, ``ref_in_actor``) the actor's without its adapter, with the rollout's
+    (``:564``, ``:617``, ``:623``). Judged where the size is set (verl 0.8 refuses it unset, and the ref's deprecated
+    size for the whole batch: said elsewhere) and the ranks divide the batch. ``mini-batch-split``, never refused:
+    verl before 0.8 (Trinity 0.5, and 0.6 on verl 0.7) cuts these forwards with ``data.split`` and no assertion, the
+    last micro-batch short (verl 0.7.1 ``workers/actor/dp_actor.py:470``). Not judged, as the assertion cannot fire
+    there: the actor's recompute of the old log-probs, with the rollout's size, which Trinity 0.6.0 runs only with
+    ``algorithm.bypass_old_logprobs`` false (``trainer/verl/trainer.py:517``; true by default,
+    ``common/config.py:657``), a key rft-solver does not read; and a trained critic's value forward and update: Trinity
+    0.6.0 builds the critic's engine from ``critic.fsdp`` (``trainer/verl/trainer.py:363-371``,
+    ``_build_fsdp_engine_config``, ``trainer/verl/config.py:499``; ``engine = self.fsdp``,
+    ``workers/config/critic.py:213`` in verl 0.8.0, ``:217`` in 0.9.0, ``:215`` in 0.9.1), whose micro-batch sizes
+    it never fills from the critic's ``ppo_micro_batch_size_per_gpu`` or ``forward_micro_batch_size_per_gpu``
+    (``micro_batch_size_per_gpu``, ``infer_micro_batch_size_per_gpu``: None, ``workers/config/engine.py:105``,
+    ``:108`` in 0.8.0), so no size of the critic's reaches the assertion; before verl 0.8 its value forward splits
+    as the actor's does (verl 0.7.1 ``workers/critic/dp_critic.py:171``)."""
+    ranks = trainer_gpus // sp if sp >= 1 else 0
+    if (version == "0.5" or batch.size is None or ranks < 1 or batch.size % ranks != 0
+            or not turned_off(checks.flag(DYNAMIC_BATCH_KEYS[0]))
+            or not ref_forward_runs(checks.value(("algorithm", "algorithm_type")), "0.6")):
+        return
+    from solver.trinity.config import lora_on_08
+
+    lora = lora_on_08(checks.value)
+    path = ROLE_MICRO_BATCH_SIZES[2 if lora else 1]
+    size = checks.number(path)
+    if (size is None or size < 1 or (batch.size // ranks) % int(size) == 0
+            or not lora and not checks.absent(DEPRECATED_MICRO_BATCH_SIZES[1])):
+        return
+    role = _LORA_REF_FORWARD if lora else _REF_FORWARD
+    checks.add(ConfigProblemCode.MINI_BATCH_SPLIT, _mini_batch_words(
+        role, _engine_assert_words(role.first), int(size), f"{dotted(path)} {shown_number(size)}", batch,
+        batch.size // ranks, (ranks, trainer_gpus, sp)))
+
+
+class _RowsPass(NamedTuple):
+    """A pass that verl cuts into micro-batches of a number of rows (`_mini_batch_words`): its name in words (`name`),
+    when verl 0.8's engine asserts the size divides its rows (`first`), and what those rows are per GPU (`rows`)."""
+
+    name: str
+    first: str
+    rows: str
+
+
+_ACTOR_UPDATE = _RowsPass("the actor's update", "the actor's first update", "its mini-batch per GPU")
+_REF_FORWARD = _RowsPass("the ref's forward", "the ref's first forward", "the rows each GPU takes")
+_LORA_REF_FORWARD = _RowsPass("the actor's forward for the ref's log-probs (LoRA, model.lora_configs)",
+                              "that forward's first step", "the rows each GPU takes")
+
+
+def _engine_assert_words(first: str, doubles: str = "") -> str:
+    """Who asserts, at `first` (a pass's first step), that a pass's micro-batch divides its rows on verl 0.8 or later,
+    in words (`ENGINE_MINI_BATCH_ASSERT_LINES`), with `doubles` said of Trinity (DPO's ", which doubles nothing,")."""
+    return f"Trinity 0.6 on verl 0.8 or later{doubles} asserts at {first} ({ENGINE_MINI_BATCH_ASSERT_LINES})"
+
+
+def _mini_batch_words(role: _RowsPass, where: str, micro: int, source: str, batch: TrainBatch, rows: int,
+                      layout: tuple[int, int, int], dpo: bool = False) -> str:
+    """The words of a ``mini-batch-split`` line (``dpo-mini-batch-split`` for `dpo`): `where` asserts that `role`'s
+    micro-batch per GPU, `micro` sequences (from `source`), divides its rows per GPU, `rows`, the train `batch` over
+    the ranks of `layout` (ranks, trainer GPUs, SP); what to set, with the nearest batch that does
     (`nearest_dividing_batches`)."""
     ranks, trainer_gpus, sp = layout
     nearest = " or ".join(map(str, nearest_dividing_batches(batch.size or 0, ranks * micro)))
-    return (f"{'DPO with d' if dpo else 'D'}ynamic batch sizes off in the actor's update: {where} that its micro-batch "
-            f"per GPU, {micro} sequences ({source}), divides its mini-batch per GPU, {batch.source} {batch.size} over "
-            f"the {ranks} data-parallel ranks (trainer GPUs {trainer_gpus} / SP {sp}) = {mini}, which it does not: "
+    return (f"{'DPO with d' if dpo else 'D'}ynamic batch sizes off in {role.name}: {where} that its micro-batch "
+            f"per GPU, {micro} sequences ({source}), divides {role.rows}, {batch.source} {batch.size} over "
+            f"the {ranks} data-parallel ranks (trainer GPUs {trainer_gpus} / SP {sp}) = {rows}, which it does not: "
             f"the trainer fails there; make {batch.source} a multiple of {ranks * micro} ({ranks} ranks x {micro}; the "
             f"nearest to {batch.size}: {nearest})")
 
@@ -2670,6 +2738,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_batch_over_trainer_gpus(checks, trainer_gpus, batch, sp, role_sps.values())
     _check_whole_batch_sizes_over_ranks(checks, trainer_gpus, sp, version)
     _check_actor_mini_batch(checks, trainer_gpus, sp, batch, version)
+    _check_forward_micro_batch(checks, trainer_gpus, sp, batch, version)
     length = max_model_len if max_model_len is not None else checks.number(("model", "max_model_len"))
     _check_token_budgets(checks, length, sp, role_sps, version)
     _check_prompt_and_response(checks, length)

@@ -1543,10 +1543,22 @@ def _lora_config_path_from_08(reader: ConfigReader) -> str | None:
     """What Trinity 0.6 on verl 0.8 or later does with the one LoRA config of ``model.lora_configs``' ``path``, which
     verl before 0.8 loads, in words: None where it loads it too, at a ``lora_rank`` above 0 (`LORA_CONFIG_RANK` where
     it sets none); else it loads no adapter (``engine/fsdp/transformer_impl.py:141`` in verl 0.8.0)."""
-    rank = read_or_none(reader.get, (*LORA_KEYS[0], 0, "lora_rank"))
-    if _turns_lora_on(LORA_KEYS[1], LORA_CONFIG_RANK if rank is None else rank):
+    if _config_rank_on(read_or_none(reader.get, (*LORA_KEYS[0], 0, "lora_rank"))):
         return None
     return "loads no adapter at a lora_rank not above 0"
+
+
+def _config_rank_on(rank: Any) -> bool:
+    """Whether the one LoRA config's ``lora_rank``, `rank` (None where unset: `LORA_CONFIG_RANK`), is above 0."""
+    return _turns_lora_on(LORA_KEYS[1], LORA_CONFIG_RANK if rank is None else rank)
+
+
+def lora_on_08(value: Callable[[tuple[str | int, ...]], Any]) -> bool:
+    """Whether Trinity 0.6 on verl 0.8 or later runs LoRA, for the config whose values `value` reads (None where unset
+    or unreadable): only from ``model.lora_configs`` (`_turns_lora_on`), at a ``lora_rank`` above 0 (`LORA_CONFIG_RANK`
+    where it sets none), its ``ref_in_actor`` then true (``trainer/verl/trainer.py:252`` in 0.6.0): the actor without
+    its adapter gives the ref's log-probs."""
+    return _turns_lora_on(LORA_KEYS[0], value(LORA_KEYS[0])) and _config_rank_on(value((*LORA_KEYS[0], 0, "lora_rank")))
 
 
 def _refused_rank(reader: ConfigReader, path: tuple[str | int, ...]) -> str | None:
