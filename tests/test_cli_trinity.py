@@ -540,7 +540,7 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
                                  "critic_sps": [],
                                  "env_variable": "PYTORCH_CUDA_ALLOC_CONF", "env_variable_set": False,
                                  "max_model_len": 32768, "length_given": True, "max_token_len_per_gpu": None,
-                                 "trains": False, "plan": None,
+                                 "trains": False, "plan": None, "unread_keys": [],
                                  "broken_rule": None, "broken_rule_code": None, "predicted": None,
                                  "predicted_step": None, "predicted_critic_pass": None, "host_memory_needed": None,
                                  "out_of_memory": {"model": "Qwen3-8B", "gpus": 6, "max_model_len": 16384, "setting": "Env"},
