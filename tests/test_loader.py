@@ -240,13 +240,25 @@ def test_a_catalog_directory_without_gpu_tables_is_rejected(tmp_path: Path):
         load_catalog(tmp_path)
 
 
-@pytest.mark.parametrize("alias", ["a100", "A100"])  # names are matched in any case: so are their clashes
-def test_two_gpu_files_may_not_claim_the_same_alias(tmp_path: Path, alias: str):
+@pytest.mark.parametrize(("aliases", "clash"), [  # names are matched in any case: so are their clashes
+    ("a100", "'a100' is given to two GPU types, A100-80GB (feasibility/a100-80gb.yaml) and H20-96GB "
+             "(feasibility/h20-96gb.yaml): give it to one"),
+    ("A100", "'a100' is given to two GPU types, A100-80GB (feasibility/a100-80gb.yaml) and H20-96GB "
+             "(feasibility/h20-96gb.yaml): give it to one"),
+    ("h20, a100-40G", "'a100-40g' is given to two GPU types, A100-40GB (gpus.yaml) and H20-96GB "
+                      "(feasibility/h20-96gb.yaml): give it to one"),
+    ("h20, H20-96G", "'h20-96g' is given twice to H20-96GB (in gpus.yaml and feasibility/h20-96gb.yaml; names match in "
+                     "any case): give it once"),
+])
+def test_two_gpu_files_may_not_claim_the_same_alias(tmp_path: Path, aliases: str, clash: str):
+    # Before: "the name 'a100' is given to two GPU types", naming neither, nor the files to mend.
     shutil.copytree(shipped_tables_directory(), tmp_path, dirs_exist_ok=True)
     h20 = tmp_path / "feasibility" / "h20-96gb.yaml"
-    h20.write_text(h20.read_text(encoding="utf-8").replace("aliases: [h20]", f"aliases: [{alias}]"), encoding="utf-8")
-    with pytest.raises(TableError, match="the name 'a100' is given to two GPU types"):
+    h20.write_text(h20.read_text(encoding="utf-8").replace("aliases: [h20]", f"aliases: [{aliases}]"),
+                   encoding="utf-8")
+    with pytest.raises(TableError) as raised:
         load_catalog(tmp_path)
+    assert str(raised.value) == f"{tmp_path}: the name {clash}"
 
 
 def test_loaded_tables_are_immutable():
@@ -555,8 +567,10 @@ def test_a_gpu_type_without_bf16_takes_no_name_of_a_gpu_type(tmp_path: Path):
     shutil.copytree(shipped_tables_directory(), tables)
     gpus = tables / "gpus.yaml"
     gpus.write_text(gpus.read_text().replace("tesla-t4]", "tesla-t4, a10]"))
-    with pytest.raises(TableError, match="the name 'a10' is given to two GPU types"):
+    with pytest.raises(TableError) as raised:
         load_catalog(tables)
+    assert str(raised.value) == (f"{tables}: the name 'a10' is given to two GPU types, A10-24GB (gpus.yaml) and T4 "
+                                 "(gpus.yaml's without_bf16): give it to one")
 
 
 @pytest.mark.parametrize(("capability", "message"), [
