@@ -32,6 +32,7 @@ from solver.tables import (
     load_gpu_type,
     load_memory_model,
     load_model_config,
+    load_trinity_fields,
     load_weights,
     read_user_file,
     resolved_path,
@@ -40,7 +41,8 @@ from solver.tables import (
     vouches_for,
 )
 from solver.tables.bounds import MAX_NAME_CHARACTERS
-from solver.tables.reading import load_models, yaml_error_place
+from solver.tables.inputs import TrinityFields
+from solver.tables.reading import load_models, load_validated, yaml_error_place
 from solver.tables.text import first_repeated, normalise, smi_name_form
 
 MALFORMED = Path(__file__).parent / "data" / "malformed"
@@ -259,6 +261,39 @@ def test_two_gpu_files_may_not_claim_the_same_alias(tmp_path: Path, aliases: str
     with pytest.raises(TableError) as raised:
         load_catalog(tmp_path)
     assert str(raised.value) == f"{tmp_path}: the name {clash}"
+
+
+TRINITY_RELEASE_SECTIONS = {"algorithms": ["ppo"], "sections": {"": ["a"]}, "open": {}, "null": []}
+"""The least a release of ``tables/trinity-fields.yaml`` gives."""
+
+
+def test_trinity_fields_of_a_release_the_code_does_not_know_are_refused(tmp_path: Path):
+    # Before: a 0.6.1 copied from 0.6.0 was read, and --check used it, while --trinity-version 0.6.1 was refused.
+    path = tmp_path / "trinity-fields.yaml"
+    path.write_text(yaml.safe_dump({"releases": {"0.6.0": TRINITY_RELEASE_SECTIONS,
+                                                 "0.6.1": TRINITY_RELEASE_SECTIONS}}), encoding="utf-8")
+    with pytest.raises(TableError) as raised:
+        load_validated(TrinityFields, path)
+    assert str(raised.value) == (
+        f"{path}: releases: '0.6.1' is a release whose rules rft-solver does not know (it knows 0.5.0, 0.5.1, 0.5.2 "
+        "and 0.6.0): add it to KNOWN_TRINITY_RELEASES in solver/tables/bounds.py with its rules first (docs/tables.md, "
+        "A new Trinity release), or remove it")
+
+
+def test_the_shipped_trinity_fields_give_every_release_the_code_knows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # A release left out would leave --check --trinity-version of its minor version no release to judge by.
+    assert list(load_trinity_fields().releases) == ["0.5.0", "0.5.1", "0.5.2", "0.6.0"]
+    (tmp_path / "trinity-fields.yaml").write_text(yaml.safe_dump(
+        {"releases": {"0.5.0": TRINITY_RELEASE_SECTIONS, "0.5.2": TRINITY_RELEASE_SECTIONS}}), encoding="utf-8")
+    monkeypatch.setattr(solver.tables.loaders, "shipped_tables_directory", lambda: tmp_path)
+    load_trinity_fields.cache_clear()
+    try:
+        with pytest.raises(TableError) as raised:
+            load_trinity_fields()
+    finally:
+        load_trinity_fields.cache_clear()
+    assert str(raised.value) == (f"{tmp_path / 'trinity-fields.yaml'}: releases: 0.5.1 and 0.6.0 missing, whose rules "
+                                 "rft-solver knows: add them (benchmarks/trinity_fields.py reads a release's wheel)")
 
 
 def test_loaded_tables_are_immutable():
