@@ -242,15 +242,18 @@ def test_a_catalog_directory_without_gpu_tables_is_rejected(tmp_path: Path):
         load_catalog(tmp_path)
 
 
+A100_CLASH = ("'a100' is given to two GPU types, A100-80GB (feasibility/a100-80gb.yaml) and H20-96GB "
+              "(feasibility/h20-96gb.yaml): give it to one")
+"""The refusal of the H20's table file claiming the A100's alias, after ``the name``."""
+
+
 @pytest.mark.parametrize(("aliases", "clash"), [  # names are matched in any case: so are their clashes
-    ("a100", "'a100' is given to two GPU types, A100-80GB (feasibility/a100-80gb.yaml) and H20-96GB "
-             "(feasibility/h20-96gb.yaml): give it to one"),
-    ("A100", "'a100' is given to two GPU types, A100-80GB (feasibility/a100-80gb.yaml) and H20-96GB "
-             "(feasibility/h20-96gb.yaml): give it to one"),
-    ("h20, a100-40G", "'a100-40g' is given to two GPU types, A100-40GB (gpus.yaml) and H20-96GB "
-                      "(feasibility/h20-96gb.yaml): give it to one"),
-    ("h20, H20-96G", "'h20-96g' is given twice to H20-96GB (in gpus.yaml and feasibility/h20-96gb.yaml; names match in "
-                     "any case): give it once"),
+    ("a100", A100_CLASH),
+    ("A100", A100_CLASH),
+    ("h20, a100-40G", ("'a100-40g' is given to two GPU types, A100-40GB (gpus.yaml) and H20-96GB "
+                       "(feasibility/h20-96gb.yaml): give it to one")),
+    ("h20, H20-96G", ("'h20-96g' is given twice to H20-96GB (in gpus.yaml and feasibility/h20-96gb.yaml; names match "
+                      "in any case): give it once")),
 ])
 def test_two_gpu_files_may_not_claim_the_same_alias(tmp_path: Path, aliases: str, clash: str):
     # Before: "the name 'a100' is given to two GPU types", naming neither, nor the files to mend.
