@@ -239,8 +239,12 @@ def test_gpt_oss_reads_its_own_yarn_and_alternating_windows_from_its_class(tmp_p
     # Its YaRN (factor 32 over 4096 positions) is its own: the native context is 131072, and no factor is written.
     model = _read(tmp_path, GPT_OSS_20B)
     assert (model.native_context, model.rope_scaling, model.config_yarn_factor) == (131072, "yarn", None)
-    # Without layer_types, GptOssConfig alternates sliding and full layers: not all 24 cached over 128 tokens.
-    assert _read(tmp_path, GPT_OSS_20B, layer_types=...).vllm_sliding_window is None
+    # Without layer_types, GptOssConfig alternates sliding and full layers: vLLM 0.19.1 caches its even layers over
+    # 128 tokens (by index, whatever mixed layer_types say), all 24 where the types are all one.
+    assert _read(tmp_path, GPT_OSS_20B).vllm_sliding_window == (128, 12)
+    assert _read(tmp_path, GPT_OSS_20B, layer_types=...).vllm_sliding_window == (128, 12)
+    assert _read(tmp_path, GPT_OSS_20B, layer_types=["full_attention", "sliding_attention"] * 11
+                 + ["full_attention"] * 2).vllm_sliding_window == (128, 12)
     assert _read(tmp_path, GPT_OSS_20B, layer_types=["sliding_attention"] * 24).vllm_sliding_window == (128, 24)
 
 

@@ -212,6 +212,10 @@ PER_LAYER_WINDOW_MODEL_TYPES = ("gemma2", "gemma3_text", "llama", "mistral", "ol
 """Model types whose vLLM 0.19.1 class gives each layer its own sliding window by its ``layer_types``
 (``per_layer_sliding_window``: ``model_executor/models/gemma2.py``, ``gemma3.py``, ``llama.py``, which Mistral's
 class builds on, ``olmo2.py``); another's, where the types mix, caches every layer whole."""
+EVEN_LAYER_WINDOW_MODEL_TYPES = ("gpt_oss",)
+"""Model types whose vLLM 0.19.1 class gives the sliding window to its even layers (0, 2, ...) whatever their
+``layer_types`` say, where the types mix (``gpt_oss.py:131-140``: ``per_layer_sliding_window`` where ``layer_idx % 2
+== 0``), and the others none: gpt-oss's published alternation, from a local first layer, as its class derives it."""
 QWEN2_MODEL_TYPES = ("mimo", "qwen2", "qwen3")
 """Model types whose vLLM 0.19.1 class builds on its ``Qwen2Model`` (``qwen2.py``, ``qwen3.py:254``, ``mimo.py:61``;
 Qwen2's reward models, ``qwen2_rm.py:51``, are of ``model_type`` qwen2), which refuses layer types that mix sliding
@@ -422,7 +426,8 @@ def _vllm_sliding_window(path: Path, config: dict[str, Any], layers: int) -> tup
     types (`_layer_types`) are all one, vLLM caches every layer over the window (``engine/arg_utils.py:1560-1565``
     sets it for the whole model; ``model_executor/layers/attention/attention.py:211-216``); where they mix, only the
     classes of `PER_LAYER_WINDOW_MODEL_TYPES` give their ``sliding_attention`` layers the window
-    (``llama.py:184-203``, ``gemma2.py:159-160``, ``gemma3.py:163-165``), the others none (a class that refuses to
+    (``llama.py:184-203``, ``gemma2.py:159-160``, ``gemma3.py:163-165``), gpt-oss's its even layers
+    (`EVEN_LAYER_WINDOW_MODEL_TYPES`), the others none (a class that refuses to
     build such layers, `_vllm_refusal`, none either). `TableError` for a window or layer types that are not whole
     numbers or a list of them."""
     window = _kept_window(path, config)
@@ -434,6 +439,8 @@ def _vllm_sliding_window(path: Path, config: dict[str, Any], layers: int) -> tup
     types = _layer_types(path, config, layers)
     if types is None or len(set(types)) == 1:
         return window, layers
+    if config.get("model_type") in EVEN_LAYER_WINDOW_MODEL_TYPES:
+        return window, (layers + 1) // 2
     if config.get("model_type") not in PER_LAYER_WINDOW_MODEL_TYPES:
         return None
     return window, types.count("sliding_attention")
