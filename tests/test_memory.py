@@ -500,6 +500,29 @@ def test_ministral3_reads_its_head_dim_and_own_yarn_from_its_class(cli, tmp_path
     assert out.startswith("Ministral-3-3B-Base-2512 (3.4B parameters)") and "YaRN" not in out
 
 
+CWM = {"model_type": "cwm", "vocab_size": 128256, "hidden_size": 6144, "intermediate_size": 21504,
+       "num_hidden_layers": 64, "num_attention_heads": 48, "num_key_value_heads": 8, "max_position_embeddings": 131072}
+"""``CwmConfig``'s defaults (transformers 5.12.1 configuration_cwm.py:63-84): CWM's 32B shape, without the keys whose
+class defaults are read (head_dim 128, untied embeddings, llama3 RoPE, a window of 8192 on three layers of four)."""
+
+
+def test_cwm_reads_as_llama_with_its_class_defaults(tmp_path: Path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**CWM, "rope_theta": 10000.0}), encoding="utf-8")
+    model = load_model_config(path)
+    layer = 6144 * 128 * (2 * 48 + 2 * 8) + 3 * 6144 * 21504 + 2 * 6144
+    assert model.parameters_b * 1e9 == pytest.approx(64 * layer + 2 * 128256 * 6144 + 6144, abs=1)  # 32.58B
+    # Its class's llama3 RoPE at base 1000000 (a top-level rope_theta does not change it); vLLM runs it as Llama,
+    # windowing the 48 sliding layers of 64 (every fourth from the first full); Llama's module names.
+    assert (model.head_dim, model.tied_embeddings, model.unchecked_layout, model.native_context, model.rope_scaling,
+            model.rope_theta, model.vllm_sliding_window, model.peft_names.assumed) == (
+        128, False, None, 131072, "llama3", 1e6, (8192, 48), False)
+    path.write_text(json.dumps({**CWM, "head_dim": None}), encoding="utf-8")  # null: 6144 / 48, as its class takes
+    assert load_model_config(path).head_dim == 128
+    path.write_text(json.dumps({**CWM, "num_attention_heads": 64, "head_dim": None}), encoding="utf-8")
+    assert load_model_config(path).head_dim == 96
+
+
 @pytest.mark.parametrize("model_type", ["nemotron_h", "falcon_h1", "bamba", "zamba", "zamba2", "jamba",
                                         "granitemoehybrid", "lfm2", "plamo2", "recurrent_gemma"])
 def test_every_hybrid_model_type_is_refused(tmp_path: Path, model_type: str):

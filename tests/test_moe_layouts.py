@@ -6,6 +6,7 @@ them out (modeling_gpt_oss.py, modeling_minimax_m2.py), and AFMoE's, refused."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -270,6 +271,18 @@ def test_lora_counts_gpt_oss_minimax_m2_and_ministral3_on_their_own_module_names
     refused = {"gpt_oss": r".*mlp\.gate", "minimax_m2": r".*\.w1", "ministral3": r".*q_norm"}[model_type]
     assert peft_target_refusal(refused, None, names) is not None
     assert peft_target_refusal(r".*\.(q_proj|v_proj)", None, names) is None
+
+
+@pytest.mark.parametrize(("model_type", "unsupported"), [
+    ("cohere2_moe", "prefix_dense_intermediate_size wide"), ("hy_v3", "given by mlp_layer_types"),
+    ("laguna", "(g_proj, hidden_size x heads)"), ("longcat_flash", "two latent attentions and two dense MLPs"),
+    ("hrm_text", "over H_cycles x L_cycles cycles")])
+def test_transformers_5_types_the_terms_do_not_hold_are_refused(tmp_path: Path, model_type: str, unsupported: str):
+    # A layout of their own, which the head_dim default (128) alone would not size: refused, naming what.
+    with pytest.raises(TableError, match=rf": model_type {model_type}: .*{re.escape(unsupported)}.*"
+                                         r"\(transformers 5\.12\.1 \w+\.py:\d+") as raised:
+        _read(tmp_path, {"model_type": model_type, **TINY, "num_experts": 4, "num_experts_per_tok": 2})
+    assert "\n" not in str(raised.value)
 
 
 def test_solve_memory_refuses_afmoe_in_one_line(cli, tmp_path: Path):
