@@ -500,6 +500,22 @@ def test_ministral3_reads_its_head_dim_and_own_yarn_from_its_class(cli, tmp_path
     assert out.startswith("Ministral-3-3B-Base-2512 (3.4B parameters)") and "YaRN" not in out
 
 
+def test_a_type_transformers_4_lacks_is_cautioned_under_trinity_0_5_alone(cli, tmp_path: Path):
+    # Ministral 3's class is new in transformers 5.0: 0.5.1's transformers 4 loads it only by remote code; 0.6's has it.
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(MINISTRAL3_3B), encoding="utf-8")
+    asked = ("memory", "--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--len", "8192")
+    status, out, err = cli(*asked, "--trinity-version", "0.5.1")
+    assert (status, err) == (0, "")
+    assert ("caution: Ministral-3-3B-Base-2512 is of model_type ministral3, whose transformers class is new in 5.0 "
+            "(none in 4.57.6, one in 5.3.0): on transformers 4, which Trinity 0.5.1 pins, the trainer loads it only by "
+            "the checkpoint's own modeling code (trust_remote_code, where its auto_map names one): use Trinity 0.5.2 "
+            "on transformers 5 (up to 5.3.0) or 0.6") in " ".join(out.split())
+    codes = {version: json.loads(cli(*asked, "--trinity-version", version, "--json")[1])["caution_codes"]
+             for version in ("0.5.2", "0.6")}
+    assert ("transformers-4-no-class" in codes["0.5.2"], "transformers-4-no-class" in codes["0.6"]) == (True, False)
+
+
 CWM = {"model_type": "cwm", "vocab_size": 128256, "hidden_size": 6144, "intermediate_size": 21504,
        "num_hidden_layers": 64, "num_attention_heads": 48, "num_key_value_heads": 8, "max_position_embeddings": 131072}
 """``CwmConfig``'s defaults (transformers 5.12.1 configuration_cwm.py:63-84): CWM's 32B shape, without the keys whose

@@ -203,6 +203,11 @@ MiniMax-M2 classes hold routed experts of gated MLPs ``intermediate_size`` wide 
 which flash attention takes with no term of its own, and MiniMax-M2's query and key norms, under 0.1% of their
 parameters, are left out; tests/test_memory.py CWM's, Llama's layout in transformers 5.12.1's ``modeling_cwm.py``); a
 config of another reads the same way, with a caution (`Model.unchecked_layout`)."""
+TRANSFORMERS_5_MODEL_TYPES = ("cwm", "minimax_m2", "ministral3")
+"""Model types of `CHECKED_MODEL_TYPES` whose transformers class is new in 5.x: none in 4.57.6 (Trinity 0.5.1's
+``transformers<5``, and what 0.5.2's ``vllm`` extra installs), one in 5.3.0 (0.5.2's newest) and 5.12.1
+(``models/cwm``, ``models/minimax_m2``, ``models/ministral3``): a Trinity 0.5 trainer on transformers 4 loads such a
+model only by its checkpoint's own code (``solver.rules.transformers_4_unloaded_words``)."""
 OWN_CODE_MODEL_TYPES = ("deepseek", "internlm2")
 """Model types of `CHECKED_MODEL_TYPES` that transformers has no class of (none in 5.9.0's
 ``models/auto/auto_mappings.py``; verl 0.9.1 needs ``transformers>=5.5.3,<5.11``): a config of one loads only through
@@ -232,7 +237,8 @@ SLIDING_WINDOW_DEFAULTS = {"gemma2": 4096, "gemma3_text": 4096, "mistral": 4096,
                            "cwm": 8192}
 """A config.json's ``sliding_window`` where it gives no such key, by model type: its transformers 5.9.0 config class's
 default (``configuration_gemma2.py:88``, ``configuration_gemma3.py:97``, ``configuration_mistral.py:80``,
-``configuration_gpt_oss.py:52``, and 5.12.1's ``configuration_cwm.py:84``; Qwen's, kept only with ``use_sliding_window``, ``configuration_qwen2.py:75``,
+``configuration_gpt_oss.py:52``, and 5.12.1's ``configuration_cwm.py:84``; Qwen's, kept only with
+``use_sliding_window``, ``configuration_qwen2.py:75``,
 ``configuration_qwen2_moe.py:85``, ``configuration_qwen3.py:78``, ``configuration_qwen3_moe.py:100``, and MiMo's,
 whose checkpoint's own config class builds on Qwen2's); the other classes' is none."""
 USE_SLIDING_WINDOW_MODEL_TYPES = ("mimo", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
