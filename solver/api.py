@@ -132,6 +132,7 @@ from solver.rules import (
     sp_layout_rule,
     tables_verdict,
     token_budget,
+    transformers_4_unloaded_words,
     whole_nodes_violation,
 )
 from solver.tables import (
@@ -1069,7 +1070,8 @@ def estimate_memory(
                                   lora_targets_caution(resolved, lora_rank, resolved.lora_targets, experts,
                                                        option_names),
                                   lora_excluded_adapted_caution(resolved, lora_rank, resolved.lora_targets, release,
-                                                                experts, option_names))))
+                                                                experts, option_names))),
+                              transformers_4_unloaded_words(resolved, release, experts))
 
 
 def _lora_counted(catalog: Catalog, model: str, lora_targets: str | None, lora_rank: int, experts: ExpertLayout,

@@ -326,7 +326,8 @@ class MemoryEstimate(Breakdown, defer_build=True):
     def with_cautions(self, model: Model, gpu: GpuType, gpus: int, sp: int, max_model_len: int, env: bool,
                       room: MarginRoom, offload: bool = False, node_gpus: int | None = None,
                       option_names: OptionNames = COMMAND_OPTIONS, lora_moe: str | None = None,
-                      lora_targets: str | None = None, excluded_adapted: str | None = None) -> MemoryEstimate:
+                      lora_targets: str | None = None, excluded_adapted: str | None = None,
+                      no_class: str | None = None) -> MemoryEstimate:
         """This estimate of `model` on `gpus` GPUs of type `gpu` at SP `sp` and `max_model_len` tokens, with Env or not
         (`env`) and Offload or not (`offload`), with its `cautions` (`room`: the margin it was held to,
         `margin_room`; an Offload need larger than servers commonly have for the GPUs of a node of `node_gpus` (None:
@@ -334,7 +335,8 @@ class MemoryEstimate(Breakdown, defer_build=True):
         holds it to anything: `unchecked_host_need`; LoRA on a mixture of experts whose adapter config Trinity saves
         cut short, `lora_moe`: `lora_moe_caution`'s, on LoRA targets one transformers' PEFT alone takes,
         `lora_targets`: `lora_targets_caution`'s, and on exclusions a mixture of experts' PEFT adapts all the same,
-        `excluded_adapted`: `lora_excluded_adapted_caution`'s, where given; a padded model's, counting a DPO pair where
+        `excluded_adapted`: `lora_excluded_adapted_caution`'s, and on a model type the release's transformers 4 has no
+        class of, `no_class`: `transformers_4_unloaded_words`', where given; a padded model's, counting a DPO pair where
         `dpo_pairs` does), naming the options they point to as `option_names` do."""
         thin = (thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib, room,
                               self.beyond_calibration_codes, option_names, gpu.rocm) if self.fits else "")
@@ -347,7 +349,8 @@ class MemoryEstimate(Breakdown, defer_build=True):
                                sp_over_pcie=sp_over_pcie_caution(gpu, sp, option_names, costed=False),
                                option_names=option_names, dpo=self.dpo_pairs, lora_moe=lora_moe,
                                lora_targets=lora_targets, excluded_adapted=excluded_adapted,
-                               far=far_beyond_calibration(room, thin, option_names) if self.fits else None)
+                               far=far_beyond_calibration(room, thin, option_names) if self.fits else None,
+                               no_class=no_class)
         return self.model_copy(update=caution_fields(cautions))
 
     @property

@@ -70,6 +70,7 @@ from solver.rules import (
     token_budget,
     trainer_gpus_on_node,
     trainer_node_count,
+    transformers_4_unloaded_words,
     uneven_split_caution,
     validated_length,
 )
@@ -201,6 +202,7 @@ class CautionCode(str, Enum):
     in the order a result shows its cautions (`in_shown_order` keeps to it)."""
 
     UNCHECKED_CONFIG_LAYOUT = "unchecked-config-layout"
+    TRANSFORMERS_4_NO_CLASS = "transformers-4-no-class"
     PADDED_MICRO_BATCHES = "padded-micro-batches"
     PAST_VALIDATED_LENGTH = "past-validated-length"
     YARN_UNVALIDATED_MODEL = "yarn-unvalidated-model"
@@ -1130,7 +1132,8 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
                 interconnect_unstated: str | None = None, dpo: bool = False,
                 lora_moe: str | None = None, version: TrinityVersion | None = None,
                 lora_targets: str | None = None, saved_split: str | None = None,
-                excluded_adapted: str | None = None, far: str | None = None) -> tuple[Caution, ...]:
+                excluded_adapted: str | None = None, far: str | None = None,
+                no_class: str | None = None) -> tuple[Caution, ...]:
     """A plan's or an estimate's cautions with their codes, in the order they are shown (`in_shown_order`): the model's
     layout, remove padding off for it (`padding_cautions`, for `dpo` or not, and the release `version`), its length
     (`length_cautions`; past a sliding window it trained without, `past_window_words`), `thin`
@@ -1143,8 +1146,10 @@ def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str 
     (`lora_moe`: `lora_moe_caution`), LoRA targets one transformers' PEFT alone takes (`lora_targets`:
     `lora_targets_caution`), exclusions a mixture of experts' PEFT leaves unapplied (`excluded_adapted`:
     `lora_excluded_adapted_caution`), and a regex Trinity saves as its characters (`saved_split`:
-    `lora_saved_split_caution`; each where given)."""
-    given = ((CautionCode.PAST_SLIDING_WINDOW, past_window_words(model, max_model_len, option_names)),
+    `lora_saved_split_caution`; each where given), and a model type the release's transformers 4 has no class of
+    (`no_class`: `transformers_4_unloaded_words`, where given)."""
+    given = ((CautionCode.TRANSFORMERS_4_NO_CLASS, no_class),
+             (CautionCode.PAST_SLIDING_WINDOW, past_window_words(model, max_model_len, option_names)),
              (CautionCode.THIN_HEADROOM, thin), (CautionCode.FAR_BEYOND_CALIBRATION, far),
              (CautionCode.HOST_MEMORY_UNCHECKED, host),
              (CautionCode.SINGLE_GPU_ADVISED_AGAINST, single),
@@ -1456,7 +1461,8 @@ class Plan(Frozen):
                                    option_names, None if self.config_adapter is None else
                                    self.config_adapter.targets_key),
                                far_beyond_calibration(room, thin, option_names)
-                               if self.evidence == "estimated" else None)
+                               if self.evidence == "estimated" else None,
+                               transformers_4_unloaded_words(model, version, self.expert_layout))
         return self.model_copy(update=caution_fields(cautions))
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,

@@ -40,6 +40,7 @@ from solver.tables import (
     vouches_for,
     yaml_brief,
 )
+from solver.tables.model_config import TRANSFORMERS_5_MODEL_TYPES
 from solver.tables.peft_match import (
     ALL_LINEAR,
     adapted_modules,
@@ -506,6 +507,25 @@ def transformers_5_words(version: TrinityVersion | None) -> str:
         return ("with transformers 5 (Trinity 0.5.0 allows it, 0.5.2 up to 5.3.0; 0.5.1 pins transformers below 5, "
                 "where PEFT converts nothing and the adapter's config is saved whole)")
     return "with transformers 5 (Trinity 0.6 requires 5.12.1 or later)"
+
+
+def transformers_4_unloaded_words(model: Model, version: TrinityVersion | None, experts: ExpertLayout) -> str | None:
+    """What ``transformers-4-no-class`` cautions of for `model` under the Trinity release `version` (its experts'
+    layout `experts` telling 0.5.1, ``separate``, from 0.5, 0.5.0 and 0.5.2, ``either``): a model type whose
+    transformers class is new in 5.x (`TRANSFORMERS_5_MODEL_TYPES`), which a trainer on transformers 4 (0.5.1's pin;
+    0.5.2's ``vllm`` extra installs it) loads only by the checkpoint's own modeling code; None for any other model, and
+    for another release (0.6 requires transformers 5.12.1 or later, which has the class)."""
+    if version != "0.5" or model.model_type not in TRANSFORMERS_5_MODEL_TYPES:
+        return None
+    if experts == "separate":
+        pinned, way_out = "Trinity 0.5.1 pins", "use Trinity 0.5.2 on transformers 5 (up to 5.3.0) or 0.6"
+    else:
+        pinned = ("Trinity 0.5.1 pins and 0.5.2's vllm extra installs (vLLM 0.17.0 to 0.19.0 require transformers "
+                  "below 5)")
+        way_out = "run it on transformers 5 (Trinity 0.5.0 allows it, 0.5.2 up to 5.3.0) or use Trinity 0.6"
+    return (f"{model.name} is of model_type {model.model_type}, whose transformers class is new in 5.0 (none in "
+            f"4.57.6, one in 5.3.0): on transformers 4, which {pinned}, the trainer loads it only by the checkpoint's "
+            f"own modeling code (trust_remote_code, where its auto_map names one): {way_out}")
 
 
 def lora_moe_unsaved_words(model: Model, version: TrinityVersion | None, experts: ExpertLayout) -> str | None:

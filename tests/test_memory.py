@@ -500,6 +500,45 @@ def test_ministral3_reads_its_head_dim_and_own_yarn_from_its_class(cli, tmp_path
     assert out.startswith("Ministral-3-3B-Base-2512 (3.4B parameters)") and "YaRN" not in out
 
 
+def test_a_type_transformers_4_lacks_is_cautioned_under_trinity_0_5_alone(cli, tmp_path: Path):
+    # Ministral 3's class is new in transformers 5.0: 0.5.1's transformers 4 loads it only by remote code; 0.6's has it.
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(MINISTRAL3_3B), encoding="utf-8")
+    asked = ("memory", "--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--len", "8192")
+    status, out, err = cli(*asked, "--trinity-version", "0.5.1")
+    assert (status, err) == (0, "")
+    assert ("caution: Ministral-3-3B-Base-2512 is of model_type ministral3, whose transformers class is new in 5.0 "
+            "(none in 4.57.6, one in 5.3.0): on transformers 4, which Trinity 0.5.1 pins, the trainer loads it only by "
+            "the checkpoint's own modeling code (trust_remote_code, where its auto_map names one): use Trinity 0.5.2 "
+            "on transformers 5 (up to 5.3.0) or 0.6") in " ".join(out.split())
+    codes = {version: json.loads(cli(*asked, "--trinity-version", version, "--json")[1])["caution_codes"]
+             for version in ("0.5.2", "0.6")}
+    assert ("transformers-4-no-class" in codes["0.5.2"], "transformers-4-no-class" in codes["0.6"]) == (True, False)
+
+
+CWM = {"model_type": "cwm", "vocab_size": 128256, "hidden_size": 6144, "intermediate_size": 21504,
+       "num_hidden_layers": 64, "num_attention_heads": 48, "num_key_value_heads": 8, "max_position_embeddings": 131072}
+"""``CwmConfig``'s defaults (transformers 5.12.1 configuration_cwm.py:63-84): CWM's 32B shape, without the keys whose
+class defaults are read (head_dim 128, untied embeddings, llama3 RoPE, a window of 8192 on three layers of four)."""
+
+
+def test_cwm_reads_as_llama_with_its_class_defaults(tmp_path: Path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**CWM, "rope_theta": 10000.0}), encoding="utf-8")
+    model = load_model_config(path)
+    layer = 6144 * 128 * (2 * 48 + 2 * 8) + 3 * 6144 * 21504 + 2 * 6144
+    assert model.parameters_b * 1e9 == pytest.approx(64 * layer + 2 * 128256 * 6144 + 6144, abs=1)  # 32.58B
+    # Its class's llama3 RoPE at base 1000000 (a top-level rope_theta does not change it); vLLM runs it as Llama,
+    # windowing the 48 sliding layers of 64 (every fourth from the first full); Llama's module names.
+    assert (model.head_dim, model.tied_embeddings, model.unchecked_layout, model.native_context, model.rope_scaling,
+            model.rope_theta, model.vllm_sliding_window, model.peft_names.assumed) == (
+        128, False, None, 131072, "llama3", 1e6, (8192, 48), False)
+    path.write_text(json.dumps({**CWM, "head_dim": None}), encoding="utf-8")  # null: 6144 / 48, as its class takes
+    assert load_model_config(path).head_dim == 128
+    path.write_text(json.dumps({**CWM, "num_attention_heads": 64, "head_dim": None}), encoding="utf-8")
+    assert load_model_config(path).head_dim == 96
+
+
 @pytest.mark.parametrize("model_type", ["nemotron_h", "falcon_h1", "bamba", "zamba", "zamba2", "jamba",
                                         "granitemoehybrid", "lfm2", "plamo2", "recurrent_gemma"])
 def test_every_hybrid_model_type_is_refused(tmp_path: Path, model_type: str):

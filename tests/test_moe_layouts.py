@@ -6,11 +6,14 @@ them out (modeling_gpt_oss.py, modeling_minimax_m2.py), and AFMoE's, refused."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from solver.memory import lora_parameters
 from solver.tables import TableError, load_model_config
+from solver.tables.peft_match import peft_target_refusal
 from solver.tables.schema import Model, MoE
 
 ERNIE_DEFAULTS = {
@@ -237,9 +240,49 @@ def test_gpt_oss_reads_its_own_yarn_and_alternating_windows_from_its_class(tmp_p
     # Its YaRN (factor 32 over 4096 positions) is its own: the native context is 131072, and no factor is written.
     model = _read(tmp_path, GPT_OSS_20B)
     assert (model.native_context, model.rope_scaling, model.config_yarn_factor) == (131072, "yarn", None)
-    # Without layer_types, GptOssConfig alternates sliding and full layers: not all 24 cached over 128 tokens.
-    assert _read(tmp_path, GPT_OSS_20B, layer_types=...).vllm_sliding_window is None
+    # Without layer_types, GptOssConfig alternates sliding and full layers: vLLM 0.19.1 caches its even layers over
+    # 128 tokens (by index, whatever mixed layer_types say), all 24 where the types are all one.
+    assert _read(tmp_path, GPT_OSS_20B).vllm_sliding_window == (128, 12)
+    assert _read(tmp_path, GPT_OSS_20B, layer_types=...).vllm_sliding_window == (128, 12)
+    assert _read(tmp_path, GPT_OSS_20B, layer_types=["full_attention", "sliding_attention"] * 11
+                 + ["full_attention"] * 2).vllm_sliding_window == (128, 12)
     assert _read(tmp_path, GPT_OSS_20B, layer_types=["sliding_attention"] * 24).vllm_sliding_window == (128, 24)
+
+
+TINY = {"vocab_size": 64, "hidden_size": 32, "intermediate_size": 16, "num_hidden_layers": 2, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "head_dim": 8, "max_position_embeddings": 4096}
+"""A tiny model's shape, 4 experts of which a token takes 2 where the type has experts."""
+
+
+@pytest.mark.parametrize(("model_type", "experts", "adapter"), [
+    # PEFT 0.21.2's all-linear adapter at rank 2 on tiny transformers 5.12.1 models of these shapes: gpt-oss's
+    # attention alone (its router and experts are parameters, and PEFT converts no gpt_oss config), 2 x 2 x (64 + 48
+    # + 48 + 64); MiniMax-M2's converted as Mixtral's (the router, 2 x (32 + 4), and 4 experts' w1 and w3 at rank 4,
+    # 4 x (32 + 32), and w2, 2 x (32 + 16), a layer) and Ministral 3's attention and gated MLP, as Mistral's.
+    ("gpt_oss", 4, 896), ("minimax_m2", 4, 896 + 2 * (72 + 4 * (256 + 96))), ("ministral3", 0, 896 + 2 * 3 * 96)])
+def test_lora_counts_gpt_oss_minimax_m2_and_ministral3_on_their_own_module_names(
+        tmp_path: Path, model_type: str, experts: int, adapter: int):
+    model = _read(tmp_path, {"model_type": model_type, **TINY,
+                             **({"num_local_experts": experts, "num_experts_per_tok": 2} if experts else {})})
+    assert (lora_parameters(model, 2), model.peft_names.assumed) == (adapter, False)
+    names = model.peft_names
+    # What PEFT would refuse on each: gpt-oss has no mlp.gate (Qwen3-MoE's assumed names had one), MiniMax-M2 fuses
+    # w1 with w3, Ministral 3 has no query norm.
+    refused = {"gpt_oss": r".*mlp\.gate", "minimax_m2": r".*\.w1", "ministral3": r".*q_norm"}[model_type]
+    assert peft_target_refusal(refused, None, names) is not None
+    assert peft_target_refusal(r".*\.(q_proj|v_proj)", None, names) is None
+
+
+@pytest.mark.parametrize(("model_type", "unsupported"), [
+    ("cohere2_moe", "prefix_dense_intermediate_size wide"), ("hy_v3", "given by mlp_layer_types"),
+    ("laguna", "(g_proj, hidden_size x heads)"), ("longcat_flash", "two latent attentions and two dense MLPs"),
+    ("hrm_text", "over H_cycles x L_cycles cycles")])
+def test_transformers_5_types_the_terms_do_not_hold_are_refused(tmp_path: Path, model_type: str, unsupported: str):
+    # A layout of their own, which the head_dim default (128) alone would not size: refused, naming what.
+    with pytest.raises(TableError, match=rf": model_type {model_type}: .*{re.escape(unsupported)}.*"
+                                         r"\(transformers 5\.12\.1 \w+\.py:\d+") as raised:
+        _read(tmp_path, {"model_type": model_type, **TINY, "num_experts": 4, "num_experts_per_tok": 2})
+    assert "\n" not in str(raised.value)
 
 
 def test_solve_memory_refuses_afmoe_in_one_line(cli, tmp_path: Path):

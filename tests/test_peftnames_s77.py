@@ -60,9 +60,9 @@ def test_qwen3s_names_are_unchanged_and_the_table_agrees_with_the_types_peft_con
                                  "mlp.gate", "mlp.experts.gate_proj", "mlp.experts.up_proj", "mlp.experts.down_proj")
     converted = {names.model_type for names in PEFT_NAMES_BY_MODEL_TYPE.values() if names.fused}
     routed = {"qwen3_moe", "mixtral", "olmoe", "qwen2_moe", "deepseek_v2", "deepseek_v3", "glm4_moe", "ernie4_5_moe",
-              "hunyuan_v1_moe", "llama4_text", "granitemoe", "phimoe"}
+              "hunyuan_v1_moe", "llama4_text", "granitemoe", "phimoe", "gpt_oss", "minimax_m2"}
     assert converted == routed & set(PEFT_CONVERTED_MODEL_TYPES) == routed - {"qwen2_moe", "llama4_text", "granitemoe",
-                                                                              "phimoe"}
+                                                                              "phimoe", "gpt_oss"}
     assert peft_module_names("exaone", False) == QWEN3._replace(assumed=True)  # named fallback, said so
     assert peft_module_names(None, True) == QWEN3_MOE._replace(assumed=True)
     assert shown_module_names(PEFT_NAMES_BY_MODEL_TYPE["mixtral"]) == (

@@ -115,7 +115,7 @@ MULTIMODAL_CONFIG_KEYS = ("text_config", "vision_config", "audio_config", "speec
 """Keys by which a Hugging Face config declares a multimodal model (Qwen2-VL, LLaVA, Qwen2-Audio; Phi-3-vision's
 ``img_processor``, the original LLaVA's ``mm_vision_tower``, Phi-4-multimodal's ``audio_processor``, ...)."""
 TIED_BY_MODEL_TYPE = {"ernie4_5_moe": True, "hunyuan_v1_moe": False, "llama4_text": False, "gpt_oss": False,
-                      "minimax_m2": False, "ministral3": False,
+                      "minimax_m2": False, "ministral3": False, "cwm": False,
                       "gemma": True, "gemma2": True, "gemma3_text": True, "granite": False, "llama": False,
                       "mistral": False, "mixtral": False, "olmo": False, "olmo2": False, "phi3": False, "qwen2": False,
                       "qwen2_moe": False, "deepseek": False, "deepseek_v2": False, "deepseek_v3": False,
@@ -123,13 +123,14 @@ TIED_BY_MODEL_TYPE = {"ernie4_5_moe": True, "hunyuan_v1_moe": False, "llama4_tex
 """Whether a config.json without ``tie_word_embeddings`` ties its embeddings, by its ``model_type``: the default of
 that model's config class in transformers (its base class's is true; Llama's, Qwen's, Mistral's and others'
 false; gpt-oss's, MiniMax-M2's and Ministral 3's false, ``configuration_gpt_oss.py:53``,
-``configuration_minimax_m2.py:84``, ``configuration_ministral3.py:88`` in 5.9.0)."""
+``configuration_minimax_m2.py:84``, ``configuration_ministral3.py:88`` in 5.9.0; CWM's false,
+``configuration_cwm.py:78`` in 5.12.1)."""
 SOFTCAP_BY_MODEL_TYPE = {"gemma2": 30.0}
 """A config.json's ``final_logit_softcapping`` where it gives none, by its ``model_type``: its class's default
 (Gemma-2 caps the logits at 30; the others, and null, do not cap them)."""
 HEAD_DIM_BY_MODEL_TYPE = {"gemma": 256, "gemma2": 256, "gemma3_text": 256, "ernie4_5": 128, "glm": 128, "glm4": 128,
                           "helium": 128, "llama4_text": 128, "qwen3": 128, "seed_oss": 128, "gpt_oss": 64,
-                          "minimax_m2": 128, "ministral3": 128}
+                          "minimax_m2": 128, "ministral3": 128, "cwm": 128}
 """A config.json's ``head_dim`` where it gives none (or null), by its ``model_type``: its config class's default, the
 same in transformers 4.51.3 (where the class exists), 4.57.6, 5.0.0 and 5.25.0 (``configuration_qwen3.py:160``,
 ``:163``, ``:133`` and ``:67``: Qwen3-4B's 128, not its 2560 / 32 = 80; Gemma's, Gemma-2's and Gemma-3 text's
@@ -137,9 +138,21 @@ same in transformers 4.51.3 (where the class exists), 4.57.6, 5.0.0 and 5.25.0 (
 ``configuration_gpt_oss.py:49`` in 5.9.0, ``:56`` in 5.25.0). No listed type's default differs between the majors.
 MiniMax-M2's and Ministral 3's 128 exist in transformers 5 alone (their classes are new in 5.0.0:
 ``configuration_minimax_m2.py:75``, ``configuration_ministral3.py:79`` in 5.9.0; ``:77`` and ``:79`` in 5.25.0):
-Ministral-3-3B's 128, not its 3072 / 32 = 96. Other types, Qwen3-MoE's among them (``Qwen3MoeConfig`` declares no
+Ministral-3-3B's 128, not its 3072 / 32 = 96; CWM's 128 likewise (``configuration_cwm.py:82`` in 5.12.1, a class new
+in 5.x). Other types, Qwen3-MoE's among them (``Qwen3MoeConfig`` declares no
 ``head_dim``, and ``modeling_qwen3_moe.py:144`` in 4.51.3 takes ``hidden_size // num_attention_heads``), take that
 quotient."""
+NULL_HEAD_DIM_QUOTIENT_MODEL_TYPES = ("cwm", "gpt_oss", "llama4_text", "ministral3")
+"""Model types whose config class takes ``hidden_size // num_attention_heads`` for a ``head_dim`` a config.json gives
+as null, in place of its `HEAD_DIM_BY_MODEL_TYPE` default (transformers 5.12.1 ``configuration_cwm.py:109-110``,
+``configuration_gpt_oss.py:74``, ``configuration_llama4.py:183``, ``configuration_ministral3.py:108``); the other
+types' classes keep the null, read as their default."""
+CLASS_ROPE_BY_MODEL_TYPE = {"cwm": {"rope_type": "llama3", "rope_theta": 1e6, "factor": 16.0, "high_freq_factor": 4.0,
+                                    "low_freq_factor": 1.0, "original_max_position_embeddings": 8192}}
+"""A config.json's RoPE where it gives no ``rope_parameters`` (or null) and no ``rope_scaling`` (or null or empty), by
+its ``model_type``: its transformers 5.12.1 config class's, CWM's llama3 scaling (factor 16 over 8192 positions, at a
+base of 1000000, ``configuration_cwm.py:88-96``), which a top-level ``rope_theta`` does not change (the class's
+dict keeps its own, ``modeling_rope_utils.py:707-717``); the other types' classes set none."""
 UNGATED_MODEL_TYPES = ("apertus", "arcee", "bloom", "codegen", "falcon", "gpt2", "gpt_bigcode", "gpt_neo", "gpt_neox",
                        "gptj", "mpt", "nemotron", "opt", "persimmon", "phi", "starcoder2")
 """Model types whose MLP is two matrices (up and down), not the three of a gated MLP (gate, up and down) that
@@ -158,7 +171,24 @@ UNREAD_MODEL_TYPES = {
     "afmoe": "AFMoE's attention gates its output with a projection of its own (gate_proj, hidden_size x "
              "num_attention_heads x head_dim), and its first num_dense_layers layers are dense beside experts with "
              "num_shared_experts shared ones, which rft-solver does not count (transformers 5.9.0 "
-             "modeling_afmoe.py:361, :436, :233)"}
+             "modeling_afmoe.py:361, :436, :233)",
+    "cohere2_moe": "Cohere2-MoE's dense layers (its mlp_layer_types, else its first first_k_dense_replace) are "
+                   "prefix_dense_intermediate_size wide beside experts whose shared ones are intermediate_size x "
+                   "num_shared_experts wide, which rft-solver does not count (transformers 5.12.1 "
+                   "modeling_cohere2_moe.py:350-354, :175-179)",
+    "hy_v3": "Hy-V3's dense layers are given by mlp_layer_types (its first by default), beside experts with "
+             "num_shared_experts shared ones, which rft-solver does not read (transformers 5.12.1 "
+             "configuration_hy_v3.py:106-108, modeling_hy_v3.py:397, :371-372)",
+    "laguna": "Laguna's attention gates each head with a projection of its own (g_proj, hidden_size x heads) and "
+              "takes its heads per layer (num_attention_heads_per_layer), and its dense layers are given by "
+              "mlp_layer_types beside experts with a shared one, which rft-solver does not count (transformers "
+              "5.12.1 modeling_laguna.py:370, :425-429, :239)",
+    "longcat_flash": "each LongCat-Flash layer holds two latent attentions and two dense MLPs beside its experts, and "
+                     "zero_expert_num zero-computation experts, which rft-solver does not count (transformers 5.12.1 "
+                     "modeling_longcat_flash.py:466-469, :153)",
+    "hrm_text": "HRM-Text runs two stacks of num_layers_per_stack layers over H_cycles x L_cycles cycles, and its "
+                "attention gates its output with a projection of its own (gate_proj), which rft-solver does not "
+                "count (transformers 5.12.1 modeling_hrm_text.py:431-432, :515-523, :187)"}
 """Model types refused with a reason of their own: configs whose keys would be missed or misread."""
 CHECKED_MODEL_TYPES = (*TIED_BY_MODEL_TYPE, "glm4", "internlm2")
 """Model types known to be laid out as `load_model_config` counts them, attention and a gated MLP (or routed experts of
@@ -171,7 +201,13 @@ gpt-oss-20b's and MiniMax-M2's shapes, tests/test_memory.py Ministral-3-3B's: tr
 MiniMax-M2 classes hold routed experts of gated MLPs ``intermediate_size`` wide in every layer beside attention of
 ``head_dim`` wide heads, Ministral 3's is Mistral's layout; gpt-oss's biases and attention sinks, one number a head,
 which flash attention takes with no term of its own, and MiniMax-M2's query and key norms, under 0.1% of their
-parameters, are left out); a config of another reads the same way, with a caution (`Model.unchecked_layout`)."""
+parameters, are left out; tests/test_memory.py CWM's, Llama's layout in transformers 5.12.1's ``modeling_cwm.py``); a
+config of another reads the same way, with a caution (`Model.unchecked_layout`)."""
+TRANSFORMERS_5_MODEL_TYPES = ("cwm", "minimax_m2", "ministral3")
+"""Model types of `CHECKED_MODEL_TYPES` whose transformers class is new in 5.x: none in 4.57.6 (Trinity 0.5.1's
+``transformers<5``, and what 0.5.2's ``vllm`` extra installs), one in 5.3.0 (0.5.2's newest) and 5.12.1
+(``models/cwm``, ``models/minimax_m2``, ``models/ministral3``): a Trinity 0.5 trainer on transformers 4 loads such a
+model only by its checkpoint's own code (``solver.rules.transformers_4_unloaded_words``)."""
 OWN_CODE_MODEL_TYPES = ("deepseek", "internlm2")
 """Model types of `CHECKED_MODEL_TYPES` that transformers has no class of (none in 5.9.0's
 ``models/auto/auto_mappings.py``; verl 0.9.1 needs ``transformers>=5.5.3,<5.11``): a config of one loads only through
@@ -197,10 +233,12 @@ model with no limit: a config.json's is no length past `CONFIG_LIMITS`, but that
 as the length it derives (``derive_max_model_len_and_key`` takes any ``model_max_length`` in place of the other
 keys), so it refuses no length (`_vllm_length_key`)."""
 SLIDING_WINDOW_DEFAULTS = {"gemma2": 4096, "gemma3_text": 4096, "mistral": 4096, "mimo": 4096, "qwen2": 4096,
-                           "qwen2_moe": 4096, "qwen3": 4096, "qwen3_moe": 4096, "gpt_oss": 128}
+                           "qwen2_moe": 4096, "qwen3": 4096, "qwen3_moe": 4096, "gpt_oss": 128,
+                           "cwm": 8192}
 """A config.json's ``sliding_window`` where it gives no such key, by model type: its transformers 5.9.0 config class's
 default (``configuration_gemma2.py:88``, ``configuration_gemma3.py:97``, ``configuration_mistral.py:80``,
-``configuration_gpt_oss.py:52``; Qwen's, kept only with ``use_sliding_window``, ``configuration_qwen2.py:75``,
+``configuration_gpt_oss.py:52``, and 5.12.1's ``configuration_cwm.py:84``; Qwen's, kept only with
+``use_sliding_window``, ``configuration_qwen2.py:75``,
 ``configuration_qwen2_moe.py:85``, ``configuration_qwen3.py:78``, ``configuration_qwen3_moe.py:100``, and MiMo's,
 whose checkpoint's own config class builds on Qwen2's); the other classes' is none."""
 USE_SLIDING_WINDOW_MODEL_TYPES = ("mimo", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
@@ -208,10 +246,15 @@ USE_SLIDING_WINDOW_MODEL_TYPES = ("mimo", "qwen2", "qwen2_moe", "qwen3", "qwen3_
 true, its default false (``configuration_qwen2.py:84``, ``configuration_qwen2_moe.py:105``,
 ``configuration_qwen3.py:87``, ``configuration_qwen3_moe.py:115``; MiMo's, built on Qwen2's): Qwen2.5's and Qwen3's
 configs give a window that nothing uses."""
-PER_LAYER_WINDOW_MODEL_TYPES = ("gemma2", "gemma3_text", "llama", "mistral", "olmo2")
+PER_LAYER_WINDOW_MODEL_TYPES = ("cwm", "gemma2", "gemma3_text", "llama", "mistral", "olmo2")
 """Model types whose vLLM 0.19.1 class gives each layer its own sliding window by its ``layer_types``
 (``per_layer_sliding_window``: ``model_executor/models/gemma2.py``, ``gemma3.py``, ``llama.py``, which Mistral's
-class builds on, ``olmo2.py``); another's, where the types mix, caches every layer whole."""
+class builds on and CWM's is, ``registry.py:92``, ``olmo2.py``); another's, where the types mix, caches every layer
+whole."""
+EVEN_LAYER_WINDOW_MODEL_TYPES = ("gpt_oss",)
+"""Model types whose vLLM 0.19.1 class gives the sliding window to its even layers (0, 2, ...) whatever their
+``layer_types`` say, where the types mix (``gpt_oss.py:131-140``: ``per_layer_sliding_window`` where ``layer_idx % 2
+== 0``), and the others none: gpt-oss's published alternation, from a local first layer, as its class derives it."""
 QWEN2_MODEL_TYPES = ("mimo", "qwen2", "qwen3")
 """Model types whose vLLM 0.19.1 class builds on its ``Qwen2Model`` (``qwen2.py``, ``qwen3.py:254``, ``mimo.py:61``;
 Qwen2's reward models, ``qwen2_rm.py:51``, are of ``model_type`` qwen2), which refuses layer types that mix sliding
@@ -340,6 +383,7 @@ def load_model_config(path: Path | str, *, vllm_rollout: bool = True) -> Model:
         raise _adapter_refusal(f"{path}: a LoRA/PEFT adapter's config (peft_type {json_brief(config['peft_type'])}), "
                                "not a model's", config)
     _check_text_model(path, config)
+    config = _with_class_rope(config)
     shape = _config_shape(path, config)
     name, aliases = _config_names(path, config)
     rope_type, native, factor = _config_rope(path, config)
@@ -389,6 +433,15 @@ _ABSENT = object()
 """A key a config.json does not give (`_differing_keys`)."""
 
 
+def _with_class_rope(config: dict[str, Any]) -> dict[str, Any]:
+    """A config.json as its config class fills its RoPE in (`CLASS_ROPE_BY_MODEL_TYPE`, without its top-level
+    ``rope_theta``, which that class's RoPE replaces) where it gives none; as it is otherwise."""
+    rope = CLASS_ROPE_BY_MODEL_TYPE.get(str(config.get("model_type")))
+    if rope is None or config.get("rope_parameters") is not None or config.get("rope_scaling"):
+        return config
+    return {**{key: value for key, value in config.items() if key != "rope_theta"}, "rope_parameters": dict(rope)}
+
+
 def _model_type(config: dict[str, Any]) -> str | None:
     """A config.json's ``model_type`` (`Model.model_type`); None where it gives none (its text was checked,
     `_check_text_model`)."""
@@ -422,7 +475,8 @@ def _vllm_sliding_window(path: Path, config: dict[str, Any], layers: int) -> tup
     types (`_layer_types`) are all one, vLLM caches every layer over the window (``engine/arg_utils.py:1560-1565``
     sets it for the whole model; ``model_executor/layers/attention/attention.py:211-216``); where they mix, only the
     classes of `PER_LAYER_WINDOW_MODEL_TYPES` give their ``sliding_attention`` layers the window
-    (``llama.py:184-203``, ``gemma2.py:159-160``, ``gemma3.py:163-165``), the others none (a class that refuses to
+    (``llama.py:184-203``, ``gemma2.py:159-160``, ``gemma3.py:163-165``), gpt-oss's its even layers
+    (`EVEN_LAYER_WINDOW_MODEL_TYPES`), the others none (a class that refuses to
     build such layers, `_vllm_refusal`, none either). `TableError` for a window or layer types that are not whole
     numbers or a list of them."""
     window = _kept_window(path, config)
@@ -434,6 +488,8 @@ def _vllm_sliding_window(path: Path, config: dict[str, Any], layers: int) -> tup
     types = _layer_types(path, config, layers)
     if types is None or len(set(types)) == 1:
         return window, layers
+    if config.get("model_type") in EVEN_LAYER_WINDOW_MODEL_TYPES:
+        return window, (layers + 1) // 2
     if config.get("model_type") not in PER_LAYER_WINDOW_MODEL_TYPES:
         return None
     return window, types.count("sliding_attention")
@@ -490,7 +546,8 @@ def _layer_types(path: Path, config: dict[str, Any], layers: int) -> list[str] |
     """A config.json's attention type per layer as transformers 5.9.0's config class keeps it (``full_attention``,
     ``sliding_attention``): its ``layer_types``, else the class's own (Gemma-2's and gpt-oss's every other layer local,
     ``configuration_gemma2.py:95-98``, ``configuration_gpt_oss.py:75-78``; Gemma-3's all but every
-    ``sliding_window_pattern``-th, 6 by default, ``configuration_gemma3.py:109-115``; Qwen2's, Qwen3's and MiMo's from
+    ``sliding_window_pattern``-th, 6 by default, ``configuration_gemma3.py:109-115``; CWM's all but every fourth from
+    the first, ``configuration_cwm.py:98-104`` in 5.12.1; Qwen2's, Qwen3's and MiMo's from
     ``max_window_layers`` on, with a sliding window, ``configuration_qwen2.py:88-94``; Qwen2-MoE's every other one below
     it, ``configuration_qwen2_moe.py:106-111``); None where neither gives them. `TableError` for ``layer_types`` that
     are not one type per layer."""
@@ -503,6 +560,8 @@ def _layer_types(path: Path, config: dict[str, Any], layers: int) -> list[str] |
     model_type = config.get("model_type")
     if model_type in ("gemma2", "gpt_oss"):
         local = [index % 2 == 0 for index in range(layers)]
+    elif model_type == "cwm":
+        local = [index % 4 != 0 for index in range(layers)]
     elif model_type == "gemma3_text":
         pattern = _config_number(path, config, "sliding_window_pattern", 6)
         local = [(index + 1) % pattern != 0 for index in range(layers)]
@@ -665,6 +724,8 @@ def _config_shape(path: Path, config: dict[str, Any]) -> dict[str, Any]:
         attention = mla.attention_parameters(hidden, heads)
     else:
         class_head_dim = HEAD_DIM_BY_MODEL_TYPE.get(str(config.get("model_type")), hidden // heads)
+        if "head_dim" in config and config.get("model_type") in NULL_HEAD_DIM_QUOTIENT_MODEL_TYPES:
+            class_head_dim = hidden // heads
         if config.get("head_dim") is None and not class_head_dim:
             raise TableError(f"{path}: head_dim: not given, and hidden_size {hidden} over {heads} attention heads "
                              "leaves none")

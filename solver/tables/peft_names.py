@@ -76,6 +76,11 @@ QWEN2_EXPERTS = ("mlp.gate", "mlp.experts.gate_proj", "mlp.experts.up_proj", "ml
 ``:65`` in transformers 5.12.1): their v4 names."""
 QWEN2_FUSED = ("experts.gate_proj", "experts.up_proj")
 """The experts' projections PEFT fuses for a type it converts as Qwen2-MoE's."""
+MIXTRAL_EXPERTS = ("mlp.gate", "mlp.experts.w1", "mlp.experts.w3", "mlp.experts.w2")
+"""The router and routed experts PEFT adapts of a type it converts as Mixtral's (Mixtral's, MiniMax-M2's:
+``conversion_mapping.py:41`` to ``:42`` in transformers 5.12.1): their v4 names."""
+MIXTRAL_FUSED = ("experts.w1", "experts.w3")
+"""The experts' projections PEFT fuses for a type it converts as Mixtral's."""
 EXPERT_OTHERS = ("mlp.experts", "mlp.experts.act_fn")
 """A mixture of experts' experts module (``...Experts``, fused parameters, no ``nn.Linear``) and its activation."""
 SHARED_EXPERTS = ("mlp.shared_experts.gate_proj", "mlp.shared_experts.up_proj", "mlp.shared_experts.down_proj")
@@ -125,9 +130,8 @@ PEFT_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
                     (*GATE_UP_LAYER, "resid_attn_dropout", "resid_mlp_dropout")),
     PeftModuleNames("glm4", (*ATTENTION, "mlp.gate_up_proj", "mlp.down_proj"),
                     (*GATE_UP_LAYER, "post_self_attn_layernorm", "post_mlp_layernorm")),
-    PeftModuleNames("mixtral", (*ATTENTION, "mlp.gate", "mlp.experts.w1", "mlp.experts.w3", "mlp.experts.w2"),
-                    (*LAYER[:3], *EXPERT_OTHERS, *LAYER[4:]), router="mlp.gate",
-                    fused=("experts.w1", "experts.w3"), separate_experts=True),
+    PeftModuleNames("mixtral", (*ATTENTION, *MIXTRAL_EXPERTS), (*LAYER[:3], *EXPERT_OTHERS, *LAYER[4:]),
+                    router="mlp.gate", fused=MIXTRAL_FUSED, separate_experts=True),
     PeftModuleNames("qwen2_moe", (*ATTENTION, "mlp.shared_expert.gate_proj", "mlp.shared_expert.up_proj",
                                   "mlp.shared_expert.down_proj", "mlp.shared_expert_gate"),
                     (*LAYER[:3], "mlp.gate", *EXPERT_OTHERS, "mlp.shared_expert", "mlp.shared_expert.act_fn",
@@ -160,12 +164,19 @@ PEFT_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
                     router="block_sparse_moe.router.layer"),
     PeftModuleNames("phimoe", (*ATTENTION, "mlp.router"), (*LAYER[:3], *EXPERT_OTHERS, *LAYER[4:]),
                     router="mlp.router", separate_experts=True),
+    PeftModuleNames("gpt_oss", ATTENTION, (*LAYER[:3], "mlp.router", "mlp.experts", *LAYER[4:])),
+    PeftModuleNames("minimax_m2", (*ATTENTION, *MIXTRAL_EXPERTS), (*LAYER[:2], *QK_NORMS, "mlp", *EXPERT_OTHERS,
+                                                                 *LAYER[4:]), router="mlp.gate", fused=MIXTRAL_FUSED),
+    _llama_like("ministral3"), _llama_like("cwm"),
 )}
 """Each model type's module names (`PeftModuleNames`), read from transformers 5.12.1's ``modeling_<type>.py``
 (``...DecoderLayer``, ``...Attention``, ``...MLP``, ``...SparseMoeBlock``/``...MoE``) and PEFT 0.21.2's conversion
 (``utils/transformers_weight_conversion.py``), and what ``all-linear`` adapts of a mixture of experts' router and
 routed experts under transformers 4.57.1 (``separate_experts``, and `SEPARATE_NAMES_BY_MODEL_TYPE`: each type's
-``...SparseMoeBlock`` or ``...MoE``); Qwen3's and Qwen3-MoE's first. A config's ``model_type`` outside it
+``...SparseMoeBlock`` or ``...MoE``); Qwen3's and Qwen3-MoE's first. gpt-oss's router (``GptOssTopKRouter``) and
+experts are parameters under transformers 4.57.6 and 5.12.1 alike, and PEFT converts no ``gpt_oss`` config: its
+``all-linear`` adapts the attention alone; MiniMax-M2's are converted as Mixtral's (each checked against a tiny
+model's ``named_modules()`` and PEFT 0.21.2's adapter). A config's ``model_type`` outside it
 (``internlm2``, ``deepseek``: remote code rft-solver has not read) takes `peft_module_names`' assumed ones."""
 
 

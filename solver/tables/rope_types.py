@@ -109,7 +109,7 @@ ROPE_BY_MODEL_TYPE = {extension.model_type: extension for extension in (
     *(RopeExtension(model_type) for model_type in (
         "qwen3", "qwen3_moe", "qwen2", "qwen2_moe", "llama", "mistral", "mixtral", "gemma", "gemma2", "gemma3_text",
         "granite", "granitemoe", "olmo", "olmo2", "olmoe", "stablelm", "glm4", "glm4_moe", "ernie4_5_moe",
-        "hunyuan_v1_moe", "llama4_text", "deepseek_v2", "deepseek_v3")),
+        "hunyuan_v1_moe", "llama4_text", "deepseek_v2", "deepseek_v3", "gpt_oss", "minimax_m2", "ministral3", "cwm")),
     RopeExtension("phi3", yarn_advised=False, why_no_yarn=PHI3_NO_YARN, accepted=LONGROPE_ACCEPTED),
     RopeExtension("phimoe", yarn_advised=False, why_no_yarn=PHIMOE_NO_YARN, accepted=LONGROPE_ACCEPTED,
                   trainer_reads=PHIMOE_TRAINER_READS),
