@@ -1777,6 +1777,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                   offload=config.offload, sp=config.sp, critic_sps=critic_sps, max_model_len=length,
                                   length_given=own_length,
                                   max_token_len_per_gpu=lowered, trains=False, plan=None,
+                                  unread_keys=config.memory_unread if reads_budget else (),
                                   broken_rule=broken.words if broken else None,
                                   broken_rule_code=broken.code if broken else None,
                                   config_problems=tuple(problem.words for problem in problems),
@@ -2215,6 +2216,8 @@ def _lowered_by_config(config: TrinityConfig, length: int, estimate: EstimateMod
 
 def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str) -> CurrentSettings:
     """`current` with whether its settings train on `gpu`, the plan that says so, and otherwise why not."""
+    if current.unread_keys and not current.broken_rule:
+        return current  # how many tokens a pass takes per GPU is unknown here: so is whether it trains
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
     # At the config's own budget where it lowers Trinity's default (and estimates may), else at the default.
     own = current.max_token_len_per_gpu if query.estimate != "never" else None

@@ -1755,6 +1755,10 @@ class CurrentSettings(Frozen, defer_build=True):
         "whether these settings train as far as memory and the rules of `broken_rule` go (the tables, or the memory "
         "model's estimate, vouch for them); with `refused`, the config as written does not run all the same"))
     plan: Plan | None = Field(description="the plan for exactly these settings, with its evidence, if they train")
+    unread_keys: tuple[str, ...] = Field(default=(), description=(
+        "the config's keys that decide how many tokens a pass takes per GPU (dynamic batch sizes, micro-batch sizes) "
+        "and cannot be read here (an environment variable this shell lacks): where any, whether the settings train "
+        "is unknown (trains false, and the verdict says so), unless they break a rule"))
     broken_rule: str | None = Field(default=None, description="the rule of Trinity's or verl's these settings break")
     broken_rule_code: BrokenRuleCode | None = Field(default=None, description=(
         "the code of `broken_rule` (docs/json.md); null where broken_rule is, and in JSON made before codes"))
@@ -2219,6 +2223,12 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
         if current.refused:
             return (f"{said}it fits in memory ({evidence}), but {_config_refused(current)} "
                     f"({_refusing_lines(current)}).{_dearer(answer, current, query)}")
+        if above := current.config_problem_codes.count(ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT):
+            lines = ("the problem on its tokens per GPU says how many" if above == 1 else
+                     f"the {above} problems on its tokens per GPU say how many")
+            return (f"{said}it fits in memory at {counted(current.plan.max_token_len_per_gpu, 'token')} per GPU "
+                    f"({evidence}), but the config lets a GPU take more, which this verdict does not vouch for "
+                    f"({lines}).{_dearer(answer, current, query)}")
         return f"{said}it trains ({evidence}).{_dearer(answer, current, query)}"
     cell = current.out_of_memory
     host = [] if current.host_memory_needed is None else [(
@@ -2226,6 +2236,11 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
         f"{query.host_ram_bound_words}")]
     if current.broken_rule:
         verdict = [f"it breaks a rule: {current.broken_rule}", *host]
+    elif current.unread_keys:
+        one = len(current.unread_keys) == 1
+        verdict = [(f"whether it trains is unknown: the tokens per GPU it takes depend on "
+                    f"{and_joined(list(current.unread_keys))}, which cannot be read here (set "
+                    f"{'it' if one else 'them'} as the run will, and judge again)")]
     elif cell is not None:  # the GPU memory first: more host memory would not make it train
         fewer = "; ".join(fewer_reasons(cell, current.gpus, current.offload))
         longer = (f"at {counted(current.max_model_len, 'token')} each GPU holds more than at {cell.max_model_len}" if

@@ -540,7 +540,7 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
                                  "critic_sps": [],
                                  "env_variable": "PYTORCH_CUDA_ALLOC_CONF", "env_variable_set": False,
                                  "max_model_len": 32768, "length_given": True, "max_token_len_per_gpu": None,
-                                 "trains": False, "plan": None,
+                                 "trains": False, "plan": None, "unread_keys": [],
                                  "broken_rule": None, "broken_rule_code": None, "predicted": None,
                                  "predicted_step": None, "predicted_critic_pass": None, "host_memory_needed": None,
                                  "out_of_memory": {"model": "Qwen3-8B", "gpus": 6, "max_model_len": 16384, "setting": "Env"},
@@ -1239,7 +1239,10 @@ def test_write_refuses_a_model_that_is_not_the_configs(cli, tmp_path: Path):
             2, "", (f"solve: error: --model names Qwen3-0.6B, but {config} trains Qwen3-14B (model.model_path): "
                     f"{made} would give it another model's plan; drop --model\n"))
     assert not (tmp_path / "fragment.yaml").exists()
-    assert cli("--from-config", str(config), "--gpu", "a100-80g", "--model", "0.6B")[0] == 0
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--model", "0.6B")
+    assert status == 0 and ("apply the lines below are for Qwen3-0.6B, not for trinity.yaml's Qwen3-14B: they apply "
+                            "with model.model_path set to a Qwen3-0.6B checkpoint (dotted keys) model.max_model_len: "
+                            "32768") in " ".join(out.split())  # whose plan the lines are, not the config's model's
     status, _, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--model", "14B", "--write", str(patched))
     assert status == 0 and patched.exists()  # the same model, named again, is fine
     # A model_path the catalogue does not know (a local checkpoint, say) is the user's to name: --model says which.
@@ -3528,6 +3531,37 @@ def test_role_budgets_set_by_hand_below_the_trainers_still_count_as_the_users(
         False, 4, 12288, 12288]
 
 
+def test_a_key_that_decides_the_tokens_per_gpu_and_cannot_be_read_leaves_the_verdict_unknown(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Qwen3-8B, Env + SP=2 on 6 of 8 A100s at 32768 tokens, a cell that trains. With trainer.use_dynamic_bsz from an
+    # unset variable, verl may fill the actor's micro-batches with its 4 sequences (65536 tokens per GPU) or read the
+    # budget (32768): whether it trains is unknown, and --check fails. Its micro-batch size unset, one sequence fits
+    # either way: the verdict stands.
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    monkeypatch.delenv("DYN", raising=False)
+    config = tmp_path / "trinity.yaml"
+
+    def current(actor: str) -> tuple[int, dict[str, object]]:
+        config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+                          "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n"
+                          "algorithm: {algorithm_type: grpo}\n"
+                          "trainer: {ulysses_sequence_parallel_size: 2, use_dynamic_bsz: '${oc.env:DYN}', "
+                          f"trainer_config: {{actor_rollout_ref: {{actor: {{{actor}}}}}}}}}\n", encoding="utf-8")
+        status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--check", "--json")
+        return status, json.loads(out)[0]["current"]
+
+    status, unknown = current("ppo_micro_batch_size_per_gpu: 4")
+    assert (status, unknown["trains"], unknown["plan"], unknown["unread_keys"]) == (
+        1, False, None, ["trainer.use_dynamic_bsz"])
+    assert unknown["verdict"] == (
+        "trinity.yaml runs Env + SP=2 on 6 trainer GPUs at 32768 tokens (Env on, read from this shell's "
+        "PYTORCH_CUDA_ALLOC_CONF): whether it trains is unknown: the tokens per GPU it takes depend on "
+        "trainer.use_dynamic_bsz, which cannot be read here (set it as the run will, and judge again). The best plan "
+        "follows.")
+    status, one_sequence = current("ppo_epochs: 1")
+    assert (status, one_sequence["trains"], one_sequence["unread_keys"]) == (0, True, [])
+
+
 def test_the_rollouts_own_budget_bounds_the_actors_recompute_and_is_judged_as_the_roles_are(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # rollout.log_prob_max_token_len_per_gpu bounds the actor's log-prob recompute on verl before 0.8 (Trinity fills it
@@ -3549,6 +3583,11 @@ def test_the_rollouts_own_budget_bounds_the_actors_recompute_and_is_judged_as_th
 
     current, err = verdict(32768)
     assert current["config_problem_codes"] == ["token-budget-above-verdict"]
+    # At the default's 16384 tokens per GPU the settings fit, but the config lets a GPU take more: no "it trains".
+    assert current["trains"] and current["verdict"].endswith(
+        "it fits in memory at 16384 tokens per GPU (inferred: the A100-80GB table for 4 GPUs says 'SP=4' at 32768, "
+        "and this plan includes that setting), but the config lets a GPU take more, which this verdict does not "
+        "vouch for (the problem on its tokens per GPU says how many).")
     assert current["config_problems"] == [(
         f"{key} 32768 is above Trinity's default ceil(2 x 32768 / 4) = 16384, which the tables measured: more tokens "
         f"per GPU than the verdict assumes ({ROLE_KEYS_IGNORED})")]

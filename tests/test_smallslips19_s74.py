@@ -109,6 +109,9 @@ def test_dev_stdin_reads_standard_input(cli: Cli, standard_input: Callable[[str]
     read = json.loads(out)
     assert (read["placements"][0]["job"] if command[0] == "cluster" else read[0]["model"]) == (
         "math" if command[0] == "cluster" else "Qwen3-4B")
+    if command[0] != "cluster":  # the verdict names the config as the docs name standard input, not as a file "stdin"
+        assert read[0]["current"]["config"] == "/dev/stdin"
+        assert read[0]["current"]["verdict"].startswith("/dev/stdin runs vanilla on 7 trainer GPUs at 4096 tokens")
 
 
 PPO_CONFIG = """mode: both

@@ -511,6 +511,23 @@ def test_golden_fragments_round_trip(name: str) -> None:
 # read_trinity_config
 
 
+@pytest.mark.parametrize(("trainer", "actor", "unread"), [
+    ("use_dynamic_bsz: false", "ppo_micro_batch_size_per_gpu: '${oc.env:MB}'",
+     ["trainer.trainer_config.actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"]),
+    ("use_dynamic_bsz: true", "ppo_micro_batch_size_per_gpu: '${oc.env:MB}'", []),  # read by no pass: a budget is
+    ("use_dynamic_bsz: '${oc.env:DYN}'", "ppo_micro_batch_size: '${oc.env:MB}'",  # the deprecated size too
+     ["trainer.use_dynamic_bsz", "trainer.trainer_config.actor_rollout_ref.actor.ppo_micro_batch_size"]),
+    ("use_dynamic_bsz: '${oc.env:DYN}'", "ppo_micro_batch_size_per_gpu: 2", ["trainer.use_dynamic_bsz"]),
+    ("use_dynamic_bsz: '${oc.env:DYN}'", "ppo_epochs: 1", []),  # one sequence per micro-batch, on or off
+    ("use_dynamic_bsz: false", "ppo_micro_batch_size_per_gpu: '${oc.env:MB,4}'", []),
+])
+def test_the_keys_that_decide_the_tokens_per_gpu_and_cannot_be_read_are_named(
+        trainer: str, actor: str, unread: list[str]) -> None:
+    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            f"trainer: {{{trainer}, trainer_config: {{actor_rollout_ref: {{actor: {{{actor}}}}}}}}}\n")
+    assert list(read_trinity_config(text, "trinity.yaml", {}).memory_unread) == unread
+
+
 def test_reads_the_user_config_with_defaults_from_the_environment() -> None:
     config = read_trinity_config(USER_CONFIG.read_text(encoding="utf-8"), "user-config.yaml", {})
     assert config == TrinityConfig(

@@ -121,6 +121,14 @@ def given_inputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
     return given
 
 
+def file_name_shown(path: Path) -> str:
+    """How the lines name a file read (a config's verdict, its notes): by its name, or, where it is one of the
+    process's streams (`names_a_stream`: ``/dev/stdin``, a shell's ``/dev/fd/63``), by the path given, as the docs name
+    standard input (``stdin`` alone would name a file in the working directory)."""
+    from solver.tables import names_a_stream
+    return str(path) if names_a_stream(path) else path.name
+
+
 def check_inputs_apart(args: argparse.Namespace) -> None:
     """`QueryError`, before any file is read, where two options (or the cluster file and an option) name one file:
     each reads a file of its own kind, and standard input (``/dev/stdin`` twice) is read once, leaving the second

@@ -61,13 +61,14 @@ from solver.cli.options import (
 )
 from solver.cli.output import escaped_line, print_note, print_view
 from solver.cli.parser import KeptLinesFormatter, OnceFlag, Parser
-from solver.cli.paths import OUTPUT_FLAGS, refuse_overwriting
+from solver.cli.paths import OUTPUT_FLAGS, file_name_shown, refuse_overwriting
 from solver.cli.status import NO_PLAN, STATUSES_AFTER_BAD_INPUT
 from solver.cli.trinity_options import (
     check_planner_config,
     hand_applied_keys,
     local_config_json,
     local_model,
+    other_model_planned,
     read_config_file,
     read_config_text,
     with_apply,
@@ -250,7 +251,7 @@ def _answer(args: argparse.Namespace) -> int:
     if config is not None:
         check_planner_config(args, catalog, added, config, objective)
         if args.check and args.max_model_len is None and config.max_model_len is None:
-            raise QueryError(f"--check needs a length to judge {args.from_config.name} at: it sets no "
+            raise QueryError(f"--check needs a length to judge {file_name_shown(args.from_config)} at: it sets no "
                              "model.max_model_len (nor max_prompt_tokens and max_response_tokens); give --len L")
     query = _planner_query(args, catalog, added, config, objective)
     catalog = query.counted_catalog(catalog)  # the config's LoRA adapter counted on its regex's modules
@@ -261,12 +262,13 @@ def _answer(args: argparse.Namespace) -> int:
             config = read_config_text(config_text, args.from_config, args.trinity_version, write_offered=False)
         offered = query.option_names._replace(write_offered=not refused)
         answers = with_config_verdicts(answers, query.model_copy(update={"option_names": offered}), catalog, config,
-                                       config_text, args.from_config.name, os.environ, args.trinity_version)
+                                       config_text, file_name_shown(args.from_config), os.environ, args.trinity_version)
     fragments, written_notes = write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
                                              query.node_gpus, config)
     if args.json:  # each best plan's settings, as --emit writes them
         answers = with_apply(args, answers, catalog, catalog.model(query.model), config_text, query.node_gpus, config)
-    config_keys = hand_applied_keys(args, answers, catalog.model(query.model), config_text)
+    config_keys = hand_applied_keys(args, answers, catalog.model(query.model), config_text,
+                                    None if config is None else other_model_planned(args, catalog, config))
     write_unoffered = args.write is not None or refused
     _print_planner(args, answers, fragments, query, catalog, cells, config_keys, write_unoffered)
     note_added_model("solve", catalog, added)
@@ -277,9 +279,9 @@ def _answer(args: argparse.Namespace) -> int:
             config is None or config.trainer_gpus is None):  # the budget make_query defaults to
         note_shared_budget("solve", catalog, query.gpus, query.budget_gpus)
     if config is not None and args.gpus is not None:
-        note_config_nodes_outgrown("solve", args.from_config.name, config, answers)
+        note_config_nodes_outgrown("solve", file_name_shown(args.from_config), config, answers)
     if args.check and args.gpu is None:
-        note_check_without_gpu("solve", args.from_config.name, [answer.gpu for answer in answers])
+        note_check_without_gpu("solve", file_name_shown(args.from_config), [answer.gpu for answer in answers])
     for note in written_notes:  # after the notes on the input
         print_note(note)
     untrained = args.check and any(answer.current is None or not answer.current.trains or answer.current.refused

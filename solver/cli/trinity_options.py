@@ -183,12 +183,11 @@ def engines_note(engines: RolloutEngines, model: str, gpu: GpuType, prefix: str 
     return None
 
 
-def _write_model_refusal(args: argparse.Namespace, catalog: Catalog, config: TrinityConfig) -> str | None:
-    """Why --write (or --out, --emit) refuses these options, in one line: --write patches the config's model, and
-    --out and --emit give keys to merge into it, so a --model, or a --model-config named after a catalogue model,
-    that names another catalogue model than the config's would apply that model's plan to it (the patch's own check,
-    `other_catalogue_model`, said in the options' words). None where it takes them (a name the catalogue does not
-    know, a local path say, is the user's to give)."""
+def other_model_planned(args: argparse.Namespace, catalog: Catalog, config: TrinityConfig) -> tuple[str, str] | None:
+    """Where a --model, or a --model-config named after a catalogue model, names another catalogue model than
+    --from-config's `config` trains (`other_catalogue_model`): the config's and the plan's, as the catalogue names them;
+    None where it names none, or the config's own (the config.json its model.model_path names), or a name the
+    catalogue does not know (a local path, say: the user's to give)."""
     from solver.tables import model_config_file, same_file
     from solver.trinity import other_catalogue_model
     if args.model is None and args.model_config is None or config.model_path is None:
@@ -197,7 +196,15 @@ def _write_model_refusal(args: argparse.Namespace, catalog: Catalog, config: Tri
     if args.model_config and local is not None and same_file(model_config_file(args.model_config), local):
         return None  # the config.json its model.model_path names: the config's own model
     planned = catalog.model(args.model) if args.model else catalog.models[-1]  # --model-config's, added last
-    other = other_catalogue_model(planned, config.model_path, local_by_contents=False)
+    return other_catalogue_model(planned, config.model_path, local_by_contents=False)
+
+
+def _write_model_refusal(args: argparse.Namespace, catalog: Catalog, config: TrinityConfig) -> str | None:
+    """Why --write (or --out, --emit) refuses these options, in one line: --write patches the config's model, and
+    --out and --emit give keys to merge into it, so one that plans another catalogue model than the config's
+    (`other_model_planned`) would apply that model's plan to it (the patch's own check, `other_catalogue_model`, said
+    in the options' words). None where it takes them."""
+    other = other_model_planned(args, catalog, config)
     if other is None:
         return None
     configured, named = other
@@ -400,8 +407,8 @@ def _fragment_engines(answer: Answer, catalog: Catalog, config: TrinityConfig | 
     return (0, suggested.size if suggested else 1)
 
 
-def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], model: Model,
-                      config_text: str) -> dict[str, ConfigApplied]:
+def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], model: Model, config_text: str,
+                      other_model: tuple[str, str] | None = None) -> dict[str, ConfigApplied]:
     """For the view of answers to --from-config (not --emit or --json, whose fragment and ``apply`` hold them): per GPU
     type, what the ``apply`` block says of the config: its keys that the best plan changes beyond its own keys
     (`config_keys_changed`: a role's own token budget or SP, offload flags turned off, ...), as lines, which the block
@@ -411,7 +418,8 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
     ``<<:`` merge makes one value with others names them (`ConfigApplied.changes`), and the aliases --write writes
     out as mappings of their own (`aliases_written_out`); with --write
     too, so that the lines say what the written copy sets; without it, whether a copy --write wrote would differ
-    from the config in its comments alone (`_comments_alone_written`)."""
+    from the config in its comments alone (`_comments_alone_written`).; where the plan is for another catalogue model than the
+    config's (`other_model`: `other_model_planned`), the config's, which the block's heading names."""
     if args.from_config is None or args.emit or args.json:
         return {}
     from solver.render.summary import ConfigApplied
@@ -439,7 +447,7 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
                                       changes=config_key_changes(config_text, answer.best, model, **config)
                                       if aliased else (),
                                       written_out=aliases_written_out(config_text, answer.best, model, **config)
-                                      if aliased else ())
+                                      if aliased else (), config_model=None if other_model is None else other_model[0])
             for answer in answers if answer.best is not None}
 
 

@@ -75,7 +75,7 @@ from solver.tables.peft_names import (
     PeftModuleNames,
 )
 from solver.tables.text import config_path_given
-from solver.trinity.interpolation import VariablesRead, VariableUnset, dotted
+from solver.trinity.interpolation import Path, VariablesRead, VariableUnset, dotted
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
     CRITIC,
@@ -83,6 +83,7 @@ from solver.trinity.keys import (
     CRITIC_ENGINE,
     CRITIC_MODEL_FSDP,
     DEPRECATED_MICRO_BATCH_SIZES,
+    DYNAMIC_BATCH_KEYS,
     ENGINE_KEY_TYPES,
     ENGINE_KEYS_05_LACKS,
     ENTROPY_KEYS,
@@ -93,6 +94,7 @@ from solver.trinity.keys import (
     OFFLOAD_FLAGS,
     REMOTE_ENGINES,
     REMOVE_PADDING_KEYS,
+    ROLE_DYNAMIC_BATCH_KEYS,
     ROLE_SP_KEYS,
     ROLES,
     ROLLOUT_MODEL,
@@ -1873,6 +1875,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         ref_forward_runs=no_ref is None,
         micro_batch_sequences=micro_batches.sequences,
         micro_batch_sources=micro_batches.sources,
+        memory_unread=memory_unread_keys(reader, version, dpo, trainer_gpus // sp if trainer_gpus else None),
         dpo=dpo,
         dpo_update_in_rows=in_rows,
         mode_train=mode == "train",
@@ -2003,6 +2006,44 @@ def micro_batch_counts(reader: ConfigReader, counted: frozenset[str], dpo: bool,
     keys = dict(zip(sizes, (".".join(path) for path in ROLE_TOKEN_BUDGETS), strict=True))
     return MicroBatchCounts(tuple((keys[role], sizes[role]) for role in sizes if role in counted),
                             tuple((keys[role], sources[role]) for role in sources if role in counted))
+
+
+def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo: bool,
+                       ranks: int | None) -> tuple[str, ...]:
+    """The keys that decide how many tokens a pass takes per GPU and that cannot be read here (an interpolation of an
+    environment variable this shell lacks, say), which `read_or_none` reads as unset (`TrinityConfig.memory_unread`):
+    the micro-batch sizes (`ROLE_MICRO_BATCH_SIZES`, the actor's and the ref's `DEPRECATED_MICRO_BATCH_SIZES`) of the
+    passes that may run with dynamic batch sizes off (`sequence_counted_roles`, each unread flag read unset, on and
+    off), and the dynamic batch size keys (``trainer.use_dynamic_bsz``, `ROLE_DYNAMIC_BATCH_KEYS`) where their values
+    change which passes run so and such a pass's micro-batch may hold more than one sequence (`micro_batch_counts`,
+    with `dpo` and the data-parallel `ranks`; one holds a sequence within any budget the verdict takes)."""
+    flags = (DYNAMIC_BATCH_KEYS[0], *ROLE_DYNAMIC_BATCH_KEYS.values())
+    sizes = dict(zip(ROLE_MICRO_BATCH_SIZES, ("actor", "ref", "rollout"), strict=True)) | dict(
+        zip(DEPRECATED_MICRO_BATCH_SIZES[:2], ("actor", "ref"), strict=True))
+
+    def unreadable(read: Callable[..., Any], path: Path) -> bool:
+        try:
+            read(path)
+        except ConfigError:
+            return True
+        return False
+
+    unread = {path for path in flags if unreadable(reader.get, path)} | {
+        path for path in sizes if unreadable(reader.integer, path)}
+    if not unread:
+        return ()
+
+    def counted(reading: bool | None) -> frozenset[str]:
+        return sequence_counted_roles(lambda path: reading if path in unread else read_or_none(reader.get, path),
+                                      version)
+
+    readings = {counted(reading) for reading in (None, True, False)}
+    roles = frozenset[str]().union(*readings)
+    sizes_unread = [path for path in sizes if path in unread and sizes[path] in roles]
+    flags_decide = len(readings) > 1 and (bool(sizes_unread) or any(
+        sequences > 1 for _, sequences in micro_batch_counts(reader, roles, dpo, ranks).sequences))
+    return tuple(dotted(path) for path in (*(path for path in flags if path in unread and flags_decide),
+                                           *sizes_unread))
 
 
 class CriticRead(NamedTuple):
