@@ -186,5 +186,5 @@ def test_a_job_built_in_python_is_refused_a_length_in_the_words_a_cluster_file_s
     # a range's ends alike; a number in quotes, in Python, is told the number to pass, as plan(max_model_len=) is
     with pytest.raises(pydantic.ValidationError) as ranged:
         solver.Job(name="j", model="4B", max_model_len={"at_least": "32768"})  # type: ignore[arg-type]
-    assert [error["msg"] for error in ranged.value.errors()] == ["must be a whole number, got '32768' (a str: pass "
-                                                                 "32768)"]
+    quoted = "must be a whole number, got '32768' (a str: pass 32768)"
+    assert [error["msg"] for error in ranged.value.errors()] == [quoted]
