@@ -812,11 +812,11 @@ class _Placed(NamedTuple):
 def _now_words_arguments(placement: Placement, node_gpus: int) -> tuple[str | None, str | None, str | None]:
     """`placement`'s `current`, and where it moves where it does, where it runs now in `placed_on_words`' words (on
     nodes of `node_gpus` GPUs) and why (`running_now_words`' arguments)."""
-    from solver.trinity import placed_on_words
-
     was = placement.moved_from
     if was is None:
         return placement.current, None, None
+    from solver.trinity import placed_on_words  # the fragment's module: only for a job that moves
+
     shared = None if was.gpu_indexes == tuple(range(node_gpus)) else was.gpu_indexes
     return placement.current, placed_on_words(was.pool, was.nodes, shared, was.nodes), placement.move_reason
 

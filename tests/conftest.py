@@ -111,6 +111,11 @@ def reference_problems(fleet: Any, planner: Any, result: Any, minimize_nodes: bo
                             weights=planner.weights)
 
 
+ONE_TABLE = ("give each table once: write the two as one table of one file, naming both files' models, each row a cell "
+             "for every model (a length one file lacks: measure it for the other's models, or leave that row out), "
+             "under one source")
+"""How a second cells file's table for a GPU type and count that an earlier file has is refused: how to combine them."""
+
 MYPY_USER_FILE = "MYPY_USER_FILE"
 """The name of a test module's user file for `mypy_strict`: Python source that uses the package as a user's code does,
 checked as ``<module>_user.py``."""

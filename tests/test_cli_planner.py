@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import fragment_comment, qwen3_8b_checkpoint
+from conftest import ONE_TABLE, fragment_comment, qwen3_8b_checkpoint
 from ortools.sat.python import cp_model
 from reference import PLAN_ORDER, check_plan
 from rich.console import Console
@@ -3763,7 +3763,7 @@ def test_a_table_in_two_piped_cells_files_is_blamed_on_the_earlier_pipe(cli, pip
     first, again = (piped(MY_CELLS.read_text(encoding="utf-8")) for _ in range(2))
     assert cli("--model", "8B", "--gpu", "h100", "--len", "32k", "--cells", first, "--cells", again) == (
         2, "", (f"solve: error: --cells {again}: a table of H100-80GB for 8 trainer GPUs, which --cells {first} has "
-                "already: give each table once (one table per GPU count, all its models in it)\n"))
+                f"already: {ONE_TABLE}\n"))
 
 
 @pytest.mark.parametrize(("argv", "inputs"), [

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import ONE_TABLE
 from rich.console import Console
 
 import solver.cli.output
@@ -426,6 +427,20 @@ def test_tables_show_and_check_your_cells_beside_the_shipped_ones(cli):
     shown = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
     assert shown == [[str(row["max_model_len"]), row["cells"]["8B"], row["cells"]["14B"]] for row in table["rows"]]
     assert cli("tables", "--cells", str(cells), "--check") == (0, "0 contradictions in 568 cells\n", "")
+
+
+def test_two_cells_files_with_tables_for_one_gpu_count_are_refused_saying_how_to_combine_them(cli, tmp_path: Path):
+    # h800.yaml's table split by model, at the same lengths: a table names one source and each row needs a cell for
+    # every model, so the two are not merged as read (disjoint lengths could not be): the line says how to join them.
+    # Before: "(one table per GPU count, all its models in it)", silent on the rows and the source.
+    text = (Path(__file__).parent / "data" / "cells" / "h800.yaml").read_text(encoding="utf-8")
+    first, second = tmp_path / "h800-8b.yaml", tmp_path / "h800-14b.yaml"
+    first.write_text(re.sub(r", 14B: [^}]*}", "}", text).replace("[8B, 14B]", "[8B]"), encoding="utf-8")
+    second.write_text(re.sub(r"8B: [^,]*, ", "", text).replace("[8B, 14B]", "[14B]"), encoding="utf-8")
+    assert cli("tables", "--cells", str(first), "--gpu", "h800")[0] == 0
+    assert cli("tables", "--cells", str(first), "--cells", str(second)) == (2, "", (
+        f"solve tables: error: --cells {second}: a table of H800-80GB for 8 trainer GPUs, which --cells {first} has "
+        f"already: {ONE_TABLE}\n"))
 
 
 def test_tables_check_lists_every_contradiction_of_your_cells(cli, tmp_path: Path):

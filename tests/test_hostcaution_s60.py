@@ -115,7 +115,7 @@ def test_llama_70b_offload_on_8_gpus_is_cautioned_for_its_tb_a_node():
         "the model; 1404.7 while training), more than the 1024 GiB assumed "
         f"for its 8 trainer GPUs there ({SERVERS}; --node-gpus counts all of a node's GPUs), and nothing checks it: "
         "give --host-ram what a node can spare for the trainer (free -g's total less what the OS, Ray and the rollout "
-        "take) to check it")
+        "take) to check it; --trinity-version counts a release's own loading")
 
 
 def test_the_readmes_main_job_gets_no_host_memory_caution(cli):

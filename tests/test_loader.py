@@ -32,6 +32,7 @@ from solver.tables import (
     load_gpu_type,
     load_memory_model,
     load_model_config,
+    load_trinity_fields,
     load_weights,
     read_user_file,
     resolved_path,
@@ -40,7 +41,8 @@ from solver.tables import (
     vouches_for,
 )
 from solver.tables.bounds import MAX_NAME_CHARACTERS
-from solver.tables.reading import load_models, yaml_error_place
+from solver.tables.inputs import TrinityFields
+from solver.tables.reading import load_models, load_validated, yaml_error_place
 from solver.tables.text import first_repeated, normalise, smi_name_form
 
 MALFORMED = Path(__file__).parent / "data" / "malformed"
@@ -240,13 +242,56 @@ def test_a_catalog_directory_without_gpu_tables_is_rejected(tmp_path: Path):
         load_catalog(tmp_path)
 
 
-@pytest.mark.parametrize("alias", ["a100", "A100"])  # names are matched in any case: so are their clashes
-def test_two_gpu_files_may_not_claim_the_same_alias(tmp_path: Path, alias: str):
+A100_CLASH = ("'a100' is given to two GPU types, A100-80GB (feasibility/a100-80gb.yaml) and H20-96GB "
+              "(feasibility/h20-96gb.yaml): give it to one")
+"""The refusal of the H20's table file claiming the A100's alias, after ``the name``."""
+
+
+@pytest.mark.parametrize(("aliases", "clash"), [  # names are matched in any case: so are their clashes
+    ("a100", A100_CLASH),
+    ("A100", A100_CLASH),
+    ("h20, a100-40G", ("'a100-40g' is given to two GPU types, A100-40GB (gpus.yaml) and H20-96GB "
+                       "(feasibility/h20-96gb.yaml): give it to one")),
+    ("h20, H20-96G", ("'h20-96g' is given twice to H20-96GB (in gpus.yaml and feasibility/h20-96gb.yaml; names match "
+                      "in any case): give it once")),
+])
+def test_two_gpu_files_may_not_claim_the_same_alias(tmp_path: Path, aliases: str, clash: str):
+    # Before: "the name 'a100' is given to two GPU types", naming neither, nor the files to mend.
     shutil.copytree(shipped_tables_directory(), tmp_path, dirs_exist_ok=True)
     h20 = tmp_path / "feasibility" / "h20-96gb.yaml"
-    h20.write_text(h20.read_text(encoding="utf-8").replace("aliases: [h20]", f"aliases: [{alias}]"), encoding="utf-8")
-    with pytest.raises(TableError, match="the name 'a100' is given to two GPU types"):
+    h20.write_text(h20.read_text(encoding="utf-8").replace("aliases: [h20]", f"aliases: [{aliases}]"),
+                   encoding="utf-8")
+    with pytest.raises(TableError) as raised:
         load_catalog(tmp_path)
+    assert str(raised.value) == f"{tmp_path}: the name {clash}"
+
+
+TRINITY_RELEASE_SECTIONS = {"algorithms": ["ppo"], "sections": {"": ["a"]}, "open": {}, "null": []}
+"""The least a release of ``tables/trinity-fields.yaml`` gives."""
+
+
+def test_trinity_fields_of_a_release_the_code_does_not_know_are_refused(tmp_path: Path):
+    # Before: a 0.6.1 copied from 0.6.0 was read, and --check used it, while --trinity-version 0.6.1 was refused.
+    path = tmp_path / "trinity-fields.yaml"
+    path.write_text(yaml.safe_dump({"releases": {"0.6.0": TRINITY_RELEASE_SECTIONS,
+                                                 "0.6.1": TRINITY_RELEASE_SECTIONS}}), encoding="utf-8")
+    with pytest.raises(TableError) as raised:
+        load_validated(TrinityFields, path)
+    assert str(raised.value) == (
+        f"{path}: releases: '0.6.1' is a release whose rules rft-solver does not know (it knows 0.5.0, 0.5.1, 0.5.2 "
+        "and 0.6.0): add it to KNOWN_TRINITY_RELEASES in solver/tables/bounds.py with its rules first (docs/tables.md, "
+        "A new Trinity release), or remove it")
+
+
+def test_the_shipped_trinity_fields_give_every_release_the_code_knows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # A release left out would leave --check --trinity-version of its minor version no release to judge by.
+    (tmp_path / "trinity-fields.yaml").write_text(yaml.safe_dump(
+        {"releases": {"0.5.0": TRINITY_RELEASE_SECTIONS, "0.5.2": TRINITY_RELEASE_SECTIONS}}), encoding="utf-8")
+    monkeypatch.setattr(solver.tables.loaders, "shipped_tables_directory", lambda: tmp_path)
+    with pytest.raises(TableError) as raised:
+        load_trinity_fields.__wrapped__()  # not cached: the shipped table stays read as it was
+    assert str(raised.value) == (f"{tmp_path / 'trinity-fields.yaml'}: releases: 0.5.1 and 0.6.0 missing, whose rules "
+                                 "rft-solver knows: add them (benchmarks/trinity_fields.py reads a release's wheel)")
 
 
 def test_loaded_tables_are_immutable():
@@ -555,8 +600,10 @@ def test_a_gpu_type_without_bf16_takes_no_name_of_a_gpu_type(tmp_path: Path):
     shutil.copytree(shipped_tables_directory(), tables)
     gpus = tables / "gpus.yaml"
     gpus.write_text(gpus.read_text().replace("tesla-t4]", "tesla-t4, a10]"))
-    with pytest.raises(TableError, match="the name 'a10' is given to two GPU types"):
+    with pytest.raises(TableError) as raised:
         load_catalog(tables)
+    assert str(raised.value) == (f"{tables}: the name 'a10' is given to two GPU types, A10-24GB (gpus.yaml) and T4 "
+                                 "(gpus.yaml's without_bf16): give it to one")
 
 
 @pytest.mark.parametrize(("capability", "message"), [

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from cluster_api import place
 from command_words import make_query
-from conftest import qwen3_8b_checkpoint
+from conftest import ONE_TABLE, qwen3_8b_checkpoint
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -2125,8 +2125,7 @@ def test_a_table_in_two_cells_files_is_blamed_on_the_earlier_file(cli, tmp_path:
     status, out, err = cli("--model", "14B", "--gpus", "8", "--len", "32k", "--cells", str(H800_CELLS),
                            "--cells", str(again))
     assert (status, out, err) == (2, "", (f"solve: error: --cells {again}: a table of H800-80GB for 8 trainer GPUs, "
-                                          f"which --cells {H800_CELLS} has already: give each table once (one table "
-                                          "per GPU count, all its models in it)\n"))
+                                          f"which --cells {H800_CELLS} has already: {ONE_TABLE}\n"))
 
 
 def test_calibrating_says_which_fits_only_hold_without_the_safety_margin(cli, tmp_path: Path):
@@ -2367,8 +2366,8 @@ def test_calibrate_refuses_two_files_with_a_table_for_one_gpu_count_as_planning_
                      encoding="utf-8")
     later.write_text(head + f"    models: [{model}]\n    rows:\n      - {{max_model_len: {length}, cells: "
                      f"{{{model}: {setting}}}}}\n", encoding="utf-8")
-    once = "give each table once (one table per GPU count, all its models in it)"
-    said = f"error: --cells {later}: a table of H100-80GB for 8 trainer GPUs, which --cells {first} has already: {once}\n"
+    said = (f"error: --cells {later}: a table of H100-80GB for 8 trainer GPUs, which --cells {first} has already: "
+            f"{ONE_TABLE}\n")
     files = ["--cells", str(first), "--cells", str(later)]
     for tables in ([], ["--with-tables"]):
         assert cli("calibrate", *files, *tables, "--out", str(out)) == (2, "", "solve calibrate: " + said)
@@ -2376,7 +2375,7 @@ def test_calibrate_refuses_two_files_with_a_table_for_one_gpu_count_as_planning_
     assert cli("tables", *files) == (2, "", "solve tables: " + said)
     with pytest.raises(solver.QueryError) as refused:  # from Python, the same words without the flag
         solver.calibrate_memory_model([first, later])
-    assert str(refused.value) == f"{later}: a table of H100-80GB for 8 trainer GPUs, which {first} has already: {once}"
+    assert str(refused.value) == f"{later}: a table of H100-80GB for 8 trainer GPUs, which {first} has already: {ONE_TABLE}"
 
 
 def test_calibrate_refuses_in_one_file_the_rows_that_two_files_give(cli, tmp_path: Path):
@@ -3438,7 +3437,7 @@ def test_calibrate_refuses_cells_of_a_gpu_of_your_own_that_contradict_one_anothe
         files += ["--cells", str(path)]
     assert cli("calibrate", *files) == (2, "", (
         f"solve calibrate: error: --cells {files[-1]}: a table of Own-24GB for 1 trainer GPU, which --cells "
-        f"{files[1]} has already: give each table once (one table per GPU count, all its models in it)\n"))
+        f"{files[1]} has already: {ONE_TABLE}\n"))
     status, _, err = cli("calibrate", *files[2:])
     assert status == 0 and err.splitlines()[0] == (
         "solve calibrate: warning: states 0.5, usable_env 1 ended at the edge of the plausible range: 2 observations "

@@ -103,7 +103,7 @@ def test_a_file_named_without_its_option_is_told_the_options_that_read_one(cli: 
     (["--model", "8B", "--len", "8k", "--total-gpus", "2 * 8", "--rollout-gpus", "8"], (
         "argument --total-gpus: expected a whole number from 1 to 65536, got '2 * 8' (write the product: 16)")),
     (["--model", "8B", "--len", "8k", "--gpus", "8x"],
-     "argument --gpus: expected a whole number from 1 to 65536, got '8x'"),
+     "argument --gpus: expected a whole number from 1 to 65536, got '8x' (write 8)"),
 ])
 def test_a_count_written_as_a_product_is_told_the_product(cli: Callable[..., tuple[int, str, str]], argv: list[str],
                                                           error: str):

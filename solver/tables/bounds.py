@@ -362,6 +362,11 @@ EITHER_EXPERT_MINORS = ("0.5",)
 """The minor versions whose other releases (0.5.0, 0.5.2: not `SEPARATE_EXPERT_RELEASES`) take transformers 4 or 5,
 and so hold the routed experts `either` way."""
 
+KNOWN_PATCH_RELEASES = tuple(f"{minor}.{patch}" for minor, patches in KNOWN_TRINITY_RELEASES.items()
+                             for patch in patches)
+"""`KNOWN_TRINITY_RELEASES`, each release with its patch (``0.5.0``, ... ``0.6.0``): the releases
+``tables/trinity-fields.yaml`` gives, each of them and no other (`solver.tables.load_trinity_fields`)."""
+
 KNOWN_RELEASE_NAMES = tuple(release for minor, patches in KNOWN_TRINITY_RELEASES.items()
                             for release in (minor, *(f"{minor}.{patch}" for patch in patches)))
 """`KNOWN_TRINITY_RELEASES` as written: ``0.5``, ``0.5.0``, ... ``0.6.0``."""

@@ -804,6 +804,13 @@ def contradictions_refused(path: str, found: Sequence[str], *, listed: bool = Tr
     return TableError(f"{path}: {found[0]}{more}{lists}; check the cells")
 
 
+ONE_TABLE_OF_TWO = ("write the two as one table of one file, naming both files' models, each row a cell for every "
+                    "model (a length one file lacks: measure it for the other's models, or leave that row out), "
+                    "under one source")
+"""How two cells files' tables for one GPU type and count are combined (`read_cells_files` refuses them apart): they
+are not merged as read, since a table's rows need a cell for each of its models and a table names one source."""
+
+
 def read_cells_files(catalog: Catalog, paths: Sequence[Path], *, join: bool = True, keep_contradictions: bool = False,
                      flag: str = "") -> tuple[Catalog, tuple[tuple[Path, GpuType], ...]]:
     """`catalog` with the cells files at `paths` (`Catalog.with_measured`, `join` and `keep_contradictions` as there),
@@ -829,8 +836,7 @@ def read_cells_files(catalog: Catalog, paths: Sequence[Path], *, join: bool = Tr
         if repeated is not None:
             other = tabled_by[(measured.name, repeated)]
             raise QueryError(f"{flag}{path}: a table of {measured.name} for {counted(repeated, 'trainer GPU')}, which "
-                             f"{flag}{other} has already: give each table once (one table per GPU count, all its "
-                             "models in it)")
+                             f"{flag}{other} has already: give each table once: {ONE_TABLE_OF_TWO}")
         tabled_by.update(dict.fromkeys(((measured.name, table.gpus) for table in measured.tables), path))
         loaded.append((path, measured))
     return catalog, tuple(loaded)

@@ -31,6 +31,7 @@ from solver.tables.bounds import (
     DPO_CONFLICTS,
     DPO_NO_EXPLORER,
     INTERCONNECTS,
+    KNOWN_PATCH_RELEASES,
     MAX_GPU_MEMORY_GB,
     MAX_GPUS,
     MAX_HOST_RAM_GB,
@@ -70,7 +71,15 @@ from solver.tables.schema import (
     choice_as_typed,
     described_gpu_type,
 )
-from solver.tables.text import EVERY_JOB, QueryError, counted, first_repeated, meant_fleet_name, shown_number
+from solver.tables.text import (
+    EVERY_JOB,
+    QueryError,
+    and_joined,
+    counted,
+    first_repeated,
+    meant_fleet_name,
+    shown_number,
+)
 
 
 class Weights(Frozen):
@@ -256,12 +265,19 @@ class TrinityFields(Frozen, defer_build=True):
     wheel (``tables/trinity-fields.yaml``)."""
 
     releases: Annotated[dict[Annotated[str, Strict()], TrinityRelease], MinLen(1)]
+    """Each release (``0.6.0``) -> its sections; only releases whose rules rft-solver knows (`KNOWN_PATCH_RELEASES`:
+    another is refused, so that ``--check`` uses none that ``--trinity-version`` refuses)."""
 
     @field_validator("releases")
     @classmethod
     def _releases_named(cls, releases: dict[str, TrinityRelease]) -> dict[str, TrinityRelease]:
         if (wrong := next((release for release in releases if not TRINITY_RELEASE.fullmatch(release)), None)):
             raise ValueError(f"{wrong!r} is no release: name one as 0.6.0 is")
+        if (unknown := next((release for release in releases if release not in KNOWN_PATCH_RELEASES), None)):
+            raise ValueError(f"{unknown!r} is a release whose rules rft-solver does not know (it knows "
+                             f"{and_joined(KNOWN_PATCH_RELEASES)}): add it to KNOWN_TRINITY_RELEASES in "
+                             "solver/tables/bounds.py with its rules first (docs/tables.md, A new Trinity release), or "
+                             "remove it")
         return releases
 
     def fills(self, path: tuple[str | int, ...], lacking: int, minor: str | None = None) -> bool:

@@ -7,12 +7,12 @@ import importlib.util
 from functools import cache
 from pathlib import Path, PurePosixPath
 
-from solver.tables.bounds import MEMORY_MODEL_FILE
+from solver.tables.bounds import KNOWN_PATCH_RELEASES, MEMORY_MODEL_FILE
 from solver.tables.catalog import Catalog
 from solver.tables.inputs import MemoryModel, TrinityFields, Weights
 from solver.tables.reading import given_path, load_gpu_type, load_models, load_validated
 from solver.tables.schema import GpusFile, GpuType
-from solver.tables.text import TableError, check_types, first_repeated, normalise
+from solver.tables.text import TableError, and_joined, check_types, first_repeated, it_or_them, normalise
 
 
 def load_catalog(directory: Path | str | None = None) -> Catalog:
@@ -38,12 +38,32 @@ def load_catalog(directory: Path | str | None = None) -> Catalog:
                              "file per GPU type")
         documented[tabled.name], read_from[tabled.name] = tabled, path
     gpu_types = tuple(documented.get(gpu.name, gpu) for gpu in hardware)
-    names = [normalise(name) for gpu in gpu_types for name in (gpu.name, *gpu.aliases)]
-    names += [normalise(name) for refused in gpus_file.without_bf16 for name in (refused.name, *refused.aliases)]
-    duplicate = first_repeated(names)
-    if duplicate is not None:
-        raise TableError(f"{directory}: the name {duplicate!r} is given to two GPU types")
+    _check_names_once(directory, hardware, gpu_types, gpus_file, read_from)
     return Catalog(models=models, gpu_types=gpu_types, without_bf16=gpus_file.without_bf16)
+
+
+def _check_names_once(directory: Path, hardware: tuple[GpuType, ...], gpu_types: tuple[GpuType, ...],
+                      gpus_file: GpusFile, read_from: dict[str, Path]) -> None:
+    """`TableError` where a name (as `normalise` reads it) is given to two GPU types of the catalogue in `directory`
+    (`gpu_types`: those of ``gpus.yaml``, `hardware`, each as its table file in `read_from` gives it, and those
+    refused for want of bf16), naming both and the files that give it them (or the one given it twice)."""
+    owners: list[tuple[str, str, str]] = []  # (name as normalised, GPU type, the file that gives it the name)
+    for listed, gpu_type in zip(hardware, gpu_types, strict=True):
+        for name in (gpu_type.name, *gpu_type.aliases):  # a table file's own aliases join those of gpus.yaml
+            given_in = "gpus.yaml" if name in (listed.name, *listed.aliases) else \
+                f"feasibility/{read_from[listed.name].name}"
+            owners.append((normalise(name), gpu_type.name, given_in))
+    owners += [(name, refused.name, "gpus.yaml's without_bf16") for refused in gpus_file.without_bf16
+               for name in map(normalise, (refused.name, *refused.aliases))]
+    duplicate = first_repeated([name for name, _, _ in owners])
+    if duplicate is not None:
+        (first, first_in), (second, second_in) = [(gpu, given_in) for name, gpu, given_in in owners
+                                                  if name == duplicate][:2]
+        if first == second:
+            raise TableError(f"{directory}: the name {duplicate!r} is given twice to {first} (in {first_in} and "
+                             f"{second_in}; names match in any case): give it once")
+        raise TableError(f"{directory}: the name {duplicate!r} is given to two GPU types, {first} ({first_in}) and "
+                         f"{second} ({second_in}): give it to one")
 
 
 def load_memory_model(path: Path | str | None = None) -> MemoryModel:
@@ -68,8 +88,16 @@ TRINITY_FIELDS_FILE = "trinity-fields.yaml"
 
 @cache
 def load_trinity_fields() -> TrinityFields:
-    """The field names of Trinity-RFT's typed config, per release, from the shipped ``trinity-fields.yaml``."""
-    return load_validated(TrinityFields, shipped_tables_directory() / TRINITY_FIELDS_FILE)
+    """The field names of Trinity-RFT's typed config, per release, from the shipped ``trinity-fields.yaml``: every
+    release rft-solver knows (`KNOWN_PATCH_RELEASES`; `TableError` where one is missing, and, from `TrinityFields`,
+    where another is given)."""
+    path = shipped_tables_directory() / TRINITY_FIELDS_FILE
+    fields = load_validated(TrinityFields, path)
+    missing = [release for release in KNOWN_PATCH_RELEASES if release not in fields.releases]
+    if missing:
+        raise TableError(f"{path}: releases: {and_joined(missing)} missing, whose rules rft-solver knows: add "
+                         f"{it_or_them(len(missing))} (benchmarks/trinity_fields.py reads a release's wheel)")
+    return fields
 
 
 def shipped_tables_directory() -> Path:
