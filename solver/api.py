@@ -57,6 +57,7 @@ from solver.query import (
     TrinityConfig,
     VllmRollout,
     asked_gpus,
+    asked_token_budget,
     check_counts,
     check_dpo,
     check_dpo_budget_unread,
@@ -77,6 +78,7 @@ from solver.query import (
     lora_targets_given,
     make_query,
     resolve_margin,
+    run_choices,
 )
 from solver.results import (
     ALLOC_CONF_VARIABLES,
@@ -167,6 +169,7 @@ from solver.tables import (
     check_choice,
     check_once,
     check_types,
+    chosen,
     counted,
     counted_batch_divisor,
     counted_critic,
@@ -344,6 +347,7 @@ def plan(
     """
     check_types(("explain", explain, bool), ("catalog", catalog, Catalog | None))
     max_model_len = asked_tokens(max_model_len)  # "64k" as a Job's, a cluster file's and --len's
+    token_budget = asked_token_budget(token_budget)  # "Auto", "16k": as --token-budget
     catalog = catalog if catalog is not None else load_catalog()
     _check_named(catalog, model, gpu, "budget_gpus", gpu_lists=True)
     query = make_query(catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
@@ -426,6 +430,7 @@ def place(
     check_types(("option_names", option_names, OptionNames), ("current", current, ClusterResult | Path | str | None),
                 ("source", source, Path | str | None))
     source = str(source) if source is not None else None if isinstance(fleet, Fleet) else str(fleet)
+    minimize = folded_choice(minimize, ("nodes",))  # in any case, as --minimize Nodes
     fleet, planner = _fleet_and_planner(
         fleet, weights=weights, workers=workers, memory=memory, margin=margin, catalog=catalog, progress=progress,
         estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,
@@ -554,7 +559,8 @@ def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, wo
                 ("progress", progress, Callable | None), ("widen", widen, bool))
     check_margin(margin, option_names)
     check_choice("minimize", minimize, (None, "nodes"))
-    check_choice("estimate", estimate, get_args(EstimateMode))
+    estimate = chosen("estimate", estimate, get_args(EstimateMode))
+    token_budget = folded_choice(token_budget, get_args(TokenBudgetMode))  # a mode (a cap is one job's)
     check_token_budget(token_budget, estimate, option_names)
     check_counts((option_names.named("workers"), workers, MAX_WORKERS))
     check_time_limit(time_limit_s)
@@ -1015,6 +1021,7 @@ def estimate_memory(
         raise QueryError("sp must be a whole number, got None: the memory estimate is of one setting, its SP given "
                          "(1 for none); plan(..., sp=None) picks the SP")
     max_model_len = asked_tokens(max_model_len)  # "64k" as plan's
+    max_token_len_per_gpu = asked_tokens(max_token_len_per_gpu)  # "16k" as solve memory --token-budget 16k
     check_types(("gpus", gpus, int), ("max_model_len", max_model_len, int), ("sp", sp, int), ("env", env, bool),
                 ("offload", offload, bool), ("node_gpus", node_gpus, int | None), ("catalog", catalog, Catalog | None),
                 ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", max_token_len_per_gpu, int | None),
@@ -1119,6 +1126,7 @@ def memory_answer(
     check_types(("memory", memory, MemoryModel | Path | str | None), ("catalog", catalog, Catalog | None))
     critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
     max_model_len = asked_tokens(max_model_len)  # "64k" as plan's
+    max_token_len_per_gpu = asked_tokens(max_token_len_per_gpu)  # "16k" as --token-budget 16k
     loaded = load_memory_model(given_path("memory", memory)) if isinstance(memory, Path | str) else memory
     loaded = loaded if loaded is not None else load_memory_model()
     catalog = catalog if catalog is not None else load_catalog()
@@ -1197,7 +1205,7 @@ def map_plans(
     check_types(("model", model, str | list | tuple | None), ("weights", weights, Weights | Path | str | None),
                 ("catalog", catalog, Catalog | None),
                 ("gpus_up_to", gpus_up_to, int | None), ("budgets", budgets, list | tuple | None))
-    critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
+    critic, estimate, token_budget = run_choices(critic, estimate, token_budget)  # "Resident", "16k": as --critic
     # what every cell shares, refused once before any (each cell's query would refuse it alike)
     check_run_options(option_names, lora_rank=lora_rank, reference_model=reference_model, critic=critic, dpo=dpo,
                       estimate=estimate, trinity_version=trinity_version, token_budget=token_budget,
@@ -1218,7 +1226,7 @@ def map_plans(
     catalog = catalog if catalog is not None else load_catalog()
     for named in [*names, None]:  # the models first, then the GPU type, as `plan` checks them
         _check_named(catalog, named, gpu if named is None else None, "gpus_up_to", gpu_lists=True)
-    check_choice("by", by, ("model", "len"))
+    by = chosen("by", by, ("model", "len"))  # in any case, as --by Len
     check_counts((option_names.gpus_up_to, gpus_up_to, MAX_ESTIMATED_GPUS),
                  *((option_names.budgets, budget, MAX_ESTIMATED_GPUS) for budget in budgets or ()))
     mapped = list(dict.fromkeys(catalog.model(name).name for name in names))
@@ -1444,7 +1452,8 @@ def config_query(
                          "--from-config refuses --dpo)")
     # rollout GPUs given beside the config's DPO, refused as beside dpo=True (--dpo)
     check_dpo_rollout(config.dpo, rollout_gpus, option_names, None if dpo else CONFIG_DPO_SOURCE)
-    critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
+    critic, estimate, token_budget = run_choices(critic, estimate, token_budget)  # "Resident", "16k": as --critic
+    objective = folded_choice(objective, get_args(Objective))  # "Max_Len", for make_query to judge
     check_choice(option_names.named("critic"), critic, (None, *CRITIC_CHOICES))
     from_config = budget_gpus is None and total_gpus is None and config.trainer_gpus is not None
     own_rollout = rollout_gpus is None and bool(config.rollout_gpus) and (

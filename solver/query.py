@@ -9,7 +9,7 @@ from collections.abc import Callable, Collection, Sequence
 from enum import Enum
 from functools import partial
 from math import ceil
-from typing import Literal, NamedTuple, get_args
+from typing import Any, Literal, NamedTuple, get_args
 
 from pydantic import Field, PositiveInt, model_validator
 
@@ -70,6 +70,7 @@ from solver.tables import (
     brief,
     check_choice,
     check_types,
+    chosen,
     counted,
     counted_batch_divisor,
     counted_critic,
@@ -1151,7 +1152,7 @@ def make_query(
     (`Query.critic`; ``"none"``, as ``--critic none``, and None: none). `dpo` plans a DPO run (`Query.dpo`), which
     counts no critic and, without LoRA, a reference model (`check_dpo`).
     """
-    critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
+    critic, estimate, token_budget = run_choices(critic, estimate, token_budget)  # "Resident", "16k": as --critic
     max_model_len = asked_tokens(max_model_len)  # "64k", as a Job's and a cluster file's: `asked_tokens`
     check_run_options(option_names, lora_rank=lora_rank, reference_model=reference_model, critic=critic, dpo=dpo,
                       estimate=estimate, trinity_version=trinity_version, token_budget=token_budget,
@@ -1170,7 +1171,7 @@ def make_query(
                 ("exact_source", exact_source, str),
                 ("rollout_gpus", rollout_gpus, int | None), ("total_gpus", total_gpus, int | None),
                 ("train_batch_source", train_batch_source, str))
-    check_choice("objective", objective, get_args(Objective))
+    objective = chosen("objective", objective, get_args(Objective))  # "Max_Len": as --maximize Len
     release = trinity_release("trinity_version", trinity_version)
     check_seed(seed)
     resolved = catalog.model(model)
@@ -1210,6 +1211,21 @@ def make_query(
                  batch_divisor=counted_batch_divisor(trinity_version),
                  reference_model=reference_model, lora_rank=lora_rank, lora_targets=targets,
                  critic=counted_critic(critic), dpo=dpo, option_names=option_names)
+
+
+def run_choices(critic: Any, estimate: Any, token_budget: Any) -> tuple[Any, Any, Any]:
+    """`critic`, `estimate` and `token_budget` as the command reads its choices, in any case (``"Resident"``,
+    ``"Never"``: `folded_choice`), the token budget as `asked_token_budget`; any other value as it is, for
+    `check_run_options` to judge."""
+    return (folded_choice(critic, CRITIC_CHOICES), folded_choice(estimate, get_args(EstimateMode)),
+            asked_token_budget(token_budget))
+
+
+def asked_token_budget(token_budget: Any) -> Any:
+    """A token budget as ``--token-budget`` reads it: a mode in any case (``"Auto"``), or a cap in thousands of 1024
+    (``"16k"``: 16384, as ``max_model_len="16k"`` is read, `asked_tokens`); any other value as it is, for
+    `check_token_budget` to judge."""
+    return folded_choice(asked_tokens(token_budget), get_args(TokenBudgetMode))
 
 
 def check_run_options(option_names: OptionNames, *, lora_rank: int, reference_model: bool | None,

@@ -39,7 +39,7 @@ import solver.solve as solve_module
 from solver.api import answer_query, config_query, fragment_engines, fragment_layout, with_config_verdicts
 from solver.explain import _Prober
 from solver.query import MAX_SEED
-from solver.render import answers_view, memory_model_yaml
+from solver.render import answers_view, json_schema, memory_model_yaml
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS
 from solver.tables import (
     MAX_GPUS,
@@ -53,6 +53,7 @@ from solver.tables import (
 )
 from solver.trinity import (
     TrinityConfig,
+    check_trinity_config,
     load_config_mapping,
     patch_trinity_config,
     read_trinity_config,
@@ -1958,3 +1959,43 @@ def test_trinity_05_carries_the_trainers_own_sp_and_fills_the_unset_budget_at_it
     (answer,) = with_config_verdicts(answer_query(query, CATALOG), query, CATALOG, older, text, "t.yaml", {}, "0.5")
     assert (answer.current.sp, answer.current.trains, answer.current.config_problem_codes) == (
         4, True, ("role-sp-differs", "token-budget-above-verdict"))
+
+
+def test_every_choice_of_the_api_is_taken_in_any_case_as_the_command_takes_its_choices():
+    # The command folds every option's choices (--by Len, --minimize Nodes, --gpu-interconnect PCIe); the API folded
+    # critic= alone, and refused objective="Max_Len", estimate="Never", token_budget="Auto", by="Len", ... (apifold87).
+    query = solver.make_query(CATALOG, model="8B", gpu="h100", objective="Max_Len", estimate="Only",  # type: ignore
+                              token_budget="Auto", critic="Resident", budget_gpus=4)
+    assert (query.objective, query.estimate, query.token_budget, query.critic) == ("max_len", "only", "auto",
+                                                                                   "resident")
+    configured = config_query(CATALOG, CONFIG, gpu="h20", objective="Min_Gpus", estimate="Never")  # type: ignore
+    assert (configured.objective, configured.estimate, configured.exact) == ("min_gpus", "never", False)
+    conflict = 'token_budget="auto" lowers the token budget of estimated plans, which estimate="never" turns off'
+    with pytest.raises(QueryError, match=f"^{re.escape(conflict)}"):  # both read, not "estimate must be one of"
+        solver.place(FLEET, minimize="Nodes", estimate="Never", token_budget="Auto")  # type: ignore[arg-type]
+    with pytest.raises(QueryError, match=f"^{re.escape(conflict)}"):
+        solver.map_plans("8B", gpu="h100", estimate="NEVER", token_budget="Auto")  # type: ignore[arg-type]
+    with pytest.raises(QueryError, match=r"^by=\"len\" maps one model"):  # read as "len", before any solve
+        solver.map_plans(["8B", "4B"], gpu="h100", by="Len")  # type: ignore[arg-type]
+    assert solver.described_gpu_type("mine", 48, interconnect="PCIe").interconnect == "pcie"  # type: ignore
+    assert json.loads(json_schema("Memory"))["title"] == "solve memory --json"
+    mapping, model = load_config_mapping(CONFIG_TEXT, "trinity.yaml"), CATALOG.model(CONFIG.model)
+    folded = check_trinity_config(mapping, model, 8, experts="Separate", batch_divisor="GPUs")  # type: ignore
+    assert folded == check_trinity_config(mapping, model, 8, experts="separate", batch_divisor="gpus")
+    with pytest.raises(QueryError, match=r"^experts must be one of fused, separate, either, got 'split'$"):
+        check_trinity_config(mapping, model, 8, experts="split")  # type: ignore[arg-type]  # was taken, as fused
+
+
+def test_a_token_budget_is_taken_in_thousands_as_the_command_s_token_budget_and_a_length_are():
+    # max_model_len="16k" was read where token_budget="16k" and max_token_len_per_gpu="16k" were refused, and
+    # --token-budget 16k (solve, solve map, solve memory) takes them (apifold87): one reading of thousands for all.
+    assert solver.make_query(CATALOG, model="8B", gpu="h100", max_model_len="16k",  # type: ignore[arg-type]
+                             token_budget="16k", budget_gpus=4).token_budget_cap == 16384  # type: ignore[arg-type]
+    memory = solver.memory_answer("8B", "h100", 4, "16k", sp=2, max_token_len_per_gpu="16k")  # type: ignore
+    assert memory.max_token_len_per_gpu == 16384
+    assert memory == solver.memory_answer("8B", "h100", 4, 16384, sp=2, max_token_len_per_gpu=16384)
+    with pytest.raises(QueryError, match=r"^token_budget=16384: dpo=True runs with dynamic batch sizes off"):
+        solver.plan("8B", gpu="h100", max_model_len=8192, dpo=True, token_budget="16k")  # type: ignore[arg-type]
+    with pytest.raises(QueryError, match=r"^max_token_len_per_gpu must be a whole number or None, got '16384' "
+                                         r"\(a str: pass 16384\)$"):  # a number in quotes, as max_model_len's
+        solver.estimate_memory("8B", "h100", 4, 16384, sp=2, max_token_len_per_gpu="16384")  # type: ignore

@@ -9,6 +9,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pydantic
 import pytest
 from test_phi3rope_s78 import LACKS_06, YARN, _phimoe, _problems
 from test_smallslips24_s77 import Cli
@@ -167,3 +168,23 @@ def test_a_job_and_plan_read_a_length_alike_and_refuse_one_in_the_same_words():
     with pytest.raises(solver.QueryError) as placed:
         solver.place(changed)
     assert str(placed.value) == f"fleet: job {fleet.jobs[0].name}, max_model_len: " + words.format("")
+
+
+def test_a_job_built_in_python_is_refused_a_length_in_the_words_a_cluster_file_s_is(tmp_path: Path):
+    # Job(max_model_len="abc") said pydantic's "Input should be a valid integer" where load_fleet (and place) name the
+    # forms a length takes (apifold87): the model's own validator says them, in the words plan's refusal has.
+    words = "must be a whole number, got 'abc' (tokens, or thousands of 1024: 32768 or 32k)"
+    with pytest.raises(pydantic.ValidationError) as built:
+        solver.Job(name="j", model="4B", max_model_len="abc")  # type: ignore[arg-type]
+    assert [(error["msg"], error["type"]) for error in built.value.errors()] == [(words, "int_type")]
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text((ROOT / "docs" / "examples" / "fleet.yaml").read_text(encoding="utf-8").replace(
+        "max_model_len: 32768", "max_model_len: abc", 1), encoding="utf-8")
+    with pytest.raises(solver.TableError) as loaded:
+        solver.load_fleet(fleet)
+    assert str(loaded.value) == f"{fleet}: job math-4b, max_model_len: {words}"
+    # a range's ends alike; a number in quotes, in Python, is told the number to pass, as plan(max_model_len=) is
+    with pytest.raises(pydantic.ValidationError) as ranged:
+        solver.Job(name="j", model="4B", max_model_len={"at_least": "32768"})  # type: ignore[arg-type]
+    quoted = "must be a whole number, got '32768' (a str: pass 32768)"
+    assert [error["msg"] for error in ranged.value.errors()] == [quoted]

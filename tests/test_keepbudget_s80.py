@@ -172,8 +172,8 @@ def test_a_bad_token_budget_is_one_line(cli: Cli, given: str, error: str) -> Non
     (0, "token_budget must be a whole number from 1 to 16777216, got 0"),
     (True, ("token_budget takes default, auto or the most tokens per GPU (a whole number from 1 to 16777216), got "
             "True")),
-    ("32k", ("token_budget takes default, auto or the most tokens per GPU (a whole number from 1 to 16777216), got "
-             "'32k'")),
+    ("32kb", ("token_budget takes default, auto or the most tokens per GPU (a whole number from 1 to 16777216), got "
+              "'32kb'")),  # 32k is read, as --token-budget 32k
 ])
 def test_the_api_refuses_a_bad_token_budget(given: object, error: str) -> None:
     with pytest.raises(QueryError) as raised:

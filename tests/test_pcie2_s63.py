@@ -216,7 +216,7 @@ def test_described_gpu_type_takes_an_interconnect_with_its_source():
 
 
 @pytest.mark.parametrize(("keywords", "error"), [
-    ({"interconnect": "PCIe"}, "interconnect must be one of nvlink, infinity-fabric, pcie, got 'PCIe'"),
+    ({"interconnect": "ethernet"}, "interconnect must be one of nvlink, infinity-fabric, pcie, got 'ethernet'"),
     ({"interconnect": 3}, "interconnect must be a str or None, got 3"),
     ({"interconnect": "pcie", "interconnect_source": "a\nb"}, "interconnect_source must be printable text, got 'a\\nb'"),
 ])

@@ -10,7 +10,7 @@ from pydantic import TypeAdapter
 
 from solver.memory import MemoryAnswer
 from solver.results import Answer, Calibration, ClusterResult, GpuMap, PurchaseResult
-from solver.tables import check_choice
+from solver.tables import chosen
 
 JSON_SCHEMA_TYPES: dict[str, Any] = {"solve": list[Answer], "cluster": ClusterResult, "cluster-buy": PurchaseResult,
                                      "memory": MemoryAnswer, "map": list[GpuMap], "calibrate": Calibration}
@@ -24,8 +24,8 @@ def json_schema(command: str) -> str:
     with --buy ``"cluster-buy"``), ``solve memory`` (``"memory"``), ``solve map`` (``"map"``) or ``solve calibrate``
     (``"calibrate"``) prints with --json, as text: pydantic's schema of its result type (`JSON_SCHEMA_TYPES`) for
     serialization, with the fields' descriptions (docs/schema/ holds them, as tests/shown_output.py writes them);
-    `QueryError` naming those six for another `command`."""
-    check_choice("command", command, tuple(JSON_SCHEMA_TYPES))
+    `QueryError` naming those six for another `command` (in any case: `chosen`)."""
+    command = chosen("command", command, tuple(JSON_SCHEMA_TYPES))  # "Solve" too, as every choice of the API
     schema = TypeAdapter(JSON_SCHEMA_TYPES[command]).json_schema(mode="serialization")
     heading = {"$schema": "https://json-schema.org/draft/2020-12/schema",
                "title": f"solve{'' if command == 'solve' else ' ' + command.replace('-', ' --')} --json"}

@@ -729,6 +729,15 @@ def folded_choice(value: Any, accepted: Iterable[object]) -> Any:
                  if isinstance(choice, str) and choice.casefold() == value.casefold()), value)
 
 
+def chosen(name: str, value: Any, accepted: tuple[object, ...]) -> Any:
+    """The choice of `accepted` that `value` names, in any case, as the command takes an option's choices
+    (`folded_choice`: ``objective="Max_Len"`` is ``"max_len"``); `QueryError` naming `name` where it names none
+    (`check_choice`)."""
+    value = folded_choice(value, accepted)
+    check_choice(name, value, accepted)
+    return value
+
+
 def check_choice(name: str, value: object, accepted: tuple[object, ...]) -> None:
     """`QueryError` unless `value` is one of `accepted` (and of its type: ``0.5`` is not ``"0.5"``; an array,
     whose ``==`` answers elementwise, is none of them), naming a non-str value that reads as a str choice."""

@@ -31,7 +31,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import CoreSchema
+from pydantic_core import CoreSchema, PydanticCustomError
 
 from solver.tables.bounds import (
     DRIVER_SHARE,
@@ -46,6 +46,7 @@ from solver.tables.bounds import (
     HeldExperts,
     InterconnectName,
     TrinityVersion,
+    folded_choice,
     interconnect_meant,
     mib_as_gb_hint,
 )
@@ -72,6 +73,7 @@ from solver.tables.text import (
     guessed_name,
     normalise,
     require_printable,
+    type_problem,
     yaml_brief,
 )
 
@@ -80,7 +82,19 @@ Count = Annotated[int, Strict(), Gt(0)]
 Tokens = Annotated[int, Strict(), Gt(0), Le(MAX_TOKENS)]
 
 
-AskedTokens = Annotated[Tokens, BeforeValidator(asked_tokens)]
+def _asked_length(value: Any) -> Any:
+    """A length as `asked_tokens` reads it (``32k``: 32768); else pydantic's ``int_type`` error in the words
+    `solver.plan` refuses its ``max_model_len`` in (`type_problem`: ``must be a whole number, got 'abc' (tokens, or
+    thousands of 1024: 32768 or 32k)``), for a `Job` built in Python, where a cluster file's reader words that error
+    itself, with a file's hints (a number in quotes)."""
+    read = asked_tokens(value)
+    problem = type_problem("max_model_len", read, int)
+    if problem is not None:
+        raise PydanticCustomError("int_type", "{problem}", {"problem": problem})
+    return read
+
+
+AskedTokens = Annotated[Tokens, BeforeValidator(_asked_length)]
 """A length a user asks for in a file: a whole number of tokens, or thousands of 1024 (``32k``)."""
 GpuCount = Annotated[int, Strict(), Gt(0), Le(MAX_GPUS)]
 Billions = Annotated[float, Strict(), Gt(0)]
@@ -1030,6 +1044,7 @@ def described_gpu_type(name: str, memory_gb: int | None = None, memory_mib: int 
                 ("interconnect_source", interconnect_source, str | None))
     if not source or not source.isprintable():  # as GpuType's own check, but one line
         raise QueryError(f"source must be printable text, got {brief(source)}")
+    interconnect = folded_choice(interconnect, INTERCONNECTS)  # "PCIe": as --gpu-interconnect takes it
     if interconnect is not None and interconnect not in INTERCONNECTS:
         meant = interconnect_meant(interconnect)
         raise QueryError(f"interconnect must be one of {', '.join(INTERCONNECTS)}, got {brief(interconnect)}"

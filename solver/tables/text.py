@@ -694,16 +694,25 @@ def check_types(*values: tuple[str, object, Any]) -> None:
     for LoRA targets given as a list, the names joined (`names_joined_hint`); for job names given as one str, the list
     (`names_listed_hint`); for a file's path where what it holds is asked, how to load it (`path_given_hint`)."""
     for name, value, kind in values:
-        kinds = get_args(kind) or (kind,)
-        if not any(_is_kind(value, one) for one in kinds):
-            words = [word for one in kinds for word in _KIND_WORDS.get(one, (_with_article(one.__name__),))]
-            accepted = either(words)
-            hint = (_whole_number_hint(name, value) if int in kinds and float not in kinds
-                    else HOST_RAM_AS_NUMBER if name == "host_ram_gb" and isinstance(value, str)
-                    else FLEET_AS_MAPPING if name == "fleet" and isinstance(value, Mapping)
-                    else names_joined_hint(value) if name == "lora_targets"
-                    else names_listed_hint(value) if name == "required" else path_given_hint(name, value))
-            raise QueryError(f"{name} must be {accepted}, got {shown_value(value, kinds)}{hint}")
+        problem = type_problem(name, value, kind)
+        if problem is not None:
+            raise QueryError(f"{name} {problem}")
+
+
+def type_problem(name: str, value: object, kind: Any) -> str | None:
+    """What `check_types` says of `value`, given as `name`, where it is not of `kind`, after the name: ``must be a
+    whole number, got 'abc' (tokens, or thousands of 1024: 32768 or 32k)``, as a pydantic model's own validator says
+    it too (`solver.tables.schema.AskedTokens`); None where it is of `kind`."""
+    kinds = get_args(kind) or (kind,)
+    if any(_is_kind(value, one) for one in kinds):
+        return None
+    accepted = either([word for one in kinds for word in _KIND_WORDS.get(one, (_with_article(one.__name__),))])
+    hint = (_whole_number_hint(name, value) if int in kinds and float not in kinds
+            else HOST_RAM_AS_NUMBER if name == "host_ram_gb" and isinstance(value, str)
+            else FLEET_AS_MAPPING if name == "fleet" and isinstance(value, Mapping)
+            else names_joined_hint(value) if name == "lora_targets"
+            else names_listed_hint(value) if name == "required" else path_given_hint(name, value))
+    return f"must be {accepted}, got {shown_value(value, kinds)}{hint}"
 
 
 def names_listed_hint(value: object) -> str:

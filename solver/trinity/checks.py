@@ -8,7 +8,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, get_args
 
 from solver.memory import rollout_sizes
 from solver.query import (
@@ -64,6 +64,7 @@ from solver.tables import (
     and_joined,
     asked_tokens,
     check_types,
+    chosen,
     counted_batch_divisor,
     either,
     it_or_them,
@@ -2706,6 +2707,8 @@ def trinity_config_problems(
                 ("option_names", option_names, OptionNames))
     check_environ(environ)
     check_trinity_version("version", version, counts_taken=True)
+    experts = chosen("experts", experts, get_args(ExpertLayout))  # in any case, as every choice of the API
+    batch_divisor = chosen("batch_divisor", batch_divisor, (None, *get_args(BatchDivisor)))
     divisor = batch_divisor if batch_divisor is not None else counted_batch_divisor(version)
     return _checked(mapping, model, trainer_gpus, environ or {}, version, strategy_noted,
                     TrainBatch(train_batch_size, train_batch_source, divisor), max_model_len, option_names,
