@@ -2237,16 +2237,17 @@ def _check_critic_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sps: tupl
         refused = set(in_rows) == set(releases) and ("0.6" not in releases or on_08_fails)
         source = (f"{dotted(DEPRECATED_MICRO_BATCH_SIZES[2])} {shown_number(whole)} over them" if whole is not None
                   else f"{dotted(CRITIC_MICRO_BATCH_SIZES[0])} {written}{'' if size is not None else ' (unset: 1)'}")
-        unsized = refused and "0.6" in releases and not engine_splits
-        where = _legacy_assert_words(in_rows)
+        where, on_08 = _legacy_assert_words(in_rows), ""
         if (CRITIC_ENGINE_MICRO_BATCH_SIZES[0], legacy) in engine_splits and engine_ranks == ranks:
             # the same micro-batch splits the same rows on both lines: one line says both
             engine_splits.remove((CRITIC_ENGINE_MICRO_BATCH_SIZES[0], legacy))
             where += f", and 0.6 on verl 0.8 or later at the critic's first update ({ENGINE_MINI_BATCH_ASSERT_LINES})"
             source += f"; on verl 0.8 or later {dotted(CRITIC_ENGINE_MICRO_BATCH_SIZES[0])} {legacy}"
+        elif refused and "0.6" in releases:  # verl 0.8 or later fails it too, as another line says
+            on_08 = (f"; {_ENGINE_UNSIZED_WORDS if not engine_splits else _ENGINE_SPLITS_WORDS}, so the config runs "
+                     "on no verl")
         checks.add(ConfigProblemCode.MINI_BATCH_SPLIT_REFUSED if refused else ConfigProblemCode.MINI_BATCH_SPLIT,
-                   _mini_batch_words(_CRITIC_UPDATE, where, legacy, source, batch, mini, layout)
-                   + (f"; {_ENGINE_UNSIZED_WORDS}, so the config runs on no verl" if unsized else ""))
+                   _mini_batch_words(_CRITIC_UPDATE, where, legacy, source, batch, mini, layout) + on_08)
     for path, engine_size in engine_splits:
         role = _CRITIC_UPDATE if path == CRITIC_ENGINE_MICRO_BATCH_SIZES[0] else _CRITIC_FORWARD
         checks.add(ConfigProblemCode.MINI_BATCH_SPLIT, _mini_batch_words(
@@ -2357,8 +2358,10 @@ def _fails_on_every_verl(checks: _ConfigChecks, path: Path, paths: Iterable[tupl
 
 
 _ENGINE_UNSIZED_WORDS = "on verl 0.8 or later the critic's engine has no micro-batch size to cut its passes by (below)"
+_ENGINE_SPLITS_WORDS = "on verl 0.8 or later its engine's micro-batch fails the critic too (below)"
 """What a line on a failure before verl 0.8 says of the critic's engine left without its sizes
-(`_critic_engine_unsized`), which fails the critic on verl 0.8 or later too."""
+(`_critic_engine_unsized`), which fails the critic on verl 0.8 or later too; `_ENGINE_SPLITS_WORDS` of one whose size
+does not divide its rows (`_check_critic_mini_batch`)."""
 
 
 def _null_micro_batch_words(version: TrinityVersion | None) -> str:
