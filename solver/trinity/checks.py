@@ -2274,14 +2274,11 @@ def _check_forward_micro_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int
     last micro-batch short (verl 0.7.1 ``workers/actor/dp_actor.py:470``). Not judged, as the assertion cannot fire
     there: the actor's recompute of the old log-probs, with the rollout's size, which Trinity 0.6.0 runs only with
     ``algorithm.bypass_old_logprobs`` false (``trainer/verl/trainer.py:517``; true by default,
-    ``common/config.py:657``), a key rft-solver does not read; and a trained critic's value forward and update: Trinity
-    0.6.0 builds the critic's engine from ``critic.fsdp`` (``trainer/verl/trainer.py:363-371``,
-    ``_build_fsdp_engine_config``, ``trainer/verl/config.py:499``; ``engine = self.fsdp``,
-    ``workers/config/critic.py:213`` in verl 0.8.0, ``:217`` in 0.9.0, ``:215`` in 0.9.1), whose micro-batch sizes
-    it never fills from the critic's ``ppo_micro_batch_size_per_gpu`` or ``forward_micro_batch_size_per_gpu``
-    (``micro_batch_size_per_gpu``, ``infer_micro_batch_size_per_gpu``: None, ``workers/config/engine.py:105``,
-    ``:108`` in 0.8.0), so no size of the critic's reaches the assertion; before verl 0.8 its value forward splits
-    as the actor's does (verl 0.7.1 ``workers/critic/dp_critic.py:171``)."""
+    ``common/config.py:657``), a key rft-solver does not read. A trained critic's value forward and update are
+    `_check_critic_mini_batch`'s: Trinity 0.6.0 builds the critic's engine from ``critic.fsdp``
+    (``trainer/verl/trainer.py:363-371``; ``engine = self.fsdp``, ``workers/config/critic.py:213`` in verl 0.8.0,
+    ``:217`` in 0.9.0, ``:215`` in 0.9.1) and cuts them by its own sizes (`CRITIC_ENGINE_MICRO_BATCH_SIZES`), none
+    of the critic's."""
     ranks = trainer_gpus // sp if sp >= 1 else 0
     if (version == "0.5" or batch.size is None or ranks < 1 or batch.size % ranks != 0
             or not turned_off(checks.flag(DYNAMIC_BATCH_KEYS[0]))
@@ -2358,10 +2355,10 @@ def _fails_on_every_verl(checks: _ConfigChecks, path: Path, paths: Iterable[tupl
 
 
 _ENGINE_UNSIZED_WORDS = "on verl 0.8 or later the critic's engine has no micro-batch size to cut its passes by (below)"
-_ENGINE_SPLITS_WORDS = "on verl 0.8 or later its engine's micro-batch fails the critic too (below)"
 """What a line on a failure before verl 0.8 says of the critic's engine left without its sizes
-(`_critic_engine_unsized`), which fails the critic on verl 0.8 or later too; `_ENGINE_SPLITS_WORDS` of one whose size
-does not divide its rows (`_check_critic_mini_batch`)."""
+(`_critic_engine_unsized`), which fails the critic on verl 0.8 or later too."""
+_ENGINE_SPLITS_WORDS = "on verl 0.8 or later its engine's micro-batch fails the critic too (below)"
+"""`_ENGINE_UNSIZED_WORDS` of an engine size that does not divide its rows (`_check_critic_mini_batch`)."""
 
 
 def _null_micro_batch_words(version: TrinityVersion | None) -> str:
