@@ -4,7 +4,9 @@ divides both by the data-parallel ranks as it starts and fails on the unset one 
 batch sizes on or off; Trinity 0.6 on verl 0.8 or later gives it 1. The critic's forward size per GPU left unset with
 dynamic batch sizes off fails verl 0.7's first value forward for any model, not only a padded one. DPO with dynamic
 batch sizes off on verl 0.8 or later: Trinity doubles no size, and its loss pairs each micro-batch's rows, so an odd
-actor size splits the pairs (``dpo-pair-split``, a line that refuses nothing: the run is not DPO, but runs)."""
+actor size splits the pairs (``dpo-pair-split``, a line that refuses nothing: the run is not DPO, but runs). Session
+87 (critic87): Trinity 0.6 on verl 0.8 or later cuts a trained critic's passes by its engine's sizes
+(``critic.fsdp``) alone, failing where they are unset; the critic's micro-batch against its rows on each verl line."""
 
 from __future__ import annotations
 
