@@ -156,6 +156,18 @@ false``), its token budgets then unread (``dp_actor.py:114`` in Trinity 0.5.0)."
 CRITIC_MICRO_BATCH_SIZES = (("trainer", "trainer_config", "critic", "ppo_micro_batch_size_per_gpu"),
                             ("trainer", "trainer_config", "critic", "forward_micro_batch_size_per_gpu"))
 """The critic's alike (`ROLE_MICRO_BATCH_SIZES`): its training's, and its value forward's."""
+CRITIC_ENGINE_MICRO_BATCH_SIZES = (("trainer", "trainer_config", "critic", "fsdp", "micro_batch_size_per_gpu"),
+                                   ("trainer", "trainer_config", "critic", "fsdp", "infer_micro_batch_size_per_gpu"))
+"""The micro-batch sizes per GPU of the critic's FSDP engine, its update's and its value forward's, which Trinity 0.6 on
+verl 0.8 or later cuts the critic's passes by with dynamic batch sizes off: Trinity builds the engine from
+``critic.fsdp`` (``trainer/verl/trainer.py:363-371``, ``_build_fsdp_engine_config``, ``trainer/verl/config.py:499``
+in 0.6.0) and copies neither of the critic's own sizes (`CRITIC_MICRO_BATCH_SIZES`) into it, so unset they stay none
+(``EngineConfig``, ``workers/config/engine.py:105``, ``:108`` in verl 0.8.0 and 0.9.0, ``:103``, ``:106`` in 0.9.1;
+verl's own trainer copies none either, ``trainer/ppo/ray_trainer.py:812-814``), and the critic's first value forward
+fails on ``force_group_size * None`` (``prepare_micro_batches``, ``workers/engine/utils.py:91`` in 0.8.0, ``:125`` in
+0.9.0 and 0.9.1). The config's ``critic.fsdp`` is deep-merged over the engine (no ``FROZEN_KEYS``), so these keys set
+them. Trinity 0.5's typed ``Critic`` refuses the section; 0.6.0 on verl before 0.8 drops it. Read from the code, not
+run."""
 CRITIC_REMOVE_PADDING_KEY = ("trainer", "trainer_config", "critic", "model", "use_remove_padding")
 """The critic's own remove padding, which Trinity 0.5 reads (``CriticModel``, true by default,
 ``common/verl_config.py:248`` in 0.5.0; its worker, ``trainer/verl/fsdp_workers.py:1318``) and 0.6 sets to the

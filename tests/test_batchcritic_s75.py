@@ -4,7 +4,9 @@ divides both by the data-parallel ranks as it starts and fails on the unset one 
 batch sizes on or off; Trinity 0.6 on verl 0.8 or later gives it 1. The critic's forward size per GPU left unset with
 dynamic batch sizes off fails verl 0.7's first value forward for any model, not only a padded one. DPO with dynamic
 batch sizes off on verl 0.8 or later: Trinity doubles no size, and its loss pairs each micro-batch's rows, so an odd
-actor size splits the pairs (``dpo-pair-split``, a line that refuses nothing: the run is not DPO, but runs)."""
+actor size splits the pairs (``dpo-pair-split``, a line that refuses nothing: the run is not DPO, but runs). Session
+87 (critic87): Trinity 0.6 on verl 0.8 or later cuts a trained critic's passes by its engine's sizes
+(``critic.fsdp``) alone, failing where they are unset; the critic's micro-batch against its rows on each verl line."""
 
 from __future__ import annotations
 
@@ -30,12 +32,17 @@ FAILS = {
 }
 """By release asked for: the code of the line on a critic's whole-batch size without its forward's, whose worker
 fails, and what it says on verl 0.8 or later."""
+ENGINE = {"fsdp": {"micro_batch_size_per_gpu": 1, "infer_micro_batch_size_per_gpu": 1}}
+"""The critic's engine's sizes, which Trinity 0.6 on verl 0.8 or later cuts its passes by (critic87: unset, it fails)."""
+ENGINE_SIZES = [f"{CRITIC}.fsdp.micro_batch_size_per_gpu", f"{CRITIC}.fsdp.infer_micro_batch_size_per_gpu"]
 
 
 def _problems(config: dict[str, Any], version: str | None = None, prefix: tuple[str, ...] = ("micro-batch", "dpo"),
-              ) -> list[tuple[str, str]]:
-    """(code, words) of `config`'s problems for Qwen3-8B on 8 trainer GPUs whose code starts with one of `prefix`."""
-    found = trinity_config_problems(config, CATALOG.model("8B"), 8, version=version)  # type: ignore[arg-type]
+              batch: int | None = None) -> list[tuple[str, str]]:
+    """(code, words) of `config`'s problems for Qwen3-8B on 8 trainer GPUs (a train `batch`, where given) whose code
+    starts with one of `prefix`."""
+    found = trinity_config_problems(config, CATALOG.model("8B"), 8, version=version,  # type: ignore[arg-type]
+                                    train_batch_size=batch)
     return [(problem.code.value, problem.words) for problem in found if problem.code.value.startswith(prefix)]
 
 
@@ -63,7 +70,7 @@ def _dpo(size: Any = 1, **trainer: Any) -> dict[str, Any]:
 def test_a_critics_whole_batch_size_without_its_forwards_fails_as_the_critic_starts(version: str | None,
                                                                                     dynamic: bool):
     code, who, on_08 = FAILS[version]
-    critic = {"ppo_micro_batch_size": 8, "forward_micro_batch_size_per_gpu": 1}
+    critic = {"ppo_micro_batch_size": 8, "forward_micro_batch_size_per_gpu": 1, **ENGINE}
     assert _problems(_ppo(critic, use_dynamic_bsz=dynamic), version, ("micro-batch-unset",)) == [(code, (
         f"{FORWARD_WHOLE} is not set beside {WHOLE} 8: {who} divides both by the data-parallel ranks as it starts and "
         f"fails on the one without a value (None //= ranks, a TypeError){on_08}: add {FORWARD_WHOLE} (verl's own "
@@ -75,7 +82,7 @@ def test_a_critics_whole_batch_size_without_its_forwards_fails_as_the_critic_sta
     # set, the worker divides both; no whole-batch size, it divides neither; no critic trained, nothing read
     assert _problems(_ppo({**critic, "forward_micro_batch_size": 8}, use_dynamic_bsz=dynamic), version,
                      ("micro-batch-unset",)) == []
-    assert _problems(_ppo({"forward_micro_batch_size_per_gpu": 1}, use_dynamic_bsz=dynamic), version) == []
+    assert _problems(_ppo({"forward_micro_batch_size_per_gpu": 1, **ENGINE}, use_dynamic_bsz=dynamic), version) == []
     grpo = _ppo(critic, use_dynamic_bsz=dynamic)
     grpo["algorithm"]["algorithm_type"] = "grpo"
     assert _problems(grpo, version) == []
@@ -89,19 +96,20 @@ def test_a_critics_forward_size_unset_with_dynamic_batch_sizes_off_is_said_for_a
         version: str | None, code: str, gives: str):
     line = (code, (f"{FORWARD} is not set: {gives} the critic's value forward none, by which verl cannot split a "
                    "batch, so it fails: set it to 1, or turn dynamic batch sizes on"))
-    assert _problems(_ppo({}), version) == [line]
-    assert _problems(_ppo({"forward_micro_batch_size_per_gpu": None}), version) == [
+    # the critic's engine sized, as verl 0.8 or later needs (critic87)
+    assert _problems(_ppo({**ENGINE}), version) == [line]
+    assert _problems(_ppo({"forward_micro_batch_size_per_gpu": None, **ENGINE}), version) == [
         (line[0], line[1].replace("is not set", "is null"))]
-    assert _problems(_ppo({"forward_micro_batch_size_per_gpu": 1}), version) == []
+    assert _problems(_ppo({"forward_micro_batch_size_per_gpu": 1, **ENGINE}), version) == []
     # dynamic batch sizes on: verl's value forward splits by the token budget
     assert _problems(_ppo({}, use_dynamic_bsz=True), version) == []
     # the whole-batch sizes set: the worker replaces the forward's size per GPU, so only its own line
-    assert _problems(_ppo({"ppo_micro_batch_size": 8, "forward_micro_batch_size": 8}), version) == []
+    assert _problems(_ppo({"ppo_micro_batch_size": 8, "forward_micro_batch_size": 8, **ENGINE}), version) == []
 
 
 def test_a_critics_own_dynamic_batch_sizes_count_where_the_release_reads_them():
     # Trinity 0.5 takes the critic's own key over the trainer's; Trinity 0.6 gives it the trainer's, off
-    own_on = _ppo({"use_dynamic_bsz": True})
+    own_on = _ppo({"use_dynamic_bsz": True, **ENGINE})
     assert _problems(own_on, "0.5") == []
     assert [code for code, _ in _problems(own_on, "0.6")] == ["micro-batch-unset"]
     assert _problems(own_on) == []  # not off on every release: Trinity 0.5 runs it on
@@ -152,3 +160,85 @@ def test_check_exits_1_on_the_critics_missing_forward_size_with_trinity_0_5_alon
     path.write_text(yaml.safe_dump(_dpo(1)))
     code, out, err = cli("--from-config", str(path), "--gpu", "h100", "--check")
     assert (code, err, f"but: {ACTOR_SIZE} is 1 for DPO" in out) == (0, "", True)
+
+
+ENGINE_UNSET = ("Trinity 0.6 on verl 0.8 or later builds the critic's engine from trainer.trainer_config.critic.fsdp and "
+                "copies neither of the critic's own micro-batch sizes into it, so with dynamic batch sizes off verl cuts "
+                "the critic's passes by none and fails at its first {first} (force_group_size * None: "
+                "workers/engine/utils.py:91-93 in verl 0.8.0, :125-127 in 0.9.0 and 0.9.1): set {them} to 1, or turn "
+                "dynamic batch sizes on")
+
+
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+def test_a_critics_engine_left_without_sizes_fails_on_verl_0_8(version: str | None):
+    # critic87: Trinity 0.6 on verl 0.8 builds the critic's engine from critic.fsdp and never fills its sizes from the
+    # critic's own; with dynamic batch sizes off the first value forward multiplies by None. Trinity 0.5 reads the
+    # critic's own sizes (and refuses critic.fsdp), so no line there.
+    sized = {"ppo_micro_batch_size_per_gpu": 1, "forward_micro_batch_size_per_gpu": 1}
+    leave = "; Trinity 0.5 refuses trainer.trainer_config.critic.fsdp, so leave it out there" if version is None else ""
+    both = [("micro-batch-unset", f"{' and '.join(ENGINE_SIZES)} are not set: "
+             + ENGINE_UNSET.format(first="value forward", them="them") + leave)]
+    assert _problems(_ppo(sized), version) == ([] if version == "0.5" else both)
+    # the update's alone unset fails at the critic's first update; both set, none; dynamic batch sizes on, none
+    update_only = _ppo({**sized, "fsdp": {"infer_micro_batch_size_per_gpu": 1}})
+    assert _problems(update_only, version) == ([] if version == "0.5" else [("micro-batch-unset", (
+        f"{ENGINE_SIZES[0]} is not set: " + ENGINE_UNSET.format(first="update", them="it") + leave))])
+    assert _problems(_ppo({**sized, **ENGINE}), version) == []
+    assert _problems(_ppo(sized, use_dynamic_bsz=True), version) == []
+    # the critic's forward unset fails verl before 0.8: with the engine unsized too, no verl runs the config
+    forward_unset = _problems(_ppo({"ppo_micro_batch_size_per_gpu": 1}), version)
+    assert [code for code, _ in forward_unset] == (["micro-batch-unset-refused"] + ([] if version == "0.5" else
+                                                                                    ["micro-batch-unset"]))
+    assert forward_unset[0][1].endswith(("" if version == "0.5" else
+                                         "; on verl 0.8 or later the critic's engine has no micro-batch size to cut its "
+                                         "passes by (below), so the config runs on no verl")
+                                        + ": set it to 1, or turn dynamic batch sizes on")
+
+
+SPLIT = ("Dynamic batch sizes off in the critic's {role}: {where} that its micro-batch per GPU, 3 sequences ({source}), "
+         "divides {rows}, buffer.train_batch_size 64 over the {ranks} data-parallel ranks (trainer GPUs 8 / SP {sp}) = "
+         "{per_gpu}, which it does not: the trainer fails there; make buffer.train_batch_size a multiple of {times} "
+         "({ranks} ranks x 3; the nearest to 64: {nearest})")
+LEGACY = {None: "Trinity 0.5, and 0.6 on verl before 0.8, assert", "0.5": "Trinity 0.5 asserts",
+          "0.6": "Trinity 0.6 on verl before 0.8 asserts"}
+ENGINE_ASSERTS = ("Trinity 0.6 on verl 0.8 or later asserts at {first} (workers/engine/utils.py:91-93 in verl 0.8.0, "
+                  ":125-127 in 0.9.0 and 0.9.1)")
+
+
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+def test_a_critics_micro_batch_that_does_not_divide_its_rows_is_said_per_verl_line(version: str | None):
+    # critic87: before verl 0.8 the critic worker asserts as it starts that its micro-batch divides its mini-batch
+    # per GPU, the train batch over the ranks at the critic's own SP; on verl 0.8 its engine asserts its own sizes
+    own = f"{CRITIC}.ppo_micro_batch_size_per_gpu 3"
+    legacy = SPLIT.format(role="update", where=f"{LEGACY[version]} as the trainer starts", source=own,
+                          rows="its mini-batch per GPU", ranks=4, sp=2, per_gpu=16, times=12, nearest=60)
+    critic = {"ppo_micro_batch_size_per_gpu": 3, "forward_micro_batch_size_per_gpu": 1,
+              "ulysses_sequence_parallel_size": 2, **ENGINE}
+    # the engine's sizes of 1 divide every batch: only verl before 0.8 fails, so refused only with 0.5
+    assert _problems(_ppo(critic), version, ("mini-batch",), 64) == [
+        ("mini-batch-split-refused" if version == "0.5" else "mini-batch-split", legacy)]
+    # the engine's value forward of 3 splits too (at the trainer's SP 1, the engine's): no verl runs it
+    infer = {**critic, "fsdp": {"micro_batch_size_per_gpu": 1, "infer_micro_batch_size_per_gpu": 3}}
+    forward = ("mini-batch-split", SPLIT.format(
+        role="value forward", where=ENGINE_ASSERTS.format(first="its first value forward"),
+        source=f"{ENGINE_SIZES[1]} 3", rows="the rows each GPU takes", ranks=8, sp=1, per_gpu=8, times=24, nearest=72))
+    assert _problems(_ppo(infer), version, ("mini-batch",), 64) == (
+        [("mini-batch-split-refused", legacy)] if version == "0.5" else [
+            ("mini-batch-split-refused", legacy + ("; on verl 0.8 or later its engine's micro-batch fails the critic "
+                                                   "too (below), so the config runs on no verl")), forward])
+    # the same micro-batch on the same ranks on both lines: one line says both
+    same = {**critic, "ulysses_sequence_parallel_size": 1, "fsdp": {"micro_batch_size_per_gpu": 3,
+                                                                    "infer_micro_batch_size_per_gpu": 1}}
+    where = LEGACY[version] + " as the trainer starts" + ("" if version == "0.5" else (
+        ", and 0.6 on verl 0.8 or later at the critic's first update (workers/engine/utils.py:91-93 in verl 0.8.0, "
+        ":125-127 in 0.9.0 and 0.9.1)"))
+    source = own + ("" if version == "0.5" else f"; on verl 0.8 or later {ENGINE_SIZES[0]} 3")
+    assert _problems(_ppo(same), version, ("mini-batch",), 64) == [("mini-batch-split-refused", SPLIT.format(
+        role="update", where=where, source=source, rows="its mini-batch per GPU", ranks=8, sp=1, per_gpu=8,
+        times=24, nearest=72))]
+    # a batch the micro-batches divide, dynamic batch sizes on, or no critic trained: nothing
+    assert _problems(_ppo(infer), version, ("mini-batch",), 48) == []
+    assert _problems(_ppo(infer, use_dynamic_bsz=True), version, ("mini-batch",), 64) == []
+    grpo = _ppo(infer)
+    grpo["algorithm"]["algorithm_type"] = "grpo"
+    assert _problems(grpo, version, ("mini-batch",), 64) == []

@@ -695,8 +695,10 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
     (("mode: train\nmodel: {max_model_len: 65536, rope_scaling: {rope_type: yarn, type: linear, factor: 1.6, "
       "original_max_position_embeddings: 40960, rope_theta: 1000000}}"), "8B", 8, None, [C.ROPE_SCALING_WRONG]),
     (("trainer: {use_dynamic_bsz: false, use_remove_padding: false, trainer_config: {actor_rollout_ref: "
-      "{model: {enable_gradient_checkpointing: false}}}}"), "8B", 8, None,  # PPO's critic's forward size unset too
-     [C.DYNAMIC_BATCH_OFF, C.MICRO_BATCH_UNSET, C.GRADIENT_CHECKPOINTING_OFF, C.REMOVE_PADDING_OFF]),
+      "{model: {enable_gradient_checkpointing: false}}}}"), "8B", 8, None,  # PPO's critic's forward size unset too,
+     # refused beside its engine's sizes unset, which verl 0.8 or later cuts its passes by (critic87)
+     [C.DYNAMIC_BATCH_OFF, C.MICRO_BATCH_UNSET_REFUSED, C.MICRO_BATCH_UNSET, C.GRADIENT_CHECKPOINTING_OFF,
+      C.REMOVE_PADDING_OFF]),
     ("trainer: {param_offload: true}", "8B", 8, "0.5", [C.TRAINER_OFFLOAD_KEYS_REFUSED]),
     # Trinity 0.6.0's TrainerConfig keys that 0.5.x's lacks: refused by 0.5 (the offload flags under a code of their
     # own), read by 0.6.

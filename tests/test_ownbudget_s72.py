@@ -29,6 +29,8 @@ ON_08 = ("Trinity 0.6 on verl 0.8 or later hands verl none, which then refuses d
 ONE = {"actor": {"ppo_micro_batch_size_per_gpu": 1}, "ref": {"log_prob_micro_batch_size_per_gpu": 1},
        "rollout": {"log_prob_micro_batch_size_per_gpu": 1}}
 """Each role's micro-batch size at 1, as the plan sets them."""
+ENGINE = {"fsdp": {"micro_batch_size_per_gpu": 1, "infer_micro_batch_size_per_gpu": 1}}
+"""The critic's engine's sizes at 1, as the plan sets them but for Trinity 0.5, which refuses the section (critic87)."""
 
 
 def _config(algorithm: str, version: str | None, roles: dict[str, Any] | None = None,
@@ -68,16 +70,22 @@ def test_a_null_rollout_size_is_as_unset():
 def test_the_critics_forward_unset_is_refused_only_where_every_verl_fails():
     forward = "trainer.trainer_config.critic.forward_micro_batch_size_per_gpu is not set"
     sized = {"ppo_micro_batch_size_per_gpu": 1}
-    # the other sizes set: verl 0.8 or later gives the forward 1, so only verl before 0.8 fails
-    assert _problems(_config("ppo", "0.6", ONE, sized), "0.6") == [("micro-batch-unset", (
+    # the other sizes set (the critic's engine's too): verl 0.8 or later gives the forward 1, so only verl before 0.8
+    # fails
+    line = ("micro-batch-unset", (
         f"{forward}: Trinity 0.6 on verl before 0.8 gives the critic's value forward none, by which verl cannot split "
-        f"a batch, so it fails: {WRITE}"))]
+        f"a batch, so it fails: {WRITE}"))
+    assert _problems(_config("ppo", "0.6", ONE, {**sized, **ENGINE}), "0.6") == [line]
+    # the critic's engine unsized: verl 0.8 or later fails the critic too (critic87)
+    assert _problems(_config("ppo", "0.6", ONE, sized), "0.6")[0] == ("micro-batch-unset-refused", line[1].replace(
+        ": set", "; on verl 0.8 or later the critic's engine has no micro-batch size to cut its passes by (below), so "
+        "the config runs on no verl: set"))
     # Trinity 0.5 runs verl before 0.8 alone
     assert _problems(_config("ppo", "0.5", ONE, sized), "0.5") == [("micro-batch-unset-refused", (
         f"{forward}: Trinity 0.5 gives the critic's value forward none, by which verl cannot split a batch, so it "
         f"fails: {WRITE}"))]
     # the critic's own size unset too: verl 0.8 or later refuses that one
-    assert _problems(_config("ppo", "0.6", ONE), "0.6")[-1] == ("micro-batch-unset-refused", (
+    assert _problems(_config("ppo", "0.6", ONE), "0.6")[-2] == ("micro-batch-unset-refused", (
         f"{forward}: Trinity 0.6 on verl before 0.8 gives the critic's value forward none, by which verl cannot split "
         "a batch, so it fails; verl 0.8 or later refuses the sizes above left without one, so the config runs on no "
         f"verl: {WRITE}"))
@@ -87,7 +95,8 @@ def test_the_critics_forward_unset_is_refused_only_where_every_verl_fails():
 def test_a_deprecated_size_for_the_whole_batch_is_flagged(version: str | None, verl: str):
     roles = {**ONE, "actor": {"ppo_micro_batch_size_per_gpu": 1, "ppo_micro_batch_size": 8}}
     critic = {"ppo_micro_batch_size_per_gpu": 1, "forward_micro_batch_size_per_gpu": 1, "ppo_micro_batch_size": 4,
-              "forward_micro_batch_size": 4}  # without it the critic fails as it starts: test_batchcritic_s75
+              "forward_micro_batch_size": 4,  # without it the critic fails as it starts: test_batchcritic_s75
+              **(ENGINE if version != "0.5" else {})}
     beside = "" if version == "0.5" else ", and verl 0.8 or later refuses it beside the per-GPU size"
     words = (f"a deprecated size for the whole batch, which {verl} takes over the per-GPU size, divided by the "
              f"data-parallel ranks (trainer GPUs / SP), so a micro-batch may hold more than one sequence{beside}: "
@@ -102,7 +111,8 @@ def test_a_deprecated_size_for_the_whole_batch_is_flagged(version: str | None, v
 
 @pytest.mark.parametrize(("version", "lines"), [(None, 1), ("0.5", 1), ("0.6", 0)])
 def test_the_critics_own_remove_padding_is_judged_where_trinity_0_5_reads_it(version: str | None, lines: int):
-    critic = {"ppo_micro_batch_size_per_gpu": 1, "forward_micro_batch_size_per_gpu": 1}
+    critic = {"ppo_micro_batch_size_per_gpu": 1, "forward_micro_batch_size_per_gpu": 1,
+              **(ENGINE if version != "0.5" else {})}
     config = _config("ppo", version, ONE, critic)
     del config["trainer"]["trainer_config"]["critic"]["model"]
     assert _problems(config, version) == [("remove-padding-on", (

@@ -34,6 +34,7 @@ CRITIC = "trainer.trainer_config.critic"
 SIZES = [f"{ARR}.actor.ppo_micro_batch_size_per_gpu", f"{ARR}.ref.log_prob_micro_batch_size_per_gpu",
          f"{ARR}.rollout.log_prob_micro_batch_size_per_gpu"]
 CRITIC_SIZES = [f"{CRITIC}.ppo_micro_batch_size_per_gpu", f"{CRITIC}.forward_micro_batch_size_per_gpu"]
+ENGINE_SIZES = [f"{CRITIC}.fsdp.micro_batch_size_per_gpu", f"{CRITIC}.fsdp.infer_micro_batch_size_per_gpu"]
 APPLY_LINES = ["# one sequence per micro-batch, as the caution above says:", "trainer.use_dynamic_bsz: false",
                *(f"{key}: 1" for key in SIZES),
                "# and the critic's, where the algorithm trains one (ppo, Trinity's default):",
@@ -73,6 +74,12 @@ def test_the_apply_lines_turn_dynamic_batching_off_with_one_sequence_per_micro_b
     start = lines.index("trainer.use_remove_padding: false" if version != "0.5" else
                         f"{CRITIC}.model.use_remove_padding: false") + 1
     assert lines[start:start + len(APPLY_LINES)] == APPLY_LINES
+    # the critic's engine's, which Trinity 0.6 on verl 0.8 or later cuts its passes by (critic87); 0.5 refuses them
+    before = "" if version else " (leave them out before 0.6, which refuses them)"
+    engine = [f"# Trinity 0.6 on verl 0.8 or later cuts the critic's by these{before}:",
+              *(f"{key}: 1" for key in ENGINE_SIZES)] if version != "0.5" else []
+    assert lines[start + len(APPLY_LINES):start + len(APPLY_LINES) + len(engine)] == engine
+    assert (ENGINE_SIZES[0] + ": 1" in lines) is (version != "0.5")
     qwen3 = apply_lines(found, load_catalog().model("8B"), version)  # type: ignore[arg-type]
     assert not any("micro_batch" in line or "use_dynamic_bsz" in line for line in qwen3)
 
@@ -126,10 +133,11 @@ def test_check_flags_dynamic_batching_on_or_unset_for_such_a_model_in_place_of_d
     assert _problems(role_on, "0.5") == [
         ("micro-batch-unbounded", f"{ARR}.actor.use_dynamic_bsz is true: {WHY} ({scope})")]
     # a model of transformers' own code: dynamic batching off is the problem, as before, and with it off the trained
-    # critic's forward size unset, which verl before 0.8 cannot split a batch by (test_batchcritic_s75)
+    # critic's forward size unset, which verl before 0.8 cannot split a batch by (test_batchcritic_s75), refused beside
+    # its engine's sizes unset, which verl 0.8 or later cuts its passes by (critic87)
     qwen3 = load_catalog().model("8B")
     assert [code for code, _ in _problems({"trainer": {"use_dynamic_bsz": False}}, model=qwen3)] == [
-        "dynamic-batch-off", "micro-batch-unset"]
+        "dynamic-batch-off", "micro-batch-unset-refused", "micro-batch-unset"]
     assert _problems({"trainer": {"use_dynamic_bsz": True}}, model=qwen3) == []
 
 
@@ -165,10 +173,20 @@ def test_check_flags_a_micro_batch_size_left_unset_where_a_release_hands_verl_no
         words[CRITIC_SIZES[1]] += ("; verl 0.8 or later refuses the sizes above left without one, so the config runs "
                                    "on no verl")
     refused = {CRITIC_SIZES[1]}
+    # a trained critic's engine, which verl 0.8 or later cuts its passes by, unsized (critic87)
+    engine = [] if algorithm != "ppo" else [("micro-batch-unset", (
+        f"{' and '.join(ENGINE_SIZES)} are not set: Trinity 0.6 on verl 0.8 or later builds the critic's engine from "
+        f"{CRITIC}.fsdp and copies neither of the critic's own micro-batch sizes into it, so with dynamic batch sizes "
+        "off verl cuts the critic's passes by none and fails at its first value forward (force_group_size * None: "
+        "workers/engine/utils.py:91-93 in verl 0.8.0, :125-127 in 0.9.0 and 0.9.1): set them to 1 "
+        "(solver.trinity.patch_trinity_config does)"
+        + ("; Trinity 0.5 refuses trainer.trainer_config.critic.fsdp, so leave it out there" if version is None
+           else "")))]
     assert _problems(_off(algorithm), version) == [
         ("micro-batch-unset-refused" if key in refused else "micro-batch-unset",
-         f"{key} is not set: {words[key]}: set it to 1 (solver.trinity.patch_trinity_config does)") for key in unset]
-    every = {key.removeprefix("trainer."): 1 for key in SIZES + CRITIC_SIZES}
+         f"{key} is not set: {words[key]}: set it to 1 (solver.trinity.patch_trinity_config does)") for key in unset
+    ] + engine
+    every = {key.removeprefix("trainer."): 1 for key in SIZES + CRITIC_SIZES + ENGINE_SIZES}
     assert _problems(_off(algorithm, **every), version) == []
 
 

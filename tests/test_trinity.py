@@ -1608,8 +1608,10 @@ def _config(**trainer: Any) -> dict[str, Any]:
         ({"model": {"max_model_len": 4096}, "trainer": {"use_dynamic_bsz": "Yes"}}, "4B", 1, []),
         # text that OmegaConf takes for the whole number 0, which a boolean field reads as false
         ({"model": {"max_model_len": 4096}, "trainer": {"use_dynamic_bsz": "0"}}, "4B", 1,
-         ["trainer.use_dynamic_bsz is false: verl then ignores the token budget",  # and PPO's critic's forward
-          "trainer.trainer_config.critic.forward_micro_batch_size_per_gpu is not set: Trinity 0.5, and 0.6 on verl"]),
+         ["trainer.use_dynamic_bsz is false: verl then ignores the token budget",  # and PPO's critic's forward,
+          "trainer.trainer_config.critic.forward_micro_batch_size_per_gpu is not set: Trinity 0.5, and 0.6 on verl",
+          # and its engine's (critic87)
+          "trainer.trainer_config.critic.fsdp.micro_batch_size_per_gpu and trainer.trainer_config.critic.fsdp.infer"]),
         # text that a typed field takes as a number (OmegaConf converts it with int()), not a problem
         ({"model": {"max_model_len": 4096}, "trainer": {"max_token_len_per_gpu": " 16384 "}}, "4B", 1, []),
         ({"model": {"max_model_len": 4096}, "trainer": {"max_token_len_per_gpu": "016384"}}, "4B", 1, []),

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from solver.memory import CEILING
 from solver.query import (
+    CRITIC_ENGINE_MICRO_BATCH_SIZES,
     CRITIC_MICRO_BATCH_SIZES,
     CRITIC_REMOVE_PADDING_KEY,
     ROLE_MICRO_BATCH_SIZES,
@@ -212,6 +213,10 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
                     for path in ROLE_MICRO_BATCH_SIZES),
                   "# and the critic's, where the algorithm trains one (ppo, Trinity's default):",
                   *(f"{'.'.join(path)}: 1" for path in CRITIC_MICRO_BATCH_SIZES)]
+        if version != "0.5":
+            before = "" if version else " (leave them out before 0.6, which refuses them)"
+            lines += [f"# Trinity 0.6 on verl 0.8 or later cuts the critic's by these{before}:",
+                      *(f"{'.'.join(path)}: 1" for path in CRITIC_ENGINE_MICRO_BATCH_SIZES)]
     if plan.offload:
         lines.append("trainer.trainer_strategy: fsdp2")
         if kept_in is not None and CHECKPOINT_KEY in kept:

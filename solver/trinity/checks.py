@@ -6,13 +6,14 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, get_args
 
 from solver.memory import rollout_sizes
 from solver.query import (
     ACTOR_ROLLOUT_REF,
+    CRITIC_ENGINE_MICRO_BATCH_SIZES,
     CRITIC_MICRO_BATCH_SIZES,
     CRITIC_REMOVE_PADDING_KEY,
     NODE_SIZE_KEY,
@@ -110,6 +111,7 @@ from solver.trinity.interpolation import (
 )
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
+    CRITIC_ENGINE,
     CRITIC_ENGINE_SP_KEY,
     CRITIC_FORWARD_WHOLE_SIZE,
     CRITIC_SP_KEY,
@@ -1762,8 +1764,9 @@ def _check_flags_on(checks: _ConfigChecks, paths: Iterable[tuple[str, ...]], cod
 def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVersion | None) -> None:
     """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on (but the trainer's and the
     actor's for DPO, which off keep its pairs whole: `_check_dpo_pair_dynamic`), and where they are off the
-    critic's forward size (`_check_critic_forward_unset`); off for a `model` whose micro-batches are padded
-    (`remove_padding_violation`), with one sequence in each (`_check_micro_batch_sizes`)."""
+    critic's forward size (`_check_critic_forward_unset`) and its engine's (`_check_critic_engine_sizes`); off for a
+    `model` whose micro-batches are padded (`remove_padding_violation`), with one sequence in each
+    (`_check_micro_batch_sizes`, the critic's engine's too)."""
     if remove_padding_violation(model) is None:
         trainer, actor, ref = DYNAMIC_BATCH_KEYS
         # for DPO, off is what keeps the actor's pairs whole (`_check_dpo_pair_dynamic`)
@@ -1774,6 +1777,7 @@ def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVe
                         _DYNAMIC_OFF_WORDS, version)
         _check_null_micro_batch_sizes(checks, version)
         _check_critic_forward_unset(checks, version)
+        _check_critic_engine_sizes(checks, version)
         if dpo and turned_off(checks.flag(trainer)):
             _check_dpo_sizes_unset(checks, version)
         return
@@ -1786,6 +1790,7 @@ def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVe
     _check_flags_on(checks, roles, ConfigProblemCode.MICRO_BATCH_UNBOUNDED, why, version, on=False, unset_on=False)
     if turned_off(checks.flag(trainer)):
         _check_micro_batch_sizes(checks, version)
+        _check_critic_engine_sizes(checks, version, checks.names.write_does())
     else:
         _check_null_micro_batch_sizes(checks, version)
 
@@ -1943,6 +1948,39 @@ def _check_critic_forward_unset(checks: _ConfigChecks, version: TrinityVersion |
     if (trains_critic(checks.value(("algorithm", "algorithm_type")))
             and "critic" in sequence_counted_roles(checks.flag, version)):
         _check_unset_size(checks, forward, (forward,), version, "set it to 1, or turn dynamic batch sizes on")
+
+
+def _critic_engine_unsized(checks: _ConfigChecks, version: TrinityVersion | None) -> list[Path]:
+    """The micro-batch sizes of the critic's engine (`CRITIC_ENGINE_MICRO_BATCH_SIZES`) that the config leaves without a
+    value where Trinity 0.6 on verl 0.8 or later cuts the critic's passes by them: the release `version` may be 0.6,
+    the algorithm trains a critic (`trains_critic`) and the trainer's dynamic batch sizes are off (the engine's:
+    ``_build_fsdp_engine_config``, ``trainer/verl/config.py:516`` in 0.6.0)."""
+    if (version == "0.5" or not trains_critic(checks.value(("algorithm", "algorithm_type")))
+            or not turned_off(checks.flag(DYNAMIC_BATCH_KEYS[0]))):
+        return []
+    return [path for path in CRITIC_ENGINE_MICRO_BATCH_SIZES if checks.absent(path)]
+
+
+def _check_critic_engine_sizes(checks: _ConfigChecks, version: TrinityVersion | None, does: str = "") -> None:
+    """Say where the critic's engine's micro-batch sizes are left without a value (`_critic_engine_unsized`): Trinity
+    0.6 on verl 0.8 or later copies neither of the critic's own into its engine, and fails at the first pass cut by
+    one left none (`CRITIC_ENGINE_MICRO_BATCH_SIZES`). ``micro-batch-unset``, never refused alone: 0.6 on verl before
+    0.8 reads the critic's own sizes; where that fails too, the line that says so names both
+    (`_fails_on_every_verl`, `_check_critic_mini_batch`). The fix sets them to 1 (`does`: ``--write`` does, for a
+    padded model), else to 1 or dynamic batch sizes on; for a release that may be 0.5, which refuses the section, it
+    says to leave it out there."""
+    if not (unset := _critic_engine_unsized(checks, version)):
+        return
+    first = "value forward" if CRITIC_ENGINE_MICRO_BATCH_SIZES[1] in unset else "update"
+    them = "them" if len(unset) > 1 else "it"
+    fix = f"set {them} to 1{does}" if does else f"set {them} to 1, or turn dynamic batch sizes on"
+    refused_05 = f"; Trinity 0.5 refuses {dotted(CRITIC_ENGINE)}, so leave it out there"
+    checks.add(ConfigProblemCode.MICRO_BATCH_UNSET, (
+        f"{' and '.join(map(dotted, unset))} {'are' if len(unset) > 1 else 'is'} not set: Trinity 0.6 on verl 0.8 or "
+        f"later builds the critic's engine from {dotted(CRITIC_ENGINE)} and copies neither of the critic's own "
+        "micro-batch sizes into it, so with dynamic batch sizes off verl cuts the critic's passes by none and fails at "
+        f"its first {first} (force_group_size * None: {ENGINE_MINI_BATCH_ASSERT_LINES}): {fix}"
+        f"{refused_05 if version is None else ''}"))
 
 
 def _taken_from_whole_size(checks: _ConfigChecks, path: Path) -> bool:
@@ -2136,10 +2174,7 @@ def _check_actor_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, b
     code = codes[0] if set(in_rows) == set(releases) and before_08 and (on_08 or "0.6" not in releases) else codes[1]
     engine = _engine_assert_words("the actor's first update", ", which doubles nothing," if dpo else "")
     if before_08:
-        where = "Trinity 0.5 asserts" if in_rows == ["0.5"] else (
-            "Trinity 0.6 on verl before 0.8 asserts" if in_rows == ["0.6"] else
-            "Trinity 0.5, and 0.6 on verl before 0.8, assert")
-        where += " as the trainer starts"
+        where = _legacy_assert_words(in_rows)
         if on_08 and legacy == written:  # the same micro-batch splits it on both lines: one line says both
             where += f", and 0.6 on verl 0.8 or later at the actor's first update ({ENGINE_MINI_BATCH_ASSERT_LINES})"
             on_08 = False
@@ -2149,6 +2184,76 @@ def _check_actor_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, b
         checks.add(code, _mini_batch_words(_ACTOR_UPDATE, engine, written,
                                            f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} {written}", batch, mini,
                                            (ranks, trainer_gpus, sp), dpo))
+
+
+def _legacy_assert_words(in_rows: Sequence[TrinityVersion]) -> str:
+    """Who asserts as the trainer starts that a pass's micro-batch divides its mini-batch before verl 0.8, in words: the
+    releases of `in_rows` (Trinity 0.5, 0.6 on verl before 0.8, or both), whose legacy workers do."""
+    who = "Trinity 0.5 asserts" if list(in_rows) == ["0.5"] else (
+        "Trinity 0.6 on verl before 0.8 asserts" if list(in_rows) == ["0.6"] else
+        "Trinity 0.5, and 0.6 on verl before 0.8, assert")
+    return f"{who} as the trainer starts"
+
+
+def _check_critic_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sps: tuple[int, int], batch: TrainBatch,
+                             version: TrinityVersion | None) -> None:
+    """Check, where the algorithm trains a critic (`trains_critic`) whose passes run with dynamic batch sizes off on a
+    release `version` may be (`sequence_counted_roles`) and the train `batch` is known, its micro-batches against its
+    rows per GPU on each verl line, as the actor's (`_check_actor_mini_batch`). Before verl 0.8 the legacy critic
+    worker (Trinity 0.5, 0.6 on verl before 0.8) takes the batch as the critic's mini-batch
+    (``critic.ppo_mini_batch_size``, ``trainer/verl/verl_config.py:591`` in 0.5.2, ``verl_legacy/verl_config.py:599``
+    in 0.6.0), divides it by its data-parallel ranks at the critic's own SP (`sps`: it, then the trainer's), takes its
+    ``ppo_micro_batch_size_per_gpu`` (unset: 1) or its deprecated whole size over the ranks
+    (`DEPRECATED_MICRO_BATCH_SIZES`), and asserts that the micro-batch divides the mini-batch as the trainer starts
+    (0.5.0 ``trainer/verl/fsdp_workers.py:1209-1214``, 0.5.2 ``:1226-1231``, 0.6.0
+    ``verl_legacy/fsdp_workers.py:1328-1333``). On verl 0.8 or later Trinity 0.6 reads neither size of the critic's
+    but its engine's (`CRITIC_ENGINE_MICRO_BATCH_SIZES`, at its engine's SP, `CRITIC_ENGINE_SP_KEY`, else the
+    trainer's), whose ``prepare_micro_batches`` asserts that each, where set, divides the rows each GPU takes
+    (`ENGINE_MINI_BATCH_ASSERT_LINES`): the update's its mini-batch per GPU, at the critic's first update, and the
+    value forward's the batch over the ranks, at its first step (judged where the ranks divide the batch: else
+    `_engine_failure` says so). The update's line is refused (``mini-batch-split-refused``) where every release
+    `version` may be fails: before 0.8, and for 0.6 on verl 0.8 or later by the engine's sizes, or none there
+    (`_critic_engine_unsized`, whose own line says so); the value forward's is ``mini-batch-split``, never refused:
+    verl before 0.8 splits it unasserted, the last micro-batch short (verl 0.7.1
+    ``workers/critic/dp_critic.py:171``)."""
+    releases: tuple[TrinityVersion, ...] = ("0.5", "0.6") if version is None else (version,)
+    in_rows = [release for release in releases if "critic" in sequence_counted_roles(checks.flag, release)]
+    if (batch.size is None or not in_rows or not trains_critic(checks.value(("algorithm", "algorithm_type")))
+            or trainer_gpus < 1):
+        return
+    critic_sp, sp = sps
+    ranks = trainer_gpus // critic_sp
+    engine_sp = max(1, int(own)) if (own := checks.number(CRITIC_ENGINE_SP_KEY)) is not None else sp
+    engine_ranks = trainer_gpus // engine_sp
+    engine_rows = batch.size // engine_ranks if engine_ranks >= 1 and batch.size % engine_ranks == 0 else 0
+    engine_splits = [(path, int(size)) for path in CRITIC_ENGINE_MICRO_BATCH_SIZES if "0.6" in in_rows and engine_rows
+                     and (size := checks.number(path)) is not None and size >= 1 and engine_rows % int(size) != 0]
+    on_08_fails = "0.6" in in_rows and bool(engine_splits or _critic_engine_unsized(checks, version))
+    size, whole = checks.number(CRITIC_MICRO_BATCH_SIZES[0]), checks.number(DEPRECATED_MICRO_BATCH_SIZES[2])
+    written = int(size) if size is not None and size >= 1 else 1
+    legacy = int(whole) // ranks if whole is not None and ranks >= 1 else written
+    mini = batch.size // ranks if ranks >= 1 else 0
+    layout = (ranks, trainer_gpus, critic_sp)
+    if mini >= 1 and legacy >= 1 and mini % legacy != 0:
+        refused = set(in_rows) == set(releases) and ("0.6" not in releases or on_08_fails)
+        source = (f"{dotted(DEPRECATED_MICRO_BATCH_SIZES[2])} {shown_number(whole)} over them" if whole is not None
+                  else f"{dotted(CRITIC_MICRO_BATCH_SIZES[0])} {written}{'' if size is not None else ' (unset: 1)'}")
+        where, on_08 = _legacy_assert_words(in_rows), ""
+        if (CRITIC_ENGINE_MICRO_BATCH_SIZES[0], legacy) in engine_splits and engine_ranks == ranks:
+            # the same micro-batch splits the same rows on both lines: one line says both
+            engine_splits.remove((CRITIC_ENGINE_MICRO_BATCH_SIZES[0], legacy))
+            where += f", and 0.6 on verl 0.8 or later at the critic's first update ({ENGINE_MINI_BATCH_ASSERT_LINES})"
+            source += f"; on verl 0.8 or later {dotted(CRITIC_ENGINE_MICRO_BATCH_SIZES[0])} {legacy}"
+        elif refused and "0.6" in releases:  # verl 0.8 or later fails it too, as another line says
+            on_08 = (f"; {_ENGINE_UNSIZED_WORDS if not engine_splits else _ENGINE_SPLITS_WORDS}, so the config runs "
+                     "on no verl")
+        checks.add(ConfigProblemCode.MINI_BATCH_SPLIT_REFUSED if refused else ConfigProblemCode.MINI_BATCH_SPLIT,
+                   _mini_batch_words(_CRITIC_UPDATE, where, legacy, source, batch, mini, layout) + on_08)
+    for path, engine_size in engine_splits:
+        role = _CRITIC_UPDATE if path == CRITIC_ENGINE_MICRO_BATCH_SIZES[0] else _CRITIC_FORWARD
+        checks.add(ConfigProblemCode.MINI_BATCH_SPLIT, _mini_batch_words(
+            role, _engine_assert_words(role.first), engine_size, f"{dotted(path)} {engine_size}", batch, engine_rows,
+            (engine_ranks, trainer_gpus, engine_sp)))
 
 
 def _check_forward_micro_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, batch: TrainBatch,
@@ -2170,14 +2275,11 @@ def _check_forward_micro_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int
     last micro-batch short (verl 0.7.1 ``workers/actor/dp_actor.py:470``). Not judged, as the assertion cannot fire
     there: the actor's recompute of the old log-probs, with the rollout's size, which Trinity 0.6.0 runs only with
     ``algorithm.bypass_old_logprobs`` false (``trainer/verl/trainer.py:517``; true by default,
-    ``common/config.py:657``), a key rft-solver does not read; and a trained critic's value forward and update: Trinity
-    0.6.0 builds the critic's engine from ``critic.fsdp`` (``trainer/verl/trainer.py:363-371``,
-    ``_build_fsdp_engine_config``, ``trainer/verl/config.py:499``; ``engine = self.fsdp``,
-    ``workers/config/critic.py:213`` in verl 0.8.0, ``:217`` in 0.9.0, ``:215`` in 0.9.1), whose micro-batch sizes
-    it never fills from the critic's ``ppo_micro_batch_size_per_gpu`` or ``forward_micro_batch_size_per_gpu``
-    (``micro_batch_size_per_gpu``, ``infer_micro_batch_size_per_gpu``: None, ``workers/config/engine.py:105``,
-    ``:108`` in 0.8.0), so no size of the critic's reaches the assertion; before verl 0.8 its value forward splits
-    as the actor's does (verl 0.7.1 ``workers/critic/dp_critic.py:171``)."""
+    ``common/config.py:657``), a key rft-solver does not read. A trained critic's value forward and update are
+    `_check_critic_mini_batch`'s: Trinity 0.6.0 builds the critic's engine from ``critic.fsdp``
+    (``trainer/verl/trainer.py:363-371``; ``engine = self.fsdp``, ``workers/config/critic.py:213`` in verl 0.8.0,
+    ``:217`` in 0.9.0, ``:215`` in 0.9.1) and cuts them by its own sizes (`CRITIC_ENGINE_MICRO_BATCH_SIZES`), none
+    of the critic's."""
     ranks = trainer_gpus // sp if sp >= 1 else 0
     if (version == "0.5" or batch.size is None or ranks < 1 or batch.size % ranks != 0
             or not turned_off(checks.flag(DYNAMIC_BATCH_KEYS[0]))
@@ -2208,6 +2310,8 @@ class _RowsPass(NamedTuple):
 
 _ACTOR_UPDATE = _RowsPass("the actor's update", "the actor's first update", "its mini-batch per GPU")
 _REF_FORWARD = _RowsPass("the ref's forward", "the ref's first forward", "the rows each GPU takes")
+_CRITIC_UPDATE = _RowsPass("the critic's update", "the critic's first update", "its mini-batch per GPU")
+_CRITIC_FORWARD = _RowsPass("the critic's value forward", "its first value forward", "the rows each GPU takes")
 _LORA_REF_FORWARD = _RowsPass("the actor's forward for the ref's log-probs (LoRA, model.lora_configs)",
                               "that forward's first step", "the rows each GPU takes")
 
@@ -2239,14 +2343,23 @@ def _fails_on_every_verl(checks: _ConfigChecks, path: Path, paths: Iterable[tupl
     to add to its line on what fails on verl 0.8 or later ("" where its own words say it all); None where some verl
     runs it. Only the critic's value forward can: it fails on verl before 0.8 (`_unset_micro_batch_words`), which is
     Trinity 0.5's, and else where the config leaves verl 0.8 or later none of another of `paths`
-    (`MICRO_BATCH_UNSET_ON_08`)."""
+    (`MICRO_BATCH_UNSET_ON_08`), or none of the critic's engine's sizes (`_critic_engine_unsized`)."""
     if path != CRITIC_MICRO_BATCH_SIZES[1]:
         return None
     if version == "0.5":
         return ""
     if any(other in MICRO_BATCH_UNSET_ON_08 and checks.absent(other) for other in paths):
         return "; verl 0.8 or later refuses the sizes above left without one, so the config runs on no verl"
+    if _critic_engine_unsized(checks, version):
+        return f"; {_ENGINE_UNSIZED_WORDS}, so the config runs on no verl"
     return None
+
+
+_ENGINE_UNSIZED_WORDS = "on verl 0.8 or later the critic's engine has no micro-batch size to cut its passes by (below)"
+"""What a line on a failure before verl 0.8 says of the critic's engine left without its sizes
+(`_critic_engine_unsized`), which fails the critic on verl 0.8 or later too."""
+_ENGINE_SPLITS_WORDS = "on verl 0.8 or later its engine's micro-batch fails the critic too (below)"
+"""`_ENGINE_UNSIZED_WORDS` of an engine size that does not divide its rows (`_check_critic_mini_batch`)."""
 
 
 def _null_micro_batch_words(version: TrinityVersion | None) -> str:
@@ -2742,6 +2855,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_whole_batch_sizes_over_ranks(checks, trainer_gpus, sp, version)
     _check_actor_mini_batch(checks, trainer_gpus, sp, batch, version)
     _check_forward_micro_batch(checks, trainer_gpus, sp, batch, version)
+    _check_critic_mini_batch(checks, trainer_gpus, (role_sps["critic"], sp), batch, version)
     length = max_model_len if max_model_len is not None else checks.number(("model", "max_model_len"))
     _check_token_budgets(checks, length, sp, role_sps, version)
     _check_prompt_and_response(checks, length)

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from solver.memory import first_even_dim_release, lora_parameters, shown_host_need, shown_training_host_need
 from solver.query import (
     ACTOR_ROLLOUT_REF,
+    CRITIC_ENGINE_MICRO_BATCH_SIZES,
     CRITIC_MICRO_BATCH_SIZES,
     CRITIC_REMOVE_PADDING_KEY,
     ROLE_MICRO_BATCH_SIZES,
@@ -325,7 +326,8 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         *(_remove_padding_keys(model, readings, CRITIC_REMOVE_PADDING_KEY, version, commented=False)
           if padded and version != "0.6" else []),  # the critic's own, which 0.5 reads
         # its model's keys beside the one above (the fragment nests them)
-        *_grouped([*_critic_keys(plan, version, version_option, readings), *_critic_sp_keys(plan, readings, version)]),
+        *_grouped([*_critic_keys(plan, version, version_option, readings), *_critic_sp_keys(plan, readings, version),
+                   *(_critic_engine_micro_batch_keys(version, version_option) if padded else [])]),
         *_own_budget_keys(plan, "critic", readings, version),  # where the algorithm trains a critic
         *(_micro_batch_keys("critic") if padded else []),
     ]
@@ -576,6 +578,20 @@ def _micro_batch_keys(section: str, dpo: bool = False, version: TrinityVersion |
         size = DPO_PAIR_SIZES[version == "0.5"]
         return [PlanKey(path=path, value=size, comment=DPO_PAIR_COMMENT if size == 2 else None) for path in paths]
     return [PlanKey(path=path, value=1) for path in paths]
+
+
+def _critic_engine_micro_batch_keys(version: TrinityVersion | None, version_option: str) -> list[PlanKey]:
+    """One sequence per micro-batch for the critic's engine (`CRITIC_ENGINE_MICRO_BATCH_SIZES`), whatever the algorithm
+    (as `_micro_batch_keys`' critic's), which Trinity 0.6 on verl 0.8 or later cuts the critic's passes by, leaving them
+    none unset; none for `version` 0.5, which refuses the section (made for no release, the comment names
+    `version_option`, which leaves them out)."""
+    if version == "0.5":
+        return []
+    refused = f" (0.5 refuses them: {version_option} leaves them out)" if version is None else ""
+    comment = (f"Trinity 0.6 on verl 0.8 or later cuts the critic's passes by these, not the critic's own sizes, and "
+               f"fails on none{refused}")
+    return [PlanKey(path=path, value=1, comment=comment if index == 0 else None)
+            for index, path in enumerate(CRITIC_ENGINE_MICRO_BATCH_SIZES)]
 
 
 def turns_dpo_rows(plan: Plan, model: Model, config: Any, dpo: bool = False) -> bool:
