@@ -1057,7 +1057,8 @@ def estimate_memory(
                                   lora_targets_caution(resolved, lora_rank, resolved.lora_targets, experts,
                                                        option_names),
                                   lora_excluded_adapted_caution(resolved, lora_rank, resolved.lora_targets, release,
-                                                                experts, option_names))))
+                                                                experts, option_names))),
+                              release_named=trinity_version is not None)
 
 
 def _lora_counted(catalog: Catalog, model: str, lora_targets: str | None, lora_rank: int, experts: ExpertLayout,
