@@ -463,6 +463,10 @@ reference model in fp32, its pinned blocks by rows: `solver.memory.REFERENCE_BYT
 why, in words (`lower_host_count_words`): a need that counts a reference model's shards is lower, bf16's half."""
 
 
+RANK_0_WORDS = "rank 0 alone loads the model"
+"""Why a release whose rank 0 alone loads the model counts less where every rank's load is the need, in words."""
+
+
 def lower_host_count_words(release: str, tied_embeddings: bool, compute_capability: str | None, *,
                            loading_counts: bool = True, reference_counts: bool = True) -> list[str]:
     """Why the Trinity `release` (a name of `KNOWN_RELEASE_NAMES`) may count a node's host memory below what no release
@@ -477,7 +481,7 @@ def lower_host_count_words(release: str, tied_embeddings: bool, compute_capabili
         for offload in (False, True))
     minor = _minor_and_patch(release)
     own = LOWER_HOST_COUNT_MINORS.get(minor[0]) if minor is not None and reference_counts else None
-    return [words for words in ("rank 0 alone loads the model" if rank_0 else None, own) if words]
+    return [words for words in (RANK_0_WORDS if rank_0 else None, own) if words]
 
 
 def lower_host_count_hint(release_named: bool, loading: ModelLoading, ranks_on_node: int, load_is_need: bool,
@@ -488,10 +492,10 @@ def lower_host_count_hint(release_named: bool, loading: ModelLoading, ranks_on_n
     of `KNOWN_RELEASE_NAMES` with a patch, newest first): its rank 0 alone loading the model, where the need is the
     model's load at start-up (`load_is_need`) on every rank (`loading`, the most any release loads) of more than one
     trainer rank there (`ranks_on_node`), and its minor version's own count, where the need counts a reference model
-    (`reference`): ``; --trinity-version counts a release's own, less where rank 0 alone loads the model (0.5.1 and
-    0.5.0) or verl 0.7 builds the reference model in bf16 and places the pinned blocks (0.5.2, 0.5.1 and 0.5.0)`` (the
-    keyword ``trinity_version`` where `keywords`): the host memory rows' and the unchecked need's caution's; ""
-    otherwise."""
+    (`reference`), the loading first, each minor version all of whose patches count so named alone
+    (`_minors_whole`): ``; --trinity-version counts a release's own, less where rank 0 alone loads the model (0.5.1 and
+    0.5.0) or verl 0.7 builds the reference model in bf16 and places the pinned blocks (0.5)`` (the keyword
+    ``trinity_version`` where `keywords`): the host memory rows' and the unchecked need's caution's; "" otherwise."""
     if release_named:
         return ""
     loads = loading == "every-rank" and ranks_on_node > 1 and load_is_need
@@ -502,8 +506,18 @@ def lower_host_count_hint(release_named: bool, loading: ModelLoading, ranks_on_n
             releases.setdefault(words, []).append(release)
     if not releases:
         return ""
-    why = " or ".join(f"{words} ({and_joined(named)})" for words, named in releases.items())
+    why = " or ".join(f"{words} ({and_joined(_minors_whole(named))})"
+                      for words, named in sorted(releases.items(), key=lambda item: item[0] != RANK_0_WORDS))
     return f"; {'trinity_version' if keywords else '--trinity-version'} counts a release's own, less where {why}"
+
+
+def _minors_whole(releases: list[str]) -> list[str]:
+    """`releases` (names of `KNOWN_RELEASE_NAMES` with a patch, in order) with each minor version all of whose patches
+    they hold (`KNOWN_TRINITY_RELEASES`) named alone, where its newest was: ``0.6.0, 0.5.1, 0.5.0`` as ``0.6, 0.5.1,
+    0.5.0``; ``0.5.2, 0.5.1, 0.5.0`` as ``0.5``."""
+    whole = {f"{minor}.{patch}": minor for minor, patches in KNOWN_TRINITY_RELEASES.items()
+             if all(f"{minor}.{patch}" in releases for patch in patches) for patch in patches}
+    return list(dict.fromkeys(whole.get(release, release) for release in releases))
 
 
 LOADING_RANKS: dict[ModelLoading, str] = {
