@@ -6,7 +6,7 @@ import math
 import re
 import textwrap
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -174,36 +174,9 @@ the reference model (`solver.memory.REFERENCE_BYTES`), places the pinned blocks 
 `first_even_dim`) and holds a mixture of experts' routed experts (`written_layout`)."""
 
 
-class HostCounted(Protocol):
-    """What the host memory figure of another Trinity release is counted from (`other_release_words`): a `Plan`'s
-    fields, or a memory estimate's as `EstimateHost` gives them."""
-
-    @property
-    def gpus(self) -> int: ...
-    @property
-    def trainer_nodes(self) -> int | None: ...
-    @property
-    def host_memory_gb(self) -> float | None: ...
-    @property
-    def offload(self) -> bool: ...
-    @property
-    def reference_model(self) -> bool: ...
-    @property
-    def lora_rank(self) -> int: ...
-    @property
-    def critic(self) -> CriticStates | None: ...
-    @property
-    def trinity_version(self) -> str | None: ...
-    @property
-    def expert_layout(self) -> ExpertLayout: ...
-    @property
-    def model_loading(self) -> ModelLoading: ...
-    @property
-    def compute_capability(self) -> str | None: ...
-
-
 class EstimateHost(NamedTuple):
-    """A memory estimate's (`MemoryAnswer`'s) host memory counts as a plan's (`HostCounted`): ``solve memory``'s."""
+    """A memory estimate's (`MemoryAnswer`'s) host memory counts, by a `Plan`'s names (`HostCounted`): ``solve
+    memory``'s."""
 
     gpus: int
     trainer_nodes: int
@@ -216,6 +189,11 @@ class EstimateHost(NamedTuple):
     expert_layout: ExpertLayout
     model_loading: ModelLoading
     compute_capability: str | None
+
+
+HostCounted = Plan | EstimateHost
+"""What the host memory figure of another Trinity release is counted from (`other_release_words`): a plan's fields, or
+a memory estimate's as `EstimateHost` gives them."""
 
 
 def estimate_other_release_words(answer: MemoryAnswer, model: Model, compute_capability: str | None) -> str:
