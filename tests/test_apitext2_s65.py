@@ -126,7 +126,7 @@ MEMORY_CASES = [
     # Fits: the text is what solve memory prints, byte for byte.
     (["--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "131072", "--sp", "8", "--env"],
      {"model": "8B", "gpu": "h100", "gpus": 8, "max_model_len": 131072, "sp": 8, "env": True},
-     {"--trinity-version counts": "trinity_version counts"}),  # s87: the host memory line's hint, as solve's host memory row
+     {"--trinity-version counts": "trinity_version counts"}),  # s87: the host memory line's hint, as solve's row
     # Does not fit, the host memory given: the planner's call, and the host memory's keyword.
     (["--model", "32B", "--gpu", "h20", "--gpus", "2", "--len", "131072", "--offload", "--host-ram", "64"],
      {"model": "32B", "gpu": "h20", "gpus": 2, "max_model_len": 131072, "offload": True, "host_ram_gb": 64},

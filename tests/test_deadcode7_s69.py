@@ -49,8 +49,8 @@ def test_memory_text_of_json_made_before_the_host_memory_need_has_no_host_memory
     # and the releases that count less, 0.6 loading it on rank 0 of an H100, 0.5 its reference model in bf16).
     host_lines = [("host memory: 51.1 GiB per node while the model loads (verl reads it in fp32 before FSDP shards it, "
                    "beside the reference model's pinned shards; here every rank"),
-                  ("loading the model); trinity_version counts a release's own, less where rank 0 alone loads the model "
-                   "(0.6) or verl 0.7 builds the reference model in bf16 and"), "places the pinned blocks (0.5)"]
+                  ("loading the model); trinity_version counts a release's own, less where rank 0 alone loads the "
+                   "model (0.6) or verl 0.7 builds the reference model in bf16 and"), "places the pinned blocks (0.5)"]
     lines = memory_text(answer).splitlines()
     older = json.loads(answer.model_dump_json())
     del older["host_memory_gib"]

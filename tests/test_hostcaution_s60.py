@@ -87,8 +87,8 @@ def test_an_offload_plan_past_a_servers_host_memory_per_gpu_is_cautioned_without
     lines = out.splitlines()
     caution = lines.index(next(line for line in lines if line.startswith("caution        Offload needs ")))
     assert " ".join(" ".join(lines[caution:caution + 4]).split()) == f"caution {HOST_CAUTION}"
-    assert "host memory 351.6 GiB per node for Offload; not checked: --host-ram not given; --trinity-version counts" in (
-        " ".join(out.split()))
+    assert ("host memory 351.6 GiB per node for Offload; not checked: --host-ram not given; --trinity-version "
+            "counts") in " ".join(out.split())
     status, out, _ = cli(*L40S_14B, "--json")
     [best, *_] = json.loads(out)[0]["plans"]
     assert (status, best["host_memory_gb"], best["cautions"][0], best["caution_codes"]) == (

@@ -90,7 +90,7 @@ def test_the_hint_names_every_reason_a_release_counts_less() -> None:
     assert lower_host_count_hint(False, "every-rank", 8, False, True, True, A100, True) == (
         "; trinity_version counts a release's own, less where verl 0.7 builds the reference model in bf16 and places "
         "the pinned blocks (0.5)")  # training is the need: loading lowers nothing
-    assert lower_host_count_hint(False, "every-rank", 1, True, False, False, A100, False) == ""  # one rank, no reference
+    assert lower_host_count_hint(False, "every-rank", 1, True, False, False, A100, False) == ""  # 1 rank, no reference
     assert lower_host_count_hint(True, "every-rank", 8, True, True, False, H100, False) == ""  # a release named
 
 
