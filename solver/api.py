@@ -1078,7 +1078,8 @@ def estimate_memory(
                                                        option_names),
                                   lora_excluded_adapted_caution(resolved, lora_rank, resolved.lora_targets, release,
                                                                 experts, option_names))),
-                              transformers_4_unloaded_words(resolved, release, experts))
+                              transformers_4_unloaded_words(resolved, release, experts),
+                              release_named=trinity_version is not None)
 
 
 def _lora_counted(catalog: Catalog, model: str, lora_targets: str | None, lora_rank: int, experts: ExpertLayout,

@@ -122,6 +122,7 @@ from solver.tables import (
     TrinityVersion,
     counted,
     loading_ranks,
+    lower_host_count_hint,
     sp_rule_violation,
 )
 from solver.tables.peft_match import adapted_modules, peft_target_match
@@ -327,13 +328,15 @@ class MemoryEstimate(Breakdown, defer_build=True):
                       room: MarginRoom, offload: bool = False, node_gpus: int | None = None,
                       option_names: OptionNames = COMMAND_OPTIONS, lora_moe: str | None = None,
                       lora_targets: str | None = None, excluded_adapted: str | None = None,
-                      no_class: str | None = None) -> MemoryEstimate:
+                      no_class: str | None = None, release_named: bool = False) -> MemoryEstimate:
         """This estimate of `model` on `gpus` GPUs of type `gpu` at SP `sp` and `max_model_len` tokens, with Env or not
         (`env`) and Offload or not (`offload`), with its `cautions` (`room`: the margin it was held to,
         `margin_room`; an Offload need larger than servers commonly have for the GPUs of a node of `node_gpus` (None:
         not given, for its trainer GPUs on a node of 8), or a workstation for all its cards, where no `host_ram_gib`
-        holds it to anything: `unchecked_host_need`; LoRA on a mixture of experts whose adapter config Trinity saves
-        cut short, `lora_moe`: `lora_moe_caution`'s, on LoRA targets one transformers' PEFT alone takes,
+        holds it to anything: `unchecked_host_need`, which where no Trinity release is named (`release_named`)
+        says that naming one counts its own, where some release counts it lower (`lower_host_count_hint`); LoRA on a
+        mixture of experts whose adapter config Trinity saves cut short, `lora_moe`: `lora_moe_caution`'s, on LoRA
+        targets one transformers' PEFT alone takes,
         `lora_targets`: `lora_targets_caution`'s, and on exclusions a mixture of experts' PEFT adapts all the same,
         `excluded_adapted`: `lora_excluded_adapted_caution`'s, and on a model type the release's transformers 4 has no
         class of, `no_class`: `transformers_4_unloaded_words`', where given; a padded model's, counting a DPO pair where
@@ -342,9 +345,13 @@ class MemoryEstimate(Breakdown, defer_build=True):
                               self.beyond_calibration_codes, option_names, gpu.rocm) if self.fits else "")
         single = single_gpu_caution(model, gpus, max_model_len, self.memory_gib)
         uneven = uneven_split_caution(gpus, sp, source=None)
-        host = unchecked_host_need(self.host_memory_gib, gpu, trainer_gpus_on_node(gpus, node_gpus or NODE_GPUS),
-                                   node_gpus, offload, option_names.host_ram if self.host_ram_gib is None else None,
-                                   option_names.node_gpus, self.host_training_gib, self.model_loading)
+        on_node = trainer_gpus_on_node(gpus, node_gpus or NODE_GPUS)
+        hint = lower_host_count_hint(release_named, self.model_loading, on_node, self.host_training_gib is not None,
+                                     self.reference_model, model.tied_embeddings, gpu.compute_capability,
+                                     option_names.keywords)
+        host = unchecked_host_need(self.host_memory_gib, gpu, on_node, node_gpus, offload,
+                                   option_names.host_ram if self.host_ram_gib is None else None,
+                                   option_names.node_gpus, self.host_training_gib, self.model_loading, hint)
         cautions = cautions_of(model, max_model_len, thin, single, uneven, gpu.rocm and env, host=host,
                                sp_over_pcie=sp_over_pcie_caution(gpu, sp, option_names, costed=False),
                                option_names=option_names, dpo=self.dpo_pairs, lora_moe=lora_moe,

@@ -108,9 +108,9 @@ from solver.tables import (
     host_need_detail,
     host_need_purpose,
     left_out_when_none,
+    lower_host_count_hint,
     named_jobs,
     planned_release,
-    release_loading_hint,
     remove_padding_violation,
     shown_number,
     trinity_release,
@@ -796,7 +796,7 @@ def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int,
     where not: the words name `node_option`, which gives it), or else for each of its trainer GPUs alone. Where the
     need is the start-up load and training holds less (`training_gib`, as shown; None: training is the peak), the
     words say so, and which ranks load the model (`loading`: `host_moment_words`), what makes the need so large, and
-    where given, that naming a Trinity release counts its own loading (`release_hint`: `release_loading_hint`)."""
+    where given, that naming a Trinity release counts its own (`release_hint`: `lower_host_count_hint`)."""
     if unchecked_source is None or not offload or need_gib is None:
         return None
     per_gpu = f"{SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU, as servers commonly have: a DGX A100's 1 TB for 8"
@@ -1441,9 +1441,9 @@ class Plan(Frozen):
         over_gpus = self._batch_over_gpus(train_batch_size, train_batch_source, batch_divisor)
         single = single_gpu_caution(model, self.gpus, self.max_model_len, gpu.memory_gib)
         on_node = trainer_gpus_on_node(self.gpus, node_gpus)
-        hint = release_loading_hint(self.trinity_version is not None, self.model_loading, on_node,
-                                    self.host_training_gb is not None, model.tied_embeddings,
-                                    self.compute_capability, self.offload, option_names.keywords)
+        hint = lower_host_count_hint(self.trinity_version is not None, self.model_loading, on_node,
+                                     self.host_training_gb is not None, self.reference_model, model.tied_embeddings,
+                                     self.compute_capability, option_names.keywords)
         host = unchecked_host_need(self.host_memory_gb, gpu, on_node, node_gpus if node_gpus_given else None,
                                    self.offload, unchecked_host_ram, option_names.node_gpus, self.host_training_gb,
                                    self.model_loading, hint)

@@ -87,8 +87,9 @@ def in_api_words(unwrapped: str) -> str:
                             .replace("--trinity-version 0.5 leaves them out", 'version="0.5" leaves them out')
                             .replace("(then plan with --no-env)", "(then plan with env=False)")
                             .replace("; --node-gpus counts all of", "; node_gpus counts all of")
-                            .replace("give --host-ram what a node can spare", "give host_ram_gb what a node can spare")
-                            .replace("--trinity-version counts a release's own", "trinity_version counts a release's own"))
+                            .replace("; --trinity-version counts a release's own", "; trinity_version counts a "
+                                     "release's own")
+                            .replace("give --host-ram what a node can spare", "give host_ram_gb what a node can spare"))
 
 
 def test_import_solver_is_cheap_and_exports_the_api():

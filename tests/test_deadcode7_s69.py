@@ -45,13 +45,16 @@ def test_routed_expert_parameters_count_the_gated_mlps_of_every_routed_expert_an
 
 def test_memory_text_of_json_made_before_the_host_memory_need_has_no_host_memory_line():
     answer = memory_answer("4B", "h100", 2, max_model_len=8192)
-    # Its two lines (s84: they name the ranks loading the model, every rank for the tied Qwen3-4B, as before).
+    # Its three lines (s84: they name the ranks loading the model, every rank for the tied Qwen3-4B, as before; s87:
+    # and the releases that count less, 0.6 loading it on rank 0 of an H100, 0.5 its reference model in bf16).
     host_lines = [("host memory: 51.1 GiB per node while the model loads (verl reads it in fp32 before FSDP shards it, "
-                   "beside the reference model's pinned shards; here every rank"), "loading the model)"]
+                   "beside the reference model's pinned shards; here every rank"),
+                  ("loading the model); trinity_version counts a release's own, less where rank 0 alone loads the "
+                   "model (0.6) or verl 0.7 builds the reference model in bf16 and"), "places the pinned blocks (0.5)"]
     lines = memory_text(answer).splitlines()
     older = json.loads(answer.model_dump_json())
     del older["host_memory_gib"]
     start = lines.index(host_lines[0])
-    assert lines[start:start + 2] == host_lines
+    assert lines[start:start + 3] == host_lines
     assert memory_text(MemoryAnswer.model_validate_json(json.dumps(older))).splitlines() == (
-        lines[:start] + lines[start + 2:])
+        lines[:start] + lines[start + 3:])

@@ -19,10 +19,11 @@ from solver.tables import (
     TableError,
     load_catalog,
     loading_ranks,
+    lower_host_count_hint,
+    lower_host_count_words,
     model_loaders,
     model_loading,
     read_cells_files,
-    some_release_loads_on_rank_0,
 )
 from solver.tables.schema import GpusFile
 
@@ -67,11 +68,30 @@ def test_loading_ranks_of_a_node_of_eight(loading: str, tied: bool, ranks: int) 
     assert model_loaders(loading, tied) == ("rank-0" if ranks == 1 else "every-rank")  # type: ignore[arg-type]
 
 
-def test_some_release_loads_on_rank_0_where_a_release_loads_fewer_than_every_rank() -> None:
-    assert some_release_loads_on_rank_0(False, A100, False)  # 0.5.0 and 0.5.1 load an untied model on rank 0
-    assert not some_release_loads_on_rank_0(True, A100, True)  # a tied model on an A100: every rank under each
-    assert some_release_loads_on_rank_0(True, H100, True)  # 0.6 with FSDP2 on an H100
-    assert not some_release_loads_on_rank_0(True, None, False)  # a GPU type of your own
+def test_the_releases_whose_rank_0_alone_loads_the_model() -> None:
+    # s87: some_release_loads_on_rank_0 is gone; lower_host_count_words says it per release, its loading alone here
+    def rank_0(tied: bool, capability: str | None) -> list[str]:
+        return [release for release in ("0.5.0", "0.5.1", "0.5.2", "0.6.0")
+                if lower_host_count_words(release, tied, capability, reference_counts=False)]
+    assert rank_0(False, A100) == ["0.5.0", "0.5.1"]  # verl's rule: an untied model on rank 0
+    assert rank_0(True, A100) == []  # a tied model on an A100: every rank under each
+    assert rank_0(True, H100) == ["0.6.0"]  # 0.6 with FSDP2 on an H100
+    assert rank_0(True, None) == []  # a GPU type of your own
+    assert lower_host_count_words("0.5.1", False, A100, loading_counts=False) == [
+        "verl 0.7 builds the reference model in bf16 and places the pinned blocks"]
+
+
+def test_the_hint_names_every_reason_a_release_counts_less() -> None:
+    # s87: the hint said "counts a release's own loading" alone; 0.5's bf16 reference model lowers every need that
+    # counts one, loading or not, and a need of one rank's load names no loading
+    assert lower_host_count_hint(False, "every-rank", 8, True, True, False, H100, False) == (
+        "; --trinity-version counts a release's own, less where rank 0 alone loads the model (0.6, 0.5.1 and 0.5.0) "
+        "or verl 0.7 builds the reference model in bf16 and places the pinned blocks (0.5)")  # each 0.5 patch: 0.5
+    assert lower_host_count_hint(False, "every-rank", 8, False, True, True, A100, True) == (
+        "; trinity_version counts a release's own, less where verl 0.7 builds the reference model in bf16 and places "
+        "the pinned blocks (0.5)")  # training is the need: loading lowers nothing
+    assert lower_host_count_hint(False, "every-rank", 1, True, False, False, A100, False) == ""  # 1 rank, no reference
+    assert lower_host_count_hint(True, "every-rank", 8, True, True, False, H100, False) == ""  # a release named
 
 
 def test_every_catalogue_gpu_type_gives_its_compute_capability() -> None:
@@ -164,7 +184,16 @@ def test_the_host_memory_row_says_which_ranks_load_and_hints_at_the_release(cli:
     status, out, _ = cli("--model", "8B", "--gpu", "a100", "--gpus", "8", "--exact", "--len", "32768", "--offload")
     assert status == 0
     assert ("host memory 325.4 GiB per node for Offload (at start-up, every rank loading the model; 183.0 while "
-            "training); not checked: --host-ram not given; --trinity-version counts a release's own loading") in (
+            "training); not checked: --host-ram not given; --trinity-version counts a release's own, less where rank 0 "
+            "alone loads the model (0.5.1 and 0.5.0) or verl 0.7 builds the reference model in bf16 and places the "
+            "pinned blocks (0.5)") in (
+        " ".join(out.split()))
+    # s87: every release loads the tied 4B on every rank of an A100 node, but 0.5's bf16 reference model lowers the
+    # need all the same: the row hinted nothing before
+    status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "8", "--exact", "--len", "32768", "--offload")
+    assert status == 0
+    assert ("93.4 while training); not checked: --host-ram not given; --trinity-version counts a release's own, less "
+            "where verl 0.7 builds the reference model in bf16 and places the pinned blocks (0.5) unpinned") in (
         " ".join(out.split()))
     status, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--exact", "--len", "8192", "--no-offload",
                          "--host-ram", "1000", "--trinity-version", "0.6")

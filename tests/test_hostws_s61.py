@@ -19,11 +19,18 @@ from solver.tables.schema import GpusFile
 CATALOG = solver.load_catalog()
 
 
-def workstation_caution(need: str, gpu: str = "RTX-4090-24GB", source: str = "--host-ram") -> str:
-    """The host-memory caution on a workstation card, as the planner words it."""
+REFERENCE_HINT = ("; --trinity-version counts a release's own, less where verl 0.7 builds the reference model in bf16 "
+                  "and places the pinned blocks (0.5)")
+"""s87: where no release is named, the caution ends as the host memory row does (`lower_host_count_hint`): 0.5's
+bf16 reference model counts less."""
+
+
+def workstation_caution(need: str, gpu: str = "RTX-4090-24GB", source: str = "--host-ram", hint: str = "") -> str:
+    """The host-memory caution on a workstation card, as the planner words it (`hint`: `REFERENCE_HINT` where no
+    release is named)."""
     return (f"Offload needs {need} GiB of host memory per node, more than the 64 GiB a workstation of {gpu} cards "
             f"commonly has (for the whole box, not each card), and nothing checks it: give {source} what a node can "
-            "spare for the trainer (free -g's total less what the OS, Ray and the rollout take) to check it")
+            f"spare for the trainer (free -g's total less what the OS, Ray and the rollout take) to check it{hint}")
 
 
 def shown_caution(out: str, start: str) -> str:
@@ -40,15 +47,16 @@ def test_the_reviews_two_4090s_are_cautioned_past_a_workstations_64_gib(cli, mod
     flags = ("--gpu", "4090", "--gpus", "2", "--model", model, "--maximize", "len")
     status, out, err = cli(*flags)
     assert (status, err) == (0, "")
-    assert shown_caution(out, "Offload needs ") == f"caution {workstation_caution(need)}"
-    assert f"host memory    {need} GiB per node for Offload; not checked: --host-ram not given" in out.splitlines()
+    assert shown_caution(out, "Offload needs ") == f"caution {workstation_caution(need, hint=REFERENCE_HINT)}"
+    assert f"host memory {need} GiB per node for Offload; not checked: --host-ram not given{REFERENCE_HINT}" in (
+        " ".join(out.split()))
     status, out, _ = cli(*flags, "--json")
     [best, *_] = json.loads(out)[0]["plans"]
     # (a thin headroom's caution comes first where the plan has one: the 8B's, not the 4B's at a 4090's margin; SP
     # over PCIe's last, where the plan has SP)
     assert (status, best["gpus"], best["offload"], best["host_memory_gb"], best["caution_codes"][-2:]) == (
         0, 2, True, float(need), ["host-memory-unchecked", "sp-over-pcie"])
-    assert best["cautions"][-2] == workstation_caution(need)
+    assert best["cautions"][-2] == workstation_caution(need, hint=REFERENCE_HINT)
 
 
 def test_one_4090_is_still_cautioned_now_from_qwen3_4b_up():
@@ -59,14 +67,14 @@ def test_one_4090_is_still_cautioned_now_from_qwen3_4b_up():
         (True, 38.6, ()),  # within 64 GiB
         (True, 93.4, (CautionCode.HOST_MEMORY_UNCHECKED, CautionCode.SINGLE_GPU_ADVISED_AGAINST)),
         (True, 183.0, (CautionCode.HOST_MEMORY_UNCHECKED, CautionCode.SINGLE_GPU_ADVISED_AGAINST))]
-    assert needs["8B"].cautions[0] == workstation_caution("183.0")
+    assert needs["8B"].cautions[0] == workstation_caution("183.0", hint=REFERENCE_HINT)
 
 
 def test_a_5090_is_held_to_a_workstations_64_gib_too():
     (answer,) = solver.plan("8B", gpu="5090", budget_gpus=2, max_model_len=4096, option_names=COMMAND_OPTIONS)
     assert (answer.best.gpus, answer.best.host_memory_gb, answer.best.caution_codes) == (
         2, 183.0, (CautionCode.HOST_MEMORY_UNCHECKED,))
-    assert answer.best.cautions[0] == workstation_caution("183.0", "RTX-5090-32GB")
+    assert answer.best.cautions[0] == workstation_caution("183.0", "RTX-5090-32GB", hint=REFERENCE_HINT)
 
 
 def test_the_geforce_cards_alone_are_workstation_cards():
@@ -81,7 +89,7 @@ def test_a_server_gpus_plan_is_cautioned_as_before(cli):
         "caution Offload needs 351.6 GiB of host memory per node, more than the 128 GiB assumed for its one trainer "
         "GPU there (128 GiB per GPU, as servers commonly have: a DGX A100's 1 TB for 8; --node-gpus counts all of a "
         "node's GPUs), and nothing checks it: give --host-ram what a node can spare for the trainer (free -g's total "
-        "less what the OS, Ray and the rollout take) to check it")
+        f"less what the OS, Ray and the rollout take) to check it{REFERENCE_HINT}")
     (answer,) = solver.plan("4B", gpu="h100", budget_gpus=2, max_model_len=4096)
     assert CautionCode.HOST_MEMORY_UNCHECKED not in answer.best.caution_codes  # 93.4 GiB on a server: no caution
 
@@ -113,7 +121,7 @@ def test_solve_memory_on_a_4090_is_cautioned_past_64_gib(cli):
     status, out, _ = cli(*flags, "--json")
     estimate = json.loads(out)
     assert (status, estimate["host_memory_gib"], estimate["caution_codes"], estimate["cautions"]) == (
-        0, 93.4, ["host-memory-unchecked"], [workstation_caution("93.4")])
+        0, 93.4, ["host-memory-unchecked"], [workstation_caution("93.4", hint=REFERENCE_HINT)])  # s87: as solve
     status, out, _ = cli(*flags, "--host-ram", "96", "--json")
     assert (status, json.loads(out)["caution_codes"]) == (0, [])
 
@@ -127,7 +135,8 @@ def test_a_pool_of_4090s_without_host_ram_gb_is_cautioned(cli, tmp_path: Path):
     [placed] = json.loads(out)["placements"]
     assert (status, placed["plan"]["gpus"], placed["plan"]["host_memory_gb"], placed["plan"]["caution_codes"],
             placed["plan"]["cautions"]) == (
-        0, 2, 183.0, ["host-memory-unchecked"], [workstation_caution("183.0", source="the pool's host_ram_gb")])
+        0, 2, 183.0, ["host-memory-unchecked"],
+        [workstation_caution("183.0", source="the pool's host_ram_gb", hint=REFERENCE_HINT)])
     fleet.write_text(pool % ", host_ram_gb: 192" + jobs)
     status, out, _ = cli("cluster", str(fleet), "--json")
     [placed] = json.loads(out)["placements"]

@@ -88,10 +88,46 @@ def test_the_unchecked_host_caution_says_every_rank_loads_the_model(cli: Cli) ->
     assert _row(out, "caution").startswith(
         "Offload needs 1256.4 GiB of host memory per node (157.1 GiB per trainer GPU; at start-up, every rank loading "
         "the model; 664.2 while training), more than the 1024 GiB assumed for its 8 trainer GPUs there")
-    # s87: it repeats the host memory row's hint, as 0.5.0 and 0.5.1 load this untied model on rank 0 alone
-    assert _row(out, "caution").endswith("to check it; --trinity-version counts a release's own loading")
+    # s87: it repeats the host memory row's hint, as 0.5.0 and 0.5.1 load this untied model on rank 0 alone, and
+    # every 0.5 patch builds the reference model in bf16
+    assert _row(out, "caution").endswith(
+        "to check it; --trinity-version counts a release's own, less where rank 0 alone loads the model (0.5.1 and "
+        "0.5.0) or verl 0.7 builds the reference model in bf16 and places the pinned blocks (0.5)")
     status, out, _ = cli("--model", "32B", "--len", "16k", "--gpus", "8", "--gpu", "h100", "--trinity-version", "0.6")
     assert status == 0 and "caution        Offload needs" not in out  # rank 0 alone loads it: 664.2 at most
+
+
+def _memory_words(cli: Cli, *argv: str) -> str:
+    """What ``solve memory`` prints for `argv`, its words joined by single spaces (wrapped lines joined)."""
+    _, out, _ = cli("memory", *argv)
+    return " ".join(out.split())
+
+
+def test_solve_memory_names_the_other_releases_figure_as_solve_does(cli: Cli) -> None:
+    # s87: solve memory's host memory line gave its own release's figure alone; the planner's row's clause
+    # (other_release_words) is counted from the estimate as from a plan (HostCounted)
+    clause = ("Trinity 0.6 needs 224.6 (the reference model in fp32 where 0.5's is bf16; each pinned block by rows "
+              "where 0.5's verl 0.7 places it)")
+    assert f"within --host-ram 1000 GiB; {clause} caution:" in _memory_words(
+        cli, "--model", "8B", "--gpus", "6", "--gpu", "a100", "--len", "16k", "--sp", "2", "--host-ram", "1000",
+        "--trinity-version", "0.5.2")
+    assert _host_row(cli, "--model", "8B", "--gpus", "6", "--gpu", "a100", "--trinity-version", "0.5.2").endswith(
+        clause)  # solve's row for the same run
+
+
+def test_solve_memory_hints_at_a_release_where_none_is_named(cli: Cli) -> None:
+    # s87: with no release named, its host memory line and unchecked caution end as solve's row and caution do (the
+    # estimate is told whether a release was named: release_named)
+    argv = ("--model", "32B", "--len", "16k", "--gpus", "8", "--gpu", "a100", "--offload", "--env")
+    hint = ("--trinity-version counts a release's own, less where rank 0 alone loads the model (0.5.1 and 0.5.0) or "
+            "verl 0.7 builds the reference model in bf16 and places the pinned blocks (0.5)")
+    words = _memory_words(cli, *argv)
+    assert f"not checked: --host-ram not given; {hint} caution: Offload needs 1256.4" in words
+    assert f"and the rollout take) to check it; {hint} beyond" in words
+    named = _memory_words(cli, *argv, "--trinity-version", "0.5.1")
+    assert "counts a release's own" not in named
+    assert ("not checked: --host-ram not given; Trinity 0.6 needs 1256.4 (the reference model in fp32 where 0.5's is "
+            "bf16; the model loaded on every rank where 0.5.1's loads it on rank 0) beyond") in named
 
 
 def test_a_ways_host_tenths_are_its_plans_figure_on_nodes_of_4_and_16(tmp_path: Path) -> None:

@@ -50,7 +50,8 @@ def test_a_node_size_given_that_holds_too_little_is_named_with_its_figure(cli: C
                          "--node-gpus", "2", "--json")
     assert (status, _host_cautions(out)) == (0, [(
         f"Offload needs 664.2 GiB of host memory per node, more than the 256 GiB assumed for a node of 2 GPUs "
-        f"({SERVERS}), {GIVE}")])
+        f"({SERVERS}), {GIVE}; --trinity-version counts a release's own, less where verl 0.7 builds the reference "
+        "model in bf16 and places the pinned blocks (0.5)")])  # s87: no release named, 0.5 counts less
 
 
 def test_solve_memory_and_the_api_count_a_node_size_given_and_pass_it_on(cli: Cli):

@@ -88,8 +88,10 @@ def test_the_host_memory_row_says_what_the_other_release_needs_and_why(cli: Cli)
     assert _row(out, "host memory") == (
         "351.6 GiB per node for Offload; not checked: --host-ram not given; Trinity 0.5 needs 311.3 (the reference "
         "model in bf16 where 0.6's is fp32)")
-    status, out, _ = cli(*DPO_14B)  # no release named: none
-    unnamed = "351.6 GiB per node for Offload; not checked: --host-ram not given"
+    status, out, _ = cli(*DPO_14B)  # no release named: none, but the hint that 0.5 counts less (s87)
+    unnamed = ("351.6 GiB per node for Offload; not checked: --host-ram not given; --trinity-version counts a "
+               "release's own, less where verl 0.7 builds the reference model in bf16 and places the pinned "
+               "blocks (0.5)")
     assert (status, _row(out, "host memory")) == (0, unnamed)
     status, out, _ = cli(*DPO_14B, "--trinity-version", "0.5.2", "--emit", "trinity")  # a config for one release
     assert status == 0 and "Trinity 0.6 needs" not in out and "# host memory: 311.3 GiB per node for Offload" in out

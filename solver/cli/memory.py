@@ -110,7 +110,8 @@ def run_memory(args: argparse.Namespace) -> int:
     else:
         label = memory_label(result, model.moe is not None)
         new_console().print(memory_view(result, label, gpu.name, model.name, args.gpus, args.offload,
-                                        planner_command(args), own_budget=args.token_budget is not None),
+                                        planner_command(args), own_budget=args.token_budget is not None,
+                                        catalog=catalog),
                             crop=False)
     note_cells_elsewhere("solve memory", cells, catalog, args.gpu)
     note_gpu_variant("solve memory", catalog, args.gpu)

@@ -34,12 +34,14 @@ from solver.rules import (
     host_ram_check_words,
     smaller_card_words,
     tables_said,
+    trainer_gpus_on_node,
 )
 from solver.tables import (
     NODE_GPUS,
     Catalog,
     CriticStates,
     MemoryModel,
+    Model,
     QueryError,
     Setting,
     and_joined,
@@ -50,6 +52,7 @@ from solver.tables import (
     host_need_purpose,
     load_catalog,
     load_memory_model,
+    lower_host_count_hint,
     release_name,
     shown_number,
 )
@@ -124,12 +127,13 @@ def memory_text(answer: MemoryAnswer, catalog: Catalog | None = None, *, width: 
                          "answers[0]")
     check_types(("answer", answer, MemoryAnswer), ("catalog", catalog, Catalog | None))
     check_text_options(width, color)
-    model = (catalog if catalog is not None else load_catalog()).model(answer.model)
+    estimated = catalog if catalog is not None else load_catalog()
+    model = estimated.model(answer.model)
     passed = answer.memory_model_source if answer.memory_model is None else None  # a MemoryModel, not a file
     call = planner_call(answer, own_catalog=catalog is not None and not _shipped(answer))
     view = memory_view(answer, memory_label(answer, model.moe is not None), answer.gpu, answer.model, answer.gpus,
                        answer.offload, call, own_budget=answer.max_token_len_per_gpu is not None,
-                       names=API_OPTIONS, passed_memory=passed)
+                       names=API_OPTIONS, passed_memory=passed, catalog=estimated)
     return view_text(view, width, color)
 
 
@@ -182,14 +186,15 @@ def planner_call(answer: MemoryAnswer, own_catalog: bool = False) -> str:
 
 def memory_view(result: MemoryAnswer, label: str, gpu: str, model: str, gpus: int, offload: bool,
                 planner_command: str, own_budget: bool = False, names: OptionNames = COMMAND_OPTIONS,
-                passed_memory: str | None = None) -> Group:
+                passed_memory: str | None = None, *, catalog: Catalog) -> Group:
     """A breakdown table of one GPU's predicted peak memory, the verdict (where it does not fit, with the cell of a
     smaller card's table that says it trains, a note: `smaller_card_words`), the longest length that fits
     (at the user's token budget with `own_budget`), the host memory a node needs (`offload`: for the states
     too; the host memory option named as `names` do), its cautions, what `gpu`'s tables say of the same setting for
     `model` on `gpus` GPUs (they decide where they speak), and where the setting does not train, the planner's
     command that finds one that does (`planner_command`, a line of its own to copy; `passed_memory`: the source of a
-    memory model the caller passed, which the command cannot name, and the line above it asks for)."""
+    memory model the caller passed, which the command cannot name, and the line above it asks for); `catalog`: the one
+    it was estimated with, which has its model and GPU type (for the host memory under other Trinity releases)."""
     lines: list[RenderableType] = [Text(label, style="bold"), _terms_table(result)]
     if result.lora_rank:
         lines.append(Text(lora_states_words(result)))
@@ -200,7 +205,8 @@ def memory_view(result: MemoryAnswer, label: str, gpu: str, model: str, gpus: in
         lines.append(Text(f"smaller card: {smaller_card_words(result.smaller_card, gpu, model)}"))
     lines.append(Text(_longest_words(result, gpu, model, gpus, offload, own_budget)))
     if result.host_memory_gib is not None:
-        lines.append(_host_memory_line(result, result.host_memory_gib, offload, names.host_ram))
+        lines.append(_host_memory_line(result, result.host_memory_gib, offload, names,
+                                       catalog.model(result.model), catalog.gpu(result.gpu).compute_capability))
     lines += [Text(f"caution: {caution}", style="yellow") for caution in result.cautions]
     if result.beyond_calibration:
         lines.append(Text(f"beyond the memory model's calibration: {', '.join(result.beyond_calibration)}; the "
@@ -313,19 +319,31 @@ def _fit_style(result: MemoryEstimate) -> str:
     return "red" if not result.fits else "green" if result.host_fits else "yellow"
 
 
-def _host_memory_line(result: MemoryAnswer, need_gib: float, offload: bool, host_ram: str) -> Text:
+def _host_memory_line(result: MemoryAnswer, need_gib: float, offload: bool, names: OptionNames, model: Model,
+                      compute_capability: str | None) -> Text:
     """The host memory a node needs (`need_gib`; `offload`: for the states too; a critic's where they are held there,
     with their share: `host_need_purpose`, `host_need_detail`),
-    and whether --host-ram (`host_ram`: the option as the caller names it) holds it, as the plan summary says it
-    (`host_ram_check_words`: where neither Offload nor --host-ram makes it matter, nothing)."""
+    and whether --host-ram (the option as `names` name it) holds it, as the plan summary says it
+    (`host_ram_check_words`: where neither Offload nor --host-ram makes it matter, nothing), and as it does, where a
+    Trinity release is named what the other needs where it differs (`estimate_other_release_words`), else where some
+    release counts less, that naming one counts its own (`lower_host_count_hint`), for `model` on a GPU of
+    `compute_capability`."""
+    from solver.trinity.plan_keys import estimate_other_release_words  # no ruamel
+
     if result.host_ram_gib is not None and not result.host_fits:
-        room = f"; more than {host_ram_bound_words(result.host_ram_gib, host_ram)}: it does not train there"
+        room = f"; more than {host_ram_bound_words(result.host_ram_gib, names.host_ram)}: it does not train there"
+    elif offload or result.host_ram_gib is not None:
+        room = host_ram_check_words(result.host_ram_gib, names.host_ram)
     else:
-        room = host_ram_check_words(result.host_ram_gib, host_ram) if offload or result.host_ram_gib is not None else ""
+        room = ""
     detail = host_need_detail(offload, result.reference_model, result.critic, result.host_critic_gib or None)
     moment = host_moment_words(result.host_training_gib, result.model_loading, offload, result.critic)
     what = f"{host_need_purpose(offload, result.critic)} ({detail}{'; here ' + moment if moment else ''})"
-    return Text(f"host memory: {shown_host_gib(need_gib):.1f} GiB per node {what}{room}",
+    release = estimate_other_release_words(result, model, compute_capability) + lower_host_count_hint(
+        result.trinity_version is not None, result.model_loading,
+        trainer_gpus_on_node(result.gpus, result.node_gpus), bool(moment), result.reference_model,
+        model.tied_embeddings, compute_capability, names.keywords)
+    return Text(f"host memory: {shown_host_gib(need_gib):.1f} GiB per node {what}{room}{release}",
                 style="" if result.host_fits else "red")
 
 

@@ -74,7 +74,7 @@ from solver.tables import (
     counted,
     host_moment_words,
     it_or_them,
-    release_loading_hint,
+    lower_host_count_hint,
     written_layout,
 )
 
@@ -526,18 +526,19 @@ def _host_memory_words(answer: Answer, plan: Plan, model: Model, version: Trinit
 
     host = plan.host_memory_words()
     return None if host is None else (f"{host}{host_ram_check_words(answer.host_ram_gb, names.host_ram)}"
-                                      f"{other_release_words(plan, model, version)}{_loading_hint(plan, model, names)}")
+                                      f"{other_release_words(plan, model, version)}"
+                                      f"{_lower_count_hint(plan, model, names)}")
 
 
-def _loading_hint(plan: Plan, model: Model, names: OptionNames) -> str:
-    """Where no Trinity release is named and `plan`'s host memory need is its load at start-up on every rank of a node,
-    that naming one counts its own loading, in words (`release_loading_hint`); "" otherwise."""
+def _lower_count_hint(plan: Plan, model: Model, names: OptionNames) -> str:
+    """Where no Trinity release is named and some release counts `plan`'s host memory need lower, that naming one
+    counts its own, and why, in words (`lower_host_count_hint`); "" otherwise."""
     if plan.trainer_nodes is None:
         return ""
-    return release_loading_hint(
+    return lower_host_count_hint(
         plan.trinity_version is not None, plan.model_loading, plan.gpus // plan.trainer_nodes,
         bool(host_moment_words(plan.host_training_gb, plan.model_loading, plan.offload, plan.critic)),
-        model.tied_embeddings, plan.compute_capability, plan.offload, names.keywords)
+        plan.reference_model, model.tied_embeddings, plan.compute_capability, names.keywords)
 
 
 def _tables_best_words(answer: Answer, plan: Plan) -> str | None:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from math import floor, isfinite
 from typing import Any, Final, Literal, NamedTuple, get_args
 
-from solver.tables.text import QueryError, ascii_number, brief, cut, shown_number
+from solver.tables.text import QueryError, and_joined, ascii_number, brief, cut, shown_number
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 """The largest file rft-solver reads (tables, cluster files, Trinity configs, config.json)."""
@@ -463,44 +463,67 @@ def loading_ranks(loading: ModelLoading, tied_embeddings: bool, ranks_on_node: i
     return 1 if model_loaders(loading, tied_embeddings) == "rank-0" else ranks_on_node
 
 
-def some_release_loads_on_rank_0(tied_embeddings: bool, compute_capability: str | None, offload: bool) -> bool:
-    """Whether some Trinity release rft-solver knows (`KNOWN_RELEASE_NAMES`) loads a model with `tied_embeddings` or
-    not on rank 0 alone (`model_loading`, `model_loaders`) on a GPU of `compute_capability`, with `offload` or
-    without (the release's default strategy): where none does, naming one counts what naming none counts."""
-    return any(model_loaders(model_loading(release, None, compute_capability, offload), tied_embeddings) == "rank-0"
-               for release in KNOWN_RELEASE_NAMES)
-
-
-def release_loading_hint(release_named: bool, loading: ModelLoading, ranks_on_node: int, load_is_need: bool,
-                         tied_embeddings: bool, compute_capability: str | None, offload: bool, keywords: bool) -> str:
-    """Where no Trinity release is named (`release_named`) and a node's host memory need is the model's load at start-up
-    (`load_is_need`) on every rank (`loading`) of more than one trainer rank there (`ranks_on_node`), the most any
-    release loads, and some release loads the model on rank 0 alone there (`some_release_loads_on_rank_0`), that
-    naming one counts its own loading, in words (``; --trinity-version counts a release's own loading``, the keyword
-    ``trinity_version`` where `keywords`): the host memory row's and the unchecked need's caution's; "" otherwise."""
-    if (release_named or loading != "every-rank" or ranks_on_node < 2 or not load_is_need
-            or not some_release_loads_on_rank_0(tied_embeddings, compute_capability, offload)):
-        return ""
-    return f"; {'trinity_version' if keywords else '--trinity-version'} counts a release's own loading"
-
-
 LOWER_HOST_COUNT_MINORS: dict[str, str] = {"0.5": "verl 0.7 builds the reference model in bf16 and places the pinned blocks"}
 """The minor versions whose own count of a node's host memory may be below what no release named counts (0.6's: its
 reference model in fp32, its pinned blocks by rows: `solver.memory.REFERENCE_BYTES`, `FIRST_EVEN_DIM_RELEASES`), and
-why, in words (`lower_host_count_words`)."""
+why, in words (`lower_host_count_words`): a need that counts a reference model's shards is lower, bf16's half."""
 
 
-def lower_host_count_words(release: str, tied_embeddings: bool, compute_capability: str | None) -> list[str]:
+RANK_0_WORDS = "rank 0 alone loads the model"
+"""Why a release whose rank 0 alone loads the model counts less where every rank's load is the need, in words."""
+
+
+def lower_host_count_words(release: str, tied_embeddings: bool, compute_capability: str | None, *,
+                           loading_counts: bool = True, reference_counts: bool = True) -> list[str]:
     """Why the Trinity `release` (a name of `KNOWN_RELEASE_NAMES`) may count a node's host memory below what no release
     named counts, for a model with `tied_embeddings` or not on a GPU of `compute_capability`, each in words: its rank 0
-    alone loads the model, with Offload or without (`model_loading`, `model_loaders`), and its minor version's own count
-    (`LOWER_HOST_COUNT_MINORS`); none where it counts as no release named does. The one table of the releases that may
-    lift a host memory limit no release named sets (`solver.solve`'s no-plan words)."""
-    rank_0 = any(model_loaders(model_loading(release, None, compute_capability, offload), tied_embeddings) == "rank-0"
-                 for offload in (False, True))
+    alone loads the model, with Offload or without (`model_loading`, `model_loaders`), where the need counts every
+    rank's load (`loading_counts`), and its minor version's own count (`LOWER_HOST_COUNT_MINORS`), where it counts a
+    reference model's shards (`reference_counts`); none where it counts as no release named does. The one table of the
+    releases that may lift a host memory limit no release named sets (`solver.solve`'s no-plan words) or lower a need
+    (`lower_host_count_hint`)."""
+    rank_0 = loading_counts and any(
+        model_loaders(model_loading(release, None, compute_capability, offload), tied_embeddings) == "rank-0"
+        for offload in (False, True))
     minor = _minor_and_patch(release)
-    own = LOWER_HOST_COUNT_MINORS.get(minor[0]) if minor is not None else None
-    return [words for words in ("rank 0 alone loads the model" if rank_0 else None, own) if words]
+    own = LOWER_HOST_COUNT_MINORS.get(minor[0]) if minor is not None and reference_counts else None
+    return [words for words in (RANK_0_WORDS if rank_0 else None, own) if words]
+
+
+def lower_host_count_hint(release_named: bool, loading: ModelLoading, ranks_on_node: int, load_is_need: bool,
+                          reference: bool, tied_embeddings: bool, compute_capability: str | None,
+                          keywords: bool) -> str:
+    """Where no Trinity release is named (`release_named`) and some release counts a node's host memory need lower, that
+    naming one counts its own, and why each that does counts less, in words (`lower_host_count_words`, the releases
+    of `KNOWN_RELEASE_NAMES` with a patch, newest first): its rank 0 alone loading the model, where the need is the
+    model's load at start-up (`load_is_need`) on every rank (`loading`, the most any release loads) of more than one
+    trainer rank there (`ranks_on_node`), and its minor version's own count, where the need counts a reference model
+    (`reference`), the loading first, each minor version all of whose patches count so named alone
+    (`_minors_whole`): ``; --trinity-version counts a release's own, less where rank 0 alone loads the model (0.5.1 and
+    0.5.0) or verl 0.7 builds the reference model in bf16 and places the pinned blocks (0.5)`` (the keyword
+    ``trinity_version`` where `keywords`): the host memory rows' and the unchecked need's caution's; "" otherwise."""
+    if release_named:
+        return ""
+    loads = loading == "every-rank" and ranks_on_node > 1 and load_is_need
+    releases: dict[str, list[str]] = {}
+    for release in reversed([name for name in KNOWN_RELEASE_NAMES if name.count(".") == 2]):
+        for words in lower_host_count_words(release, tied_embeddings, compute_capability, loading_counts=loads,
+                                            reference_counts=reference):
+            releases.setdefault(words, []).append(release)
+    if not releases:
+        return ""
+    why = " or ".join(f"{words} ({and_joined(_minors_whole(named))})"
+                      for words, named in sorted(releases.items(), key=lambda item: item[0] != RANK_0_WORDS))
+    return f"; {'trinity_version' if keywords else '--trinity-version'} counts a release's own, less where {why}"
+
+
+def _minors_whole(releases: list[str]) -> list[str]:
+    """`releases` (names of `KNOWN_RELEASE_NAMES` with a patch, in order) with each minor version all of whose patches
+    they hold (`KNOWN_TRINITY_RELEASES`) named alone, where its newest was: ``0.6.0, 0.5.1, 0.5.0`` as ``0.6, 0.5.1,
+    0.5.0``; ``0.5.2, 0.5.1, 0.5.0`` as ``0.5``."""
+    whole = {f"{minor}.{patch}": minor for minor, patches in KNOWN_TRINITY_RELEASES.items()
+             if all(f"{minor}.{patch}" in releases for patch in patches) for patch in patches}
+    return list(dict.fromkeys(whole.get(release, release) for release in releases))
 
 
 LOADING_RANKS: dict[ModelLoading, str] = {

@@ -10,7 +10,13 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from solver.memory import first_even_dim_release, lora_parameters, shown_host_need, shown_training_host_need
+from solver.memory import (
+    MemoryAnswer,
+    first_even_dim_release,
+    lora_parameters,
+    shown_host_need,
+    shown_training_host_need,
+)
 from solver.query import (
     ACTOR_ROLLOUT_REF,
     CRITIC_ENGINE_MICRO_BATCH_SIZES,
@@ -36,24 +42,30 @@ from solver.rules import (
     one_sequence_per_micro_batch,
     rope_theta_to_set,
     sp_gpus_violation,
+    trainer_gpus_on_node,
 )
 from solver.tables import (
     KNOWN_TRINITY_RELEASES,
     LOADING_RANKS,
     CriticStates,
+    ExpertLayout,
     Model,
     ModelLoading,
     QueryError,
     TrinityVersion,
     and_joined,
     brief,
+    counted_expert_layout,
     counted_release,
     model_loaders,
     model_loading,
+    release_name,
     remove_padding_violation,
     shown_number,
+    trinity_release,
     written_layout,
 )
+from solver.tables.peft_names import LoraTargets
 from solver.trinity.keys import (
     CRITIC,
     CRITIC_BUDGETS,
@@ -163,25 +175,65 @@ the reference model (`solver.memory.REFERENCE_BYTES`), places the pinned blocks 
 `first_even_dim`) and holds a mixture of experts' routed experts (`written_layout`)."""
 
 
-def other_release_words(plan: Plan, model: Model, version: TrinityVersion | None) -> str:
+class EstimateHost(NamedTuple):
+    """A memory estimate's (`MemoryAnswer`'s) host memory counts, by a `Plan`'s names (`HostCounted`): ``solve
+    memory``'s."""
+
+    gpus: int
+    trainer_nodes: int
+    host_memory_gb: float | None
+    offload: bool
+    reference_model: bool
+    lora_rank: int
+    critic: CriticStates | None
+    trinity_version: str | None
+    expert_layout: ExpertLayout
+    model_loading: ModelLoading
+    compute_capability: str | None
+
+
+HostCounted = Plan | EstimateHost
+"""What the host memory figure of another Trinity release is counted from (`other_release_words`): a plan's fields, or
+a memory estimate's as `EstimateHost` gives them."""
+
+
+def estimate_other_release_words(answer: MemoryAnswer, model: Model, compute_capability: str | None) -> str:
+    """`other_release_words` for the memory estimate `answer` of `model` (the catalogue's: its LoRA adapter counted on
+    the answer's targets) on a GPU of `compute_capability`: where a Trinity release is named, the other release's host
+    memory figure where it differs, and why, as ``solve``'s host memory row gives it; "" otherwise."""
+    on_node = trainer_gpus_on_node(answer.gpus, answer.node_gpus)
+    targets = (None if answer.lora_target_modules is None
+               else LoraTargets(answer.lora_target_modules, answer.lora_exclude_modules))
+    counted = EstimateHost(
+        answer.gpus, answer.gpus // on_node, answer.host_memory_gib, answer.offload, answer.reference_model,
+        answer.lora_rank, answer.critic, release_name(answer.trinity_version),
+        counted_expert_layout(answer.trinity_version), answer.model_loading, compute_capability)
+    version = None if answer.trinity_version is None else trinity_release("trinity_version", answer.trinity_version)
+    return other_release_words(counted, model.model_copy(update={"lora_targets": targets}), version)
+
+
+def other_release_words(plan: HostCounted, model: Model, version: TrinityVersion | None) -> str:
     """Where a Trinity release `version` is named (None: none, "") and the other release (0.6 for 0.5, 0.5 for 0.6)
-    needs another host memory figure for `plan` of `model` (`for_release`), that one and why, as a clause after the
+    needs another host memory figure for `plan` of `model` (a `Plan`, or a memory estimate's counts: `HostCounted`; as
+    `for_release` counts it), that one and why, as a clause after the
     need (`Plan.host_memory_words`) and its check: ``; Trinity 0.6 needs 351.6 (the reference model in fp32 where
     0.5's is bf16; ...)``; each reason only where it alone moves the other release's figure (that figure with this
     release's reference model, placement of the pinned blocks, experts' layout or loading in its stead differs:
-    `_other_release_reasons`); "" otherwise. ``solve``'s host memory row gives it, where runs for either release are
-    compared; a config written for one release says its own figure alone."""
+    `_other_release_reasons`); "" otherwise. ``solve``'s host memory row gives it, and ``solve memory``'s host memory
+    line (`estimate_other_release_words`), where runs for either release are compared; a config written for one
+    release says its own figure alone."""
     if version is None or plan.host_memory_gb is None or plan.trainer_nodes is None:
         return ""
     other: TrinityVersion = "0.6" if version == "0.5" else "0.5"
-    here, there = (for_release(plan, model, release).host_memory_gb for release in (version, other))
-    if there is None or here is None or f"{here:.1f}" == f"{there:.1f}":
+    here, there = (shown_host_need(**_host_counts(plan, model, release)) for release in (version, other))
+    if f"{here:.1f}" == f"{there:.1f}":
         return ""
     reasons = _other_release_reasons(plan, model, version, other)
     return f"; Trinity {other} needs {there:.1f}" + (f" ({'; '.join(reasons)})" if reasons else "")
 
 
-def _other_release_reasons(plan: Plan, model: Model, version: TrinityVersion, other: TrinityVersion) -> list[str]:
+def _other_release_reasons(plan: HostCounted, model: Model, version: TrinityVersion,
+                           other: TrinityVersion) -> list[str]:
     """Why the Trinity release `other` needs another host memory figure for `plan` of `model` than `version`, in words
     (`OTHER_RELEASE_REASONS`, and which ranks each loads the model on, naming the release whose loading each counts,
     `_loading_release`, where `other`'s is not the whole minor version's): each part of `other`'s count (its reference
@@ -201,7 +253,7 @@ def _other_release_reasons(plan: Plan, model: Model, version: TrinityVersion, ot
             if shown_host_need(**{**counted, **swap}) != there]
 
 
-def _host_counts(plan: Plan, model: Model, version: TrinityVersion | None) -> dict[str, Any]:
+def _host_counts(plan: HostCounted, model: Model, version: TrinityVersion | None) -> dict[str, Any]:
     """What `for_release` counts of `plan` of `model` under the Trinity release `version`, as `shown_host_need` and
     `shown_training_host_need` take it by name (`plan.trainer_nodes` given)."""
     return {"model": model, "gpus": plan.gpus, "node_gpus": plan.gpus // (plan.trainer_nodes or 1),
@@ -210,7 +262,7 @@ def _host_counts(plan: Plan, model: Model, version: TrinityVersion | None) -> di
             "experts": written_layout(version, plan.expert_layout), "loading": _release_loading(plan, model, version)}
 
 
-def _loading_release(plan: Plan, model: Model, version: TrinityVersion) -> str:
+def _loading_release(plan: HostCounted, model: Model, version: TrinityVersion) -> str:
     """The Trinity release whose loading of `plan`'s `model` at start-up the figure for `version` counts
     (`counted_release`, `_release_loading`), as the words name it: that one where it names a patch, or where the
     patches of `version` all load it alike; else the patches that load it as counted (0.5 without its patch counts
@@ -226,14 +278,14 @@ def _loading_release(plan: Plan, model: Model, version: TrinityVersion) -> str:
     return and_joined([patch for patch, loading in patches.items() if loading == counted])
 
 
-def _release_loading(plan: Plan, model: Model, version: TrinityVersion | None) -> ModelLoading:
+def _release_loading(plan: HostCounted, model: Model, version: TrinityVersion | None) -> ModelLoading:
     """Which ranks load `plan`'s `model` at start-up under the Trinity release `version`: the plan's own where it was
     counted for a release of `version` (`counted_release`), else that release's on the plan's GPU, with Offload or
     the release's default strategy (`Plan.model_loading`, `solver.tables.model_loading`)."""
     return loading_under(plan, model, counted_release(version, plan.expert_layout, plan.trinity_version))
 
 
-def loading_under(plan: Plan, model: Model, release: str | None) -> ModelLoading:
+def loading_under(plan: HostCounted, model: Model, release: str | None) -> ModelLoading:
     """Which ranks load `plan`'s `model` at start-up under the Trinity `release` (a release's name; None: none named):
     the plan's own where it was counted for that release, else the release's on the plan's GPU, with Offload or the
     release's default strategy (`Plan.model_loading`, `solver.tables.model_loading`)."""
