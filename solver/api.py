@@ -2226,7 +2226,9 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     # plan's tables line says. A critic at its own SP (the plan counts it at the trainer's) must fit there too.
     plan_fits = vouching is not None and (out_of_memory is None or vouching.lowered_budget)
     if plan_fits and (own_critic is None or own_critic[1].critic_pass_fits):
-        return current.model_copy(update={"trains": True, "plan": vouching, "config_problems": problems})
+        # at the verdict's budget: where the config lets a GPU take more, the verdict does not vouch that it trains
+        return current.model_copy(update={"trains": not current.budget_above_verdict, "plan": vouching,
+                                          "config_problems": problems})
     out_of_memory = None if plan_fits else out_of_memory  # the critic at its own SP alone does not fit: no cell's say
     predicted, predicted_step, critic_pass, host_needed = None, None, None, None
     smaller = None
