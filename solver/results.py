@@ -1722,6 +1722,9 @@ class CurrentSettings(Frozen, defer_build=True):
     """The settings a user's Trinity config runs with, and whether the tables say they train."""
 
     config: str = Field(description="the config file's name")
+    config_model: str | None = Field(default=None, description=(
+        "where the plans are for another catalogue model than the one the config trains (--model, the API's model=): "
+        "the config's, as the catalogue names it, which the apply row's heading names; null otherwise"))
     gpus: PositiveInt = Field(description="the trainer GPUs the config gives (or, where it gives none, the budget)")
     gpus_given: bool = Field(default=True, description=(
         "whether the config gives its GPUs (cluster.node_num and cluster.gpu_per_node); else gpus is the budget's"))
