@@ -3577,17 +3577,21 @@ def test_the_rollouts_own_budget_bounds_the_actors_recompute_and_is_judged_as_th
                           "algorithm: {algorithm_type: grpo}\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
                           "  trainer_config:\n    actor_rollout_ref:\n"
                           f"      rollout: {{log_prob_max_token_len_per_gpu: {rollout}}}\n", encoding="utf-8")
-        status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--json", "--write", str(patched))
-        assert status == 0
-        return json.loads(out)[0]["current"], err
+        status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--json", "--write", str(patched),
+                               "--check")
+        current = json.loads(out)[0]["current"]
+        assert status == (0 if current["trains"] and not current["refused"] else 1)  # --check: as its words say
+        return current, err
 
     current, err = verdict(32768)
     assert current["config_problem_codes"] == ["token-budget-above-verdict"]
-    # At the default's 16384 tokens per GPU the settings fit, but the config lets a GPU take more: no "it trains".
-    assert current["trains"] and current["verdict"].endswith(
+    # At the default's 16384 tokens per GPU the settings fit, but the config lets a GPU take more: no "it trains", and
+    # --check fails (exit 1, trains false), the plan at the verdict's budget kept for its evidence.
+    assert not current["trains"] and current["plan"]["max_token_len_per_gpu"] == 16384
+    assert current["verdict"].endswith(
         "it fits in memory at 16384 tokens per GPU (inferred: the A100-80GB table for 4 GPUs says 'SP=4' at 32768, "
         "and this plan includes that setting), but the config lets a GPU take more, which this verdict does not "
-        "vouch for (the problem on its tokens per GPU says how many).")
+        "vouch for: whether it trains there is unknown (the problem on its tokens per GPU says how many).")
     assert current["config_problems"] == [(
         f"{key} 32768 is above Trinity's default ceil(2 x 32768 / 4) = 16384, which the tables measured: more tokens "
         f"per GPU than the verdict assumes ({ROLE_KEYS_IGNORED})")]
