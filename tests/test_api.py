@@ -1972,4 +1972,4 @@ def test_trinity_05_carries_the_trainers_own_sp_and_fills_the_unset_budget_at_it
     query = config_query(CATALOG, older, gpu="a100")
     (answer,) = with_config_verdicts(answer_query(query, CATALOG), query, CATALOG, older, text, "t.yaml", {}, "0.5")
     assert (answer.current.sp, answer.current.trains, answer.current.config_problem_codes) == (
-        4, True, ("role-sp-differs", "token-budget-above-verdict"))
+        4, False, ("role-sp-differs", "token-budget-above-verdict"))  # the fill above the verdict's: unvouched

@@ -1289,8 +1289,10 @@ def test_from_config_names_what_else_in_the_config_is_wrong_or_unlike_the_tables
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--json")
     [answer] = json.loads(out)
     current = answer["current"]
-    # yes / on are YAML 1.1 booleans (as Trinity reads them): Offload is on, and the table documents it.
-    assert (status, current["offload"], current["trains"], current["plan"]["evidence"]) == (0, True, True, "documented")
+    # yes / on are YAML 1.1 booleans (as Trinity reads them): Offload is on, and the table documents it, at the
+    # default budget: its own 409600 above it leaves trains false (s87).
+    assert (status, current["offload"], current["trains"], current["plan"]["evidence"]) == (
+        0, True, False, "documented")
     assert current["config_problems"] == [
         ("model.rope_scaling (factor 4.0 over 40960) covers the length, but not as Trinity-RFT's guide sets it, "
          "factor max_model_len / 40960 = 2.5 over 40960: it stretches the positions more than the length needs"),
@@ -2804,8 +2806,8 @@ def test_trinity_05_runs_the_trainer_at_the_actors_own_sp(cli, tmp_path: Path):
     for version in ((), ("0.6",)):
         status, current = verdicts[version]
         assert (status, current["sp"], current["trains"]) == (0, 1, False)
-    status, current = verdicts[("0.5",)]
-    assert (status, current["sp"], current["trains"], current["plan"]["sp"]) == (0, 4, True, 4)
+    status, current = verdicts[("0.5",)]  # the fill above the verdict's budget leaves trains false (s87)
+    assert (status, current["sp"], current["trains"], current["plan"]["sp"]) == (0, 4, False, 4)
     assert current["config_problem_codes"] == ["role-sp-differs", "role-sp-differs", "token-budget-above-verdict"]
     assert current["config_problems"] == [
         ("trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size 4 is not "
@@ -3527,7 +3529,8 @@ def test_role_budgets_set_by_hand_below_the_trainers_still_count_as_the_users(
     config.write_text(head + roles.format(12288), encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "40960", "--json")
     answer = json.loads(out)[0]
-    assert status == 0 and answer["current"]["max_token_len_per_gpu"] == 12288 and answer["current"]["trains"]
+    # the trainer's 16384, which Trinity keeps as written (verl 0.8 takes it), is above: trains false (s87)
+    assert status == 0 and answer["current"]["max_token_len_per_gpu"] == 12288 and not answer["current"]["trains"]
     assert [answer["plans"][0][key] for key in ("env", "sp", "max_token_len_per_gpu", "token_budget_cap")] == [
         False, 4, 12288, 12288]
 
@@ -3715,10 +3718,11 @@ def test_trinity_05_judges_the_unset_trainer_budget_as_it_fills_it_at_the_traine
         return [(code, words) for code, words in zip(current["config_problem_codes"], current["config_problems"])
                 if code.startswith(("token-budget", "lowered"))]
 
-    # Filled at SP 1, 65536: above the verdict's 16384 at SP 4, as a hand-set 65536 at SP 4 is; the verdict stands.
+    # Filled at SP 1, 65536: above the verdict's 16384 at SP 4, as a hand-set 65536 at SP 4 is; the verdict stands
+    # at the default, and vouches for neither (s87: trains false).
     filled = verdict("", 4)
     by_hand = verdict("  ulysses_sequence_parallel_size: 4\n  max_token_len_per_gpu: 65536\n", 4)
-    assert (filled["trains"], filled["max_token_len_per_gpu"], by_hand["trains"]) == (True, None, True)
+    assert (filled["trains"], filled["max_token_len_per_gpu"], by_hand["trains"]) == (False, None, False)
     assert budget_lines(filled) == [("token-budget-above-verdict", (
         "the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 1 with ceil(2 x 32768 / "
         "1) = 65536, is above Trinity's default ceil(2 x 32768 / 4) = 16384, which the tables measured: more tokens "

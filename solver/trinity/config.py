@@ -12,6 +12,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from solver.query import (
     ACTOR_ROLLOUT_REF,
+    CRITIC_MICRO_BATCH_SIZES,
     DPO_DOUBLED_WORDS,
     NODE_SIZE_PATH,
     ROLE_MICRO_BATCH_SIZES,
@@ -81,7 +82,6 @@ from solver.trinity.keys import (
     CRITIC,
     CRITIC_BUDGETS,
     CRITIC_ENGINE,
-    CRITIC_MICRO_BATCH_SIZES,
     CRITIC_MODEL_FSDP,
     DEPRECATED_MICRO_BATCH_SIZES,
     DYNAMIC_BATCH_KEYS,
