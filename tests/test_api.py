@@ -1011,8 +1011,9 @@ def test_the_api_text_of_another_models_plan_for_a_config_says_whose_lines_they_
     query = config_query(catalog, config, gpu="h20", model="4B")
     (h20,) = with_config_verdicts(answer_query(query, catalog), query, catalog, config, text, "trinity.yaml", {})
     assert h20.current is not None and h20.current.config_model == "Qwen3-8B"
+    shown = " ".join(solver.answers_text((h20,)).split())
     assert ("apply the lines below are for Qwen3-4B, not for trinity.yaml's Qwen3-8B: they apply with "
-            "model.model_path set to a Qwen3-4B checkpoint (dotted keys)") in " ".join(solver.answers_text((h20,)).split())
+            "model.model_path set to a Qwen3-4B checkpoint (dotted keys)") in shown
     own = config_query(catalog, config, gpu="h20")
     (h20,) = with_config_verdicts(answer_query(own, catalog), own, catalog, config, text, "trinity.yaml", {})
     assert h20.current is not None and h20.current.config_model is None

@@ -551,7 +551,8 @@ def test_a_trained_critics_keys_that_decide_its_tokens_per_gpu_and_cannot_be_rea
 def test_a_trained_critics_token_budget_that_cannot_be_read_is_refused_as_the_actors(key: str) -> None:
     # Not left out silently: the budget is a key the verdict and --write read, as the actor's (exit 2).
     text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
-            f"algorithm: {{algorithm_type: ppo}}\ntrainer: {{trainer_config: {{critic: {{{key}: '${{oc.env:TOK}}'}}}}}}\n")
+            "algorithm: {algorithm_type: ppo}\n"
+            f"trainer: {{trainer_config: {{critic: {{{key}: '${{oc.env:TOK}}'}}}}}}\n")
     with pytest.raises(ConfigError, match=(
             f"^trinity.yaml: trainer.trainer_config.critic.{key}: environment variable TOK is not set and "
             "'\\$\\{oc.env:TOK\\}' has no default$")):
