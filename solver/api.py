@@ -1776,7 +1776,8 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     if query.critic is None and ConfigProblemCode.ROLE_SP_DIFFERS in {problem.code for problem in problems}:
         # none counted (--critic none): the lines on its SP claim no count of it
         problems = _critic_left_out_said(problems, run_sps(), config.sp, query.option_names)
-    return query, CurrentSettings(config=name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=False,
+    return query, CurrentSettings(config=name, config_model=_config_model_unplanned(model, config), gpus=gpus,
+                                  gpus_given=config.trainer_gpus is not None, env=False,
                                   offload=config.offload, sp=config.sp, critic_sps=critic_sps, max_model_len=length,
                                   length_given=own_length,
                                   max_token_len_per_gpu=lowered, trains=False, plan=None,
@@ -1785,6 +1786,17 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                   broken_rule_code=broken.code if broken else None,
                                   config_problems=tuple(problem.words for problem in problems),
                                   config_problem_codes=tuple(problem.code for problem in problems))
+
+
+def _config_model_unplanned(model: Model, config: TrinityConfig) -> str | None:
+    """Where the plans are for `model`, another catalogue model than the one `config` trains (``--model``, the API's
+    ``model=``: `solver.trinity.other_catalogue_model`, a local folder known by its name, as the command holds a
+    --model to it), the config's, as the catalogue names it; else None."""
+    from solver.trinity import other_catalogue_model
+
+    other = None if config.model_path is None else other_catalogue_model(model, config.model_path,
+                                                                           local_by_contents=False)
+    return None if other is None else other[0]
 
 
 def _role_sp_line(code: ConfigProblemCode, words: str, roles: Iterable[str]) -> bool:
@@ -2238,7 +2250,9 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     # plan's tables line says. A critic at its own SP (the plan counts it at the trainer's) must fit there too.
     plan_fits = vouching is not None and (out_of_memory is None or vouching.lowered_budget)
     if plan_fits and (own_critic is None or own_critic[1].critic_pass_fits):
-        return current.model_copy(update={"trains": True, "plan": vouching, "config_problems": problems})
+        # at the verdict's budget: where the config lets a GPU take more, the verdict does not vouch that it trains
+        return current.model_copy(update={"trains": not current.budget_above_verdict, "plan": vouching,
+                                          "config_problems": problems})
     out_of_memory = None if plan_fits else out_of_memory  # the critic at its own SP alone does not fit: no cell's say
     predicted, predicted_step, critic_pass, host_needed = None, None, None, None
     smaller = None

@@ -1728,6 +1728,9 @@ class CurrentSettings(Frozen, defer_build=True):
     """The settings a user's Trinity config runs with, and whether the tables say they train."""
 
     config: str = Field(description="the config file's name")
+    config_model: str | None = Field(default=None, description=(
+        "where the plans are for another catalogue model than the one the config trains (--model, the API's model=): "
+        "the config's, as the catalogue names it, which the apply row's heading names; null otherwise"))
     gpus: PositiveInt = Field(description="the trainer GPUs the config gives (or, where it gives none, the budget)")
     gpus_given: bool = Field(default=True, description=(
         "whether the config gives its GPUs (cluster.node_num and cluster.gpu_per_node); else gpus is the budget's"))
@@ -1759,8 +1762,12 @@ class CurrentSettings(Frozen, defer_build=True):
         "(the verdict is at Trinity's default)"))
     trains: bool = Field(description=(
         "whether these settings train as far as memory and the rules of `broken_rule` go (the tables, or the memory "
-        "model's estimate, vouch for them); with `refused`, the config as written does not run all the same"))
-    plan: Plan | None = Field(description="the plan for exactly these settings, with its evidence, if they train")
+        "model's estimate, vouch for them); false where the config lets a GPU take more tokens than the verdict's "
+        "budget (a token-budget-above-verdict problem: the verdict does not vouch for that); with `refused`, the "
+        "config as written does not run all the same"))
+    plan: Plan | None = Field(description=(
+        "the plan for exactly these settings, with its evidence, if they train, or if they fit in memory at the "
+        "verdict's budget where the config lets a GPU take more (trains false)"))
     unread_keys: tuple[str, ...] = Field(default=(), description=(
         "the config's keys that decide how many tokens a pass takes per GPU (dynamic batch sizes, micro-batch sizes) "
         "and cannot be read here (an environment variable this shell lacks): where any, whether the settings train "
@@ -1805,6 +1812,12 @@ class CurrentSettings(Frozen, defer_build=True):
         """Whether Trinity, verl or PyTorch refuse the config as written whatever its memory: one of its problems'
         codes is in `REFUSED_CONFIG_CODES` (false in JSON made before codes)."""
         return not REFUSED_CONFIG_CODES.isdisjoint(self.config_problem_codes)
+
+    @property
+    def budget_above_verdict(self) -> int:
+        """How many of the config's problems say that it lets a GPU take more tokens than the verdict's budget
+        (``token-budget-above-verdict``): with any, the verdict does not vouch for its settings (`trains` false)."""
+        return self.config_problem_codes.count(ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT)
 
     @model_validator(mode="before")
     @classmethod
@@ -2229,12 +2242,12 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
         if current.refused:
             return (f"{said}it fits in memory ({evidence}), but {_config_refused(current)} "
                     f"({_refusing_lines(current)}).{_dearer(answer, current, query)}")
-        if above := current.config_problem_codes.count(ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT):
+        if above := current.budget_above_verdict:
             lines = ("the problem on its tokens per GPU says how many" if above == 1 else
                      f"the {above} problems on its tokens per GPU say how many")
             return (f"{said}it fits in memory at {counted(current.plan.max_token_len_per_gpu, 'token')} per GPU "
-                    f"({evidence}), but the config lets a GPU take more, which this verdict does not vouch for "
-                    f"({lines}).{_dearer(answer, current, query)}")
+                    f"({evidence}), but the config lets a GPU take more, which this verdict does not vouch for: "
+                    f"whether it trains there is unknown ({lines}).{_dearer(answer, current, query)}")
         return f"{said}it trains ({evidence}).{_dearer(answer, current, query)}"
     cell = current.out_of_memory
     host = [] if current.host_memory_needed is None else [(

@@ -1005,6 +1005,22 @@ def test_a_gpu_type_of_your_own_by_its_memory():
     assert catalog.gpu("MyAccel").memory_gib == 64
 
 
+def test_the_api_text_of_another_models_plan_for_a_config_says_whose_lines_they_are():
+    # config_query(model=...) of another catalogue model than the config's: the apply row's heading says so, as
+    # --from-config --model prints it (CurrentSettings.config_model, one source for both).
+    text = (Path(__file__).parents[1] / "docs" / "examples" / "trinity.yaml").read_text(encoding="utf-8")
+    config, catalog = read_trinity_config(text, "trinity.yaml", {}), solver.load_catalog()
+    query = config_query(catalog, config, gpu="h20", model="4B")
+    (h20,) = with_config_verdicts(answer_query(query, catalog), query, catalog, config, text, "trinity.yaml", {})
+    assert h20.current is not None and h20.current.config_model == "Qwen3-8B"
+    shown = " ".join(solver.answers_text((h20,)).split())
+    assert ("apply the lines below are for Qwen3-4B, not for trinity.yaml's Qwen3-8B: they apply with "
+            "model.model_path set to a Qwen3-4B checkpoint (dotted keys)") in shown
+    own = config_query(catalog, config, gpu="h20")
+    (h20,) = with_config_verdicts(answer_query(own, catalog), own, catalog, config, text, "trinity.yaml", {})
+    assert h20.current is not None and h20.current.config_model is None
+
+
 @pytest.mark.parametrize(("mib", "sold"), [(8192, 8), (10000, 10), (46068, 45), (81559, 80), (183359, 179)])
 def test_a_gpu_type_given_in_mib_is_sold_as_the_nearest_gb_that_may_be_its(mib: int, sold: int):
     assert solver.described_gpu_type("MyAccel", memory_mib=mib).memory_gb == sold
@@ -1959,7 +1975,7 @@ def test_trinity_05_carries_the_trainers_own_sp_and_fills_the_unset_budget_at_it
     query = config_query(CATALOG, older, gpu="a100")
     (answer,) = with_config_verdicts(answer_query(query, CATALOG), query, CATALOG, older, text, "t.yaml", {}, "0.5")
     assert (answer.current.sp, answer.current.trains, answer.current.config_problem_codes) == (
-        4, True, ("role-sp-differs", "token-budget-above-verdict"))
+        4, False, ("role-sp-differs", "token-budget-above-verdict"))  # the fill above the verdict's: unvouched
 
 
 def test_every_choice_of_the_api_is_taken_in_any_case_as_the_command_takes_its_choices():

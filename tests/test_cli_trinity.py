@@ -536,7 +536,8 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
     (answer,) = json.loads(out)
     assert (status, err) == (0, "")
     # 8 GPUs less 2 rollout engines: 6 trainer GPUs, SP=1 and no Offload, Env not set here.
-    assert answer["current"] == {"config": "trinity.yaml", "gpus": 6, "gpus_given": True, "env": False, "offload": False, "sp": 1,
+    assert answer["current"] == {"config": "trinity.yaml", "config_model": None, "gpus": 6, "gpus_given": True,
+                                 "env": False, "offload": False, "sp": 1,
                                  "critic_sps": [],
                                  "env_variable": "PYTORCH_CUDA_ALLOC_CONF", "env_variable_set": False,
                                  "max_model_len": 32768, "length_given": True, "max_token_len_per_gpu": None,
@@ -1288,8 +1289,10 @@ def test_from_config_names_what_else_in_the_config_is_wrong_or_unlike_the_tables
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--json")
     [answer] = json.loads(out)
     current = answer["current"]
-    # yes / on are YAML 1.1 booleans (as Trinity reads them): Offload is on, and the table documents it.
-    assert (status, current["offload"], current["trains"], current["plan"]["evidence"]) == (0, True, True, "documented")
+    # yes / on are YAML 1.1 booleans (as Trinity reads them): Offload is on, and the table documents it, at the
+    # default budget: its own 409600 above it leaves trains false (s87).
+    assert (status, current["offload"], current["trains"], current["plan"]["evidence"]) == (
+        0, True, False, "documented")
     assert current["config_problems"] == [
         ("model.rope_scaling (factor 4.0 over 40960) covers the length, but not as Trinity-RFT's guide sets it, "
          "factor max_model_len / 40960 = 2.5 over 40960: it stretches the positions more than the length needs"),
@@ -2803,8 +2806,8 @@ def test_trinity_05_runs_the_trainer_at_the_actors_own_sp(cli, tmp_path: Path):
     for version in ((), ("0.6",)):
         status, current = verdicts[version]
         assert (status, current["sp"], current["trains"]) == (0, 1, False)
-    status, current = verdicts[("0.5",)]
-    assert (status, current["sp"], current["trains"], current["plan"]["sp"]) == (0, 4, True, 4)
+    status, current = verdicts[("0.5",)]  # the fill above the verdict's budget leaves trains false (s87)
+    assert (status, current["sp"], current["trains"], current["plan"]["sp"]) == (0, 4, False, 4)
     assert current["config_problem_codes"] == ["role-sp-differs", "role-sp-differs", "token-budget-above-verdict"]
     assert current["config_problems"] == [
         ("trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size 4 is not "
@@ -3526,7 +3529,8 @@ def test_role_budgets_set_by_hand_below_the_trainers_still_count_as_the_users(
     config.write_text(head + roles.format(12288), encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "40960", "--json")
     answer = json.loads(out)[0]
-    assert status == 0 and answer["current"]["max_token_len_per_gpu"] == 12288 and answer["current"]["trains"]
+    # the trainer's 16384, which Trinity keeps as written (verl 0.8 takes it), is above: trains false (s87)
+    assert status == 0 and answer["current"]["max_token_len_per_gpu"] == 12288 and not answer["current"]["trains"]
     assert [answer["plans"][0][key] for key in ("env", "sp", "max_token_len_per_gpu", "token_budget_cap")] == [
         False, 4, 12288, 12288]
 
@@ -3577,17 +3581,21 @@ def test_the_rollouts_own_budget_bounds_the_actors_recompute_and_is_judged_as_th
                           "algorithm: {algorithm_type: grpo}\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
                           "  trainer_config:\n    actor_rollout_ref:\n"
                           f"      rollout: {{log_prob_max_token_len_per_gpu: {rollout}}}\n", encoding="utf-8")
-        status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--json", "--write", str(patched))
-        assert status == 0
-        return json.loads(out)[0]["current"], err
+        status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--json", "--write", str(patched),
+                               "--check")
+        current = json.loads(out)[0]["current"]
+        assert status == (0 if current["trains"] and not current["refused"] else 1)  # --check: as its words say
+        return current, err
 
     current, err = verdict(32768)
     assert current["config_problem_codes"] == ["token-budget-above-verdict"]
-    # At the default's 16384 tokens per GPU the settings fit, but the config lets a GPU take more: no "it trains".
-    assert current["trains"] and current["verdict"].endswith(
+    # At the default's 16384 tokens per GPU the settings fit, but the config lets a GPU take more: no "it trains", and
+    # --check fails (exit 1, trains false), the plan at the verdict's budget kept for its evidence.
+    assert not current["trains"] and current["plan"]["max_token_len_per_gpu"] == 16384
+    assert current["verdict"].endswith(
         "it fits in memory at 16384 tokens per GPU (inferred: the A100-80GB table for 4 GPUs says 'SP=4' at 32768, "
         "and this plan includes that setting), but the config lets a GPU take more, which this verdict does not "
-        "vouch for (the problem on its tokens per GPU says how many).")
+        "vouch for: whether it trains there is unknown (the problem on its tokens per GPU says how many).")
     assert current["config_problems"] == [(
         f"{key} 32768 is above Trinity's default ceil(2 x 32768 / 4) = 16384, which the tables measured: more tokens "
         f"per GPU than the verdict assumes ({ROLE_KEYS_IGNORED})")]
@@ -3710,10 +3718,11 @@ def test_trinity_05_judges_the_unset_trainer_budget_as_it_fills_it_at_the_traine
         return [(code, words) for code, words in zip(current["config_problem_codes"], current["config_problems"])
                 if code.startswith(("token-budget", "lowered"))]
 
-    # Filled at SP 1, 65536: above the verdict's 16384 at SP 4, as a hand-set 65536 at SP 4 is; the verdict stands.
+    # Filled at SP 1, 65536: above the verdict's 16384 at SP 4, as a hand-set 65536 at SP 4 is; the verdict stands
+    # at the default, and vouches for neither (s87: trains false).
     filled = verdict("", 4)
     by_hand = verdict("  ulysses_sequence_parallel_size: 4\n  max_token_len_per_gpu: 65536\n", 4)
-    assert (filled["trains"], filled["max_token_len_per_gpu"], by_hand["trains"]) == (True, None, True)
+    assert (filled["trains"], filled["max_token_len_per_gpu"], by_hand["trains"]) == (False, None, False)
     assert budget_lines(filled) == [("token-budget-above-verdict", (
         "the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 1 with ceil(2 x 32768 / "
         "1) = 65536, is above Trinity's default ceil(2 x 32768 / 4) = 16384, which the tables measured: more tokens "

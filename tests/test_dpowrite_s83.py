@@ -131,8 +131,9 @@ def test_check_says_an_odd_actor_size_splits_dpos_pairs(tmp_path: Path, cli: Cli
     config["buffer"]["train_batch_size"] = 48  # 6 per GPU, which 1, 3 and their doubles divide: no mini-batch line
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
     status, out, err = cli("--from-config", str(path), "--check", *PLAN, "--json")
-    assert (status, err) == (0, "")
     current = json.loads(out)[0]["current"]
+    # 3 doubled before verl 0.8 is 6 sequences, past the verdict's budget: --check fails there (s87)
+    assert (status, err) == (1 if "token-budget-above-verdict" in current["config_problem_codes"] else 0, "")
     said = dict(zip(current["config_problem_codes"], current["config_problems"], strict=True))
     assert said["dpo-pair-split"] == SPLIT.format(size=size, split=SPLIT_WORDS[size], even=size + 1)
     # Trinity 0.5 doubles it: whole pairs

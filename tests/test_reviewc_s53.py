@@ -58,12 +58,13 @@ def test_05_trainer_budget_set_to_the_fill_is_judged_as_set_by_hand(cli, tmp_pat
     # config's own length it is the budget in effect, as set by hand, not a default the verdict reads as unset (it
     # was: "what Trinity gives it unset at the config's own 32768 tokens, so read as unset at 32768 tokens too").
     text = _config({"budget": 65536}, {"sp": 4})
-    assert _current(cli, tmp_path, text, "--trinity-version", "0.5") == (4, True, None, [(
+    # (s87: a budget above the verdict's leaves it unvouched: trains false, --check fails.)
+    assert _current(cli, tmp_path, text, "--trinity-version", "0.5") == (4, False, None, [(
         "token-budget-above-verdict",
         ("trainer.max_token_len_per_gpu 65536 is above Trinity's default ceil(2 x 32768 / 4) = 16384, which the tables "
          "measured: more tokens per GPU than the verdict assumes"))])
     # At another length it follows the fill, as the unset key would (at SP 1: ceil(2 x 16384 / 1) = 32768).
-    assert _current(cli, tmp_path, text, "--trinity-version", "0.5", "--len", "16384") == (4, True, None, [(
+    assert _current(cli, tmp_path, text, "--trinity-version", "0.5", "--len", "16384") == (4, False, None, [(
         "token-budget-above-verdict",
         ("trainer.max_token_len_per_gpu 65536: what Trinity gives it unset at the config's own 32768 tokens, so read "
          "as unset at 16384 tokens too (the verdict is at 8192 tokens per GPU); as written, Trinity keeps 65536 there, "
@@ -79,7 +80,7 @@ def test_05_fill_that_neither_the_actor_nor_the_ref_takes_is_not_said(cli, tmp_p
     assert _current(cli, tmp_path, text, "--trinity-version", "0.5") == (4, True, None, [])
     # The ref setting none takes it (at the trainer's SP 1, Trinity 0.5's for a ref that sets none): said.
     text = _config({}, {"sp": 4, "budget": 16384})
-    assert _current(cli, tmp_path, text, "--trinity-version", "0.5") == (4, True, None, [(
+    assert _current(cli, tmp_path, text, "--trinity-version", "0.5") == (4, False, None, [(
         "token-budget-above-verdict",
         ("the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 1 with ceil(2 x 32768 / "
          "1) = 65536, is above Trinity's default ceil(2 x 32768 / 4) = 16384, which the tables measured: more tokens "

@@ -528,6 +528,39 @@ def test_the_keys_that_decide_the_tokens_per_gpu_and_cannot_be_read_are_named(
     assert list(read_trinity_config(text, "trinity.yaml", {}).memory_unread) == unread
 
 
+@pytest.mark.parametrize(("algorithm", "trainer", "critic", "unread"), [
+    ("ppo", "use_dynamic_bsz: false", "ppo_micro_batch_size_per_gpu: '${oc.env:MB}'",
+     ["trainer.trainer_config.critic.ppo_micro_batch_size_per_gpu"]),
+    ("ppo", "use_dynamic_bsz: false", "ppo_micro_batch_size: '${oc.env:MB}'",  # its deprecated size too
+     ["trainer.trainer_config.critic.ppo_micro_batch_size"]),
+    ("grpo", "use_dynamic_bsz: false", "ppo_micro_batch_size_per_gpu: '${oc.env:MB}'", []),  # no critic trained
+    ("ppo", "use_dynamic_bsz: true", "ppo_micro_batch_size_per_gpu: '${oc.env:MB}'", []),  # read by no pass
+    # The trainer's flag decides where the critic's micro-batch holds 2 sequences with it off, not where it holds 1.
+    ("ppo", "use_dynamic_bsz: '${oc.env:DYN}'", "ppo_micro_batch_size_per_gpu: 2", ["trainer.use_dynamic_bsz"]),
+    ("ppo", "use_dynamic_bsz: '${oc.env:DYN}'", "ppo_micro_batch_size_per_gpu: 1", []),
+])
+def test_a_trained_critics_keys_that_decide_its_tokens_per_gpu_and_cannot_be_read_are_named_as_the_actors(
+        algorithm: str, trainer: str, critic: str, unread: list[str]) -> None:
+    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            f"algorithm: {{algorithm_type: {algorithm}}}\n"
+            f"trainer: {{{trainer}, trainer_config: {{critic: {{forward_micro_batch_size_per_gpu: 1, {critic}}}}}}}\n")
+    assert list(read_trinity_config(text, "trinity.yaml", {}).memory_unread) == unread
+
+
+@pytest.mark.parametrize("key", ["ppo_max_token_len_per_gpu", "forward_max_token_len_per_gpu"])
+def test_a_trained_critics_token_budget_that_cannot_be_read_is_refused_as_the_actors(key: str) -> None:
+    # Not left out silently: the budget is a key the verdict and --write read, as the actor's (exit 2).
+    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            "algorithm: {algorithm_type: ppo}\n"
+            f"trainer: {{trainer_config: {{critic: {{{key}: '${{oc.env:TOK}}'}}}}}}\n")
+    with pytest.raises(ConfigError, match=(
+            f"^trinity.yaml: trainer.trainer_config.critic.{key}: environment variable TOK is not set and "
+            "'\\$\\{oc.env:TOK\\}' has no default$")):
+        read_trinity_config(text, "trinity.yaml", {})
+    assert read_trinity_config(text, "trinity.yaml", {"TOK": "65536"}).critic_token_budgets == (
+        (f"trainer.trainer_config.critic.{key}", 65536),)
+
+
 def test_reads_the_user_config_with_defaults_from_the_environment() -> None:
     config = read_trinity_config(USER_CONFIG.read_text(encoding="utf-8"), "user-config.yaml", {})
     assert config == TrinityConfig(

@@ -68,7 +68,6 @@ from solver.cli.trinity_options import (
     hand_applied_keys,
     local_config_json,
     local_model,
-    other_model_planned,
     read_config_file,
     read_config_text,
     with_apply,
@@ -267,8 +266,7 @@ def _answer(args: argparse.Namespace) -> int:
                                              query.node_gpus, config)
     if args.json:  # each best plan's settings, as --emit writes them
         answers = with_apply(args, answers, catalog, catalog.model(query.model), config_text, query.node_gpus, config)
-    config_keys = hand_applied_keys(args, answers, catalog.model(query.model), config_text,
-                                    None if config is None else other_model_planned(args, catalog, config))
+    config_keys = hand_applied_keys(args, answers, catalog.model(query.model), config_text)
     write_unoffered = args.write is not None or refused
     _print_planner(args, answers, fragments, query, catalog, cells, config_keys, write_unoffered)
     note_added_model("solve", catalog, added)

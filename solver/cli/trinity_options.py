@@ -407,8 +407,8 @@ def _fragment_engines(answer: Answer, catalog: Catalog, config: TrinityConfig | 
     return (0, suggested.size if suggested else 1)
 
 
-def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], model: Model, config_text: str,
-                      other_model: tuple[str, str] | None = None) -> dict[str, ConfigApplied]:
+def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], model: Model,
+                      config_text: str) -> dict[str, ConfigApplied]:
     """For the view of answers to --from-config (not --emit or --json, whose fragment and ``apply`` hold them): per GPU
     type, what the ``apply`` block says of the config: its keys that the best plan changes beyond its own keys
     (`config_keys_changed`: a role's own token budget or SP, offload flags turned off, ...), as lines, which the block
@@ -418,8 +418,7 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
     ``<<:`` merge makes one value with others names them (`ConfigApplied.changes`), and the aliases --write writes
     out as mappings of their own (`aliases_written_out`); with --write
     too, so that the lines say what the written copy sets; without it, whether a copy --write wrote would differ
-    from the config in its comments alone (`_comments_alone_written`).; where the plan is for another catalogue model than the
-    config's (`other_model`: `other_model_planned`), the config's, which the block's heading names."""
+    from the config in its comments alone (`_comments_alone_written`)."""
     if args.from_config is None or args.emit or args.json:
         return {}
     from solver.render.summary import ConfigApplied
@@ -447,7 +446,7 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
                                       changes=config_key_changes(config_text, answer.best, model, **config)
                                       if aliased else (),
                                       written_out=aliases_written_out(config_text, answer.best, model, **config)
-                                      if aliased else (), config_model=None if other_model is None else other_model[0])
+                                      if aliased else ())
             for answer in answers if answer.best is not None}
 
 

@@ -107,9 +107,6 @@ class ConfigApplied(NamedTuple):
     """The aliases of mappings in the config that --write writes out as mappings of their own, as the plan leaves other
     values in them than at the place they repeat (``solver.trinity.aliases_written_out``): each with that place, a
     comment at the block's end."""
-    config_model: str | None = None
-    """Where the plan is for another catalogue model than the config's (``--model``): the config's, as the catalogue
-    names it; the block's heading then says whose lines they are (`_apply_heading`)."""
 
 
 NO_CONFIG_APPLIED = ConfigApplied()
@@ -328,20 +325,20 @@ APPLY_HEADING = apply_heading(COMMAND_OPTIONS)
 
 
 def _apply_heading(answer: Answer, plan: Plan, several_gpu_types: bool, write_unoffered: bool, names: OptionNames,
-                   comments_alone: bool = False, config_model: str | None = None) -> str:
+                   comments_alone: bool = False) -> str:
     """The summary's ``apply`` row: `apply_heading`, and for a config read with --from-config: where the plan is
-    another model's than the config's `config_model` (``--model``), whose lines they are, which --write, --out and
-    --emit refuse; where its cluster gives the trainer other GPUs than `plan` takes (--gpus, --minimize gpus), that the
-    lines alone run on those (the cluster is no line of them); else, unless `write_unoffered` (written already, or
-    --write would refuse it: `ConfigApplied.lora_unkept`), what applies the plan to a copy of it (``--write FILE``,
-    with the answer's --gpu where the answers are for `several_gpu_types`: --write takes one; the API's function takes
-    one answer), or where that copy would change its comments alone (`comments_alone`), that the config has its keys
-    already."""
+    another model's than the config's (`CurrentSettings.config_model`: ``--model``), whose lines they are, which
+    --write, --out and --emit refuse; where its cluster gives the trainer other GPUs than `plan` takes (--gpus,
+    --minimize gpus), that the lines alone run on those (the cluster is no line of them); else, unless
+    `write_unoffered` (written already, or --write would refuse it: `ConfigApplied.lora_unkept`), what applies the plan
+    to a copy of it (``--write FILE``, with the answer's --gpu where the answers are for `several_gpu_types`: --write
+    takes one; the API's function takes one answer), or where that copy would change its comments alone
+    (`comments_alone`), that the config has its keys already."""
     heading = apply_heading(names)
     current = answer.current
-    if current is not None and config_model is not None:
-        return (f"the lines below are for {answer.model}, not for {current.config}'s {config_model}: they apply "
-                f"with model.model_path set to a {answer.model} checkpoint (dotted keys)")
+    if current is not None and current.config_model is not None:
+        return (f"the lines below are for {answer.model}, not for {current.config}'s {current.config_model}: they "
+                f"apply with model.model_path set to a {answer.model} checkpoint (dotted keys)")
     if current is not None and current.gpus_given and current.gpus != plan.gpus:
         return (f"{heading}; {current.config}'s cluster gives the trainer {current.gpus} GPUs, where these lines "
                 f"would run: set it to give {plan.gpus}, this plan's (cluster.node_num x cluster.gpu_per_node, less "
@@ -413,7 +410,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("fewer GPUs", _lowered_fewer_words(answer, plan, names)),
         ("apply", _apply_heading(answer, plan, several_gpu_types,
                                  write_unoffered or config_keys.lora_unkept is not None, names,
-                                 config_keys.comments_alone, config_keys.config_model)),
+                                 config_keys.comments_alone)),
     ]
     for label, value in rows:
         if value is not None:

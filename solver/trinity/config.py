@@ -12,6 +12,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from solver.query import (
     ACTOR_ROLLOUT_REF,
+    CRITIC_MICRO_BATCH_SIZES,
     DPO_DOUBLED_WORDS,
     NODE_SIZE_PATH,
     ROLE_MICRO_BATCH_SIZES,
@@ -2012,14 +2013,18 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
                        ranks: int | None) -> tuple[str, ...]:
     """The keys that decide how many tokens a pass takes per GPU and that cannot be read here (an interpolation of an
     environment variable this shell lacks, say), which `read_or_none` reads as unset (`TrinityConfig.memory_unread`):
-    the micro-batch sizes (`ROLE_MICRO_BATCH_SIZES`, the actor's and the ref's `DEPRECATED_MICRO_BATCH_SIZES`) of the
-    passes that may run with dynamic batch sizes off (`sequence_counted_roles`, each unread flag read unset, on and
-    off), and the dynamic batch size keys (``trainer.use_dynamic_bsz``, `ROLE_DYNAMIC_BATCH_KEYS`) where their values
-    change which passes run so and such a pass's micro-batch may hold more than one sequence (`micro_batch_counts`,
-    with `dpo` and the data-parallel `ranks`; one holds a sequence within any budget the verdict takes)."""
+    the micro-batch sizes (`ROLE_MICRO_BATCH_SIZES`, the actor's and the ref's `DEPRECATED_MICRO_BATCH_SIZES`; where
+    the algorithm trains a critic, its own, `CRITIC_MICRO_BATCH_SIZES` and its deprecated size) of the passes that may
+    run with dynamic batch sizes off (`sequence_counted_roles`, each unread flag read unset, on and off), and the
+    dynamic batch size keys (``trainer.use_dynamic_bsz``, `ROLE_DYNAMIC_BATCH_KEYS`) where their values change which
+    passes run so and such a pass's micro-batch may hold more than one sequence (`micro_batch_counts`, with `dpo` and
+    the data-parallel `ranks`, and the critic's, `_critic_sequences`; one holds a sequence within any budget the
+    verdict takes)."""
     flags = (DYNAMIC_BATCH_KEYS[0], *ROLE_DYNAMIC_BATCH_KEYS.values())
+    critic = trains_critic(read_or_none(reader.word, ("algorithm", "algorithm_type")))
     sizes = dict(zip(ROLE_MICRO_BATCH_SIZES, ("actor", "ref", "rollout"), strict=True)) | dict(
-        zip(DEPRECATED_MICRO_BATCH_SIZES[:2], ("actor", "ref"), strict=True))
+        zip(DEPRECATED_MICRO_BATCH_SIZES[:2], ("actor", "ref"), strict=True)) | (
+        dict.fromkeys((*CRITIC_MICRO_BATCH_SIZES, DEPRECATED_MICRO_BATCH_SIZES[2]), "critic") if critic else {})
 
     def unreadable(read: Callable[..., Any], path: Path) -> bool:
         try:
@@ -2041,9 +2046,19 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
     roles = frozenset[str]().union(*readings)
     sizes_unread = [path for path in sizes if path in unread and sizes[path] in roles]
     flags_decide = len(readings) > 1 and (bool(sizes_unread) or any(
-        sequences > 1 for _, sequences in micro_batch_counts(reader, roles, dpo, ranks).sequences))
+        sequences > 1 for _, sequences in micro_batch_counts(reader, roles, dpo, ranks).sequences)
+        or critic and "critic" in roles and _critic_sequences(reader, ranks) > 1)
     return tuple(dotted(path) for path in (*(path for path in flags if path in unread and flags_decide),
                                            *sizes_unread))
+
+
+def _critic_sequences(reader: ConfigReader, ranks: int | None) -> int:
+    """The most sequences a micro-batch of a critic's passes holds on a GPU with dynamic batch sizes off: its sizes per
+    GPU (`CRITIC_MICRO_BATCH_SIZES`) and its deprecated size for the whole batch over the data-parallel `ranks` (as
+    `micro_batch_counts` takes the actor's), each 1 where unset or unreadable."""
+    whole = read_or_none(reader.integer, DEPRECATED_MICRO_BATCH_SIZES[2])
+    return max(*(read_or_none(reader.integer, path) or 1 for path in CRITIC_MICRO_BATCH_SIZES),
+               1 if whole is None else whole // (ranks or 1))
 
 
 class CriticRead(NamedTuple):
@@ -2061,8 +2076,8 @@ def _read_critic(reader: ConfigReader, version: TrinityVersion | None, sequence_
     """Where the algorithm trains a critic (Trinity's ``ppo``, the one whose ``use_critic`` is true, and its default
     where ``algorithm.algorithm_type`` is unset): where its flags hold its states (`TrinityConfig.critic`, as the
     releases `version` may be read them, `_critic_readings`: where they differ, the one that holds the most on the
-    GPUs, `GPU_HELD_CRITICS`), (key, value) of each of its own token budgets set (`CRITIC_BUDGETS`; unreadable ones
-    are left out, and all where its passes read none, `sequence_counted`) and a note
+    GPUs, `GPU_HELD_CRITICS`), (key, value) of each of its own token budgets set (`CRITIC_BUDGETS`; none where its
+    passes read none, `sequence_counted`; `ConfigError` for one that cannot be read, as for the actor's) and a note
     (`ConfigProblemCode.CRITIC_TRAINED`): verl trains it on the trainer's GPUs beside the actor, and the verdict and
     the plans count it so, which the option `names` name leaves out (`critic_note`), and where the readings differ,
     which option counts the other and that `names.write` then makes them agree; else (None, (), [])."""
@@ -2080,7 +2095,7 @@ def _read_critic(reader: ConfigReader, version: TrinityVersion | None, sequence_
     why = (f"as {counted.flags} holds them" if len(readings) == 1 else
            f"by the more held on the GPUs of two readings, {sources}" if differ else
            f"as both readings hold them, {sources}")
-    found = ((".".join(path), read_or_none(reader.integer, path))
+    found = ((".".join(path), reader.integer(path))  # one that cannot be read refused, as the actor's are
              for path in (() if sequence_counted else CRITIC_BUDGETS))
     budgets = tuple((key, budget) for key, budget in found if budget is not None)
     note = critic_note(head, why, counted.states, None, names)
