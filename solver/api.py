@@ -810,16 +810,15 @@ class _Placed(NamedTuple):
     moves, and why it moves."""
 
 
-def _now_words_arguments(placement: Placement, node_gpus: int) -> tuple[str | None, str | None, str | None]:
+def _now_words_arguments(placement: Placement, fleet: Fleet) -> tuple[str | None, str | None, str | None]:
     """`placement`'s `current`, and where it moves where it does, where it runs now in `placed_on_words`' words (on
-    nodes of `node_gpus` GPUs) and why (`running_now_words`' arguments)."""
+    the nodes of its pool now in `fleet`: `moved_from_words`) and why (`running_now_words`' arguments)."""
     was = placement.moved_from
     if was is None:
         return placement.current, None, None
-    from solver.trinity import placed_on_words  # the fragment's module: only for a job that moves
+    from solver.trinity import moved_from_words  # the fragment's module: only for a job that moves
 
-    shared = None if was.gpu_indexes == tuple(range(node_gpus)) else was.gpu_indexes
-    return placement.current, placed_on_words(was.pool, was.nodes, shared, was.nodes), placement.move_reason
+    return placement.current, moved_from_words(was, fleet.node_gpus(was.pool)), placement.move_reason
 
 
 def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,
@@ -861,7 +860,7 @@ def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: 
                               model_config=model_configs.get(placement.job), keys=keys, pool=pool.name,
                               nodes=placement.nodes, trainer_nodes=placement.trainer_nodes, dpo=job.dpo,
                               release_key=_release_key(version, job.trinity_version, placement),
-                              running_now=_now_words_arguments(placement, pool.gpus_per_node)))
+                              running_now=_now_words_arguments(placement, fleet)))
     check_placed_on(result, fleet)  # pools of other sizes, as `cluster_text` refuses them
     return known, placed
 

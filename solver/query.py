@@ -459,10 +459,15 @@ class Query(Frozen):
     @property
     def _setting_pins(self) -> tuple[str, ...]:
         """The pinned settings, each as the option that pins it (``("--sp 2", "--no-offload")``)."""
+        return self.pins_unlike(None, None, None)
+
+    def pins_unlike(self, sp: int | None, env: bool | None, offload: bool | None) -> tuple[str, ...]:
+        """The pinned settings that a plan of `sp`, `env` and `offload` does not have, each as the option that pins
+        it (``("--sp 8",)`` for SP 1 with Env, of ``--sp 8 --env``)."""
         names = self.option_names
-        pins = [names.valued(names.named("sp"), self.sp)] if self.sp is not None else []
-        return (*pins, *(names.switch(name, pinned)
-                         for name, pinned in (("env", self.env), ("offload", self.offload)) if pinned is not None))
+        given = (("sp", self.sp, sp), ("env", self.env, env), ("offload", self.offload, offload))
+        return tuple(names.valued(names.named(name), pinned) if name == "sp" else names.switch(name, bool(pinned))
+                     for name, pinned, value in given if pinned is not None and pinned != value)
 
     @property
     def exact_pinned(self) -> bool:

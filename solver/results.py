@@ -1876,6 +1876,10 @@ class RolloutKept(Frozen):
         "where plan is null and the host memory given (--host-ram, host_ram_gb) is what rules the plans out: the best "
         "plan on the rest of the budget without it, its host_memory_gb more than the host memory given; null "
         "otherwise"))
+    without_pins: Plan | None = Field(default=None, description=(
+        "where plan is null, no host memory is given and the settings the query pins (--sp, --env, --offload) are "
+        "what rule the plans out: the best plan on the rest of the budget without them (the pins it lacks are "
+        "those named); null otherwise"))
 
 
 class RoomKept(Frozen):

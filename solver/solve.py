@@ -628,8 +628,10 @@ def _with_rollout_kept(catalog: Catalog, query: Query, answer: Answer) -> Answer
     asked once more with them kept for the rollout too (``--gpus n --rollout-gpus N-n``), and its plan taken where it
     has one: within one node, the first plan as that question lays it out (`_widened_within_node`). A budget of one
     GPU keeps it, with no plan and no solve: the trainer has none left. Where the kept question has no plan and the
-    host memory given (--host-ram) may be what rules them out, its best plan without it, if any (`without_host_ram`).
-    Unchanged where the first solve is undecided."""
+    host memory given (--host-ram) may be what rules them out, its best plan without it, if any (`without_host_ram`);
+    else, where the query pins settings (--sp, --env, --offload), its best plan without the pins, if any
+    (`without_pins`: ``--sp 8`` leaves 6 trainer GPUs none): one solve more at most, either. Unchanged where the first
+    solve is undecided."""
     best = answer.best
     if query.rollout_gpus is not None or query.dpo or query.open_budget or best is None or best.unused_gpus:
         return answer
@@ -640,10 +642,13 @@ def _with_rollout_kept(catalog: Catalog, query: Query, answer: Answer) -> Answer
     if kept_answer.status == "unknown":
         return answer
     kept_plan = kept_answer.best
-    if kept_plan is None and query.host_ram_gb is not None:
-        lifted = optional_best(catalog, _keeping(query, kept).model_copy(update={"host_ram_gb": None}), answer.gpu)
+    if kept_plan is None:
+        lifted = None if query.host_ram_gb is None else optional_best(
+            catalog, _keeping(query, kept).model_copy(update={"host_ram_gb": None}), answer.gpu)
+        unpinned = None if query.host_ram_gb is not None or not query.pin_flags else optional_best(
+            catalog, _unpinned(_keeping(query, kept)), answer.gpu)
         return answer.model_copy(update={"rollout_kept": RolloutKept(rollout_gpus=kept, plan=None,
-                                                                     without_host_ram=lifted)})
+                                                                     without_host_ram=lifted, without_pins=unpinned)})
     if kept_plan is not None and kept_plan.unused_gpus:
         widened_query = _keeping(query, query.budget_gpus - kept_plan.gpus)
         widened = (_widened_within_node(catalog, widened_query, answer.gpu, kept_plan)

@@ -121,7 +121,8 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
     # with the fields of a plan.
     for answer in answers:
         kept = answer["rollout_kept"]
-        assert list(kept) == ["rollout_gpus", "plan", "without_host_ram"] and tuple(kept["plan"]) == PLAN_ORDER
+        assert list(kept) == ["rollout_gpus", "plan", "without_host_ram", "without_pins"]
+        assert tuple(kept["plan"]) == PLAN_ORDER
         assert (kept["rollout_gpus"], kept["plan"]["gpus"], kept["plan"]["unused_gpus"], kept["plan"]["env"],
                 kept["plan"]["offload"], kept["plan"]["sp"], kept["plan"]["max_model_len"], kept["plan"]["nodes"],
                 kept["plan"]["rollout_gpus"], kept["plan"]["evidence"]) == (
@@ -3287,8 +3288,8 @@ def test_a_plan_that_takes_the_whole_budget_names_no_request_for_the_rollout_tha
         (f"for rollout    keeping 2 of the 8 for it leaves no plan for {length} tokens (within 6); give the rollout GPUs "
          "beside these instead: --gpus 8 --rollout-gpus R")]
     assert "--gpus 6" not in out
-    assert run_json(cli, *flags, "--gpus", "8")[1][0]["rollout_kept"] == {"rollout_gpus": 2, "plan": None,
-                                                                          "without_host_ram": None}
+    assert run_json(cli, *flags, "--gpus", "8")[1][0]["rollout_kept"] == {
+        "rollout_gpus": 2, "plan": None, "without_host_ram": None, "without_pins": None}
     assert cli(*flags, "--gpus", "6", "--rollout-gpus", "2")[0] == 1  # indeed no plan
     status, out, _ = cli(*flags, "--gpus", "8", "--rollout-gpus", "2")  # the way it names
     assert status == 0

@@ -49,8 +49,10 @@ def test_a_change_of_targets_moves_the_job_under_current(cli: Cli, tmp_path: Pat
     moves = {job["job"]: (job["current"], job.get("move_reason_code")) for job in placed}
     assert (status, moves) == (0, {"qv": ("moves", "training-changed"), "al": ("stays", None)})
     status, out, _ = cli("cluster", str(changed), "--time-limit", "10", "--current", str(tmp_path / "now.json"))
-    assert ("moves: qv: the file asks lora_targets q_proj,k_proj,v_proj now; it runs with target_modules "
-            ".*\\.(q_proj|v_proj)") in out
+    assert ("moves: qv: it runs on node 0 of pool a100 (GPUs 0-3) now, "
+            "and restarts as placed: the file asks lora_targets "
+            "q_proj,k_proj,v_proj now; it runs with target_modules "
+            ".*\\.(q_proj|v_proj)") in " ".join(out.split())  # the line wraps
 
 
 FIX = ("give all-linear (Trinity's default: every linear layer but the output projection), module names separated by "

@@ -121,8 +121,10 @@ def test_a_required_job_the_kept_jobs_leave_no_room_is_placed_first(cli: Cli, tm
     status, err, lines, answer = _fallback(cli, _fleet(tmp_path, [must, *JOBS[1:]]), now, "--no-widen")
     assert (status, err, lines[0], running_now(lines)) == (0, "", GREEDY.replace("(of 4): 4", "(of 3): 3"),
                                                            "running now: 1 stays, 1 moves, 0 stop; 1 starts")
-    assert ("moves: runs: the placement is not proven best (raise --time-limit); its GPUs now run must (priority 1)"
-            in lines)
+    assert ("moves: runs: it runs on node 0 of pool a100 (GPUs 0-2) now, "
+            "and restarts as placed: the placement is not proven best "
+            "(raise --time-limit); its GPUs now run must (priority 1)"
+            in " ".join(" ".join(lines).split()))  # the line wraps
     assert _where(answer) == [("must", [0], list(range(8)), 2, 6, "starts"), ("runs", [1], [2, 3, 4], 1, 2, "moves"),
                               ("also", [1], [0, 1], 1, 1, "stays")]
 

@@ -113,7 +113,9 @@ def test_a_running_job_keeps_the_release_its_plan_names(cli: Cli, tmp_path: Path
     (old,) = [p for p in json.loads(out)["placements"] if p["job"] == "old"]
     assert old["move_reason"] == "the file asks trinity_version 0.6 now; it runs on Trinity 0.5.2"
     status, text, _ = cli("cluster", str(moved), "--current", str(current))
-    assert "moves: old: the file asks trinity_version 0.6 now; it runs on Trinity 0.5.2" in text.splitlines()
+    assert ("moves: old: it runs on node 0 of pool h100 (GPUs 0-3) now, "
+            "and restarts as placed: the file asks trinity_version 0.6 "
+            "now; it runs on Trinity 0.5.2") in text.splitlines()
     # 0.5 and 0.5.2 agree: no restart, the job counted for the 0.5.2 it runs on (review81b: was the file's 0.5)
     agreeing = _fleet(tmp_path, old=", trinity_version: 0.5", new="", name="agreeing.yaml")
     status, out, _ = cli("cluster", str(agreeing), "--current", str(current), "--json")

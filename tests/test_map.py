@@ -116,7 +116,7 @@ def test_a_terminal_too_narrow_for_the_maps_gets_a_note_but_not_with_json(cli, m
     status, _, err = cli("map", "--gpu", "a100-80g", "--model", "4B")
     assert status == 0 and re.fullmatch(r"solve map: note: the maps need \d+ columns and the terminal has 40: widen "
                                         r"it, pipe the output \(\| less -S\), map fewer budgets \(--budgets "
-                                        r"1,2,4,8\), or save it with --svg FILE\n", err)
+                                        r"8\), or save it with --svg FILE; --json has every cell\n", err)
     # JSON is not laid out in columns: no note.
     status, out, err = cli("map", "--gpu", "a100-80g", "--model", "4B", "--json")
     assert (status, err) == (0, "") and out.startswith("[")

@@ -115,16 +115,20 @@ def test_map_plans_takes_budgets_and_refuses_them_with_gpus_up_to() -> None:
 
 def test_a_terminal_too_narrow_for_a_map_is_told_of_budgets_that_double(cli: Cli,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    # The budgets the note suggests double up to the largest mapped, which ends them; with --budgets, none.
+    # The budgets the note suggests double up to the largest mapped, which ends them, the smallest left out until
+    # their columns fit; with --budgets, none.
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.maps, "new_console", lambda width=160: Console(
         width=40, force_terminal=True, file=screen, **PLAIN_TEXT))
     status, _, err = cli("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "8")
     assert status == 0 and err.endswith(
-        ": widen it, pipe the output (| less -S), map fewer budgets (--budgets 1,2,4,8), or save it with --svg "
-        "FILE\n")
-    # Past one node the map shows doubling budgets already (2, 4, 8, 16, 24 here): none fewer to name.
+        ": widen it, pipe the output (| less -S), map fewer budgets (--budgets 8), or save it with --svg FILE; --json "
+        "has every cell\n")
+    # Past one node the map shows its last doubling budgets already, down to two columns (16 and 24 here), still too
+    # wide: 24 alone fits (before hints87, none was named).
     status, _, err = cli("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "24")
-    assert status == 0 and err.endswith(": widen it, pipe the output (| less -S), or save it with --svg FILE\n")
+    assert status == 0 and err.endswith(": widen it, pipe the output (| less -S), map fewer budgets (--budgets 24), or "
+                                        "save it with --svg FILE; --json has every cell\n")
     status, _, err = cli("map", "--gpu", "h100", "--model", "8B", "--budgets", "8,16,32")
-    assert status == 0 and err.endswith(": widen it, pipe the output (| less -S), or save it with --svg FILE\n")
+    assert status == 0 and err.endswith(": widen it, pipe the output (| less -S), or save it with --svg FILE; --json "
+                                        "has every cell\n")

@@ -76,14 +76,20 @@ def test_a_map_of_five_runs_or_fewer_keeps_them_all(cli: Cli) -> None:
     assert "columns left out" not in out
 
 
-def test_a_narrow_terminal_past_one_node_is_not_told_to_map_more_budgets(cli: Cli,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    # The map shows doubling budgets already, cut to their fewest columns for 40 (s67): --budgets 1,2,4,8,16,32,64
-    # would be more columns, not fewer.
+def test_a_narrow_terminal_past_one_node_is_told_only_budgets_whose_columns_fit(cli: Cli,
+                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # The map shows doubling budgets already, cut to their fewest columns for 40 (s67), still too wide: not
+    # --budgets 1,2,4,8,16,32,64, more columns, but 64 alone, which fits (hints87; before, no budgets were named).
+    screen = io.StringIO()
     monkeypatch.setattr(solver.cli.maps, "new_console", lambda width=160: Console(
-        width=40, force_terminal=True, file=io.StringIO(), **PLAIN_TEXT))
+        width=40, force_terminal=True, color_system=None, file=screen, **PLAIN_TEXT))
     status, _, err = cli("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "64")
-    assert status == 0 and err.endswith(": widen it, pipe the output (| less -S), or save it with --svg FILE\n")
+    assert status == 0 and err.endswith(": widen it, pipe the output (| less -S), map fewer budgets (--budgets 64), or "
+                                        "save it with --svg FILE; --json has every cell\n")
+    screen.truncate(0)
+    screen.seek(0)
+    status, _, err = cli("map", "--gpu", "h100", "--model", "8B", "--budgets", "64")
+    assert status == 0 and "the maps need" not in err and max(map(len, screen.getvalue().splitlines())) <= 40
 
 
 @pytest.mark.parametrize(("flags", "line"), [

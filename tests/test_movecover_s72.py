@@ -6,6 +6,7 @@ placement is not proven best."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -70,7 +71,8 @@ def test_no_way_as_it_runs_where_ways_ran_out_of_time_is_unproven(cli: Cli, tmp_
 def _moved_from(cli: Cli, tmp_path: Path, pools: list[dict[str, Any]], job: dict[str, Any],
                 plan: dict[str, object] | None = None, **running: object) -> list[str]:
     """The `moves:` lines of `solve cluster --current` for `job` alone, where it runs as its placement does, changed
-    by `running` (fields of the placement) and `plan` (fields of its plan)."""
+    by `running` (fields of the placement) and `plan` (fields of its plan); each unwrapped (a line past the pipe's 160
+    columns wraps), up to the next line of the notes."""
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(yaml.safe_dump({"pools": pools, "jobs": [job]}), encoding="utf-8")
     placement = json.loads(cli("cluster", str(fleet), "--json")[1])
@@ -80,7 +82,7 @@ def _moved_from(cli: Cli, tmp_path: Path, pools: list[dict[str, Any]], job: dict
     now.write_text(json.dumps(placement), encoding="utf-8")
     status, out, _ = cli("cluster", str(fleet), "--current", str(now))
     assert status == 0
-    return [line for line in out.splitlines() if line.startswith("moves:")]
+    return re.findall(r"moves: .*?(?= (?:moves|stays|caution|note): |$)", " ".join(out.split()))
 
 
 def test_a_job_running_in_a_pool_with_no_way_there_says_so(cli: Cli, tmp_path: Path):
@@ -90,13 +92,17 @@ def test_a_job_running_in_a_pool_with_no_way_there_says_so(cli: Cli, tmp_path: P
     pools = [{**A100_NODES, "nodes": 1}, l4]
     job = {"name": "big", "model": "Qwen3-14B", "max_model_len": "64k", "rollout_gpus": 0}
     assert _moved_from(cli, tmp_path, pools, job, pool="l4") == [
-        "moves: big: no way to run it on 8 trainer GPUs in pool l4 (no way there)"]
+        ("moves: big: it runs on node 0 of pool l4 (all its GPUs) now, "
+         "and restarts as placed: no way to run it on 8 trainer GPUs "
+         "in pool l4 (no way there)")]
 
 
 def test_a_job_running_across_nodes_its_ways_do_not_take_says_how_many(cli: Cli, tmp_path: Path):
     # solo's 8 trainer GPUs written as 4 GPUs of each of 2 nodes: its ways at 8 take one node whole.
     assert _moved_from(cli, tmp_path, [A100_NODES], SOLO, nodes=[0, 1], gpu_indexes=[0, 1, 2, 3]) == [(
-        "moves: solo: its ways on 8 trainer GPUs in pool a100 take 8 GPUs of one node, not the 4 GPUs of each of 2 "
+        "moves: solo: it runs on nodes 0 and 1 of pool a100 (GPUs 0-3) now, "
+        "and restarts as placed: its ways on 8 trainer GPUs in pool "
+        "a100 take 8 GPUs of one node, not the 4 GPUs of each of 2 "
         "nodes it runs on")]
 
 
@@ -104,4 +110,6 @@ def test_a_job_running_past_its_stretch_ceiling_names_its_least(cli: Cli, tmp_pa
     # solo (at_least 32k, no at_most) written as running at 262144, past the 131072 YaRN is validated for: the file
     # gives no most to name, so the reason names its least.
     assert _moved_from(cli, tmp_path, [A100_NODES], SOLO, plan={"max_model_len": 262144}) == [
-        "moves: solo: the file asks at_least 32768 now; it runs at 262144"]
+        ("moves: solo: it runs on node 0 of pool a100 (all its GPUs) now, "
+         "and restarts as placed: the file asks at_least 32768 now; "
+         "it runs at 262144")]

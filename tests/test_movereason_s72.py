@@ -57,7 +57,8 @@ def test_a_job_moved_for_more_priority_says_so_and_a_plain_count_agrees(cli: Cli
            "(9); its GPUs now run c8-b (priority 3)")
     assert status == 1 and [move for move in _moves(out) if move[1] == "moves"] == [
         ("q14-a", "moves", "more-priority", why)]
-    assert f"moves: q14-a: {why}" in cli("cluster", str(fleet), "--current", str(now))[1].splitlines()
+    assert f"moves: q14-a: it runs on node 0 of pool h20 (all its GPUs) now, and restarts as placed: {why}" in " ".join(
+        cli("cluster", str(fleet), "--current", str(now))[1].split())  # the line wraps
     # Plain count: with q14-a on h20 and the three kept on a100 (GPUs 0-6 of node 0, 0-1 of node 1), the jobs left
     # (c8-a, c8-b, q14-b) have a100's GPU 7 of node 0 and 2-7 of node 1, each at its fewest GPUs of one node.
     catalog, a100 = load_catalog(), POOLS[0]

@@ -187,7 +187,8 @@ def test_a_jobs_own_undecided_solve_leaves_its_move_unproven(
     duo = result["placements"][1]
     assert (duo["job"], duo["current"], duo["move_reason_code"], duo["move_reason"]) == (
         "duo", "moves", "move-unproven", why)
-    assert f"moves: duo: {why}" in text.splitlines()
+    assert f"moves: duo: it runs on node 1 of pool a100 (GPUs 0-1) now, and restarts as placed: {why}" in (
+        text.splitlines())
 
 
 def _qwen3_8b_at_32k(trainer_sp: int, roles: dict[str, Any]) -> dict[str, Any]:

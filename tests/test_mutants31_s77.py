@@ -153,7 +153,9 @@ def test_a_running_job_on_gpus_its_pool_no_longer_has_moves_or_stops(cli: Cli, t
     lines = cli("cluster", str(_write(tmp_path / "narrow.yaml", narrow)), "--current", str(current))[1].splitlines()
     assert lines[1:3] == ["running now: 0 stay, 1 moves, 1 stops; 0 start",
                           "pool a100: 2 x 7 A100-80GB; 1 node and 6 of 14 GPUs used"]
-    assert "moves: small: GPU 7 of pool a100, where it runs, is no longer in the pool (gpus_per_node: 7)" in lines
+    assert ("moves: small: it runs on node 1 of pool a100 (GPUs 0-7) now, "
+            "and restarts as placed: GPU 7 of pool a100, where it runs, "
+            "is no longer in the pool (gpus_per_node: 7)") in " ".join(" ".join(lines).split())  # the line wraps
 
 
 def test_dpos_actor_size_2_on_trinity_05_is_unbounded_alone() -> None:

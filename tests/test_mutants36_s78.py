@@ -21,8 +21,8 @@ import solver.cli.cluster
 from solver.api import answer_query, config_query, trinity_config, with_config_verdicts
 from solver.memory import adapted_shapes, lora_parameters
 from solver.render.cluster import _current_reasons, _move_reasons
-from solver.results import Placement
-from solver.tables import QueryError, load_catalog
+from solver.results import Placement, RunsAt
+from solver.tables import Fleet, Pool, QueryError, load_catalog
 from solver.tables.bounds import ExpertLayout
 from solver.tables.model_config import load_model_config
 from solver.tables.peft_names import LoraTargets
@@ -126,9 +126,17 @@ def test_two_jobs_of_one_reason_read_each():
 
 def test_moves_come_before_stays():
     # mutant S-15: the lines in the placements' order, a stay before a move
+    # (hints87) each move says where the job runs now, as its config's "# now:" line: GPUs 0-1 of a node of 2 are all
+    # its GPUs; on a pool the file no longer has, its GPUs are named
+    fleet = Fleet.model_construct(pools=(Pool.model_construct(name="p", gpus_per_node=2),))
     placements = (Placement.model_construct(job="a", move_reason=None, stay_reason="kept"),
-                  Placement.model_construct(job="b", move_reason="gone", stay_reason=None))
-    assert [line.plain for line in _move_reasons(placements)] == ["moves: b: gone", "stays: a: kept"]
+                  Placement.model_construct(job="b", move_reason="gone", stay_reason=None,
+                                            moved_from=RunsAt(pool="p", nodes=(1,), gpu_indexes=(0, 1))),
+                  Placement.model_construct(job="c", move_reason="gone", stay_reason=None,
+                                            moved_from=RunsAt(pool="q", nodes=(0, 2), gpu_indexes=(0, 1))))
+    assert [line.plain for line in _move_reasons(placements, fleet)] == [
+        "moves: b: it runs on node 1 of pool p (all its GPUs) now, and restarts as placed: gone",
+        "moves: c: it runs on nodes 0 and 2 of pool q (GPUs 0-1) now, and restarts as placed: gone", "stays: a: kept"]
 
 
 @pytest.mark.usefixtures("python_ctrl_c")  # Python's own Ctrl-C handler, also in a suite run with Ctrl-C ignored

@@ -69,7 +69,9 @@ def test_the_job_on_a_node_down_moves_and_the_others_keep_their_nodes_numbered_a
     status, text, _ = cli("cluster", str(path), "--current", str(now))
     assert status == 0
     assert "pool a100: 5 x 8 A100-80GB, node 2 down; 4 nodes and 32 of 40 GPUs used" in text
-    assert "moves: sft: node 2 of pool a100, where it runs, is down (down: [2])" in text
+    assert ("moves: sft: it runs on node 2 of pool a100 (all its GPUs) now, "
+            "and restarts as placed: node 2 of pool a100, where it "
+            "runs, is down (down: [2])") in text
 
 
 def test_without_a_placement_running_no_job_goes_on_a_node_down(cli, tmp_path: Path):

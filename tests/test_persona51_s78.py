@@ -46,7 +46,9 @@ def test_a_move_left_unproven_by_rounded_host_memory_names_it_not_the_time_limit
     assert (status, result["host_rounded"]) == (1, ["a100", "h20"])
     assert [move for move in _moves(out) if move[1] == "moves"] == [("q14-a", "moves", "move-unproven", why)]
     text = cli("cluster", str(fleet), "--current", str(now))[1]
-    assert f" moves: q14-a: {why} unplaced jobs: 2 of 7 " in " ".join(text.split())  # the line wraps
+    assert (" moves: q14-a: it runs on node 0 of pool h20 (all its GPUs) now, "
+            f"and restarts as placed: {why} unplaced jobs: 2 of 7 "
+            in " ".join(text.split()))  # the line wraps
 
 
 def test_a_pool_renamed_in_the_file_says_its_running_jobs_are_taken_as_not_running(cli: Cli, tmp_path: Path):

@@ -40,7 +40,7 @@ def test_one_gpu_names_trinitys_colocate_mode_in_the_callers_words(cli):
             f"{COLOCATE.format('--gpu NAME --gpu-memory SIZE')} max_model_len 7168") in _flat(out)
     status, out, _ = cli(*ONE_A10, "--json")  # the JSON's rollout_kept is as it was
     assert status == 0 and json.loads(out)[0]["rollout_kept"] == {"rollout_gpus": 1, "plan": None,
-                                                                  "without_host_ram": None}
+                                                                  "without_host_ram": None, "without_pins": None}
     text = solver.answers_text(solver.plan("0.6B", gpu="a10", budget_gpus=1, objective="max_len"))
     api_words = COLOCATE.format('solver.described_gpu_type("NAME", memory_mib=SIZE)')
     assert f"budget_gpus=1, rollout_gpus=R; or, with one GPU in all, {api_words}" in _flat(text)

@@ -11,7 +11,7 @@ ASKED = ("--model", "8B", "--gpu", "h100", "--gpus", "4", "--len", "32k")
 PIPELINE = ("the trainer rft-solver plans, verl's FSDP, has no pipeline parallelism: FSDP shards every layer over the "
             "trainer GPUs (--gpus N)")
 SHARDED = ("the trainer rft-solver plans, verl's FSDP, always shards the parameters, gradients and optimizer states "
-           "over the trainer GPUs, as ZeRO-3 does; --offload moves them to host memory")
+           "over the trainer GPUs, as ZeRO-3 does; Offload moves them to host memory (--offload)")
 
 
 @pytest.mark.parametrize(("written", "words"), [
@@ -37,7 +37,7 @@ def test_another_parallelism_is_told_what_the_fsdp_trainer_does_not_a_wrong_gues
 STRATEGY = ("the trainer rft-solver plans, verl's FSDP, is Trinity's trainer_strategy fsdp or fsdp2, and a plan with "
             "Offload (--offload) sets fsdp2, which CPU offload needs; a megatron trainer is not planned")
 DEFAULTS_ON = ("rft-solver plans with Trinity's defaults on: dynamic batch sizes, gradient checkpointing and remove "
-               "padding; --from-config says where a config turns one off")
+               "padding; solve --from-config says where a config turns one off")
 
 
 @pytest.mark.parametrize(("written", "words"), [
@@ -130,8 +130,32 @@ def test_a_second_word_an_option_takes_alone_is_still_told_one_word(cli, asked: 
     assert (status, out) == (2, "") and err.endswith(": an option's value is one word; quote one with spaces)\n")
 
 
-@pytest.mark.parametrize("written", ["--dp", "--pp", "--tp"])
-def test_solve_map_makes_no_wrong_guess_for_another_parallelism(cli, written: str):
-    # solve map chooses the SP degree itself: --dp 2 was told --dpo, --pp 2 --critic.
-    assert cli("map", "--gpu", "h100", "--model", "8B", written, "2") == (
-        2, "", f"usage: solve map [options] (--help lists them)\nsolve map: error: unrecognized arguments: {written} 2\n")
+CHOSEN = {  # the words where the command chooses the SP degree, Offload and the GPUs itself: no option named
+    "--dp 2": "the data-parallel ranks are not given: they are the trainer GPUs over the SP degree",
+    "--pp 2": "the trainer rft-solver plans, verl's FSDP, has no pipeline parallelism: FSDP shards every layer over the "
+              "trainer GPUs",
+    "--tp 2": ("the trainer rft-solver plans, verl's FSDP, has no tensor parallelism: Ulysses SP splits each sequence "
+               "over GPUs instead; the rollout's tensor parallelism is its own, "
+               "explorer.rollout_model.tensor_parallel_size"),
+    "--cp 2": "the trainer rft-solver plans, verl's FSDP, splits a long sequence over GPUs by Ulysses SP",
+    "--zero3": ("the trainer rft-solver plans, verl's FSDP, always shards the parameters, gradients and optimizer "
+                "states over the trainer GPUs, as ZeRO-3 does; Offload moves them to host memory"),
+    "--strategy fsdp2": ("the trainer rft-solver plans, verl's FSDP, is Trinity's trainer_strategy fsdp or fsdp2, and "
+                         "a plan with Offload sets fsdp2, which CPU offload needs; a megatron trainer is not planned"),
+    "--use-dynamic-bsz": DEFAULTS_ON,
+}
+
+
+@pytest.mark.parametrize("written", list(CHOSEN))
+@pytest.mark.parametrize("command", ["map", "cluster"])
+def test_solve_map_and_cluster_tell_another_parallelism_what_the_plans_do(cli, tmp_path, written: str, command: str):
+    # solve map chose no guess (--dp 2 was told --dpo, --pp 2 --critic) and said nothing, nor did solve cluster, whose
+    # --strategy fsdp2 was told nothing either: they say what solve says, less the options they lack (--sp, --gpus,
+    # --offload), whose settings they choose.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: p, gpu: H100, nodes: 1, gpus_per_node: 8}\njobs:\n"
+                     "  - {name: j, model: 4B, max_model_len: 8192}\n", encoding="utf-8")
+    asked = ("map", "--gpu", "h100", "--model", "8B") if command == "map" else ("cluster", str(fleet))
+    assert cli(*asked, *written.split()) == (
+        2, "", (f"usage: solve {command} [options] (--help lists them)\nsolve {command}: error: unrecognized arguments: "
+                f"{written} ({CHOSEN[written]})\n"))

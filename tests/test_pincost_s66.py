@@ -133,3 +133,33 @@ def test_the_api_answer_holds_it_in_its_own_words() -> None:
             "costs 1.76x the relative step time") in text.splitlines()
     exact = solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=4, exact=True, offload=False)[0]
     assert "unpinned       the pins cost nothing: the best plan has them" in solver.answers_text([exact]).splitlines()
+
+
+@pytest.mark.parametrize(("pins", "words"), [
+    (("--sp", "8"), ": --sp 8 rules them out (without it: Env on 6 trainer GPUs with --total-gpus 8 --rollout-gpus 2)"),
+    # The pins the best plan without them lacks are named; one the plan has (--no-offload) is not
+    (("--sp", "8", "--no-env", "--no-offload"),
+     ": --sp 8 --no-env rule them out (without them: Env on 6 trainer GPUs with --total-gpus 8 --rollout-gpus 2)"),
+])
+def test_keeping_gpus_for_the_rollout_names_the_pin_that_leaves_no_plan(cli: Cli, pins: tuple[str, ...],
+                                                                        words: str) -> None:
+    """A review: --sp 8 on 8 GPUs was told "keeping 2 of the 8 for it leaves no plan (within 6)", not that SP=8
+    needs the 8 (the 6 left have plans without it)."""
+    status, out, _ = cli("--model", "8B", "--len", "32k", "--gpu", "mi300x", "--gpus", "8", *pins)
+    assert status == 0 and _row(out, "for rollout") == [
+        (f"keeping 2 of the 8 for it leaves no plan for 32768 tokens (within 6){words}; give the rollout GPUs beside "
+         "these instead: --gpus 8 --rollout-gpus R")]
+
+
+def test_a_pin_that_rules_nothing_out_beside_the_rollout_is_not_named() -> None:
+    """Qwen3-32B at 131072 tokens has no plan on 6 H100s with SP free either: the pin is not named, and the API's
+    answer keeps no plan without it."""
+    answer = solver.plan("32B", gpu="h100", max_model_len=131072, budget_gpus=8, sp=8)[0]
+    assert answer.rollout_kept is not None and answer.rollout_kept.without_pins is None
+    assert ("for rollout    keeping 2 of the 8 for it leaves no plan for 131072 tokens (within 6); give the rollout "
+            "GPUs beside these instead: budget_gpus=8, rollout_gpus=R") in solver.answers_text([answer]).splitlines()
+    pinned = solver.plan("8B", gpu="mi300x", max_model_len=32768, budget_gpus=8, sp=8)[0]
+    assert pinned.rollout_kept is not None and pinned.rollout_kept.without_pins is not None
+    assert (pinned.rollout_kept.without_pins.gpus, pinned.rollout_kept.without_pins.sp) == (6, 1)
+    assert ": sp=8 rules them out (without it: Env on 6 trainer GPUs with total_gpus=8, rollout_gpus=2)" in " ".join(
+        solver.answers_text([pinned]).split())

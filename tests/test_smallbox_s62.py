@@ -59,7 +59,7 @@ def test_one_gpu_in_all_says_the_rollout_needs_gpus_of_its_own(cli):
         "type of your own (--gpu NAME --gpu-memory SIZE: 75% of nvidia-smi's total, in MiB)")
     status, out, _ = cli(*ONE_A100, "--json")
     assert status == 0 and json.loads(out)[0]["rollout_kept"] == {"rollout_gpus": 1, "plan": None,
-                                                                  "without_host_ram": None}
+                                                                  "without_host_ram": None, "without_pins": None}
     # The flags it names plan: the trainer's GPU and one for the rollout beside it.
     status, out, _ = cli(*ONE_A100, "--rollout-gpus", "1")
     assert status == 0 and "for rollout" not in out and "1 of 1 GPU, with 1 rollout GPU" in out

@@ -65,7 +65,9 @@ def test_a_job_running_in_a_pool_now_of_no_nodes_stops_or_moves_saying_so(cli: C
         "pinned", "stops", "no-way-to-run", "h20: the pool has no nodes now (nodes: 0)")
     lines = cli("cluster", str(down), "--current", str(current))[1].splitlines()
     assert lines[1] == "running now: 0 stay, 2 move, 1 stops; 0 start"
-    assert "moves: free: pool h20, where it runs, has no nodes now (nodes: 0)" in lines
+    assert ("moves: free: it runs on node 0 of pool h20 (GPUs 4-7) now, "
+            "and restarts as placed: pool h20, where it runs, has no "
+            "nodes now (nodes: 0)") in lines
 
 
 def test_jobs_pinned_to_a_pool_now_of_no_nodes_stop_with_its_reason(cli: Cli, tmp_path: Path):

@@ -59,7 +59,9 @@ def test_a_job_on_a_node_its_pool_no_longer_has_moves_naming_the_node(cli: Cli, 
     assert [(u["job"], u["current"]) for u in answer["unplaced"]] == [("big", "stops")]
     lines = cli("cluster", str(down), "--current", str(current))[1].splitlines()
     assert lines[1] == "running now: 0 stay, 1 moves, 1 stops; 0 start"
-    assert "moves: small: node 1 of pool a100, where it runs, is no longer in the pool (nodes: 1)" in lines
+    assert ("moves: small: it runs on node 1 of pool a100 (all its GPUs) now, "
+            "and restarts as placed: node 1 of pool a100, where it "
+            "runs, is no longer in the pool (nodes: 1)") in lines
 
 
 def test_a_job_on_a_node_its_pool_no_longer_has_stops_where_left_out(cli: Cli, tmp_path: Path):

@@ -46,7 +46,6 @@ from solver.cli.parser import Parser
 from solver.cli.status import STATUSES_AFTER_BAD_INPUT
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
-    NODE_GPUS,
     PAST_NODE_COLUMNS,
     PAST_NODE_WIDTH,
     counted_critic,
@@ -122,7 +121,7 @@ def run_map(args: argparse.Namespace) -> int:
     from rich.console import Console, Group
 
     from solver.api import map_plans
-    from solver.render import PLAIN_TEXT, UNBOUNDED_WIDTH, doubling_budgets, map_json, map_views, maps_width, piped_maps
+    from solver.render import PLAIN_TEXT, UNBOUNDED_WIDTH, fitting_budgets, map_json, map_views, maps_width, piped_maps
     from solver.rules import COMMAND_OPTIONS
     check_model_flags(args, "--model M or --model-config PATH", given=True)  # one at most: a map may have none
     catalog, added, cells = catalog_with(model_config_option(args.model_config),
@@ -153,12 +152,11 @@ def run_map(args: argparse.Namespace) -> int:
     if not on_terminal(screen):
         screen = new_console(max(needed, screen.width) if width is None else width)
     elif needed > screen.width and not args.json:
-        top = max(gpu_map.budget_gpus[-1] for gpu_map in gpu_maps)
-        # past one node the map shows doubling budgets already (at most PAST_NODE_COLUMNS): none fewer to name
-        fewer = "" if args.budgets or top > (args.node_gpus or NODE_GPUS) else \
-            f" map fewer budgets (--budgets {','.join(map(str, doubling_budgets(top)))}),"
+        # the budgets named are those whose columns fit the terminal (none for budgets the caller listed)
+        fitting = None if args.budgets else fitting_budgets(gpu_maps, screen.width)
+        fewer = "" if fitting is None else f" map fewer budgets (--budgets {','.join(map(str, fitting))}),"
         print_note(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
-                   f"pipe the output (| less -S),{fewer} or save it with --svg FILE")
+                   f"pipe the output (| less -S),{fewer} or save it with --svg FILE; --json has every cell")
         shown = map_views(gpu_maps, narrow=True, width=width)
     if args.svg:  # written first: a file that cannot be written is bad input, with nothing printed
         whole = map_views(gpu_maps, width=UNBOUNDED_WIDTH)  # whatever the width: every column a map may show

@@ -130,7 +130,7 @@ COUNTS_NOTHING = {
     **dict.fromkeys(("--use-dynamic-bsz", "--gradient-checkpointing", "--enable-gradient-checkpointing",
                      "--use-remove-padding", "--remove-padding"),
                     (None, ("rft-solver plans with Trinity's defaults on: dynamic batch sizes, gradient checkpointing "
-                            "and remove padding; --from-config says where a config turns one off"))),
+                            "and remove padding; solve --from-config says where a config turns one off"))),
 }
 """Options of training scripts that rft-solver does not take (as nothing it counts, or counted in another option),
 with the option of this command the words point to (None: none) and the words an unknown one is told: verl's
@@ -188,26 +188,33 @@ TRAINER = "the trainer rft-solver plans, verl's FSDP,"
 OTHER_PARALLELISMS = {
     **dict.fromkeys(("--tp", "--tp-size", "--tensor-parallel", "--tensor-parallel-size",
                      "--tensor-model-parallel-size"),
-                    f"{TRAINER} has no tensor parallelism: Ulysses SP splits each sequence over --sp S GPUs instead; "
-                    "the rollout's tensor parallelism is its own, explorer.rollout_model.tensor_parallel_size"),
+                    (f"{TRAINER} has no tensor parallelism: Ulysses SP splits each sequence over{{--sp| --sp S}} GPUs "
+                     "instead; the rollout's tensor parallelism is its own, explorer.rollout_model.tensor_parallel_size")),
     **dict.fromkeys(("--pp", "--pp-size", "--pipeline-parallel", "--pipeline-parallel-size",
                      "--pipeline-model-parallel-size"),
-                    f"{TRAINER} has no pipeline parallelism: FSDP shards every layer over the trainer GPUs (--gpus N)"),
+                    f"{TRAINER} has no pipeline parallelism: FSDP shards every layer over the trainer GPUs"
+                    "{--gpus| (--gpus N)}"),
     **dict.fromkeys(("--dp", "--dp-size", "--data-parallel", "--data-parallel-size"),
-                    "the data-parallel ranks are not given: they are the trainer GPUs over the SP degree (--gpus N, "
-                    "--sp S)"),
+                    "the data-parallel ranks are not given: they are the trainer GPUs over the SP degree"
+                    "{--sp| (--gpus N, --sp S)}"),
     **dict.fromkeys(("--cp", "--cp-size", "--context-parallel", "--context-parallel-size"),
-                    f"{TRAINER} splits a long sequence over GPUs by Ulysses SP: --sp S"),
+                    f"{TRAINER} splits a long sequence over GPUs by Ulysses SP{{--sp|: --sp S}}"),
     **dict.fromkeys(("--zero", "--zero2", "--zero3", "--zero-3", "--zero-stage", "--fsdp", "--fsdp2", "--deepspeed"),
                     f"{TRAINER} always shards the parameters, gradients and optimizer states over the trainer GPUs, "
-                    "as ZeRO-3 does; --offload moves them to host memory"),
+                    "as ZeRO-3 does; Offload moves them to host memory{--offload| (--offload)}"),
     **dict.fromkeys(("--strategy", "--trainer-strategy", "--actor-strategy"),
-                    f"{TRAINER} is Trinity's trainer_strategy fsdp or fsdp2, and a plan with Offload (--offload) sets "
-                    "fsdp2, which CPU offload needs; a megatron trainer is not planned"),
+                    f"{TRAINER} is Trinity's trainer_strategy fsdp or fsdp2, and a plan with Offload"
+                    "{--offload| (--offload)} sets fsdp2, which CPU offload needs; a megatron trainer is not planned"),
 }
 """Options of other trainers' parallelisms (Megatron's, vLLM's, DeepSpeed's), with what verl's FSDP trainer, which
-rft-solver plans, does instead: said by a command with --sp, in place of a guess a typo away that means something else
-(--tp: --top; --dp: --dpo, DPO training; --pp: --ppo's --critic; --fsdp: --sp), which no command makes."""
+rft-solver plans, does instead: said by every command, in place of a guess a typo away that means something else
+(--tp: --top; --dp: --dpo, DPO training; --pp: --ppo's --critic; --fsdp: --sp), which no command makes. A part in
+braces, ``{--sp| --sp S}``, names an option: its words after ``|`` said where the command has it (solve, solve
+memory), left out where the command chooses that itself (solve map, solve cluster: `_parallelism_words`)."""
+
+OPTION_PART = re.compile(r"\{(--[a-z-]+)\|([^}]*)\}")
+"""A part of `OTHER_PARALLELISMS`' words that names an option: the option, then the words said where a command has
+it."""
 
 
 COLOUR_OPTIONS = ("--color", "--colour", "--colors", "--colours", "--no-color", "--no-colour", "--no-colors",
@@ -330,8 +337,8 @@ class Parser(argparse.ArgumentParser):
         pointed_to, words = COUNTS_NOTHING.get(spelled, ("", ""))
         if words and (pointed_to is None or pointed_to in self._option_string_actions):
             return f" ({words})"
-        if spelled in OTHER_PARALLELISMS:  # a command without --sp chooses the SP degree itself: no guess
-            return f" ({OTHER_PARALLELISMS[spelled]})" if "--sp" in self._option_string_actions else ""
+        if spelled in OTHER_PARALLELISMS:
+            return f" ({self._parallelism_words(OTHER_PARALLELISMS[spelled])})"
         if spelled in COLOUR_OPTIONS:
             return COLOUR_HINT
         opposite = _opposite(spelled)
@@ -349,6 +356,11 @@ class Parser(argparse.ArgumentParser):
         return next((f" (that is {meant}, an option of {and_joined(owners)}, not of {self.prog}"
                      f"{f': {self.instead[meant]}' if meant in self.instead else ''})"
                      for meant in MEANT.get(spelled, ()) if (owners := self._owners(meant))), "")
+
+    def _parallelism_words(self, words: str) -> str:
+        """`words` of `OTHER_PARALLELISMS`, with each part that names an option said where this command has it and
+        left out where it does not (solve map and solve cluster choose the SP degree, Offload and the GPUs)."""
+        return OPTION_PART.sub(lambda part: part[2] if part[1] in self._option_string_actions else "", words)
 
     def _owners(self, option: str) -> list[str]:
         """The other commands that have `option`, an option this command lacks."""

@@ -399,7 +399,7 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
                                       names, _named_releases(result.placements, fleet)))
     if result.placements:
         renderables.append(Text(COST_NOTE, style="dim"))
-    renderables += [*_move_reasons(result.placements), *_placed_cautions(result.placements),
+    renderables += [*_move_reasons(result.placements, fleet), *_placed_cautions(result.placements),
                     *_no_rollout_gpus_given(result.placements, fleet, names), *_solve_best_unasked(result, names)]
     if result.unplaced:
         renderables.append(_unplaced_view(result.unplaced, f"unplaced jobs: {len(result.unplaced)} of "
@@ -558,17 +558,28 @@ def _marked_required(required: tuple[str, ...], fleet: Fleet) -> frozenset[str]:
     return frozenset(required) if len(required) < len(fleet.jobs) else frozenset()
 
 
-def _move_reasons(placements: tuple[Placement, ...]) -> list[Text]:
-    """Why each job that runs now moves (``--current``), then what a job that stays on its own settings says, a line
-    per reason with the jobs it is given for (`_current_reasons`)."""
+def _move_reasons(placements: tuple[Placement, ...], fleet: Fleet) -> list[Text]:
+    """Where each job that runs now and moves (``--current``) runs now and why it moves, as its config's ``# now:``
+    line says it (`moving_words`: a line per job, their places differ), then what a job that stays on its own
+    settings says, a line per reason with the jobs it is given for (`_current_reasons`)."""
     said = [(current, reason, placement.job) for placement in placements
-            for current, reason in (("moves", placement.move_reason), ("stays", placement.stay_reason))]
+            for current, reason in (("moves", _moving_words(placement, fleet)), ("stays", placement.stay_reason))]
     return _current_reasons(sorted(said, key=lambda given: given[0] != "moves"))
+
+
+def _moving_words(placement: Placement, fleet: Fleet) -> str | None:
+    """Where `placement`'s job runs now and why it moves (`moving_words`, its pool's nodes as `fleet` gives them);
+    None where it does not move."""
+    if (was := placement.moved_from) is None or placement.move_reason is None:
+        return placement.move_reason
+    from solver.trinity import moved_from_words, moving_words  # solver.trinity: loaded only where a job moves
+
+    return moving_words(moved_from_words(was, fleet.node_gpus(was.pool)), placement.move_reason)
 
 
 def _current_reasons(said: Iterable[tuple[str, str | None, str]]) -> list[Text]:
     """A line per (current, reason) of `said`'s (current, reason, job) triples, in their order, with the jobs it is
-    given for: ``moves: JOB: WORDS``; for several, ``moves: a, b, each: WORDS``, as the words say it of one job (``where
+    given for: ``stops: JOB: WORDS``; for several, ``stops: a, b, each: WORDS``, as the words say it of one job (``where
     it runs``); a reason None says nothing."""
     jobs: dict[tuple[str, str], list[str]] = {}
     for current, reason, job in said:

@@ -350,6 +350,28 @@ def map_views(gpu_maps: Sequence[GpuMap], narrow: bool = False, names: OptionNam
     return [fitted(gpu_map) for gpu_map in gpu_maps]
 
 
+def fitting_budgets(gpu_maps: Sequence[GpuMap], width: int) -> tuple[int, ...] | None:
+    """The most of the budgets that double up to the maps' largest (`doubling_budgets`, the smallest left out first)
+    whose maps, as ``--budgets`` maps them (`map_views` within `width`), fit `width` columns: what a terminal too narrow
+    for the maps is told to map; None where even the largest alone is too wide, or a map lacks one of them."""
+    doubling = doubling_budgets(max(gpu_map.budget_gpus[-1] for gpu_map in gpu_maps))
+    if any(not set(doubling) <= set(gpu_map.budget_gpus) for gpu_map in gpu_maps):
+        return None
+    for first in range(len(doubling)):
+        kept = tuple(doubling[first:])
+        listed = [_with_budgets(gpu_map, kept) for gpu_map in gpu_maps]
+        if maps_width(map_views(listed, width=width)) <= width:
+            return kept
+    return None
+
+
+def _with_budgets(gpu_map: GpuMap, budgets: tuple[int, ...]) -> GpuMap:
+    """`gpu_map` with its columns of `budgets` alone, as though listed (``--budgets``)."""
+    at = [gpu_map.budget_gpus.index(budget) for budget in budgets]
+    rows = tuple(row.model_copy(update={"plans": tuple(row.plans[index] for index in at)}) for row in gpu_map.rows)
+    return gpu_map.model_copy(update={"budget_gpus": budgets, "budgets_listed": True, "rows": rows})
+
+
 def maps_width(views: Sequence[Group]) -> int:
     """The columns `map_views`' `views` need for their tables whole (not their titles or legends, which wrap)."""
     unbounded = Console(width=UNBOUNDED_WIDTH, file=io.StringIO(), **PLAIN_TEXT)

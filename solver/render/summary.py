@@ -618,15 +618,29 @@ def _rollout_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str |
         return (f"the rollout (explorer) takes GPUs of its own beside the trainer's, and keeping the {budget} GPU for "
                 f"it leaves the trainer none: give the rollout GPUs beside it instead: {beside}; or, with one GPU in "
                 f"all, {colocate_words(names)}")
+    kept_for_it = names.joined([names.valued(names.total_gpus, budget), names.valued(names.rollout_gpus, rollout)])
     if (other := kept.plan) is None:
         trains = "at any length" if answer.objective == "max_len" else f"for {counted(plan.max_model_len, 'token')}"
         return (f"keeping {rollout} of the {budget} for it leaves no plan {trains} (within {budget - rollout})"
-                f"{_host_ruled_out_words(answer, kept.without_host_ram)}; give the rollout GPUs beside these instead: "
-                f"{beside}")
-    kept_for_it = names.joined([names.valued(names.total_gpus, budget), names.valued(names.rollout_gpus, rollout)])
+                f"{_host_ruled_out_words(answer, kept.without_host_ram)}"
+                f"{_pins_ruled_out_words(answer, kept.without_pins, kept_for_it)}; give the rollout GPUs beside these "
+                f"instead: {beside}")
     return (f"{kept_for_it} keeps {rollout} of the {budget} for it: "
             f"{other.setting.label} on {counted(other.gpus, 'trainer GPU')}, {_trade_words(other, plan)} "
             f"({other.evidence_and_single_gpu})")
+
+
+def _pins_ruled_out_words(answer: Answer, unpinned: Plan | None, kept_for_it: str) -> str:
+    """Where the settings the query pins are what rule out the plans beside the rollout (`RolloutKept.without_pins`):
+    the pins that plan has not, and the plan without them of the flags that keep GPUs for it, `kept_for_it`, in words (``: --sp 8
+    rules them out (without it: Env on 6 trainer GPUs with --total-gpus 8 --rollout-gpus 2)``); "" otherwise."""
+    if unpinned is None or answer.query is None:
+        return ""
+    query = answer.query
+    pins = query.pins_unlike(unpinned.sp, unpinned.env, unpinned.offload)
+    rules, them = ("rule", "them") if len(pins) > 1 else ("rules", "it")
+    return (f": {query.option_names.joined(pins)} {rules} them out (without {them}: {unpinned.setting.label} on "
+            f"{counted(unpinned.gpus, 'trainer GPU')} with {kept_for_it})")
 
 
 def _host_ruled_out_words(answer: Answer, lifted: Plan | None) -> str:

@@ -763,6 +763,10 @@ class Fleet(Frozen, defer_build=True):
         _check_fleet_names(self.pools, self.jobs)
         return self
 
+    def node_gpus(self, pool: str) -> int | None:
+        """The GPUs per node of the fleet's pool named `pool`; None where it has none of that name."""
+        return next((each.gpus_per_node for each in self.pools if each.name == pool), None)
+
     @property
     def all_names_every_job(self) -> bool:
         """Whether `EVERY_JOB` (``--required all``, the API's ``required=["all"]``) names every job of the fleet:

@@ -81,6 +81,8 @@ _EXPORTS = {
     "patched_config_problems": "solver.trinity.patch",
     "patched_trinity_config": "solver.trinity.patch",
     "placed_on_words": "solver.trinity.fragment",
+    "moved_from_words": "solver.trinity.fragment",
+    "moving_words": "solver.trinity.fragment",
     "running_now_words": "solver.trinity.fragment",
     "plan_fragment": "solver.trinity.fragment",
     "plan_settings": "solver.trinity.settings",
@@ -106,6 +108,8 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_jsonap
     from solver.trinity.config import read_trinity_config as read_trinity_config
     from solver.trinity.fragment import check_flags as check_flags
     from solver.trinity.fragment import fragment_for as fragment_for
+    from solver.trinity.fragment import moved_from_words as moved_from_words
+    from solver.trinity.fragment import moving_words as moving_words
     from solver.trinity.fragment import placed_on_words as placed_on_words
     from solver.trinity.fragment import plan_fragment as plan_fragment
     from solver.trinity.fragment import running_now_words as running_now_words

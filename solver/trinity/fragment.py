@@ -21,6 +21,7 @@ from solver.results import (
     NO_ROPE_SCALING,
     CautionCode,
     Plan,
+    RunsAt,
     SettingsArguments,
     TrinitySettings,
     check_or_plan_words,
@@ -435,15 +436,29 @@ def placed_on_words(pool: str, nodes: tuple[int, ...], shared_gpus: tuple[int, .
     return f"{numbered(nodes)} of pool {pool} ({gpus})"
 
 
+def moved_from_words(moved_from: RunsAt, node_gpus: int | None) -> str:
+    """Where a job that moves runs now (`Placement.moved_from`), in `placed_on_words`' words, on nodes of `node_gpus`
+    GPUs (``node 1 of pool a100 (all its GPUs)``; None: its pool's size unknown, its GPUs named)."""
+    whole = node_gpus is not None and moved_from.gpu_indexes == tuple(range(node_gpus))
+    return placed_on_words(moved_from.pool, moved_from.nodes, None if whole else moved_from.gpu_indexes,
+                           moved_from.nodes)
+
+
+def moving_words(moved_from: str | None, move_reason: str | None) -> str:
+    """Where a job that moves runs now (`moved_from`, `moved_from_words`') and why it moves (`move_reason`), as the
+    header's ``# now:`` line and solve cluster's ``moves:`` lines say it."""
+    return f"it runs on {moved_from} now, and restarts as placed: {move_reason}"
+
+
 def running_now_words(current: str | None, moved_from: str | None = None, move_reason: str | None = None) -> str | None:
     """What a cluster placement made with the placement the fleet runs now (``--current``) does with a job, in the
     header's words, by its `current` (``stays``, ``moves`` or ``starts``, as the placement's table and JSON say it):
-    for a job that moves, where it runs now (`moved_from`, in `placed_on_words`' words) and why (`move_reason`);
-    None where `current` is None (no ``--current``)."""
+    for a job that moves, where it runs now (`moved_from`, in `placed_on_words`' words) and why (`move_reason`:
+    `moving_words`); None where `current` is None (no ``--current``)."""
     if current is None:
         return None
     if current == "moves":
-        return f"moves: it runs on {moved_from} now, and restarts as placed: {move_reason}"
+        return f"moves: {moving_words(moved_from, move_reason)}"
     return {"stays": "stays: it runs there now, as placed (no restart)", "starts": "starts: it does not run now"}[current]
 
 
