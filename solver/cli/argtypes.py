@@ -169,7 +169,8 @@ def gpu_memory(text: str) -> tuple[int | None, int | None]:
     unit = GPU_MEMORY_UNITS.get((match[3] or "gb").lower()) if match else None
     if match is None or unit is None or (match[2] and unit != "gib"):
         in_gib = (f" (GB as sold are whole; a total with a fraction is torch's, in GiB: {match[1]}{match[2]}GiB)"
-                  if match and match[2] and unit == "gb" else "")
+                  if match and match[2] and unit == "gb"
+                  and LEAST_GPU_MEMORY_GB <= Decimal(match[1] + match[2]) <= MAX_GPU_MEMORY_GB else "")
         raise argparse.ArgumentTypeError(f"expected {GPU_MEMORY_FORMS}, got {brief(text)}{in_gib}")
     limit = MAX_GPU_MEMORY_GB * (1024 if unit == "mib" else 1)
     least = {"mib": LEAST_DRIVER_MIB, "gib": LEAST_GPU_MEMORY_GB, "gb": LEAST_GPU_MEMORY_GB}[unit]  # described_gpu_type's
