@@ -152,7 +152,8 @@ def test_a_token_budget_is_refused_for_a_dpo_config_whose_actor_reads_none(tmp_p
     path.write_text(yaml.safe_dump(_dpo(2, use_dynamic_bsz=True)), encoding="utf-8")
     assert cli("--from-config", str(path), *PLAN, "--token-budget", budget) == (2, "", UNREAD.format(
         option=f"--token-budget {budget}").replace(" with dynamic batch sizes off in the actor's update", (
-            ", whose actor's update what is made from it runs with dynamic batch sizes off (on, they split its pairs)")))
+            ", and what is made from it runs the actor's update with dynamic batch sizes off (on, they split its "
+            "pairs)")))
 
 
 def test_the_api_refuses_a_token_budget_and_rollout_gpus_beside_such_a_dpo_config():
@@ -168,8 +169,9 @@ def test_the_api_refuses_a_token_budget_and_rollout_gpus_beside_such_a_dpo_confi
     assert config_query(CATALOG, read, gpu="H100", rollout_gpus=0).dpo
     on = read_trinity_config(yaml.safe_dump(_dpo(2, use_dynamic_bsz=True)), "c.yaml", {})
     assert not on.dpo_update_in_rows
-    with pytest.raises(QueryError, match=r"^token_budget=8192: the config trains DPO, whose actor's update what is "
-                                         r"made from it runs with dynamic batch sizes off \(on, they split its pairs\)"):
+    with pytest.raises(QueryError, match=r"^token_budget=8192: the config trains DPO, and what is made from it runs "
+                                         r"the actor's update with dynamic batch sizes off \(on, they split its "
+                                         r"pairs\)"):
         config_query(CATALOG, on, gpu="H100", token_budget=8192)
     assert config_query(CATALOG, on, gpu="H100").token_budget_cap is None
 
