@@ -103,7 +103,8 @@ def whole_numbers(least: int, most: int, example: str) -> Callable[[str], tuple[
                                                  f"give {meant}")
             thousands = rewritten_whole_number(text)
             if thousands is not None:
-                raise argparse.ArgumentTypeError(f"{brief(text)} reads as {and_joined([str(number) for number in listed])}, or as "
+                readings = and_joined([str(number) for number in listed])
+                raise argparse.ArgumentTypeError(f"{brief(text)} reads as {readings}, or as "
                                                  f"{thousands} with a thousands separator: give whole numbers from "
                                                  f"{least} to {most} without leading zeros, separated by commas "
                                                  f"({meant})")

@@ -418,8 +418,8 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
     ``<<:`` merge makes one value with others names them (`ConfigApplied.changes`), and the aliases --write writes
     out as mappings of their own (`aliases_written_out`); with --write
     too, so that the lines say what the written copy sets; without it, whether a copy --write wrote would differ
-    from the config in its comments alone (`_comments_alone_written`).; where the plan is for another catalogue model than the
-    config's (`other_model`: `other_model_planned`), the config's, which the block's heading names."""
+    from the config in its comments alone (`_comments_alone_written`); where the plan is for another catalogue model
+    than the config's (`other_model`: `other_model_planned`), the config's, which the block's heading names."""
     if args.from_config is None or args.emit or args.json:
         return {}
     from solver.render.summary import ConfigApplied

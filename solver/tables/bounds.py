@@ -484,7 +484,8 @@ def release_loading_hint(release_named: bool, loading: ModelLoading, ranks_on_no
     return f"; {'trinity_version' if keywords else '--trinity-version'} counts a release's own loading"
 
 
-LOWER_HOST_COUNT_MINORS: dict[str, str] = {"0.5": "verl 0.7 builds the reference model in bf16 and places the pinned blocks"}
+LOWER_HOST_COUNT_MINORS: dict[str, str] = {
+    "0.5": "verl 0.7 builds the reference model in bf16 and places the pinned blocks"}
 """The minor versions whose own count of a node's host memory may be below what no release named counts (0.6's: its
 reference model in fp32, its pinned blocks by rows: `solver.memory.REFERENCE_BYTES`, `FIRST_EVEN_DIM_RELEASES`), and
 why, in words (`lower_host_count_words`)."""

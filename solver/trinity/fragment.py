@@ -444,7 +444,8 @@ def running_now_words(current: str | None, moved_from: str | None = None, move_r
         return None
     if current == "moves":
         return f"moves: it runs on {moved_from} now, and restarts as placed: {move_reason}"
-    return {"stays": "stays: it runs there now, as placed (no restart)", "starts": "starts: it does not run now"}[current]
+    return {"stays": "stays: it runs there now, as placed (no restart)",
+            "starts": "starts: it does not run now"}[current]
 
 
 def _whole_nodes_note(trainer_gpus: int, node_gpus: int) -> list[str]:
