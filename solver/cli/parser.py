@@ -130,7 +130,9 @@ COUNTS_NOTHING = {
     **dict.fromkeys(("--use-dynamic-bsz", "--gradient-checkpointing", "--enable-gradient-checkpointing",
                      "--use-remove-padding", "--remove-padding"),
                     (None, ("rft-solver plans with Trinity's defaults on: dynamic batch sizes, gradient checkpointing "
-                            "and remove padding; --from-config says where a config turns one off"))),
+                            "and remove padding (dynamic batch sizes off for DPO, whose pairs they split, and with "
+                            "remove padding for a model of its own attention code, InternLM2's); --from-config says "
+                            "where a config turns one off"))),
 }
 """Options of training scripts that rft-solver does not take (as nothing it counts, or counted in another option),
 with the option of this command the words point to (None: none) and the words an unknown one is told: verl's
