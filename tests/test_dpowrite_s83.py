@@ -18,7 +18,7 @@ from test_tokbudget_s72 import ARR, CATALOG, Cli, _config
 
 from solver.api import answer_query, config_query
 from solver.query import QueryError
-from solver.trinity import patched_trinity_config, read_trinity_config
+from solver.trinity import patched_trinity_config, read_trinity_config, trinity_config_problems
 
 ACTOR_SIZE = f"{ARR}.actor.ppo_micro_batch_size_per_gpu"
 NOTE = ("solve: note: {name} trains DPO with dynamic batch sizes off in the actor's update, so what is made from it "
@@ -217,3 +217,12 @@ def test_the_apis_patch_gives_the_pairs_note_for_a_model_trained_with_remove_pad
                                             writer=' (version="0.5" does)').removeprefix("solve: note: ")[:-1]
     assert patched.dpo_note == note
     assert _actor(yaml.safe_load(patched.text))["ppo_micro_batch_size_per_gpu"] == (1 if version else 2)
+
+
+def test_an_unreadable_dynamic_batch_size_key_is_not_called_unset_for_dpo():
+    # trainer.use_dynamic_bsz: ${oc.env:DYN} with DYN unset: the dpo-pair-dynamic line said it "is not set", beside the
+    # verdict's "cannot be read here" (s87 lastread87)
+    config = _dpo(2, use_dynamic_bsz="${oc.env:DYN}")
+    (words,) = [problem.words for problem in trinity_config_problems(config, CATALOG.model("8B"), 8, environ={})
+                if problem.code == "dpo-pair-dynamic"]
+    assert words.startswith("trainer.use_dynamic_bsz is unreadable here, so may be true (Trinity's default) for DPO: ")
