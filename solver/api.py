@@ -809,8 +809,8 @@ def _now_words_arguments(placement: Placement, node_gpus: int) -> tuple[str | No
     from solver.trinity import placed_on_words
 
     was = placement.moved_from
-    if was is None:
-        return placement.current, None, None
+    if was is None:  # a placement read from JSON made before moved_from
+        return placement.current, None, placement.move_reason
     shared = None if was.gpu_indexes == tuple(range(node_gpus)) else was.gpu_indexes
     return placement.current, placed_on_words(was.pool, was.nodes, shared, was.nodes), placement.move_reason
 

@@ -438,12 +438,14 @@ def placed_on_words(pool: str, nodes: tuple[int, ...], shared_gpus: tuple[int, .
 def running_now_words(current: str | None, moved_from: str | None = None, move_reason: str | None = None) -> str | None:
     """What a cluster placement made with the placement the fleet runs now (``--current``) does with a job, in the
     header's words, by its `current` (``stays``, ``moves`` or ``starts``, as the placement's table and JSON say it):
-    for a job that moves, where it runs now (`moved_from`, in `placed_on_words`' words) and why (`move_reason`);
-    None where `current` is None (no ``--current``)."""
+    for a job that moves, where it runs now (`moved_from`, in `placed_on_words`' words) and why (`move_reason`), each
+    where known (a placement read from JSON made before ``moved_from`` lacks it); None where `current` is None (no
+    ``--current``)."""
     if current is None:
         return None
     if current == "moves":
-        return f"moves: it runs on {moved_from} now, and restarts as placed: {move_reason}"
+        where = "it" if moved_from is None else f"it runs on {moved_from} now, and"
+        return f"moves: {where} restarts as placed{'' if move_reason is None else f': {move_reason}'}"
     return {"stays": "stays: it runs there now, as placed (no restart)",
             "starts": "starts: it does not run now"}[current]
 
