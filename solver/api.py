@@ -814,8 +814,8 @@ def _now_words_arguments(placement: Placement, fleet: Fleet) -> tuple[str | None
     """`placement`'s `current`, and where it moves where it does, where it runs now in `placed_on_words`' words (on
     the nodes of its pool now in `fleet`: `moved_from_words`) and why (`running_now_words`' arguments)."""
     was = placement.moved_from
-    if was is None:
-        return placement.current, None, None
+    if was is None:  # a placement read from JSON made before moved_from
+        return placement.current, None, placement.move_reason
     from solver.trinity import moved_from_words  # the fragment's module: only for a job that moves
 
     return placement.current, moved_from_words(was, fleet.node_gpus(was.pool)), placement.move_reason

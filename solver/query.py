@@ -1302,8 +1302,8 @@ def check_dpo_budget_unread(token_budget: TokenBudgetMode | int | None, config: 
         budget_name = budget_name if budget_name is not None else token_budget_name(names)
         how = ("the config trains DPO with dynamic batch sizes off in the actor's update"
                if config is not None and config.dpo_update_in_rows else
-               "the config trains DPO, whose actor's update what is made from it runs with dynamic batch sizes off "
-               "(on, they split its pairs)" if config is not None else
+               "the config trains DPO, and what is made from it runs the actor's update with dynamic batch sizes "
+               "off (on, they split its pairs)" if config is not None else
                f"{_dpo_said(names, None)} runs with dynamic batch sizes off in the actor's update, as its Trinity "
                "keys write (on, they split DPO's pairs)")
         raise QueryError(f"{names.valued(budget_name, token_budget)}: {how}, which reads no token budget: each "

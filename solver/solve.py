@@ -134,8 +134,8 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
             asked = _asked_first(catalog, query, gpu, started + query.time_limit_s * ASKED_FIRST_SHARE)
             answer = _with_asked_first(catalog, query, answer_for(catalog, query, gpu, asked=asked.questions,
                                                                   ends_by=ends_by), asked)
-            further = (_with_measured, _with_fewer_nodes, _with_trainer_alone, _with_validated, _with_rollout_kept, _with_other_batch,
-                       *asked.unasked, _with_lowered_fewer, _with_room_kept)
+            further = (_with_measured, _with_fewer_nodes, _with_trainer_alone, _with_validated, _with_rollout_kept,
+                       _with_other_batch, *asked.unasked, _with_lowered_fewer, _with_room_kept)
             answer = _further_answers(catalog, query, answer, further, ends_by)
             answer = _with_larger_gpu_cell(catalog, query, answer)
             answer = _with_tables_verdict(catalog, query, answer)

@@ -183,3 +183,11 @@ def test_write_without_a_plan_for_the_batch_names_the_nearest_that_splits(tmp_pa
     assert f"solve: note: no plan, so {out_path} is not written" in err
     assert ("a train batch that 16 data-parallel ranks divide (the nearest to 37: 32) lets Env on 16 GPUs train it"
             in " ".join(out.split()))
+
+
+def test_json_md_says_the_refused_code_comes_with_0_6_too():
+    # json.md's row said dpo-mini-batch-split-refused came with --trinity-version 0.5 alone, where the test above has it
+    # without one and with 0.6 (both verl lines split the mini-batch)
+    page = (Path(__file__).resolve().parent.parent / "docs" / "json.md").read_text(encoding="utf-8")
+    row = next(line for line in page.splitlines() if line.startswith("| `dpo-mini-batch-split-refused` |"))
+    assert "with 0.6 or none where Trinity 0.6 on verl 0.8 or later fails on the size as written too" in row

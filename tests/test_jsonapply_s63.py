@@ -285,7 +285,8 @@ def test_the_helps_say_g_is_gib_for_both_memory_flags(cli, monkeypatch: pytest.M
         assert "--host-ram GiB host memory per node the trainer can have, in GiB: 512, 512G, 512GB and 512GiB are " \
                "each 512 GiB (RAM is sold in binary GB), 2TB is 2048 GiB, free -m's 64214MiB is 62.7 GiB" in flat
         assert "GB as sold (64, 64G, 64GB), taken as 64 GiB, as --host-ram takes GB; or the driver's figure, " \
-               "exactly: nvidia-smi's total (65536MiB) or GiB (64GiB: 65536 MiB; 79.19GiB, torch's total capacity)" in flat
+               "exactly: nvidia-smi's total (65536MiB) or GiB (64GiB: 65536 MiB; 79.19GiB, torch's total " \
+               "capacity)" in flat
 
 
 @pytest.mark.parametrize("given", ["24", "24G", "24GB"])

@@ -206,3 +206,13 @@ def test_a_job_running_with_its_own_sp_or_offload_stays_with_it(cli: Cli, tmp_pa
     # it moved to node 0 (test_mutants18_s70 had them among the fields that move a job); now it stays as it runs.
     running = {**RUNS_ON_NODE_1, "plan": {**RUNS_ON_NODE_1["plan"], field: value}}
     assert _placed(cli, tmp_path, running) == [([1], [0, 1, 2, 3, 4, 5, 6], "stays")]
+
+
+def test_a_move_without_where_it_runs_now_says_no_none():
+    # a placement read from JSON made before moved_from (s87) gave its config "# now: moves: it runs on None now, and
+    # restarts as placed: None" (s87 lastread87)
+    from solver.trinity import running_now_words
+    assert running_now_words("moves") == "moves: it restarts as placed"
+    assert running_now_words("moves", None, "why") == "moves: it restarts as placed: why"
+    assert running_now_words("moves", "node 1 of pool a100 (all its GPUs)", "why") == (
+        "moves: it runs on node 1 of pool a100 (all its GPUs) now, and restarts as placed: why")

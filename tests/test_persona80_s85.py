@@ -37,7 +37,10 @@ def test_another_parallelism_is_told_what_the_fsdp_trainer_does_not_a_wrong_gues
 STRATEGY = ("the trainer rft-solver plans, verl's FSDP, is Trinity's trainer_strategy fsdp or fsdp2, and a plan with "
             "Offload (--offload) sets fsdp2, which CPU offload needs; a megatron trainer is not planned")
 DEFAULTS_ON = ("rft-solver plans with Trinity's defaults on: dynamic batch sizes, gradient checkpointing and remove "
-               "padding; solve --from-config says where a config turns one off")
+               "padding (dynamic batch sizes off for DPO, whose pairs they split, and with remove padding for a model "
+               "of its own attention code, InternLM2's); solve --from-config says where a config turns one off")
+# (s87 lastread87: the words said the plans take dynamic batch sizes on, where --dpo's and InternLM2's keys turn them
+# off: `solve --dpo --emit trinity` writes trainer.use_dynamic_bsz: false)
 
 
 @pytest.mark.parametrize(("written", "words"), [

@@ -3,6 +3,7 @@ its fix."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
@@ -354,3 +355,13 @@ def test_gpu_memory_in_gb_with_a_fraction_is_told_its_gib(cli):
         "argument --gpu-memory: expected 64, 64G or 64GB (as sold, whole), 64GiB or 79.19GiB (torch's total capacity), "
         "or 65536MiB (nvidia-smi's total), got '79.19' (GB as sold are whole; a total with a fraction is torch's, in "
         "GiB: 79.19GiB)\n")
+
+
+def test_gpu_memory_with_a_fraction_past_every_gpu_is_not_told_a_gib_past_it_too():
+    # --gpu-memory 81559.5 (nvidia-smi's MiB with a stray fraction) was told "in GiB: 81559.5GiB", which is refused too
+    from solver.cli.argtypes import gpu_memory
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        gpu_memory("81559.5")
+    assert str(refused.value) == (
+        "expected 64, 64G or 64GB (as sold, whole), 64GiB or 79.19GiB (torch's total capacity), or 65536MiB "
+        "(nvidia-smi's total), got '81559.5'")

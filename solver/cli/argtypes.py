@@ -103,7 +103,8 @@ def whole_numbers(least: int, most: int, example: str) -> Callable[[str], tuple[
                                                  f"give {meant}")
             thousands = rewritten_whole_number(text)
             if thousands is not None:
-                raise argparse.ArgumentTypeError(f"{brief(text)} reads as {and_joined([str(number) for number in listed])}, or as "
+                readings = and_joined([str(number) for number in listed])
+                raise argparse.ArgumentTypeError(f"{brief(text)} reads as {readings}, or as "
                                                  f"{thousands} with a thousands separator: give whole numbers from "
                                                  f"{least} to {most} without leading zeros, separated by commas "
                                                  f"({meant})")
@@ -169,7 +170,8 @@ def gpu_memory(text: str) -> tuple[int | None, int | None]:
     unit = GPU_MEMORY_UNITS.get((match[3] or "gb").lower()) if match else None
     if match is None or unit is None or (match[2] and unit != "gib"):
         in_gib = (f" (GB as sold are whole; a total with a fraction is torch's, in GiB: {match[1]}{match[2]}GiB)"
-                  if match and match[2] and unit == "gb" else "")
+                  if match and match[2] and unit == "gb"
+                  and LEAST_GPU_MEMORY_GB <= Decimal(match[1] + match[2]) <= MAX_GPU_MEMORY_GB else "")
         raise argparse.ArgumentTypeError(f"expected {GPU_MEMORY_FORMS}, got {brief(text)}{in_gib}")
     limit = MAX_GPU_MEMORY_GB * (1024 if unit == "mib" else 1)
     least = {"mib": LEAST_DRIVER_MIB, "gib": LEAST_GPU_MEMORY_GB, "gb": LEAST_GPU_MEMORY_GB}[unit]  # described_gpu_type's

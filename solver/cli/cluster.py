@@ -488,7 +488,8 @@ def _print_placement(args: argparse.Namespace, result: ClusterResult, fleet: Fle
 def _note_what_was_read(placements: tuple[Placement, ...], fleet: Fleet, catalog: Catalog,
                         cells: tuple[tuple[Path, GpuType], ...], written_gpus: dict[str, str]) -> None:
     """On stderr, after the placement, what the planner made of the file's jobs and pools and of the --cells tables:
-    short lengths, lengths in thousands cut (131k), cells that belong elsewhere, models added, YaRN factors replaced, GPU variants."""
+    short lengths, lengths in thousands cut (131k), cells that belong elsewhere, models added, YaRN factors replaced,
+    GPU variants."""
     note_short_job_lengths(fleet, "solve cluster")
     note_thousands_of_job_lengths(fleet, "solve cluster")
     note_small_pool_host_ram(fleet, "solve cluster")
@@ -564,8 +565,8 @@ def _note_jobs_gone(current: Path, file: Path, gone: Iterable[JobGone], fleet: F
         renamed = f"name it {jobs[0]} again" if one else "give it its name again"
         meant = _meant_in_file(jobs, [job.name for job in fleet.jobs], "job", file)
         print_note(f"solve cluster: note: --current {current} runs {named_jobs(list(jobs))} in pool {pool}, "
-                   f"{'a job' if one else 'jobs'} {file} lacks{meant}: the placement takes {their} GPUs as free, though "
-                   f"{they_run} on them until stopped; stop {them} before a job starts there, or, if "
+                   f"{'a job' if one else 'jobs'} {file} lacks{meant}: the placement takes {their} GPUs as free, "
+                   f"though {they_run} on them until stopped; stop {them} before a job starts there, or, if "
                    f"{'the job' if one else 'a job'} was renamed, {renamed} to keep it where it runs")
 
 

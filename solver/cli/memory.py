@@ -54,7 +54,8 @@ def build_memory_parser() -> Parser:
     add_cells_option(parser)
     parser.add_argument("--gpu", metavar="G", type=gpu_name, required=True,
                         help=f"GPU type ({GPU_NAMES}); one: to compare several, solve --gpu a100,h100")
-    parser.add_argument("--gpus", metavar="N", type=whole_number(1, MAX_GPUS, "one count: run solve memory once for each of {}"),
+    parser.add_argument("--gpus", metavar="N",
+                        type=whole_number(1, MAX_GPUS, "one count: run solve memory once for each of {}"),
                         required=True, help="trainer GPUs")
     parser.add_argument("--len", metavar="L", type=token_count, required=True, dest="max_model_len",
                         help="max_model_len in tokens (32768 or 32k)")

@@ -134,7 +134,8 @@ def add_own_gpu_options(parser: argparse.ArgumentParser | argparse._ArgumentGrou
     parser.add_argument("--gpu-memory", metavar="SIZE", type=gpu_memory,
                         help=f"the memory of --gpu NAME, a GPU type the catalogue lacks{lacked}: GB as sold (64, "
                         "64G, 64GB), taken as 64 GiB, as --host-ram takes GB; or the driver's figure, exactly: "
-                        "nvidia-smi's total (65536MiB) or GiB (64GiB: 65536 MiB; 79.19GiB, torch's total capacity); its plans are estimates, unless the "
+                        "nvidia-smi's total (65536MiB) or GiB (64GiB: 65536 MiB; 79.19GiB, torch's total capacity); "
+                        "its plans are estimates, unless the "
                         "driver's figure is that of a GPU type with tables (81920MiB or 80GiB: the A100-80GB's), "
                         "whose plans it then gets")
     parser.add_argument("--gpu-interconnect", metavar="LINK", choices=INTERCONNECTS,

@@ -130,7 +130,9 @@ COUNTS_NOTHING = {
     **dict.fromkeys(("--use-dynamic-bsz", "--gradient-checkpointing", "--enable-gradient-checkpointing",
                      "--use-remove-padding", "--remove-padding"),
                     (None, ("rft-solver plans with Trinity's defaults on: dynamic batch sizes, gradient checkpointing "
-                            "and remove padding; solve --from-config says where a config turns one off"))),
+                            "and remove padding (dynamic batch sizes off for DPO, whose pairs they split, and with "
+                            "remove padding for a model of its own attention code, InternLM2's); solve --from-config says "
+                            "where a config turns one off"))),
 }
 """Options of training scripts that rft-solver does not take (as nothing it counts, or counted in another option),
 with the option of this command the words point to (None: none) and the words an unknown one is told: verl's
@@ -307,7 +309,8 @@ class Parser(argparse.ArgumentParser):
         back to the unknown option before it, whose value it is (``solve cluster --format yaml``: FILE.yaml read as
         'yaml'), where that word names no file (no ``.yaml``, ``.yml`` or ``.json`` name); then a word of `rest` that
         does is the positional's, and leaves `rest` (``--format yaml fleet.yaml``), or else, for a positional that
-        is required, the note that it is missing, for the error to end with. `rest` and "" where argparse read no such word."""
+        is required, the note that it is missing, for the error to end with. `rest` and "" where argparse read no
+        such word."""
         positionals = {str(getattr(parsed, action.dest)): action for action in self._actions
                        if not action.option_strings and getattr(parsed, action.dest, None) is not None}
         for at, word in enumerate(argv[:-1]):
@@ -616,7 +619,8 @@ class Parser(argparse.ArgumentParser):
         except (argparse.ArgumentTypeError, ValueError):
             return False
         numbers = isinstance(several, tuple) and all(isinstance(item, int) for item in several)
-        return numbers or (isinstance(several, tuple) and self.value_hint(stray) == f" (did you mean {option} {stray}?)")
+        return numbers or (isinstance(several, tuple)
+                           and self.value_hint(stray) == f" (did you mean {option} {stray}?)")
 
     def _match_argument(self, action: argparse.Action, arg_strings_pattern: str) -> int:
         """argparse's, with the accepted values where an option with choices is given without one (``--emit``:

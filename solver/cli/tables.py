@@ -31,7 +31,8 @@ def build_tables_parser() -> Parser:
     )
     parser.add_argument("--gpu", metavar="G", type=gpu_name,
                         help=f"only this GPU type, one ({GPU_NAMES}); without it, each")
-    parser.add_argument("--gpus", metavar="N", type=whole_number(1, MAX_GPUS, "one count: without --gpus, the tables for every count"),
+    parser.add_argument("--gpus", metavar="N",
+                        type=whole_number(1, MAX_GPUS, "one count: without --gpus, the tables for every count"),
                         help="only the table for N trainer GPUs")
     parser.add_argument("--model", metavar="M", type=model_name, help=f"only this model's column ({MODEL_NAMES})")
     parser.add_argument("--json", action="store_true", help="print a JSON array of cells")

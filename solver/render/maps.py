@@ -286,7 +286,8 @@ def _evidence_legend(plans: Sequence[Plan], nothing_shown: bool, limited: bool) 
     marks = [words for shown, words in (
         ("documented" in kinds, "documented"), ("inferred" in kinds, "* inferred"),
         (any(plan.evidence == "estimated" and not plan.beyond_calibration for plan in plans), "~ estimated"),
-        (any(plan.beyond_calibration for plan in plans), "~! estimated beyond the memory model's calibration")) if shown]
+        (any(plan.beyond_calibration for plan in plans), "~! estimated beyond the memory model's calibration"))
+        if shown]
     evidence = f"; evidence: {', '.join(marks)}" if marks else ""
     nothing = f"; - nothing trains{' within the limits in the title' if limited else ''}" if nothing_shown else ""
     return evidence + nothing

@@ -1,5 +1,6 @@
 """Phrases several views say: the memory model's longest length asked about, the note on a lowered token budget,
-the mark of a length past what the model is known to handle, a time taken, the plan that keeps the room a thin headroom asks for.
+the mark of a length past what the model is known to handle, a time taken, the plan that keeps the room a thin
+headroom asks for.
 (What the tables say of a setting, which a plan's caution says too, is `solver.rules.tables_said`.)"""
 
 from __future__ import annotations

@@ -463,7 +463,8 @@ def loading_ranks(loading: ModelLoading, tied_embeddings: bool, ranks_on_node: i
     return 1 if model_loaders(loading, tied_embeddings) == "rank-0" else ranks_on_node
 
 
-LOWER_HOST_COUNT_MINORS: dict[str, str] = {"0.5": "verl 0.7 builds the reference model in bf16 and places the pinned blocks"}
+LOWER_HOST_COUNT_MINORS: dict[str, str] = {
+    "0.5": "verl 0.7 builds the reference model in bf16 and places the pinned blocks"}
 """The minor versions whose own count of a node's host memory may be below what no release named counts (0.6's: its
 reference model in fp32, its pinned blocks by rows: `solver.memory.REFERENCE_BYTES`, `FIRST_EVEN_DIM_RELEASES`), and
 why, in words (`lower_host_count_words`): a need that counts a reference model's shards is lower, bf16's half."""

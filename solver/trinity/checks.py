@@ -2069,8 +2069,9 @@ def _check_dpo_pair_dynamic(checks: _ConfigChecks, version: TrinityVersion | Non
     actor_off = turned_off(checks.flag(actor))
     key = actor if version != "0.6" and checks.flag(actor) is not None and not actor_off else trainer
     over = f"Trinity 0.6 sets {dotted(actor)} to it, over the false written there" if actor_off else ""
+    default = f"true (Trinity's default{f'; {over}' if over else ''})"
     shown = (("true" + (f" ({over})" if over else "")) if checks.flag(key) is not None else
-             f"not set, so true (Trinity's default{f'; {over}' if over else ''})")
+             f"unreadable here, so may be {default}" if key in checks.unreadable else f"not set, so {default}")
     checks.add(ConfigProblemCode.DPO_PAIR_DYNAMIC, (
         f"{dotted(key)} is {shown} for DPO: the actor's update then cuts each GPU's mini-batch into micro-batches "
         "balanced by sequence length (Trinity 0.5.2 trainer/verl/dp_actor.py:108-119 through its "

@@ -446,20 +446,24 @@ def moved_from_words(moved_from: RunsAt, node_gpus: int | None) -> str:
 
 def moving_words(moved_from: str | None, move_reason: str | None) -> str:
     """Where a job that moves runs now (`moved_from`, `moved_from_words`') and why it moves (`move_reason`), as the
-    header's ``# now:`` line and solve cluster's ``moves:`` lines say it."""
-    return f"it runs on {moved_from} now, and restarts as placed: {move_reason}"
+    header's ``# now:`` line and solve cluster's ``moves:`` lines say it, each where known (a placement read from JSON
+    made before ``moved_from`` lacks it)."""
+    where = "it" if moved_from is None else f"it runs on {moved_from} now, and"
+    return f"{where} restarts as placed{'' if move_reason is None else f': {move_reason}'}"
 
 
 def running_now_words(current: str | None, moved_from: str | None = None, move_reason: str | None = None) -> str | None:
     """What a cluster placement made with the placement the fleet runs now (``--current``) does with a job, in the
     header's words, by its `current` (``stays``, ``moves`` or ``starts``, as the placement's table and JSON say it):
     for a job that moves, where it runs now (`moved_from`, in `placed_on_words`' words) and why (`move_reason`:
-    `moving_words`); None where `current` is None (no ``--current``)."""
+    `moving_words`), each where known (a placement read from JSON made before ``moved_from`` lacks it); None where
+    `current` is None (no ``--current``)."""
     if current is None:
         return None
     if current == "moves":
         return f"moves: {moving_words(moved_from, move_reason)}"
-    return {"stays": "stays: it runs there now, as placed (no restart)", "starts": "starts: it does not run now"}[current]
+    return {"stays": "stays: it runs there now, as placed (no restart)",
+            "starts": "starts: it does not run now"}[current]
 
 
 def _whole_nodes_note(trainer_gpus: int, node_gpus: int) -> list[str]:

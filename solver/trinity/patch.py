@@ -1926,8 +1926,8 @@ def patched_config_problems(text: str, patched: PatchedConfig, plan: Plan, model
     line where `PatchedConfig.dpo_note` says it. `option_names` as
     `patched_trinity_config`'s: how the words name the patch (``--write`` passes its flags, `COMMAND_OPTIONS`).
     `train_batch_size`, the config's train batch where known (from `train_batch_source`), is checked too: the patch
-    keeps it, but may change what must divide it (the actor's micro-batch, ``mini-batch-split``, ``dpo-mini-batch-split``
-    for DPO)."""
+    keeps it, but may change what must divide it (the actor's micro-batch, ``mini-batch-split``,
+    ``dpo-mini-batch-split`` for DPO)."""
     check_types(("patched", patched, PatchedConfig), ("plan", plan, Plan), ("model", model, Model),
                 ("environ", environ, Mapping | None), ("option_names", option_names, OptionNames))
     # a release read as its minor version, as plan reads it; the plan's own release where none is named

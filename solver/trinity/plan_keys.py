@@ -335,21 +335,21 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     """The keys `plan` sets, in the fragment's order (model section first, then trainer); the offload flags under each
     role's ``fsdp_config``, and without Offload the flags `config` (the user's, None for none) has, set to false;
     Trinity 0.6's flags under ``trainer`` with Offload or where `config` has them (never for 0.5); dynamic batch sizes
-    (for DPO the trainer's and the actor's off, `_dynamic_batch_keys`), gradient checkpointing and remove padding back on where `config` turns them off (its interpolations resolved from
-    `environ`; not Trinity 0.6's ``trainer.use_remove_padding`` for 0.5, which refuses it), remove padding off for a
-    model it would train wrong (`remove_padding_violation`; the critic's own too, but for 0.6, which ignores it), and
-    for that model dynamic batch sizes off with one sequence per micro-batch (`_micro_batch_keys`; for DPO, the actor's
-    one pair by `version`: `dpo`, whether the plan counted a pair, an answer's `Answer.dpo_pairs`, or else where
-    `config` trains DPO in `environ`, `config_trains_dpo`); for DPO the actor's one pair for any model, its update in
-    rows as a config has it off on a release `version` may be (`config_dpo_in_rows`) or as the keys turn it off
-    (`turns_dpo_rows`, and for a config that has it on): its micro-batches hold rows, not a token budget, and the plan
-    counts one pair, Trinity's default budget (`solver.query.check_dpo_budget_unread`); no LoRA config where `config` sets LoRA or the plan's LoRA is a
-    config's own that it keeps (`config_lora`: `solver.query.Query.config_lora`), whose adapter it would replace. For
-    `version` 0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name for
-    that, as the comment on 0.6's flags says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the
-    comment on no Hugging Face checkpoint says it (`no_checkpoint_words`; None: not known); `token_cap`: how the
-    comment on a budget the plan's cap binds names the cap (`solver.results.Answer.token_cap_words`; None: not known,
-    either source)."""
+    (for DPO the trainer's and the actor's off, `_dynamic_batch_keys`), gradient checkpointing and remove padding back
+    on where `config` turns them off (its interpolations resolved from `environ`; not Trinity 0.6's
+    ``trainer.use_remove_padding`` for 0.5, which refuses it), remove padding off for a model it would train wrong
+    (`remove_padding_violation`; the critic's own too, but for 0.6, which ignores it), and for that model dynamic batch
+    sizes off with one sequence per micro-batch (`_micro_batch_keys`; for DPO, the actor's one pair by `version`: `dpo`,
+    whether the plan counted a pair, an answer's `Answer.dpo_pairs`, or else where `config` trains DPO in `environ`,
+    `config_trains_dpo`); for DPO the actor's one pair for any model, its update in rows as a config has it off on a
+    release `version` may be (`config_dpo_in_rows`) or as the keys turn it off (`turns_dpo_rows`, and for a config that
+    has it on): its micro-batches hold rows, not a token budget, and the plan counts one pair, Trinity's default budget
+    (`solver.query.check_dpo_budget_unread`); no LoRA config where `config` sets LoRA or the plan's LoRA is a config's
+    own that it keeps (`config_lora`: `solver.query.Query.config_lora`), whose adapter it would replace. For `version`
+    0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name for that, as
+    the comment on 0.6's flags says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the comment on no
+    Hugging Face checkpoint says it (`no_checkpoint_words`; None: not known); `token_cap`: how the comment on a budget
+    the plan's cap binds names the cap (`solver.results.Answer.token_cap_words`; None: not known, either source)."""
     readings = _config_readings(config, environ)
     padded = one_sequence_per_micro_batch(model)
     # DPO's actor update in rows of one pair, as the plans count it (`solver.api`'s budget: the default's): a config's
@@ -591,11 +591,11 @@ def _dynamic_batch_keys(readings: _ConfigReadings, paths: Iterable[Path], padded
                         actor_pair: bool = False, dpo: bool = False, dpo_rows: bool = False) -> list[PlanKey]:
     """The dynamic batch size keys of `paths`: back on where the config turns them off (`_turned_back_on`), but for
     `dpo` the trainer's and the actor's, which off keep the actor's pairs whole (``dpo-pair-dynamic``,
-    `solver.trinity.checks._check_dpo_pair_dynamic`): where the actor's update is to run in rows (`dpo_rows`), off:
-    the trainer's always, with why (Trinity's default is on; the actor's unset takes it), so that a fragment holds it,
-    the actor's own where the config has it on (Trinity 0.5 reads it); for a model whose micro-batches are `padded` (remove
-    padding off, `remove_padding_violation`), off: the trainer's always, with why (where the actor's size below is
-    DPO's 2, `actor_pair`, saying so), a role's where the config has it (unset, it takes the trainer's)."""
+    `solver.trinity.checks._check_dpo_pair_dynamic`): where the actor's update is to run in rows (`dpo_rows`), off: the
+    trainer's always, with why (Trinity's default is on; the actor's unset takes it), so that a fragment holds it, the
+    actor's own where the config has it on (Trinity 0.5 reads it); for a model whose micro-batches are `padded` (remove
+    padding off, `remove_padding_violation`), off: the trainer's always, with why (where the actor's size below is DPO's
+    2, `actor_pair`, saying so), a role's where the config has it (unset, it takes the trainer's)."""
     if dpo_rows:
         return [PlanKey(path=path, value=False, comment=DPO_DYNAMIC_BATCH_WORDS) if len(path) == 2
                 else PlanKey(path=path, value=False, existing_only=True)
