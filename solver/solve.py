@@ -1770,8 +1770,8 @@ def _lifting_release_words(catalog: Catalog, data: PlanningData, query: Query) -
     asked: list[frozenset[tuple[int, bool]]] = []
     for release, named, fitting in lifting:
         if any(fitting <= done for done in asked) or any(
-                fitting < other and named.trinity_version == counted.trinity_version
-                for _, counted, other in lifting):
+                fitting < other and named.trinity_version == another.trinity_version
+                for _, another, other in lifting):
             continue  # asked already, or a patch of the same minor version lifts more (0.5.1's untied loading)
         asked.append(fitting)
         best = answer_for(catalog, named, data.gpu, explained=False).best

@@ -278,9 +278,9 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
     return Group(Text(title, style="table.title"), view, *lines_under, legend)
 
 
-def _evidence_legend(plans: Sequence[Plan], nothing_shown: bool, limited: bool) -> str:
+def _evidence_legend(plans: Sequence[Plan], dash_shown: bool, limited: bool) -> str:
     """The legend's marks of evidence, each only where a cell of `plans` (those shown) carries it, and the ``-`` of a
-    cell where nothing trains where one shows (`nothing_shown`): ``; evidence: documented, * inferred; - nothing
+    cell where nothing trains where one shows (`dash_shown`): ``; evidence: documented, * inferred; - nothing
     trains`` (within the limits in the title, where `limited`)."""
     kinds = {plan.evidence for plan in plans}
     marks = [words for shown, words in (
@@ -289,7 +289,7 @@ def _evidence_legend(plans: Sequence[Plan], nothing_shown: bool, limited: bool) 
         (any(plan.beyond_calibration for plan in plans), "~! estimated beyond the memory model's calibration"))
         if shown]
     evidence = f"; evidence: {', '.join(marks)}" if marks else ""
-    nothing = f"; - nothing trains{' within the limits in the title' if limited else ''}" if nothing_shown else ""
+    nothing = f"; - nothing trains{' within the limits in the title' if limited else ''}" if dash_shown else ""
     return evidence + nothing
 
 

@@ -910,9 +910,7 @@ of a field's choices in any case (`choice_as_typed`)."""
 def choice_as_typed(value: Any, info: ValidationInfo, choices: tuple[str, ...]) -> Any:
     """In a file (`TYPED` in the context), a word of a field's `choices` in any case, as the command line's option
     takes it (``PCIe``: pcie; ``Resident``: resident); any other value, or one built in Python, as it is."""
-    if not (info.context or {}).get(TYPED) or not isinstance(value, str):
-        return value
-    return next((choice for choice in choices if choice == value.casefold()), value)
+    return folded_choice(value, choices) if (info.context or {}).get(TYPED) else value
 
 
 def _with_interconnect_meant(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
