@@ -1937,9 +1937,9 @@ def _dpo_doubled_line(verdict: _BudgetVerdict, counted: dict[str, int], what: st
     """For DPO on a release that may be Trinity 0.6 (`TrinityConfig.version` None or 0.6), where the passes `counted`
     (`_sequence_count_lines`: `what` says the most they take, with Trinity's doubling before verl 0.8) take more
     tokens per GPU than the verdict's budget only as Trinity on verl before 0.8 doubles their micro-batches (on verl
-    0.8 or later, `TrinityConfig.undoubled_sequences`, within it): the ``token-budget-above-verdict`` line worded as
+    0.8 or later, `TrinityConfig.undoubled_sequences`, within it): a ``dpo-doubled-above-verdict`` line worded as
     that split, where no size fits both verl lines (the actor's 2, one pair on verl 0.8 or later, is 4 sequences
-    before it); None otherwise."""
+    before it), which, on one verl line only, leaves `CurrentSettings.trains` as the memory goes; None otherwise."""
     config = verdict.config
     if not config.dpo or config.version == "0.5":
         return None
@@ -1951,7 +1951,7 @@ def _dpo_doubled_line(verdict: _BudgetVerdict, counted: dict[str, int], what: st
     sequences = config.undoubled_sequences(most)
     before = "on Trinity 0.6 with verl before 0.8" if config.version == "0.6" else (
         "on Trinity 0.5, and on 0.6 with verl before 0.8")
-    return ConfigProblem(ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT, (
+    return ConfigProblem(ConfigProblemCode.DPO_DOUBLED_ABOVE_VERDICT, (
         f"{what}, more than {verdict.measure}, {before}: more tokens per GPU than the verdict assumes there; Trinity "
         f"0.6 with verl 0.8 or later doubles nothing: {sequences} sequence{'' if sequences == 1 else 's'}, up to "
         f"{undoubled[most]} tokens per GPU, within it. No micro-batch size fits both verl lines: on verl before 0.8 "

@@ -742,6 +742,7 @@ class ConfigProblemCode(str, Enum):
     CRITIC_BUDGET_ABOVE_VERDICT = "critic-budget-above-verdict"
     LOWERED_TOKEN_BUDGET = "lowered-token-budget"
     TOKEN_BUDGET_ABOVE_VERDICT = "token-budget-above-verdict"
+    DPO_DOUBLED_ABOVE_VERDICT = "dpo-doubled-above-verdict"
     TOKEN_BUDGET_BELOW_VERDICT = "token-budget-below-verdict"
     ALLOC_CONF_REFUSED = "alloc-conf-refused"
     ALLOC_CONFS_DISAGREE = "alloc-confs-disagree"

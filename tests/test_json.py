@@ -931,6 +931,7 @@ def test_the_representative_configs_give_every_code():
     given += [C.LORA_MOE_CONFIG_UNSAVED_REFUSED]  # the same under 0.6: test_release06b_s83
     given += [C.LORA_TARGETS_ASSUMED]  # a regex on an unknown model type's assumed names: test_peftnames_s77
     given += [C.DPO_PAIR_DOUBLED]  # DPO's actor size 2 where the release may be 0.6: test_dpofrag_s77
+    given += [C.DPO_DOUBLED_ABOVE_VERDICT]  # DPO's sizes doubled past the budget before verl 0.8: test_smallslips44_s83
     given += [C.LORA_TARGETS_ONE_TRANSFORMERS]  # one transformers' names alone take it: test_smallslips28_s78
     given += [C.ROPE_SCALING_UNTRAINED]  # a Phi-3's yarn, built as given: test_phi3rope_s78
     given += [C.ROPE_THETA_MISSING_REFUSED]  # a rope_scaling without rope_theta on 0.6: test_ropetheta_s78

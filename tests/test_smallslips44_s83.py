@@ -121,8 +121,8 @@ def test_a_dpo_fragment_merged_into_a_config_draws_no_dpo_pair_dynamic(cli: Cli,
     path = _dpo_config_from_fragment(cli, tmp_path)
     status, out, _ = cli("--from-config", str(path), "--check", "--gpu", "h100", "--trinity-version", "0.6", "--json")
     problems = json.loads(out)[0]["current"]["config_problem_codes"]
-    # s87: --check fails for the pair doubled before verl 0.8 (token-budget-above-verdict, (4) below), nothing else
-    assert status == 1 and problems == ["token-budget-above-verdict"]
+    # the pair doubled before verl 0.8 alone is said (dpo-doubled-above-verdict, (4) below), nothing else: it passes
+    assert status == 0 and problems == ["dpo-doubled-above-verdict"]
 
 
 @pytest.mark.parametrize("budget", ["8192", "auto"])
@@ -160,8 +160,9 @@ def test_a_dpo_job_keeps_trinitys_default_budget_under_token_budget_auto(cli: Cl
 
 
 # (4) --check of such a config (the actor's pair 2, dynamic batch sizes off) with no release named, or 0.6: the pair
-# is 4 sequences only where Trinity on verl before 0.8 doubles it; the line says it as that split. (s87: the verdict
-# does not vouch for those 4 sequences, so --check exits 1.)
+# is 4 sequences only where Trinity on verl before 0.8 doubles it; the line says it as that split. (s87: a problem of
+# one verl line only, dpo-doubled-above-verdict, so --check passes: rft-solver's own DPO config passes its own check;
+# above the budget on every line, token-budget-above-verdict, it fails.)
 SPLIT_ABOVE = (
     "dynamic batch sizes off: verl reads no token budget and fills each micro-batch with 4 sequences (the micro-batch "
     "size per GPU, 1 where unset, doubled: Trinity on verl before 0.8 doubles the actor's and the ref's for DPO, a "
@@ -172,9 +173,10 @@ SPLIT_ABOVE = (
     "actor's 1, one pair once doubled, which on verl 0.8 or later splits its pairs, dpo-pair-split)")
 
 
-def _dpo_config_from_fragment(cli: Cli, tmp_path: Path) -> Path:
-    """`solve --dpo`'s fragment (the actor's 2, dynamic batch sizes off) made a whole DPO config."""
-    status, out, _ = cli(*DPO_PLAN, "--rollout-gpus", "0", "--train-batch-size", "64", "--emit", "trinity")
+def _dpo_config_from_fragment(cli: Cli, tmp_path: Path, *options: str) -> Path:
+    """`solve --dpo`'s fragment with `options` (the actor's 2, or 1 for Trinity 0.5; dynamic batch sizes off) made a
+    whole DPO config."""
+    status, out, _ = cli(*DPO_PLAN, "--rollout-gpus", "0", "--train-batch-size", "64", "--emit", "trinity", *options)
     assert status == 0
     config = yaml.safe_load(out)
     config["model"]["model_path"] = "Qwen/Qwen3-8B"
@@ -184,28 +186,41 @@ def _dpo_config_from_fragment(cli: Cli, tmp_path: Path) -> Path:
     return path
 
 
+def _checked(cli: Cli, path: Path, *options: str) -> tuple[int, dict[str, Any]]:
+    """(exit status, ``current``) of ``--check --json`` on the config at `path` on H100s with `options`."""
+    status, out, _ = cli("--from-config", str(path), "--check", "--gpu", "h100", "--json", *options)
+    return status, json.loads(out)[0]["current"]
+
+
 @pytest.mark.parametrize(("version", "before"), [
-    (None, "on Trinity 0.5, and on 0.6 with verl before 0.8"), ("0.6", "on Trinity 0.6 with verl before 0.8")])
-def test_the_pair_doubled_before_verl_08_is_said_as_the_split_it_is(cli: Cli, tmp_path: Path, version: str | None,
-                                                                    before: str):
-    path = _dpo_config_from_fragment(cli, tmp_path)
-    status, out, _ = cli("--from-config", str(path), "--check", "--gpu", "h100", "--json",
-                         *(("--trinity-version", version) if version else ()))
-    current = json.loads(out)[0]["current"]
-    assert (status, current["trains"]) == (1, False) and current["config_problem_codes"] == [
-        "token-budget-above-verdict"]
-    assert current["config_problems"] == [SPLIT_ABOVE.format(before=before)]
+    (None, "on Trinity 0.5, and on 0.6 with verl before 0.8"), ("0.6", "on Trinity 0.6 with verl before 0.8"),
+    ("0.5", None)])
+def test_rft_solvers_own_dpo_config_passes_its_own_check(cli: Cli, tmp_path: Path, version: str | None,
+                                                         before: str | None):
+    options = ("--trinity-version", version) if version else ()
+    path = _dpo_config_from_fragment(cli, tmp_path, *options)
+    written = tmp_path / "w.yaml"
+    assert cli("--from-config", str(path), "--gpu", "h100", "--write", str(written), *options)[0] == 0
+    for made in (path, written):  # the fragment made a config, and --write's copy of it
+        status, current = _checked(cli, made, *options)
+        assert (status, current["trains"]) == (0, True)
+        # 0.5 writes the actor's 1, doubled to one pair: within the budget
+        assert current["config_problems"] == ([] if before is None else [SPLIT_ABOVE.format(before=before)])
+        assert current["config_problem_codes"] == ([] if before is None else ["dpo-doubled-above-verdict"])
 
 
 def test_a_pair_above_the_budget_on_verl_08_too_keeps_its_line(cli: Cli, tmp_path: Path):
-    # the actor's 4, two pairs on verl 0.8 or later too: no split to say
+    # the actor's 4, two pairs on verl 0.8 or later too: no split to say, and --check fails on every release
     path = _dpo_config_from_fragment(cli, tmp_path)
     config = yaml.safe_load(path.read_text(encoding="utf-8"))
     config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["ppo_micro_batch_size_per_gpu"] = 4
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    status, out, _ = cli("--from-config", str(path), "--check", "--gpu", "h100", "--json")
-    (line,) = json.loads(out)[0]["current"]["config_problems"]
-    assert status == 1 and line.startswith(
+    for options in ((), ("--trinity-version", "0.6"), ("--trinity-version", "0.5")):
+        status, current = _checked(cli, path, *options)
+        assert (status, current["trains"], current["config_problem_codes"]) == (
+            1, False, ["token-budget-above-verdict"]), options
+    (line,) = _checked(cli, path)[1]["config_problems"]
+    assert line.startswith(
         "dynamic batch sizes off: verl reads no token budget and fills each micro-batch with 8 sequences")
     assert line.endswith("more tokens per GPU than the verdict assumes; set the micro-batch sizes to 1 (for DPO the "
                          "actor's 1 is one pair before verl 0.8, where Trinity doubles it, and on verl 0.8 or later "
