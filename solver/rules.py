@@ -1168,6 +1168,9 @@ class OptionNames(NamedTuple):
     write_offered: bool = True
     """Whether `write` is offered for the config judged (`write_does`): ``solve --from-config`` offers no --write
     where it would refuse to patch the config as the options plan it (`solver.cli.trinity_options.write_refused`)."""
+    release_key: str | None = None
+    """The key that names a run's Trinity release where no option of the caller's does (a cluster job's:
+    ``solver.cluster.JOB_VERSION_KEY``), which `release_option` names then; None: the caller's option."""
 
     def write_does(self, lead: str = "", after: str = "") -> str:
         """`` (--write does)`` after a fix the patch makes (`lead` before `write`: ``as ``; `after`, more words in the
@@ -1210,6 +1213,13 @@ class OptionNames(NamedTuple):
             return self.lora_keys
         return ("lora_rank", "lora_targets", EXCLUDED_KEY) if self.keywords else (
             "--lora-rank", "--lora-targets", "--lora-exclude")
+
+    def release_option(self) -> str:
+        """What names a run's Trinity release, as the caller names it: ``--trinity-version``, or
+        ``trinity_version``; or the key that gives it (`release_key`: a cluster job's)."""
+        if self.release_key is not None:
+            return self.release_key
+        return "trinity_version" if self.keywords else "--trinity-version"
 
     def named(self, name: str) -> str:
         """An option whose keyword is its flag's name (`name`: ``sp``, ``margin``), as the caller names it: ``--sp``,
