@@ -761,12 +761,13 @@ def chosen(name: str, value: Any, accepted: tuple[object, ...]) -> Any:
     return value
 
 
-def check_choice(name: str, value: object, accepted: tuple[object, ...]) -> None:
+def check_choice(name: str, value: object, accepted: tuple[object, ...], note: str = "") -> None:
     """`QueryError` unless `value` is one of `accepted` (and of its type: ``0.5`` is not ``"0.5"``; an array,
-    whose ``==`` answers elementwise, is none of them), naming a non-str value that reads as a str choice."""
+    whose ``==`` answers elementwise, is none of them), naming a non-str value that reads as a str choice, else
+    saying `note` (in brackets) where given."""
     if any(isinstance(value, type(choice)) and value == choice for choice in accepted):
         return
-    hint = ""
+    hint = f" ({note})" if note else ""
     strings = [choice for choice in accepted if isinstance(choice, str)]
     if isinstance(value, numbers.Number) and not isinstance(value, int) and str(value) in strings:  # no 10**5000
         hint = f" (a {type(value).__name__}: pass the string {str(value)!r})"
