@@ -348,7 +348,7 @@ class MemoryEstimate(Breakdown, defer_build=True):
         on_node = trainer_gpus_on_node(gpus, node_gpus or NODE_GPUS)
         hint = lower_host_count_hint(release_named, self.model_loading, on_node, self.host_training_gib is not None,
                                      self.reference_model, model.tied_embeddings, gpu.compute_capability,
-                                     option_names.keywords)
+                                     option_names.release_option())
         host = unchecked_host_need(self.host_memory_gib, gpu, on_node, node_gpus, offload,
                                    option_names.host_ram if self.host_ram_gib is None else None,
                                    option_names.node_gpus, self.host_training_gib, self.model_loading, hint)

@@ -1652,6 +1652,15 @@ def token_budget_name(option_names: OptionNames) -> str:
     return "token_budget" if option_names.keywords else "--token-budget"
 
 
+def cap_is_one_jobs(option_names: OptionNames) -> str:
+    """Why a token budget for every job (a cluster's) takes no cap in tokens per GPU, and what takes one, as
+    `option_names` name them: ``a cap in tokens per GPU is one job's: solve --token-budget N plans a job with it;
+    solve memory --token-budget T estimates one setting at it``."""
+    plans = option_names.planner.format(option_names.valued(token_budget_name(option_names), "N"))
+    estimates = option_names.estimator.format(option_names.valued(option_names.tokens_per_gpu, "T"))
+    return f"a cap in tokens per GPU is one job's: {plans} plans a job with it; {estimates} estimates one setting at it"
+
+
 def token_cap_source(cap: int, source: str | None, option_names: OptionNames | None) -> str:
     """Where the token budget cap `cap` came from, in words: `source` (``the config's own max_token_len_per_gpu``, or a
     role's key: `Query.token_budget_cap_source`), else the option as `option_names` name it (``--token-budget 16384``,
@@ -1689,7 +1698,7 @@ def check_token_budget(token_budget: object, estimate: EstimateMode,
     if caps and token_budget not in get_args(TokenBudgetMode):
         raise QueryError(f"{token_budget_name(option_names)} takes default, auto or the most tokens per GPU (a whole "
                          f"number from 1 to {MAX_TOKENS}), got {brief(token_budget)}")
-    check_choice("token_budget", token_budget, get_args(TokenBudgetMode))
+    check_choice("token_budget", token_budget, get_args(TokenBudgetMode), cap_is_one_jobs(option_names))
     if token_budget == "auto" and estimate == "never":
         raise QueryError(f"{option_names.token_budget_auto} lowers the token budget of estimated plans, which "
                          f"{option_names.no_estimate} turns off: drop one of them")

@@ -1443,7 +1443,7 @@ class Plan(Frozen):
         on_node = trainer_gpus_on_node(self.gpus, node_gpus)
         hint = lower_host_count_hint(self.trinity_version is not None, self.model_loading, on_node,
                                      self.host_training_gb is not None, self.reference_model, model.tied_embeddings,
-                                     self.compute_capability, option_names.keywords)
+                                     self.compute_capability, option_names.release_option())
         host = unchecked_host_need(self.host_memory_gb, gpu, on_node, node_gpus if node_gpus_given else None,
                                    self.offload, unchecked_host_ram, option_names.node_gpus, self.host_training_gb,
                                    self.model_loading, hint)

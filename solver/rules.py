@@ -1118,6 +1118,8 @@ class OptionNames(NamedTuple):
     """The option that gives the trainer's and the rollout's GPUs together."""
     planner: str
     """How a plan is asked for with some options (``{}`` where they go)."""
+    estimator: str
+    """How a memory estimate is asked for with some options (``{}`` where they go)."""
     minimize_nodes: str
     """The option, with its value, that places every job on the fewest nodes (a cluster's)."""
     buy: str
@@ -1168,6 +1170,9 @@ class OptionNames(NamedTuple):
     write_offered: bool = True
     """Whether `write` is offered for the config judged (`write_does`): ``solve --from-config`` offers no --write
     where it would refuse to patch the config as the options plan it (`solver.cli.trinity_options.write_refused`)."""
+    release_key: str | None = None
+    """The key that names a run's Trinity release where no option of the caller's does (a cluster job's:
+    ``solver.cluster.JOB_VERSION_KEY``), which `release_option` names then; None: the caller's option."""
 
     def write_does(self, lead: str = "", after: str = "") -> str:
         """`` (--write does)`` after a fix the patch makes (`lead` before `write`: ``as ``; `after`, more words in the
@@ -1210,6 +1215,13 @@ class OptionNames(NamedTuple):
             return self.lora_keys
         return ("lora_rank", "lora_targets", EXCLUDED_KEY) if self.keywords else (
             "--lora-rank", "--lora-targets", "--lora-exclude")
+
+    def release_option(self) -> str:
+        """What names a run's Trinity release, as the caller names it: ``--trinity-version``, or
+        ``trinity_version``; or the key that gives it (`release_key`: a cluster job's)."""
+        if self.release_key is not None:
+            return self.release_key
+        return "trinity_version" if self.keywords else "--trinity-version"
 
     def named(self, name: str) -> str:
         """An option whose keyword is its flag's name (`name`: ``sp``, ``margin``), as the caller names it: ``--sp``,
@@ -1258,7 +1270,8 @@ COMMAND_OPTIONS = OptionNames(
     host_ram="--host-ram", trinity_05="--trinity-version 0.5", node_gpus="--node-gpus", rollout_gpus="--rollout-gpus",
     train_batch="--train-batch-size", exact="--exact", token_budget_auto="--token-budget auto",
     no_estimate="--no-estimate", estimate_only="--estimate", time_limit="--time-limit", write="--write",
-    length="--len", budget="--gpus", total_gpus="--total-gpus", planner="solve {}", minimize_nodes="--minimize nodes",
+    length="--len", budget="--gpus", total_gpus="--total-gpus", planner="solve {}", estimator="solve memory {}",
+    minimize_nodes="--minimize nodes",
     buy="--buy", maximize_len="--maximize len", minimize_gpus="--minimize gpus", tokens_per_gpu="--token-budget",
     gpus_up_to="--gpus-up-to", budgets="--budgets", map_data="--json", map_by_len="--by len",
     one_model="--model M (or --model-config PATH)",
@@ -1272,7 +1285,8 @@ API_OPTIONS = OptionNames(
     train_batch="train_batch_size", exact="exact=True", token_budget_auto='token_budget="auto"',
     no_estimate='estimate="never"', estimate_only='estimate="only"', time_limit="time_limit_s",
     write="solver.trinity.patch_trinity_config", length="max_model_len", budget="budget_gpus",
-    total_gpus="total_gpus", planner="solver.plan({})", minimize_nodes='minimize="nodes"', buy="solver.buy_nodes",
+    total_gpus="total_gpus", planner="solver.plan({})", estimator="solver.estimate_memory({})",
+    minimize_nodes='minimize="nodes"', buy="solver.buy_nodes",
     maximize_len='objective="max_len"', minimize_gpus='objective="min_gpus"', tokens_per_gpu="max_token_len_per_gpu",
     gpus_up_to="gpus_up_to", budgets="budgets", map_data="the GpuMap", map_by_len='by="len"', one_model="model=M",
     required="required",

@@ -792,7 +792,9 @@ def test_an_explanation_whose_questions_run_out_of_time_names_only_rules_in_forc
 
 @pytest.mark.parametrize(("options", "message"), [
     ({"margin": 1.5}, "margin is a fraction from 0 to below 1, got 1.5"),
-    ({"token_budget": "half"}, "token_budget must be one of default, auto, got 'half'"),
+    ({"token_budget": "half"}, ("token_budget must be one of default, auto, got 'half' (a cap in tokens per GPU is "
+                                "one job's: solver.plan(token_budget=N) plans a job with it; "
+                                "solver.estimate_memory(max_token_len_per_gpu=T) estimates one setting at it)")),
     ({"token_budget": "auto", "estimate": "never"},
      ('token_budget="auto" lowers the token budget of estimated plans, which estimate="never" turns off: drop one of '
       "them")),

@@ -296,6 +296,12 @@ def test_bad_filters_exit_2_with_one_line_naming_accepted_values(cli, argv, mess
       "host_ram_gb)")),
     (["cluster", "fleet.yaml", "--len", "32k"], ("--len is an option of solve and solve memory, not of solve cluster "
                                                  "(the file gives it: a job's max_model_len)")),
+    # s87: with no file, its value read as FILE.yaml, as solve cluster --mem 1TB says it (_positional_given_back)
+    (["cluster", "--host-ram", "1TB"],
+     ("--host-ram is an option of solve, solve memory and solve map, not of solve cluster (the file gives it: a pool's "
+      "host_ram_gb); FILE.yaml is missing ('1TB', after --host-ram, was read as FILE.yaml)")),
+    (["cluster", "--len=32k"], ("--len is an option of solve and solve memory, not of solve cluster (the file gives "
+                                "it: a job's max_model_len); FILE.yaml is missing")),
 ])
 def test_an_option_of_another_command_is_named_as_theirs(cli, argv, message):
     command = message.split(", not of ")[1].split(" (")[0]

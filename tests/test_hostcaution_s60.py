@@ -190,6 +190,10 @@ def test_a_cluster_placement_is_cautioned_on_a_pool_without_host_ram_gb(cli, tmp
         f"Offload needs 2046.6 GiB of host memory per node (at start-up, every rank loading the model; 1624.4 while "
         f"training), more than the 1024 GiB assumed for a node of 8 GPUs "
         f"({SERVERS}), and nothing checks it: give the pool's host_ram_gb what")
+    # s87: the hint names the job's key, not the planner's --trinity-version
+    assert placed["big"]["cautions"][1].endswith(
+        "to check it; the job's trinity_version counts a release's own, less where rank 0 alone loads the model (0.6, "
+        "0.5.1 and 0.5.0) or verl 0.7 builds the reference model in bf16 and places the pinned blocks (0.5)")
     assert placed["small"]["caution_codes"] == ["uneven-data-parallel"]
 
 

@@ -84,14 +84,14 @@ def test_the_releases_whose_rank_0_alone_loads_the_model() -> None:
 def test_the_hint_names_every_reason_a_release_counts_less() -> None:
     # s87: the hint said "counts a release's own loading" alone; 0.5's bf16 reference model lowers every need that
     # counts one, loading or not, and a need of one rank's load names no loading
-    assert lower_host_count_hint(False, "every-rank", 8, True, True, False, H100, False) == (
+    assert lower_host_count_hint(False, "every-rank", 8, True, True, False, H100, "--trinity-version") == (
         "; --trinity-version counts a release's own, less where rank 0 alone loads the model (0.6, 0.5.1 and 0.5.0) "
         "or verl 0.7 builds the reference model in bf16 and places the pinned blocks (0.5)")  # each 0.5 patch: 0.5
-    assert lower_host_count_hint(False, "every-rank", 8, False, True, True, A100, True) == (
+    assert lower_host_count_hint(False, "every-rank", 8, False, True, True, A100, "trinity_version") == (
         "; trinity_version counts a release's own, less where verl 0.7 builds the reference model in bf16 and places "
         "the pinned blocks (0.5)")  # training is the need: loading lowers nothing
-    assert lower_host_count_hint(False, "every-rank", 1, True, False, False, A100, False) == ""  # 1 rank, no reference
-    assert lower_host_count_hint(True, "every-rank", 8, True, True, False, H100, False) == ""  # a release named
+    assert lower_host_count_hint(False, "every-rank", 1, True, False, False, A100, "x") == ""  # 1 rank, no reference
+    assert lower_host_count_hint(True, "every-rank", 8, True, True, False, H100, "x") == ""  # a release named
 
 
 def test_every_catalogue_gpu_type_gives_its_compute_capability() -> None:

@@ -49,8 +49,13 @@ def test_with_config_verdicts_refuses_answers_of_another_question() -> None:
 
 @pytest.mark.parametrize("place", [solver.place, solver.buy_nodes])
 def test_place_takes_a_token_budget_mode_alone(place: Any) -> None:
-    with pytest.raises(solver.QueryError, match=r"^token_budget must be one of default, auto, got 16384$"):
-        place(FLEET, token_budget=16384)
+    # s87: with the command's hint that a cap is one job's (`cap_is_one_jobs`), in the API's names
+    with pytest.raises(solver.QueryError) as raised:
+        place(FLEET, token_budget="16k")
+    assert str(raised.value) == (
+        "token_budget must be one of default, auto, got '16k' (a cap in tokens per GPU is one job's: "
+        "solver.plan(token_budget=N) plans a job with it; solver.estimate_memory(max_token_len_per_gpu=T) estimates "
+        "one setting at it)")
 
 
 def _mixed(call: tuple[str, dict[str, Any]]) -> str:

@@ -11,6 +11,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Literal, get_args
 
+from solver.query import cap_is_one_jobs
+from solver.rules import COMMAND_OPTIONS
 from solver.tables import (
     LEAST_DRIVER_MIB,
     LEAST_GPU_MEMORY_GB,
@@ -239,14 +241,12 @@ def trinity_version(text: str) -> TrinityVersion:
 
 def token_budget_mode(text: str) -> TokenBudgetMode:
     """An argparse type: ``solve cluster``'s ``--token-budget``, ``default`` or ``auto`` (one for every job: a cap in
-    tokens per GPU is one job's, which solve and solve map take, `planner_token_budget`)."""
+    tokens per GPU is one job's, which solve and solve map take, `planner_token_budget`: `cap_is_one_jobs`)."""
     modes: tuple[TokenBudgetMode, ...] = get_args(TokenBudgetMode)
     for mode in modes:
         if text.casefold() == mode:  # in any case, as a choice (Auto)
             return mode
-    raise argparse.ArgumentTypeError(f"takes default or auto, got {brief(text)} (a cap in tokens per GPU is one job's: "
-                                     "solve --token-budget N plans a job with it; solve memory --token-budget T "
-                                     "estimates one setting at it)")
+    raise argparse.ArgumentTypeError(f"takes default or auto, got {brief(text)} ({cap_is_one_jobs(COMMAND_OPTIONS)})")
 
 
 def planner_token_budget(text: str) -> TokenBudgetMode | int:

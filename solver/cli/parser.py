@@ -254,6 +254,8 @@ class Parser(argparse.ArgumentParser):
         # An option that takes a value takes it once (its argument groups share this registry).
         self.register("action", None, _Once)
         self.register("action", "store", _Once)
+        self._quiet = False
+        """Whether an error raises `_QuietError` rather than ending the run (`_positional_missing`'s parse)."""
 
     def parse_known_args(self, *args: Any, **kwargs: Any) -> Any:
         """argparse's, without the bookkeeping of `_Once` in the namespace."""
@@ -274,13 +276,8 @@ class Parser(argparse.ArgumentParser):
         if not helped:
             self._refuse_beside_version(argv)
         required = [] if helped else [action for action in self._actions if action.required and action.option_strings]
-        for action in required:  # checked last: --max-model-len's guess (--len) before "--len is required"
-            action.required = False
-        try:
+        with _not_required(required):  # checked last: --max-model-len's guess (--len) before "--len is required"
             parsed, rest = self.parse_known_args(argv, namespace)
-        finally:
-            for action in required:
-                action.required = True
         if rest and rest != ["--"]:  # a last ``--`` ends the options (POSIX): none follows, no word is left
             rest, missing = self._positional_given_back(argv, rest, parsed)
             options = [option for word, option in _options_named(rest) if word.startswith("-")]  # -V too: --version
@@ -555,7 +552,29 @@ class Parser(argparse.ArgumentParser):
                 field, instead = self.in_file.get(option), self.instead.get(option)
                 self.error(f"{option} is an option of {names}, not of {self.prog}"
                            f"{f' (did you mean {meant}?)' if meant else ''}"
-                           f"{f' (the file gives it: {field})' if field else ''}{f': {instead}' if instead else ''}")
+                           f"{f' (the file gives it: {field})' if field else ''}{f': {instead}' if instead else ''}"
+                           f"{self._positional_missing(argv)}")
+
+    def _positional_missing(self, argv: list[str]) -> str:
+        """The note that this command's required positional argument is missing, where none is given (``solve
+        cluster --host-ram``: ``; FILE.yaml is missing``) or argparse would read the value of an option it lacks as it
+        (``solve cluster --host-ram 1TB``: ``; FILE.yaml is missing ('1TB', after --host-ram, was read as
+        FILE.yaml)``, as `_positional_given_back` says it for an unknown option); "" where it would not, or the
+        arguments parse no further (--help or --version among them, or another error)."""
+        if not {"-h", "--help", "--version"}.isdisjoint(argv):
+            return ""
+        required = [action for action in self._actions if action.required]
+        self._quiet = True
+        try:
+            with _not_required(required):
+                parsed, rest = self.parse_known_args(argv)
+        except _QuietError:
+            return ""
+        finally:
+            self._quiet = False
+        absent = [action.metavar for action in required if not action.option_strings
+                  and getattr(parsed, action.dest, None) is None]
+        return f"; {absent[0]} is missing" if absent else self._positional_given_back(argv, rest, parsed)[1]
 
     def _refuse_together(self, argv: list[str]) -> None:
         """A usage error for the first two of this command's options in `argv` that do not go together, in the order
@@ -675,7 +694,10 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """A one-line usage and the one-line error, exit status 2 (argparse prints its whole usage); the error's
         control characters escaped (`escaped_line`: an unrecognized argument is shown as given), and a word of it
-        typed in full-width characters named with its ASCII (`full_width_note`)."""
+        typed in full-width characters named with its ASCII (`full_width_note`); raised as `_QuietError` where the
+        parser is quiet."""
+        if self._quiet:
+            raise _QuietError(message)
         self.exit(BAD_INPUT, f"usage: {self.prog} [options] (--help lists them)\n"
                              f"{self.prog}: error: {escaped_line(message + full_width_note(message))}\n")
 
@@ -713,6 +735,22 @@ def full_width_note(message: str) -> str:
         return ""
     return (f"; {brief(word[0])} is typed in full-width characters (an input method's): type it in ASCII, "
             f"{brief(unicodedata.normalize('NFKC', word[0]))}")
+
+
+class _QuietError(Exception):
+    """A usage error of a parse made only to read the arguments (`Parser._positional_missing`), said by no one."""
+
+
+@contextlib.contextmanager
+def _not_required(actions: list[argparse.Action]) -> Iterator[None]:
+    """`actions` taken as not required while the block runs."""
+    for action in actions:
+        action.required = False
+    try:
+        yield
+    finally:
+        for action in actions:
+            action.required = True
 
 
 class KeptLinesFormatter(argparse.HelpFormatter):

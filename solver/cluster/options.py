@@ -57,7 +57,10 @@ JOB_BATCH_SOURCE = "the job's train_batch_size"
 JOB_LORA_KEYS = ("the job's lora_rank", "the job's lora_targets", f"the job's {EXCLUDED_KEY}")
 """The keys that give a job's LoRA rank, targets and exclusions, as messages name them (`OptionNames.lora_keys`)."""
 
-JOB_RELEASE_KEY = "the job's trinity_version 0.5"
+JOB_VERSION_KEY = "the job's trinity_version"
+"""The key that names a job's own Trinity release, as messages name it (`OptionNames.release_key`)."""
+
+JOB_RELEASE_KEY = f"{JOB_VERSION_KEY} 0.5"
 """The key that gives a job's own Trinity release, as a fragment's comments name it (`OptionNames.trinity_05`)."""
 
 PLAN_RELEASE_KEY = "its plan's trinity_version 0.5"
@@ -366,7 +369,8 @@ class Planner:
                           token_budget=self.token_budget if estimate != "never" and not training.dpo else "default",
                           train_batch_size=training.train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
                           trinity_version=release.version,
-                          option_names=self.option_names._replace(lora_keys=JOB_LORA_KEYS),
+                          option_names=self.option_names._replace(lora_keys=JOB_LORA_KEYS,
+                                                                     release_key=JOB_VERSION_KEY),
                           lora_rank=training.lora_rank, reference_model=training.reference_model,
                           critic=training.critic, dpo=training.dpo, lora_targets=training.lora_targets,
                           lora_exclude_modules=training.lora_exclude_modules,

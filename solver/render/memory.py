@@ -342,7 +342,7 @@ def _host_memory_line(result: MemoryAnswer, need_gib: float, offload: bool, name
     release = estimate_other_release_words(result, model, compute_capability) + lower_host_count_hint(
         result.trinity_version is not None, result.model_loading,
         trainer_gpus_on_node(result.gpus, result.node_gpus), bool(moment), result.reference_model,
-        model.tied_embeddings, compute_capability, names.keywords)
+        model.tied_embeddings, compute_capability, names.release_option())
     return Text(f"host memory: {shown_host_gib(need_gib):.1f} GiB per node {what}{room}{release}",
                 style="" if result.host_fits else "red")
 

@@ -535,7 +535,7 @@ def _lower_count_hint(plan: Plan, model: Model, names: OptionNames) -> str:
     return lower_host_count_hint(
         plan.trinity_version is not None, plan.model_loading, plan.gpus // plan.trainer_nodes,
         bool(host_moment_words(plan.host_training_gb, plan.model_loading, plan.offload, plan.critic)),
-        plan.reference_model, model.tied_embeddings, plan.compute_capability, names.keywords)
+        plan.reference_model, model.tied_embeddings, plan.compute_capability, names.release_option())
 
 
 def _tables_best_words(answer: Answer, plan: Plan) -> str | None:

@@ -493,7 +493,7 @@ def lower_host_count_words(release: str, tied_embeddings: bool, compute_capabili
 
 def lower_host_count_hint(release_named: bool, loading: ModelLoading, ranks_on_node: int, load_is_need: bool,
                           reference: bool, tied_embeddings: bool, compute_capability: str | None,
-                          keywords: bool) -> str:
+                          release_option: str) -> str:
     """Where no Trinity release is named (`release_named`) and some release counts a node's host memory need lower, that
     naming one counts its own, and why each that does counts less, in words (`lower_host_count_words`, the releases
     of `KNOWN_RELEASE_NAMES` with a patch, newest first): its rank 0 alone loading the model, where the need is the
@@ -501,8 +501,8 @@ def lower_host_count_hint(release_named: bool, loading: ModelLoading, ranks_on_n
     trainer rank there (`ranks_on_node`), and its minor version's own count, where the need counts a reference model
     (`reference`), the loading first, each minor version all of whose patches count so named alone
     (`_minors_whole`): ``; --trinity-version counts a release's own, less where rank 0 alone loads the model (0.5.1 and
-    0.5.0) or verl 0.7 builds the reference model in bf16 and places the pinned blocks (0.5)`` (the keyword
-    ``trinity_version`` where `keywords`): the host memory rows' and the unchecked need's caution's; "" otherwise."""
+    0.5.0) or verl 0.7 builds the reference model in bf16 and places the pinned blocks (0.5)`` (naming the release
+    as the caller does: `release_option`): the host memory rows' and the unchecked need's caution's; "" otherwise."""
     if release_named:
         return ""
     loads = loading == "every-rank" and ranks_on_node > 1 and load_is_need
@@ -515,7 +515,7 @@ def lower_host_count_hint(release_named: bool, loading: ModelLoading, ranks_on_n
         return ""
     why = " or ".join(f"{words} ({and_joined(_minors_whole(named))})"
                       for words, named in sorted(releases.items(), key=lambda item: item[0] != RANK_0_WORDS))
-    return f"; {'trinity_version' if keywords else '--trinity-version'} counts a release's own, less where {why}"
+    return f"; {release_option} counts a release's own, less where {why}"
 
 
 def _minors_whole(releases: list[str]) -> list[str]:
@@ -762,12 +762,13 @@ def chosen(name: str, value: Any, accepted: tuple[object, ...]) -> Any:
     return value
 
 
-def check_choice(name: str, value: object, accepted: tuple[object, ...]) -> None:
+def check_choice(name: str, value: object, accepted: tuple[object, ...], note: str = "") -> None:
     """`QueryError` unless `value` is one of `accepted` (and of its type: ``0.5`` is not ``"0.5"``; an array,
-    whose ``==`` answers elementwise, is none of them), naming a non-str value that reads as a str choice."""
+    whose ``==`` answers elementwise, is none of them), naming a non-str value that reads as a str choice, else
+    saying `note` (in brackets) where given."""
     if any(isinstance(value, type(choice)) and value == choice for choice in accepted):
         return
-    hint = ""
+    hint = f" ({note})" if note else ""
     strings = [choice for choice in accepted if isinstance(choice, str)]
     if isinstance(value, numbers.Number) and not isinstance(value, int) and str(value) in strings:  # no 10**5000
         hint = f" (a {type(value).__name__}: pass the string {str(value)!r})"

@@ -28,6 +28,7 @@ from solver.tables.bounds import MAX_FILE_BYTES, MAX_NODE_GPUS, mib_as_gb_hint
 from solver.tables.inputs import MAX_PRIORITY, UNION_TAGS, FleetFile, MemoryModel, Weights
 from solver.tables.schema import SOURCE_TAGS, TYPED, GpuType, Model, ModelsFile, sp_rule_violation
 from solver.tables.text import (
+    BOUND_PROBLEMS,
     QueryError,
     TableError,
     brief,
@@ -42,6 +43,7 @@ from solver.tables.text import (
     names_a_stream,
     names_joined_hint,
     normalise,
+    plain_words,
     rewritten_whole_number,
     thousands_of_tokens,
     yaml_brief,
@@ -398,10 +400,7 @@ def _node_at(raw: Any, location: tuple[Any, ...]) -> Any:
 
 
 _PLAIN_PROBLEMS = {
-    "greater_than_equal": "must be at least {ge}",
-    "greater_than": "must be above {gt}",
-    "less_than_equal": "must be at most {le}",
-    "less_than": "must be below {lt}",
+    **BOUND_PROBLEMS,
     "too_short": "must list at least {min_length}",
     "too_long": "must list at most {max_length}",
     "string_pattern_mismatch": ("must be ASCII letters and digits (A-Z, a-z, 0-9), '.', '_' and '-', starting with a "
@@ -646,10 +645,8 @@ SHOWN_PROBLEMS = 3
 
 
 def _plain_problem(error: Any) -> str:
-    """A pydantic error of `_PLAIN_PROBLEMS`' types in their words, its bounds as written (1000000, not 1e+06)."""
-    context = {key: (str(int(value)) if value.is_integer() else f"{value:g}") if isinstance(value, float) else value
-               for key, value in error.get("ctx", {}).items()}
-    return _PLAIN_PROBLEMS[error["type"]].format(**context)
+    """A pydantic error of `_PLAIN_PROBLEMS`' types in their words, its bounds as written (`plain_words`)."""
+    return plain_words(_PLAIN_PROBLEMS[error["type"]], error.get("ctx", {}))
 
 
 _BOUND_PROBLEMS = ("greater_than_equal", "greater_than", "less_than_equal", "less_than", "finite_number", "int_type")

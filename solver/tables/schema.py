@@ -62,6 +62,7 @@ from solver.tables.peft_names import (
 )
 from solver.tables.rope_types import RopeAdvice, rope_advice
 from solver.tables.text import (
+    BOUND_PROBLEMS,
     QueryError,
     asked_tokens,
     brief,
@@ -72,6 +73,7 @@ from solver.tables.text import (
     gpu_name_forms,
     guessed_name,
     normalise,
+    plain_words,
     require_printable,
     type_problem,
     yaml_brief,
@@ -94,7 +96,22 @@ def _asked_length(value: Any) -> Any:
     return read
 
 
-AskedTokens = Annotated[Tokens, BeforeValidator(_asked_length)]
+def _bounds_in_words(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """`Tokens`' validation of a length read (`_asked_length`), a bound it breaks said in the words a cluster file's
+    reader says it in (`BOUND_PROBLEMS`: ``must be above 0, got 0``, not pydantic's ``Input should be greater than
+    0``), for a `Job` built in Python; its error's type and context as pydantic's, which that reader words."""
+    try:
+        return handler(value)
+    except ValidationError as error:
+        [detail] = error.errors()  # a bound or the whole number's type, one at a time
+        if detail["type"] not in BOUND_PROBLEMS:
+            raise
+        context = detail.get("ctx", {})
+        problem = f"{plain_words(BOUND_PROBLEMS[detail['type']], context)}, got {brief(value)}"
+        raise PydanticCustomError(detail["type"], "{problem}", {**context, "problem": problem}) from None
+
+
+AskedTokens = Annotated[Tokens, WrapValidator(_bounds_in_words), BeforeValidator(_asked_length)]
 """A length a user asks for in a file: a whole number of tokens, or thousands of 1024 (``32k``)."""
 GpuCount = Annotated[int, Strict(), Gt(0), Le(MAX_GPUS)]
 Billions = Annotated[float, Strict(), Gt(0)]

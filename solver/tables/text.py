@@ -464,6 +464,22 @@ def brief(value: Any) -> str:
     return _cut_repr(_BRIEF, value)
 
 
+BOUND_PROBLEMS = {
+    "greater_than_equal": "must be at least {ge}",
+    "greater_than": "must be above {gt}",
+    "less_than_equal": "must be at most {le}",
+    "less_than": "must be below {lt}",
+}
+"""Pydantic's bound errors in the words of a one-line message (`plain_words`)."""
+
+
+def plain_words(template: str, context: Mapping[str, Any]) -> str:
+    """`template` (`BOUND_PROBLEMS`' words) filled with a pydantic error's `context`, its bounds as written (1000000,
+    not 1e+06)."""
+    return template.format(**{key: (str(int(value)) if value.is_integer() else f"{value:g}")
+                              if isinstance(value, float) else value for key, value in context.items()})
+
+
 def yaml_brief(value: Any) -> str:
     """A value a YAML or JSON file gave, as `brief` shows it but in the file's spelling: ``true``, ``null``,
     ``2024-01-01`` (Python's ``True``, ``None``, ``datetime.date(2024, 1, 1)`` are not what the user wrote)."""
