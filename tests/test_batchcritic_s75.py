@@ -6,7 +6,9 @@ dynamic batch sizes off fails verl 0.7's first value forward for any model, not 
 batch sizes off on verl 0.8 or later: Trinity doubles no size, and its loss pairs each micro-batch's rows, so an odd
 actor size splits the pairs (``dpo-pair-split``, a line that refuses nothing: the run is not DPO, but runs). Session
 87 (critic87): Trinity 0.6 on verl 0.8 or later cuts a trained critic's passes by its engine's sizes
-(``critic.fsdp``) alone, failing where they are unset; the critic's micro-batch against its rows on each verl line."""
+(``critic.fsdp``) alone, failing where they are unset; the critic's micro-batch against its rows on each verl line.
+Session 87 (criticdyn87): the engine's own ``critic.fsdp.use_dynamic_bsz: true`` packs those passes by tokens, needing
+no size; the engine's sizes are unread keys as the critic's own; a critic under a Megatron trainer is not judged."""
 
 from __future__ import annotations
 
