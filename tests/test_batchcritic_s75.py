@@ -6,7 +6,9 @@ dynamic batch sizes off fails verl 0.7's first value forward for any model, not 
 batch sizes off on verl 0.8 or later: Trinity doubles no size, and its loss pairs each micro-batch's rows, so an odd
 actor size splits the pairs (``dpo-pair-split``, a line that refuses nothing: the run is not DPO, but runs). Session
 87 (critic87): Trinity 0.6 on verl 0.8 or later cuts a trained critic's passes by its engine's sizes
-(``critic.fsdp``) alone, failing where they are unset; the critic's micro-batch against its rows on each verl line."""
+(``critic.fsdp``) alone, failing where they are unset; the critic's micro-batch against its rows on each verl line.
+Session 87 (criticdyn87): the engine's own ``critic.fsdp.use_dynamic_bsz: true`` packs those passes by tokens, needing
+no size; the engine's sizes are unread keys as the critic's own; a critic under a Megatron trainer is not judged."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from test_tokbudget_s72 import ARR, CATALOG, CRITIC, Cli, _config
 
 from solver.query import REFUSED_CONFIG_CODES, ConfigProblemCode
 from solver.rules import ONE_SEQUENCE_WIDER_WORDS
-from solver.trinity import trinity_config_problems
+from solver.trinity import read_trinity_config, trinity_config_problems
 
 WHOLE, FORWARD_WHOLE = f"{CRITIC}.ppo_micro_batch_size", f"{CRITIC}.forward_micro_batch_size"
 FORWARD = f"{CRITIC}.forward_micro_batch_size_per_gpu"
@@ -242,3 +244,56 @@ def test_a_critics_micro_batch_that_does_not_divide_its_rows_is_said_per_verl_li
     grpo = _ppo(infer)
     grpo["algorithm"]["algorithm_type"] = "grpo"
     assert _problems(grpo, version, ("mini-batch",), 64) == []
+
+
+@pytest.mark.parametrize("version", [None, "0.6"])
+def test_a_critics_engine_with_its_own_dynamic_batch_sizes_on_needs_no_sizes(version: str | None):
+    # criticdyn87: critic.fsdp.use_dynamic_bsz is no frozen key, so Trinity 0.6 deep-merges it over the trainer's and
+    # the critic's worker hands it to each pass (verl 0.8.0 workers/engine_workers.py:336, :390): true, verl packs the
+    # critic's passes by tokens and reads neither engine size; false, it cuts them by those sizes, as unset
+    sized = {"ppo_micro_batch_size_per_gpu": 1, "forward_micro_batch_size_per_gpu": 1}
+    assert _problems(_ppo({**sized, "fsdp": {"use_dynamic_bsz": True}}), version) == []
+    off = _problems(_ppo({**sized, "fsdp": {"use_dynamic_bsz": False}}), version)
+    assert [(code, words.split(":")[0]) for code, words in off] == [
+        ("micro-batch-unset", f"{' and '.join(ENGINE_SIZES)} are not set")]
+    # an engine size that splits its rows is read by no pass there: only verl before 0.8's line, not refused
+    split = {**sized, "ppo_micro_batch_size_per_gpu": 3, "fsdp": {"use_dynamic_bsz": True,
+                                                                  "infer_micro_batch_size_per_gpu": 3}}
+    assert [code for code, _ in _problems(_ppo(split), version, ("mini-batch",), 64)] == ["mini-batch-split"]
+    # the critic's forward unset fails verl before 0.8 alone: verl 0.8 runs the engine by tokens, so not refused
+    forward_unset = _problems(_ppo({"ppo_micro_batch_size_per_gpu": 1, "fsdp": {"use_dynamic_bsz": True}}), version)
+    assert [code for code, _ in forward_unset] == ["micro-batch-unset"]
+
+
+@pytest.mark.parametrize(("engine", "trainer", "unread"), [
+    ("micro_batch_size_per_gpu: '${oc.env:MB}'", "use_dynamic_bsz: false", [ENGINE_SIZES[0]]),
+    ("infer_micro_batch_size_per_gpu: '${oc.env:MB}'", "use_dynamic_bsz: false", [ENGINE_SIZES[1]]),
+    ("micro_batch_size_per_gpu: '${oc.env:MB}'", "use_dynamic_bsz: true", []),  # read by no pass
+    # the trainer's flag decides where the engine's micro-batch holds 2 sequences, as the critic's own
+    ("micro_batch_size_per_gpu: 2", "use_dynamic_bsz: '${oc.env:DYN}'", ["trainer.use_dynamic_bsz"]),
+    ("micro_batch_size_per_gpu: 1", "use_dynamic_bsz: '${oc.env:DYN}'", []),
+])
+def test_a_critics_engine_sizes_that_cannot_be_read_are_unread_keys_as_its_own(engine: str, trainer: str,
+                                                                                unread: list[str]):
+    # criticdyn87: Trinity 0.6 on verl 0.8 cuts the critic's passes by its engine's sizes alone, so they decide the
+    # sequences a critic micro-batch holds as the critic's own do (test_trinity's critic unread keys)
+    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            "algorithm: {algorithm_type: ppo}\n"
+            f"trainer: {{{trainer}, trainer_config: {{critic: {{forward_micro_batch_size_per_gpu: 1, "
+            f"fsdp: {{{engine}}}}}}}}}\n")
+    assert list(read_trinity_config(text, "trinity.yaml", {}).memory_unread) == unread
+    # Trinity 0.5 refuses the engine's section: none of its keys is read, nor does its size decide the flag's part
+    assert list(read_trinity_config(text, "trinity.yaml", {}, "0.5").memory_unread) == []
+
+
+def test_a_critic_under_a_megatron_trainer_is_not_judged_as_an_fsdp_one():
+    # criticdyn87: Trinity runs the critic at the trainer's strategy (on verl 0.8 critic.strategy is frozen to it and
+    # critic.fsdp dropped for critic.megatron): its micro-batches are said not judged, not judged as FSDP's
+    config = _ppo({"ppo_micro_batch_size_per_gpu": 3})
+    config["trainer"]["trainer_strategy"] = "megatron"
+    assert _problems(config, prefix=("micro-batch", "mini-batch", "not-fsdp"), batch=64) == [("not-fsdp-strategy", (
+        "trainer.trainer_strategy is megatron: Trinity runs the PPO critic at it too (on verl 0.8 or later its engine "
+        "is critic.megatron, critic.fsdp dropped), so its micro-batch sizes and its engine's are not judged: "
+        "rft-solver's critic checks are FSDP's"))]
+    config["algorithm"]["algorithm_type"] = "grpo"
+    assert _problems(config, prefix=("not-fsdp",)) == []

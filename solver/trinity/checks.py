@@ -112,6 +112,7 @@ from solver.trinity.interpolation import (
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
     CRITIC_ENGINE,
+    CRITIC_ENGINE_DYNAMIC_KEY,
     CRITIC_ENGINE_SP_KEY,
     CRITIC_FORWARD_WHOLE_SIZE,
     CRITIC_SP_KEY,
@@ -1845,7 +1846,7 @@ def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
     release `version` may be does so (`_fails_on_every_verl`), but for the critic's forward where its deprecated size
     replaces it (`_taken_from_whole_size`); a deprecated size for the whole batch (`DEPRECATED_MICRO_BATCH_SIZES`)
     replaces or clashes with the per-GPU one."""
-    critic = trains_critic(checks.value(("algorithm", "algorithm_type")))
+    critic = _fsdp_critic(checks)
     dpo = trains_dpo(checks.value(("algorithm", "algorithm_type")))
     paths = (*ROLE_MICRO_BATCH_SIZES, *(CRITIC_MICRO_BATCH_SIZES if critic else ()))
     for path in paths:
@@ -1945,18 +1946,51 @@ def _check_critic_forward_unset(checks: _ConfigChecks, version: TrinityVersion |
     value forward none to split its batch by (``workers/critic/dp_critic.py:171``, ``DataProto.split``,
     ``protocol.py:913``: ``range(0, n, None)``, a ``TypeError`` at its first step), as `_check_unset_size` says."""
     forward = CRITIC_MICRO_BATCH_SIZES[1]
-    if (trains_critic(checks.value(("algorithm", "algorithm_type")))
-            and "critic" in sequence_counted_roles(checks.flag, version)):
+    if _fsdp_critic(checks) and "critic" in sequence_counted_roles(checks.flag, version):
         _check_unset_size(checks, forward, (forward,), version, "set it to 1, or turn dynamic batch sizes on")
+
+
+def _fsdp_critic(checks: _ConfigChecks) -> bool:
+    """Whether the algorithm trains a critic (`trains_critic`) that runs FSDP, whose micro-batches the checks judge: not
+    under a Megatron trainer (`_check_megatron_critic`)."""
+    return trains_critic(checks.value(("algorithm", "algorithm_type"))) and not _megatron_trainer(checks)
+
+
+def _megatron_trainer(checks: _ConfigChecks) -> bool:
+    """Whether ``trainer.trainer_strategy`` is Megatron's, as Trinity tells it (``strategy.startswith("megatron")``,
+    ``trainer/verl/config.py:442`` in 0.6.0)."""
+    return str(checks.value(("trainer", "trainer_strategy")) or "").startswith("megatron")
+
+
+def _check_megatron_critic(checks: _ConfigChecks) -> None:
+    """Say where the algorithm trains a critic under a Megatron trainer that its micro-batches are not judged
+    (`_fsdp_critic`): Trinity runs the critic at the trainer's strategy, on verl 0.8 or later with ``critic.strategy``
+    frozen to it and its engine ``critic.megatron`` (``critic.fsdp`` dropped: ``trainer/verl/config.py:733``,
+    ``_strip_incompatible_engine_keys``, ``:753`` in 0.6.0), before 0.8 in the trainer's Megatron workers
+    (``verl_legacy/verl_trainer.py:227``); rft-solver's critic checks are FSDP's. ``not-fsdp-strategy``, as the
+    trainer's own note."""
+    if trains_critic(checks.value(("algorithm", "algorithm_type"))) and _megatron_trainer(checks):
+        checks.add(ConfigProblemCode.NOT_FSDP_STRATEGY, (
+            f"trainer.trainer_strategy is {checks.value(('trainer', 'trainer_strategy'))}: Trinity runs the PPO "
+            "critic at it too (on verl 0.8 or later its engine is critic.megatron, critic.fsdp dropped), so its "
+            "micro-batch sizes and its engine's are not judged: rft-solver's critic checks are FSDP's"))
+
+
+def _critic_engine_in_rows(checks: _ConfigChecks) -> bool:
+    """Whether Trinity 0.6 on verl 0.8 or later cuts the critic's passes by its engine's micro-batch sizes
+    (`CRITIC_ENGINE_MICRO_BATCH_SIZES`): its engine's own dynamic batch size flag (`CRITIC_ENGINE_DYNAMIC_KEY`) off,
+    or unset beside the trainer's off (Trinity builds it as the trainer's)."""
+    own = checks.flag(CRITIC_ENGINE_DYNAMIC_KEY)
+    return turned_off(own if own is not None else checks.flag(DYNAMIC_BATCH_KEYS[0]))
 
 
 def _critic_engine_unsized(checks: _ConfigChecks, version: TrinityVersion | None) -> list[Path]:
     """The micro-batch sizes of the critic's engine (`CRITIC_ENGINE_MICRO_BATCH_SIZES`) that the config leaves without a
     value where Trinity 0.6 on verl 0.8 or later cuts the critic's passes by them: the release `version` may be 0.6,
-    the algorithm trains a critic (`trains_critic`) and the trainer's dynamic batch sizes are off (the engine's:
-    ``_build_fsdp_engine_config``, ``trainer/verl/config.py:516`` in 0.6.0)."""
-    if (version == "0.5" or not trains_critic(checks.value(("algorithm", "algorithm_type")))
-            or not turned_off(checks.flag(DYNAMIC_BATCH_KEYS[0]))):
+    the algorithm trains an FSDP critic (`_fsdp_critic`) and the trainer's dynamic batch sizes are off, the engine's
+    too (`_critic_engine_in_rows`: ``critic.fsdp.use_dynamic_bsz: true`` packs them by tokens)."""
+    if (version == "0.5" or not _fsdp_critic(checks) or not turned_off(checks.flag(DYNAMIC_BATCH_KEYS[0]))
+            or not _critic_engine_in_rows(checks)):
         return []
     return [path for path in CRITIC_ENGINE_MICRO_BATCH_SIZES if checks.absent(path)]
 
@@ -1998,7 +2032,7 @@ def _check_critic_forward_whole_size(checks: _ConfigChecks, version: TrinityVers
     (``micro-batch-unset-refused``) where `version` is 0.5, else ``micro-batch-unset``: Trinity 0.6 on verl 0.8 or
     later gives it 1."""
     whole = DEPRECATED_MICRO_BATCH_SIZES[2]
-    if (not trains_critic(checks.value(("algorithm", "algorithm_type"))) or (size := checks.number(whole)) is None
+    if (not _fsdp_critic(checks) or (size := checks.number(whole)) is None
             or not checks.absent(CRITIC_FORWARD_WHOLE_SIZE)):
         return
     forward = dotted(CRITIC_FORWARD_WHOLE_SIZE)
@@ -2198,9 +2232,9 @@ def _legacy_assert_words(in_rows: Sequence[TrinityVersion]) -> str:
 
 def _check_critic_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sps: tuple[int, int], batch: TrainBatch,
                              version: TrinityVersion | None) -> None:
-    """Check, where the algorithm trains a critic (`trains_critic`) whose passes run with dynamic batch sizes off on a
-    release `version` may be (`sequence_counted_roles`) and the train `batch` is known, its micro-batches against its
-    rows per GPU on each verl line, as the actor's (`_check_actor_mini_batch`). Before verl 0.8 the legacy critic
+    """Check, where the algorithm trains an FSDP critic (`_fsdp_critic`) whose passes run with dynamic batch sizes off
+    on a release `version` may be (`sequence_counted_roles`) and the train `batch` is known, its micro-batches against
+    its rows per GPU on each verl line, as the actor's (`_check_actor_mini_batch`). Before verl 0.8 the legacy critic
     worker (Trinity 0.5, 0.6 on verl before 0.8) takes the batch as the critic's mini-batch
     (``critic.ppo_mini_batch_size``, ``trainer/verl/verl_config.py:591`` in 0.5.2, ``verl_legacy/verl_config.py:599``
     in 0.6.0), divides it by its data-parallel ranks at the critic's own SP (`sps`: it, then the trainer's), takes its
@@ -2209,8 +2243,9 @@ def _check_critic_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sps: tupl
     (0.5.0 ``trainer/verl/fsdp_workers.py:1209-1214``, 0.5.2 ``:1226-1231``, 0.6.0
     ``verl_legacy/fsdp_workers.py:1328-1333``). On verl 0.8 or later Trinity 0.6 reads neither size of the critic's
     but its engine's (`CRITIC_ENGINE_MICRO_BATCH_SIZES`, at its engine's SP, `CRITIC_ENGINE_SP_KEY`, else the
-    trainer's), whose ``prepare_micro_batches`` asserts that each, where set, divides the rows each GPU takes
-    (`ENGINE_MINI_BATCH_ASSERT_LINES`): the update's its mini-batch per GPU, at the critic's first update, and the
+    trainer's; where its engine runs in rows, `_critic_engine_in_rows`), whose ``prepare_micro_batches`` asserts that
+    each, where set, divides the rows each GPU takes (`ENGINE_MINI_BATCH_ASSERT_LINES`): the update's its mini-batch
+    per GPU, at the critic's first update, and the
     value forward's the batch over the ranks, at its first step (judged where the ranks divide the batch: else
     `_engine_failure` says so). The update's line is refused (``mini-batch-split-refused``) where every release
     `version` may be fails: before 0.8, and for 0.6 on verl 0.8 or later by the engine's sizes, or none there
@@ -2219,15 +2254,15 @@ def _check_critic_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sps: tupl
     ``workers/critic/dp_critic.py:171``)."""
     releases: tuple[TrinityVersion, ...] = ("0.5", "0.6") if version is None else (version,)
     in_rows = [release for release in releases if "critic" in sequence_counted_roles(checks.flag, release)]
-    if (batch.size is None or not in_rows or not trains_critic(checks.value(("algorithm", "algorithm_type")))
-            or trainer_gpus < 1):
+    if batch.size is None or not in_rows or not _fsdp_critic(checks) or trainer_gpus < 1:
         return
     critic_sp, sp = sps
     ranks = trainer_gpus // critic_sp
     engine_sp = max(1, int(own)) if (own := checks.number(CRITIC_ENGINE_SP_KEY)) is not None else sp
     engine_ranks = trainer_gpus // engine_sp
     engine_rows = batch.size // engine_ranks if engine_ranks >= 1 and batch.size % engine_ranks == 0 else 0
-    engine_splits = [(path, int(size)) for path in CRITIC_ENGINE_MICRO_BATCH_SIZES if "0.6" in in_rows and engine_rows
+    engine_splits = [(path, int(size)) for path in CRITIC_ENGINE_MICRO_BATCH_SIZES
+                     if "0.6" in in_rows and engine_rows and _critic_engine_in_rows(checks)
                      and (size := checks.number(path)) is not None and size >= 1 and engine_rows % int(size) != 0]
     on_08_fails = "0.6" in in_rows and bool(engine_splits or _critic_engine_unsized(checks, version))
     size, whole = checks.number(CRITIC_MICRO_BATCH_SIZES[0]), checks.number(DEPRECATED_MICRO_BATCH_SIZES[2])
@@ -2857,6 +2892,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_actor_mini_batch(checks, trainer_gpus, sp, batch, version)
     _check_forward_micro_batch(checks, trainer_gpus, sp, batch, version)
     _check_critic_mini_batch(checks, trainer_gpus, (role_sps["critic"], sp), batch, version)
+    _check_megatron_critic(checks)
     length = max_model_len if max_model_len is not None else checks.number(("model", "max_model_len"))
     _check_token_budgets(checks, length, sp, role_sps, version)
     _check_prompt_and_response(checks, length)

@@ -12,6 +12,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from solver.query import (
     ACTOR_ROLLOUT_REF,
+    CRITIC_ENGINE_MICRO_BATCH_SIZES,
     CRITIC_MICRO_BATCH_SIZES,
     DPO_DOUBLED_WORDS,
     NODE_SIZE_PATH,
@@ -2014,8 +2015,10 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
     """The keys that decide how many tokens a pass takes per GPU and that cannot be read here (an interpolation of an
     environment variable this shell lacks, say), which `read_or_none` reads as unset (`TrinityConfig.memory_unread`):
     the micro-batch sizes (`ROLE_MICRO_BATCH_SIZES`, the actor's and the ref's `DEPRECATED_MICRO_BATCH_SIZES`; where
-    the algorithm trains a critic, its own, `CRITIC_MICRO_BATCH_SIZES` and its deprecated size) of the passes that may
-    run with dynamic batch sizes off (`sequence_counted_roles`, each unread flag read unset, on and off), and the
+    the algorithm trains a critic, its own, `CRITIC_MICRO_BATCH_SIZES` and its deprecated size, and but for `version`
+    0.5 its engine's, `CRITIC_ENGINE_MICRO_BATCH_SIZES`, which Trinity 0.6 on verl 0.8 or later cuts it by) of the
+    passes that may run with dynamic batch sizes off (`sequence_counted_roles`, each unread flag read unset, on and
+    off), and the
     dynamic batch size keys (``trainer.use_dynamic_bsz``, `ROLE_DYNAMIC_BATCH_KEYS`) where their values change which
     passes run so and such a pass's micro-batch may hold more than one sequence (`micro_batch_counts`, with `dpo` and
     the data-parallel `ranks`, and the critic's, `_critic_sequences`; one holds a sequence within any budget the
@@ -2024,7 +2027,8 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
     critic = trains_critic(read_or_none(reader.word, ("algorithm", "algorithm_type")))
     sizes = dict(zip(ROLE_MICRO_BATCH_SIZES, ("actor", "ref", "rollout"), strict=True)) | dict(
         zip(DEPRECATED_MICRO_BATCH_SIZES[:2], ("actor", "ref"), strict=True)) | (
-        dict.fromkeys((*CRITIC_MICRO_BATCH_SIZES, DEPRECATED_MICRO_BATCH_SIZES[2]), "critic") if critic else {})
+        dict.fromkeys((*CRITIC_MICRO_BATCH_SIZES, DEPRECATED_MICRO_BATCH_SIZES[2],
+                       *(CRITIC_ENGINE_MICRO_BATCH_SIZES if version != "0.5" else ())), "critic") if critic else {})
 
     def unreadable(read: Callable[..., Any], path: Path) -> bool:
         try:
@@ -2047,17 +2051,19 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
     sizes_unread = [path for path in sizes if path in unread and sizes[path] in roles]
     flags_decide = len(readings) > 1 and (bool(sizes_unread) or any(
         sequences > 1 for _, sequences in micro_batch_counts(reader, roles, dpo, ranks).sequences)
-        or critic and "critic" in roles and _critic_sequences(reader, ranks) > 1)
+        or critic and "critic" in roles and _critic_sequences(reader, ranks, version) > 1)
     return tuple(dotted(path) for path in (*(path for path in flags if path in unread and flags_decide),
                                            *sizes_unread))
 
 
-def _critic_sequences(reader: ConfigReader, ranks: int | None) -> int:
+def _critic_sequences(reader: ConfigReader, ranks: int | None, version: TrinityVersion | None) -> int:
     """The most sequences a micro-batch of a critic's passes holds on a GPU with dynamic batch sizes off: its sizes per
-    GPU (`CRITIC_MICRO_BATCH_SIZES`) and its deprecated size for the whole batch over the data-parallel `ranks` (as
-    `micro_batch_counts` takes the actor's), each 1 where unset or unreadable."""
+    GPU (`CRITIC_MICRO_BATCH_SIZES`; but for `version` 0.5 its engine's too, `CRITIC_ENGINE_MICRO_BATCH_SIZES`, by which
+    alone Trinity 0.6 on verl 0.8 or later cuts its passes) and its deprecated size for the whole batch over the
+    data-parallel `ranks` (as `micro_batch_counts` takes the actor's), each 1 where unset or unreadable."""
     whole = read_or_none(reader.integer, DEPRECATED_MICRO_BATCH_SIZES[2])
-    return max(*(read_or_none(reader.integer, path) or 1 for path in CRITIC_MICRO_BATCH_SIZES),
+    engine = CRITIC_ENGINE_MICRO_BATCH_SIZES if version != "0.5" else ()
+    return max(*(read_or_none(reader.integer, path) or 1 for path in (*CRITIC_MICRO_BATCH_SIZES, *engine)),
                1 if whole is None else whole // (ranks or 1))
 
 

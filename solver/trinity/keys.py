@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 from solver.query import (
     ACTOR_ROLLOUT_REF,
+    CRITIC_ENGINE_MICRO_BATCH_SIZES,
     CRITIC_MICRO_BATCH_SIZES,
     CRITIC_REMOVE_PADDING_KEY,
     NODE_SIZE_PATH,
@@ -245,6 +246,17 @@ CRITIC_ENGINE_SP_KEY = (*CRITIC_ENGINE, "ulysses_sequence_parallel_size")
 ``workers/config/critic.py:213``, which copies no SP of the critic's own there; ``workers/engine/fsdp/
 transformer_impl.py:220``), budget x SP tokens per micro-batch (``workers/engine/utils.py:77``), and Trinity checks it
 against nothing. Trinity 0.5's typed ``Critic`` refuses the section; 0.6.0 on verl before 0.8 drops it."""
+CRITIC_ENGINE_DYNAMIC_KEY = (*CRITIC_ENGINE, "use_dynamic_bsz")
+"""Whether Trinity 0.6 on verl 0.8 or later packs the critic's passes by tokens: its FSDP engine's own flag, which
+Trinity builds as ``trainer.use_dynamic_bsz`` (``_build_fsdp_engine_config``, ``trainer/verl/config.py:516`` in 0.6.0)
+and deep-merges the config's over (only ``critic.use_dynamic_bsz`` is ``FROZEN_KEYS``, ``:735``). The critic's
+worker hands its engine's flag to each pass (``TrainingWorker.train_batch``, ``infer_batch``,
+``workers/engine_workers.py:336``, ``:390`` in verl 0.8.0, ``:354``, ``:408`` in 0.9.1), Trinity's
+``_compute_values`` and ``_update_critic`` setting none of their own (``trainer/verl/trainer.py:782-835``): true,
+verl packs them by the engine's token budget, which Trinity sets to the trainer's
+(``critic.ppo_infer_max_token_len_per_gpu``, frozen, ``trainer/verl/trainer.py:368-371``), and reads neither engine
+micro-batch size (`CRITIC_ENGINE_MICRO_BATCH_SIZES`); false, it cuts them by those sizes. Trinity 0.5's typed
+``Critic`` refuses the section; 0.6.0 on verl before 0.8 drops it. Read from the code, not run."""
 ROLE_DYNAMIC_BATCH_KEYS: dict[str, tuple[str, ...]] = {
     "actor": DYNAMIC_BATCH_KEYS[1], "ref": DYNAMIC_BATCH_KEYS[2],
     "rollout": (*ACTOR_ROLLOUT_REF, "rollout", "log_prob_use_dynamic_bsz"), "critic": (*CRITIC, "use_dynamic_bsz")}
@@ -486,7 +498,8 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
              CRITIC_FORWARD_WHOLE_SIZE[-1], "strategy", CRITIC_ENGINE[-1]),
     (*CRITIC, "model"): ("fsdp_config", CRITIC_REMOVE_PADDING_KEY[-1]),
     CRITIC_MODEL_FSDP: OFFLOAD_FLAGS,
-    CRITIC_ENGINE: OFFLOAD_FLAGS,
+    CRITIC_ENGINE: (*OFFLOAD_FLAGS, CRITIC_ENGINE_SP_KEY[-1], CRITIC_ENGINE_DYNAMIC_KEY[-1],
+                    *(path[-1] for path in CRITIC_ENGINE_MICRO_BATCH_SIZES)),
     (*ACTOR_ROLLOUT_REF,): (*ROLES, "model", "rollout"),
     (*ACTOR_ROLLOUT_REF, "model"): ("use_remove_padding", "lora_rank", "lora_adapter_path"),
     (*ACTOR_ROLLOUT_REF, "actor"): ("fsdp_config", "ppo_max_token_len_per_gpu", "use_dynamic_bsz",
@@ -509,7 +522,8 @@ NUMBER_KEYS = frozenset((
     "node_num", "gpu_per_node", "engine_num", "tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size",
     "ulysses_sequence_parallel_size", "max_token_len_per_gpu", "ppo_max_token_len_per_gpu",
     "log_prob_max_token_len_per_gpu", "forward_max_token_len_per_gpu",
-    *(path[-1] for path in (*ROLE_MICRO_BATCH_SIZES, *CRITIC_MICRO_BATCH_SIZES, *DEPRECATED_MICRO_BATCH_SIZES))))
+    *(path[-1] for path in (*ROLE_MICRO_BATCH_SIZES, *CRITIC_MICRO_BATCH_SIZES, *DEPRECATED_MICRO_BATCH_SIZES,
+                            *CRITIC_ENGINE_MICRO_BATCH_SIZES))))
 """The keys of `READ_KEYS` that hold a number (a count of tokens, GPUs, engines, experiences or sequences): each
 Trinity types ``int``."""
 
