@@ -297,3 +297,43 @@ def test_a_critic_under_a_megatron_trainer_is_not_judged_as_an_fsdp_one():
         "rft-solver's critic checks are FSDP's"))]
     config["algorithm"]["algorithm_type"] = "grpo"
     assert _problems(config, prefix=("not-fsdp",)) == []
+
+
+def test_a_critics_split_is_judged_at_the_engines_own_sp_and_the_critics_deprecated_size():
+    # mutants47: the engine's own SP, a batch the engine's ranks do not divide, an engine left unsized, the critic's
+    # deprecated whole size, and the same micro-batch on other ranks, each said as verl runs it
+    base = {"ppo_micro_batch_size_per_gpu": 3, "forward_micro_batch_size_per_gpu": 1,
+            "ulysses_sequence_parallel_size": 2}
+    own = f"{CRITIC}.ppo_micro_batch_size_per_gpu 3"
+    legacy = SPLIT.format(role="update", where=f"{LEGACY['0.6']} as the trainer starts", source=own,
+                          rows="its mini-batch per GPU", ranks=4, sp=2, per_gpu=16, times=12, nearest=60)
+    engine_fails = ("; on verl 0.8 or later its engine's micro-batch fails the critic too (below), so the config runs "
+                    "on no verl")
+    # the engine at its own SP 2: 4 ranks of 16 rows, not the trainer's 8 of 8
+    at_sp_2 = {**base, "fsdp": {"micro_batch_size_per_gpu": 1, "infer_micro_batch_size_per_gpu": 3,
+                                "ulysses_sequence_parallel_size": 2}}
+    assert _problems(_ppo(at_sp_2), "0.6", ("mini-batch",), 64) == [
+        ("mini-batch-split-refused", legacy + engine_fails), ("mini-batch-split", SPLIT.format(
+            role="value forward", where=ENGINE_ASSERTS.format(first="its first value forward"),
+            source=f"{ENGINE_SIZES[1]} 3", rows="the rows each GPU takes", ranks=4, sp=2, per_gpu=16, times=12,
+            nearest=60))]
+    # 60 over the engine's 8 ranks is no whole number of rows (said elsewhere); 60 / 4 = 15 the critic's 3 divides
+    infer = {**base, "fsdp": {"micro_batch_size_per_gpu": 1, "infer_micro_batch_size_per_gpu": 3}}
+    assert _problems(_ppo(infer), "0.6", ("mini-batch",), 60) == []
+    # the engine left unsized fails verl 0.8 too: refused
+    assert _problems(_ppo(base), "0.6", ("mini-batch",), 64) == [("mini-batch-split-refused", legacy + (
+        "; on verl 0.8 or later the critic's engine has no micro-batch size to cut its passes by (below), so the "
+        "config runs on no verl"))]
+    # the deprecated whole size, 12 over the 4 ranks: 3
+    deprecated = {"ppo_micro_batch_size": 12, "forward_micro_batch_size_per_gpu": 1,
+                  "ulysses_sequence_parallel_size": 2, **ENGINE}
+    assert _problems(_ppo(deprecated), "0.5", ("mini-batch",), 64) == [("mini-batch-split-refused", SPLIT.format(
+        role="update", where=f"{LEGACY['0.5']} as the trainer starts", source=f"{WHOLE} 12 over them",
+        rows="its mini-batch per GPU", ranks=4, sp=2, per_gpu=16, times=12, nearest=60))]
+    # the engine's update size is the critic's 3, but on the engine's 8 ranks, not the critic's 4: two lines
+    same_size = {**base, "fsdp": {"micro_batch_size_per_gpu": 3, "infer_micro_batch_size_per_gpu": 1}}
+    assert _problems(_ppo(same_size), "0.6", ("mini-batch",), 64) == [
+        ("mini-batch-split-refused", legacy + engine_fails), ("mini-batch-split", SPLIT.format(
+            role="update", where=ENGINE_ASSERTS.format(first="the critic's first update"),
+            source=f"{ENGINE_SIZES[0]} 3", rows="its mini-batch per GPU", ranks=8, sp=1, per_gpu=8, times=24,
+            nearest=72))]

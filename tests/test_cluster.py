@@ -64,6 +64,7 @@ from solver.cluster.options import Planner
 from solver.cluster.search import StopOnInterrupt
 from solver.memory import host_ram_holds, rollout_engines
 from solver.render import cluster_view
+from solver.render.phrases import seconds_words
 from solver.results import ClusterResult, Placement, PoolCode, RolloutEngines, Unplaced, UnplacedCode
 from solver.solve import plan
 from solver.tables import AtLeast, Job, Pool, TableError, Weights, load_catalog, load_fleet, shipped_tables_directory
@@ -2686,6 +2687,11 @@ def test_ways_worked_out_in_no_time_say_under_a_tenth_of_a_second(tmp_path: Path
     assert console.export_text().splitlines()[1] == (
         "working out the jobs' ways to run took <0.1 s before the search could start: a --time-limit above 1 s "
         "leaves the search time after them")
+
+
+def test_seconds_words_round_to_a_tenth_from_a_twentieth() -> None:
+    # mutants47: what rounds to 0.1 s is said so; below a twentieth, <0.1 s
+    assert [seconds_words(s) for s in (0.0, 0.049, 0.05, 0.26, 8.64)] == ["<0.1 s", "<0.1 s", "0.1 s", "0.3 s", "8.6 s"]
 
 
 @pytest.mark.parametrize(("objective", "bound", "shown"), [

@@ -131,6 +131,7 @@ def test_the_log_prob_forward_is_judged_against_the_rows_each_gpu_takes_on_verl_
         first="that forward's first step", key="rollout"))]
     assert split(3, lora_configs=[{"lora_rank": 0}]) == [("mini-batch-split", ref)]  # no adapter on verl 0.8
 
+
 DYNAMIC_FIX = "it runs, but is not DPO: set trainer.use_dynamic_bsz to false (--write does)"
 
 
@@ -191,3 +192,24 @@ def test_json_md_says_the_refused_code_comes_with_0_6_too():
     page = (Path(__file__).resolve().parent.parent / "docs" / "json.md").read_text(encoding="utf-8")
     row = next(line for line in page.splitlines() if line.startswith("| `dpo-mini-batch-split-refused` |"))
     assert "with 0.6 or none where Trinity 0.6 on verl 0.8 or later fails on the size as written too" in row
+
+
+def test_the_actor_and_ref_forward_lines_only_where_their_release_and_batch_trip_them():
+    """mutants47: the actor's own dynamic batch sizes on run Trinity 0.5 (which reads them) but not 0.6 (which sets the
+    trainer's): its split is not refused. The ref's forward is not judged on a batch its ranks do not divide, with
+    dynamic batch sizes on, or beside the ref's deprecated size for the whole batch (each said elsewhere)."""
+    def split(batch: int = 64, actor: dict[str, Any] | None = None, ref: dict[str, Any] | None = None,
+              **trainer: Any) -> list[tuple[str, str]]:
+        mapping = _dpo(2, algorithm="grpo", trainer_config={"actor_rollout_ref": {
+            "actor": actor or {"ppo_micro_batch_size_per_gpu": 2},
+            "ref": ref or {"log_prob_micro_batch_size_per_gpu": 3},
+            "rollout": {"log_prob_micro_batch_size_per_gpu": 1}}}, **trainer)
+        return [(problem.code, problem.words) for problem in trinity_config_problems(
+            mapping, CATALOG.model("8B"), 8, train_batch_size=batch) if "mini-batch-split" in problem.code]
+
+    ran_by_05 = {"ppo_micro_batch_size_per_gpu": 3, "use_dynamic_bsz": True}
+    assert split(actor=ran_by_05, ref={"log_prob_micro_batch_size_per_gpu": 1}) == [
+        ("mini-batch-split", SPLIT_ANY.format(where="Trinity 0.6 on verl before 0.8 asserts"))]
+    assert [words.split(":")[0] for _, words in split(60)] == ["Dynamic batch sizes off in the actor's update"]
+    assert split(use_dynamic_bsz=True) == []
+    assert split(ref={"log_prob_micro_batch_size_per_gpu": 3, "log_prob_micro_batch_size": 24}) == []

@@ -495,6 +495,11 @@ def test_ministral3_reads_its_head_dim_and_own_yarn_from_its_class(cli, tmp_path
     assert (model.head_dim, model.unchecked_layout, model.native_context, model.rope_scaling) == (
         128, None, 262144, "yarn")
     assert model.parameters_b == pytest.approx(3.4, rel=0.01)  # its card: a 3.4B language model
+    # mutants47: Ministral3Config's tie_word_embeddings defaults to false (its card's config gives true)
+    path.write_text(json.dumps({key: value for key, value in MINISTRAL3_3B.items() if key != "tie_word_embeddings"}),
+                    encoding="utf-8")
+    assert load_model_config(path).tied_embeddings is False
+    path.write_text(json.dumps(MINISTRAL3_3B), encoding="utf-8")
     status, out, err = cli("memory", "--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--len", "32768")
     assert (status, err) == (1, "")
     assert out.startswith("Ministral-3-3B-Base-2512 (3.4B parameters)") and "YaRN" not in out
@@ -537,6 +542,13 @@ def test_cwm_reads_as_llama_with_its_class_defaults(tmp_path: Path):
     assert load_model_config(path).head_dim == 128
     path.write_text(json.dumps({**CWM, "num_attention_heads": 64, "head_dim": None}), encoding="utf-8")
     assert load_model_config(path).head_dim == 96
+    path.write_text(json.dumps({**CWM, "num_attention_heads": 64}), encoding="utf-8")  # mutants47: left out, 128
+    assert load_model_config(path).head_dim == 128
+    # mutants47: RoPE parameters a config gives are its own, not the class's
+    path.write_text(json.dumps({**CWM, "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0}}),
+                    encoding="utf-8")
+    given = load_model_config(path)
+    assert (given.rope_scaling, given.rope_theta) == (None, 5e5)
 
 
 @pytest.mark.parametrize("model_type", ["nemotron_h", "falcon_h1", "bamba", "zamba", "zamba2", "jamba",

@@ -247,6 +247,8 @@ def test_gpt_oss_reads_its_own_yarn_and_alternating_windows_from_its_class(tmp_p
     assert _read(tmp_path, GPT_OSS_20B, layer_types=["full_attention", "sliding_attention"] * 11
                  + ["full_attention"] * 2).vllm_sliding_window == (128, 12)
     assert _read(tmp_path, GPT_OSS_20B, layer_types=["sliding_attention"] * 24).vllm_sliding_window == (128, 24)
+    # mutants47: of 5 layers, the even ones are 0, 2 and 4
+    assert _read(tmp_path, GPT_OSS_20B, num_hidden_layers=5, layer_types=...).vllm_sliding_window == (128, 3)
 
 
 TINY = {"vocab_size": 64, "hidden_size": 32, "intermediate_size": 16, "num_hidden_layers": 2, "num_attention_heads": 4,

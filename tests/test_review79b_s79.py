@@ -193,5 +193,8 @@ def test_a_placed_on_with_a_line_break_is_refused() -> None:
         fragment_for(keys, gpu="A100-80GB", placed_on="x\nmodel: {max_model_len: 1}")
     assert str(raised.value) == ("placed_on must be a printable string or None, got 'x\\nmodel: {max_model_len: "
                                  "1}'")
+    with pytest.raises(QueryError) as raised:  # mutants47: running_now goes on a header line too
+        fragment_for(keys, gpu="A100-80GB", running_now="x\ny: 1")
+    assert str(raised.value) == "running_now must be a printable string or None, got 'x\\ny: 1'"
     assert "# placed on node 2 of pool a100 (GPUs 0-1)" in fragment_for(
         keys, gpu="A100-80GB", placed_on="node 2 of pool a100 (GPUs 0-1)")[0].splitlines()

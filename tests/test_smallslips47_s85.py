@@ -11,6 +11,7 @@ import pytest
 import solver
 from solver.api import answer_query, config_query, with_config_verdicts
 from solver.tables import load_catalog
+from solver.tables.text import asked_tokens, rewritten_note, rewritten_whole_number
 from solver.trinity import patch_trinity_config, read_trinity_config
 
 CONFIG = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
@@ -261,6 +262,8 @@ def test_a_count_written_with_a_fraction_or_a_word_is_told_the_number(cli, argv:
      ("solve map: error: unrecognized arguments: 16 (--budgets took '8': several are separated by commas, --budgets "
       "8,16)")),
     (("map", "--budgets", "8,128"), "solve map: error: argument --budgets: must be a whole number from 1 to 64, got 128"),
+    (("map", "--model", "8B", "bogus"), ("solve map: error: unrecognized arguments: bogus (--model took '8B': an "
+                                         "option's value is one word; quote one with spaces)")),  # mutants47: no model
 ])
 def test_a_list_of_counts_is_read_one_way_or_refused_naming_it(cli, argv: tuple[str, ...], error: str):
     # --budgets 1,024 answered for budgets 1 and 24; --budgets 8 16 was told to quote a value with spaces
@@ -271,6 +274,7 @@ def test_a_list_of_counts_is_read_one_way_or_refused_naming_it(cli, argv: tuple[
 @pytest.mark.parametrize(("argv", "hint"), [
     (("--maximize", "context"), "did you mean 'len'?"),
     (("--maximize", "seq_len"), "did you mean 'len'?"),
+    (("--maximize", "max_model_len"), "did you mean 'len'?"),  # mutants47: underscores read as hyphens
     (("--minimize", "devices"), "did you mean 'gpus'?"),
     (("--minimize", "context"), "did you mean --maximize len (the longest context within --gpus or --total-gpus)?"),
     (("--minimize", "hosts"), "the fewest nodes for many jobs: solve cluster FLEET.yaml --minimize nodes"),
@@ -283,6 +287,23 @@ def test_a_goal_by_another_word_is_told_the_choice_it_means(cli, argv: tuple[str
     assert status == 2 and err.endswith(f"; {hint}\n")
     status, _, err = cli("map", "--by", "context")
     assert status == 2 and err.endswith("invalid choice: 'context' (choose from 'model', 'len'); did you mean 'len'?\n")
+
+
+def test_an_unknown_options_value_read_as_an_optional_folder_is_not_called_missing(cli):
+    # mutants47: solve examples' DIR may be left out, so 'yaml' read as it leaves nothing missing
+    status, out, err = cli("examples", "--format", "yaml")
+    assert (status, out, err.splitlines()[-1]) == (2, "", (
+        "solve examples: error: unrecognized arguments: --format yaml (that is --json, an option of solve, solve "
+        "tables, solve cluster, solve calibrate, solve memory and solve map, not of solve examples)"))
+
+
+def test_digits_alone_are_no_number_written_otherwise():
+    # mutants47: only separators or a zero fraction are rewritten; plain digits get no "write 32768 as 32768"
+    assert [rewritten_whole_number(value) for value in ("32768", " 32768 ", "32,768", "131_072", "16.0", 16.0)] == [
+        None, None, 32768, 131072, 16, 16]
+    assert rewritten_note("32768") == "" and rewritten_note("32,768") == "; write 32,768 as 32768"
+    # a length in thousands, with a k in either case, as --len takes it; digits in quotes stay for the refusal
+    assert [asked_tokens(value) for value in ("32k", "32K ", "32768", 32768)] == [32768, 32768, "32768", 32768]
 
 
 @pytest.mark.parametrize(("argv", "error"), [

@@ -561,6 +561,20 @@ def test_a_trained_critics_token_budget_that_cannot_be_read_is_refused_as_the_ac
         (f"trainer.trainer_config.critic.{key}", 65536),)
 
 
+@pytest.mark.parametrize(("version", "flag_named"), [("0.6", False), ("0.5", True), (None, True)])
+def test_an_unread_dynamic_flag_is_named_only_where_its_value_changes_the_passes(
+        version: str | None, flag_named: bool) -> None:
+    # mutants47: Trinity 0.6 sets the actor's flag to the trainer's (off), so the actor's own, unread, decides nothing
+    # there (the rollout's own is read); Trinity 0.5 takes it
+    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            "trainer: {use_dynamic_bsz: false, trainer_config: {actor_rollout_ref: {actor: {use_dynamic_bsz: "
+            "'${oc.env:DYN}', ppo_micro_batch_size_per_gpu: '${oc.env:MB}'}, rollout: {log_prob_use_dynamic_bsz: "
+            "false}}}}\n")
+    actor = "trainer.trainer_config.actor_rollout_ref.actor"
+    assert read_trinity_config(text, "trinity.yaml", {}, version).memory_unread == (  # type: ignore[arg-type]
+        *([f"{actor}.use_dynamic_bsz"] if flag_named else []), f"{actor}.ppo_micro_batch_size_per_gpu")
+
+
 def test_reads_the_user_config_with_defaults_from_the_environment() -> None:
     config = read_trinity_config(USER_CONFIG.read_text(encoding="utf-8"), "user-config.yaml", {})
     assert config == TrinityConfig(
