@@ -16,7 +16,9 @@ unchecked, `critic` to "none" (else "resident", "offloaded" or "reloaded": a PPO
 host memory counts no reference shards, as `reference.enumerate_plans(..., reference_model=False)`), `trinity_version`
 to none named, or in `check_placements` the
 run's release (else the Trinity release its plans are counted for, as `reference.enumerate_plans(...,
-trinity_version=...)` counts them). GPU and model names may be aliases.
+trinity_version=...)` counts them), `dpo` to false (true: the run trains DPO, its plans as
+`reference.enumerate_plans(..., dpo=True)` counts them, at Trinity's default token budget whatever the run's). GPU and
+model names may be aliases.
 
 Rules, with g = the pool's gpus_per_node, r = the job's rollout_gpus, n = trainer GPUs:
 
@@ -109,6 +111,12 @@ def _jobs(instance: dict) -> list[dict]:
 def _under_release(job: dict, run_release: str | None) -> dict:
     """The job counted for its own Trinity release, else (it names none) for the run's `run_release`."""
     return job if job.get("trinity_version") is not None else {**job, "trinity_version": run_release}
+
+
+def _job_budget(job: dict, run_budget: str) -> str:
+    """The token budget the job's plans are counted at: the run's `run_budget`, but Trinity's default for a job that
+    trains DPO, whose actor reads none (``--token-budget auto`` lowers no DPO job's: docs/cluster.md)."""
+    return "default" if job.get("dpo") else run_budget
 
 
 def _priority(job: dict) -> int:
@@ -213,14 +221,15 @@ def sp_fits_nodes(n: int, sp: int, gpus_per_node: int) -> bool:
 def _plans_cached(catalog: Catalog, gpu: str, model: str, n: int, length: int | None, node_gpus: int,
                   estimates: bool, host_ram_gb: float | None, token_budget: str,
                   train_batch_size: int | None, margin: float | None, host_node_gpus: int,
-                  critic: str | None, trinity_version: str | None, reference_model: bool) -> tuple[dict, ...]:
+                  critic: str | None, trinity_version: str | None, reference_model: bool,
+                  dpo: bool) -> tuple[dict, ...]:
     return tuple(
         enumerate_plans(
             catalog, gpu=gpu, model=model, objective="max_len" if length is None else "cheapest", budget_gpus=n,
             exact=True, max_model_len=length, node_gpus=node_gpus, host_node_gpus=host_node_gpus,
             estimates=estimates, host_ram_gb=host_ram_gb,
             token_budget=token_budget if estimates else "default", train_batch_size=train_batch_size, margin=margin,
-            critic=critic, trinity_version=trinity_version, reference_model=reference_model,
+            critic=critic, trinity_version=trinity_version, reference_model=reference_model, dpo=dpo,
         )
     )
 
@@ -230,11 +239,13 @@ def _plans(catalog: Catalog, gpu: str, job: dict, n: int, length: int | None, po
     """enumerate_plans for the job's model, train batch, critic and Trinity release with exactly n trainer GPUs at length L (None: the
     longest first), best first (shared: copy to keep); a trainer on more than one node has the pool's nodes, which
     sets the host memory Offload needs per node (checked against the pool's host memory) and the counts the memory
-    model estimates; estimates held to `margin` (None: the default on the card)."""
+    model estimates; estimates held to `margin` (None: the default on the card); a DPO job's at Trinity's default
+    token budget whatever the run's (`_job_budget`)."""
     g = pool["gpus_per_node"]
     return _plans_cached(catalog, gpu, catalog.model(job["model"]).name, n, length, g if n > g else n, estimates,
-                         pool.get("host_ram_gb"), token_budget, job.get("train_batch_size"), margin, g, _critic(job),
-                         job.get("trinity_version"), job.get("reference_model", True))
+                         pool.get("host_ram_gb"), _job_budget(job, token_budget), job.get("train_batch_size"), margin,
+                         g, _critic(job), job.get("trinity_version"), job.get("reference_model", True),
+                         job.get("dpo", False))
 
 
 def _stretch_plan(catalog: Catalog, gpu: str, job: dict, n: int, pool: dict, estimates: bool, token_budget: str,
@@ -545,8 +556,8 @@ def counted_model(model: Any) -> bool:
 def fleet_instance(catalog: Catalog, fleet: Any) -> dict | None:
     """The instance of a fleet as `solve cluster` reads it (a `solver.tables.Fleet`: its names resolved, its
     ``model_config`` models in `catalog`, as `Catalog.for_fleet` gives them), as this reference reads one; None where a
-    job trains what the reference does not count: a LoRA adapter, DPO, a model not `counted_model`."""
-    if any(job.lora_rank or job.dpo or not counted_model(catalog.model(job.model)) for job in fleet.jobs):
+    job trains what the reference does not count: a LoRA adapter, a model not `counted_model`."""
+    if any(job.lora_rank or not counted_model(catalog.model(job.model)) for job in fleet.jobs):
         return None
     pools = [{"name": pool.name, "gpu": pool.gpu, "nodes": pool.nodes, "gpus_per_node": pool.gpus_per_node,
               "host_ram_gb": pool.host_ram_gb, "node_interconnect": pool.node_interconnect, "down": list(pool.down)}
@@ -554,7 +565,7 @@ def fleet_instance(catalog: Catalog, fleet: Any) -> dict | None:
     jobs = [{"name": job.name, "model": job.model, "rollout_gpus": job.rollout_gpus, "priority": job.priority,
              "pool": job.pool, "required": job.required, "train_batch_size": job.train_batch_size,
              "critic": job.critic, "trinity_version": job.trinity_version,
-             "reference_model": job.reference_model is not False,
+             "reference_model": job.reference_model is not False, "dpo": job.dpo,
              "max_model_len": job.max_model_len if _is_int(job.max_model_len) else {
                  "at_least": job.max_model_len.at_least,
                  **({} if job.max_model_len.at_most is None else {"at_most": job.max_model_len.at_most})}}
@@ -651,18 +662,20 @@ def check_placements(
             problems.append(f"{where}: plan nodes/rollout_gpus {plan.get('nodes')}/{plan.get('rollout_gpus')}, "
                             f"expected {len(nodes)}/{entry.get('rollout_gpus')}")
         # A stretch stopped short of thin headroom keeps the token budget of the margin it stopped at.
-        stopped = estimates and token_budget == "auto" and _length_request(job)[1] and any(
+        budget = _job_budget(job, token_budget)
+        stopped = estimates and budget == "auto" and _length_request(job)[1] and any(
             short and stop is not None and stop["max_model_len"] == length
             for stop, short in (_stretch_plan(catalog, gpu, job, n, pool, estimates, token_budget, without)
                                 for without in (False, True)))
         plan_problems = check_plan(catalog, {**plan, "nodes": None, "rollout_gpus": None}, gpu=gpu, model=model,
                                    budget_gpus=n, max_model_len=length, exact=True, node_gpus=g if n > g else n,
                                    host_node_gpus=g,
-                                   estimates=estimates, token_budget=token_budget if estimates else "default",
+                                   estimates=estimates, token_budget=budget if estimates else "default",
                                    host_ram_gb=pool.get("host_ram_gb"), train_batch_size=job.get("train_batch_size"),
                                    budget_margin=_roomy_margin(catalog, gpu, job) if stopped else None,
                                    critic=_critic(job), trinity_version=job.get("trinity_version"),
-                                   weights=weights, reference_model=job.get("reference_model", True))
+                                   weights=weights, reference_model=job.get("reference_model", True),
+                                   dpo=job.get("dpo", False))
         if ignore_unused_gpus:
             plan_problems = [p for p in plan_problems if not p.startswith("unused_gpus=")]
         problems.extend(f"{where}: plan: {p}" for p in plan_problems)

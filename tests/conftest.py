@@ -39,7 +39,7 @@ import solver.render
 import solver.solve
 from solver.cli import main
 from solver.render.layout import forget_coded_styles
-from solver.results import ALLOC_CONF_VARIABLES, LONG_LENGTH_VARIABLE
+from solver.results import ALLOC_CONF_VARIABLES, LONG_LENGTH_VARIABLE, PurchaseResult
 from solver.tables import Catalog, load_catalog, shipped_tables_directory
 
 # Property tests draw the same examples on every run (CI stays reproducible); HYPOTHESIS_PROFILE=explore draws
@@ -79,10 +79,11 @@ def _no_wall_clock(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPat
 
 @pytest.fixture(autouse=True)
 def _placements_checked(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every placement made in-process (``solve cluster``, `solver.place`) is checked by the tests' independent
-    reference, `cluster_reference.check_placements` (validity: plans, layouts, nodes, host memory), where the reference
-    counts what was asked (`reference_problems`); a placement it finds wrong fails the test."""
-    placed = solver.cluster.place
+    """Every placement made in-process (``solve cluster``, `solver.place`; ``--buy``, `solver.buy_nodes`: on the pools
+    with the nodes bought) is checked by the tests' independent reference, `cluster_reference.check_placements`
+    (validity: plans, layouts, nodes, host memory), where the reference counts what was asked (`reference_problems`);
+    a placement it finds wrong fails the test."""
+    placed, bought = solver.cluster.place, solver.cluster.buy
 
     def checked(fleet: Any, planner: Any, **options: Any) -> Any:
         result = placed(fleet, planner, **options)
@@ -90,21 +91,36 @@ def _placements_checked(monkeypatch: pytest.MonkeyPatch) -> None:
         assert not problems, f"the reference finds the placement wrong: {problems}"
         return result
 
+    def checked_purchase(fleet: Any, planner: Any, **options: Any) -> Any:
+        result = bought(fleet, planner, **options)
+        problems = reference_problems(fleet, planner, result, False)
+        assert not problems, f"the reference finds the purchase's placement wrong: {problems}"
+        return result
+
     monkeypatch.setattr(solver.cluster, "place", checked)
+    monkeypatch.setattr(solver.cluster, "buy", checked_purchase)
 
 
 def reference_problems(fleet: Any, planner: Any, result: Any, minimize_nodes: bool) -> list[str] | None:
     """What `cluster_reference.check_placements` finds wrong with `result`, a placement of `fleet` by `planner`'s
-    options; None where the reference does not count what was asked: a memory model or margin of one's own,
-    estimates alone, or a job that `cluster_reference.fleet_instance` leaves out."""
+    options (or a purchase's, a `PurchaseResult`: its placement on the pools with the nodes it buys, every job it does
+    not place left out); None where the reference does not count what was asked: a memory model or margin of one's
+    own, estimates alone, or a job that `cluster_reference.fleet_instance` leaves out."""
     from cluster_reference import check_placements, fleet_instance  # the reference, imported where a placement is made
 
     instance = fleet_instance(planner.catalog, fleet)
     if instance is None or planner.memory is not None or planner.margin is not None or planner.estimate == "only":
         return None
+    answer = json.loads(result.model_dump_json())
+    if isinstance(result, PurchaseResult):  # the pools as bought (as they are where it found no purchase)
+        after = {pool["pool"]: pool["nodes_after"] for pool in answer["pools"]}
+        instance["pools"] = [{**pool, "nodes": after.get(pool["name"], pool["nodes"])} for pool in instance["pools"]]
+        placed = {entry["job"] for entry in answer["placements"]}
+        answer = {"placements": answer["placements"],
+                  "unplaced": [{"job": job["name"]} for job in instance["jobs"] if job["name"] not in placed]}
     # A result that places no job (none found, or none exists: every job must be placed, or a required one cannot) lists
     # every job once, left out; `minimize_nodes` asks that of a placement found.
-    return check_placements(planner.catalog, instance, json.loads(result.model_dump_json()),
+    return check_placements(planner.catalog, instance, answer,
                             minimize_nodes=minimize_nodes and bool(result.placements),
                             estimates=planner.estimate == "auto",
                             token_budget=planner.token_budget, trinity_version=planner.trinity_release,

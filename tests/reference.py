@@ -649,13 +649,14 @@ def _pinned_values(pin: Any | None, free: list) -> list:
 def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, offload: bool, sp: int,
             length: int, node_gpus: int, tokens: int | None, host_ram_gb: float | None,
             estimated: bool, margin: float | None = None, critic: str | None = None, release: Release = NO_RELEASE,
-            compute_capability: str | None = None, reference_model: bool = True) -> dict[str, float | str | None]:
+            compute_capability: str | None = None, reference_model: bool = True,
+            dpo: bool = False) -> dict[str, float | str | None]:
     """The plan's predicted peak memory and headroom (whole: `_rounded_figures` as the JSON gives them), from the
     shipped memory model (not the tables), with a PPO `critic` beside the actor where one is counted; the host memory
     a node of `node_gpus` needs: with Offload (`_host_need`), or with `host_ram_gb` given or a critic held in host
     memory (`_load_need`). An `estimated` plan's at the margin estimates there are held to. Each as the Trinity
     `release` counts it on a GPU of `compute_capability` (`Release`), with the reference model's shards where the run
-    builds one (`reference_model`)."""
+    builds one (`reference_model`); a run that trains DPO (`dpo`: `Query.dpo`) says so, its figures the same."""
     memory = load_memory_model()
     held_to = _estimate_margin(memory_gib, margin) if estimated else memory.margin
     result = breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
@@ -678,7 +679,7 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
             "lora_rank": 0,  # full fine-tuning's states
             "lora_target_modules": None, "lora_exclude_modules": None, "config_lora": False,  # no adapter
             "config_adapter": None,  # no config's
-            "dpo": False, "mode_train": False,  # not DPO, no config
+            "dpo": dpo, "mode_train": False,  # no config's mode
             "critic": critic,
             "trinity_version": release.name, "expert_layout": release.expert_layout,
             "model_loading": "rank-0" if release.loads_on_rank_0(model, compute_capability) else "every-rank",
@@ -915,6 +916,15 @@ class Query:
     reference_model: bool = True
     """Whether the run builds a reference model, whose pinned shards the host memory counts (false: ``--no-reference``,
     a cluster job's ``reference_model: false``)."""
+    dpo: bool = False
+    """Whether the run trains DPO (``--dpo``, a cluster job's ``dpo: true``). For the models this reference counts
+    (none trained one padded sequence per micro-batch; docs/cluster.md, `dpo: true`) the plans are as without it, at
+    Trinity's default token budget, a pair's tokens (``auto`` lowers none: refused here, as ``--dpo --token-budget
+    auto`` is); the plan says ``dpo``."""
+
+    def __post_init__(self) -> None:
+        if self.dpo and self.token_budget != "default":
+            raise ValueError(f"a DPO run reads no token budget: token_budget={self.token_budget!r} is refused")
 
     @property
     def release(self) -> Release:
@@ -1055,7 +1065,7 @@ def _plan(catalog: Catalog, query: Query, gpu_type: Any, the_model: Any, n: int,
         "source": None if source is None else _cited(source, catalog, gpu_type, the_model),
         **_memory(catalog, gpu_type.memory_gib, the_model, n, env, offload, sp, length, query.node_gpus, tokens,
                   query.host_ram_gb, evidence == "estimated", query.margin, query.critic, query.release,
-                  gpu_type.compute_capability, query.reference_model),
+                  gpu_type.compute_capability, query.reference_model, query.dpo),
         **_beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, sp, tokens, query.node_gpus,
                                              query.experts)
                          if evidence == "estimated" else []),
@@ -1421,7 +1431,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     # The memory model's prediction (a derived field, computed by solver.memory).
     predicted = _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, query.node_gpus, want_tokens,
                         query.host_ram_gb, plan["evidence"] == "estimated", query.margin, query.critic,
-                        query.release, gpu_type.compute_capability, query.reference_model)
+                        query.release, gpu_type.compute_capability, query.reference_model, query.dpo)
     predicted.update(_rounded_figures(predicted))
     if {k: plan[k] for k in predicted} != predicted:
         problems.append(f"the memory figures {({k: plan[k] for k in predicted})} differ from the memory model's "

@@ -8,8 +8,12 @@ from __future__ import annotations
 import copy
 import itertools
 import random
+from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
+from cluster_api import buy
 from cluster_reference import (
     best_placement,
     best_value,
@@ -19,8 +23,11 @@ from cluster_reference import (
     random_instance,
     value_of,
 )
+from conftest import reference_problems
 from reference import enumerate_plans
+from test_cluster import solved
 
+import solver.cluster
 from solver.tables import load_catalog
 
 CATALOG = load_catalog()
@@ -427,3 +434,49 @@ def test_check_catches_gpu_indexes_that_overlap_or_miscount():
     short = result([placed("math-4b", "a100", [0], 2, 2, four, [0, 1, 8])], unplaced=["code-8b"])
     assert check_placements(CATALOG, instance, short) == [
         "job 'math-4b': gpu_indexes=[0, 1, 8], expected 4 distinct GPUs of 0..7"]
+
+
+def test_check_counts_a_dpo_job_at_trinitys_default_budget_and_says_dpo(tmp_path: Path):
+    # Qwen3-8B at 65536 tokens on a node of 2 H100s: under --token-budget auto a job not DPO is placed on a lowered
+    # budget of 50176 tokens per GPU, which a DPO job's actor never reads (docs/cluster.md, `dpo: true`): that
+    # placement is wrong for a DPO job. A DPO job's plan is a plain one at Trinity's default budget that says dpo, so
+    # checked as a job not DPO it is wrong (the memory figures' dpo).
+    h100 = {"name": "h100", "gpu": "H100-80GB", "nodes": 1, "gpus_per_node": 2}
+    grpo = {"name": "d", "model": "Qwen3-8B", "max_model_len": 65536, "rollout_gpus": 0}
+    lowered = solved({"pools": [h100], "jobs": [grpo]}, tmp_path, token_budget="auto")
+    assert lowered["placements"][0]["plan"]["max_token_len_per_gpu"] == 50176
+    problems = check_placements(CATALOG, {"pools": [h100], "jobs": [{**grpo, "dpo": True}]}, lowered, estimates=True,
+                                token_budget="auto")
+    assert "job 'd': plan: max_token_len_per_gpu=50176, expected 65536" in problems, problems
+    short = {**grpo, "max_model_len": 8192, "dpo": True}
+    placed_dpo = solved({"pools": [h100], "jobs": [short]}, tmp_path, token_budget="auto")
+    plan = placed_dpo["placements"][0]["plan"]
+    assert (plan["dpo"], plan["max_token_len_per_gpu"]) == (True, 16384 // plan["sp"])
+    [problem] = check_placements(CATALOG, {"pools": [h100], "jobs": [{**short, "dpo": False}]}, placed_dpo,
+                                 estimates=True)
+    assert "'dpo': True" in problem and "'dpo': False" in problem, problem
+
+
+def test_a_purchases_placement_is_checked_on_the_pools_as_bought(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Two Qwen3-8B jobs of at least 6 GPUs each on one node of 8 A100s: the purchase buys a node, and places the
+    # second job there (node 1), which the reference checks on the pool as bought (conftest's `reference_problems`);
+    # on the pool as it was, node 1 is outside it.
+    asked: list[Any] = []
+    bought = solver.cluster.buy  # the hook's, which checks it too
+
+    def kept(fleet: Any, planner: Any, **options: Any) -> Any:
+        result = bought(fleet, planner, **options)
+        asked.append((fleet, planner, result))
+        return result
+
+    monkeypatch.setattr(solver.cluster, "buy", kept)
+    two = {"pools": [pool(nodes=1)], "jobs": [job("a", "Qwen3-8B", 32768, rollout=4),
+                                              job("b", "Qwen3-8B", 32768, rollout=4)]}
+    (tmp_path / "fleet.yaml").write_text(yaml.safe_dump(two), encoding="utf-8")
+    answer = buy(tmp_path / "fleet.yaml")
+    assert (answer.nodes, sorted(node for placement in answer.placements for node in placement.nodes)) == (1, [0, 1])
+    [(fleet, planner, result)] = asked
+    assert reference_problems(fleet, planner, result, False) == []
+    [as_was] = [pool.model_copy(update={"nodes_after": 1}) for pool in result.pools]
+    problems = reference_problems(fleet, planner, result.model_copy(update={"pools": (as_was,)}), False)
+    assert problems and all("node 1 is outside pool 'a100'" in problem for problem in problems), problems
