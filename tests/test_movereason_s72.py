@@ -176,15 +176,13 @@ def test_a_moving_job_names_where_it_runs_now_in_its_json_and_its_config(cli: Cl
 
 def test_a_job_moving_from_a_whole_node_names_all_its_gpus() -> None:
     # mutants47: a job that ran on every GPU of its node ran on all of them, not on GPUs 0-7 of a larger node
-    from solver.api import _now_words_arguments
-    from solver.results import Placement, RunsAt
+    from solver.results import RunsAt
+    from solver.trinity import moved_from_words
 
-    whole = Placement.model_construct(current="moves", move_reason="why", moved_from=RunsAt(
-        pool="a100", nodes=(1,), gpu_indexes=tuple(range(8))))
-    assert _now_words_arguments(whole, 8) == ("moves", "node 1 of pool a100 (all its GPUs)", "why")
-    assert _now_words_arguments(whole, 16)[1] == "node 1 of pool a100 (GPUs 0-7)"
-    assert _now_words_arguments(Placement.model_construct(current="stays", moved_from=None), 8) == (
-        "stays", None, None)
+    whole = RunsAt(pool="a100", nodes=(1,), gpu_indexes=tuple(range(8)))
+    assert moved_from_words(whole, 8) == "node 1 of pool a100 (all its GPUs)"
+    assert moved_from_words(whole, 16) == "node 1 of pool a100 (GPUs 0-7)"
+    assert moved_from_words(whole, None) == "node 1 of pool a100 (GPUs 0-7)"  # its pool's size unknown
 
 
 def test_each_config_says_whether_its_job_stays_or_starts(cli: Cli, tmp_path: Path):
