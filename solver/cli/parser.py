@@ -131,8 +131,8 @@ COUNTS_NOTHING = {
                      "--use-remove-padding", "--remove-padding"),
                     (None, ("rft-solver plans with Trinity's defaults on: dynamic batch sizes, gradient checkpointing "
                             "and remove padding (dynamic batch sizes off for DPO, whose pairs they split, and with "
-                            "remove padding for a model of its own attention code, InternLM2's); solve --from-config says "
-                            "where a config turns one off"))),
+                            "remove padding for a model of its own attention code, InternLM2's); solve --from-config "
+                            "says where a config turns one off"))),
 }
 """Options of training scripts that rft-solver does not take (as nothing it counts, or counted in another option),
 with the option of this command the words point to (None: none) and the words an unknown one is told: verl's
@@ -191,7 +191,8 @@ OTHER_PARALLELISMS = {
     **dict.fromkeys(("--tp", "--tp-size", "--tensor-parallel", "--tensor-parallel-size",
                      "--tensor-model-parallel-size"),
                     (f"{TRAINER} has no tensor parallelism: Ulysses SP splits each sequence over{{--sp| --sp S}} GPUs "
-                     "instead; the rollout's tensor parallelism is its own, explorer.rollout_model.tensor_parallel_size")),
+                     "instead; the rollout's tensor parallelism is its own, "
+                     "explorer.rollout_model.tensor_parallel_size")),
     **dict.fromkeys(("--pp", "--pp-size", "--pipeline-parallel", "--pipeline-parallel-size",
                      "--pipeline-model-parallel-size"),
                     f"{TRAINER} has no pipeline parallelism: FSDP shards every layer over the trainer GPUs"

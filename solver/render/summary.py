@@ -632,8 +632,9 @@ def _rollout_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str |
 
 def _pins_ruled_out_words(answer: Answer, unpinned: Plan | None, kept_for_it: str) -> str:
     """Where the settings the query pins are what rule out the plans beside the rollout (`RolloutKept.without_pins`):
-    the pins that plan has not, and the plan without them of the flags that keep GPUs for it, `kept_for_it`, in words (``: --sp 8
-    rules them out (without it: Env on 6 trainer GPUs with --total-gpus 8 --rollout-gpus 2)``); "" otherwise."""
+    the pins that plan has not, and the plan without them of the flags that keep GPUs for it, `kept_for_it`, in words
+    (``: --sp 8 rules them out (without it: Env on 6 trainer GPUs with --total-gpus 8 --rollout-gpus 2)``); ""
+    otherwise."""
     if unpinned is None or answer.query is None:
         return ""
     query = answer.query
