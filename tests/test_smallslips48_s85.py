@@ -125,7 +125,7 @@ def test_cluster_names_the_pool_field_for_host_memory_by_any_name(cli: Cli, opti
     status, _, err = cli("cluster", option, "1TB")
     assert status == 2
     # where argparse read 1TB as the cluster file, the line ends saying that the file is missing (cliwords87)
-    missing = "" if option == "--host-ram" else f"; FILE.yaml is missing ('1TB', after {option}, was read as FILE.yaml)"
+    missing = f"; FILE.yaml is missing ('1TB', after {option}, was read as FILE.yaml)"  # each, clusterwords87
     assert err.splitlines()[-1].endswith(f"(the file gives it: a pool's host_ram_gb){missing}")
 
 

@@ -11,8 +11,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Literal, get_args
 
-from solver.query import cap_is_one_jobs
-from solver.rules import COMMAND_OPTIONS
 from solver.tables import (
     LEAST_DRIVER_MIB,
     LEAST_GPU_MEMORY_GB,
@@ -246,6 +244,9 @@ def token_budget_mode(text: str) -> TokenBudgetMode:
     for mode in modes:
         if text.casefold() == mode:  # in any case, as a choice (Auto)
             return mode
+    from solver.query import cap_is_one_jobs  # pydantic's: only where a mode is refused (help and usage load none)
+    from solver.rules import COMMAND_OPTIONS
+
     raise argparse.ArgumentTypeError(f"takes default or auto, got {brief(text)} ({cap_is_one_jobs(COMMAND_OPTIONS)})")
 
 
