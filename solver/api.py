@@ -1767,7 +1767,8 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     # A model trained one sequence per micro-batch reads no budget (dynamic batch sizes off): its verdict is at that.
     reads_budget = not one_sequence_per_micro_batch(model)
     lowered = _lowered_by_config(config, length, query.estimate) if reads_budget else None
-    problems += _token_budget_problems(config, length, lowered, query.option_names) if reads_budget else []
+    problems += (_token_budget_problems(config, length, lowered, query.option_names, query.critic is not None)
+                 if reads_budget else [])
     # A critic counted where the config gives it its own SP: its update at the SPs the releases may run it at.
     run_sps = partial(critic_run_sps, mapping, model, gpus, environ=environ, version=version, train_batch_size=size,
                       train_batch_source=source)
@@ -1780,7 +1781,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                   offload=config.offload, sp=config.sp, critic_sps=critic_sps, max_model_len=length,
                                   length_given=own_length,
                                   max_token_len_per_gpu=lowered, trains=False, plan=None,
-                                  unread_keys=config.memory_unread if reads_budget else (),
+                                  unread_keys=config.memory_unread,
                                   broken_rule=broken.words if broken else None,
                                   broken_rule_code=broken.code if broken else None,
                                   config_problems=tuple(problem.words for problem in problems),
@@ -1911,21 +1912,23 @@ class _BudgetVerdict(NamedTuple):
             f"ceil(2 x {self.length} / {config.trainer_sp}) = {filled},"))
 
 
-def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | None,
-                           option_names: OptionNames) -> list[ConfigProblem]:
+def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | None, option_names: OptionNames,
+                           critic_counted: bool) -> list[ConfigProblem]:
     """How the config's token budgets differ from the one the verdict at `length` is at (`lowered`, its own lowered
     budget, else Trinity's default, which the tables measured), each with its code: the lowered budget in effect, the
     keys that only write out the default, each other budget key above or below it (the trainer's unset one too, where
     Trinity 0.5 fills it at another SP), the ref over the actor's SP groups and the raised fill of LoRA's pass in its
-    stead that holds no sequence (releases on verl before 0.8), and each of the critic's budgets above it (naming the
-    patch as `option_names` do)."""
+    stead that holds no sequence (releases on verl before 0.8), and, where the verdict counts the critic
+    (`critic_counted`: not with ``--critic none``, whose verdict is the actor's alone), each of its budgets above it
+    (naming the patch as `option_names` do)."""
     verdict = _BudgetVerdict(config, length, lowered, option_names)
     counted = verdict.sequence_counted
+    critic = _critic_budget_lines(verdict) if critic_counted else []
     if counted and counted == verdict.passes:  # no pass the verdict counts reads a budget
-        return [*_sequence_count_lines(verdict), *_critic_budget_lines(verdict)]
+        return [*_sequence_count_lines(verdict), *critic]
     return [*_lowered_budget_line(verdict), *_set_budget_lines(verdict), *_sequence_count_lines(verdict),
             *([] if _REF_BUDGET in counted else [*_ref_over_actor_groups(verdict), *_lora_ref_pass_line(verdict)]),
-            *([] if _ACTOR_BUDGET in counted else _unheld_fill_lines(verdict)), *_critic_budget_lines(verdict)]
+            *([] if _ACTOR_BUDGET in counted else _unheld_fill_lines(verdict)), *critic]
 
 
 _PASSES = dict(zip((".".join(path) for path in ROLE_TOKEN_BUDGETS),

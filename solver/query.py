@@ -752,6 +752,14 @@ class ConfigProblemCode(str, Enum):
     ANCHORED_KEY_CHANGED = "anchored-key-changed"
 
 
+BUDGET_ABOVE_VERDICT_CODES = frozenset({ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT,
+                                        ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT})
+"""The `ConfigProblemCode`s of problems that say a config lets a GPU take more tokens than the verdict's budget on
+some verl line the release may run, where a setting fits every line (lower the budget or the micro-batch sizes: a
+budget of the trainer's or a role's, one only verl before 0.8 reads too, or a trained critic's own): the verdict does
+not vouch for its settings (`solver.results.CurrentSettings.budget_above_verdict`). Not ``dpo-doubled-above-verdict``,
+where no size fits both verl lines: its line says so, and the verdict goes by the memory."""
+
 REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.FLAG_NOT_BOOLEAN_REFUSED, ConfigProblemCode.MISSPELT_KEY_REFUSED,
     ConfigProblemCode.SP_DIVIDES_GPUS, ConfigProblemCode.SP_MODEL_HEADS, ConfigProblemCode.WHOLE_NODES,

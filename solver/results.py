@@ -37,6 +37,7 @@ from pydantic_core import CoreSchema
 
 from solver import __version__
 from solver.query import (
+    BUDGET_ABOVE_VERDICT_CODES,
     REFUSED_CONFIG_CODES,
     ConfigAdapter,
     ConfigProblemCode,
@@ -1763,9 +1764,10 @@ class CurrentSettings(Frozen, defer_build=True):
     trains: bool = Field(description=(
         "whether these settings train as far as memory and the rules of `broken_rule` go (the tables, or the memory "
         "model's estimate, vouch for them); false where the config lets a GPU take more tokens than the verdict's "
-        "budget (a token-budget-above-verdict problem: the verdict does not vouch for that; not "
-        "dpo-doubled-above-verdict, DPO's sizes doubled past it on verl before 0.8 alone); with `refused`, the config "
-        "as written does not run all the same"))
+        "budget on some verl line where a setting fits every line (a token-budget-above-verdict or "
+        "critic-budget-above-verdict problem: the verdict does not vouch for that; not dpo-doubled-above-verdict, "
+        "DPO's sizes doubled past it on verl before 0.8 alone, which no size fits on both lines); with `refused`, the "
+        "config as written does not run all the same"))
     plan: Plan | None = Field(description=(
         "the plan for exactly these settings, with its evidence, if they train, or if they fit in memory at the "
         "verdict's budget where the config lets a GPU take more (trains false)"))
@@ -1816,11 +1818,13 @@ class CurrentSettings(Frozen, defer_build=True):
 
     @property
     def budget_above_verdict(self) -> int:
-        """How many of the config's problems say that it lets a GPU take more tokens than the verdict's budget
-        (``token-budget-above-verdict``): with any, the verdict does not vouch for its settings (`trains` false). DPO's
-        sizes doubled past it on verl before 0.8 alone (``dpo-doubled-above-verdict``) are not counted: as for the
+        """How many of the config's problems say that it lets a GPU take more tokens than the verdict's budget on some
+        verl line the release may run, where a setting fits every line (`BUDGET_ABOVE_VERDICT_CODES`: a budget of the
+        trainer's or a role's, even one only verl before 0.8 reads, or a trained critic's): with any, the verdict does
+        not vouch for its settings (`trains` false). DPO's sizes doubled past it on verl before 0.8 alone
+        (``dpo-doubled-above-verdict``), which no size fits on both verl lines, are not counted: as for the
         ``-refused`` codes, a problem of one verl line only is a line that says which."""
-        return self.config_problem_codes.count(ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT)
+        return sum(code in BUDGET_ABOVE_VERDICT_CODES for code in self.config_problem_codes)
 
     @model_validator(mode="before")
     @classmethod

@@ -1695,6 +1695,24 @@ def test_a_critic_budget_above_the_verdicts_and_the_plans_is_named_and_write_low
     assert status == 0 and "critic.ppo_max_token_len_per_gpu" not in out + err
 
 
+def test_check_fails_where_a_trained_critics_own_budget_is_above_the_verdicts(cli, tmp_path: Path):
+    # budgetrule87: --check fails where some verl line takes more tokens per GPU than the verdict vouches for and a
+    # setting fits every line. The critic's own budget, read before verl 0.8 (0.6 on 0.8 gives it the trainer's),
+    # lowered to the verdict's fits both: so its line fails the check as a role's does (it passed). PPO on Qwen3-8B at
+    # 8192 tokens on 6 H100s, vanilla: it fits at the default's 16384 tokens per GPU.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n" + REFUSING_HEAD.replace(
+        "grpo", "ppo") + "trainer: {trainer_config: {critic: {ppo_max_token_len_per_gpu: 131072}}}\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--check", "--json")
+    current = json.loads(out)[0]["current"]
+    assert (status, current["trains"], current["config_problem_codes"], current["plan"]["max_token_len_per_gpu"]) == (
+        1, False, ["critic-trained", "critic-budget-above-verdict"], 16384)
+    assert ("it fits in memory at 16384 tokens per GPU (estimated: the memory model predicts 63.9 GiB per GPU for the "
+            "actor's pass and 51.1 for the critic's own update, 7.1 GiB to spare at the actor's pass, the tighter "
+            "peak), but the config lets a GPU take more") in current["verdict"]
+    config.write_text(config.read_text(encoding="utf-8").replace("131072", "16384"), encoding="utf-8")
+    assert cli("--from-config", str(config), "--gpu", "h100", "--check")[0] == 0
+
 def test_write_warns_when_a_patched_key_is_an_anchor_other_keys_repeat(cli, tmp_path: Path):
     config = tmp_path / "trinity.yaml"
     config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: &len 65536\ncluster:\n  node_num: 1\n"
@@ -3371,6 +3389,63 @@ def test_a_problem_that_refuses_nothing_keeps_it_trains(
     assert f"trinity.yaml {RUNS_8K[0]}it trains ({RUNS_8K[1]}). but: " in " ".join(out.split())
     assert cli("--from-config", str(config), "--gpu", "a100-80g", *flags, "--check")[0] == 0
 
+
+def test_a_padded_models_unreadable_micro_batch_size_is_unread_as_any_models(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # budgetrule87: InternLM2 (--model-config) trains one padded sequence per micro-batch, so it reads no token budget;
+    # but how many tokens a pass takes per GPU still depends on the micro-batch size: unread here (an unset variable),
+    # it is in unread_keys and the verdict is unknown, so --check fails (it said "it trains" and passed)
+    size = "trainer.trainer_config.actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n" + REFUSING_HEAD + (
+        "trainer: {use_dynamic_bsz: false, use_remove_padding: false, trainer_config: {actor_rollout_ref: {"
+        "model: {use_remove_padding: false}, actor: {ppo_micro_batch_size_per_gpu: '${oc.env:S}'}, "
+        "ref: {log_prob_micro_batch_size_per_gpu: 1}, rollout: {log_prob_micro_batch_size_per_gpu: 1}}}}\n"),
+        encoding="utf-8")
+    internlm2 = str(Path(__file__).parent / "data" / "hf-configs" / "internlm2-7b.json")
+    flags = ("--from-config", str(config), "--model-config", internlm2, "--gpu", "h100", "--check", "--json")
+    monkeypatch.delenv("S", raising=False)
+    status, out, _ = cli(*flags)
+    current = json.loads(out)[0]["current"]
+    assert (status, current["trains"], current["unread_keys"], current["plan"]) == (1, False, [size], None)
+    assert (f"whether it trains is unknown: the tokens per GPU it takes depend on {size}, which cannot be read here "
+            "(set it as the run will, and judge again)") in current["verdict"]
+    monkeypatch.setenv("S", "1")  # as the run will: one sequence per micro-batch, which trains
+    status, out, _ = cli(*flags)
+    assert (status, json.loads(out)[0]["current"]["unread_keys"]) == (0, [])
+
+def test_check_says_where_it_exits_1_in_one_wording_in_its_help_and_docs(cli):
+    # budgetrule87: the --check line and the exit-status summary said "do not train", leaving out the settings the
+    # verdict cannot vouch for (a key unread here, a budget above its own), which exit 1 too: one wording, as
+    # docs/cli.md's exit-status table gives it
+    where = ("the config's own settings are not shown to train (they do not fit, a key that decides their tokens per "
+             "GPU cannot be read here, or the config lets a GPU take more tokens than the verdict's budget on some verl "
+             "line where a setting fits every line) or Trinity refuses the config")
+    status, out, _ = cli("--help")
+    shown = " ".join(out.split())
+    assert status == 0 and f"--check with --from-config: exit 1 also where {where} (for CI)" in shown
+    assert f"1 some answer has none (or found none within --time-limit, or with --check {where})" in shown
+    table = (Path(__file__).parent.parent / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert f"with `--from-config` and `--check`, also where {where} (a `refused:` line" in table
+
+
+def test_a_roles_own_budget_read_before_verl_0_8_alone_fails_check_and_trinity_md_says_why(cli, tmp_path: Path):
+    # budgetrule87: Trinity 0.6 on verl 0.8 or later ignores the actor's own budget, but verl before 0.8 takes it, and
+    # lowered to the verdict's it fits both lines: so it fails --check, as docs/trinity.md's verdict says, and why
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n" + REFUSING_HEAD + (
+        "trainer: {trainer_config: {actor_rollout_ref: {actor: {ppo_max_token_len_per_gpu: 131072}}}}\n"),
+        encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--trinity-version", "0.6", "--check")
+    shown = " ".join(out.split())
+    assert status == 1 and f"more tokens per GPU than the verdict assumes ({ROLE_KEYS_IGNORED})" in shown
+    assert "it fits in memory at 16384 tokens per GPU" in shown and "whether it trains there is unknown" in shown
+    verdict = " ".join((Path(__file__).parent.parent / "docs" / "trinity.md").read_text(encoding="utf-8").split())
+    assert ("The rule: `--check` fails where some verl line the release may run takes more tokens per GPU than the "
+            "verdict vouches for and a setting exists that fits every line. So a role's own budget fails it even "
+            "where only verl before 0.8 reads it (Trinity 0.6 on verl 0.8 or later takes the trainer's; the line says "
+            "so): whether the release runs verl 0.7 or 0.8 is the installed verl's to decide, not the config's, and "
+            "the role's budget lowered to the verdict's fits both.") in verdict
 
 def test_check_needs_a_config_and_a_length_to_judge_it_at(cli, user_config: Path):
     assert cli("--model", "4B", "--len", "4k", "--check") == (

@@ -152,7 +152,8 @@ def test_the_checks_critic_budget_line_says_write_sets_it(cli: Cli, tmp_path: Pa
     config.write_text(BASE + "    critic:\n      ppo_max_token_len_per_gpu: 65536\n", encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--check", "--json")
     problems = json.loads(out)[0]["current"]["config_problems"]
-    assert status == 0 and (
+    # budgetrule87: above the verdict's budget, the check fails for it (a trained critic's budget, lowered, fits)
+    assert status == 1 and (
         "trainer.trainer_config.critic.ppo_max_token_len_per_gpu 65536 is above the verdict's 32768 tokens per GPU: "
         "on verl before 0.8 the critic takes more tokens per GPU than that, where the memory model counts its own "
         "update at that budget; --write sets it to the plan's") in problems

@@ -84,6 +84,13 @@ if TYPE_CHECKING:
     from solver.tables import Catalog, GpuType, Model
 
 
+CHECK_FAILS_WHERE = (
+    "the config's own settings are not shown to train (they do not fit, a key that decides their tokens per GPU "
+    "cannot be read here, or the config lets a GPU take more tokens than the verdict's budget on some verl line where "
+    "a setting fits every line) or Trinity refuses the config")
+"""Where ``solve --from-config --check`` exits 1 besides an answer without a plan, in the words of the help's
+``--check`` line, its exit-status summary and docs/cli.md's exit-status table."""
+
 MODELS_COMPARED = "solve map --model {} compares several: the longest context of each per GPU budget"
 """What ``solve`` says of several models given to --model (``8B,14B``, or ``8B 14B``), the list in place of ``{}``."""
 
@@ -110,7 +117,7 @@ def build_parser() -> Parser:
         "solve cluster (many jobs on a fleet), solve memory (one GPU's memory breakdown), solve calibrate "
         "(fit the memory model), solve examples (the docs' example files, written out); each has --help. "
         "Exit status: 0 every answer has a plan, 1 some answer has none (or found none within --time-limit, "
-        f"or with --check the config's own settings do not train or Trinity refuses the config), 2 bad input, "
+        f"or with --check {CHECK_FAILS_WHERE}), 2 bad input, "
         f"{STATUSES_AFTER_BAD_INPUT}.",
         elsewhere={("minimize", "nodes"): "the fewest nodes for many jobs: solve cluster FLEET.yaml --minimize nodes",
                    ("maximize", "gpus"): "did you mean --minimize gpus (the fewest trainer GPUs for --len)?",
@@ -196,8 +203,7 @@ def build_parser() -> Parser:
                          help="read model, max_model_len and trainer GPUs from a Trinity config; say whether its "
                          "settings train (flags override what the file says)")
     trinity.add_argument("--check", action="store_true",
-                         help=("with --from-config: exit 1 also where the config's own settings do not train, or "
-                               "Trinity refuses the config (for CI)"))
+                         help=f"with --from-config: exit 1 also where {CHECK_FAILS_WHERE} (for CI)")
     trinity.add_argument("--write", metavar="FILE", type=output_path,
                          help="with --from-config: write a copy of the config with the best plan applied")
     add_trinity_version_option(trinity, "--emit, --out, --write, the apply lines and --json's apply",
