@@ -1817,6 +1817,19 @@ class CurrentSettings(Frozen, defer_build=True):
         return not REFUSED_CONFIG_CODES.isdisjoint(self.config_problem_codes)
 
     @property
+    def check_fails(self) -> bool:
+        """Whether ``--check`` exits 1 for these settings: they are not shown to train (`trains` false), or the config
+        as written is refused (`refused`); `verdict` says why."""
+        return not self.trains or self.refused
+
+    @property
+    def problems_pointed_to(self) -> tuple[str, ...]:
+        """The problems `verdict` points to: those that refuse the config (`REFUSED_CONFIG_CODES`) and those that let a
+        GPU take more tokens than the verdict's budget (``token-budget-above-verdict``)."""
+        return tuple(problem for problem, code in zip(self.config_problems, self.config_problem_codes, strict=False)
+                     if code in REFUSED_CONFIG_CODES or code == ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT)
+
+    @property
     def budget_above_verdict(self) -> int:
         """How many of the config's problems say that it lets a GPU take more tokens than the verdict's budget on some
         verl line the release may run, where a setting fits every line (`BUDGET_ABOVE_VERDICT_CODES`: a budget of the

@@ -3232,6 +3232,24 @@ def test_check_exits_1_where_the_configs_own_settings_do_not_train(cli, user_con
                                  "GPUs it runs on\n"))
 
 
+
+def test_check_with_emit_says_on_stderr_why_it_exits_1(cli, user_config: Path, monkeypatch: pytest.MonkeyPatch):
+    """``--check --emit trinity`` prints the fragment alone: where it exits 1, the verdict and the problems it points
+    to go to stderr (before, nothing said why), and where the config trains, nothing more."""
+    flags = ("--from-config", "docs/examples/trinity.yaml", "--gpu", "a100-80g", "--check", "--emit", "trinity")
+    status, out, err = cli(*flags, "--len", "48k")
+    said = [line for line in err.splitlines() if line.startswith("solve: A100-80GB: --check: ")]
+    assert (status, out.startswith("# Trinity-RFT settings"), len(said)) == (1, True, 2)
+    assert said[0].endswith("The config judged at this length is refused too (the problem that refuses it says why). "
+                            "The best plan follows.")
+    assert said[1].startswith("solve: A100-80GB: --check: model.rope_scaling: --len's 49152 is beyond Qwen3-8B's")
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")  # Env + SP=2 trains (documented)
+    text = user_config.read_text(encoding="utf-8")
+    user_config.write_text(text.replace("  use_dynamic_bsz: true\n", "  use_dynamic_bsz: true\n"
+                                        "  ulysses_sequence_parallel_size: 2\n"), encoding="utf-8")
+    status, _, err = cli("--from-config", str(user_config), *flags[2:])
+    assert (status, "--check" in err) == (0, False)
+
 REFUSING_HEAD = ("mode: both\nalgorithm: {algorithm_type: grpo}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
                  "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}\n")
 """A config's head for the refused verdicts: 6 trainer GPUs beside 2 rollout GPUs, GRPO (no critic line)."""

@@ -118,6 +118,20 @@ def test_the_apply_lines_write_dpos_pair_as_the_fragment_does(cli: Cli, tmp_path
         "it: write 1 there)"), f"{ACTOR_SIZE}: 2"])
 
 
+@pytest.mark.parametrize(("version", "actor"), [("0.6", 2), ("0.5", 1)])
+def test_the_apply_lines_of_dpo_on_qwen3_turn_dynamic_batch_sizes_off_as_the_fragment_does(
+        cli: Cli, version: str, actor: int):
+    """``--dpo`` on a model of unpadded micro-batches (Qwen3): the apply lines, what a user pastes, hold the keys that
+    keep DPO's pairs whole, which the fragment and --write set (Trinity's default, on, would split them)."""
+    flags = ("--model", "4B", "--gpu", "h20", "--len", "16384", "--gpus", "2", "--dpo", "--trinity-version", version)
+    status, out, _ = cli(*flags)
+    lines = out.splitlines()
+    at = lines.index("trainer.use_dynamic_bsz: false")
+    assert (status, [line for line in lines[at + 1:lines.index("", at)] if not line.startswith("#")]) == (0, [
+        f"{ACTOR_SIZE}: {actor}", f"{ACTOR_SIZE.replace('actor.ppo', 'ref.log_prob')}: 1",
+        f"{ACTOR_SIZE.replace('actor.ppo', 'rollout.log_prob')}: 1"])
+
+
 def test_explain_words_the_pair_it_counts(cli: Cli):
     """``--explain``'s shorter-length and no-count reasons say what a padded DPO micro-batch holds: a pair."""
     words = {}

@@ -62,6 +62,9 @@ def test_config_functions_read_a_release_as_plan_does(release: str):
     (("--max-response-length=61440",),
      "(--len L is the prompt and the response together: Trinity's model.max_model_len)"),
     (("--n-gpus-per-node", "8"), "(did you mean --node-gpus?)"),
+    # a team on verl 0.8 guesses its release (s87): the lines say which verl line they hold for
+    (("--verl-version", "0.8"), ("(rft-solver takes no verl release: a line that holds on one verl line alone says "
+                                 "which (before 0.8, or 0.8 or later); --trinity-version V names Trinity's release)")),
 ])
 def test_other_tools_training_options_get_a_hint(cli, flags: tuple[str, ...], hint: str):
     status, out, err = cli("--model", "8B", "--gpu", "h100", "--len", "32k", *flags)

@@ -112,6 +112,10 @@ MICRO_BATCH_WORDS = ("Trinity packs micro-batches by tokens (trainer.use_dynamic
                      "caps max_token_len_per_gpu")
 """What verl's and TRL's micro-batch sizes are told."""
 
+VERL_RELEASE_WORDS = ("rft-solver takes no verl release: a line that holds on one verl line alone says which (before "
+                      "0.8, or 0.8 or later); --trinity-version V names Trinity's release")
+"""What an option naming verl's release is told (Trinity 0.6 runs on verl 0.7 or later, whose lines differ)."""
+
 SEED_WORDS = ("rft-solver takes no seed: CP-SAT's is fixed, and a proven answer (optimal) is the same on every run; "
               "one a time limit cut short may differ with the machine's load, --workers or the OR-Tools version "
               "(solve cluster's, with one worker, only where it says the wall clock stopped a step)")
@@ -120,6 +124,7 @@ SEED_WORDS = ("rft-solver takes no seed: CP-SAT's is fixed, and a proven answer 
 COUNTS_NOTHING = {
     "--seed": (None, SEED_WORDS),
     "--lora-alpha": ("--lora-rank", "LoRA's alpha changes no memory: --lora-rank is what counts"),
+    **dict.fromkeys(("--verl-version", "--verl"), ("--trinity-version", VERL_RELEASE_WORDS)),
     **dict.fromkeys(("--rollout-n", "--repeat-times", "--n-samples", "--num-generations", "--group-size"),
                     ("--train-batch-size", GROUP_SIZE_WORDS)),
     **dict.fromkeys(("--micro-batch-size", "--ppo-micro-batch-size", "--ppo-micro-batch-size-per-gpu",
@@ -136,7 +141,7 @@ COUNTS_NOTHING = {
 }
 """Options of training scripts that rft-solver does not take (as nothing it counts, or counted in another option),
 with the option of this command the words point to (None: none) and the words an unknown one is told: verl's
-rollout.n and micro-batch sizes, Trinity's repeat_times and max_response_tokens, TRL's num_generations."""
+rollout.n, micro-batch sizes and release, Trinity's repeat_times and max_response_tokens, TRL's num_generations."""
 
 
 def _one_typo_apart(written: str, name: str) -> bool:

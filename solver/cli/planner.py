@@ -288,8 +288,7 @@ def _answer(args: argparse.Namespace) -> int:
         note_check_without_gpu("solve", file_name_shown(args.from_config), [answer.gpu for answer in answers])
     for note in written_notes:  # after the notes on the input
         print_note(note)
-    untrained = args.check and any(answer.current is None or not answer.current.trains or answer.current.refused
-                                   for answer in answers)
+    untrained = args.check and any(answer.current is None or answer.current.check_fails for answer in answers)
     return 0 if all(answer.plans for answer in answers) and not untrained else NO_PLAN
 
 

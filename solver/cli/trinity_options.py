@@ -611,8 +611,8 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
                node_gpus: int, config: TrinityConfig | None,
                layout: Any) -> tuple[list[Fragment | None], list[str]]:
     """The Trinity fragment of each answer's best plan and its settings (`write_trinity` says of which engines, and
-    where None), and the notes on them: the cluster's layout, the engines' size, an answer without a plan (for
-    --emit)."""
+    where None), and the notes on them: the cluster's layout, the engines' size, an answer without a plan and, with
+    --check, the verdict of settings it exits 1 for (for --emit, which prints no view)."""
     from solver.api import fragment_check, fragment_engines
     from solver.render import UNDECIDED_HINT, UNPROVEN_HINT
     from solver.rules import COMMAND_OPTIONS
@@ -621,6 +621,9 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
     fragments: list[Fragment | None] = []
     notes = []
     for answer in answers:
+        if args.emit and args.check and answer.current is not None and answer.current.check_fails:
+            notes += [f"solve: {answer.gpu}: --check: {words}"  # no view shows them
+                      for words in (answer.current.verdict, *answer.current.problems_pointed_to)]
         if not answer.plans:
             fragments.append(None)
             if args.emit:

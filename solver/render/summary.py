@@ -195,6 +195,11 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     lines.append(f"trainer.ulysses_sequence_parallel_size: {plan.sp}")
     if not one_sequence_per_micro_batch(model):  # else dynamic batch sizes off leave the budget unread
         lines.append(f"trainer.max_token_len_per_gpu: {plan.max_token_len_per_gpu}")
+        if plan.dpo:  # as the fragment and --write: Trinity's default, on, splits DPO's pairs (dpo-pair-dynamic)
+            from solver.trinity.plan_keys import DPO_DYNAMIC_BATCH_WORDS  # ruamel: only for a DPO plan
+
+            lines += [f"# {DPO_DYNAMIC_BATCH_WORDS}:", "trainer.use_dynamic_bsz: false",
+                      *_micro_batch_lines(DPO_PAIR_SIZES[version == "0.5"])]
     else:
         lines += ["# remove padding off, as the caution above says:",
                   "trainer.trainer_config.actor_rollout_ref.model.use_remove_padding: false"]
@@ -205,9 +210,7 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
             lines += [f"# Trinity 0.6 reads this one instead{before}:", "trainer.use_remove_padding: false"]
         pair = DPO_PAIR_SIZES[version == "0.5"] if dpo else 1
         lines += ["# one sequence per micro-batch, as the caution above says:", "trainer.use_dynamic_bsz: false",
-                  *([DPO_PAIR_LINE] if pair == 2 else []),
-                  *(f"{'.'.join(path)}: {pair if path == ROLE_MICRO_BATCH_SIZES[0] else 1}"
-                    for path in ROLE_MICRO_BATCH_SIZES),
+                  *_micro_batch_lines(pair),
                   "# and the critic's, where the algorithm trains one (ppo, Trinity's default):",
                   *(f"{'.'.join(path)}: 1" for path in CRITIC_MICRO_BATCH_SIZES)]
         if version != "0.5":
@@ -229,6 +232,14 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
             lines += [f"# Trinity 0.6 also takes these{before}:",
                       "trainer.{param_offload, optimizer_offload, offload_policy}: true"]
     return lines + _critic_lines(plan, version)
+
+
+def _micro_batch_lines(pair: int) -> list[str]:
+    """The apply lines of the actor's, the ref's and the rollout's micro-batch sizes per GPU (`ROLE_MICRO_BATCH_SIZES`),
+    as the fragment writes them with dynamic batch sizes off: the actor's `pair` (DPO's one pair where 2, with its
+    comment, `DPO_PAIR_LINE`), the others' 1."""
+    return [*([DPO_PAIR_LINE] if pair == 2 else []),
+            *(f"{'.'.join(path)}: {pair if path == ROLE_MICRO_BATCH_SIZES[0] else 1}" for path in ROLE_MICRO_BATCH_SIZES)]
 
 
 def _critic_lines(plan: Plan, version: TrinityVersion | None) -> list[str]:
