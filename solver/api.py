@@ -1795,7 +1795,7 @@ def _config_model_unplanned(model: Model, config: TrinityConfig) -> str | None:
     from solver.trinity import other_catalogue_model
 
     other = None if config.model_path is None else other_catalogue_model(model, config.model_path,
-                                                                           local_by_contents=False)
+                                                                         local_by_contents=False)
     return None if other is None else other[0]
 
 

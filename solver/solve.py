@@ -1777,7 +1777,7 @@ def _lifting_release_words(catalog: Catalog, data: PlanningData, query: Query) -
         best = answer_for(catalog, named, data.gpu, explained=False).best
         if best is not None:
             why = " and whose ".join(lower_host_count_words(release, data.shape.tied_embeddings,
-                                                           data.compute_capability))
+                                                            data.compute_capability))
             others = [other for other, _, _ in lifting if other != release]
             return (f"; with {query.option_names.planned_release(release)}, whose {why}, "
                     + _host_words(data.shape, query.node_gpus, best, named)

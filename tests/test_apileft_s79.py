@@ -194,7 +194,7 @@ def test_a_job_built_in_python_is_refused_a_length_in_the_words_a_cluster_file_s
     (0, "must be above 0, got 0"), ("0k", "must be above 0, got 0"), (-5, "must be above 0, got -5"),
     (10**9, "must be at most 16777216, got 1000000000"), ({"at_least": 0}, "must be above 0, got 0")])
 def test_a_job_built_in_python_is_refused_a_length_out_of_bounds_in_a_cluster_file_s_words(length: object,
-                                                                                       words: str) -> None:
+                                                                                           words: str) -> None:
     # s87: Job(max_model_len=0) said pydantic's "Input should be greater than 0" where a cluster file says "must be
     # above 0, got 0": one wording (BOUND_PROBLEMS) for both, the error's type kept for the file's reader
     with pytest.raises(pydantic.ValidationError) as built:

@@ -274,7 +274,7 @@ def test_a_critics_engine_with_its_own_dynamic_batch_sizes_on_needs_no_sizes(ver
     ("micro_batch_size_per_gpu: 1", "use_dynamic_bsz: '${oc.env:DYN}'", []),
 ])
 def test_a_critics_engine_sizes_that_cannot_be_read_are_unread_keys_as_its_own(engine: str, trainer: str,
-                                                                                unread: list[str]):
+                                                                               unread: list[str]):
     # criticdyn87: Trinity 0.6 on verl 0.8 cuts the critic's passes by its engine's sizes alone, so they decide the
     # sequences a critic micro-batch holds as the critic's own do (test_trinity's critic unread keys)
     text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"

@@ -94,7 +94,7 @@ def test_the_pair_is_written_where_only_trinity_05_runs_the_actor_without_dynami
 
 @pytest.mark.parametrize(("algorithm", "dynamic"), [("dpo", True), ("dpo", None), ("grpo", False)])
 def test_write_turns_dpos_dynamic_batch_sizes_off_as_the_plan_counts_its_pair(tmp_path: Path, cli: Cli,
-                                                                             algorithm: str, dynamic: bool | None):
+                                                                              algorithm: str, dynamic: bool | None):
     config = _dpo(3, algorithm, use_dynamic_bsz=dynamic)
     if dynamic is None:
         del config["trainer"]["use_dynamic_bsz"]

@@ -457,7 +457,7 @@ def _one_column_cells_file(path: Path, rows: int, cell: str = "Env + Offload + S
     ("memory_mib", "81559 MiB", "got '81559 MiB' (nvidia-smi's total in MiB, as a number: 81559)"),
 ])
 def test_a_cells_files_memory_with_its_unit_is_told_the_number_as_a_pools_is(tmp_path: Path, field: str,
-                                                                              written: str, said: str):
+                                                                             written: str, said: str):
     # A pool's gpu_memory_gb: 80GB was told the number; a cells file's memory_gb: 80GB got no hint.
     path = _one_column_cells_file(tmp_path / "cells.yaml", 1)
     kept = "memory_gb: 80\n" if field == "memory_mib" else ""

@@ -77,7 +77,7 @@ def test_a_map_of_five_runs_or_fewer_keeps_them_all(cli: Cli) -> None:
 
 
 def test_a_narrow_terminal_past_one_node_is_told_only_budgets_whose_columns_fit(cli: Cli,
-                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     # The map shows doubling budgets already, cut to their fewest columns for 40 (s67), still too wide: not
     # --budgets 1,2,4,8,16,32,64, more columns, but 64 alone, which fits (hints87; before, no budgets were named).
     screen = io.StringIO()

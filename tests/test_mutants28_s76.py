@@ -273,7 +273,7 @@ def test_a_lora_config_that_loads_an_adapter_is_not_refused_for_its_regex(cli: C
 
 
 def test_a_dpo_config_of_a_model_with_remove_padding_on_gets_its_pair_off_dynamic_batch_sizes(cli: Cli,
-                                                                                               tmp_path: Path):
+                                                                                              tmp_path: Path):
     given = example_with_algorithm(tmp_path, "dpo")
     status, out, err = cli("--from-config", str(given), "--gpu", "h100", "--emit", "trinity")
     trainer = yaml.safe_load(out)["trainer"]

@@ -57,8 +57,8 @@ def _apply_row(out: str) -> str:
 
 
 @pytest.mark.parametrize(("options", "gpus"), [(("--gpus", "16"), 16), (("--minimize", "gpus"), 2),
-                                              (("--node-gpus", "4"), 8), (("--train-batch-size", "32"), 8),
-                                              (("--total-gpus", "16", "--rollout-gpus", "0"), 16)])
+                                               (("--node-gpus", "4"), 8), (("--train-batch-size", "32"), 8),
+                                               (("--total-gpus", "16", "--rollout-gpus", "0"), 16)])
 def test_apply_offers_no_write_that_would_be_refused(cli, dpo_config: Path, options: tuple[str, ...], gpus: int):
     # On other GPUs than the config's 8 (s87), the row says to set its cluster instead.
     status, out, _ = cli("--from-config", str(dpo_config), "--gpu", "h100", *options)

@@ -77,8 +77,8 @@ def test_the_cap_s_limit_names_the_sp_degrees_the_model_allows_not_the_budget(cl
         return str(_answer(cli, "--model", "8B", "--gpu", "a100-80gb", "--len", "65536", "--token-budget", "8192",
                            *flags)["explanation"][0]["detail"])
     assert limit("--no-estimate").endswith("ceil(length / SP) <= 8192, SP at most 4 here (SP=1, 2, 4: those that divide the 32 "
-                            "attention heads and some count of up to 6 GPUs, SP and the 8 KV heads dividing one "
-                            "another)")
+                                           "attention heads and some count of up to 6 GPUs, SP and the 8 KV heads dividing one "
+                                           "another)")
     assert limit("--no-estimate", "--gpus", "6", "--exact").endswith(
         "SP at most 2 here (SP=1, 2: those that divide the 32 attention heads and 6 GPUs, SP and the 8 KV heads "
         "dividing one another)")

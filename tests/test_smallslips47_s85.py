@@ -341,8 +341,8 @@ def test_a_cluster_files_words_are_taken_in_any_case_as_the_options_take_them(tm
 
 
 @pytest.mark.parametrize(("nodes", "said"), [("1.0", "nodes: must be a whole number, got 1.0 (write 1)"),
-                                              ("1卡", "nodes: must be a whole number, got '1卡' (write 1)"),
-                                              ("1.5", "nodes: must be a whole number, got 1.5")])
+                                             ("1卡", "nodes: must be a whole number, got '1卡' (write 1)"),
+                                             ("1.5", "nodes: must be a whole number, got 1.5")])
 def test_a_cluster_files_count_written_otherwise_is_told_the_number(tmp_path: Path, nodes: str, said: str):
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET.format(gpu="h100", nodes=nodes, pool="", length="8k", job=""), "utf-8")

@@ -370,7 +370,7 @@ class Planner:
                           train_batch_size=training.train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
                           trinity_version=release.version,
                           option_names=self.option_names._replace(lora_keys=JOB_LORA_KEYS,
-                                                                     release_key=JOB_VERSION_KEY),
+                                                                  release_key=JOB_VERSION_KEY),
                           lora_rank=training.lora_rank, reference_model=training.reference_model,
                           critic=training.critic, dpo=training.dpo, lora_targets=training.lora_targets,
                           lora_exclude_modules=training.lora_exclude_modules,

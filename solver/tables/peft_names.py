@@ -166,7 +166,7 @@ PEFT_NAMES_BY_MODEL_TYPE = {names.model_type: names for names in (
                     router="mlp.router", separate_experts=True),
     PeftModuleNames("gpt_oss", ATTENTION, (*LAYER[:3], "mlp.router", "mlp.experts", *LAYER[4:])),
     PeftModuleNames("minimax_m2", (*ATTENTION, *MIXTRAL_EXPERTS), (*LAYER[:2], *QK_NORMS, "mlp", *EXPERT_OTHERS,
-                                                                 *LAYER[4:]), router="mlp.gate", fused=MIXTRAL_FUSED),
+                                                                   *LAYER[4:]), router="mlp.gate", fused=MIXTRAL_FUSED),
     _llama_like("ministral3"), _llama_like("cwm"),
 )}
 """Each model type's module names (`PeftModuleNames`), read from transformers 5.12.1's ``modeling_<type>.py``
