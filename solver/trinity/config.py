@@ -2058,6 +2058,22 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
                                            *sizes_unread))
 
 
+def unset_variables(text: str, name: str, environ: Mapping[str, str], keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The environment variables unset in `environ`, with no default, that the config `text`'s dotted `keys`
+    (`TrinityConfig.memory_unread`) read, each once, in their order: those to set, as the run will, for the check to
+    read them."""
+    reader = ConfigReader(load_config_mapping(text, name), name, environ)
+    variables: dict[str, None] = {}
+    for key in keys:
+        try:
+            reader.get(tuple(key.split(".")))
+        except VariableUnset as unset:
+            variables[unset.variable] = None
+        except ConfigError:  # unreadable otherwise: said where the key is read
+            pass
+    return tuple(variables)
+
+
 def _critic_sequences(reader: ConfigReader, ranks: int | None, version: TrinityVersion | None) -> int:
     """The most sequences a micro-batch of a critic's passes holds on a GPU with dynamic batch sizes off: its sizes per
     GPU (`CRITIC_MICRO_BATCH_SIZES`; but for `version` 0.5 its engine's too, `CRITIC_ENGINE_MICRO_BATCH_SIZES`, by which

@@ -21,6 +21,7 @@ from solver.tables import (
     UniqueKeys,
     check_types,
     parsed_once,
+    rewritten_note,
     shown_number,
     thousands_of_tokens,
     trinity_release,
@@ -222,7 +223,8 @@ class ConfigReader:
                 raise ConfigError(f"{self.where(path)}: {NUMBER_TOO_LONG}") from None
         if isinstance(value, bool) or not isinstance(value, int):
             tokens = thousands_of_tokens(value) if isinstance(value, str) else None
-            written = f" (Trinity reads no thousands of 1024: write {tokens})" if isinstance(tokens, int) else ""
+            written = (f" (Trinity reads no thousands of 1024: write {tokens})" if isinstance(tokens, int)
+                       else rewritten_note(value))  # as the CLI's counts are refused: 8.0, 32_768
             raise ConfigError(f"{self.where(path)} must be a whole number, got {yaml_brief(value)}{written}")
         if value < minimum:
             raise ConfigError(f"{self.where(path)} must be at least {minimum}, got {value}")
