@@ -2420,7 +2420,11 @@ def test_dynamic_batch_sizes_off_as_verl_takes_them_are_reported_and_turned_on(c
     patched = tmp_path / "patched.yaml"
     status, _, err = cli("--from-config", str(config), "--gpu", "h20", "--write", str(patched))
     assert status == 0 and "use_dynamic_bsz: true" in patched.read_text(encoding="utf-8")
-    assert "use_dynamic_bsz" not in err  # the patched config is not warned about
+    # the patched config is not warned about; an interpolation replaced is noted (unread87)
+    replaced = (f"solve: note: {patched}: trainer.use_dynamic_bsz {value} replaced by the plan's true: the "
+                "interpolation gives another value here, or none, and the patch writes the value the plan holds for")
+    assert [line for line in err.splitlines() if "use_dynamic_bsz" in line] == (
+        [replaced] if value.startswith("${") else [])
 
 
 def test_a_role_budget_out_of_range_is_refused_like_the_trainers(cli, tmp_path: Path):
