@@ -2420,7 +2420,11 @@ def test_dynamic_batch_sizes_off_as_verl_takes_them_are_reported_and_turned_on(c
     patched = tmp_path / "patched.yaml"
     status, _, err = cli("--from-config", str(config), "--gpu", "h20", "--write", str(patched))
     assert status == 0 and "use_dynamic_bsz: true" in patched.read_text(encoding="utf-8")
-    assert "use_dynamic_bsz" not in err  # the patched config is not warned about
+    # the patched config is not warned about; an interpolation replaced is noted (unread87)
+    replaced = (f"solve: note: {patched}: trainer.use_dynamic_bsz {value} replaced by the plan's true: the "
+                "interpolation gives another value here, or none, and the patch writes the value the plan holds for")
+    assert [line for line in err.splitlines() if "use_dynamic_bsz" in line] == (
+        [replaced] if value.startswith("${") else [])
 
 
 def test_a_role_budget_out_of_range_is_refused_like_the_trainers(cli, tmp_path: Path):
@@ -3431,6 +3435,40 @@ def test_a_padded_models_unreadable_micro_batch_size_is_unread_as_any_models(
     monkeypatch.setenv("S", "1")  # as the run will: one sequence per micro-batch, which trains
     status, out, _ = cli(*flags)
     assert (status, json.loads(out)[0]["current"]["unread_keys"]) == (0, [])
+
+
+def test_write_names_the_variables_its_check_needs_and_notes_an_interpolation_it_replaces(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # unread87: keys that decide the tokens per GPU read unset variables, so the written copy's check (its header's
+    # command) exits 1 as unknown: a note names the variables to set; an interpolation the plan's value replaces
+    # (SP 4 in this shell, the plan's 1) was replaced unsaid, where one kept gets a note
+    config, written = tmp_path / "trinity.yaml", tmp_path / "written.yaml"
+    config.write_text(MODEL_8K + REFUSING_HEAD + (
+        "trainer: {use_dynamic_bsz: '${oc.env:DYN}', ulysses_sequence_parallel_size: '${oc.env:SP,4}', "
+        "trainer_config: {actor_rollout_ref: {actor: {ppo_micro_batch_size_per_gpu: '${oc.env:MB}'}}}}\n"),
+        encoding="utf-8")
+    for variable in ("DYN", "SP", "MB"):
+        monkeypatch.delenv(variable, raising=False)
+    status, _, err = cli("--from-config", str(config), "--gpu", "h100", "--write", str(written))
+    actor = "trainer.trainer_config.actor_rollout_ref.actor"
+    assert status == 0
+    assert (f"solve: note: {written}: whether it trains depends on trainer.use_dynamic_bsz and "
+            f"{actor}.ppo_micro_batch_size_per_gpu, which cannot be read here: set DYN and MB as the run will, then "
+            "check it (its header's command)\n") in err
+    assert (f"solve: note: {written}: trainer.ulysses_sequence_parallel_size ${{oc.env:SP,4}} replaced by the plan's "
+            "1: the interpolation gives another value here, or none, and the patch writes the value the plan holds "
+            "for\n") in err
+    assert "ulysses_sequence_parallel_size: 1," in written.read_text(encoding="utf-8")
+
+
+def test_a_configs_whole_number_written_as_a_float_is_refused_with_how_to_write_it_as_the_clis(cli, tmp_path: Path):
+    # unread87: --gpus 8.0 is refused "(write 8.0 as 8)"; cluster.gpu_per_node: 8.0 gave no such hint
+    config = tmp_path / "trinity.yaml"
+    config.write_text(MODEL_8K + "cluster: {node_num: 1, gpu_per_node: 8.0}\n", encoding="utf-8")
+    assert cli("--from-config", str(config), "--gpu", "h100", "--check") == (2, "", (
+        f"solve: error: --from-config {config}: cluster.gpu_per_node must be a whole number, got 8.0; write 8.0 as 8"
+        "\n"))
+
 
 def test_check_says_where_it_exits_1_in_one_wording_in_its_help_and_docs(cli):
     # budgetrule87: the --check line and the exit-status summary said "do not train", leaving out the settings the

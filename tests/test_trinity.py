@@ -575,6 +575,19 @@ def test_an_unread_dynamic_flag_is_named_only_where_its_value_changes_the_passes
         *([f"{actor}.use_dynamic_bsz"] if flag_named else []), f"{actor}.ppo_micro_batch_size_per_gpu")
 
 
+@pytest.mark.parametrize("version", [None, "0.5"])
+def test_an_unread_micro_batch_of_a_role_off_on_one_release_only_is_named_where_that_release_may_run(
+        version: str | None) -> None:
+    # unread87: the actor's own flag off, the trainer's unset (on): Trinity 0.5 runs the actor in rows, 0.6 sets it
+    # to the trainer's; with no release given the unread size may decide (it went unnamed, the verdict "trains")
+    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            "trainer: {trainer_config: {actor_rollout_ref: {actor: {use_dynamic_bsz: false, "
+            "ppo_micro_batch_size_per_gpu: '${oc.env:MB}'}}}}\n")
+    assert read_trinity_config(text, "trinity.yaml", {}, version).memory_unread == (  # type: ignore[arg-type]
+        "trainer.trainer_config.actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu",)
+    assert read_trinity_config(text, "trinity.yaml", {}, "0.6").memory_unread == ()
+
+
 def test_reads_the_user_config_with_defaults_from_the_environment() -> None:
     config = read_trinity_config(USER_CONFIG.read_text(encoding="utf-8"), "user-config.yaml", {})
     assert config == TrinityConfig(

@@ -301,7 +301,8 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         notes.append(f"solve: note: no plan, so {unwritten} is not written{stale}")
     if args.write and best is not None:
         notes += _written_notes(args, config_text, best, model, patched.removed_for_05, length_note,
-                                answers[0].node_gpus, catalog.gpu(answers[0].gpu).rocm)
+                                answers[0].node_gpus, catalog.gpu(answers[0].gpu).rocm,
+                                config.memory_unread if config is not None else ())
     return fragments, notes  # printed only once the files are in place: a refusal, or a failed write, is one line
 
 
@@ -657,15 +658,18 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
 
 def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model: Model,
                    removed: tuple[str, ...], length_note: str | None,
-                   node_gpus: int, rocm: bool) -> list[str]:
+                   node_gpus: int, rocm: bool, unread: tuple[str, ...]) -> list[str]:
     """The notes on a config --write patched for `best` (on nodes of `node_gpus`, of an AMD GPU where `rocm`):
-    interpolations kept, the keys the patch `removed` (`PatchedConfig.removed_for_05`: Trinity 0.6's under
+    the environment variables to set for its check to read the `unread` keys that decide its tokens per GPU
+    (`TrinityConfig.memory_unread`; unread, the check of the written copy fails, the verdict unknown), interpolations
+    kept or replaced, the keys the patch `removed` (`PatchedConfig.removed_for_05`: Trinity 0.6's under
     ``trainer``, which 0.5 refuses), a length no sequence uses or prompts take (`length_note`), the roles' and the
     critic's own token budgets set to the plan's or kept (`own_budget_changes`), YaRN's reach
     (`yarn_trainer_words`), a lowered budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no config
     key can carry (on ROCm, with the word on its other variable, `rocm_env_note`)."""
     from solver.results import ENV_EXPORT, env_when, lowered_budget_undone, rocm_env_note, spans_nodes
     from solver.rules import one_sequence_per_micro_batch, token_budget
+    from solver.tables.text import and_joined
     from solver.trinity import (
         ROLE_KEYS_IGNORED,
         kept_interpolated_keys,
@@ -674,10 +678,19 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
         load_config_mapping,
         yarn_trainer_words,
     )
+    from solver.trinity.config import unset_variables
+    from solver.trinity.patch import replaced_interpolations
     from solver.trinity.plan_keys import own_budget_changes
 
     config_name = str(args.from_config)
-    notes = [f"solve: note: {args.write}: {kept}" for kept in kept_interpolations(
+    notes = []
+    if variables := unset_variables(config_text, config_name, os.environ, unread):
+        notes.append(f"solve: note: {args.write}: whether it trains depends on {and_joined(list(unread))}, which "
+                     f"cannot be read here: set {and_joined(list(variables))} as the run will, then check it (its "
+                     "header's command)")
+    notes += [f"solve: note: {args.write}: {kept}" for kept in kept_interpolations(
+        config_text, best, model, name=config_name, environ=os.environ, version=args.trinity_version)]
+    notes += [f"solve: note: {args.write}: {replaced}" for replaced in replaced_interpolations(
         config_text, best, model, name=config_name, environ=os.environ, version=args.trinity_version)]
     kept_keys = kept_interpolated_keys(config_text, best, model, name=config_name, environ=os.environ,
                                        version=args.trinity_version)  # said above: the patch sets none of them

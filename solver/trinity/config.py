@@ -123,6 +123,7 @@ from solver.trinity.reader import (
     load_config_mapping,
     omegaconf_integer,
     read_or_none,
+    releases_may_be,
     sequence_counted_roles,
     trainer_strategy,
     turned_off,
@@ -2017,11 +2018,11 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
     the micro-batch sizes (`ROLE_MICRO_BATCH_SIZES`, the actor's and the ref's `DEPRECATED_MICRO_BATCH_SIZES`; where
     the algorithm trains a critic, its own, `CRITIC_MICRO_BATCH_SIZES` and its deprecated size, and but for `version`
     0.5 its engine's, `CRITIC_ENGINE_MICRO_BATCH_SIZES`, which Trinity 0.6 on verl 0.8 or later cuts it by) of the
-    passes that may run with dynamic batch sizes off (`sequence_counted_roles`, each unread flag read unset, on and
-    off), and the
-    dynamic batch size keys (``trainer.use_dynamic_bsz``, `ROLE_DYNAMIC_BATCH_KEYS`) where their values change which
-    passes run so and such a pass's micro-batch may hold more than one sequence (`micro_batch_counts`, with `dpo` and
-    the data-parallel `ranks`, and the critic's, `_critic_sequences`; one holds a sequence within any budget the
+    passes that may run with dynamic batch sizes off on some release `version` may be (`releases_may_be`,
+    `sequence_counted_roles`, each unread flag read unset, on and off), and the dynamic batch size keys
+    (``trainer.use_dynamic_bsz``, `ROLE_DYNAMIC_BATCH_KEYS`) where their values change which passes run so (on one
+    of those releases) and such a pass's micro-batch may hold more than one sequence (`micro_batch_counts`, with `dpo`
+    and the data-parallel `ranks`, and the critic's, `_critic_sequences`; one holds a sequence within any budget the
     verdict takes)."""
     flags = (DYNAMIC_BATCH_KEYS[0], *ROLE_DYNAMIC_BATCH_KEYS.values())
     critic = trains_critic(read_or_none(reader.word, ("algorithm", "algorithm_type")))
@@ -2042,18 +2043,35 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
     if not unread:
         return ()
 
-    def counted(reading: bool | None) -> frozenset[str]:
+    def counted(reading: bool | None, release: TrinityVersion) -> frozenset[str]:
         return sequence_counted_roles(lambda path: reading if path in unread else read_or_none(reader.get, path),
-                                      version)
+                                      release)
 
-    readings = {counted(reading) for reading in (None, True, False)}
-    roles = frozenset[str]().union(*readings)
+    by_release = [{counted(reading, release) for reading in (None, True, False)}
+                  for release in releases_may_be(version)]
+    roles = frozenset[str]().union(*(roles for readings in by_release for roles in readings))
     sizes_unread = [path for path in sizes if path in unread and sizes[path] in roles]
-    flags_decide = len(readings) > 1 and (bool(sizes_unread) or any(
+    flags_decide = any(len(readings) > 1 for readings in by_release) and (bool(sizes_unread) or any(
         sequences > 1 for _, sequences in micro_batch_counts(reader, roles, dpo, ranks).sequences)
         or critic and "critic" in roles and _critic_sequences(reader, ranks, version) > 1)
     return tuple(dotted(path) for path in (*(path for path in flags if path in unread and flags_decide),
                                            *sizes_unread))
+
+
+def unset_variables(text: str, name: str, environ: Mapping[str, str], keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The environment variables unset in `environ`, with no default, that the config `text`'s dotted `keys`
+    (`TrinityConfig.memory_unread`) read, each once, in their order: those to set, as the run will, for the check to
+    read them."""
+    reader = ConfigReader(load_config_mapping(text, name), name, environ)
+    variables: dict[str, None] = {}
+    for key in keys:
+        try:
+            reader.get(tuple(key.split(".")))
+        except VariableUnset as unset:
+            variables[unset.variable] = None
+        except ConfigError:  # unreadable otherwise: said where the key is read
+            pass
+    return tuple(variables)
 
 
 def _critic_sequences(reader: ConfigReader, ranks: int | None, version: TrinityVersion | None) -> int:

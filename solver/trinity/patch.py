@@ -1896,6 +1896,15 @@ def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "con
             "for that value" for path, given in _kept_for_plan(data, plan, model, environ, version).items()]
 
 
+def replaced_interpolations(text: str, plan: Plan, model: Model, *, name: str = "config",
+                            environ: Mapping[str, str] | None = None, version: str | None = None) -> list[str]:
+    """The keys whose interpolation in the config `text` `patch_trinity_config` replaces with the plan's value (those
+    that do not give it in `environ`, as `kept_interpolations` keeps the others), in words."""
+    return [f"{'.'.join(key.path)} {old} replaced by the plan's {_as_written(key.value)}: the interpolation gives "
+            "another value here, or none, and the patch writes the value the plan holds for"
+            for key, old, _ in _keys_changed(text, plan, model, name, environ, version) if is_interpolation(old)]
+
+
 def kept_interpolated_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
                            environ: Mapping[str, str] | None = None,
                            version: str | None = None) -> tuple[str, ...]:

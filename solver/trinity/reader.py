@@ -21,6 +21,7 @@ from solver.tables import (
     UniqueKeys,
     check_types,
     parsed_once,
+    rewritten_note,
     shown_number,
     thousands_of_tokens,
     trinity_release,
@@ -222,7 +223,8 @@ class ConfigReader:
                 raise ConfigError(f"{self.where(path)}: {NUMBER_TOO_LONG}") from None
         if isinstance(value, bool) or not isinstance(value, int):
             tokens = thousands_of_tokens(value) if isinstance(value, str) else None
-            written = f" (Trinity reads no thousands of 1024: write {tokens})" if isinstance(tokens, int) else ""
+            written = (f" (Trinity reads no thousands of 1024: write {tokens})" if isinstance(tokens, int)
+                       else rewritten_note(value))  # as the CLI's counts are refused: 8.0, 32_768
             raise ConfigError(f"{self.where(path)} must be a whole number, got {yaml_brief(value)}{written}")
         if value < minimum:
             raise ConfigError(f"{self.where(path)} must be at least {minimum}, got {value}")
@@ -329,8 +331,12 @@ def actor_update_in_rows(flag: Callable[[Path], Any], version: TrinityVersion | 
     ``:119``, 0.6.0 ``trainer/verl_legacy/dp_actor.py:497``, verl 0.7.1's own ``workers/actor/dp_actor.py:565``:
     ``mini_batch.split``), so that for DPO a micro-batch holds whole pairs only where that is even (on verl before 0.8,
     Trinity doubles it: ``solver.trinity.checks._check_dpo_pairs``)."""
-    releases: tuple[TrinityVersion, ...] = ("0.5", "0.6") if version is None else (version,)
-    return any("actor" in sequence_counted_roles(flag, release) for release in releases)
+    return any("actor" in sequence_counted_roles(flag, release) for release in releases_may_be(version))
+
+
+def releases_may_be(version: TrinityVersion | None) -> tuple[TrinityVersion, ...]:
+    """The Trinity releases a config judged for `version` may run on: that one, or for None 0.5 and 0.6."""
+    return ("0.5", "0.6") if version is None else (version,)
 
 
 def prompt_response_and_length(mapping: Mapping[str, Any], name: str,
