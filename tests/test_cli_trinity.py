@@ -133,7 +133,7 @@ def test_out_writes_the_fragment_and_nothing_else(cli, tmp_path: Path):
 
 
 def test_a_single_write_that_fails_midway_leaves_the_target_as_it_was(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch):
+                                                                      monkeypatch: pytest.MonkeyPatch):
     # The disk fills while the new text is synced: the old file stays whole and no temporary file is left.
     target = tmp_path / "plan.yaml"
     target.write_text("old\n", encoding="utf-8")
@@ -906,7 +906,7 @@ def test_write_patches_a_copy_and_keeps_the_rest(cli, user_config: Path, tmp_pat
 
 
 def test_a_write_that_fails_is_one_line_without_the_notes_before_it(cli, user_config: Path, tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch):
+                                                                    monkeypatch: pytest.MonkeyPatch):
     # The longest plan offloads, and the config has no trainer-level offload flags: a note, once the file is written.
     patched = tmp_path / "patched.yaml"
     flags = ("--from-config", str(user_config), "--gpu", "a100", "--maximize", "len", "--write", str(patched))
@@ -1067,7 +1067,7 @@ def test_write_keeps_the_configs_trainer_gpus(cli, user_config: Path, tmp_path: 
              "must use exactly that many: ")
     status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--gpus", "4", "--write", str(patched))
     assert (status, out, err) == (2, "", keeps + "drop --gpus 4 or change the config's cluster (or use --out FILE "
-                                              "for a fragment with its own cluster)\n")
+                                  "for a fragment with its own cluster)\n")
     status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--minimize", "gpus", "--write",
                            str(patched))
     assert (status, out) == (2, "") and err.startswith(keeps + "drop --minimize gpus")
@@ -1531,7 +1531,7 @@ def test_links_in_a_loop_are_refused_as_outputs(cli, tmp_path: Path):
     loop = tmp_path / "loop.yaml"
     loop.symlink_to(loop)
     assert cli(*FLAGSHIP, "--out", str(loop)) == (2, "", f"solve: error: --out {loop}: not a regular file; give a "
-                                                        "file name to write\n")
+                                                  "file name to write\n")
 
 
 @pytest.mark.parametrize(("explorer", "engines"), [
@@ -1540,7 +1540,7 @@ def test_links_in_a_loop_are_refused_as_outputs(cli, tmp_path: Path):
      {"engine_num": 6, "tensor_parallel_size": 1}),
 ])
 def test_a_fragment_keeps_the_configs_engine_size_and_auxiliary_models(cli, tmp_path: Path, explorer: str,
-                                                                         engines: dict):
+                                                                       engines: dict):
     # A trainer of 8 on whole nodes of 8 leaves the rollout a node of 8: engines of the config's
     # tensor-parallel size, beside its auxiliary models' GPUs.
     config = tmp_path / "trinity.yaml"
@@ -1713,6 +1713,7 @@ def test_check_fails_where_a_trained_critics_own_budget_is_above_the_verdicts(cl
     config.write_text(config.read_text(encoding="utf-8").replace("131072", "16384"), encoding="utf-8")
     assert cli("--from-config", str(config), "--gpu", "h100", "--check")[0] == 0
 
+
 def test_write_warns_when_a_patched_key_is_an_anchor_other_keys_repeat(cli, tmp_path: Path):
     config = tmp_path / "trinity.yaml"
     config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: &len 65536\ncluster:\n  node_num: 1\n"
@@ -1854,7 +1855,7 @@ def test_a_local_copy_of_a_catalogue_model_keeps_that_model(cli, tmp_path: Path)
     # Of the catalogue model's shape, the config's context holds, as with --model-config: a YaRN of its own
     # from 32768 gives 49152 a factor of 1.5, not the catalogue's 1.2 (from 40960).
     yarn = qwen3_8b_checkpoint(tmp_path / "yarn" / "Qwen3-8B", _name_or_path="3c0a9e1f", max_position_embeddings=131072,
-                       rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768})
+                               rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768})
     status, answer = _planned(cli, config, text.replace("8192", "49152"), yarn)
     assert (status, answer["model"], answer["plans"][0]["rope_scaling_factor"]) == (0, "Qwen3-8B", 1.5)
     _, out, _ = cli("--model-config", str(yarn), "--gpu", "a100", "--len", "48k", "--gpus", "6", "--json")
@@ -1865,10 +1866,10 @@ def test_write_takes_a_model_config_of_the_config_s_own_model_path(cli, tmp_path
     # --model-config naming the folder model.model_path names is the config's own model (Llama-3.1-8B),
     # whatever the catalogue calls a model of the folder's name (8B is Qwen3-8B's alias).
     folder = qwen3_8b_checkpoint(tmp_path / "m" / "8B", _name_or_path="meta-llama/Llama-3.1-8B", model_type="llama",
-                         intermediate_size=14336,
-                         num_hidden_layers=32, vocab_size=128256, max_position_embeddings=131072, head_dim=None,
-                         rope_scaling={"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192,
-                                       "low_freq_factor": 1.0, "high_freq_factor": 4.0})
+                                 intermediate_size=14336,
+                                 num_hidden_layers=32, vocab_size=128256, max_position_embeddings=131072, head_dim=None,
+                                 rope_scaling={"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192,
+                                               "low_freq_factor": 1.0, "high_freq_factor": 4.0})
     config = tmp_path / "trinity.yaml"
     config.write_text(f"model: {{model_path: {folder}, max_model_len: 8192}}\ncluster: {{node_num: 1, gpu_per_node: 8}}\n"
                       "explorer: {rollout_model: {engine_num: 2}}\n", encoding="utf-8")
@@ -1896,7 +1897,7 @@ def test_no_output_overwrites_the_config_json_of_a_local_model_path(cli, tmp_pat
 
 @pytest.mark.parametrize("folder", ["gone", "x" * 300])  # no such folder; a name too long for one
 def test_a_model_path_neither_local_nor_in_the_catalogue_says_how_to_name_the_model(cli, tmp_path: Path,
-                                                                                     folder: str):
+                                                                                    folder: str):
     config = tmp_path / "trinity.yaml"
     config.write_text(f"model: {{model_path: {tmp_path / folder / 'global_step_100'}, max_model_len: 32768}}\n",
                       encoding="utf-8")
@@ -1911,7 +1912,7 @@ def test_a_model_path_neither_local_nor_in_the_catalogue_says_how_to_name_the_mo
 
 
 def test_a_relative_model_path_without_a_config_says_where_it_was_looked_for(cli, tmp_path: Path,
-                                                                            monkeypatch: pytest.MonkeyPatch):
+                                                                             monkeypatch: pytest.MonkeyPatch):
     config = tmp_path / "trinity.yaml"
     config.write_text("model: {model_path: ./ckpt, max_model_len: 8192}\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)  # no ckpt folder here
@@ -2135,7 +2136,7 @@ def test_a_config_with_its_own_lower_token_budget_is_judged_at_it(cli, user_conf
 
 def test_dynamic_batch_sizes_turned_off_are_reported_and_written_back_on(cli, user_config: Path, tmp_path: Path):
     user_config.write_text(user_config.read_text(encoding="utf-8").replace("use_dynamic_bsz: true",
-                                                                          "use_dynamic_bsz: false"), encoding="utf-8")
+                                                                           "use_dynamic_bsz: false"), encoding="utf-8")
     _, out, _ = cli("--from-config", str(user_config), "--gpu", "h20", "--json")
     assert "trainer.use_dynamic_bsz is false: verl then ignores the token budget (max_token_len_per_gpu), which the " \
            "tables measured and the plan sets, and fills micro-batches by sequence count: set it to true" in \
@@ -2344,7 +2345,7 @@ def test_the_verdict_is_at_the_most_tokens_any_role_takes(cli, tmp_path: Path, m
 
 
 def test_a_config_budget_between_the_planners_and_the_most_that_fits_trains(cli, tmp_path: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch):
+                                                                            monkeypatch: pytest.MonkeyPatch):
     # The planner lowers Env + SP=4 here to 40960 (a multiple of 1024); the setting holds a little more.
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     config = _long_qwen25_config(tmp_path, "  max_token_len_per_gpu: 41000\n")
@@ -2408,8 +2409,8 @@ def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
 
 @pytest.mark.parametrize("value", ["0", "n", "${oc.env:DYNAMIC,true}"])
 def test_dynamic_batch_sizes_off_as_verl_takes_them_are_reported_and_turned_on(cli, tmp_path: Path,
-                                                                              monkeypatch: pytest.MonkeyPatch,
-                                                                              value: str):
+                                                                               monkeypatch: pytest.MonkeyPatch,
+                                                                               value: str):
     monkeypatch.setenv("DYNAMIC", "false")
     config = tmp_path / "trinity.yaml"
     config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
@@ -2474,7 +2475,7 @@ def test_a_verdict_the_optimizer_step_rules_out_says_so(cli, tmp_path: Path, mon
 
 
 def test_from_config_names_a_table_for_more_gpus_that_says_its_settings_ran_out(cli, tmp_path: Path,
-                                                                               monkeypatch: pytest.MonkeyPatch):
+                                                                                monkeypatch: pytest.MonkeyPatch):
     # Env + Offload + SP=2 on 4 H20s at 65536: never measured on 4; the table for 6 says '-' at 71680. (vLLM is let
     # take the length without YaRN: the verdict on the memory is what is checked.)
     monkeypatch.setenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
@@ -2853,7 +2854,7 @@ def test_trinity_05_runs_the_trainer_at_the_actors_own_sp(cli, tmp_path: Path):
 
 
 def test_a_verdict_cites_the_table_of_a_gpu_type_with_at_least_as_much_memory(cli, tmp_path: Path,
-                                                                             monkeypatch: pytest.MonkeyPatch):
+                                                                              monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     status, current = config_verdict(cli, tmp_path, (
         "model: {model_path: Qwen/Qwen3-4B, max_model_len: 110592, rope_scaling: {rope_type: yarn, factor: 2.7, "
@@ -2891,7 +2892,7 @@ def test_trinity_version_decides_where_the_offload_flags_go(cli, tmp_path: Path,
 
 
 def test_trinity_version_06_reads_an_unset_trainer_strategy_as_fsdp2(cli, tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch):
+                                                                     monkeypatch: pytest.MonkeyPatch):
     # The roles' offload flags alone and no trainer_strategy: Trinity before 0.6 runs fsdp (no Offload), 0.6 fsdp2.
     config = tmp_path / "t.yaml"
     config.write_text("algorithm: {algorithm_type: grpo}\n"
@@ -3205,7 +3206,7 @@ FSDP1_OFFLOAD_NOTE = ("the offload flags are set, but trainer.trainer_strategy i
     ("offload_policy: true", [FSDP1_OFFLOAD_NOTE]),
 ], ids=["ref", "actor", "trainer"])
 def test_from_config_names_an_offload_policy_without_fsdp2_once(cli, tmp_path: Path, trainer: str,
-                                                                  problems: list[str]):
+                                                                problems: list[str]):
     config = tmp_path / "trinity.yaml"
     config.write_text("mode: train\nbuffer: {train_batch_size: 64}\nalgorithm: {algorithm_type: grpo}\n"
                       "model: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}\n"
@@ -3234,7 +3235,6 @@ def test_check_exits_1_where_the_configs_own_settings_do_not_train(cli, user_con
     assert (status, err) == (0, (f"solve: note: --check without --gpu judged {user_config.name} on A100-80GB and "
                                  "H20-96GB, as a Trinity config names no GPU type; give --gpu TYPE to judge it on the "
                                  "GPUs it runs on\n"))
-
 
 
 def test_check_with_emit_says_on_stderr_why_it_exits_1(cli, user_config: Path, monkeypatch: pytest.MonkeyPatch):
@@ -3502,6 +3502,7 @@ def test_a_roles_own_budget_read_before_verl_0_8_alone_fails_check_and_trinity_m
             "where only verl before 0.8 reads it (Trinity 0.6 on verl 0.8 or later takes the trainer's; the line says "
             "so): whether the release runs verl 0.7 or 0.8 is the installed verl's to decide, not the config's, and "
             "the role's budget lowered to the verdict's fits both.") in verdict
+
 
 def test_check_needs_a_config_and_a_length_to_judge_it_at(cli, user_config: Path):
     assert cli("--model", "4B", "--len", "4k", "--check") == (
@@ -4088,7 +4089,7 @@ def test_budget_keys_that_write_out_the_default_are_said_before_those_set_by_han
 
 
 def test_from_config_view_makes_no_round_trip_it_does_not_print(cli, user_config: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch):
+                                                                monkeypatch: pytest.MonkeyPatch):
     # At 16384 the config runs the best plan's GPUs, SP and length, but --write would set its keys to other values
     # (`sets_another_value`): the apply row offers the copy without patching one to compare, and a plan without YaRN
     # prints no model.rope_scaling, so the config's own mapping is not read with ruamel's round trip either.
