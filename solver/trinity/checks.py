@@ -165,6 +165,7 @@ from solver.trinity.reader import (
     omegaconf_boolean,
     omegaconf_integer,
     overlong_words,
+    releases_may_be,
     sequence_counted_roles,
     trainer_strategy,
     turned_off,
@@ -2188,7 +2189,7 @@ def _check_actor_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, b
     name only the releases and verl lines that fail, in one line where both fail on the same micro-batch (other
     algorithms, which double nothing). A mini-batch of 0 per GPU or a micro-batch of 0 is said elsewhere
     (``batch-divides``, ``micro-batch-unset-refused``)."""
-    releases: tuple[TrinityVersion, ...] = ("0.5", "0.6") if version is None else (version,)
+    releases = releases_may_be(version)
     in_rows = [release for release in releases if "actor" in sequence_counted_roles(checks.flag, release)]
     if batch.size is None or sp < 1 or not in_rows:
         return
@@ -2252,7 +2253,7 @@ def _check_critic_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sps: tupl
     (`_critic_engine_unsized`, whose own line says so); the value forward's is ``mini-batch-split``, never refused:
     verl before 0.8 splits it unasserted, the last micro-batch short (verl 0.7.1
     ``workers/critic/dp_critic.py:171``)."""
-    releases: tuple[TrinityVersion, ...] = ("0.5", "0.6") if version is None else (version,)
+    releases = releases_may_be(version)
     in_rows = [release for release in releases if "critic" in sequence_counted_roles(checks.flag, release)]
     if batch.size is None or not in_rows or not _fsdp_critic(checks) or trainer_gpus < 1:
         return
