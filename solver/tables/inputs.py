@@ -684,9 +684,15 @@ class JobEntry(_JobFields):
             ("margin", "--margin F"), ("safetymargin", "--margin F"), ("memorymodel", "--memory-model FILE"),
             ("tokenbudget", "--token-budget MODE|N"), ("estimate", "--estimate or --no-estimate"),
             ("cells", "--cells FILE"))},
+        **dict.fromkeys(("lora", "uselora", "enablelora"),
+                        "a LoRA job gives its adapter's rank: lora_rank: RANK (absent or 0: full fine-tuning)"),
+        **dict.fromkeys(
+            ("algorithm", "algorithmtype"),
+            "a job is counted as GRPO trains it: the actor and a reference model (none with lora_rank), no critic; "
+            "critic: WHERE adds PPO's critic, dpo: true plans DPO and reference_model: false a run without one"),
     }
     """Fields a job may be given by mistake (without case or separators): for what the placement chooses, a pool's,
-    or solve cluster's options; and why it takes none."""
+    solve cluster's options, or what other fields give (LoRA, the algorithm); and why it takes none."""
 
     model: Text | None = Field(default=None, description="a catalogue model (4B, Qwen3-8B, ...), or model_config")
     config_path: Text | None = Field(default=None, alias="model_config", description=(
