@@ -21,9 +21,8 @@ from typing import Any
 
 import pytest
 import yaml
-from test_tokbudget_s72 import ARR, CATALOG, CRITIC, Cli, _config
-
 from test_padbound_s71 import INTERNLM2, WHY, _internlm2_plan
+from test_tokbudget_s72 import ARR, CATALOG, CRITIC, Cli, _config
 
 from solver.query import REFUSED_CONFIG_CODES, ConfigProblemCode
 from solver.rules import ONE_SEQUENCE_WIDER_WORDS
@@ -46,7 +45,8 @@ ENGINE = {"fsdp": {"micro_batch_size_per_gpu": 1, "infer_micro_batch_size_per_gp
 """The critic's engine's sizes, which Trinity 0.6 on verl 0.8 or later cuts its passes by (critic87: unset, it fails)."""
 ENGINE_SIZES = [f"{CRITIC}.fsdp.micro_batch_size_per_gpu", f"{CRITIC}.fsdp.infer_micro_batch_size_per_gpu"]
 ENGINE_DYN = f"{CRITIC}.fsdp.use_dynamic_bsz"
-ENGINE_SCOPE = "for the critic's passes on Trinity 0.6 with verl 0.8 or later only: 0.6 on verl before 0.8 drops the section"
+ENGINE_SCOPE = ("for the critic's passes on Trinity 0.6 with verl 0.8 or later only: 0.6 on verl before 0.8 drops the "
+                "section")
 
 
 def _problems(config: dict[str, Any], version: str | None = None, prefix: tuple[str, ...] = ("micro-batch", "dpo"),
@@ -361,8 +361,8 @@ def test_a_critics_own_strategy_other_than_fsdps_under_an_fsdp_trainer_fails_bef
     # raises "Unknown strategy megatron" as the critic starts (0.6.0 verl_legacy/fsdp_workers.py:1593, 0.5.2
     # trainer/verl/fsdp_workers.py:1474); Trinity 0.6 on verl 0.8 ignores the frozen key: refused with 0.5 alone
     config = _ppo({"strategy": "megatron", **ENGINE}, use_dynamic_bsz=True, trainer_strategy="fsdp2")
-    who = {None: "the critic worker of Trinity 0.5, and of 0.6 on verl before 0.8,", "0.5": "Trinity 0.5's critic worker",
-           "0.6": "Trinity 0.6's critic worker on verl before 0.8"}[version]
+    who = {None: "the critic worker of Trinity 0.5, and of 0.6 on verl before 0.8,",
+           "0.5": "Trinity 0.5's critic worker", "0.6": "Trinity 0.6's critic worker on verl before 0.8"}[version]
     on_08 = ("; Trinity 0.6 on verl 0.8 or later ignores the key, running the critic at the trainer's strategy"
              if version != "0.5" else "")
     code = "not-fsdp-critic-strategy-refused" if version == "0.5" else "not-fsdp-critic-strategy"
@@ -426,8 +426,8 @@ def test_a_critics_engine_off_beside_the_trainers_on_cuts_its_passes_by_the_engi
     unsized = _problems(_ppo({"fsdp": {"use_dynamic_bsz": False}}, use_dynamic_bsz=True), version)
     assert [(code, words.split(":")[0]) for code, words in unsized] == [
         ("micro-batch-unset", f"{' and '.join(ENGINE_SIZES)} are not set")]
-    split = _ppo({"fsdp": {"use_dynamic_bsz": False, "micro_batch_size_per_gpu": 1, "infer_micro_batch_size_per_gpu": 3}},
-                 use_dynamic_bsz=True)
+    engine = {"use_dynamic_bsz": False, "micro_batch_size_per_gpu": 1, "infer_micro_batch_size_per_gpu": 3}
+    split = _ppo({"fsdp": engine}, use_dynamic_bsz=True)
     assert _problems(split, version, ("mini-batch",), 64) == [("mini-batch-split", SPLIT.format(
         role="value forward", where=ENGINE_ASSERTS.format(first="its first value forward"),
         source=f"{ENGINE_SIZES[1]} 3", rows="the rows each GPU takes", ranks=8, sp=1, per_gpu=8, times=24,

@@ -1801,7 +1801,7 @@ def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVe
     _check_critic_engine_sizes(checks, version, checks.names.write_does())
 
 
-def _critic_engine_flags(checks: _ConfigChecks, version: TrinityVersion | None) -> tuple[Path, ...]:
+def _critic_engine_flags(checks: _ConfigChecks, version: TrinityVersion | None) -> tuple[tuple[str, ...], ...]:
     """The critic's engine's own dynamic batch size flag (`CRITIC_ENGINE_DYNAMIC_KEY`), judged as the roles' own
     (`_check_dynamic_batch`), where the algorithm trains an FSDP critic (`_fsdp_critic`) and `version` may be Trinity
     0.6, whose verl 0.8 or later runs the critic's passes by it (0.5 refuses its section); else none."""

@@ -2034,7 +2034,8 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
     verdict takes)."""
     critic = trains_critic(read_or_none(reader.word, ("algorithm", "algorithm_type")))
     engine = critic and version != "0.5"  # the critic's engine, which Trinity 0.6 on verl 0.8 or later runs
-    flags = (DYNAMIC_BATCH_KEYS[0], *ROLE_DYNAMIC_BATCH_KEYS.values(), *((CRITIC_ENGINE_DYNAMIC_KEY,) if engine else ()))
+    flags = (DYNAMIC_BATCH_KEYS[0], *ROLE_DYNAMIC_BATCH_KEYS.values(),
+             *((CRITIC_ENGINE_DYNAMIC_KEY,) if engine else ()))
     sizes = dict(zip(ROLE_MICRO_BATCH_SIZES, ("actor", "ref", "rollout"), strict=True)) | dict(
         zip(DEPRECATED_MICRO_BATCH_SIZES[:2], ("actor", "ref"), strict=True)) | (
         dict.fromkeys((*CRITIC_MICRO_BATCH_SIZES, DEPRECATED_MICRO_BATCH_SIZES[2]), "critic") if critic else {}) | (
@@ -2064,7 +2065,8 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
     sizes_unread = [path for path in sizes if path in unread and sizes[path] in roles]
     flags_decide = any(len(readings) > 1 for readings in by_release) and (bool(sizes_unread) or any(
         sequences > 1 for _, sequences in micro_batch_counts(reader, roles, dpo, ranks).sequences)
-        or critic and not roles.isdisjoint(("critic", _CRITIC_ENGINE)) and _critic_sequences(reader, ranks, version) > 1)
+        or critic and not roles.isdisjoint(("critic", _CRITIC_ENGINE))
+        and _critic_sequences(reader, ranks, version) > 1)
     return tuple(dotted(path) for path in (*(path for path in flags if path in unread and flags_decide),
                                            *sizes_unread))
 

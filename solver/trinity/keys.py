@@ -254,8 +254,8 @@ ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
     **{path: f"on Trinity before 0.6 only: Trinity 0.6 sets it to {'.'.join(trainers)} whatever the verl"
        for path, trainers in SET_TO_TRAINERS_BY_06.items()},
     DYNAMIC_BATCH_KEYS[2]: ROLE_KEYS_IGNORED,
-    CRITIC_ENGINE_DYNAMIC_KEY: ("for the critic's passes on Trinity 0.6 with verl 0.8 or later only: 0.6 on verl before "
-                                "0.8 drops the section"),
+    CRITIC_ENGINE_DYNAMIC_KEY: ("for the critic's passes on Trinity 0.6 with verl 0.8 or later only: 0.6 on verl "
+                                "before 0.8 drops the section"),
 }
 """Where each of the roles' own flags counts, in words (the trainer's count everywhere): `checks` says it
 beside a flag that is off."""
