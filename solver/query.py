@@ -730,6 +730,8 @@ class ConfigProblemCode(str, Enum):
     DEPRECATED_CONFIG_PATH = "deprecated-config-path"
     CONFIG_PATH_REFUSED = "config-path-refused"
     NOT_FSDP_STRATEGY = "not-fsdp-strategy"
+    NOT_FSDP_CRITIC_STRATEGY = "not-fsdp-critic-strategy"
+    NOT_FSDP_CRITIC_STRATEGY_REFUSED = "not-fsdp-critic-strategy-refused"
     TRAIN_BATCH_REQUIRED = "train-batch-required"
     CRITIC_TRAINED = "critic-trained"
     LORA_COUNTED_AS_FULL = "lora-counted-as-full"
@@ -786,7 +788,7 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.SGLANG_PARALLEL_REFUSED, ConfigProblemCode.VERL_KEY_REFUSED,
     ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED, ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED,
     ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED, ConfigProblemCode.MINI_BATCH_SPLIT_REFUSED,
-    ConfigProblemCode.ROLE_SP_DIFFERS_REFUSED})
+    ConfigProblemCode.ROLE_SP_DIFFERS_REFUSED, ConfigProblemCode.NOT_FSDP_CRITIC_STRATEGY_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a flag
 or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, a key no release's typed section has,
@@ -804,8 +806,9 @@ whose GPUs cannot hold the weights and one sequence's KV cache as vLLM loads it,
 model's heads do not allow, an engine across nodes that Trinity 0.6 refuses, or an SGLang engine whose
 tensor-parallel size is no multiple of its data-parallel size, LoRA on a mixture of experts whose adapter config
 Trinity 0.6 saves cut short, which its explorer's vLLM fails to reload at the first weight sync, a PPO critic's own
-SP that verl before 0.8 refuses beside an engine SP on which verl 0.8's engine fails to start): the config as
-written does not run,
+SP that verl before 0.8 refuses beside an engine SP on which verl 0.8's engine fails to start, a PPO critic's own
+strategy other than FSDP's under an FSDP trainer, with ``--trinity-version 0.5``, whose FSDP critic worker fails on it
+as it starts): the config as written does not run,
 which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve --check`` fails on them as on a
 verdict that it does not train. docs/trinity.md lists each code and the Trinity release code that refuses it; a code
 that only some releases or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean`` and
@@ -817,7 +820,8 @@ adapter from; ``ref-model``, which Trinity 0.6 drops on verl before 0.8; ``typed
 where no vLLM rollout refuses the length; ``rope-scaling-wrong`` in their place under ``--trinity-version 0.5``,
 whose 0.5.0 also takes a vLLM before 0.12; ``micro-batch-unset``, where only some verl versions are left without a
 size; ``lora-moe-config-unsaved``, where the release may be 0.5, which transformers 4 saves whole, or the run, in mode
-train, never reloads the adapter) is not one."""
+train, never reloads the adapter; ``not-fsdp-critic-strategy``, which Trinity 0.6 on verl 0.8 or later ignores) is not
+one."""
 
 
 class ConfigProblem(NamedTuple):

@@ -111,6 +111,7 @@ from solver.trinity.interpolation import (
 )
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
+    CRITIC,
     CRITIC_ENGINE,
     CRITIC_ENGINE_DYNAMIC_KEY,
     CRITIC_ENGINE_SP_KEY,
@@ -161,6 +162,7 @@ from solver.trinity.keys import (
 )
 from solver.trinity.reader import (
     OneLimit,
+    critic_engine_in_rows,
     limit_at_length_words,
     omegaconf_boolean,
     omegaconf_integer,
@@ -1764,19 +1766,20 @@ def _check_flags_on(checks: _ConfigChecks, paths: Iterable[tuple[str, ...]], cod
 
 
 def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVersion | None) -> None:
-    """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on (but the trainer's and the
-    actor's for DPO, which off keep its pairs whole: `_check_dpo_pair_dynamic`), and where they are off the
-    critic's forward size (`_check_critic_forward_unset`) and its engine's (`_check_critic_engine_sizes`); off for a
-    `model` whose micro-batches are padded (`remove_padding_violation`), with one sequence in each
-    (`_check_micro_batch_sizes`, the critic's engine's too)."""
+    """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`, and a trained critic's engine's own,
+    `_critic_engine_flags`) are booleans, and on (but the trainer's and the actor's for DPO, which off keep its pairs
+    whole: `_check_dpo_pair_dynamic`), and where they are off the critic's forward size
+    (`_check_critic_forward_unset`) and its engine's (`_check_critic_engine_sizes`); off for a `model` whose
+    micro-batches are padded (`remove_padding_violation`), with one sequence in each (`_check_micro_batch_sizes`, the
+    critic's engine's set too)."""
     if remove_padding_violation(model) is None:
         trainer, actor, ref = DYNAMIC_BATCH_KEYS
         # for DPO, off is what keeps the actor's pairs whole (`_check_dpo_pair_dynamic`)
         dpo = trains_dpo(checks.value(("algorithm", "algorithm_type")))
         _check_flags_on(checks, () if dpo else (trainer,), ConfigProblemCode.DYNAMIC_BATCH_OFF,
                         _trainer_dynamic_off_words(checks, version), version)
-        _check_flags_on(checks, (ref,) if dpo else (actor, ref), ConfigProblemCode.DYNAMIC_BATCH_OFF,
-                        _DYNAMIC_OFF_WORDS, version)
+        _check_flags_on(checks, ((ref,) if dpo else (actor, ref)) + _critic_engine_flags(checks, version),
+                        ConfigProblemCode.DYNAMIC_BATCH_OFF, _DYNAMIC_OFF_WORDS, version)
         _check_null_micro_batch_sizes(checks, version)
         _check_critic_forward_unset(checks, version)
         _check_critic_engine_sizes(checks, version)
@@ -1789,12 +1792,20 @@ def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVe
            f"token budget the memory estimate counts: set it to false, with one sequence per micro-batch"
            f"{checks.names.write_does()}")
     _check_flag_on(checks, trainer, ConfigProblemCode.MICRO_BATCH_UNBOUNDED, why, version, on=False)
-    _check_flags_on(checks, roles, ConfigProblemCode.MICRO_BATCH_UNBOUNDED, why, version, on=False, unset_on=False)
+    _check_flags_on(checks, (*roles, *_critic_engine_flags(checks, version)), ConfigProblemCode.MICRO_BATCH_UNBOUNDED,
+                    why, version, on=False, unset_on=False)
     if turned_off(checks.flag(trainer)):
         _check_micro_batch_sizes(checks, version)
-        _check_critic_engine_sizes(checks, version, checks.names.write_does())
     else:
         _check_null_micro_batch_sizes(checks, version)
+    _check_critic_engine_sizes(checks, version, checks.names.write_does())
+
+
+def _critic_engine_flags(checks: _ConfigChecks, version: TrinityVersion | None) -> tuple[tuple[str, ...], ...]:
+    """The critic's engine's own dynamic batch size flag (`CRITIC_ENGINE_DYNAMIC_KEY`), judged as the roles' own
+    (`_check_dynamic_batch`), where the algorithm trains an FSDP critic (`_fsdp_critic`) and `version` may be Trinity
+    0.6, whose verl 0.8 or later runs the critic's passes by it (0.5 refuses its section); else none."""
+    return (CRITIC_ENGINE_DYNAMIC_KEY,) if version != "0.5" and _fsdp_critic(checks) else ()
 
 
 def _check_null_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
@@ -1977,21 +1988,50 @@ def _check_megatron_critic(checks: _ConfigChecks) -> None:
             "micro-batch sizes and its engine's are not judged: rft-solver's critic checks are FSDP's"))
 
 
-def _critic_engine_in_rows(checks: _ConfigChecks) -> bool:
-    """Whether Trinity 0.6 on verl 0.8 or later cuts the critic's passes by its engine's micro-batch sizes
-    (`CRITIC_ENGINE_MICRO_BATCH_SIZES`): its engine's own dynamic batch size flag (`CRITIC_ENGINE_DYNAMIC_KEY`) off,
-    or unset beside the trainer's off (Trinity builds it as the trainer's)."""
-    own = checks.flag(CRITIC_ENGINE_DYNAMIC_KEY)
-    return turned_off(own if own is not None else checks.flag(DYNAMIC_BATCH_KEYS[0]))
+def _legacy_critic_worker_words(version: TrinityVersion | None) -> str:
+    """The critic worker of the releases `version` may be that runs before verl 0.8 (Trinity 0.5, 0.6 on verl before
+    0.8, or both), in words."""
+    return {"0.5": "Trinity 0.5's critic worker", "0.6": "Trinity 0.6's critic worker on verl before 0.8"}.get(
+        version or "", "the critic worker of Trinity 0.5, and of 0.6 on verl before 0.8,")
+
+
+def _check_critic_strategy(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """Check, where the algorithm trains a critic under an FSDP trainer (`_fsdp_critic`), that the critic's own
+    ``critic.strategy``, where set, is FSDP's. Before verl 0.8 Trinity takes it over the trainer's (``set_if_none``,
+    0.6.0 ``trainer/verl_legacy/verl_config.py:605``, 0.5.2 ``trainer/verl/verl_config.py:598``) and starts the critic
+    in the worker of the actor's strategy, the trainer's FSDP one (0.6.0 ``verl_legacy/verl_trainer.py:221``, 0.5.2
+    ``trainer/verl/verl_trainer.py:218``), whose ``CriticWorker`` builds fsdp or fsdp2 alone and raises
+    ``NotImplementedError(f"Unknown strategy {config.strategy}")`` for any other as the critic starts (0.6.0
+    ``verl_legacy/fsdp_workers.py:1593``, 0.5.2 ``trainer/verl/fsdp_workers.py:1474``, 0.5.0 ``:1456``); but with
+    ``model.lora_configs`` set it resets the critic's to fsdp (0.6.0 ``verl_config.py:638-642``). Trinity 0.6 on verl
+    0.8 or later ignores the key (``FROZEN_KEYS``, ``trainer/verl/config.py:733``, ``_deep_merge``, ``:824``) and runs
+    the critic at the trainer's strategy. Refused (``not-fsdp-critic-strategy-refused``) where `version` is 0.5, else
+    ``not-fsdp-critic-strategy``."""
+    path = (*CRITIC, "strategy")
+    if (not _fsdp_critic(checks) or (strategy := checks.value(path)) is None or strategy in ("fsdp", "fsdp2")
+            or checks.value(LORA_CONFIGS) is not None):
+        return
+    given = checks.value(("trainer", "trainer_strategy"))
+    trainer = yaml_brief(given) if given else f"unset: {unset_strategy_words(version)}"
+    refused = version == "0.5"
+    on_08 = "" if refused else ("; Trinity 0.6 on verl 0.8 or later ignores the key, running the critic at the "
+                                "trainer's strategy")
+    checks.add(ConfigProblemCode.NOT_FSDP_CRITIC_STRATEGY_REFUSED if refused else
+               ConfigProblemCode.NOT_FSDP_CRITIC_STRATEGY, (
+                   f"{dotted(path)} is {yaml_brief(strategy)} under an FSDP trainer (trainer.trainer_strategy "
+                   f"{trainer}): {_legacy_critic_worker_words(version)} builds an fsdp or fsdp2 critic alone (it is "
+                   f"the FSDP trainer's) and fails as the critic starts (NotImplementedError: Unknown strategy "
+                   f"{strategy}){on_08}: remove it (the critic then runs at the trainer's strategy), or write fsdp or "
+                   "fsdp2"))
 
 
 def _critic_engine_unsized(checks: _ConfigChecks, version: TrinityVersion | None) -> list[Path]:
     """The micro-batch sizes of the critic's engine (`CRITIC_ENGINE_MICRO_BATCH_SIZES`) that the config leaves without a
     value where Trinity 0.6 on verl 0.8 or later cuts the critic's passes by them: the release `version` may be 0.6,
-    the algorithm trains an FSDP critic (`_fsdp_critic`) and the trainer's dynamic batch sizes are off, the engine's
-    too (`_critic_engine_in_rows`: ``critic.fsdp.use_dynamic_bsz: true`` packs them by tokens)."""
-    if (version == "0.5" or not _fsdp_critic(checks) or not turned_off(checks.flag(DYNAMIC_BATCH_KEYS[0]))
-            or not _critic_engine_in_rows(checks)):
+    the algorithm trains an FSDP critic (`_fsdp_critic`) and the engine's dynamic batch sizes are off
+    (`critic_engine_in_rows`: its own ``critic.fsdp.use_dynamic_bsz``, else the trainer's; true packs them by
+    tokens)."""
+    if version == "0.5" or not _fsdp_critic(checks) or not critic_engine_in_rows(checks.flag):
         return []
     return [path for path in CRITIC_ENGINE_MICRO_BATCH_SIZES if checks.absent(path)]
 
@@ -2037,8 +2077,7 @@ def _check_critic_forward_whole_size(checks: _ConfigChecks, version: TrinityVers
             or not checks.absent(CRITIC_FORWARD_WHOLE_SIZE)):
         return
     forward = dotted(CRITIC_FORWARD_WHOLE_SIZE)
-    who = {"0.5": "Trinity 0.5's critic worker", "0.6": "Trinity 0.6's critic worker on verl before 0.8"}.get(
-        version or "", "the critic worker of Trinity 0.5, and of 0.6 on verl before 0.8,")
+    who = _legacy_critic_worker_words(version)
     on_08 = "" if version == "0.5" else "; Trinity 0.6 on verl 0.8 or later gives it 1"
     code = ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED if version == "0.5" else ConfigProblemCode.MICRO_BATCH_UNSET
     checks.add(code, (
@@ -2234,7 +2273,8 @@ def _legacy_assert_words(in_rows: Sequence[TrinityVersion]) -> str:
 def _check_critic_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sps: tuple[int, int], batch: TrainBatch,
                              version: TrinityVersion | None) -> None:
     """Check, where the algorithm trains an FSDP critic (`_fsdp_critic`) whose passes run with dynamic batch sizes off
-    on a release `version` may be (`sequence_counted_roles`) and the train `batch` is known, its micro-batches against
+    on a release `version` may be (`sequence_counted_roles`; on Trinity 0.6 with verl 0.8 or later, by its engine's
+    flag, `critic_engine_in_rows`) and the train `batch` is known, its micro-batches against
     its rows per GPU on each verl line, as the actor's (`_check_actor_mini_batch`). Before verl 0.8 the legacy critic
     worker (Trinity 0.5, 0.6 on verl before 0.8) takes the batch as the critic's mini-batch
     (``critic.ppo_mini_batch_size``, ``trainer/verl/verl_config.py:591`` in 0.5.2, ``verl_legacy/verl_config.py:599``
@@ -2244,7 +2284,7 @@ def _check_critic_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sps: tupl
     (0.5.0 ``trainer/verl/fsdp_workers.py:1209-1214``, 0.5.2 ``:1226-1231``, 0.6.0
     ``verl_legacy/fsdp_workers.py:1328-1333``). On verl 0.8 or later Trinity 0.6 reads neither size of the critic's
     but its engine's (`CRITIC_ENGINE_MICRO_BATCH_SIZES`, at its engine's SP, `CRITIC_ENGINE_SP_KEY`, else the
-    trainer's; where its engine runs in rows, `_critic_engine_in_rows`), whose ``prepare_micro_batches`` asserts that
+    trainer's; where its engine runs in rows, `critic_engine_in_rows`), whose ``prepare_micro_batches`` asserts that
     each, where set, divides the rows each GPU takes (`ENGINE_MINI_BATCH_ASSERT_LINES`): the update's its mini-batch
     per GPU, at the critic's first update, and the
     value forward's the batch over the ranks, at its first step (judged where the ranks divide the batch: else
@@ -2255,7 +2295,8 @@ def _check_critic_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sps: tupl
     ``workers/critic/dp_critic.py:171``)."""
     releases = releases_may_be(version)
     in_rows = [release for release in releases if "critic" in sequence_counted_roles(checks.flag, release)]
-    if batch.size is None or not in_rows or not _fsdp_critic(checks) or trainer_gpus < 1:
+    engine_in_rows = "0.6" in releases and critic_engine_in_rows(checks.flag)  # on verl 0.8 or later
+    if batch.size is None or not (in_rows or engine_in_rows) or not _fsdp_critic(checks) or trainer_gpus < 1:
         return
     critic_sp, sp = sps
     ranks = trainer_gpus // critic_sp
@@ -2263,15 +2304,15 @@ def _check_critic_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sps: tupl
     engine_ranks = trainer_gpus // engine_sp
     engine_rows = batch.size // engine_ranks if engine_ranks >= 1 and batch.size % engine_ranks == 0 else 0
     engine_splits = [(path, int(size)) for path in CRITIC_ENGINE_MICRO_BATCH_SIZES
-                     if "0.6" in in_rows and engine_rows and _critic_engine_in_rows(checks)
+                     if engine_in_rows and engine_rows
                      and (size := checks.number(path)) is not None and size >= 1 and engine_rows % int(size) != 0]
-    on_08_fails = "0.6" in in_rows and bool(engine_splits or _critic_engine_unsized(checks, version))
+    on_08_fails = engine_in_rows and bool(engine_splits or _critic_engine_unsized(checks, version))
     size, whole = checks.number(CRITIC_MICRO_BATCH_SIZES[0]), checks.number(DEPRECATED_MICRO_BATCH_SIZES[2])
     written = int(size) if size is not None and size >= 1 else 1
     legacy = int(whole) // ranks if whole is not None and ranks >= 1 else written
     mini = batch.size // ranks if ranks >= 1 else 0
     layout = (ranks, trainer_gpus, critic_sp)
-    if mini >= 1 and legacy >= 1 and mini % legacy != 0:
+    if in_rows and mini >= 1 and legacy >= 1 and mini % legacy != 0:
         refused = set(in_rows) == set(releases) and ("0.6" not in releases or on_08_fails)
         source = (f"{dotted(DEPRECATED_MICRO_BATCH_SIZES[2])} {shown_number(whole)} over them" if whole is not None
                   else f"{dotted(CRITIC_MICRO_BATCH_SIZES[0])} {written}{'' if size is not None else ' (unset: 1)'}")
@@ -2894,6 +2935,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_forward_micro_batch(checks, trainer_gpus, sp, batch, version)
     _check_critic_mini_batch(checks, trainer_gpus, (role_sps["critic"], sp), batch, version)
     _check_megatron_critic(checks)
+    _check_critic_strategy(checks, version)
     length = max_model_len if max_model_len is not None else checks.number(("model", "max_model_len"))
     _check_token_budgets(checks, length, sp, role_sps, version)
     _check_prompt_and_response(checks, length)

@@ -219,13 +219,6 @@ SET_TO_TRAINERS_BY_06: dict[tuple[str, ...], tuple[str, ...]] = {
 ``synchronize_config`` (``trainer/verl_legacy/verl_config.py:701``, ``:708``, ``:711``), on verl 0.8 or later
 ``FROZEN_KEYS`` (``trainer/verl/config.py:710``, ``:700``) and the critic's model config, built from the trainer's
 (``trainer/verl/trainer.py:360``)."""
-ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
-    **{path: f"on Trinity before 0.6 only: Trinity 0.6 sets it to {'.'.join(trainers)} whatever the verl"
-       for path, trainers in SET_TO_TRAINERS_BY_06.items()},
-    DYNAMIC_BATCH_KEYS[2]: ROLE_KEYS_IGNORED,
-}
-"""Where each of the roles' own flags counts, in words (the trainer's count everywhere): `checks` says it
-beside a flag that is off."""
 CRITIC_TOKEN_BUDGET = (*CRITIC, "ppo_max_token_len_per_gpu")
 CRITIC_FORWARD_BUDGET = (*CRITIC, "forward_max_token_len_per_gpu")
 CRITIC_BUDGETS = (CRITIC_TOKEN_BUDGET, CRITIC_FORWARD_BUDGET)
@@ -257,6 +250,15 @@ verl packs them by the engine's token budget, which Trinity sets to the trainer'
 (``critic.ppo_infer_max_token_len_per_gpu``, frozen, ``trainer/verl/trainer.py:368-371``), and reads neither engine
 micro-batch size (`CRITIC_ENGINE_MICRO_BATCH_SIZES`); false, it cuts them by those sizes. Trinity 0.5's typed
 ``Critic`` refuses the section; 0.6.0 on verl before 0.8 drops it. Read from the code, not run."""
+ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
+    **{path: f"on Trinity before 0.6 only: Trinity 0.6 sets it to {'.'.join(trainers)} whatever the verl"
+       for path, trainers in SET_TO_TRAINERS_BY_06.items()},
+    DYNAMIC_BATCH_KEYS[2]: ROLE_KEYS_IGNORED,
+    CRITIC_ENGINE_DYNAMIC_KEY: ("for the critic's passes on Trinity 0.6 with verl 0.8 or later only: 0.6 on verl "
+                                "before 0.8 drops the section"),
+}
+"""Where each of the roles' own flags counts, in words (the trainer's count everywhere): `checks` says it
+beside a flag that is off."""
 ROLE_DYNAMIC_BATCH_KEYS: dict[str, tuple[str, ...]] = {
     "actor": DYNAMIC_BATCH_KEYS[1], "ref": DYNAMIC_BATCH_KEYS[2],
     "rollout": (*ACTOR_ROLLOUT_REF, "rollout", "log_prob_use_dynamic_bsz"), "critic": (*CRITIC, "use_dynamic_bsz")}

@@ -70,6 +70,7 @@ from solver.trinity.keys import (
     CRITIC,
     CRITIC_BUDGETS,
     CRITIC_ENGINE,
+    CRITIC_ENGINE_DYNAMIC_KEY,
     CRITIC_ENGINE_SP_KEY,
     CRITIC_MODEL_FSDP,
     CRITIC_SP_KEY,
@@ -379,7 +380,9 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
           if padded and version != "0.6" else []),  # the critic's own, which 0.5 reads
         # its model's keys beside the one above (the fragment nests them)
         *_grouped([*_critic_keys(plan, version, version_option, readings), *_critic_sp_keys(plan, readings, version),
-                   *(_critic_engine_micro_batch_keys(version, version_option) if padded else [])]),
+                   *(_critic_engine_micro_batch_keys(version, version_option) if padded else []),
+                   # the engine's own dynamic batch sizes as a role's own (0.5 refuses the section)
+                   *(_dynamic_batch_keys(readings, [CRITIC_ENGINE_DYNAMIC_KEY], padded) if version != "0.5" else [])]),
         *_own_budget_keys(plan, "critic", readings, version),  # where the algorithm trains a critic
         *(_micro_batch_keys("critic") if padded else []),
     ]
