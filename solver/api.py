@@ -2085,7 +2085,23 @@ def _followed_budgets_line(verdict: _BudgetVerdict, keys: Sequence[str], budget:
         f"{named} {budget}: what Trinity gives {them} unset at the config's own {verdict.config.max_model_len} tokens, "
         f"so read as unset at {verdict.length} tokens too (the verdict is at {verdict.judged} tokens per GPU); as "
         f"written, Trinity keeps {budget} there, {'more' if above else 'fewer'} tokens per GPU than the verdict "
-        f"assumes{_roles_scope(verdict.config, keys)}; applying the plan leaves {them} at its budget"))
+        f"assumes{_followed_scope(verdict.config, keys)}; applying the plan leaves {them} at its budget"))
+
+
+def _followed_scope(config: TrinityConfig, keys: Sequence[str]) -> str:
+    """On which verl lines Trinity keeps the followed budget `keys` (`_followed_budgets_line`), in brackets: the
+    trainer's on every line, the roles' own before verl 0.8 only (`_roles_scope`), each named where both are among
+    them; "" with Trinity 0.5, which runs verl before 0.8 only."""
+    from solver.trinity import ROLE_KEYS_IGNORED
+
+    if config.version == "0.5":
+        return ""
+    if TRAINER_TOKEN_BUDGET not in keys:
+        return _roles_scope(config, keys)
+    if len(keys) == 1:
+        return " (on every verl line)"
+    before, _, why = ROLE_KEYS_IGNORED.partition(": ")
+    return f" ({TRAINER_TOKEN_BUDGET} on every verl line, the roles' own {before}: {why})"
 
 
 def _set_budget_line(verdict: _BudgetVerdict, key: str, budget: int) -> ConfigProblem:
