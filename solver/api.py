@@ -2089,19 +2089,17 @@ def _followed_budgets_line(verdict: _BudgetVerdict, keys: Sequence[str], budget:
 
 
 def _followed_scope(config: TrinityConfig, keys: Sequence[str]) -> str:
-    """On which verl lines Trinity keeps the followed budget `keys` (`_followed_budgets_line`), in brackets: the
-    trainer's on every line, the roles' own before verl 0.8 only (`_roles_scope`), each named where both are among
-    them; "" with Trinity 0.5, which runs verl before 0.8 only."""
-    from solver.trinity import ROLE_KEYS_IGNORED
-
-    if config.version == "0.5":
-        return ""
-    if TRAINER_TOKEN_BUDGET not in keys:
+    """Which passes take the followed budget `keys` (`_followed_budgets_line`) on each verl line, in brackets: with the
+    trainer's, Trinity 0.6 on verl 0.8 or later runs every pass at it, verl before 0.8 each role at its own budget where
+    set (so with the roles' own beside it, every pass on every line); the roles' own alone, `_roles_scope`; "" with
+    Trinity 0.5, which runs verl before 0.8 only."""
+    if config.version == "0.5" or TRAINER_TOKEN_BUDGET not in keys:
         return _roles_scope(config, keys)
+    on_08 = "Trinity 0.6 on verl 0.8 or later runs every pass at"
     if len(keys) == 1:
-        return " (on every verl line)"
-    before, _, why = ROLE_KEYS_IGNORED.partition(": ")
-    return f" ({TRAINER_TOKEN_BUDGET} on every verl line, the roles' own {before}: {why})"
+        return f" ({on_08} it; verl before 0.8 each role without a budget of its own)"
+    return (f" (on every verl line: {on_08} the trainer's; verl before 0.8 each role at its own where set, else at the "
+            "trainer's)")
 
 
 def _set_budget_line(verdict: _BudgetVerdict, key: str, budget: int) -> ConfigProblem:

@@ -1766,7 +1766,8 @@ class CurrentSettings(Frozen, defer_build=True):
         "whether these settings train as far as memory and the rules of `broken_rule` go (the tables, or the memory "
         "model's estimate, vouch for them); false where the config lets a GPU take more tokens than the verdict's "
         "budget on some verl line where a setting fits every line (a token-budget-above-verdict or "
-        "critic-budget-above-verdict problem: the verdict does not vouch for that; not dpo-doubled-above-verdict, "
+        "critic-budget-above-verdict problem, or a padded model's micro-batch-unbounded: the verdict does not vouch "
+        "for that; not dpo-doubled-above-verdict, "
         "DPO's sizes doubled past it on verl before 0.8 alone, which no size fits on both lines); with `refused`, the "
         "config as written does not run all the same"))
     plan: Plan | None = Field(description=(
