@@ -3412,20 +3412,27 @@ def test_a_problem_that_refuses_nothing_keeps_it_trains(
     assert cli("--from-config", str(config), "--gpu", "a100-80g", *flags, "--check")[0] == 0
 
 
+def _padded_check(tmp_path: Path, dynamic: str, actor_size: str) -> tuple[str, ...]:
+    """The flags of ``--check --json`` on a config of InternLM2 (``--model-config``, one padded sequence per
+    micro-batch) with remove padding off, the trainer's ``use_dynamic_bsz`` and the actor's micro-batch size per GPU
+    as written (`dynamic`, `actor_size`: YAML), the ref's and the rollout's 1."""
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n" + REFUSING_HEAD + (
+        f"trainer: {{use_dynamic_bsz: {dynamic}, use_remove_padding: false, trainer_config: {{actor_rollout_ref: {{"
+        f"model: {{use_remove_padding: false}}, actor: {{ppo_micro_batch_size_per_gpu: {actor_size}}}, "
+        "ref: {log_prob_micro_batch_size_per_gpu: 1}, rollout: {log_prob_micro_batch_size_per_gpu: 1}}}}\n"),
+        encoding="utf-8")
+    internlm2 = str(Path(__file__).parent / "data" / "hf-configs" / "internlm2-7b.json")
+    return "--from-config", str(config), "--model-config", internlm2, "--gpu", "h100", "--check", "--json"
+
+
 def test_a_padded_models_unreadable_micro_batch_size_is_unread_as_any_models(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # budgetrule87: InternLM2 (--model-config) trains one padded sequence per micro-batch, so it reads no token budget;
     # but how many tokens a pass takes per GPU still depends on the micro-batch size: unread here (an unset variable),
     # it is in unread_keys and the verdict is unknown, so --check fails (it said "it trains" and passed)
     size = "trainer.trainer_config.actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"
-    config = tmp_path / "trinity.yaml"
-    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n" + REFUSING_HEAD + (
-        "trainer: {use_dynamic_bsz: false, use_remove_padding: false, trainer_config: {actor_rollout_ref: {"
-        "model: {use_remove_padding: false}, actor: {ppo_micro_batch_size_per_gpu: '${oc.env:S}'}, "
-        "ref: {log_prob_micro_batch_size_per_gpu: 1}, rollout: {log_prob_micro_batch_size_per_gpu: 1}}}}\n"),
-        encoding="utf-8")
-    internlm2 = str(Path(__file__).parent / "data" / "hf-configs" / "internlm2-7b.json")
-    flags = ("--from-config", str(config), "--model-config", internlm2, "--gpu", "h100", "--check", "--json")
+    flags = _padded_check(tmp_path, "false", "'${oc.env:S}'")
     monkeypatch.delenv("S", raising=False)
     status, out, _ = cli(*flags)
     current = json.loads(out)[0]["current"]
@@ -3441,14 +3448,7 @@ def test_a_padded_models_unreadable_dynamic_batch_flag_is_unread(cli, tmp_path: 
     # padded88: for InternLM2 (one padded sequence per micro-batch) use_dynamic_bsz on fills a padded micro-batch past
     # the one sequence the verdict counts, whatever its sizes: unread here, it is in unread_keys and --check fails (it
     # said "it trains", its sizes all 1, and passed)
-    config = tmp_path / "trinity.yaml"
-    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n" + REFUSING_HEAD + (
-        "trainer: {use_dynamic_bsz: '${oc.env:DYN}', use_remove_padding: false, trainer_config: {actor_rollout_ref: {"
-        "model: {use_remove_padding: false}, actor: {ppo_micro_batch_size_per_gpu: 1}, "
-        "ref: {log_prob_micro_batch_size_per_gpu: 1}, rollout: {log_prob_micro_batch_size_per_gpu: 1}}}}\n"),
-        encoding="utf-8")
-    internlm2 = str(Path(__file__).parent / "data" / "hf-configs" / "internlm2-7b.json")
-    flags = ("--from-config", str(config), "--model-config", internlm2, "--gpu", "h100", "--check", "--json")
+    flags = _padded_check(tmp_path, "'${oc.env:DYN}'", "1")
     monkeypatch.delenv("DYN", raising=False)
     status, out, _ = cli(*flags)
     current = json.loads(out)[0]["current"]
