@@ -1781,7 +1781,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                   offload=config.offload, sp=config.sp, critic_sps=critic_sps, max_model_len=length,
                                   length_given=own_length,
                                   max_token_len_per_gpu=lowered, trains=False, plan=None,
-                                  unread_keys=config.memory_unread,
+                                  unread_keys=config.memory_unread if reads_budget else config.memory_unread_padded,
                                   broken_rule=broken.words if broken else None,
                                   broken_rule_code=broken.code if broken else None,
                                   config_problems=tuple(problem.words for problem in problems),
@@ -2085,7 +2085,21 @@ def _followed_budgets_line(verdict: _BudgetVerdict, keys: Sequence[str], budget:
         f"{named} {budget}: what Trinity gives {them} unset at the config's own {verdict.config.max_model_len} tokens, "
         f"so read as unset at {verdict.length} tokens too (the verdict is at {verdict.judged} tokens per GPU); as "
         f"written, Trinity keeps {budget} there, {'more' if above else 'fewer'} tokens per GPU than the verdict "
-        f"assumes{_roles_scope(verdict.config, keys)}; applying the plan leaves {them} at its budget"))
+        f"assumes{_followed_scope(verdict.config, keys)}; applying the plan leaves {them} at its budget"))
+
+
+def _followed_scope(config: TrinityConfig, keys: Sequence[str]) -> str:
+    """Which passes take the followed budget `keys` (`_followed_budgets_line`) on each verl line, in brackets: with the
+    trainer's, Trinity 0.6 on verl 0.8 or later runs every pass at it, verl before 0.8 each role at its own budget where
+    set (so with the roles' own beside it, every pass on every line); the roles' own alone, `_roles_scope`; "" with
+    Trinity 0.5, which runs verl before 0.8 only."""
+    if config.version == "0.5" or TRAINER_TOKEN_BUDGET not in keys:
+        return _roles_scope(config, keys)
+    on_08 = "Trinity 0.6 on verl 0.8 or later runs every pass at"
+    if len(keys) == 1:
+        return f" ({on_08} it; verl before 0.8 each role without a budget of its own)"
+    return (f" (on every verl line: {on_08} the trainer's; verl before 0.8 each role at its own where set, else at the "
+            "trainer's)")
 
 
 def _set_budget_line(verdict: _BudgetVerdict, key: str, budget: int) -> ConfigProblem:

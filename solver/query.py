@@ -755,12 +755,16 @@ class ConfigProblemCode(str, Enum):
 
 
 BUDGET_ABOVE_VERDICT_CODES = frozenset({ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT,
-                                        ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT})
+                                        ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT,
+                                        ConfigProblemCode.MICRO_BATCH_UNBOUNDED})
 """The `ConfigProblemCode`s of problems that say a config lets a GPU take more tokens than the verdict's budget on
 some verl line the release may run, where a setting fits every line (lower the budget or the micro-batch sizes: a
-budget of the trainer's or a role's, one only verl before 0.8 reads too, or a trained critic's own): the verdict does
-not vouch for its settings (`solver.results.CurrentSettings.budget_above_verdict`). Not ``dpo-doubled-above-verdict``,
-where no size fits both verl lines: its line says so, and the verdict goes by the memory."""
+budget of the trainer's or a role's, one only verl before 0.8 reads too, or a trained critic's own; for a model
+trained one padded sequence per micro-batch, ``micro-batch-unbounded``: dynamic batch sizes on, or micro-batches of
+more than one sequence, or DPO pair, each padded to the longest, where the verdict counts one, and dynamic batch sizes
+off with one each fits every line): the verdict does not vouch for its settings
+(`solver.results.CurrentSettings.budget_above_verdict`). Not ``dpo-doubled-above-verdict``, where no size fits both
+verl lines: its line says so, and the verdict goes by the memory."""
 
 REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.FLAG_NOT_BOOLEAN_REFUSED, ConfigProblemCode.MISSPELT_KEY_REFUSED,
@@ -962,6 +966,11 @@ class TrinityConfig(Frozen, defer_build=True):
     """The keys that decide how many tokens a pass takes per GPU that cannot be read here (an interpolation of an
     environment variable this shell lacks: `solver.trinity.config.memory_unread_keys`), dotted: with any, whether the
     config's settings train is unknown."""
+    memory_unread_padded: tuple[str, ...] = ()
+    """`memory_unread` for a model trained one padded sequence per micro-batch
+    (`solver.rules.one_sequence_per_micro_batch`): its dynamic batch size keys too where their values change which of
+    its passes run with them on, which no token budget bounds (each padded micro-batch holds sequences by their own
+    lengths)."""
     dpo_update_in_rows: bool = False
     """Whether the config trains DPO (`dpo`) with the actor's update run with dynamic batch sizes off on some release
     it may run on (`solver.trinity.reader.actor_update_in_rows`): its micro-batches hold rows, one pair as ``--write``

@@ -66,6 +66,7 @@ from solver.rules import (
     one_transformers_taken,
     one_transformers_words,
     other_layout,
+    padded_sequences,
     smaller_card_words,
     tables_refute_words,
     token_budget,
@@ -1765,7 +1766,8 @@ class CurrentSettings(Frozen, defer_build=True):
         "whether these settings train as far as memory and the rules of `broken_rule` go (the tables, or the memory "
         "model's estimate, vouch for them); false where the config lets a GPU take more tokens than the verdict's "
         "budget on some verl line where a setting fits every line (a token-budget-above-verdict or "
-        "critic-budget-above-verdict problem: the verdict does not vouch for that; not dpo-doubled-above-verdict, "
+        "critic-budget-above-verdict problem, or a padded model's micro-batch-unbounded: the verdict does not vouch "
+        "for that; not dpo-doubled-above-verdict, "
         "DPO's sizes doubled past it on verl before 0.8 alone, which no size fits on both lines); with `refused`, the "
         "config as written does not run all the same"))
     plan: Plan | None = Field(description=(
@@ -1825,9 +1827,9 @@ class CurrentSettings(Frozen, defer_build=True):
     @property
     def problems_pointed_to(self) -> tuple[str, ...]:
         """The problems `verdict` points to: those that refuse the config (`REFUSED_CONFIG_CODES`) and those that let a
-        GPU take more tokens than the verdict's budget (``token-budget-above-verdict``)."""
+        GPU take more tokens than the verdict's budget (`BUDGET_ABOVE_VERDICT_CODES`)."""
         return tuple(problem for problem, code in zip(self.config_problems, self.config_problem_codes, strict=False)
-                     if code in REFUSED_CONFIG_CODES or code == ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT)
+                     if code in REFUSED_CONFIG_CODES or code in BUDGET_ABOVE_VERDICT_CODES)
 
     @property
     def budget_above_verdict(self) -> int:
@@ -2269,7 +2271,7 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
         if above := current.budget_above_verdict:
             lines = ("the problem on its tokens per GPU says how many" if above == 1 else
                      f"the {above} problems on its tokens per GPU say how many")
-            return (f"{said}it fits in memory at {counted(current.plan.max_token_len_per_gpu, 'token')} per GPU "
+            return (f"{said}it fits in memory at {counted(_verdict_tokens(answer, current.plan), 'token')} per GPU "
                     f"({evidence}), but the config lets a GPU take more, which this verdict does not vouch for: "
                     f"whether it trains there is unknown ({lines}).{_dearer(answer, current, query)}")
         return f"{said}it trains ({evidence}).{_dearer(answer, current, query)}"
@@ -2301,6 +2303,16 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
                if answer.status == "unknown" else "no plan trains either (the reason follows)")
     sentences = [*verdict, *refused, follows]
     return said + " ".join(_sentence(words, first=not i) for i, words in enumerate(sentences))
+
+
+def _verdict_tokens(answer: Answer, plan: Plan) -> int:
+    """The tokens per GPU at which `plan`, the verdict's on a config's own settings, fits: its token budget, or for a
+    model trained one padded sequence per micro-batch (its ``padded-micro-batches`` caution), which reads none, what
+    its estimate counts, ``max_model_len`` for one sequence (`padded_sequences`: for the answer's `Answer.dpo_pairs`,
+    a pair)."""
+    if plan.cautions_coded(CautionCode.PADDED_MICRO_BATCHES):
+        return padded_sequences(bool(answer.dpo_pairs)) * plan.max_model_len
+    return plan.max_token_len_per_gpu
 
 
 def _config_refused(current: CurrentSettings) -> str:

@@ -1880,7 +1880,8 @@ def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
         if (size := checks.number(path)) is not None:
             checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
                 f"{dotted(path)} is {shown_number(size)}: a deprecated size for the whole batch, which "
-                f"{_deprecated_size_words(version)}: remove it"))
+                f"{_deprecated_size_words(version)}: remove it, or set it to null, read as unset"
+                f"{checks.names.write_does()}"))
 
 
 def _check_dpo_pair_size(checks: _ConfigChecks, size: float, version: TrinityVersion | None) -> None:

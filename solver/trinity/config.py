@@ -1881,6 +1881,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         micro_batch_sequences=micro_batches.sequences,
         micro_batch_sources=micro_batches.sources,
         memory_unread=memory_unread_keys(reader, version, dpo, trainer_gpus // sp if trainer_gpus else None),
+        memory_unread_padded=memory_unread_keys(reader, version, dpo, trainer_gpus // sp if trainer_gpus else None,
+                                                padded=True),
         dpo=dpo,
         dpo_update_in_rows=in_rows,
         mode_train=mode == "train",
@@ -2019,7 +2021,7 @@ later, where its engine runs in rows (`critic_engine_in_rows`)."""
 
 
 def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo: bool,
-                       ranks: int | None) -> tuple[str, ...]:
+                       ranks: int | None, padded: bool = False) -> tuple[str, ...]:
     """The keys that decide how many tokens a pass takes per GPU and that cannot be read here (an interpolation of an
     environment variable this shell lacks, say), which `read_or_none` reads as unset (`TrinityConfig.memory_unread`):
     the micro-batch sizes (`ROLE_MICRO_BATCH_SIZES`, the actor's and the ref's `DEPRECATED_MICRO_BATCH_SIZES`; where
@@ -2031,7 +2033,8 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
     `CRITIC_ENGINE_DYNAMIC_KEY` but for 0.5) where their values change which passes run so (on one
     of those releases) and such a pass's micro-batch may hold more than one sequence (`micro_batch_counts`, with `dpo`
     and the data-parallel `ranks`, and the critic's, `_critic_sequences`; one holds a sequence within any budget the
-    verdict takes)."""
+    verdict takes); for a `padded` model (`solver.rules.one_sequence_per_micro_batch`), where their values change
+    which of its passes (the critic's where the algorithm trains one) run with them on, which no budget bounds."""
     critic = trains_critic(read_or_none(reader.word, ("algorithm", "algorithm_type")))
     engine = critic and version != "0.5"  # the critic's engine, which Trinity 0.6 on verl 0.8 or later runs
     flags = (DYNAMIC_BATCH_KEYS[0], *ROLE_DYNAMIC_BATCH_KEYS.values(),
@@ -2067,6 +2070,9 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
         sequences > 1 for _, sequences in micro_batch_counts(reader, roles, dpo, ranks).sequences)
         or critic and not roles.isdisjoint(("critic", _CRITIC_ENGINE))
         and _critic_sequences(reader, ranks, version) > 1)
+    passes = frozenset(ROLE_DYNAMIC_BATCH_KEYS) - (set() if critic else {"critic"})
+    flags_decide |= padded and any(len({counted_roles & passes for counted_roles in readings}) > 1
+                                   for readings in by_release)
     return tuple(dotted(path) for path in (*(path for path in flags if path in unread and flags_decide),
                                            *sizes_unread))
 

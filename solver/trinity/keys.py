@@ -132,7 +132,9 @@ other text there (a regex: ``.*\\.(q_proj|v_proj)``, whose braces or commas woul
 
 
 def yaml_scalar(value: Any) -> str:
-    """A config value as YAML writes it (``true``, ``8192``, ``2.5``); `TypeError` for any other kind."""
+    """A config value as YAML writes it (``true``, ``8192``, ``2.5``, ``null``); `TypeError` for any other kind."""
+    if value is None:
+        return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, str)):

@@ -74,6 +74,7 @@ from solver.trinity.keys import (
     CRITIC_ENGINE_SP_KEY,
     CRITIC_MODEL_FSDP,
     CRITIC_SP_KEY,
+    DEPRECATED_MICRO_BATCH_SIZES,
     DYNAMIC_BATCH_KEYS,
     GRADIENT_CHECKPOINTING_KEY,
     IGNORED_SECTION,
@@ -384,7 +385,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
                    # the engine's own dynamic batch sizes as a role's own (0.5 refuses the section)
                    *(_dynamic_batch_keys(readings, [CRITIC_ENGINE_DYNAMIC_KEY], padded) if version != "0.5" else [])]),
         *_own_budget_keys(plan, "critic", readings, version),  # where the algorithm trains a critic
-        *(_micro_batch_keys("critic") if padded else []),
+        *(_micro_batch_keys("critic") + _deprecated_size_keys("critic") if padded else []),
     ]
 
 
@@ -635,6 +636,14 @@ def _micro_batch_keys(section: str, dpo: bool = False, version: TrinityVersion |
     return [PlanKey(path=path, value=1) for path in paths]
 
 
+def _deprecated_size_keys(section: str) -> list[PlanKey]:
+    """`section`'s deprecated micro-batch size for the whole batch (`DEPRECATED_MICRO_BATCH_SIZES`) null, read as unset,
+    where the config has it, for a padded model (`_micro_batch_keys`' one sequence each): verl before 0.8 takes it over
+    the per-GPU size, divided by the data-parallel ranks, and verl 0.8 or later refuses it beside that size."""
+    return [PlanKey(path=path, value=None, existing_only=True) for path in DEPRECATED_MICRO_BATCH_SIZES
+            if path[-2] == section]
+
+
 def _critic_engine_micro_batch_keys(version: TrinityVersion | None, version_option: str) -> list[PlanKey]:
     """One sequence per micro-batch for the critic's engine (`CRITIC_ENGINE_MICRO_BATCH_SIZES`), whatever the algorithm
     (as `_micro_batch_keys`' critic's), which Trinity 0.6 on verl 0.8 or later cuts the critic's passes by, leaving them
@@ -758,6 +767,7 @@ def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
         readings, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)), padded, dpo=dpo,
         dpo_rows=rows_off and role == "actor")
     keys += _micro_batch_keys(role, dpo, version) if padded or rows else []
+    keys += _deprecated_size_keys(role) if padded else []
     keys += _own_budget_keys(plan, role, readings, version)
     if role == "ref" and not plan.reference_model:
         return keys
