@@ -956,8 +956,9 @@ class TrinityConfig(Frozen, defer_build=True):
     per micro-batch for a model trained one per micro-batch (`Query.dpo`)."""
     memory_unread: tuple[str, ...] = ()
     """The keys that decide how many tokens a pass takes per GPU that cannot be read here (an interpolation of an
-    environment variable this shell lacks: `solver.trinity.config.memory_unread_keys`), dotted: with any, whether the
-    config's settings train is unknown."""
+    environment variable this shell lacks: `solver.trinity.config.memory_unread_keys`; the verdict's ``unread_keys``
+    adds those that decide whether a pass fails, `solver.trinity.checks.forward_unread_keys`), dotted: with any,
+    whether the config's settings train is unknown."""
     dpo_update_in_rows: bool = False
     """Whether the config trains DPO (`dpo`) with the actor's update run with dynamic batch sizes off on some release
     it may run on (`solver.trinity.reader.actor_update_in_rows`): its micro-batches hold rows, one pair as ``--write``
