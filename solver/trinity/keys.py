@@ -660,7 +660,9 @@ them: Trinity 0.6's rollout parallel sizes and ``enable_expert_parallel`` (``:52
 refused in any value, null too: checked by running the ``load_config`` of Trinity 0.5.0, 0.5.1 and 0.5.2, then that
 merge, their other imports stubbed, on OmegaConf 2.3.0; 0.6.0 loads each. And the critic's engine, `CRITIC_ENGINE`,
 which every 0.5 release's ``Critic`` lacks (``common/verl_config.py:257`` in 0.5.0, ``:258`` in 0.5.1,
-``trainer/verl/verl_config.py:260`` in 0.5.2), so that merge refuses it: read from the code, not run."""
+``trainer/verl/verl_config.py:260`` in 0.5.2), so that merge refuses it: read from the code, not run; and the
+actor's and the ref's engine SP (`ROLE_ENGINE_SP_KEYS`), which every 0.5 release's ``FSDPConfig`` lacks (the fields'
+table, ``tables/trinity-fields.yaml``): read, not run."""
 EXTERNAL_MODEL = ("model", "external_model")
 """Trinity's external rollout model: a key of 0.5.2's ``ModelConfig`` (``trinity/common/config.py:504``) that 0.5.0's
 and 0.5.1's lack, so they refuse it in any value ("Key 'external_model' not in 'ModelConfig'", checked as
