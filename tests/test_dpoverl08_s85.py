@@ -15,6 +15,7 @@ from test_tokbudget_s72 import CATALOG, Cli
 from solver.query import REFUSED_CONFIG_CODES, ConfigProblemCode
 from solver.rules import dividing_batch_words, nearest_dividing_batches
 from solver.trinity import trinity_config_problems
+from solver.trinity.checks import forward_unread_keys
 
 LEGACY = ("DPO with dynamic batch sizes off in the actor's update: {where} as the trainer starts that its micro-batch "
           f"per GPU, 4 sequences ({ACTOR_SIZE} 2 doubled for DPO), divides its mini-batch per GPU, "
@@ -170,15 +171,19 @@ def test_the_recompute_of_the_old_log_probs_is_judged_on_verl_08():
 def test_an_unreadable_bypass_old_logprobs_leaves_the_verdict_unknown(tmp_path: Path, cli: Cli):
     """recompute88: ``algorithm.bypass_old_logprobs`` from an unset variable, where its recompute would fail on its
     rows, is among ``unread_keys`` (whether the config trains is unknown), not where the recompute would run."""
-    def unread(rollout: int) -> list[str]:
-        config = _dpo(2, algorithm="grpo", trainer_config={"actor_rollout_ref": {
+    def config(rollout: int) -> dict[str, Any]:
+        unread = _dpo(2, algorithm="grpo", trainer_config={"actor_rollout_ref": {
             "actor": {"ppo_micro_batch_size_per_gpu": 2}, "ref": {"log_prob_micro_batch_size_per_gpu": 2},
             "rollout": {"log_prob_micro_batch_size_per_gpu": rollout}}})
-        config["algorithm"]["bypass_old_logprobs"] = "${oc.env:RECOMPUTE88_BYPASS}"
-        return list(_current(tmp_path, cli, config, "--trinity-version", "0.6")["unread_keys"])
+        unread["algorithm"]["bypass_old_logprobs"] = "${oc.env:RECOMPUTE88_BYPASS}"
+        return unread
 
-    assert unread(3) == ["algorithm.bypass_old_logprobs"]
-    assert unread(2) == []
+    assert _current(tmp_path, cli, config(3), "--trinity-version", "0.6")["unread_keys"] == [
+        "algorithm.bypass_old_logprobs"]
+    assert forward_unread_keys(config(3), CATALOG.model("8B"), 8, train_batch_size=64) == (
+        "algorithm.bypass_old_logprobs",)
+    assert forward_unread_keys(config(2), CATALOG.model("8B"), 8, train_batch_size=64) == ()
+    assert forward_unread_keys(config(3), CATALOG.model("8B"), 8, version="0.5", train_batch_size=64) == ()
 
 
 ENGINE_SP = "trainer.trainer_config.actor_rollout_ref.{role}.fsdp_config.ulysses_sequence_parallel_size"

@@ -2252,7 +2252,7 @@ def _check_actor_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, b
     engine_ranks = trainer_gpus // engine_sp
     engine_mini = batch.size // engine_ranks if engine_ranks > 0 else 0
     on_08 = ("0.6" in in_rows and engine_mini >= 1 and size is not None and size >= 1 and whole is None
-             and batch.size % engine_ranks == 0 and engine_mini % written != 0)
+             and trainer_gpus % engine_sp == 0 and batch.size % engine_ranks == 0 and engine_mini % written != 0)
     codes = ((ConfigProblemCode.MINI_BATCH_SPLIT_REFUSED, ConfigProblemCode.MINI_BATCH_SPLIT) if not dpo else
              (ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED, ConfigProblemCode.DPO_MINI_BATCH_SPLIT))
     code = codes[0] if set(in_rows) == set(releases) and before_08 and (on_08 or "0.6" not in releases) else codes[1]
@@ -2359,7 +2359,8 @@ def _check_forward_micro_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int
     (`solver.trinity.config.lora_on_08`, ``ref_in_actor``) the actor's without its adapter, with the rollout's (a
     line of its own only where the recompute, which fails first, does not run). Judged where the size is set (verl 0.8
     refuses it unset, and the ref's deprecated size for the whole batch: said elsewhere) and the ranks divide the
-    batch. ``mini-batch-split``, never refused: verl before 0.8 (Trinity 0.5, and 0.6 on verl 0.7) cuts these forwards
+    batch (and the engine's SP the GPUs: else it fails as it starts, `_check_role_engine_sps`). ``mini-batch-split``,
+    never refused: verl before 0.8 (Trinity 0.5, and 0.6 on verl 0.7) cuts these forwards
     with ``data.split`` and no assertion, the last micro-batch short (verl 0.7.1 ``workers/actor/dp_actor.py:470``).
     The recompute's token budget is the rollout's, which the verdict counts whether or not it runs, so it changes no
     memory counted. A trained critic's value forward and update are `_check_critic_mini_batch`'s: Trinity 0.6.0 builds
@@ -2385,8 +2386,8 @@ def _check_forward_micro_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int
         engine_sp = _role_engine_sp(checks, engine, sp)
         ranks = trainer_gpus // engine_sp
         size = checks.number(path)
-        if (path in said or size is None or size < 1 or ranks < 1 or batch.size % ranks != 0
-                or (batch.size // ranks) % int(size) == 0):
+        if (path in said or size is None or size < 1 or ranks < 1 or trainer_gpus % engine_sp or batch.size % ranks
+                or (batch.size // ranks) % int(size) == 0):  # an SP that leaves GPUs out fails first (role-sp-differs)
             continue
         if role is _OLD_LOG_PROB_FORWARD and not recompute:
             unread_split = True
