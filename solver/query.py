@@ -964,8 +964,9 @@ class TrinityConfig(Frozen, defer_build=True):
     per micro-batch for a model trained one per micro-batch (`Query.dpo`)."""
     memory_unread: tuple[str, ...] = ()
     """The keys that decide how many tokens a pass takes per GPU that cannot be read here (an interpolation of an
-    environment variable this shell lacks: `solver.trinity.config.memory_unread_keys`), dotted: with any, whether the
-    config's settings train is unknown."""
+    environment variable this shell lacks: `solver.trinity.config.memory_unread_keys`; the verdict's ``unread_keys``
+    adds those that decide whether a pass fails, `solver.trinity.checks.forward_unread_keys`), dotted: with any,
+    whether the config's settings train is unknown."""
     memory_unread_padded: tuple[str, ...] = ()
     """`memory_unread` for a model trained one padded sequence per micro-batch
     (`solver.rules.one_sequence_per_micro_batch`): its dynamic batch size keys too where their values change which of

@@ -1774,9 +1774,10 @@ class CurrentSettings(Frozen, defer_build=True):
         "the plan for exactly these settings, with its evidence, if they train, or if they fit in memory at the "
         "verdict's budget where the config lets a GPU take more (trains false)"))
     unread_keys: tuple[str, ...] = Field(default=(), description=(
-        "the config's keys that decide how many tokens a pass takes per GPU (dynamic batch sizes, micro-batch sizes) "
-        "and cannot be read here (an environment variable this shell lacks): where any, whether the settings train "
-        "is unknown (trains false, and the verdict says so), unless they break a rule"))
+        "the config's keys that decide how many tokens a pass takes per GPU (dynamic batch sizes, micro-batch sizes), "
+        "or whether a pass fails on its rows (algorithm.bypass_old_logprobs), and cannot be read here (an environment "
+        "variable this shell lacks): where any, whether the settings train is unknown (trains false, and the verdict "
+        "says so), unless they break a rule"))
     broken_rule: str | None = Field(default=None, description="the rule of Trinity's or verl's these settings break")
     broken_rule_code: BrokenRuleCode | None = Field(default=None, description=(
         "the code of `broken_rule` (docs/json.md); null where broken_rule is, and in JSON made before codes"))

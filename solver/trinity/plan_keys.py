@@ -83,6 +83,7 @@ from solver.trinity.keys import (
     REMOVE_PADDING_KEYS,
     ROLE_BUDGET_KEYS,
     ROLE_BUDGET_PATHS,
+    ROLE_ENGINE_SP_KEYS,
     ROLE_SP_KEYS,
     ROLES,
     ROLLOUT_MODEL,
@@ -753,7 +754,8 @@ def _trainer_offload_flags(plan: Plan, config: Any, version: TrinityVersion | No
 def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
                version: TrinityVersion | None, padded: bool, dpo: bool, rows: bool = False,
                rows_off: bool = False) -> list[PlanKey]:
-    """A role's keys: its own SP and hand-set token budget where `config` has them, its dynamic batch sizes back
+    """A role's keys: its own SP (its engine's too, `ROLE_ENGINE_SP_KEYS`, but for `version` 0.5) and hand-set token
+    budget where `config` has them, its dynamic batch sizes back
     on (off, with one sequence per micro-batch, where its micro-batches are `padded`: `_dynamic_batch_keys`; the
     actor's one pair for `dpo`: `_micro_batch_keys`, and so where the actor's update holds `rows`,
     `config_dpo_in_rows`, whatever the model, the ref's 1 beside it, which Trinity doubles to one pair before verl 0.8
@@ -761,8 +763,11 @@ def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
     offload flags (those under its ``engine`` too where `config` has them, but for `version` 0.5, which refuses that
     key: `KEYS_05_LACKS`; none for the ref where `plan` counts no reference model, `Plan.reference_model`: the run
     builds none to offload)."""
-    # A role's own SP, which Trinity with verl before 0.8 takes over the trainer's: the plan's too.
-    keys = [PlanKey(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
+    # A role's own SP, which Trinity with verl before 0.8 takes over the trainer's, and its engine's, which verl 0.8
+    # or later runs it at beside a trainer SP of 1 (0.5 refuses that key): the plan's too.
+    keys = [PlanKey(path=path, value=plan.sp, existing_only=True)
+            for path in (*ROLE_SP_KEYS, *(ROLE_ENGINE_SP_KEYS if version != "0.5" else ()))
+            if path[len(ACTOR_ROLLOUT_REF)] == role]
     keys += _dynamic_batch_keys(
         readings, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)), padded, dpo=dpo,
         dpo_rows=rows_off and role == "actor")
