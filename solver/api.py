@@ -90,6 +90,7 @@ from solver.results import (
     Calibration,
     ClusterResult,
     ConfigCheck,
+    ConfigKeyChange,
     CurrentSettings,
     GpuMap,
     JobGone,
@@ -212,22 +213,30 @@ __all__ = [
     "check_config",
     "check_config_model",
     "check_fleet_lora_targets",
+    "check_judged_length",
+    "config_answers",
+    "config_lora_refusal",
     "config_nodes_note",
     "config_query",
+    "engines_refusal",
     "estimate_memory",
     "fragment_check",
     "fragment_engines",
     "fragment_layout",
+    "fsdp_trainer",
     "make_query",
     "map_plans",
     "memory_answer",
+    "patch_takes",
     "place",
     "placement_configs",
     "placement_settings",
     "plan",
     "rollout_memory_problem",
+    "settings_arguments",
     "trinity_config",
     "trinity_settings",
+    "with_apply",
     "with_config_verdicts",
 ]
 """The public names: the module's functions, and `make_query` (solver.query's), whose `Query` `answer_query` takes.
@@ -970,7 +979,7 @@ def with_apply(answers: tuple[Answer, ...], catalog: Catalog, model: Model, node
     counted a LoRA adapter of fewer parameters than the config's own, none, and why (``apply_left_out``, naming the
     file as `where`, by default `name`): ``solve --json``'s."""
     from solver.results import ApplySettings
-    from solver.trinity import EngineError, config_key_changes, load_config_mapping, settings_for
+    from solver.trinity import EngineError, load_config_mapping, settings_for
 
     release = trinity_release("version", version)  # ``0.6.0`` is 0.6, as the other functions read it
     layout = None if config is None else load_config_mapping(text, name)
@@ -990,13 +999,21 @@ def with_apply(answers: tuple[Answer, ...], catalog: Catalog, model: Model, node
             settings = settings_for(keys)
         except EngineError as error:
             applied.append(answer.model_copy(update={"apply_left_out": engines_refusal(
-                where, error, node_gpus, option_names)}))
+                where, str(error), node_gpus, option_names)}))
         else:
-            changed = None if config is None else config_key_changes(text, answer.best, model, name=name,
-                                                                     environ=environ, version=release)
+            changed = None if config is None else _config_key_changes(text, answer.best, model, name, environ, release)
             applied.append(answer.model_copy(update={"apply": ApplySettings.of(settings),
                                                      "config_keys_changed": changed}))
     return tuple(applied)
+
+
+def _config_key_changes(text: str, best: Plan, model: Model, name: str, environ: Mapping[str, str] | None,
+                        version: TrinityVersion | None) -> tuple[ConfigKeyChange, ...]:
+    """The keys of the config `text` (the file `name`, read in `environ` for `version`) that `best` sets to another
+    value, as the patch does (`solver.trinity.config_key_changes`: ruamel, loaded only where a config is given)."""
+    from solver.trinity import config_key_changes
+
+    return config_key_changes(text, best, model, name=name, environ=environ, version=version)
 
 
 def settings_arguments(answer: Answer, best: Plan, catalog: Catalog, model: Model, config: TrinityConfig | None,
@@ -1025,9 +1042,9 @@ def _config_engines(answer: Answer, catalog: Catalog, config: TrinityConfig | No
     return (0, suggested.size if suggested else 1)
 
 
-def engines_refusal(where: str, error: Exception, node_gpus: int, option_names: OptionNames) -> str:
-    """Why the engines of a config (the file `where`) take no fragment of a plan (`error`, an
-    `solver.trinity.EngineError`), on nodes of `node_gpus`: ``--emit``'s, ``--out``'s and ``--write``'s refusal, and
+def engines_refusal(where: str, error: str, node_gpus: int, option_names: OptionNames) -> str:
+    """Why the engines of a config (the file `where`) take no fragment of a plan (`error`: an
+    `solver.trinity.EngineError`'s words), on nodes of `node_gpus`: ``--emit``'s, ``--out``'s and ``--write``'s refusal, and
     ``apply_left_out``; the budget named as `option_names` name it."""
     return (f"{where}: {error} on nodes of {node_gpus}: choose a trainer size with {option_names.budget} that leaves the "
             "config's engines exactly their GPUs")
@@ -1658,6 +1675,8 @@ def check_config(
 
     check_types(("config", config, Path | str), ("text", text, str | None), ("catalog", catalog, Catalog | None),
                 ("environ", environ, Mapping | None), ("option_names", option_names, OptionNames))
+    _refuse_empty_name("model", model, "a model", ("4B", "8B"), lists=False)  # as plan refuses them
+    _refuse_empty_name("gpu", gpu, "a GPU type", ("a100", "h100"), lists=True)
     environ = os.environ if environ is None else environ
     name = Path(config).name
     text = read_user_file(Path(config), MAX_CONFIG_BYTES) if text is None else text

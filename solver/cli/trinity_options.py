@@ -318,7 +318,7 @@ def engines_refusal(args: argparse.Namespace, error: EngineError, node_gpus: int
     from solver.api import engines_refusal as refusal
     from solver.rules import COMMAND_OPTIONS
 
-    return refusal(_config_file(args), error, node_gpus, COMMAND_OPTIONS)
+    return refusal(_config_file(args), str(error), node_gpus, COMMAND_OPTIONS)
 
 
 def lora_refusal(args: argparse.Namespace, layout: Any, plan: Plan, model: Model,
