@@ -155,8 +155,8 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.results import Calibration as Calibration
     from solver.results import CautionCode as CautionCode
     from solver.results import ClusterResult as ClusterResult
-    from solver.results import ConfigKeyChange as ConfigKeyChange
     from solver.results import ConfigCheck as ConfigCheck
+    from solver.results import ConfigKeyChange as ConfigKeyChange
     from solver.results import CurrentSettings as CurrentSettings
     from solver.results import FitsWith as FitsWith
     from solver.results import GpuMap as GpuMap

@@ -161,8 +161,8 @@ def test_check_config_gives_what_check_json_prints_and_its_exit_status(cli, tmp_
     current = judged.answers[0].current
     assert current is not None
     expected = {"passes": (True, (), False), "fails": (False, (), False),
-                "unread": (False, ("trainer.use_dynamic_bsz", "trainer.trainer_config.actor_rollout_ref.actor."
-                                   "ppo_micro_batch_size_per_gpu"), False),
+                "unread": (False, ("trainer.use_dynamic_bsz",
+                                   "trainer.trainer_config.actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"), False),
                 "refused": (True, (), True)}[case]
     assert (current.trains, current.unread_keys, current.refused) == expected
 
@@ -192,9 +192,9 @@ def test_patched_trinity_config_carries_writes_notes_on_unread_variables_and_rep
     assert patched.unread_note == (
         f"whether it trains depends on trainer.use_dynamic_bsz and {actor}.ppo_micro_batch_size_per_gpu, which cannot "
         "be read here: set DYN and MB as the run will, then check it (its header's command)")
-    assert patched.replaced_notes == (
+    assert patched.replaced_notes == ((
         "trainer.ulysses_sequence_parallel_size ${oc.env:SP,4} replaced by the plan's 1: the interpolation gives "
-        "another value here, or none, and the patch writes the value the plan holds for",)
+        "another value here, or none, and the patch writes the value the plan holds for"),)
     read = patched_trinity_config(UNREAD, best, solver.load_catalog().model("8B"), name="trinity.yaml",
                                   environ={"DYN": "true", "MB": "1", "SP": "1"})  # as the run will: nothing to say
     assert (read.unread_note, read.replaced_notes) == (None, ())
