@@ -3132,3 +3132,26 @@ class Calibration(Frozen, Versioned, defer_build=True):
         return _without_derived(
             raw, "poor_fit", lambda data: _poor_fit(len(data["mispredicted"]), data.get("your_cells", 0)),
             (KeyError, TypeError), "mispredicted and your_cells say")
+
+
+def check_passes(answers: Iterable[Answer]) -> bool:
+    """Whether ``solve --from-config CONFIG --check`` exits 0 for `answers`: each has a plan, and the config's own
+    settings judged in it (`Answer.current`) train and are not refused (`CurrentSettings.check_fails`)."""
+    return all(answer.plans and answer.current is not None and not answer.current.check_fails for answer in answers)
+
+
+class ConfigCheck(Frozen, defer_build=True):
+    """A Trinity config judged as ``solve --from-config CONFIG --check --json`` judges it (`solver.api.check_config`):
+    the file, as the verdicts name it, and an answer per GPU type, as that JSON has them: the verdict on the config's
+    own settings (`Answer.current`: `trains`, `verdict`, `config_problems` with their codes, `unread_keys`), the best
+    plan, what applies it (`apply`, `config_keys_changed`, or `apply_left_out`); `passes` says whether ``--check``
+    exits 0 for them."""
+
+    config: str = Field(description="the config judged, as its verdicts name it")
+    answers: tuple[Answer, ...] = Field(description="an answer per GPU type, in the order asked")
+
+    @property
+    def passes(self) -> bool:
+        """Whether ``--check`` exits 0 for these answers (`check_passes`): each has a plan, and the config's own
+        settings train and are not refused; else it exits 1, and each failing answer's `current.verdict` says why."""
+        return check_passes(self.answers)

@@ -996,7 +996,7 @@ def test_the_python_examples_in_the_api_page_run_where_solve_examples_wrote_thei
     monkeypatch.chdir(tmp_path)
     status, _, err = cli("examples")
     assert status == 0 and (tmp_path / "docs" / "examples" / "fleet.yaml").is_file(), err
-    assert run_python_blocks("api.md") == 13
+    assert run_python_blocks("api.md") == 16
 
 
 def test_a_gpu_type_of_your_own_by_its_memory():

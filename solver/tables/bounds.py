@@ -16,6 +16,11 @@ from solver.tables.text import QueryError, and_joined, ascii_number, brief, cut,
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 """The largest file rft-solver reads (tables, cluster files, Trinity configs, config.json)."""
+MAX_CONFIG_BYTES = 256 * 1024
+"""The largest Trinity config read (``solve --from-config``, `solver.api.check_config`): they run to a few KB, and the
+YAML parsers written in Python take seconds per 100 KB: --write reads a config once as Trinity does (PyYAML) and once
+with ruamel's round trip, which keeps the comments (twice for a config whose aliases repeat an anchor), and writes that
+round trip twice (`patched_trinity_config`)."""
 MAX_NAME_CHARACTERS = 4096
 """The longest name of a model or GPU type looked up (Linux's longest path, as a model may be named by its folder's):
 a longer one is refused before the work of guessing what it meant, which grows with its length."""

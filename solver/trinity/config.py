@@ -2077,11 +2077,10 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
                                            *sizes_unread))
 
 
-def unset_variables(text: str, name: str, environ: Mapping[str, str], keys: tuple[str, ...]) -> tuple[str, ...]:
-    """The environment variables unset in `environ`, with no default, that the config `text`'s dotted `keys`
-    (`TrinityConfig.memory_unread`) read, each once, in their order: those to set, as the run will, for the check to
-    read them."""
-    reader = ConfigReader(load_config_mapping(text, name), name, environ)
+def unset_variables(reader: ConfigReader, keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The environment variables unset in `reader`'s environment, with no default, that its config's dotted `keys`
+    (`memory_unread_keys`) read, each once, in their order: those to set, as the run will, for the check to read
+    them."""
     variables: dict[str, None] = {}
     for key in keys:
         try:
