@@ -63,7 +63,7 @@ from solver.tables import (
     Model,
     TrinityVersion,
     and_joined,
-    asked_tokens,
+    asked_length,
     check_types,
     chosen,
     counted_batch_divisor,
@@ -2851,7 +2851,7 @@ def trinity_config_problems(
     do, gets ``batch-divides-trainer-gpus`` (0.5.0 and 0.5.1 refuse it, 0.5.2 takes it); with ``ranks`` (0.5.2, 0.6)
     or ``gpus`` (0.5.0, 0.5.1, whose verdict says the batch breaks that rule) it is not said.
     """
-    max_model_len = asked_tokens(max_model_len)  # "64k" as plan's
+    max_model_len = asked_length(max_model_len)  # "64k" as plan's
     check_types(("mapping", mapping, Mapping), ("model", model, Model), ("trainer_gpus", trainer_gpus, int),
                 ("train_batch_size", train_batch_size, int | None), ("max_model_len", max_model_len, int | None),
                 ("option_names", option_names, OptionNames))
