@@ -122,10 +122,12 @@ AskedTokens = Annotated[Tokens, BeforeValidator(_asked_length), WrapValidator(_b
 
 def _plain_detail(detail: Any) -> Any:
     """A pydantic error (`ValidationError.errors`' item) as `PlainWorded` raises it again: pydantic's own words
-    (it has a ``url``) of a type `PLAIN_PROBLEMS` words said in those, with the value given; other words kept."""
-    context = detail.get("ctx", {})
+    (it has a ``url``) of a type `PLAIN_PROBLEMS` words said in those, with the value given (a whole number's as
+    `type_problem` says it: ``got 2.0 (a float: pass 2)``); other words kept."""
+    context, given = detail.get("ctx", {}), detail["input"]
+    whole = detail["type"] == "int_type" and type_problem(str(detail["loc"][-1]), given, int)  # 2.0: pass 2
     plain = "url" in detail and detail["type"] in PLAIN_PROBLEMS
-    words = f"{plain_words(PLAIN_PROBLEMS[detail['type']], context)}, got {brief(detail['input'])}" if plain else None
+    words = (whole or f"{plain_words(PLAIN_PROBLEMS[detail['type']], context)}, got {brief(given)}") if plain else None
     return {"type": PydanticCustomError(detail["type"], "{problem}", {**context, "problem": words or detail["msg"]}),
             "loc": detail["loc"], "input": detail["input"]}
 GpuCount = Annotated[int, Strict(), Gt(0), Le(MAX_GPUS)]

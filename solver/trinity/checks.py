@@ -71,6 +71,7 @@ from solver.tables import (
     it_or_them,
     load_trinity_fields,
     remove_padding_violation,
+    rewritten_whole_number,
     shown_number,
     sp_attention_violation,
     sp_rule_violation,
@@ -355,7 +356,9 @@ class _ConfigChecks:
                     "its SP to compare with model.max_model_len (a TypeError; Trinity 0.5's typed config reads the "
                     "number); write the number, or ${oc.decode:...} around it"))
             return whole
-        wrong = f"{dotted(path)} must be a whole number, got {yaml_brief(resolved)}"
+        meant = rewritten_whole_number(resolved)  # 8.0, '8.0': write 8
+        wrong = (f"{dotted(path)} must be a whole number, got {yaml_brief(resolved)}"
+                 f"{'' if meant is None else f' (write {meant})'}")
         if _schema_refuses(path, self.version):
             self.add(ConfigProblemCode.WRONG_TYPE_REFUSED, f"{wrong}: {_typed_field_refuses_words(path, 'int')}")
         else:
