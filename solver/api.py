@@ -168,6 +168,7 @@ from solver.tables import (
     TrinityVersion,
     Weights,
     and_joined,
+    asked_length,
     asked_tokens,
     brief,
     check_choice,
@@ -360,7 +361,7 @@ def plan(
     (`COMMAND_OPTIONS`, as ``solve`` prints them).
     """
     check_types(("explain", explain, bool), ("catalog", catalog, Catalog | None))
-    max_model_len = asked_tokens(max_model_len)  # "64k" as a Job's, a cluster file's and --len's
+    max_model_len = asked_length(max_model_len)  # "64k" as a Job's, a cluster file's and --len's
     token_budget = asked_token_budget(token_budget)  # "Auto", "16k": as --token-budget
     catalog = catalog if catalog is not None else load_catalog()
     _check_named(catalog, model, gpu, "budget_gpus", gpu_lists=True)
@@ -1131,7 +1132,7 @@ def estimate_memory(
     if sp is None:
         raise QueryError("sp must be a whole number, got None: the memory estimate is of one setting, its SP given "
                          "(1 for none); plan(..., sp=None) picks the SP")
-    max_model_len = asked_tokens(max_model_len)  # "64k" as plan's
+    max_model_len = asked_length(max_model_len)  # "64k" as plan's
     max_token_len_per_gpu = asked_tokens(max_token_len_per_gpu)  # "16k" as solve memory --token-budget 16k
     check_types(("gpus", gpus, int), ("max_model_len", max_model_len, int), ("sp", sp, int), ("env", env, bool),
                 ("offload", offload, bool), ("node_gpus", node_gpus, int | None), ("catalog", catalog, Catalog | None),
@@ -1237,7 +1238,7 @@ def memory_answer(
     None for the shipped one)."""
     check_types(("memory", memory, MemoryModel | Path | str | None), ("catalog", catalog, Catalog | None))
     critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
-    max_model_len = asked_tokens(max_model_len)  # "64k" as plan's
+    max_model_len = asked_length(max_model_len)  # "64k" as plan's
     max_token_len_per_gpu = asked_tokens(max_token_len_per_gpu)  # "16k" as --token-budget 16k
     loaded = load_memory_model(given_path("memory", memory)) if isinstance(memory, Path | str) else memory
     loaded = loaded if loaded is not None else load_memory_model()
@@ -1551,7 +1552,7 @@ def config_query(
     ``algorithm.algorithm_type``'s ``dpo``, checked as `make_query` checks it:
     one the config does not say is a `QueryError`, as ``--dpo`` with ``--from-config``);
     the sources default to where the config's values came from."""
-    max_model_len = asked_tokens(max_model_len)  # "64k" as plan's
+    max_model_len = asked_length(max_model_len)  # "64k" as plan's
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
                 ("max_model_len", max_model_len, int | None),
                 ("reference_model", reference_model, bool | None),

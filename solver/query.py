@@ -66,11 +66,13 @@ from solver.tables import (
     TrinityVersion,
     Weights,
     and_joined,
+    asked_length,
     asked_tokens,
     brief,
     check_choice,
     check_types,
     chosen,
+    count_range_words,
     counted,
     counted_batch_divisor,
     counted_critic,
@@ -1193,7 +1195,7 @@ def make_query(
     counts no critic and, without LoRA, a reference model (`check_dpo`).
     """
     critic, estimate, token_budget = run_choices(critic, estimate, token_budget)  # "Resident", "16k": as --critic
-    max_model_len = asked_tokens(max_model_len)  # "64k", as a Job's and a cluster file's: `asked_tokens`
+    max_model_len = asked_length(max_model_len)  # "64k", as a Job's and a cluster file's: `asked_tokens`
     check_run_options(option_names, lora_rank=lora_rank, reference_model=reference_model, critic=critic, dpo=dpo,
                       estimate=estimate, trinity_version=trinity_version, token_budget=token_budget,
                       time_limit_s=time_limit_s, margin=margin, host_ram_gb=host_ram_gb, node_gpus=node_gpus,
@@ -1747,4 +1749,4 @@ def check_counts(*counts: tuple[str, int | None, int]) -> None:
     before, with `check_types`)."""
     for name, value, most in counts:
         if value is not None and not 1 <= value <= most:
-            raise QueryError(f"{name} must be a whole number from 1 to {most}, got {brief(value)}")
+            raise QueryError(count_range_words(name, most, value))

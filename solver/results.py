@@ -2573,6 +2573,9 @@ class RunsAt(Frozen, defer_build=True):
     pool: str = Field(description="its pool, as the cluster file names it")
     nodes: tuple[int, ...] = Field(description="the nodes of the pool it runs on, by index (its trainer's first)")
     gpu_indexes: tuple[int, ...] = Field(description="the GPUs of each of those nodes it runs on, by index")
+    trainer_nodes: tuple[int, ...] | None = Field(default=None, description=(
+        "the first of those nodes, those its trainer runs on (the others hold its rollout alone); null in JSON made "
+        "before it was given, read as all of them"))
 
 
 class Placement(LeftOutWhenNone, defer_build=True):

@@ -102,7 +102,8 @@ def whole_number(least: int, most: int, listed: str = "") -> Callable[[str], int
 def whole_numbers(least: int, most: int, example: str) -> Callable[[str], tuple[int, ...]]:
     """An argparse type: whole numbers separated by commas (`example`), each as `whole_number` takes it; an empty
     one (``8,``) is refused, and so are numbers that read as one with thousands separators too (``1,024``: 1 and 24,
-    or 1024), and numbers separated by spaces (``'8 16'``), each naming the list meant."""
+    or 1024, named as past `most` where it is), and numbers separated by spaces (``'8 16'``), each naming the list
+    meant."""
     each = whole_number(least, most)
     accepted = f"give whole numbers from {least} to {most}, separated by commas ({example})"
 
@@ -121,8 +122,9 @@ def whole_numbers(least: int, most: int, example: str) -> Callable[[str], tuple[
             thousands = rewritten_whole_number(text)
             if thousands is not None:
                 readings = and_joined([str(number) for number in listed])
-                raise argparse.ArgumentTypeError(f"{brief(text)} reads as {readings}, or as "
-                                                 f"{thousands} with a thousands separator: give whole numbers from "
+                other = (f", or as {thousands} with a thousands separator" if least <= thousands <= most
+                         else f" (not {thousands}, past {most})")  # a reading taken is offered, no other
+                raise argparse.ArgumentTypeError(f"{brief(text)} reads as {readings}{other}: give whole numbers from "
                                                  f"{least} to {most} without leading zeros, separated by commas "
                                                  f"({meant})")
         return tuple(each(part) for part in parts)

@@ -64,6 +64,7 @@ from solver.tables.schema import (
     Interconnect,
     Model,
     Multiplier,
+    PlainWorded,
     PrintableText,
     Text,
     TupleOf,
@@ -354,7 +355,7 @@ def _ascending(indexes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sorted(indexes))
 
 
-class Pool(Frozen, defer_build=True):
+class Pool(PlainWorded, defer_build=True):
     """A pool of identical nodes in the fleet."""
 
     not_asked_here: ClassVar[dict[str, str]] = {
@@ -534,7 +535,7 @@ before 0.8 (Trinity 0.5, and 0.6's legacy trainer, ``verl_legacy/verl_trainer.py
 worker where ``ref_in_actor`` (``ray_trainer.py:360`` in verl 0.9.1 sets it the same way)."""
 
 
-class _JobFields(Frozen, defer_build=True):
+class _JobFields(PlainWorded, defer_build=True):
     """What a job gives besides its model: its name, length, rollout GPUs, weight and pool."""
 
     name: Annotated[str, Strict(), StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100),

@@ -63,7 +63,7 @@ from solver.tables import (
     Model,
     TrinityVersion,
     and_joined,
-    asked_tokens,
+    asked_length,
     check_types,
     chosen,
     counted_batch_divisor,
@@ -71,6 +71,7 @@ from solver.tables import (
     it_or_them,
     load_trinity_fields,
     remove_padding_violation,
+    rewritten_whole_number,
     shown_number,
     sp_attention_violation,
     sp_rule_violation,
@@ -361,7 +362,9 @@ class _ConfigChecks:
                     "its SP to compare with model.max_model_len (a TypeError; Trinity 0.5's typed config reads the "
                     "number); write the number, or ${oc.decode:...} around it"))
             return whole
-        wrong = f"{dotted(path)} must be a whole number, got {yaml_brief(resolved)}"
+        meant = rewritten_whole_number(resolved)  # 8.0, '8.0': write 8
+        wrong = (f"{dotted(path)} must be a whole number, got {yaml_brief(resolved)}"
+                 f"{'' if meant is None else f' (write {meant})'}")
         if _schema_refuses(path, self.version):
             self.add(ConfigProblemCode.WRONG_TYPE_REFUSED, f"{wrong}: {_typed_field_refuses_words(path, 'int')}")
         else:
@@ -2985,7 +2988,7 @@ def trinity_config_problems(
     do, gets ``batch-divides-trainer-gpus`` (0.5.0 and 0.5.1 refuse it, 0.5.2 takes it); with ``ranks`` (0.5.2, 0.6)
     or ``gpus`` (0.5.0, 0.5.1, whose verdict says the batch breaks that rule) it is not said.
     """
-    max_model_len = asked_tokens(max_model_len)  # "64k" as plan's
+    max_model_len = asked_length(max_model_len)  # "64k" as plan's
     check_types(("mapping", mapping, Mapping), ("model", model, Model), ("trainer_gpus", trainer_gpus, int),
                 ("train_batch_size", train_batch_size, int | None), ("max_model_len", max_model_len, int | None),
                 ("option_names", option_names, OptionNames))
