@@ -3243,6 +3243,28 @@ def _check_no_such_keys(checks: _ConfigChecks, said: frozenset[Path], version: T
                 [name for name in having if name in chosen], "remove it"))
 
 
+WORKER_PATH_KEY = "use_legacy_worker_impl"
+"""verl 0.7's own switch between its legacy workers and its engine's (``trainer.use_legacy_worker_impl``: ``auto``,
+its default, ``enable`` or ``disable``; ``trainer/config/ppo_trainer.yaml:204`` in verl 0.7.1, read at
+``trainer/main_ppo.py:128`` to ``:207`` and ``trainer/ppo/ray_trainer.py:306``; verl 0.8.0 has no such key), which
+no Trinity release hands verl: the ``Trainer`` of its veRLConfig lacks it (``trainer/verl_legacy/verl_config.py:359``
+in 0.6.0), so 0.5 refuses it and 0.6.0 drops it before verl 0.8, whose trainer then reads ``auto``
+(``OmegaConf.structured`` at ``verl_legacy/verl_trainer.py:198``; its ``disable`` branches, ``:323`` and ``:400``,
+never run), and on verl 0.8 passes verl no ``trainer`` section (``trainer/verl/config.py:744``); Trinity's own
+``trainer`` section has no such key in any release. The installed verl picks the workers (``is_verl_legacy``,
+``trainer/trainer.py:371`` to ``:381`` in 0.6.0), so a config's line says so (`_worker_path_words`)."""
+
+
+def _worker_path_words(version: TrinityVersion | None) -> str:
+    """What picks verl's workers for the Trinity release `version` (None: any), whatever `WORKER_PATH_KEY` says, in
+    words that end a line on that key."""
+    if version == "0.5":
+        return "; Trinity 0.5 runs verl 0.7's legacy workers alone, which no key changes"
+    who = "Trinity 0.6" if version else "Trinity"
+    return (f"; {who} picks verl's workers by the installed verl, not by a key: the legacy workers on verl before 0.8"
+            f"{'' if version else ' (Trinity 0.5 runs no other)'}, the engine workers on 0.8 or later")
+
+
 DROPPED_NEAR_CUTOFF = 0.8
 """How alike (difflib's ratio) a key that Trinity 0.6's ``veRLConfig`` drops must be to one its section has for the
 line to name that one: 0.8 takes ``lrr`` for ``lr`` and ``ppo_mini_batchsize`` for ``ppo_mini_batch_size``."""
@@ -3371,7 +3393,8 @@ def _check_verl_config_keys(checks: _ConfigChecks, version: TrinityVersion | Non
             known = typed.sections.get(".".join(own[len(UNCHECKED_SECTION):-1]), ())
             near = [] if path[-1] in OWN_KEYS_NEAR_READ else difflib.get_close_matches(
                 str(path[-1]), known, n=1, cutoff=DROPPED_NEAR_CUTOFF)
-            meant = f"; did you mean {near[0]}?" if near else ""
+            meant = (_worker_path_words(version) if path[-1] == WORKER_PATH_KEY
+                     else f"; did you mean {near[0]}?" if near else "")
             refusing = [name for name in lacking if fields.releases[name].verl_merged is not None]
             dropping = _trinity_06_words(section, below)
             if not refusing:
@@ -3466,9 +3489,10 @@ def _no_such_key_words(path: Path, releases: list[str], version: TrinityVersion 
     if not having:
         anchors = ("; where it parks YAML anchors, put each anchor on the first key that uses it, then remove it"
                    if len(path) == 1 else "")
+        fix = (f"remove it{_worker_path_words(version)}" if path[-1] == WORKER_PATH_KEY
+               else "remove it, or move it where Trinity reads it")
         return (f"{dotted(path)}: no release of Trinity ({min(releases)} to {max(releases)}) has this "
-                "key there, so Trinity refuses the config (it knows no such key): remove it, or move it where Trinity "
-                f"reads it{anchors}")
+                f"key there, so Trinity refuses the config (it knows no such key): {fix}{anchors}")
     return (f"{dotted(path)}: Trinity {version} has no such key there, so it refuses the config (it knows no such "
             f"key): remove it, or run a release that has it (Trinity {and_joined(having)})")
 
