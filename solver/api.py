@@ -143,6 +143,7 @@ from solver.rules import (
 from solver.tables import (
     CRITIC_CHOICES,
     EVERY_JOB,
+    HOST_RAM_UNITS,
     LAYOUTS_TAKEN,
     MAX_CONFIG_BYTES,
     MAX_ESTIMATED_GPUS,
@@ -179,6 +180,7 @@ from solver.tables import (
     counted_batch_divisor,
     counted_critic,
     counted_expert_layout,
+    cut_thousands_note,
     empty_name,
     folded_choice,
     given_fleet,
@@ -199,6 +201,7 @@ from solver.tables import (
     release_words,
     short_length_note,
     shown_value,
+    small_host_ram_note,
     sp_attention_violation,
     trinity_release,
     with_own_hint,
@@ -361,6 +364,7 @@ def plan(
     (`COMMAND_OPTIONS`, as ``solve`` prints them).
     """
     check_types(("explain", explain, bool), ("catalog", catalog, Catalog | None))
+    given_length = max_model_len
     max_model_len = asked_length(max_model_len)  # "64k" as a Job's, a cluster file's and --len's
     token_budget = asked_token_budget(token_budget)  # "Auto", "16k": as --token-budget
     catalog = catalog if catalog is not None else load_catalog()
@@ -377,9 +381,26 @@ def plan(
     check_dpo_budget_unread(token_budget, None, catalog.model(query.model), option_names, dpo=query.dpo)
     check_vllm_lora_rank(query.lora_rank, query.rollout_gpus, option_names)
     answers = answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
-    short = None if max_model_len is None else short_length_note(
-        option_names.length, max_model_len, option_names.thousands_written(max_model_len))
-    return answers if short is None else tuple(answer.model_copy(update={"notes": (short,)}) for answer in answers)
+    notes = input_notes(option_names, given_length, max_model_len, host_ram_gb)
+    return tuple(answer.model_copy(update={"notes": notes}) for answer in answers) if notes else answers
+
+
+def input_notes(option_names: OptionNames, given_length: object, max_model_len: int | None,
+                host_ram_gb: float | None) -> tuple[str, ...]:
+    """The notes ``solve`` prints on stderr for the same input, in `option_names`' words, for `Answer.notes` and
+    `MemoryAnswer.notes`: a `max_model_len` of a few hundred tokens at most (`short_length_note`), or given as
+    thousands of 1024 (`given_length`, as written: ``"131k"``) whose thousands cut a power of two of tokens
+    (`cut_thousands_note`), and a `host_ram_gb` below what any GPU node has (`small_host_ram_note`)."""
+    notes = []
+    if max_model_len is not None:
+        notes += [short_length_note(option_names.length, max_model_len,
+                                    option_names.thousands_written(max_model_len))]
+        notes += [cut_thousands_note(f"{option_names.length} {max_model_len // 1024}k", max_model_len,
+                                     option_names.thousands_written) if isinstance(given_length, str) else None]
+    if host_ram_gb is not None:
+        notes += [small_host_ram_note(option_names.host_ram, host_ram_gb, option_names.terabytes_written,
+                                      "GB as sold" if option_names.keywords else HOST_RAM_UNITS)]
+    return tuple(note for note in notes if note is not None)
 
 
 def answer_query(query: Query, catalog: Catalog, *, explain: bool = False,
@@ -1238,7 +1259,7 @@ def memory_answer(
     None for the shipped one)."""
     check_types(("memory", memory, MemoryModel | Path | str | None), ("catalog", catalog, Catalog | None))
     critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
-    max_model_len = asked_length(max_model_len)  # "64k" as plan's
+    given_length, max_model_len = max_model_len, asked_length(max_model_len)  # "64k" as plan's
     max_token_len_per_gpu = asked_tokens(max_token_len_per_gpu)  # "16k" as --token-budget 16k
     loaded = load_memory_model(given_path("memory", memory)) if isinstance(memory, Path | str) else memory
     loaded = loaded if loaded is not None else load_memory_model()
@@ -1267,8 +1288,7 @@ def memory_answer(
                         trinity_version=trinity_version.strip() if trinity_version is not None else None,
                         memory_model=path_text(memory) if isinstance(memory, Path | str) else None,
                         memory_model_source=loaded.own_source,
-                        notes=tuple(filter(None, [short_length_note(
-                            option_names.length, max_model_len, option_names.thousands_written(max_model_len))])),
+                        notes=input_notes(option_names, given_length, max_model_len, host_ram_gb),
                         **dict(estimate))
 
 
@@ -1695,6 +1715,8 @@ def check_config(
                          workers=workers, seed=seed, estimate=estimate, memory=memory, margin=margin,
                          host_ram_gb=host_ram_gb, trinity_version=trinity_version, option_names=option_names)
     answers = config_answers(query, catalog, read, text, name, environ, release, write_offered=patched)
+    notes = input_notes(option_names, max_model_len, asked_length(max_model_len), host_ram_gb)
+    answers = tuple(answer.model_copy(update={"notes": (*notes, *answer.notes)}) for answer in answers)
     counted = query.counted_catalog(catalog)
     return ConfigCheck(config=name, answers=with_apply(
         answers, counted, counted.model(query.model), query.node_gpus, config=read, text=text, name=name,

@@ -1125,6 +1125,26 @@ def test_plans_answers_hold_the_notes_solve_prints_on_stderr():
     assert noted == [(outgrown,), ()]
 
 
+def test_api_answers_hold_the_cut_thousands_and_small_host_ram_notes_solve_prints():
+    # `solve --len 131k --host-ram 2` notes that 131k is 134144 tokens and 2 GiB no node's host memory; plan's,
+    # memory_answer's and check_config's answers said nothing of either (persona88c), in a notebook where no
+    # stderr shows them: the same notes, in the keywords' words.
+    cut = "max_model_len 131k is 134144 tokens (k is 1024); for 131072 tokens write max_model_len=131072"
+    small = ("host_ram_gb reads as 2 GiB per node, less than any GPU node has (GB as sold); for 2 TB write "
+             "host_ram_gb=2048")
+    (planned,) = solver.plan("0.6B", gpu="h100", max_model_len="131k", budget_gpus=1, host_ram_gb=2)
+    assert planned.max_model_len == 134144 and planned.notes == (cut, small)
+    assert solver.memory_answer("8B", "h100", 8, "131K", host_ram_gb=2).notes == (cut, small)
+    assert solver.memory_answer("8B", "h100", 8, 134144, host_ram_gb=8).notes == ()  # digits, and 8 GiB: no note
+    assert solver.memory_answer("8B", "h100", 8, "128k", host_ram_gb=1.5, option_names=COMMAND_OPTIONS).notes == (
+        "--host-ram reads as 1.5 GiB per node, less than any GPU node has (GB as sold; MB are free -m's MiB); for "
+        "1.5 TB write --host-ram 1.5TB",)
+    config = Path(__file__).parents[1] / "docs" / "examples" / "trinity.yaml"
+    (judged,) = solver.check_config(config, gpu="h20", max_model_len="65k", host_ram_gb=2).answers
+    assert judged.notes == (cut.replace("131k is 134144", "65k is 66560").replace("131072", "65536"),
+                            small)
+
+
 @pytest.mark.parametrize("nodes", ["node_num: 1\n  gpu_per_node: 8", "node_num: 2\n  gpu_per_node: 4"])
 def test_the_query_of_a_config_is_the_one_from_config_asks(cli, tmp_path: Path, nodes: str):
     # Its exact GPU count, its nodes and its rollout: on 2 nodes of 4, 6 trainer GPUs break the whole-nodes rule.

@@ -19,12 +19,16 @@ from typing import TYPE_CHECKING
 from solver.cli.catalogs import given_gpus
 from solver.cli.output import print_note
 from solver.tables import (
-    MAX_TOKENS,
+    HOST_RAM_UNITS,
+    SMALL_HOST_RAM_GIB,
     counted,
+    cut_thousands_note,
     named_jobs,
+    power_of_two_cut,
     says_pcie,
     short_length_note,
     shown_number,
+    small_host_ram_note,
     thousands_of_tokens,
 )
 
@@ -277,22 +281,12 @@ def note_thousands_meant(args: argparse.Namespace, prog: str, argv: Sequence[str
     """A note on stderr where --len is N thousands of 1024, written so in `argv` (not in digits), and N thousand is a
     power of two of tokens, cut: ``--len 131k`` is 134144 tokens, likely meant as 131072, which is 128k."""
     length = getattr(args, "max_model_len", None)
-    meant = _power_of_two_cut(length)
     values = (word.partition("=")[2] if word.startswith("-") else word for word in argv)
     in_thousands = any(value.strip().lower().endswith("k") and thousands_of_tokens(value) == length for value in values)
-    if length is not None and meant is not None and in_thousands:
-        print_note(f"{prog}: note: --len {length // 1024}k is {length} tokens (k is 1024); for {meant} tokens write "
-                   f"--len {meant // 1024}k")
+    if length is not None and in_thousands:
+        from solver.rules import COMMAND_OPTIONS  # pydantic's: not for a usage error
 
-
-def _power_of_two_cut(length: int | None) -> int | None:
-    """The power of two of tokens that `length`, N thousands of 1024, likely meant, N being its thousands cut (131k,
-    134144 tokens: 131072, which is 128k); None where it is no such length."""
-    if length is None or length % 1024:
-        return None
-    meant = next((2 ** power for power in range(10, MAX_TOKENS.bit_length()) if 2 ** power // 1000 == length // 1024),
-                 None)
-    return meant if meant != length else None
+        _print_note(prog, cut_thousands_note(f"--len {length // 1024}k", length, COMMAND_OPTIONS.thousands_written))
 
 
 def note_thousands_of_job_lengths(fleet: Fleet, prog: str) -> None:
@@ -303,7 +297,7 @@ def note_thousands_of_job_lengths(fleet: Fleet, prog: str) -> None:
     for job in fleet.jobs:
         at_least = not isinstance(job.max_model_len, int)
         length = job.asked_max_model_len
-        meant = _power_of_two_cut(length)
+        meant = power_of_two_cut(length)
         if meant is not None:
             field = "max_model_len at_least" if at_least else "max_model_len"
             print_note(f"{prog}: note: job {job.name}: {field} is {length} tokens, {length // 1024}k (k is 1024); "
@@ -325,22 +319,18 @@ def note_short_job_lengths(fleet: Fleet, prog: str) -> None:
 def _note_if_short(prog: str, given: str, length: int, written: str) -> None:
     """Where `length` tokens (`given`, in words) may have been meant as thousands (`short_length_note`), a note on
     stderr that says so, `written` saying how to write that (``--len 64k``)."""
-    note = short_length_note(given, length, written)
-    if note is not None:
-        print_note(f"{prog}: note: {note}")
-
-
-SMALL_HOST_RAM_GIB = 8
-"""The host memory per node (GiB) below which a figure gets a note that it reads as GiB: no GPU node has less, so
-``--host-ram 1024MB`` (1 GiB: MB are ``free -m``'s MiB) or a pool's ``host_ram_gb: 1.5`` was likely meant in TB."""
+    _print_note(prog, short_length_note(given, length, written))
 
 
 def note_small_host_ram(args: argparse.Namespace, prog: str) -> None:
     """A note on stderr where --host-ram is below `SMALL_HOST_RAM_GIB`: ``--host-ram 1024MB`` is 1 GiB, likely meant
     as 1 TB."""
     host_ram = getattr(args, "host_ram", None)
-    if host_ram is not None:
-        _note_if_small_host_ram(prog, "--host-ram", host_ram, "--host-ram {}TB")
+    if host_ram is not None and host_ram < SMALL_HOST_RAM_GIB:
+        from solver.rules import COMMAND_OPTIONS  # pydantic's: not for a usage error
+
+        _print_note(prog, small_host_ram_note("--host-ram", host_ram, COMMAND_OPTIONS.terabytes_written,
+                                              HOST_RAM_UNITS))
 
 
 def note_small_pool_host_ram(fleet: Fleet, prog: str) -> None:
@@ -348,16 +338,15 @@ def note_small_pool_host_ram(fleet: Fleet, prog: str) -> None:
     `note_small_host_ram` for --host-ram."""
     for pool in fleet.pools:
         if pool.host_ram_gb is not None:
-            _note_if_small_host_ram(prog, f"pool {pool.name}: host_ram_gb", pool.host_ram_gb, "host_ram_gb: {}TB")
+            _print_note(prog, small_host_ram_note(f"pool {pool.name}: host_ram_gb", pool.host_ram_gb,
+                                                  lambda terabytes: f"host_ram_gb: {shown_number(terabytes)}TB",
+                                                  HOST_RAM_UNITS))
 
 
-def _note_if_small_host_ram(prog: str, given: str, gib: float, written: str) -> None:
-    """Where `gib` of host memory per node (`given`, in words) is below `SMALL_HOST_RAM_GIB`, a note on stderr that it
-    reads as GiB, and how to write it as TB (`written`, a format with one ``{}``), as it was likely meant."""
-    if gib < SMALL_HOST_RAM_GIB:
-        amount = shown_number(gib)
-        print_note(f"{prog}: note: {given} reads as {amount} GiB per node, less than any GPU node has (GB as sold; MB "
-                   f"are free -m's MiB); for {amount} TB write {written.format(amount)}")
+def _print_note(prog: str, note: str | None) -> None:
+    """`note` on stderr after `prog`'s name, where there is one."""
+    if note is not None:
+        print_note(f"{prog}: note: {note}")
 
 
 def _without_memory(name: str) -> str:

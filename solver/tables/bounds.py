@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numbers
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from math import floor, isfinite
 from typing import Any, Final, Literal, NamedTuple, get_args
 
@@ -50,6 +50,27 @@ def asked_length(value: Any, name: str = "max_model_len") -> Any:
     if read is not value and isinstance(read, int) and not 1 <= read <= MAX_TOKENS:
         raise QueryError(count_range_words(name, MAX_TOKENS, value))
     return read
+
+
+def power_of_two_cut(length: int | None) -> int | None:
+    """The power of two of tokens that `length`, N thousands of 1024, likely meant, N being its thousands cut (131k,
+    134144 tokens: 131072, which is 128k); None where it is no such length."""
+    if length is None or length % 1024:
+        return None
+    meant = next((2 ** power for power in range(10, MAX_TOKENS.bit_length()) if 2 ** power // 1000 == length // 1024),
+                 None)
+    return meant if meant != length else None
+
+
+def cut_thousands_note(given: str, length: int, written: Callable[[int], str]) -> str | None:
+    """Where `length` tokens, given as N thousands of 1024 (`given`, in words: ``--len 131k``), are a power of two of
+    tokens with its thousands cut (`power_of_two_cut`), that they likely meant it, and how to write it (`written`, given
+    its thousands of 1024: ``--len 128k``, ``max_model_len=131072``), as ``solve`` notes it on stderr and
+    `solver.plan`'s answers hold it (`Answer.notes`); else None."""
+    meant = power_of_two_cut(length)
+    if meant is None:
+        return None
+    return f"{given} is {length} tokens (k is 1024); for {meant} tokens write {written(meant // 1024)}"
 
 
 def vllm_lora_rank_refusal(rank: int, lora_on: bool = False) -> str | None:
@@ -148,6 +169,26 @@ LOADING_ALONE_NEED = "the model while it loads; no reference model"
 """`LOADING_HOST_NEED` for a run that builds no reference model (``--no-reference``)."""
 HOST_NEED_WORDS = f"{LOADING_HOST_NEED}; with Offload, {OFFLOAD_HOST_NEED}"
 """What a node's host memory need holds, with Offload or not, where one text says both."""
+
+
+SMALL_HOST_RAM_GIB = 8
+"""The host memory per node (GiB) below which a figure gets a note that it reads as GiB: no GPU node has less, so
+``--host-ram 1024MB`` (1 GiB: MB are ``free -m``'s MiB) or a pool's ``host_ram_gb: 1.5`` was likely meant in TB."""
+
+
+HOST_RAM_UNITS = "GB as sold; MB are free -m's MiB"
+"""How --host-ram and a pool's host_ram_gb read a figure, for the note on one too small (`small_host_ram_note`)."""
+
+
+def small_host_ram_note(given: str, gib: float, written: Callable[[float], str], units: str) -> str | None:
+    """Where `gib` of host memory per node (`given`, in words: ``--host-ram``) is below `SMALL_HOST_RAM_GIB`, that it
+    reads as GiB (`units` saying how the figure is read), and how to write that many TB (`written`, given them:
+    ``--host-ram 2TB``, ``host_ram_gb=2048``), as it was likely meant; else None."""
+    if gib >= SMALL_HOST_RAM_GIB:
+        return None
+    amount = shown_number(gib)
+    return (f"{given} reads as {amount} GiB per node, less than any GPU node has ({units}); for {amount} TB write "
+            f"{written(gib)}")
 
 
 def host_need_purpose(offload: bool, critic: CriticStates | None = None) -> str:
