@@ -381,11 +381,11 @@ def plan(
     check_dpo_budget_unread(token_budget, None, catalog.model(query.model), option_names, dpo=query.dpo)
     check_vllm_lora_rank(query.lora_rank, query.rollout_gpus, option_names)
     answers = answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
-    notes = input_notes(option_names, given_length, max_model_len, host_ram_gb)
+    notes = _input_notes(option_names, given_length, max_model_len, host_ram_gb)
     return tuple(answer.model_copy(update={"notes": notes}) for answer in answers) if notes else answers
 
 
-def input_notes(option_names: OptionNames, given_length: object, max_model_len: int | None,
+def _input_notes(option_names: OptionNames, given_length: object, max_model_len: int | None,
                 host_ram_gb: float | None) -> tuple[str, ...]:
     """The notes ``solve`` prints on stderr for the same input, in `option_names`' words, for `Answer.notes` and
     `MemoryAnswer.notes`: a `max_model_len` of a few hundred tokens at most (`short_length_note`), or given as
@@ -1288,7 +1288,7 @@ def memory_answer(
                         trinity_version=trinity_version.strip() if trinity_version is not None else None,
                         memory_model=path_text(memory) if isinstance(memory, Path | str) else None,
                         memory_model_source=loaded.own_source,
-                        notes=input_notes(option_names, given_length, max_model_len, host_ram_gb),
+                        notes=_input_notes(option_names, given_length, max_model_len, host_ram_gb),
                         **dict(estimate))
 
 
@@ -1715,7 +1715,7 @@ def check_config(
                          workers=workers, seed=seed, estimate=estimate, memory=memory, margin=margin,
                          host_ram_gb=host_ram_gb, trinity_version=trinity_version, option_names=option_names)
     answers = config_answers(query, catalog, read, text, name, environ, release, write_offered=patched)
-    notes = input_notes(option_names, max_model_len, asked_length(max_model_len), host_ram_gb)
+    notes = _input_notes(option_names, max_model_len, asked_length(max_model_len), host_ram_gb)
     answers = tuple(answer.model_copy(update={"notes": (*notes, *answer.notes)}) for answer in answers)
     counted = query.counted_catalog(catalog)
     return ConfigCheck(config=name, answers=with_apply(

@@ -84,6 +84,7 @@ from solver.tables import (
     load_memory_model,
     load_weights,
     model_loading,
+    percentage_hint,
     release_name,
     shown_number,
     sp_attention_violation,
@@ -1634,7 +1635,8 @@ def check_margin(margin: float | None, option_names: OptionNames = COMMAND_OPTIO
     `option_names` do."""
     check_types(("margin", margin, float | None))
     if margin is not None and not 0 <= margin < 1:
-        raise QueryError(f"{option_names.named('margin')} is a fraction from 0 to below 1, got {brief(margin)}")
+        raise QueryError(f"{option_names.named('margin')} is a fraction from 0 to below 1, got {brief(margin)}"
+                         f"{percentage_hint(margin)}")
     return margin
 
 

@@ -304,7 +304,8 @@ def test_an_unknown_gpu_or_model_in_code_is_told_how_code_gives_its_own():
           "node of 8 GPUs: 1, 2, 4, 8)")),
         (dict(gpus=0, max_model_len=32768), "--gpus must be a whole number from 1 to 65536, got 0"),
         (dict(gpus=8, max_model_len=1 << 30), "--len must be a whole number from 1 to 16777216, got 1073741824"),
-        (dict(gpus=8, max_model_len=32768, margin=1.0), "--margin is a fraction from 0 to below 1, got 1.0"),
+        (dict(gpus=8, max_model_len=32768, margin=1.0),
+         "--margin is a fraction from 0 to below 1, got 1.0 (as a percentage, 1% is 0.01)"),
         ({"gpus": 12, "max_model_len": 32768},
          ("--gpus 12 is not allowed: 12 GPUs span nodes of 8 (--node-gpus) but are not whole nodes (the counts "
           "allowed: 1 to 8, then whole nodes: 8 and 16 are the nearest)")),
@@ -528,7 +529,7 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "budget_gpus must be a whole number or None, got a numpy float64"),
         # a numpy number of the kind taken but out of range is quoted as it is typed, not as np.float64(2.0)
         (lambda: solver.plan("4B", max_model_len=8192, margin=numpy.float64(2.0)),
-         "margin is a fraction from 0 to below 1, got 2.0"),
+         "margin is a fraction from 0 to below 1, got 2.0 (as a percentage, 2% is 0.02)"),
         (lambda: solver.place(FLEET, time_limit_s=numpy.float64(-0.5)),
          "time_limit_s must be above 0 seconds and at most 1000000000, got -0.5"),
         # another mapping is cut as a dict is, a set-like view as a set is, and a class named with a vowel takes 'an'
@@ -585,11 +586,13 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.estimate_memory("4B", "h100", 8, 4096, offload=1), "offload must be True or False, got 1"),
         (lambda: solver.estimate_memory("4B", "h100", 8, 4096, env=None), "env must be True or False, got None"),
         (lambda: solver.estimate_memory("4B", "h100", None, 4096), "gpus must be a whole number, got None"),
-        (lambda: solver.estimate_memory("4B", "h100", 8, 4096, margin="0.1"), "margin must be a number or None, got '0.1'"),
+        (lambda: solver.estimate_memory("4B", "h100", 8, 4096, margin="0.1"),
+         "margin must be a number or None, got '0.1' (a str: pass 0.1)"),
         (lambda: solver.estimate_memory("4B", "h100", 8, 4096, catalog="tables"),
          "catalog must be a Catalog or None, got 'tables'"),
         # plan and make_query: every argument's type
-        (lambda: solver.plan("4B", max_model_len=4096, margin="0.1"), "margin must be a number or None, got '0.1'"),
+        (lambda: solver.plan("4B", max_model_len=4096, margin="0.1"),
+         "margin must be a number or None, got '0.1' (a str: pass 0.1)"),
         (lambda: solver.plan("4B", max_model_len=4096, host_ram_gb="1"),
          "host_ram_gb must be a number or None, got '1' (GB per node as a number: 2048 for 2 TB)"),
         (lambda: solver.plan("4B", gpu="a100", node_gpus="8", rollout_gpus=3, budget_gpus=6, exact=True,
@@ -796,7 +799,7 @@ def test_an_explanation_whose_questions_run_out_of_time_names_only_rules_in_forc
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    ({"margin": 1.5}, "margin is a fraction from 0 to below 1, got 1.5"),
+    ({"margin": 1.5}, "margin is a fraction from 0 to below 1, got 1.5 (as a percentage, 1.5% is 0.015)"),
     ({"token_budget": "half"}, ("token_budget must be one of default, auto, got 'half' (a cap in tokens per GPU is "
                                 "one job's: solver.plan(token_budget=N) plans a job with it; "
                                 "solver.estimate_memory(max_token_len_per_gpu=T) estimates one setting at it)")),
@@ -1136,13 +1139,27 @@ def test_api_answers_hold_the_cut_thousands_and_small_host_ram_notes_solve_print
     assert planned.max_model_len == 134144 and planned.notes == (cut, small)
     assert solver.memory_answer("8B", "h100", 8, "131K", host_ram_gb=2).notes == (cut, small)
     assert solver.memory_answer("8B", "h100", 8, 134144, host_ram_gb=8).notes == ()  # digits, and 8 GiB: no note
-    assert solver.memory_answer("8B", "h100", 8, "128k", host_ram_gb=1.5, option_names=COMMAND_OPTIONS).notes == (
-        "--host-ram reads as 1.5 GiB per node, less than any GPU node has (GB as sold; MB are free -m's MiB); for "
-        "1.5 TB write --host-ram 1.5TB",)
+    as_command = solver.memory_answer("8B", "h100", 8, "128k", host_ram_gb=1.5, option_names=COMMAND_OPTIONS)
+    assert as_command.notes == (("--host-ram reads as 1.5 GiB per node, less than any GPU node has (GB as sold; MB "
+                                 "are free -m's MiB); for 1.5 TB write --host-ram 1.5TB"),)
     config = Path(__file__).parents[1] / "docs" / "examples" / "trinity.yaml"
     (judged,) = solver.check_config(config, gpu="h20", max_model_len="65k", host_ram_gb=2).answers
-    assert judged.notes == (cut.replace("131k is 134144", "65k is 66560").replace("131072", "65536"),
-                            small)
+    assert judged.notes == (cut.replace("131k is 134144", "65k is 66560").replace("131072", "65536"), small)
+
+
+def test_a_margin_given_as_a_percentage_is_told_its_fraction_as_margin_is():
+    # `--margin 3%` is 0.03 and `--margin 3` is told so; the API's margin="3%" and margin=3 were refused without the
+    # fraction to pass (persona88c), though the same user types them.
+    def refusal(margin: object) -> str:
+        with pytest.raises(solver.QueryError) as caught:
+            solver.estimate_memory("8B", "h100", 8, 4096, margin=margin)
+        return str(caught.value)
+
+    assert refusal("3%") == "margin must be a number or None, got '3%' (a fraction as a number: pass 0.03 for 3%)"
+    assert refusal("0.05") == "margin must be a number or None, got '0.05' (a str: pass 0.05)"
+    assert refusal("big") == "margin must be a number or None, got 'big' (a fraction as a number: 0.03 for 3%)"
+    assert refusal(3) == "margin is a fraction from 0 to below 1, got 3 (as a percentage, 3% is 0.03)"
+    assert refusal(100) == "margin is a fraction from 0 to below 1, got 100"
 
 
 @pytest.mark.parametrize("nodes", ["node_num: 1\n  gpu_per_node: 8", "node_num: 2\n  gpu_per_node: 4"])

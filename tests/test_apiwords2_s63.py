@@ -40,7 +40,7 @@ COMMAND_BUDGET = "--gpus N, or --total-gpus T with --rollout-gpus R"
 PLAN_ERRORS = [
     ({"max_model_len": -5}, "max_model_len must be a whole number from 1 to 16777216, got -5"),
     ({"budget_gpus": 0}, "budget_gpus must be a whole number from 1 to 65536, got 0"),
-    ({"margin": 1.5}, "margin is a fraction from 0 to below 1, got 1.5"),
+    ({"margin": 1.5}, "margin is a fraction from 0 to below 1, got 1.5 (as a percentage, 1.5% is 0.015)"),
     ({"host_ram_gb": -1.0}, "host_ram_gb must be above 0 and at most 49152 GB, got -1"),
     ({"host_ram_gb": 515870.0}, ("host_ram_gb must be above 0 and at most 49152 GB, got 515870 (no node has 515870 GB; "
                                  "if it is free -m's total in MiB, 503.7 GiB, give host_ram_gb=503.7)")),
@@ -77,7 +77,8 @@ COMMAND_ERRORS = {
     "max_model_len must be a whole number from 1 to 16777216, got -5":
         "--len must be a whole number from 1 to 16777216, got -5",
     "budget_gpus must be a whole number from 1 to 65536, got 0": "--gpus must be a whole number from 1 to 65536, got 0",
-    "margin is a fraction from 0 to below 1, got 1.5": "--margin is a fraction from 0 to below 1, got 1.5",
+    "margin is a fraction from 0 to below 1, got 1.5 (as a percentage, 1.5% is 0.015)":
+        "--margin is a fraction from 0 to below 1, got 1.5 (as a percentage, 1.5% is 0.015)",
     "host_ram_gb must be above 0 and at most 49152 GB, got -1": (
         "--host-ram must be above 0 and at most 49152 GB, got -1"),
     f"exact=True needs {API_BUDGET}": f"--exact needs {COMMAND_BUDGET}",
@@ -106,7 +107,7 @@ MEMORY_ERRORS = [
     ({"sp": 3}, ("sp=3 is not allowed for Qwen3-14B: SP=3 does not divide its 40 attention heads (the degrees that "
                  "divide the 8 trainer GPUs, that Qwen3-14B's heads allow and that keep an SP group in a node of 8 "
                  "GPUs: 1, 2, 4, 8)")),
-    ({"margin": 1.5}, "margin is a fraction from 0 to below 1, got 1.5"),
+    ({"margin": 1.5}, "margin is a fraction from 0 to below 1, got 1.5 (as a percentage, 1.5% is 0.015)"),
     ({"host_ram_gb": -1.0}, "host_ram_gb must be above 0 and at most 49152 GB, got -1"),
     ({"node_gpus": 0}, "node_gpus must be a whole number from 1 to 65536, got 0"),
     ({"max_token_len_per_gpu": 10}, ("max_token_len_per_gpu=10 holds no sequence of 32768 tokens with SP=1: it must be "

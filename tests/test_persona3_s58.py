@@ -50,7 +50,7 @@ def test_a_count_written_as_text_is_told_its_number_but_not_read_in_thousands():
     assert str(caught.value) == "budget_gpus must be a whole number or None, got '8k'"
     with pytest.raises(solver.QueryError) as caught:  # a number as well as a whole one: no whole-number hint
         solver.plan("14B", gpu="h100", max_model_len=65536, budget_gpus=8, margin="0.1")  # type: ignore[arg-type]
-    assert str(caught.value) == "margin must be a number or None, got '0.1'"
+    assert str(caught.value) == "margin must be a number or None, got '0.1' (a str: pass 0.1)"
 
 
 def test_a_list_where_one_name_is_asked_for_says_so():

@@ -32,6 +32,7 @@ from solver.tables import (
     load_catalog,
     mib_as_gb_hint,
     names_a_stream,
+    percentage_hint,
     read_host_ram,
     rewritten_note,
     rewritten_whole_number,
@@ -329,7 +330,7 @@ def margin_fraction(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a fraction from 0 to below 1 (0.03) or a percentage (3%), got "
                                          f"{brief(text)}") from None
     if not 0 <= value < 1:
-        hint = f" (as a percentage, {value:g}% is {value / 100:g})" if not percent and 1 <= value < 100 else ""
+        hint = "" if percent else percentage_hint(value)
         raise argparse.ArgumentTypeError(f"must be a fraction from 0 to below 1, got {cut(text.strip())}{hint}")
     return value
 

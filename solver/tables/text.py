@@ -583,6 +583,27 @@ TOKEN_PARAMETERS = frozenset({"max_model_len", "max_token_len_per_gpu"})
 ``--len`` does, to say what to pass."""
 
 
+def percentage_hint(value: float) -> str:
+    """For a safety margin past 1 that reads as a percentage's number (``3``), its fraction: `` (as a percentage, 3%
+    is 0.03)``; else nothing: ``--margin``'s and the API's ``margin``'s words."""
+    return f" (as a percentage, {value:g}% is {value / 100:g})" if 1 <= value < 100 else ""
+
+
+def margin_as_number_hint(value: str) -> str:
+    """For a safety margin given as text where the API takes a number, the number to pass: `` (a str: pass 0.03)``
+    for ``"0.03"``, `` (a fraction as a number: pass 0.03 for 3%)`` for ``"3%"``, as ``--margin`` takes both; the
+    form alone where it reads as neither."""
+    written = value.strip()
+    percent = written.endswith("%")
+    try:
+        fraction = float(written.removesuffix("%")) / (100 if percent else 1) if written.isascii() else None
+    except ValueError:
+        fraction = None
+    if fraction is None or not 0 <= fraction < 1:
+        return " (a fraction as a number: 0.03 for 3%)"
+    return f" (a fraction as a number: pass {fraction:g} for {written})" if percent else f" (a str: pass {fraction:g})"
+
+
 HOST_RAM_AS_NUMBER = " (GB per node as a number: 2048 for 2 TB)"
 """What a node's host memory written with its unit (``2TB``, as ``--host-ram`` takes it) is told where a number is
 asked: the API's ``host_ram_gb``."""
@@ -748,6 +769,7 @@ def type_problem(name: str, value: object, kind: Any) -> str | None:
     accepted = either([word for one in kinds for word in _KIND_WORDS.get(one, (_with_article(one.__name__),))])
     hint = (_whole_number_hint(name, value) if int in kinds and float not in kinds
             else HOST_RAM_AS_NUMBER if name == "host_ram_gb" and isinstance(value, str)
+            else margin_as_number_hint(value) if name == "margin" and isinstance(value, str)
             else FLEET_AS_MAPPING if name == "fleet" and isinstance(value, Mapping)
             else names_joined_hint(value) if name == "lora_targets"
             else names_listed_hint(value) if name == "required" else path_given_hint(name, value))
