@@ -121,6 +121,7 @@ from solver.rules import (
     TablesVerdict,
     batch_over_trainer_gpus_words,
     batch_split_violation,
+    check_without_gpu_note,
     cited_tables_verdict,
     counted_tokens,
     counts_dpo_pairs,
@@ -1716,6 +1717,8 @@ def check_config(
                          host_ram_gb=host_ram_gb, trinity_version=trinity_version, option_names=option_names)
     answers = config_answers(query, catalog, read, text, name, environ, release, write_offered=patched)
     notes = _input_notes(option_names, max_model_len, asked_length(max_model_len), host_ram_gb)
+    notes += () if gpu is not None else (check_without_gpu_note(name, [answer.gpu for answer in answers],
+                                                                option_names),)
     answers = tuple(answer.model_copy(update={"notes": (*notes, *answer.notes)}) for answer in answers)
     counted = query.counted_catalog(catalog)
     return ConfigCheck(config=name, answers=with_apply(

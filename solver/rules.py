@@ -1268,6 +1268,16 @@ class OptionNames(NamedTuple):
         return (", " if self.keywords else " ").join(options)
 
 
+def check_without_gpu_note(config_name: str, gpus: Sequence[str], option_names: OptionNames) -> str:
+    """What a config's check without a GPU type named (``--check`` without --gpu, `solver.api.check_config` without
+    ``gpu``) says of the GPU types it judged `config_name` on (`gpus`), in `option_names`' words: a Trinity config
+    names none, and its verdict on the GPUs it runs on may differ."""
+    checker, given = (("check_config without gpu", 'gpu="TYPE"') if option_names.keywords
+                      else ("--check without --gpu", "--gpu TYPE"))
+    return (f"{checker} judged {config_name} on {' and '.join(gpus)}, as a Trinity config names no GPU type; give "
+            f"{given} to judge it on the GPUs it runs on")
+
+
 MODEL_CONFIG_PLACEHOLDER = "MODEL_CONFIG"
 """What a fragment's check command gives ``--model-config`` for a model of one's own whose config.json it does not know
 (`solver.api.trinity_config` without ``model_config=``): the header says to put the file there, as CONFIG the config's.

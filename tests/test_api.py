@@ -1147,6 +1147,17 @@ def test_api_answers_hold_the_cut_thousands_and_small_host_ram_notes_solve_print
     assert judged.notes == (cut.replace("131k is 134144", "65k is 66560").replace("131072", "65536"), small)
 
 
+def test_check_config_without_gpu_notes_the_gpu_types_it_judged_as_check_does():
+    # `solve --from-config c.yaml --check` without --gpu notes that it judged the config on the tables' GPU types;
+    # check_config without gpu said nothing (persona88c): a notebook's H200 config judged on A100s and H20s unsaid.
+    text = (Path(__file__).parents[1] / "docs" / "examples" / "trinity.yaml").read_text(encoding="utf-8")
+    unnamed = solver.check_config("trinity.yaml", text=text)
+    assert [answer.gpu for answer in unnamed.answers] == ["A100-80GB", "H20-96GB"]
+    assert {answer.notes for answer in unnamed.answers} == {(
+        ('check_config without gpu judged trinity.yaml on A100-80GB and H20-96GB, as a Trinity config names no GPU '
+         'type; give gpu="TYPE" to judge it on the GPUs it runs on'),)}
+
+
 def test_a_margin_given_as_a_percentage_is_told_its_fraction_as_margin_is():
     # `--margin 3%` is 0.03 and `--margin 3` is told so; the API's margin="3%" and margin=3 were refused without the
     # fraction to pass (persona88c), though the same user types them.

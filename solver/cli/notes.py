@@ -122,9 +122,10 @@ def note_vllm_refusal(prog: str, catalog: Catalog, added: str, jobs: Sequence[st
 
 def note_check_without_gpu(prog: str, config_name: str, gpus: Sequence[str]) -> None:
     """A note on stderr where ``--check`` judged `config_name` with no --gpu: on which GPU types (`gpus`), since a
-    Trinity config names none and its verdict on another GPU type may differ."""
-    print_note(f"{prog}: note: --check without --gpu judged {config_name} on {' and '.join(gpus)}, as a Trinity config "
-               "names no GPU type; give --gpu TYPE to judge it on the GPUs it runs on")
+    Trinity config names none and its verdict on another GPU type may differ (`check_without_gpu_note`)."""
+    from solver.rules import COMMAND_OPTIONS, check_without_gpu_note
+
+    print_note(f"{prog}: note: {check_without_gpu_note(config_name, gpus, COMMAND_OPTIONS)}")
 
 
 def note_config_nodes_outgrown(prog: str, config_name: str, config: TrinityConfig, answers: Sequence[Answer]) -> None:
