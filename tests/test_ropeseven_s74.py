@@ -10,11 +10,11 @@ import json
 from pathlib import Path
 
 import pytest
+from test_moe_layouts import MINIMAX_M2
 
 from solver.tables import TableError, load_catalog
 from solver.tables.model_config import load_model_config
 from solver.trinity import load_config_mapping, trinity_config_problems
-from test_moe_layouts import MINIMAX_M2
 
 CARD = "{type: yarn, factor: 4.0, original_max_position_embeddings: 32768}"
 """Qwen's model cards' YaRN, its type in the legacy ``type`` alone: it reaches 131072 tokens over 32768."""

@@ -1183,7 +1183,7 @@ def _vllm_partial_rotary_lost(path: Path, config: dict[str, Any], head_dim: int)
     given = config.get(key)
     parameters: dict[str, Any] = given if isinstance(given, dict) else {}
     by_rotary_dim = config.get("model_type") in VLLM_ROTARY_DIM_MODEL_TYPES
-    rotary_dim = config.get("rotary_dim")
+    rotary_dim: Any = config.get("rotary_dim")
     if _per_layer_type(parameters) or (by_rotary_dim and rotary_dim is None):
         return None
     if by_rotary_dim and (not _is_number(rotary_dim) or not 0 < rotary_dim <= head_dim):
