@@ -149,7 +149,8 @@ def _caution_of_far_moves(args: argparse.Namespace, fitted: Calibration) -> None
         return
     moves = "; ".join(_far_move(term, value, shipped) for term, value, shipped in far)
     fit, them = fitted.memory_model.fit, it_or_them(len(far))
-    cells = f"your {counted(fitted.your_cells, 'cell')}" if args.cells else "the cells"
+    cells = (("your only cell" if fitted.your_cells == 1 else f"your {fitted.your_cells} cells") if args.cells
+             else "the cells")
     why = (f"{cells} pull {them} there against the documented tables; check them for typos" if args.with_tables
            else f"few cells decide {them}, {cells} ({counted(fit.observations, 'observation')}); add cells"
            + ("" if not args.cells else ", or fit with the documented ones too (--with-tables)"))
