@@ -46,6 +46,7 @@ from solver.tables import (
     cell_text,
     contradictions_refused,
     counted,
+    load_memory_model,
     path_text,
 )
 
@@ -219,7 +220,7 @@ def calibration(catalog: Catalog, cells: Sequence[tuple[Path, GpuType]], *, with
     if not evidence:
         raise QueryError("no cells to calibrate on")
     coefficients, fit = calibrate(evidence)
-    outside = unphysical(coefficients)
+    outside, shipped = unphysical(coefficients), load_memory_model()
     if not fit.positives:  # only cells of yours can be all '-': the documented tables beside them are not
         files = ", ".join(str(path) for path, _ in cells)
         raise QueryError(f"{flag}{files}: no cell names a setting that trained (all are '-'): nothing shows how much "
@@ -232,6 +233,7 @@ def calibration(catalog: Catalog, cells: Sequence[tuple[Path, GpuType]], *, with
         mispredicted=tuple(mispredicted(yours, coefficients)),
         your_cells=len({(o.gpu, o.gpus, o.model.name, o.max_model_len) for o in yours}),
         unphysical=tuple(words for _, words in outside), unphysical_codes=tuple(code for code, _ in outside),
+        far_from_shipped=tuple(_far_move(*far) for far in far_from_shipped(coefficients, shipped.coefficients)),
     )
 
 
@@ -348,6 +350,15 @@ def far_from_shipped(coefficients: Coefficients, shipped: Coefficients) -> list[
                 value > FAR_FACTOR * max(anchors) or value * FAR_FACTOR < min(anchors)):
             found.append((term, value, shipped.multiplier(term)))
     return found
+
+
+def _far_move(term: str, value: float, shipped: float) -> str:
+    """A multiplier's fitted `value` against the `shipped` fit's, and by how much it moved, in words: ``logits 14.8,
+    7.6 times the shipped fit's 1.95``, ``fragmentation 0, down from the shipped fit's 0.343 (the term dropped)``."""
+    if value > shipped:
+        return f"{term} {value:.3g}, {value / shipped:.1f} times the shipped fit's {shipped:.3g}"
+    by = f" {shipped / value:.1f} times" if value else ""
+    return f"{term} {value:.3g}, down{by} from the shipped fit's {shipped:.3g}{'' if value else ' (the term dropped)'}"
 
 
 def _outside_physical(coefficients: Coefficients) -> list[tuple[str, str, PhysicalRange]]:

@@ -131,6 +131,7 @@ def test_a_multiplier_few_cells_move_far_beyond_the_shipped_fit_is_cautioned(cli
         "solve calibrate: caution: logits 14.8, 7.6 times the shipped fit's 1.95: few cells decide it, your 2 cells "
         "(18 observations); add cells, or fit with the documented ones too (--with-tables); estimates from this fit "
         "may not hold")
+    assert solver.calibrate_memory_model([cells]).far_from_shipped == ("logits 14.8, 7.6 times the shipped fit's 1.95",)
 
 
 def test_far_from_shipped_names_a_multiplier_beyond_both_anchors_that_no_warning_names():

@@ -140,30 +140,17 @@ def _warn_of_unphysical(args: argparse.Namespace, fitted: Calibration) -> None:
 
 def _caution_of_far_moves(args: argparse.Namespace, fitted: Calibration) -> None:
     """Caution on stderr of fitted multipliers far beyond both the shipped fit's value and first principles'
-    (`solver.calibrate.far_from_shipped`, within their plausible and physical ranges, so unwarned otherwise): which,
-    by how much, and that few cells decide them (with --with-tables, that your cells pull them there)."""
-    from solver.calibrate import far_from_shipped
-    from solver.tables import load_memory_model
-    far = far_from_shipped(fitted.memory_model.coefficients, load_memory_model().coefficients)
-    if not far:
+    (`Calibration.far_from_shipped`, inside their plausible and physical ranges, so unwarned otherwise): which, by
+    how much, and that few cells decide them (with --with-tables, that your cells pull them there)."""
+    if not (far := fitted.far_from_shipped):
         return
-    moves = "; ".join(_far_move(term, value, shipped) for term, value, shipped in far)
-    fit, them = fitted.memory_model.fit, it_or_them(len(far))
+    them = it_or_them(len(far))
     cells = (("your only cell" if fitted.your_cells == 1 else f"your {fitted.your_cells} cells") if args.cells
              else "the cells")
     why = (f"{cells} pull {them} there against the documented tables; check them for typos" if args.with_tables
-           else f"few cells decide {them}, {cells} ({counted(fit.observations, 'observation')}); add cells"
-           + ("" if not args.cells else ", or fit with the documented ones too (--with-tables)"))
-    print_note(f"solve calibrate: caution: {moves}: {why}; estimates from this fit may not hold")
-
-
-def _far_move(term: str, value: float, shipped: float) -> str:
-    """A multiplier's fitted `value` against the `shipped` fit's, and by how much it moved, in words: ``logits 14.8,
-    7.6 times the shipped fit's 1.95``, ``fragmentation 0, down from the shipped fit's 0.343 (the term dropped)``."""
-    if value > shipped:
-        return f"{term} {value:.3g}, {value / shipped:.1f} times the shipped fit's {shipped:.3g}"
-    by = f" {shipped / value:.1f} times" if value else ""
-    return f"{term} {value:.3g}, down{by} from the shipped fit's {shipped:.3g}{'' if value else ' (the term dropped)'}"
+           else f"few cells decide {them}, {cells} ({counted(fitted.memory_model.fit.observations, 'observation')}); "
+           "add cells" + ("" if not args.cells else ", or fit with the documented ones too (--with-tables)"))
+    print_note(f"solve calibrate: caution: {'; '.join(far)}: {why}; estimates from this fit may not hold")
 
 
 def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
