@@ -3113,6 +3113,11 @@ class Calibration(Frozen, Versioned, defer_build=True):
         "pin the model down, or cells of another framework or precision; empty for the shipped fit"))
     unphysical_codes: tuple[UnphysicalCode, ...] = Field(default=(), description=(
         "a code for each of unphysical, in the same order (JSON made before the codes has none)"))
+    far_from_shipped: tuple[str, ...] = Field(default=(), description=(
+        "fitted multipliers inside their ranges that lie more than 3 times beyond both the shipped fit's value and "
+        "first principles' 1 (`solver.calibrate.far_from_shipped`), each with its value and by how much: few cells "
+        "decide them (with the documented tables too, your cells pull them there); empty for the shipped fit (JSON "
+        "made before it has none)"))
 
     @computed_field  # type: ignore[prop-decorator]
     @property
