@@ -29,7 +29,6 @@ from solver.tables import (
     cut,
     empty_name,
     length_forms,
-    load_catalog,
     mib_as_gb_hint,
     names_a_stream,
     read_host_ram,
@@ -58,6 +57,8 @@ def _within(match: re.Match[str], least: int, most: int) -> int | None:
 def _gpu_words(text: str) -> str:
     """Where `text`, given for a count, names a GPU type, alone (``a100``) or with a count (``2x4090``: not a product
     to write), how to give each, in words; "" otherwise."""
+    from solver.tables import load_catalog  # here, not at the top: `solve --version` and help load no pydantic
+
     catalog = load_catalog()
     with contextlib.suppress(QueryError):
         return f"a GPU type, {catalog.gpu(text).name}: give it to --gpu, and a count here"
