@@ -169,12 +169,13 @@ def _allowed_pools(instance: dict, job: dict) -> list[dict]:
 
 def ceiling(catalog: Catalog, job: dict) -> int:
     """How long an at_least job may grow: the length it asks for at least, or more up to what its model is known
-    to handle: with a RoPE scaling of its own, its native context; else YaRN as Qwen's model cards validate
+    to handle: with a RoPE scaling of its own, or for a model Qwen's model cards do not speak for (``qwen_yarn``
+    false: a config.json of another ``model_type``), its native context; else YaRN as Qwen's model cards validate
     it, a factor of 4 over the native context and 131072 tokens at most (never below the native context); and
     never past the job's at_most, where it gives one."""
     wanted, _ = _length_request(job)
     model = catalog.model(job["model"])
-    known = model.native_context if model.rope_scaling is not None else max(
+    known = model.native_context if model.rope_scaling is not None or not model.qwen_yarn else max(
         model.native_context, min(4 * model.native_context, 131072))
     return min(max(wanted, known), job["max_model_len"].get("at_most") or 1 << 30)
 
@@ -538,19 +539,14 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-COUNTED_MODEL_TYPES = (None, "qwen3", "qwen3_moe")
-"""The models the reference counts: the catalogue's (no ``model_type``), and a ``model_config`` of Qwen3's classes,
-whose layout and rules are the catalogue's Qwen3 models' (docs/memory.md, "A model the catalogue lacks")."""
-
-
 def counted_model(model: Any) -> bool:
-    """Whether the reference counts `model` (a catalogue `Model`) as the product does: one of `COUNTED_MODEL_TYPES`
-    with none of the traits of other architectures that docs/memory.md counts apart (its own modeling code, one
-    padded sequence per micro-batch; an unchecked layout, latent attention, soft-capped logits, MTP layers, a
-    sliding window, YaRN other than Qwen's)."""
-    return (model.model_type in COUNTED_MODEL_TYPES and model.ulysses_unreached is None
-            and model.unchecked_layout is None and model.mla is None and not model.logit_softcapping
-            and model.qwen_yarn and not model.uncounted_mtp_layers and model.vllm_sliding_window is None)
+    """Whether the reference counts `model` (a catalogue `Model`, or a ``model_config``'s of any ``model_type``: its
+    layout of attention and a gated MLP per layer is the catalogue's Qwen3 models', its own attention code, trained one
+    padded sequence per micro-batch, `reference._padded`) as the product does: none of the traits of other
+    architectures that docs/memory.md counts apart and the reference does not re-derive: an unchecked layout, latent
+    attention, soft-capped logits, MTP layers, a sliding window (each its own cautions and length rules)."""
+    return (model.unchecked_layout is None and model.mla is None and not model.logit_softcapping
+            and not model.uncounted_mtp_layers and model.vllm_sliding_window is None)
 
 
 def fleet_instance(catalog: Catalog, fleet: Any) -> dict | None:

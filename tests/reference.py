@@ -256,11 +256,22 @@ NO_RELEASE = Release()
 """No release named: every rank loading the model, 0.6's fp32 reference model and blocks by rows."""
 
 
+def _padded(model: Any) -> bool:
+    """Whether `model` trains one padded sequence per micro-batch: it runs its checkpoint's own attention code
+    (``ulysses_unreached``), which verl's remove padding would let attend across the sequences it packs into a row, so
+    its plans turn remove padding off, and dynamic batch sizes with it, leaving the token budget unread; the memory
+    model then counts ``max_model_len`` tokens per GPU at SP 1, two for DPO (docs/memory.md, "A model the catalogue
+    lacks"; docs/json.md, ``padded-micro-batches``)."""
+    return model.ulysses_unreached is not None
+
+
 def _sp_rule_problems(model: Any, n: int, sp: int) -> list[str]:
     problems = []
     if sp < 1:
         problems.append(f"SP={sp} is below 1")
         return problems
+    if sp > 1 and model.ulysses_unreached is not None:  # verl's Ulysses patch does not reach its own attention
+        problems.append(f"SP={sp}, but {model.name}'s own attention code takes SP 1 alone")
     if n % sp != 0:
         problems.append(f"SP={sp} does not divide the {n} trainer GPUs")
     heads = model.num_attention_heads
@@ -360,10 +371,11 @@ def _estimate_margin(memory_gib: float, margin: float | None = None) -> float:
 @functools.cache
 def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offload: bool, sp: int,
                       env_pinned_off: bool, margin: float | None = None, critic: str | None = None,
-                      experts: str = "fused") -> int:
+                      experts: str = "fused", dpo: bool = False) -> int:
     """The longest length (up to 2**21 tokens) at which the shipped memory model, with its margin, fits this
     setting (with a PPO `critic` beside the actor: its states where they stay on the GPU, and its own update's peak;
-    a mixture of experts' routed experts laid out as `experts`, `Release.expert_layout`);
+    a mixture of experts' routed experts laid out as `experts`, `Release.expert_layout`; for `dpo` a model trained one
+    padded sequence per micro-batch counts a pair of them, `_padded`);
     0 when not even 1 token does, or the setting is not estimated (Env off, unless pinned off).
     Memory grows with the length (a tested property), so a bisection finds it."""
     memory = load_memory_model()
@@ -373,7 +385,7 @@ def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offl
     def fits(length: int) -> bool:
         return breakdown(the_model, memory_gib, n, Setting(env=env, offload=offload, sp=sp), length,
                          memory.coefficients, _estimate_margin(memory_gib, margin), critic=critic,
-                         experts=experts).fits
+                         experts=experts, dpo=dpo).fits
 
     if not fits(1):
         return 0
@@ -386,14 +398,14 @@ def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offl
 
 def _estimated_tokens(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool,
                       offload: bool, sp: int, env_pinned_off: bool, margin: float | None = None,
-                      critic: str | None = None, experts: str = "fused") -> int:
+                      critic: str | None = None, experts: str = "fused", dpo: bool = False) -> int:
     """Tc: the tokens per GPU of Trinity's default budget at Lc, the longest length estimated for the setting
     (the memory model's longest, no longer than the last row of each refuting table, `_tables_asked`,
     that does not say the setting ran out of memory); one fewer where a refuting table says the setting ran out of
     memory at the longest length that takes Tc, floor(Tc x s / 2) (cells that contradict themselves); 0 when
     nothing is estimated."""
     longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off, margin, critic,
-                                experts)
+                                experts, dpo)
     asked = _tables_asked(tables, n, bool(offload))
     for table, asked_offload in asked:
         if _ran_out_of_memory(table, the_model, bool(env), asked_offload, sp, longest):
@@ -417,20 +429,20 @@ def _tables_asked(tables: list[dict[int, Table]], n: int, offload: bool) -> list
 
 def _table_stop(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
                 sp: int, env_pinned_off: bool, margin: float | None = None, critic: str | None = None,
-                experts: str = "fused") -> int | None:
+                experts: str = "fused", dpo: bool = False) -> int | None:
     """Where a refuting table stops the setting's estimate short of the memory model's longest: the longest L that
     `_estimated` holds at, when it does not hold at the memory model's longest; None otherwise (or when no length is
     estimated). A bisection: a length that a table says ran out of memory, so does every longer one."""
     longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off, margin, critic,
-                                experts)
+                                experts, dpo)
     if not longest or _estimated(tables, the_model, memory_gib, n, env, offload, sp, longest, env_pinned_off, margin,
-                                 critic, experts):
+                                 critic, experts, dpo):
         return None
     low, high = 0, longest  # estimated at low (0: none), not at high
     while high - low > 1:
         middle = (low + high) // 2
         estimated = _estimated(tables, the_model, memory_gib, n, env, offload, sp, middle, env_pinned_off, margin,
-                               critic, experts)
+                               critic, experts, dpo)
         low, high = (middle, high) if estimated else (low, middle)
     return low or None
 
@@ -447,12 +459,12 @@ def _lowered_budget(length: int, sp: int, most_tokens: int) -> int | None:
 
 def _estimated(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
                sp: int, length: int, env_pinned_off: bool, margin: float | None = None,
-               critic: str | None = None, experts: str = "fused") -> bool:
+               critic: str | None = None, experts: str = "fused", dpo: bool = False) -> bool:
     """Whether the memory model vouches for the setting on n GPUs at L (with a PPO `critic`, its states and update
     counted): it fits, and no refuting table (`_tables_asked`) says the setting ran out of memory at L (the tables
     measured the actor alone: what ran out of memory without a critic does with one)."""
     return (length <= _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off,
-                                        margin, critic, experts)
+                                        margin, critic, experts, dpo)
             and not any(_ran_out_of_memory(table, the_model, bool(env), asked_offload, sp, length)
                         for table, asked_offload in _tables_asked(tables, n, bool(offload))))
 
@@ -656,11 +668,12 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
     a node of `node_gpus` needs: with Offload (`_host_need`), or with `host_ram_gb` given or a critic held in host
     memory (`_load_need`). An `estimated` plan's at the margin estimates there are held to. Each as the Trinity
     `release` counts it on a GPU of `compute_capability` (`Release`), with the reference model's shards where the run
-    builds one (`reference_model`); a run that trains DPO (`dpo`: `Query.dpo`) says so, its figures the same."""
+    builds one (`reference_model`); a run that trains DPO (`dpo`: `Query.dpo`) says so, its figures the same unless the
+    model trains one padded sequence per micro-batch (`_padded`: a pair counted)."""
     memory = load_memory_model()
     held_to = _estimate_margin(memory_gib, margin) if estimated else memory.margin
     result = breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
-                       memory.coefficients, held_to, tokens, critic=critic, experts=release.expert_layout)
+                       memory.coefficients, held_to, tokens, critic=critic, dpo=dpo, experts=release.expert_layout)
     held = critic in ("offloaded", "reloaded")
     # What the margin keeps: its share of the memory the tightest peak may take (the step's 98%, or the usable
     # fraction).
@@ -917,14 +930,19 @@ class Query:
     """Whether the run builds a reference model, whose pinned shards the host memory counts (false: ``--no-reference``,
     a cluster job's ``reference_model: false``)."""
     dpo: bool = False
-    """Whether the run trains DPO (``--dpo``, a cluster job's ``dpo: true``). For the models this reference counts
-    (none trained one padded sequence per micro-batch; docs/cluster.md, `dpo: true`) the plans are as without it, at
-    Trinity's default token budget, a pair's tokens (``auto`` lowers none: refused here, as ``--dpo --token-budget
-    auto`` is); the plan says ``dpo``."""
+    """Whether the run trains DPO (``--dpo``, a cluster job's ``dpo: true``). For a model that reads the token budget
+    the plans are as without it, at Trinity's default token budget, a pair's tokens (``auto`` lowers none: refused here,
+    as ``--dpo --token-budget auto`` is); one trained one padded sequence per micro-batch (`_padded`) holds the pair
+    each padded, twice the tokens the memory model counts (docs/cluster.md, `dpo: true`); the plan says ``dpo``."""
 
     def __post_init__(self) -> None:
         if self.dpo and self.token_budget != "default":
             raise ValueError(f"a DPO run reads no token budget: token_budget={self.token_budget!r} is refused")
+
+    def lowers_budget(self, model: Any) -> bool:
+        """Whether the query's estimates may lower the token budget (``auto``): not for a `model` that reads none
+        (`_padded`), whose plans are as at Trinity's default."""
+        return self.token_budget == "auto" and not _padded(model)
 
     @property
     def release(self) -> Release:
@@ -995,17 +1013,17 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                         continue
                     longest = 0 if not query.estimates else _longest_estimate(
                         the_model, gpu_type.memory_gib, n, bool(e), bool(o), s, query.without_env, query.margin,
-                        query.critic, query.experts)
+                        query.critic, query.experts, query.dpo)
                     most_tokens = _estimated_tokens(refuting, the_model, gpu_type.memory_gib, n, e, o, s,
-                                                    query.without_env, query.margin, query.critic, query.experts) \
-                        if query.estimates and query.token_budget == "auto" else 0
+                                                    query.without_env, query.margin, query.critic, query.experts,
+                                                    query.dpo) if query.estimates and query.lowers_budget(the_model) else 0
                     reach = max(longest, min(s * most_tokens, 1 << 21))
                     # When maximising: the rows of the tables that may vouch (the tables share one grid of
                     # rows), the estimate's grid, and at the default budget where a table stops the estimate.
                     rows = {row.max_model_len for m, t in tables.items() if m <= n for row in t.rows}
                     stop = _table_stop(refuting, the_model, gpu_type.memory_gib, n, e, o, s, query.without_env,
-                                       query.margin, query.critic, query.experts) \
-                        if query.estimates and query.token_budget == "default" else None
+                                       query.margin, query.critic, query.experts, query.dpo) \
+                        if query.estimates and not query.lowers_budget(the_model) else None
                     lengths = sorted(rows | set(range(1024, reach + 1, 1024)) | ({stop} if stop else set())) \
                         if objective == "max_len" else [query.max_model_len]
                     for length in lengths:
@@ -1013,7 +1031,7 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                         tokens = _max_token_len_per_gpu(length, s)
                         if found is None and query.estimates and _estimated(
                                 refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, query.without_env,
-                                query.margin, query.critic, query.experts):
+                                query.margin, query.critic, query.experts, query.dpo):
                             found = ("estimated", None)
                         elif found is None and most_tokens and length <= 1 << 21 and \
                                 (lowered := _lowered_budget(length, s, most_tokens)) is not None:
@@ -1271,6 +1289,7 @@ CAUTION_CODES_BY_WORDS = (
     ("vLLM's rollout refuses it unless ", "it derives from the model's config: ", "past-derived-length"),
     ("past ", "'s sliding window of ", "past-sliding-window"),
     ("", "is read from a config.json of a kind rft-solver has not checked", "unchecked-config-layout"),
+    ("use_remove_padding false for ", "", "padded-micro-batches"),
     ("SP=", "which reach one another over PCIe", "sp-over-pcie"),
     ("SP=", "whose interconnect is not stated", "interconnect-not-stated"),
     ("its trainer spans ", "", "trainer-spans-nodes"),
@@ -1389,7 +1408,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
             problems.append(f"max_model_len={length} but {query.max_model_len} was asked for")
     elif plan["evidence"] == "estimated":
         stop = _table_stop(refuting, the_model, gpu_type.memory_gib, n, e, o, s, query.without_env, query.margin,
-                           query.critic, query.experts) if query.token_budget == "default" else None
+                           query.critic, query.experts, query.dpo) if not query.lowers_budget(the_model) else None
         if length % 1024 and length != stop:
             problems.append(f"max_model_len={length} is not a multiple of 1024 (an estimate's grid), nor where a "
                             "table stops the estimate")
@@ -1401,14 +1420,14 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     want_tokens = _max_token_len_per_gpu(length, s)
     lowered = None
     budget_margin = query.margin if query.budget_margin is None else query.budget_margin
-    if estimated and query.token_budget == "auto" and plan["evidence"] == "estimated" and \
+    if estimated and query.lowers_budget(the_model) and plan["evidence"] == "estimated" and \
             query.cell_evidence(tables, the_model, n, e, o, s, length, refuting[1:]) is None and \
             not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, query.without_env,
-                           budget_margin, query.critic, query.experts) and \
+                           budget_margin, query.critic, query.experts, query.dpo) and \
             length <= 1 << 21:
         lowered = _lowered_budget(length, s, _estimated_tokens(refuting, the_model, gpu_type.memory_gib, n, e, o, s,
                                                                query.without_env, budget_margin, query.critic,
-                                                               query.experts))
+                                                               query.experts, query.dpo))
         want_tokens = lowered or want_tokens
     if plan["max_token_len_per_gpu"] != want_tokens:
         problems.append(f"max_token_len_per_gpu={plan['max_token_len_per_gpu']}, expected {want_tokens}")
@@ -1466,7 +1485,8 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
         )
     else:
         if lowered is None and not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length,
-                                              query.without_env, query.margin, query.critic, query.experts):
+                                              query.without_env, query.margin, query.critic, query.experts,
+                                              query.dpo):
             problems.append(f"not feasible: the memory model does not vouch for {Setting(env=e, offload=o, sp=s).label} "
                             f"on {n} GPUs at {length} tokens (it does not fit, or the count's table says it ran out of "
                             "memory)")
