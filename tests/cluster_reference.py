@@ -569,7 +569,12 @@ def counted_model(model: Any) -> bool:
 def fleet_instance(catalog: Catalog, fleet: Any) -> dict | None:
     """The instance of a fleet as `solve cluster` reads it (a `solver.tables.Fleet`: its names resolved, its
     ``model_config`` models in `catalog`, as `Catalog.for_fleet` gives them), as this reference reads one; None where a
-    job trains what the reference does not count: a LoRA adapter, a model not `counted_model`."""
+    job trains what the reference does not count: a model not `counted_model`, or a LoRA adapter. LoRA stays skipped:
+    its figures rest on the adapter's parameters, ``rank x (inputs + outputs)`` per matrix whose module name the
+    job's ``lora_targets`` regex (Trinity's default: PEFT's ``all-linear``) matches among the names transformers gives
+    each ``model_type`` (`solver.tables.peft_names`, its own table), and on rules of its own (tables that vouch but
+    refute nothing, host memory of the frozen base and the adapter's states, the adapter's cautions): re-deriving them
+    is a second PEFT, not a cheap check."""
     if any(job.lora_rank or not counted_model(catalog.model(job.model)) for job in fleet.jobs):
         return None
     pools = [{"name": pool.name, "gpu": pool.gpu, "nodes": pool.nodes, "gpus_per_node": pool.gpus_per_node,

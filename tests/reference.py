@@ -1186,7 +1186,7 @@ def _cautions(plan: dict, model: Any, gpu: Any, train_batch_size: int | None,
                                              node_gpus=host_node_gpus or node_gpus,
                                              node_gpus_given=host_node_gpus is not None,
                                              fits_without_sp=fits_without_sp, version=release.minor,
-                                             batch_divisor=release.batch_divisor)
+                                             dpo=plan["dpo"], batch_divisor=release.batch_divisor)
     return list(cautioned.cautions), [code.value for code in cautioned.caution_codes]
 
 
@@ -1206,7 +1206,7 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
                       parameters_b: float, shortfall_gib: float, host_ram_given: bool, node_gpus: int,
                       over_pcie: bool, link_stated: bool, host_node_gpus: int | None = None,
                       batch_over_gpus: bool = False, far_beyond: bool | None = False,
-                      workstation_gib: int | None = None) -> list[str]:
+                      workstation_gib: int | None = None, padded: bool = False) -> list[str]:
     """Problems with a plan's cautions: words, one on YaRN exactly where it goes past what is validated, one on
     ROCm exactly where Env is on an AMD GPU, one on thin headroom exactly where an estimate beyond the calibration
     has less than 1 GiB to spare (on a card of at most 48 GiB too: its default margin holds back the GiB such a card
@@ -1223,7 +1223,8 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     interconnect is not stated (not `link_stated`), one on a model far beyond the calibration exactly where an estimate
     is of more than `FAR_BEYOND_SCALE` times the calibration's largest model at the default margin and the thin-headroom
     caution is not given (`far_beyond`: whether the model is so far and the margin the default; None: the margin raised
-    or unknown, where the caution may be missing)."""
+    or unknown, where the caution may be missing), one on padded micro-batches exactly where the model trains one padded
+    sequence per micro-batch (`padded`: `_padded`)."""
     if not isinstance(cautions, (list, tuple)) or not all(isinstance(caution, str) and caution for caution in cautions):
         return [f"cautions is not a list of words: {cautions!r}"]
     problems = []
@@ -1274,6 +1275,10 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     if unstated != (not link_stated and _is_int(plan.get("sp")) and plan["sp"] > 1):
         problems.append(f"an unstated-interconnect caution {'given' if unstated else 'missing'} (SP "
                         f"{plan.get('sp')!r}, interconnect {'stated' if link_stated else 'not stated'})")
+    remove_padding_off = any(caution.startswith("use_remove_padding false for ") for caution in cautions)
+    if remove_padding_off != padded:
+        problems.append(f"a padded-micro-batches caution {'given' if remove_padding_off else 'missing'} (the model "
+                        f"{'trains' if padded else 'does not train'} one padded sequence per micro-batch)")
     expected_codes = [_caution_code(caution) for caution in cautions]
     if plan.get("caution_codes") != expected_codes:
         problems.append(f"caution codes {plan.get('caution_codes')!r}, where the words say {expected_codes!r}")
@@ -1357,7 +1362,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
                                   batch_over_gpus=query.release.batch_divisor == "unsure"
                                   and query.train_batch_size is not None and _is_int(plan["gpus"]) and plan["gpus"] > 0
                                   and query.train_batch_size % plan["gpus"] != 0,
-                                  workstation_gib=gpu_type.workstation_host_ram_gib,
+                                  workstation_gib=gpu_type.workstation_host_ram_gib, padded=_padded(the_model),
                                   far_beyond=_far_beyond(the_model, query.memory) and (
                                       None if query.margin is not None or query.budget_margin is not None else True))
 
