@@ -266,6 +266,13 @@ def _padded(model: Any) -> bool:
     return model.ulysses_unreached is not None
 
 
+def _counted_tokens(model: Any, length: int, sp: int, budget: int, dpo: bool) -> int:
+    """The tokens per GPU the memory model counts, which the calibration range is weighed against: the plan's token
+    `budget`, but for a model trained one padded sequence per micro-batch (`_padded`), which reads none, that sequence
+    at SP `sp` (a DPO pair of them for `dpo`)."""
+    return (2 if dpo else 1) * -(-length // sp) if _padded(model) else budget
+
+
 def _sp_rule_problems(model: Any, n: int, sp: int) -> list[str]:
     problems = []
     if sp < 1:
@@ -621,9 +628,15 @@ def _evidence(tables: dict[int, Table], model: Any, n: int, env: bool, offload: 
     return None
 
 
+NO_YARN_MODEL_TYPES = ("phi3", "phimoe")
+"""The ``model_type``s advised no YaRN (docs/memory.md: their long-context checkpoints reach past the native context by
+LongRoPE's per-dimension factors, which no one factor gives): past it, no YaRN is written (``past-native-no-yarn``)."""
+
+
 def _rope_scaling_factor(model: Any, length: int) -> float | None:
-    """YaRN beyond the native context, unless the model has a RoPE scaling of its own (Llama 3.1's)."""
-    if length > model.native_context and model.rope_scaling is None:
+    """YaRN beyond the native context, unless the model has a RoPE scaling of its own (Llama 3.1's) or is of a type
+    advised no YaRN (`NO_YARN_MODEL_TYPES`)."""
+    if length > model.native_context and model.rope_scaling is None and model.model_type not in NO_YARN_MODEL_TYPES:
         return length / model.native_context
     return None
 
@@ -1106,8 +1119,9 @@ def _plan(catalog: Catalog, query: Query, gpu_type: Any, the_model: Any, n: int,
         **_memory(catalog, gpu_type.memory_gib, the_model, n, env, offload, sp, length, query.node_gpus, tokens,
                   query.host_ram_gb, evidence == "estimated", query.margin, query.critic, query.release,
                   gpu_type.compute_capability, query.reference_model, query.dpo, query.memory),
-        **_beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, sp, tokens, query.node_gpus,
-                                             query.experts, query.memory)
+        **_beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, sp,
+                                             _counted_tokens(the_model, length, sp, tokens, query.dpo),
+                                             query.node_gpus, query.experts, query.memory)
                          if evidence == "estimated" else []),
         "compute_capability": gpu_type.compute_capability,  # the GPU type's, as the catalogue gives it
         "trainer_nodes": _trainer_nodes(n, query.node_gpus),
@@ -1468,7 +1482,8 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     rope = plan["rope_scaling_factor"]
     if want_rope is None:
         if rope is not None:
-            problems.append(f"rope_scaling_factor={rope!r}, expected None (L <= {the_model.native_context})")
+            problems.append(f"rope_scaling_factor={rope!r}, expected None (no YaRN for {the_model.name} at {length} "
+                            "tokens)")
     elif not isinstance(rope, float) or isinstance(rope, bool) or not math.isclose(rope, want_rope, rel_tol=1e-12, abs_tol=0.0):
         problems.append(f"rope_scaling_factor={rope!r}, expected {want_rope!r}")
     if plan["yarn_beyond_validated"] is not _yarn_beyond_validated(the_model, length):
@@ -1486,7 +1501,8 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
         problems.append(f"the memory figures {({k: plan[k] for k in predicted})} differ from the memory model's "
                         f"{predicted}")
 
-    want_beyond = _beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, s, want_tokens,
+    want_beyond = _beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, s,
+                                                     _counted_tokens(the_model, length, s, want_tokens, query.dpo),
                                                      query.node_gpus, query.experts, query.memory)
                                  if plan["evidence"] == "estimated" else [])
     for key, want in want_beyond.items():
