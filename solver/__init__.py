@@ -32,6 +32,7 @@ _EXPORTS = {
     "trinity_settings": "solver.api",
     "placement_settings": "solver.api",
     "calibrate_memory_model": "solver.api",
+    "check_config": "solver.api",
     "answers_text": "solver.render",
     "cluster_text": "solver.render",
     "memory_text": "solver.render",
@@ -66,6 +67,7 @@ _EXPORTS = {
     "TablesVerdict": "solver.rules",
     "SourceCell": "solver.rules",
     "CurrentSettings": "solver.results",
+    "ConfigCheck": "solver.results",
     "Alternatives": "solver.results",
     "RolloutKept": "solver.results",
     "RoomKept": "solver.results",
@@ -120,6 +122,7 @@ docs/api.md writes it), each imported on first use."""
 if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py checks that they agree)
     from solver.api import buy_nodes as buy_nodes
     from solver.api import calibrate_memory_model as calibrate_memory_model
+    from solver.api import check_config as check_config
     from solver.api import estimate_memory as estimate_memory
     from solver.api import map_plans as map_plans
     from solver.api import memory_answer as memory_answer
@@ -152,6 +155,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.results import Calibration as Calibration
     from solver.results import CautionCode as CautionCode
     from solver.results import ClusterResult as ClusterResult
+    from solver.results import ConfigCheck as ConfigCheck
     from solver.results import ConfigKeyChange as ConfigKeyChange
     from solver.results import CurrentSettings as CurrentSettings
     from solver.results import FitsWith as FitsWith

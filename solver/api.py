@@ -9,6 +9,7 @@ on a Trinity config's own settings (`with_config_verdicts`) and the fragment ``-
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from functools import partial
@@ -88,6 +89,8 @@ from solver.results import (
     Answer,
     Calibration,
     ClusterResult,
+    ConfigCheck,
+    ConfigKeyChange,
     CurrentSettings,
     GpuMap,
     JobGone,
@@ -141,6 +144,7 @@ from solver.tables import (
     CRITIC_CHOICES,
     EVERY_JOB,
     LAYOUTS_TAKEN,
+    MAX_CONFIG_BYTES,
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
     MAX_TOKENS,
@@ -164,6 +168,7 @@ from solver.tables import (
     TrinityVersion,
     Weights,
     and_joined,
+    asked_length,
     asked_tokens,
     brief,
     check_choice,
@@ -189,6 +194,7 @@ from solver.tables import (
     named_jobs,
     path_text,
     read_cells_files,
+    read_user_file,
     release_name,
     release_words,
     short_length_note,
@@ -205,24 +211,33 @@ __all__ = [
     "answer_query",
     "buy_nodes",
     "calibrate_memory_model",
+    "check_config",
     "check_config_model",
     "check_fleet_lora_targets",
+    "check_judged_length",
+    "config_answers",
+    "config_lora_refusal",
     "config_nodes_note",
     "config_query",
+    "engines_refusal",
     "estimate_memory",
     "fragment_check",
     "fragment_engines",
     "fragment_layout",
+    "fsdp_trainer",
     "make_query",
     "map_plans",
     "memory_answer",
+    "patch_takes",
     "place",
     "placement_configs",
     "placement_settings",
     "plan",
     "rollout_memory_problem",
+    "settings_arguments",
     "trinity_config",
     "trinity_settings",
+    "with_apply",
     "with_config_verdicts",
 ]
 """The public names: the module's functions, and `make_query` (solver.query's), whose `Query` `answer_query` takes.
@@ -346,7 +361,7 @@ def plan(
     (`COMMAND_OPTIONS`, as ``solve`` prints them).
     """
     check_types(("explain", explain, bool), ("catalog", catalog, Catalog | None))
-    max_model_len = asked_tokens(max_model_len)  # "64k" as a Job's, a cluster file's and --len's
+    max_model_len = asked_length(max_model_len)  # "64k" as a Job's, a cluster file's and --len's
     token_budget = asked_token_budget(token_budget)  # "Auto", "16k": as --token-budget
     catalog = catalog if catalog is not None else load_catalog()
     _check_named(catalog, model, gpu, "budget_gpus", gpu_lists=True)
@@ -952,6 +967,104 @@ def fragment_engines(answer: Answer, catalog: Catalog) -> RolloutEngines | None:
                            answer.best.max_model_len, answer.node_gpus, lora_rank=answer.best.lora_rank)
 
 
+
+def with_apply(answers: tuple[Answer, ...], catalog: Catalog, model: Model, node_gpus: int, *,
+               config: TrinityConfig | None = None, text: str = "", name: str = "config", where: str | None = None,
+               environ: Mapping[str, str] | None = None, version: str | None = None,
+               option_names: OptionNames = API_OPTIONS) -> tuple[Answer, ...]:
+    """`answers` (of `model`, on nodes of `node_gpus`), each with a plan given the settings that apply its best plan
+    (``apply``: those of the fragment ``--emit trinity`` writes, `solver.trinity.settings_for`, which makes no text),
+    and with a `config` (read from `text`, the file `name`, in `environ`, for the Trinity release `version`) the
+    config's keys they set to another value as the patch does (``config_keys_changed``:
+    `solver.trinity.config_key_changes`); where the config's engines cannot take the plan's rollout GPUs, or the plan
+    counted a LoRA adapter of fewer parameters than the config's own, none, and why (``apply_left_out``, naming the
+    file as `where`, by default `name`): ``solve --json``'s."""
+    from solver.results import ApplySettings
+    from solver.trinity import EngineError, load_config_mapping, settings_for
+
+    release = trinity_release("version", version)  # ``0.6.0`` is 0.6, as the other functions read it
+    layout = None if config is None else load_config_mapping(text, name)
+    where = name if where is None else where
+    applied = []
+    for answer in answers:
+        if answer.best is None:
+            applied.append(answer)
+            continue
+        kept_by = f"{option_names.fragment_yaml} keeps"
+        if (unkept := config_lora_refusal(layout, answer.best, model, where, environ, release, kept_by,
+                                          option_names)) is not None:
+            applied.append(answer.model_copy(update={"apply_left_out": unkept}))
+            continue
+        keys = settings_arguments(answer, answer.best, catalog, model, config, layout, release, environ)
+        try:
+            settings = settings_for(keys)
+        except EngineError as error:
+            applied.append(answer.model_copy(update={"apply_left_out": engines_refusal(
+                where, str(error), node_gpus, option_names)}))
+        else:
+            changed = None if config is None else _config_key_changes(text, answer.best, model, name, environ, release)
+            applied.append(answer.model_copy(update={"apply": ApplySettings.of(settings),
+                                                     "config_keys_changed": changed}))
+    return tuple(applied)
+
+
+def _config_key_changes(text: str, best: Plan, model: Model, name: str, environ: Mapping[str, str] | None,
+                        version: TrinityVersion | None) -> tuple[ConfigKeyChange, ...]:
+    """The keys of the config `text` (the file `name`, read in `environ` for `version`) that `best` sets to another
+    value, as the patch does (`solver.trinity.config_key_changes`: ruamel, loaded only where a config is given)."""
+    from solver.trinity import config_key_changes
+
+    return config_key_changes(text, best, model, name=name, environ=environ, version=version)
+
+
+def settings_arguments(answer: Answer, best: Plan, catalog: Catalog, model: Model, config: TrinityConfig | None,
+                       layout: Any, version: TrinityVersion | None,
+                       environ: Mapping[str, str] | None) -> SettingsArguments:
+    """The keys' arguments of the fragment of `answer`'s `best` plan: the ``cluster``'s nodes and rollout GPUs
+    (`fragment_layout`), its engines (`_config_engines`), the config's `layout` (`config` as nested mappings), the
+    Trinity release `version`, the answer's train batch and whether its plans counted a DPO pair (`Answer.dpo_pairs`:
+    the algorithm read in `environ`, as the patch reads it), and `environ`, where the layout's other interpolations are
+    read as the plans read them; ``apply`` (`with_apply`) and ``--emit``'s fragment are made of these same ones."""
+    nodes, rollout = fragment_layout(answer)
+    return SettingsArguments(plan=best, model=model, rollout_gpus=rollout, nodes=nodes,
+                             engines=_config_engines(answer, catalog, config, rollout), layout=layout,
+                             version=version, train_batch_size=answer.train_batch_size,
+                             dpo=bool(answer.dpo_pairs), environ=environ)
+
+
+def _config_engines(answer: Answer, catalog: Catalog, config: TrinityConfig | None,
+                    rollout: int | None) -> tuple[int, int] | None:
+    """The rollout engines of `answer`'s fragment, as `plan_fragment`'s `engines`: with a `config`, none where the
+    fragment's `rollout` GPUs are its own (its engines take them), else engines of its engines' size beside its
+    auxiliary models; without, engines of the size `fragment_engines` suggests (one GPU where it suggests none)."""
+    if config is not None:
+        return None if rollout == config.rollout_gpus else (config.auxiliary_gpus, config.rollout_engine_gpus)
+    suggested = fragment_engines(answer, catalog)
+    return (0, suggested.size if suggested else 1)
+
+
+def engines_refusal(where: str, error: str, node_gpus: int, option_names: OptionNames) -> str:
+    """Why the engines of a config (the file `where`) take no fragment of a plan (`error`: an
+    `solver.trinity.EngineError`'s words), on nodes of `node_gpus`: ``--emit``'s, ``--out``'s and ``--write``'s refusal, and
+    ``apply_left_out``; the budget named as `option_names` name it."""
+    return (f"{where}: {error} on nodes of {node_gpus}: choose a trainer size with {option_names.budget} that leaves the "
+            "config's engines exactly their GPUs")
+
+
+def config_lora_refusal(layout: Any, plan: Plan, model: Model, where: str, environ: Mapping[str, str] | None,
+                        version: TrinityVersion | None, kept_by: str, option_names: OptionNames) -> str | None:
+    """Where `plan` counted a LoRA adapter (at its rank, on its targets) of fewer parameters than the config's own
+    adapter (`layout`: the config, the file `where`, as nested mappings, read in `environ` for `version`), which what
+    is made of the plan keeps (`kept_by`: ``--emit trinity keeps``; none writes model.lora_configs over the config's
+    own): why, in one line (`solver.trinity.lora_unkept`). None otherwise, and without a config."""
+    if layout is None or not plan.config_lora:
+        return None
+    from solver.trinity import lora_unkept
+
+    return lora_unkept(plan, model, layout, where, {} if environ is None else environ, version, kept_by,
+                       option_names)
+
+
 def estimate_memory(
     model: str,
     gpu: str,
@@ -1019,7 +1132,7 @@ def estimate_memory(
     if sp is None:
         raise QueryError("sp must be a whole number, got None: the memory estimate is of one setting, its SP given "
                          "(1 for none); plan(..., sp=None) picks the SP")
-    max_model_len = asked_tokens(max_model_len)  # "64k" as plan's
+    max_model_len = asked_length(max_model_len)  # "64k" as plan's
     max_token_len_per_gpu = asked_tokens(max_token_len_per_gpu)  # "16k" as solve memory --token-budget 16k
     check_types(("gpus", gpus, int), ("max_model_len", max_model_len, int), ("sp", sp, int), ("env", env, bool),
                 ("offload", offload, bool), ("node_gpus", node_gpus, int | None), ("catalog", catalog, Catalog | None),
@@ -1125,7 +1238,7 @@ def memory_answer(
     None for the shipped one)."""
     check_types(("memory", memory, MemoryModel | Path | str | None), ("catalog", catalog, Catalog | None))
     critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
-    max_model_len = asked_tokens(max_model_len)  # "64k" as plan's
+    max_model_len = asked_length(max_model_len)  # "64k" as plan's
     max_token_len_per_gpu = asked_tokens(max_token_len_per_gpu)  # "16k" as --token-budget 16k
     loaded = load_memory_model(given_path("memory", memory)) if isinstance(memory, Path | str) else memory
     loaded = loaded if loaded is not None else load_memory_model()
@@ -1439,7 +1552,7 @@ def config_query(
     ``algorithm.algorithm_type``'s ``dpo``, checked as `make_query` checks it:
     one the config does not say is a `QueryError`, as ``--dpo`` with ``--from-config``);
     the sources default to where the config's values came from."""
-    max_model_len = asked_tokens(max_model_len)  # "64k" as plan's
+    max_model_len = asked_length(max_model_len)  # "64k" as plan's
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
                 ("max_model_len", max_model_len, int | None),
                 ("reference_model", reference_model, bool | None),
@@ -1528,6 +1641,105 @@ def config_query(
            "token_budget_cap_source": config_token_cap_source(config.budget_in_effect_keys(asked))
            if token_budget is None and query.token_budget_cap and asked is not None else None}
     return query.model_copy(update=own)
+
+
+def check_config(
+    config: Path | str,
+    *,
+    text: str | None = None,
+    gpu: GpuNames = None,
+    model: str | None = None,
+    max_model_len: int | None = None,
+    trinity_version: str | None = None,
+    host_ram_gb: float | None = None,
+    margin: float | None = None,
+    estimate: EstimateMode = "auto",
+    memory: MemoryModel | None = None,
+    time_limit_s: float = 10.0,
+    workers: int = 1,
+    seed: int = 0,
+    catalog: Catalog | None = None,
+    environ: Mapping[str, str] | None = None,
+    option_names: OptionNames = API_OPTIONS,
+) -> ConfigCheck:
+    """A Trinity config judged in one call, as ``solve --from-config CONFIG --check --json`` judges it: read (the file
+    `config`, or, given, its `text`, named by `config`'s file name; interpolations read in `environ`, by default this
+    process's environment, as the command reads its shell's), its query (`config_query`, with `gpu`, `model` where
+    its ``model.model_path`` names no catalogue model, `max_model_len`, `trinity_version`, `host_ram_gb`, `margin`,
+    `estimate`, `memory`, `time_limit_s`, `workers` and `seed` as `plan` takes them, on `catalog`, by default the
+    shipped one) answered, each answer with the verdict on the config's own settings (`with_config_verdicts`) and what
+    applies its best plan (`with_apply`): a `ConfigCheck`, whose `passes` is ``--check``'s exit status 0. The words
+    name the options as `option_names` do (`COMMAND_OPTIONS` gives the command's JSON for the same config).
+    Raises `QueryError` for bad keywords (naming them), a config with no length to judge at, or no catalogue model
+    (`check_config_model`); `ConfigError` for a config that cannot be read; `TableError` for a file that cannot."""
+    from solver.trinity import read_trinity_config
+
+    check_types(("config", config, Path | str), ("text", text, str | None), ("catalog", catalog, Catalog | None),
+                ("environ", environ, Mapping | None), ("option_names", option_names, OptionNames))
+    _refuse_empty_name("model", model, "a model", ("4B", "8B"), lists=False)  # as plan refuses them
+    _refuse_empty_name("gpu", gpu, "a GPU type", ("a100", "h100"), lists=True)
+    environ = os.environ if environ is None else environ
+    name = Path(config).name
+    text = read_user_file(Path(config), MAX_CONFIG_BYTES) if text is None else text
+    release = trinity_release("trinity_version", trinity_version)
+    catalog = load_catalog() if catalog is None else catalog
+    read = read_trinity_config(text, name, environ, release, option_names=option_names)
+    planned = None if model is None else catalog.model(model)
+    patched = patch_takes(read, planned)
+    if not patched:  # the verdict's fixes name the patch only where it takes the config
+        read = read_trinity_config(text, name, environ, release, option_names=option_names._replace(
+            write_offered=False))
+    check_judged_length(read, max_model_len, name, "check_config" if option_names.keywords else "--check",
+                        option_names)
+    query = config_query(catalog, read, model=model, gpu=gpu, max_model_len=max_model_len, time_limit_s=time_limit_s,
+                         workers=workers, seed=seed, estimate=estimate, memory=memory, margin=margin,
+                         host_ram_gb=host_ram_gb, trinity_version=trinity_version, option_names=option_names)
+    answers = config_answers(query, catalog, read, text, name, environ, release, write_offered=patched)
+    counted = query.counted_catalog(catalog)
+    return ConfigCheck(config=name, answers=with_apply(
+        answers, counted, counted.model(query.model), query.node_gpus, config=read, text=text, name=name,
+        environ=environ, version=release, option_names=option_names))
+
+
+def config_answers(query: Query, catalog: Catalog, config: TrinityConfig, text: str, name: str,
+                   environ: Mapping[str, str], version: TrinityVersion | None, *, explain: bool = False,
+                   write_offered: bool = True) -> tuple[Answer, ...]:
+    """The answers to `query` (`config_query`'s, for the Trinity `config` read from `text`, the file `name`, in
+    `environ`, for the release `version`), on `catalog` as the query counts it (`Query.counted_catalog`), with the
+    verdict on the config's own settings (`with_config_verdicts`, whose fixes name the patch where `write_offered`):
+    ``solve --from-config``'s answers, and `check_config`'s."""
+    catalog = query.counted_catalog(catalog)  # the config's LoRA adapter counted on its regex's modules
+    answers = answer_query(query, catalog, explain=explain)
+    offered = query.model_copy(update={"option_names": query.option_names._replace(write_offered=write_offered)})
+    return with_config_verdicts(answers, offered, catalog, config, text, name, environ, version)
+
+
+def check_judged_length(config: TrinityConfig, max_model_len: int | None, name: str, checker: str,
+                        option_names: OptionNames) -> None:
+    """`QueryError` where the Trinity `config` (the file `name`) gives no length to judge it at and `max_model_len`
+    gives none either: `checker` (``--check``, `check_config`) needs one."""
+    if max_model_len is None and config.max_model_len is None:
+        raise QueryError(f"{checker} needs a length to judge {name} at: it sets no model.max_model_len (nor "
+                         "max_prompt_tokens and max_response_tokens); give "
+                         f"{option_names.valued(option_names.length, 'L')}")
+
+
+def patch_takes(config: TrinityConfig, planned: Model | None = None) -> bool:
+    """Whether `solver.trinity.patch_trinity_config` takes a plan made for the Trinity `config` with none of the
+    planner's keywords that change what the patch keeps (its cluster, batch and LoRA rank): an FSDP trainer, or none
+    named (`fsdp_trainer`), a cluster that gives the trainer's GPUs, and no other catalogue model `planned` than the
+    one its ``model.model_path`` names (`solver.trinity.other_catalogue_model`)."""
+    from solver.trinity import other_catalogue_model
+
+    return fsdp_trainer(config) and config.trainer_gpus is not None and (
+        planned is None or config.model_path is None
+        or other_catalogue_model(planned, config.model_path, local_by_contents=False) is None)
+
+
+def fsdp_trainer(config: TrinityConfig) -> bool:
+    """Whether the Trinity `config` trains with FSDP (``fsdp``, ``fsdp2``, or no ``trainer.trainer_strategy``): the
+    trainers rft-solver plans, whose settings the patch and the fragments carry over."""
+    return config.strategy in (None, "fsdp", "fsdp2")
 
 
 def check_config_model(catalog: Catalog, config: TrinityConfig, shape: str, own: str, *, where: str = "",
@@ -1714,7 +1926,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     breaks Trinity's rules or is not what a verdict on them assumes; with the query at the config's
     length, for `_vouched` to say whether they train. None when there is no length to judge them at."""
     from solver.trinity import critic_run_sps, load_config_mapping, trinity_config_problems
-    from solver.trinity.checks import refused_sp_roles
+    from solver.trinity.checks import forward_unread_keys, refused_sp_roles
     from solver.trinity.config import refused_lora_note, verdict_critic_note, verdict_length_note, verdict_lora_note
 
     gpus = config.trainer_gpus or query.budget_gpus
@@ -1781,7 +1993,9 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                   offload=config.offload, sp=config.sp, critic_sps=critic_sps, max_model_len=length,
                                   length_given=own_length,
                                   max_token_len_per_gpu=lowered, trains=False, plan=None,
-                                  unread_keys=config.memory_unread,
+                                   unread_keys=(config.memory_unread if reads_budget else config.memory_unread_padded)
+                                   + forward_unread_keys(mapping, model, gpus, environ=environ, version=version,
+                                                         train_batch_size=size, train_batch_source=source),
                                   broken_rule=broken.words if broken else None,
                                   broken_rule_code=broken.code if broken else None,
                                   config_problems=tuple(problem.words for problem in problems),
@@ -2085,7 +2299,21 @@ def _followed_budgets_line(verdict: _BudgetVerdict, keys: Sequence[str], budget:
         f"{named} {budget}: what Trinity gives {them} unset at the config's own {verdict.config.max_model_len} tokens, "
         f"so read as unset at {verdict.length} tokens too (the verdict is at {verdict.judged} tokens per GPU); as "
         f"written, Trinity keeps {budget} there, {'more' if above else 'fewer'} tokens per GPU than the verdict "
-        f"assumes{_roles_scope(verdict.config, keys)}; applying the plan leaves {them} at its budget"))
+        f"assumes{_followed_scope(verdict.config, keys)}; applying the plan leaves {them} at its budget"))
+
+
+def _followed_scope(config: TrinityConfig, keys: Sequence[str]) -> str:
+    """Which passes take the followed budget `keys` (`_followed_budgets_line`) on each verl line, in brackets: with the
+    trainer's, Trinity 0.6 on verl 0.8 or later runs every pass at it, verl before 0.8 each role at its own budget where
+    set (so with the roles' own beside it, every pass on every line); the roles' own alone, `_roles_scope`; "" with
+    Trinity 0.5, which runs verl before 0.8 only."""
+    if config.version == "0.5" or TRAINER_TOKEN_BUDGET not in keys:
+        return _roles_scope(config, keys)
+    on_08 = "Trinity 0.6 on verl 0.8 or later runs every pass at"
+    if len(keys) == 1:
+        return f" ({on_08} it; verl before 0.8 each role without a budget of its own)"
+    return (f" (on every verl line: {on_08} the trainer's; verl before 0.8 each role at its own where set, else at the "
+            "trainer's)")
 
 
 def _set_budget_line(verdict: _BudgetVerdict, key: str, budget: int) -> ConfigProblem:

@@ -66,11 +66,13 @@ from solver.tables import (
     TrinityVersion,
     Weights,
     and_joined,
+    asked_length,
     asked_tokens,
     brief,
     check_choice,
     check_types,
     chosen,
+    count_range_words,
     counted,
     counted_batch_divisor,
     counted_critic,
@@ -730,6 +732,8 @@ class ConfigProblemCode(str, Enum):
     DEPRECATED_CONFIG_PATH = "deprecated-config-path"
     CONFIG_PATH_REFUSED = "config-path-refused"
     NOT_FSDP_STRATEGY = "not-fsdp-strategy"
+    NOT_FSDP_CRITIC_STRATEGY = "not-fsdp-critic-strategy"
+    NOT_FSDP_CRITIC_STRATEGY_REFUSED = "not-fsdp-critic-strategy-refused"
     TRAIN_BATCH_REQUIRED = "train-batch-required"
     CRITIC_TRAINED = "critic-trained"
     LORA_COUNTED_AS_FULL = "lora-counted-as-full"
@@ -753,12 +757,16 @@ class ConfigProblemCode(str, Enum):
 
 
 BUDGET_ABOVE_VERDICT_CODES = frozenset({ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT,
-                                        ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT})
+                                        ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT,
+                                        ConfigProblemCode.MICRO_BATCH_UNBOUNDED})
 """The `ConfigProblemCode`s of problems that say a config lets a GPU take more tokens than the verdict's budget on
 some verl line the release may run, where a setting fits every line (lower the budget or the micro-batch sizes: a
-budget of the trainer's or a role's, one only verl before 0.8 reads too, or a trained critic's own): the verdict does
-not vouch for its settings (`solver.results.CurrentSettings.budget_above_verdict`). Not ``dpo-doubled-above-verdict``,
-where no size fits both verl lines: its line says so, and the verdict goes by the memory."""
+budget of the trainer's or a role's, one only verl before 0.8 reads too, or a trained critic's own; for a model
+trained one padded sequence per micro-batch, ``micro-batch-unbounded``: dynamic batch sizes on, or micro-batches of
+more than one sequence, or DPO pair, each padded to the longest, where the verdict counts one, and dynamic batch sizes
+off with one each fits every line): the verdict does not vouch for its settings
+(`solver.results.CurrentSettings.budget_above_verdict`). Not ``dpo-doubled-above-verdict``, where no size fits both
+verl lines: its line says so, and the verdict goes by the memory."""
 
 REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.FLAG_NOT_BOOLEAN_REFUSED, ConfigProblemCode.MISSPELT_KEY_REFUSED,
@@ -786,7 +794,7 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.SGLANG_PARALLEL_REFUSED, ConfigProblemCode.VERL_KEY_REFUSED,
     ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED, ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED,
     ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED, ConfigProblemCode.MINI_BATCH_SPLIT_REFUSED,
-    ConfigProblemCode.ROLE_SP_DIFFERS_REFUSED})
+    ConfigProblemCode.ROLE_SP_DIFFERS_REFUSED, ConfigProblemCode.NOT_FSDP_CRITIC_STRATEGY_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a flag
 or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, a key no release's typed section has,
@@ -804,8 +812,9 @@ whose GPUs cannot hold the weights and one sequence's KV cache as vLLM loads it,
 model's heads do not allow, an engine across nodes that Trinity 0.6 refuses, or an SGLang engine whose
 tensor-parallel size is no multiple of its data-parallel size, LoRA on a mixture of experts whose adapter config
 Trinity 0.6 saves cut short, which its explorer's vLLM fails to reload at the first weight sync, a PPO critic's own
-SP that verl before 0.8 refuses beside an engine SP on which verl 0.8's engine fails to start): the config as
-written does not run,
+SP that verl before 0.8 refuses beside an engine SP on which verl 0.8's engine fails to start, a PPO critic's own
+strategy other than FSDP's under an FSDP trainer, with ``--trinity-version 0.5``, whose FSDP critic worker fails on it
+as it starts): the config as written does not run,
 which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve --check`` fails on them as on a
 verdict that it does not train. docs/trinity.md lists each code and the Trinity release code that refuses it; a code
 that only some releases or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean`` and
@@ -817,7 +826,8 @@ adapter from; ``ref-model``, which Trinity 0.6 drops on verl before 0.8; ``typed
 where no vLLM rollout refuses the length; ``rope-scaling-wrong`` in their place under ``--trinity-version 0.5``,
 whose 0.5.0 also takes a vLLM before 0.12; ``micro-batch-unset``, where only some verl versions are left without a
 size; ``lora-moe-config-unsaved``, where the release may be 0.5, which transformers 4 saves whole, or the run, in mode
-train, never reloads the adapter) is not one."""
+train, never reloads the adapter; ``not-fsdp-critic-strategy``, which Trinity 0.6 on verl 0.8 or later ignores) is not
+one."""
 
 
 class ConfigProblem(NamedTuple):
@@ -956,8 +966,14 @@ class TrinityConfig(Frozen, defer_build=True):
     per micro-batch for a model trained one per micro-batch (`Query.dpo`)."""
     memory_unread: tuple[str, ...] = ()
     """The keys that decide how many tokens a pass takes per GPU that cannot be read here (an interpolation of an
-    environment variable this shell lacks: `solver.trinity.config.memory_unread_keys`), dotted: with any, whether the
-    config's settings train is unknown."""
+    environment variable this shell lacks: `solver.trinity.config.memory_unread_keys`; the verdict's ``unread_keys``
+    adds those that decide whether a pass fails, `solver.trinity.checks.forward_unread_keys`), dotted: with any,
+    whether the config's settings train is unknown."""
+    memory_unread_padded: tuple[str, ...] = ()
+    """`memory_unread` for a model trained one padded sequence per micro-batch
+    (`solver.rules.one_sequence_per_micro_batch`): its dynamic batch size keys too where their values change which of
+    its passes run with them on, which no token budget bounds (each padded micro-batch holds sequences by their own
+    lengths)."""
     dpo_update_in_rows: bool = False
     """Whether the config trains DPO (`dpo`) with the actor's update run with dynamic batch sizes off on some release
     it may run on (`solver.trinity.reader.actor_update_in_rows`): its micro-batches hold rows, one pair as ``--write``
@@ -1179,7 +1195,7 @@ def make_query(
     counts no critic and, without LoRA, a reference model (`check_dpo`).
     """
     critic, estimate, token_budget = run_choices(critic, estimate, token_budget)  # "Resident", "16k": as --critic
-    max_model_len = asked_tokens(max_model_len)  # "64k", as a Job's and a cluster file's: `asked_tokens`
+    max_model_len = asked_length(max_model_len)  # "64k", as a Job's and a cluster file's: `asked_tokens`
     check_run_options(option_names, lora_rank=lora_rank, reference_model=reference_model, critic=critic, dpo=dpo,
                       estimate=estimate, trinity_version=trinity_version, token_budget=token_budget,
                       time_limit_s=time_limit_s, margin=margin, host_ram_gb=host_ram_gb, node_gpus=node_gpus,
@@ -1733,4 +1749,4 @@ def check_counts(*counts: tuple[str, int | None, int]) -> None:
     before, with `check_types`)."""
     for name, value, most in counts:
         if value is not None and not 1 <= value <= most:
-            raise QueryError(f"{name} must be a whole number from 1 to {most}, got {brief(value)}")
+            raise QueryError(count_range_words(name, most, value))

@@ -66,6 +66,7 @@ from solver.rules import (
     one_transformers_taken,
     one_transformers_words,
     other_layout,
+    padded_sequences,
     smaller_card_words,
     tables_refute_words,
     token_budget,
@@ -1765,16 +1766,18 @@ class CurrentSettings(Frozen, defer_build=True):
         "whether these settings train as far as memory and the rules of `broken_rule` go (the tables, or the memory "
         "model's estimate, vouch for them); false where the config lets a GPU take more tokens than the verdict's "
         "budget on some verl line where a setting fits every line (a token-budget-above-verdict or "
-        "critic-budget-above-verdict problem: the verdict does not vouch for that; not dpo-doubled-above-verdict, "
+        "critic-budget-above-verdict problem, or a padded model's micro-batch-unbounded: the verdict does not vouch "
+        "for that; not dpo-doubled-above-verdict, "
         "DPO's sizes doubled past it on verl before 0.8 alone, which no size fits on both lines); with `refused`, the "
         "config as written does not run all the same"))
     plan: Plan | None = Field(description=(
         "the plan for exactly these settings, with its evidence, if they train, or if they fit in memory at the "
         "verdict's budget where the config lets a GPU take more (trains false)"))
     unread_keys: tuple[str, ...] = Field(default=(), description=(
-        "the config's keys that decide how many tokens a pass takes per GPU (dynamic batch sizes, micro-batch sizes) "
-        "and cannot be read here (an environment variable this shell lacks): where any, whether the settings train "
-        "is unknown (trains false, and the verdict says so), unless they break a rule"))
+        "the config's keys that decide how many tokens a pass takes per GPU (dynamic batch sizes, micro-batch sizes), "
+        "or whether a pass fails on its rows (algorithm.bypass_old_logprobs), and cannot be read here (an environment "
+        "variable this shell lacks): where any, whether the settings train is unknown (trains false, and the verdict "
+        "says so), unless they break a rule"))
     broken_rule: str | None = Field(default=None, description="the rule of Trinity's or verl's these settings break")
     broken_rule_code: BrokenRuleCode | None = Field(default=None, description=(
         "the code of `broken_rule` (docs/json.md); null where broken_rule is, and in JSON made before codes"))
@@ -1825,9 +1828,9 @@ class CurrentSettings(Frozen, defer_build=True):
     @property
     def problems_pointed_to(self) -> tuple[str, ...]:
         """The problems `verdict` points to: those that refuse the config (`REFUSED_CONFIG_CODES`) and those that let a
-        GPU take more tokens than the verdict's budget (``token-budget-above-verdict``)."""
+        GPU take more tokens than the verdict's budget (`BUDGET_ABOVE_VERDICT_CODES`)."""
         return tuple(problem for problem, code in zip(self.config_problems, self.config_problem_codes, strict=False)
-                     if code in REFUSED_CONFIG_CODES or code == ConfigProblemCode.TOKEN_BUDGET_ABOVE_VERDICT)
+                     if code in REFUSED_CONFIG_CODES or code in BUDGET_ABOVE_VERDICT_CODES)
 
     @property
     def budget_above_verdict(self) -> int:
@@ -2269,7 +2272,7 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
         if above := current.budget_above_verdict:
             lines = ("the problem on its tokens per GPU says how many" if above == 1 else
                      f"the {above} problems on its tokens per GPU say how many")
-            return (f"{said}it fits in memory at {counted(current.plan.max_token_len_per_gpu, 'token')} per GPU "
+            return (f"{said}it fits in memory at {counted(_verdict_tokens(answer, current.plan), 'token')} per GPU "
                     f"({evidence}), but the config lets a GPU take more, which this verdict does not vouch for: "
                     f"whether it trains there is unknown ({lines}).{_dearer(answer, current, query)}")
         return f"{said}it trains ({evidence}).{_dearer(answer, current, query)}"
@@ -2301,6 +2304,16 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
                if answer.status == "unknown" else "no plan trains either (the reason follows)")
     sentences = [*verdict, *refused, follows]
     return said + " ".join(_sentence(words, first=not i) for i, words in enumerate(sentences))
+
+
+def _verdict_tokens(answer: Answer, plan: Plan) -> int:
+    """The tokens per GPU at which `plan`, the verdict's on a config's own settings, fits: its token budget, or for a
+    model trained one padded sequence per micro-batch (its ``padded-micro-batches`` caution), which reads none, what
+    its estimate counts, ``max_model_len`` for one sequence (`padded_sequences`: for the answer's `Answer.dpo_pairs`,
+    a pair)."""
+    if plan.cautions_coded(CautionCode.PADDED_MICRO_BATCHES):
+        return padded_sequences(bool(answer.dpo_pairs)) * plan.max_model_len
+    return plan.max_token_len_per_gpu
 
 
 def _config_refused(current: CurrentSettings) -> str:
@@ -2560,6 +2573,9 @@ class RunsAt(Frozen, defer_build=True):
     pool: str = Field(description="its pool, as the cluster file names it")
     nodes: tuple[int, ...] = Field(description="the nodes of the pool it runs on, by index (its trainer's first)")
     gpu_indexes: tuple[int, ...] = Field(description="the GPUs of each of those nodes it runs on, by index")
+    trainer_nodes: tuple[int, ...] | None = Field(default=None, description=(
+        "the first of those nodes, those its trainer runs on (the others hold its rollout alone); null in JSON made "
+        "before it was given, read as all of them"))
 
 
 class Placement(LeftOutWhenNone, defer_build=True):
@@ -3119,3 +3135,26 @@ class Calibration(Frozen, Versioned, defer_build=True):
         return _without_derived(
             raw, "poor_fit", lambda data: _poor_fit(len(data["mispredicted"]), data.get("your_cells", 0)),
             (KeyError, TypeError), "mispredicted and your_cells say")
+
+
+def check_passes(answers: Iterable[Answer]) -> bool:
+    """Whether ``solve --from-config CONFIG --check`` exits 0 for `answers`: each has a plan, and the config's own
+    settings judged in it (`Answer.current`) train and are not refused (`CurrentSettings.check_fails`)."""
+    return all(answer.plans and answer.current is not None and not answer.current.check_fails for answer in answers)
+
+
+class ConfigCheck(Frozen, defer_build=True):
+    """A Trinity config judged as ``solve --from-config CONFIG --check --json`` judges it (`solver.api.check_config`):
+    the file, as the verdicts name it, and an answer per GPU type, as that JSON has them: the verdict on the config's
+    own settings (`Answer.current`: `trains`, `verdict`, `config_problems` with their codes, `unread_keys`), the best
+    plan, what applies it (`apply`, `config_keys_changed`, or `apply_left_out`); `passes` says whether ``--check``
+    exits 0 for them."""
+
+    config: str = Field(description="the config judged, as its verdicts name it")
+    answers: tuple[Answer, ...] = Field(description="an answer per GPU type, in the order asked")
+
+    @property
+    def passes(self) -> bool:
+        """Whether ``--check`` exits 0 for these answers (`check_passes`): each has a plan, and the config's own
+        settings train and are not refused; else it exits 1, and each failing answer's `current.verdict` says why."""
+        return check_passes(self.answers)

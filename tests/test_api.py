@@ -502,6 +502,11 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "budget_gpus must be a whole number or None, got True"),
         (lambda: solver.plan("8B", max_model_len="32kb"),
          "max_model_len must be a whole number or None, got '32kb' (tokens, or thousands of 1024: 32768 or 32k)"),
+        # thousands out of range are quoted as written, not as the -2048 they read as
+        (lambda: solver.plan("8B", max_model_len="-2k"),
+         "max_model_len must be a whole number from 1 to 16777216, got '-2k'"),
+        (lambda: solver.estimate_memory("8B", "h100", 8, "0k"),
+         "max_model_len must be a whole number from 1 to 16777216, got '0k'"),
         (lambda: solver.plan(None, max_model_len=4096), "a model is named by a string, got None"),
         (lambda: solver.plan(solver.load_model_config(EXAMPLES.parent.parent / "tests/data/hf-configs/phi-4.json"),
                              max_model_len=4096),  # a notebook's first try with a config.json's model
@@ -996,7 +1001,7 @@ def test_the_python_examples_in_the_api_page_run_where_solve_examples_wrote_thei
     monkeypatch.chdir(tmp_path)
     status, _, err = cli("examples")
     assert status == 0 and (tmp_path / "docs" / "examples" / "fleet.yaml").is_file(), err
-    assert run_python_blocks("api.md") == 13
+    assert run_python_blocks("api.md") == 16
 
 
 def test_a_gpu_type_of_your_own_by_its_memory():

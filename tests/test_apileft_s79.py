@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pydantic
@@ -190,8 +191,29 @@ def test_a_job_built_in_python_is_refused_a_length_in_the_words_a_cluster_file_s
     assert [error["msg"] for error in ranged.value.errors()] == [quoted]
 
 
+@pytest.mark.parametrize(("build", "field", "words"), [
+    (lambda: solver.Job(name="j", model="4B", max_model_len=4096, priority=0), "priority", "must be above 0, got 0"),
+    (lambda: solver.Job(name="j", model="4B", max_model_len=4096, priority="high"), "priority",
+     "must be a whole number, got 'high'"),
+    (lambda: solver.Job(name="j", model="4B", max_model_len=4096, rollout_gpus=-2), "rollout_gpus",
+     "must be at least 0, got -2"),
+    (lambda: solver.Job(name="j", model=3, max_model_len=4096), "model", "must be text, got 3"),
+    (lambda: solver.Pool(name="p", gpu="h100", nodes=-1, gpus_per_node=8), "nodes", "must be at least 0, got -1"),
+    (lambda: solver.Pool(name="p", gpu="h100", nodes=2.0, gpus_per_node=8), "nodes",
+     "must be a whole number, got 2.0 (a float: pass 2)"),
+    (lambda: solver.Pool(name="p", gpu="h100", nodes=1, gpus_per_node=0), "gpus_per_node", "must be above 0, got 0"),
+])
+def test_a_job_s_or_pool_s_other_fields_built_in_python_are_refused_in_a_file_s_words(build: Callable[[], object],
+                                                                                      field: str, words: str) -> None:
+    # s88: fields other than lengths said pydantic's "Input should be greater than 0": now, as lengths, the field, what
+    # was given and what is taken, in the words a cluster file's reader says them (PLAIN_PROBLEMS), its type kept
+    with pytest.raises(pydantic.ValidationError) as built:
+        build()
+    assert [(error["loc"], error["msg"]) for error in built.value.errors()] == [((field,), words)]
+
+
 @pytest.mark.parametrize(("length", "words"), [
-    (0, "must be above 0, got 0"), ("0k", "must be above 0, got 0"), (-5, "must be above 0, got -5"),
+    (0, "must be above 0, got 0"), ("0k", "must be above 0, got '0k'"), (-5, "must be above 0, got -5"),
     (10**9, "must be at most 16777216, got 1000000000"), ({"at_least": 0}, "must be above 0, got 0")])
 def test_a_job_built_in_python_is_refused_a_length_out_of_bounds_in_a_cluster_file_s_words(length: object,
                                                                                            words: str) -> None:

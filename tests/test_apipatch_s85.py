@@ -6,6 +6,7 @@ raised ``AttributeError`` or ``TypeError``."""
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,9 @@ import pytest
 from pydantic import BaseModel
 
 import solver
+from solver.render import answers_json
 from solver.results import Answer, Plan
+from solver.rules import COMMAND_OPTIONS
 from solver.tables import Model, QueryError
 from solver.trinity import (
     aliases_written_out,
@@ -123,3 +126,75 @@ def test_the_functions_that_say_what_the_patch_does_refuse_wrong_types_in_one_li
         with pytest.raises(QueryError) as refused:
             function(*arguments, **keywords)
         assert str(refused.value).startswith(words) and "\n" not in str(refused.value), (arguments, keywords)
+
+
+UNREAD = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\nmode: both\nalgorithm: {algorithm_type: grpo}\n"
+          "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 1}}"
+          "\ntrainer: {use_dynamic_bsz: '${oc.env:DYN}', ulysses_sequence_parallel_size: '${oc.env:SP,4}', "
+          "trainer_config: {actor_rollout_ref: {actor: {ppo_micro_batch_size_per_gpu: '${oc.env:MB}'}}}}\n")
+"""unread87's config (tests/test_cli_trinity.py): 6 trainer GPUs, keys that decide the tokens per GPU read DYN and MB,
+and its SP an interpolation (4 here) that the plan's 1 replaces."""
+CONFIG_CASES = {
+    "passes": UNREAD.split("trainer:")[0],
+    "fails": UNREAD.split("trainer:")[0].replace("8192}", "32768}"),
+    "unread": UNREAD,
+    "refused": UNREAD.split("trainer:")[0].replace("8192}", "8192, max_prompt_tokens: 4096, max_response_tokens: 8192}"),
+}
+"""A config whose own settings train on 6 H100s, one that does not fit there, one whose verdict is unknown (`UNREAD`,
+with DYN and MB unset) and one that Trinity refuses (prompt and response over the length)."""
+
+
+@pytest.mark.parametrize("case", list(CONFIG_CASES))
+def test_check_config_gives_what_check_json_prints_and_its_exit_status(cli, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       case: str) -> None:
+    # api88: judging a config took five calls (read, catalogue, config_query, answer_query, with_config_verdicts) and
+    # left out apply, config_keys_changed and --check's pass or fail; check_config is one, on the command's own path
+    for variable in ("DYN", "SP", "MB"):
+        monkeypatch.delenv(variable, raising=False)
+    config = tmp_path / "trinity.yaml"
+    config.write_text(CONFIG_CASES[case], encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--check", "--json")
+    judged = solver.check_config(config, gpu="h100", option_names=COMMAND_OPTIONS)
+    assert answers_json(judged.answers) + "\n" == out  # byte for byte, apply and config_keys_changed too
+    assert (judged.config, judged.passes, status) == ("trinity.yaml", case == "passes", 0 if case == "passes" else 1)
+    current = judged.answers[0].current
+    assert current is not None
+    expected = {"passes": (True, (), False), "fails": (False, (), False),
+                "unread": (False, ("trainer.use_dynamic_bsz",
+                                   "trainer.trainer_config.actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"), False),
+                "refused": (True, (), True)}[case]
+    assert (current.trains, current.unread_keys, current.refused) == expected
+
+
+def test_check_config_judges_text_in_the_apis_words_and_refuses_bad_keywords_in_one_line() -> None:
+    judged = solver.check_config("mine.yaml", text=CONFIG_CASES["refused"], gpu="h100", environ={})
+    (problem,) = judged.answers[0].current.config_problems if judged.answers[0].current else ()
+    assert judged.config == "mine.yaml" and not judged.passes and problem.endswith("(max_model_len=12288)")
+    for keywords, words in (({"gpu": ""}, "an empty name in gpu=''"), ({"trinity_version": "0.7"}, "trinity_version"),
+                            ({"text": 3}, "text must be"), ({"max_model_len": 0}, "max_model_len must be")):
+        with pytest.raises(QueryError, match=re.escape(words)) as refused:
+            solver.check_config("mine.yaml", **{"text": CONFIG_CASES["passes"], **keywords})
+        assert "\n" not in str(refused.value)
+    with pytest.raises(QueryError) as refused:
+        solver.check_config("mine.yaml", text="model: {model_path: Qwen/Qwen3-8B}\n", gpu="h100", environ={})
+    assert str(refused.value) == ("check_config needs a length to judge mine.yaml at: it sets no model.max_model_len "
+                                  "(nor max_prompt_tokens and max_response_tokens); give max_model_len=L")
+
+
+def test_patched_trinity_config_carries_writes_notes_on_unread_variables_and_replaced_interpolations() -> None:
+    # api88: --write noted both (unread87); the patch's result said neither, so the API's caller could not tell
+    judged = solver.check_config("trinity.yaml", text=UNREAD, gpu="h100", environ={})
+    best = judged.answers[0].best
+    assert best is not None and best.sp == 1
+    patched = patched_trinity_config(UNREAD, best, solver.load_catalog().model("8B"), name="trinity.yaml", environ={})
+    actor = "trainer.trainer_config.actor_rollout_ref.actor"
+    assert patched.unread_note == (
+        f"whether it trains depends on trainer.use_dynamic_bsz and {actor}.ppo_micro_batch_size_per_gpu, which cannot "
+        "be read here: set DYN and MB as the run will, then check it (its header's command)")
+    assert patched.replaced_notes == ((
+        "trainer.ulysses_sequence_parallel_size ${oc.env:SP,4} replaced by the plan's 1: the interpolation gives "
+        "another value here, or none, and the patch writes the value the plan holds for"),)
+    read = patched_trinity_config(UNREAD, best, solver.load_catalog().model("8B"), name="trinity.yaml",
+                                  environ={"DYN": "true", "MB": "1", "SP": "1"})  # as the run will: nothing to say
+    assert (read.unread_note, read.replaced_notes) == (None, ())

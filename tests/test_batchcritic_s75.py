@@ -8,7 +8,11 @@ actor size splits the pairs (``dpo-pair-split``, a line that refuses nothing: th
 87 (critic87): Trinity 0.6 on verl 0.8 or later cuts a trained critic's passes by its engine's sizes
 (``critic.fsdp``) alone, failing where they are unset; the critic's micro-batch against its rows on each verl line.
 Session 87 (criticdyn87): the engine's own ``critic.fsdp.use_dynamic_bsz: true`` packs those passes by tokens, needing
-no size; the engine's sizes are unread keys as the critic's own; a critic under a Megatron trainer is not judged."""
+no size; the engine's sizes are unread keys as the critic's own; a critic under a Megatron trainer is not judged.
+Session 88 (roles88): a critic's own ``critic.strategy`` other than FSDP's under an FSDP trainer fails as the critic
+starts before verl 0.8 (refused with Trinity 0.5); the engine's own flag is judged as a role's own (on for any model,
+off for a padded one, ``--write`` sets it so), off beside the trainer's on it cuts the critic's passes on verl 0.8 by
+the engine's sizes, and unreadable it is an unread key where it decides a micro-batch's sequences."""
 
 from __future__ import annotations
 
@@ -17,11 +21,14 @@ from typing import Any
 
 import pytest
 import yaml
+from test_padbound_s71 import INTERNLM2, WHY, _internlm2_plan
 from test_tokbudget_s72 import ARR, CATALOG, CRITIC, Cli, _config
 
 from solver.query import REFUSED_CONFIG_CODES, ConfigProblemCode
 from solver.rules import ONE_SEQUENCE_WIDER_WORDS
+from solver.tables.model_config import load_model_config
 from solver.trinity import read_trinity_config, trinity_config_problems
+from solver.trinity.plan_keys import keys_for_plan
 
 WHOLE, FORWARD_WHOLE = f"{CRITIC}.ppo_micro_batch_size", f"{CRITIC}.forward_micro_batch_size"
 FORWARD = f"{CRITIC}.forward_micro_batch_size_per_gpu"
@@ -37,6 +44,9 @@ fails, and what it says on verl 0.8 or later."""
 ENGINE = {"fsdp": {"micro_batch_size_per_gpu": 1, "infer_micro_batch_size_per_gpu": 1}}
 """The critic's engine's sizes, which Trinity 0.6 on verl 0.8 or later cuts its passes by (critic87: unset, it fails)."""
 ENGINE_SIZES = [f"{CRITIC}.fsdp.micro_batch_size_per_gpu", f"{CRITIC}.fsdp.infer_micro_batch_size_per_gpu"]
+ENGINE_DYN = f"{CRITIC}.fsdp.use_dynamic_bsz"
+ENGINE_SCOPE = ("for the critic's passes on Trinity 0.6 with verl 0.8 or later only: 0.6 on verl before 0.8 drops the "
+                "section")
 
 
 def _problems(config: dict[str, Any], version: str | None = None, prefix: tuple[str, ...] = ("micro-batch", "dpo"),
@@ -272,6 +282,12 @@ def test_a_critics_engine_with_its_own_dynamic_batch_sizes_on_needs_no_sizes(ver
     # the trainer's flag decides where the engine's micro-batch holds 2 sequences, as the critic's own
     ("micro_batch_size_per_gpu: 2", "use_dynamic_bsz: '${oc.env:DYN}'", ["trainer.use_dynamic_bsz"]),
     ("micro_batch_size_per_gpu: 1", "use_dynamic_bsz: '${oc.env:DYN}'", []),
+    # roles88: the engine's own flag decides on verl 0.8 whether its 2 sequences share a micro-batch, the trainer's on
+    # or off; off beside the trainer's on, the engine's sizes are read there
+    ("micro_batch_size_per_gpu: 2, use_dynamic_bsz: '${oc.env:DYN}'", "use_dynamic_bsz: true", [f"{ENGINE_DYN}"]),
+    ("micro_batch_size_per_gpu: 2, use_dynamic_bsz: '${oc.env:DYN}'", "use_dynamic_bsz: false", [f"{ENGINE_DYN}"]),
+    ("micro_batch_size_per_gpu: 1, use_dynamic_bsz: '${oc.env:DYN}'", "use_dynamic_bsz: true", []),
+    ("micro_batch_size_per_gpu: '${oc.env:MB}', use_dynamic_bsz: false", "use_dynamic_bsz: true", [ENGINE_SIZES[0]]),
 ])
 def test_a_critics_engine_sizes_that_cannot_be_read_are_unread_keys_as_its_own(engine: str, trainer: str,
                                                                                unread: list[str]):
@@ -337,3 +353,84 @@ def test_a_critics_split_is_judged_at_the_engines_own_sp_and_the_critics_depreca
             role="update", where=ENGINE_ASSERTS.format(first="the critic's first update"),
             source=f"{ENGINE_SIZES[0]} 3", rows="its mini-batch per GPU", ranks=8, sp=1, per_gpu=8, times=24,
             nearest=72))]
+
+
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+def test_a_critics_own_strategy_other_than_fsdps_under_an_fsdp_trainer_fails_before_verl_0_8(version: str | None):
+    # roles88: before verl 0.8 Trinity takes critic.strategy over the trainer's, and the trainer's FSDP CriticWorker
+    # raises "Unknown strategy megatron" as the critic starts (0.6.0 verl_legacy/fsdp_workers.py:1593, 0.5.2
+    # trainer/verl/fsdp_workers.py:1474); Trinity 0.6 on verl 0.8 ignores the frozen key: refused with 0.5 alone
+    config = _ppo({"strategy": "megatron", **ENGINE}, use_dynamic_bsz=True, trainer_strategy="fsdp2")
+    who = {None: "the critic worker of Trinity 0.5, and of 0.6 on verl before 0.8,",
+           "0.5": "Trinity 0.5's critic worker", "0.6": "Trinity 0.6's critic worker on verl before 0.8"}[version]
+    on_08 = ("; Trinity 0.6 on verl 0.8 or later ignores the key, running the critic at the trainer's strategy"
+             if version != "0.5" else "")
+    code = "not-fsdp-critic-strategy-refused" if version == "0.5" else "not-fsdp-critic-strategy"
+    assert _problems(config, version, ("not-fsdp",)) == [(code, (
+        f"{CRITIC}.strategy is 'megatron' under an FSDP trainer (trainer.trainer_strategy 'fsdp2'): {who} builds an "
+        f"fsdp or fsdp2 critic alone (it is the FSDP trainer's) and fails as the critic starts (NotImplementedError: "
+        f"Unknown strategy megatron){on_08}: remove it (the critic then runs at the trainer's strategy), or write "
+        "fsdp or fsdp2"))]
+    assert (ConfigProblemCode(code) in REFUSED_CONFIG_CODES) is (version == "0.5")  # --check exits 1 on 0.5 alone
+    # an FSDP strategy, LoRA (Trinity resets the critic's to fsdp), no critic trained: nothing; a Megatron trainer:
+    # the trainer's own line alone
+    assert _problems(_ppo({"strategy": "fsdp", **ENGINE}, use_dynamic_bsz=True), version, ("not-fsdp",)) == []
+    lora = json_copy(config)
+    lora["model"]["lora_configs"] = [{"lora_rank": 8}]
+    grpo = json_copy(config)
+    grpo["algorithm"]["algorithm_type"] = "grpo"
+    assert _problems(lora, version, ("not-fsdp",)) == _problems(grpo, version, ("not-fsdp",)) == []
+    config["trainer"]["trainer_strategy"] = "megatron"
+    assert [code for code, _ in _problems(config, version, ("not-fsdp",))] == ["not-fsdp-strategy"]
+
+
+def json_copy(config: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of `config` (plain YAML data)."""
+    return yaml.safe_load(yaml.safe_dump(config))
+
+
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+def test_a_critics_engine_flag_is_judged_as_a_roles_own_for_any_model(version: str | None):
+    # roles88: on verl 0.8 critic.fsdp.use_dynamic_bsz runs the critic's passes as a role's own flag runs its own:
+    # off, a line for any model (Trinity 0.5 refuses the section: no line); true for a padded model, which pads each
+    # micro-batch, micro-batch-unbounded, as the actor's own
+    sized = {"ppo_micro_batch_size_per_gpu": 1, "forward_micro_batch_size_per_gpu": 1}
+    off = _problems(_ppo({**sized, "fsdp": {**ENGINE["fsdp"], "use_dynamic_bsz": False}}, use_dynamic_bsz=True),
+                    version, ("dynamic-batch",))
+    assert off == ([] if version == "0.5" else [("dynamic-batch-off", (
+        f"{ENGINE_DYN} is false: verl then ignores the token budget (max_token_len_per_gpu), which the tables "
+        f"measured and the plan sets, and fills micro-batches by sequence count: set it to true ({ENGINE_SCOPE})"))])
+    padded = {"trainer": {"use_dynamic_bsz": False, "use_remove_padding": False, "trainer_config": {
+        "actor_rollout_ref": {"model": {"use_remove_padding": False}, "actor": {"ppo_micro_batch_size_per_gpu": 1},
+                              "ref": {"log_prob_micro_batch_size_per_gpu": 1},
+                              "rollout": {"log_prob_micro_batch_size_per_gpu": 1}},
+        "critic": {**sized, "fsdp": {**ENGINE["fsdp"], "use_dynamic_bsz": True}}}}}
+    found = trinity_config_problems(padded, load_model_config(INTERNLM2), 8, version=version)  # type: ignore[arg-type]
+    assert [(problem.code.value, problem.words) for problem in found if "batch" in problem.code.value] == (
+        [] if version == "0.5" else [("micro-batch-unbounded", f"{ENGINE_DYN} is true: {WHY} ({ENGINE_SCOPE})")])
+    # --write sets it as it says: off for the padded model, back on for another (0.5 refuses the section)
+    plan, internlm2 = _internlm2_plan(version=version)
+    written = [{key.path: key.value for key in keys_for_plan(plan, model, config, version=version)}.get(ENGINE_PATH)
+               for model, config in ((internlm2, padded),
+                                     (CATALOG.model("8B"), _ppo({"fsdp": {"use_dynamic_bsz": False}})))]
+    assert written == ([None, None] if version == "0.5" else [False, True])
+
+
+ENGINE_PATH = tuple(ENGINE_DYN.split("."))
+
+
+@pytest.mark.parametrize("version", [None, "0.6"])
+def test_a_critics_engine_off_beside_the_trainers_on_cuts_its_passes_by_the_engines_sizes(version: str | None):
+    # roles88: Trinity 0.6 on verl 0.8 deep-merges critic.fsdp.use_dynamic_bsz false over the trainer's true, so verl
+    # cuts the critic's passes by the engine's sizes: unset, it fails there; one that splits its rows asserts
+    unsized = _problems(_ppo({"fsdp": {"use_dynamic_bsz": False}}, use_dynamic_bsz=True), version)
+    assert [(code, words.split(":")[0]) for code, words in unsized] == [
+        ("micro-batch-unset", f"{' and '.join(ENGINE_SIZES)} are not set")]
+    engine = {"use_dynamic_bsz": False, "micro_batch_size_per_gpu": 1, "infer_micro_batch_size_per_gpu": 3}
+    split = _ppo({"fsdp": engine}, use_dynamic_bsz=True)
+    assert _problems(split, version, ("mini-batch",), 64) == [("mini-batch-split", SPLIT.format(
+        role="value forward", where=ENGINE_ASSERTS.format(first="its first value forward"),
+        source=f"{ENGINE_SIZES[1]} 3", rows="the rows each GPU takes", ranks=8, sp=1, per_gpu=8, times=24,
+        nearest=72))]
+    # the engine's own flag unset takes the trainer's, on: nothing
+    assert _problems(_ppo({}, use_dynamic_bsz=True), version, ("micro-batch", "mini-batch"), 64) == []

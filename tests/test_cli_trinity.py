@@ -3412,20 +3412,27 @@ def test_a_problem_that_refuses_nothing_keeps_it_trains(
     assert cli("--from-config", str(config), "--gpu", "a100-80g", *flags, "--check")[0] == 0
 
 
+def _padded_check(tmp_path: Path, dynamic: str, actor_size: str) -> tuple[str, ...]:
+    """The flags of ``--check --json`` on a config of InternLM2 (``--model-config``, one padded sequence per
+    micro-batch) with remove padding off, the trainer's ``use_dynamic_bsz`` and the actor's micro-batch size per GPU
+    as written (`dynamic`, `actor_size`: YAML), the ref's and the rollout's 1."""
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n" + REFUSING_HEAD + (
+        f"trainer: {{use_dynamic_bsz: {dynamic}, use_remove_padding: false, trainer_config: {{actor_rollout_ref: {{"
+        f"model: {{use_remove_padding: false}}, actor: {{ppo_micro_batch_size_per_gpu: {actor_size}}}, "
+        "ref: {log_prob_micro_batch_size_per_gpu: 1}, rollout: {log_prob_micro_batch_size_per_gpu: 1}}}}\n"),
+        encoding="utf-8")
+    internlm2 = str(Path(__file__).parent / "data" / "hf-configs" / "internlm2-7b.json")
+    return "--from-config", str(config), "--model-config", internlm2, "--gpu", "h100", "--check", "--json"
+
+
 def test_a_padded_models_unreadable_micro_batch_size_is_unread_as_any_models(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # budgetrule87: InternLM2 (--model-config) trains one padded sequence per micro-batch, so it reads no token budget;
     # but how many tokens a pass takes per GPU still depends on the micro-batch size: unread here (an unset variable),
     # it is in unread_keys and the verdict is unknown, so --check fails (it said "it trains" and passed)
     size = "trainer.trainer_config.actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"
-    config = tmp_path / "trinity.yaml"
-    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n" + REFUSING_HEAD + (
-        "trainer: {use_dynamic_bsz: false, use_remove_padding: false, trainer_config: {actor_rollout_ref: {"
-        "model: {use_remove_padding: false}, actor: {ppo_micro_batch_size_per_gpu: '${oc.env:S}'}, "
-        "ref: {log_prob_micro_batch_size_per_gpu: 1}, rollout: {log_prob_micro_batch_size_per_gpu: 1}}}}\n"),
-        encoding="utf-8")
-    internlm2 = str(Path(__file__).parent / "data" / "hf-configs" / "internlm2-7b.json")
-    flags = ("--from-config", str(config), "--model-config", internlm2, "--gpu", "h100", "--check", "--json")
+    flags = _padded_check(tmp_path, "false", "'${oc.env:S}'")
     monkeypatch.delenv("S", raising=False)
     status, out, _ = cli(*flags)
     current = json.loads(out)[0]["current"]
@@ -3435,6 +3442,19 @@ def test_a_padded_models_unreadable_micro_batch_size_is_unread_as_any_models(
     monkeypatch.setenv("S", "1")  # as the run will: one sequence per micro-batch, which trains
     status, out, _ = cli(*flags)
     assert (status, json.loads(out)[0]["current"]["unread_keys"]) == (0, [])
+
+
+def test_a_padded_models_unreadable_dynamic_batch_flag_is_unread(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # padded88: for InternLM2 (one padded sequence per micro-batch) use_dynamic_bsz on fills a padded micro-batch past
+    # the one sequence the verdict counts, whatever its sizes: unread here, it is in unread_keys and --check fails (it
+    # said "it trains", its sizes all 1, and passed)
+    flags = _padded_check(tmp_path, "'${oc.env:DYN}'", "1")
+    monkeypatch.delenv("DYN", raising=False)
+    status, out, _ = cli(*flags)
+    current = json.loads(out)[0]["current"]
+    assert (status, current["trains"], current["unread_keys"]) == (1, False, ["trainer.use_dynamic_bsz"])
+    monkeypatch.setenv("DYN", "false")  # as the run will: one sequence per micro-batch, which trains
+    assert cli(*flags)[0] == 0
 
 
 def test_write_names_the_variables_its_check_needs_and_notes_an_interpolation_it_replaces(
@@ -3656,8 +3676,10 @@ def test_role_budgets_set_by_hand_below_the_trainers_still_count_as_the_users(
             "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu and "
             "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu 16384: what Trinity gives "
             "them unset at the config's own 32768 tokens, so read as unset at 40960 tokens too (the verdict is at "
-            f"20480 tokens per GPU); as written, Trinity keeps 16384 there, fewer tokens per GPU than the verdict "
-            f"assumes ({ROLE_KEYS_IGNORED}); applying the plan leaves them at its budget") in " ".join(out.split())
+            "20480 tokens per GPU); as written, Trinity keeps 16384 there, fewer tokens per GPU than the verdict "
+            "assumes (on every verl line: Trinity 0.6 on verl 0.8 or later runs every pass at the trainer's; verl "
+            "before 0.8 each role at its own where set, else at the trainer's); applying the plan leaves them at its "
+            "budget") in " ".join(out.split())
     config.write_text(head + roles.format(12288), encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "40960", "--json")
     answer = json.loads(out)[0]
@@ -3768,7 +3790,9 @@ def test_budget_keys_read_as_unset_that_already_hold_the_plans_budget_are_not_sa
     assert status == 0 and ("but: trainer.max_token_len_per_gpu 16384: what Trinity gives it unset at the config's "
                             "own 32768 tokens, so read as unset at 16384 tokens too (the verdict is at 8192 tokens "
                             "per GPU); as written, Trinity keeps 16384 there, more tokens per GPU than the verdict "
-                            "assumes; applying the plan leaves it at its budget") in " ".join(out.split())
+                            "assumes (Trinity 0.6 on verl 0.8 or later runs every pass at it; verl before 0.8 each "
+                            "role without a budget of its own); applying the plan leaves it at its budget") in " ".join(
+                                out.split())
 
 
 def test_the_apply_block_ends_with_the_configs_own_keys_the_plan_changes_too(cli, tmp_path: Path):
@@ -4080,7 +4104,9 @@ def test_budget_keys_that_write_out_the_default_are_said_before_those_set_by_han
         ("token-budget-above-verdict", (
             "trainer.max_token_len_per_gpu 32768: what Trinity gives it unset at the config's own 16384 tokens, so "
             "read as unset at 8192 tokens too (the verdict is at 16384 tokens per GPU); as written, Trinity keeps "
-            "32768 there, more tokens per GPU than the verdict assumes; applying the plan leaves it at its budget")),
+            "32768 there, more tokens per GPU than the verdict assumes (Trinity 0.6 on verl 0.8 or later runs every "
+            "pass at it; verl before 0.8 each role without a budget of its own); applying the plan leaves it at its "
+            "budget")),
         ("token-budget-above-verdict", (
             "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu 20000 is above Trinity's default "
             "ceil(2 x 8192 / 1) = 16384, which the tables measured: more tokens per GPU than the verdict assumes (on "

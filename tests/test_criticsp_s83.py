@@ -145,6 +145,22 @@ def test_the_critics_own_and_engine_sp_without_a_release_and_write_sets_both(cli
     assert _problems(_check(cli, tmp_path, (tmp_path / "w.yaml").read_text())) == []
 
 
+def test_the_refs_engine_sp_is_said_and_write_sets_it(cli: Cli, tmp_path: Path) -> None:
+    """recompute88: the ref's ``fsdp_config.ulysses_sequence_parallel_size``, which verl 0.8's engine takes (the
+    trainer's SP 2 over it: ``workers/config/actor.py:320-321`` in verl 0.8.0), was unread: now a line, and ``--write``
+    sets it to the plan's SP."""
+    text = _config("grpo", "    actor_rollout_ref: {ref: {fsdp_config: {ulysses_sequence_parallel_size: 4}}}\n")
+    engine = "trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.ulysses_sequence_parallel_size"
+    def said(checked: str) -> list[str]:
+        problems = _check(cli, tmp_path, checked, "--trinity-version", "0.6")["current"]["config_problems"]
+        return [words.split(":")[0] for words in problems if words.startswith(engine)]  # type: ignore[attr-defined]
+
+    assert said(text) == [f"{engine} 4 is not trainer.ulysses_sequence_parallel_size 2"]
+    written, _ = _write(cli, tmp_path, text, "--trinity-version", "0.6")
+    assert written["trainer"]["trainer_config"]["actor_rollout_ref"]["ref"]["fsdp_config"] == {
+        "ulysses_sequence_parallel_size": 2}
+
+
 def test_with_05_write_leaves_the_engine_sp_which_05_refuses_with_its_section(cli: Cli, tmp_path: Path) -> None:
     text = _config("ppo", ENGINE_AT_4)
     written, _ = _write(cli, tmp_path, text, "--trinity-version", "0.5")

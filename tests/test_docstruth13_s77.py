@@ -76,7 +76,10 @@ def test_a_regex_no_read_type_takes_is_said_on_assumed_names_not_refused(cli: Cl
             if peft_target_refusal(".*wqkv", None, names) is None] == []
     config = json.loads((CONFIGS / "internlm2-7b.json").read_text(encoding="utf-8"))
     status, current = _checked(cli, tmp_path, config, ".*wqkv")
-    assert (status, current["refused"], "lora-targets-assumed" in current["config_problem_codes"]) == (0, False, True)
+    assert current["refused"] is False and "lora-targets-assumed" in current["config_problem_codes"]
+    # padded88: --check exits 1 all the same, for InternLM2's padded micro-batches that Trinity's default dynamic
+    # batching leaves unbounded, not for the regex
+    assert (status, current["trains"], "micro-batch-unbounded" in current["config_problem_codes"]) == (1, False, True)
 
 
 def test_memory_texts_plan_call_carries_the_release(cli: Cli) -> None:

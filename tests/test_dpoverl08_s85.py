@@ -15,6 +15,7 @@ from test_tokbudget_s72 import CATALOG, Cli
 from solver.query import REFUSED_CONFIG_CODES, ConfigProblemCode
 from solver.rules import dividing_batch_words, nearest_dividing_batches
 from solver.trinity import trinity_config_problems
+from solver.trinity.checks import forward_unread_keys
 
 LEGACY = ("DPO with dynamic batch sizes off in the actor's update: {where} as the trainer starts that its micro-batch "
           f"per GPU, 4 sequences ({ACTOR_SIZE} 2 doubled for DPO), divides its mini-batch per GPU, "
@@ -130,6 +131,131 @@ def test_the_log_prob_forward_is_judged_against_the_rows_each_gpu_takes_on_verl_
         role="the actor's forward for the ref's log-probs (LoRA, model.lora_configs)",
         first="that forward's first step", key="rollout"))]
     assert split(3, lora_configs=[{"lora_rank": 0}]) == [("mini-batch-split", ref)]  # no adapter on verl 0.8
+
+
+def _forward_split(ref: int = 2, version: str | None = None, algorithm_type: str = "grpo", sp: int = 1,
+                   **config: Any) -> list[tuple[str, str]]:
+    """(code, words) of each ``mini-batch-split`` line of `_dpo`'s config trained by `algorithm_type` (the ref's size
+    `ref`, the rollout's 3), at the trainer's SP `sp`, with `config`'s top-level sections over those, for `version`."""
+    mapping = _dpo(2, algorithm=algorithm_type, ulysses_sequence_parallel_size=sp, trainer_config={"actor_rollout_ref": {
+        "actor": {"ppo_micro_batch_size_per_gpu": 2}, "ref": {"log_prob_micro_batch_size_per_gpu": ref},
+        "rollout": {"log_prob_micro_batch_size_per_gpu": 3}}})
+    for section, keys in config.items():
+        mapping.setdefault(section, {}).update(keys)
+    return [(problem.code, problem.words) for problem in trinity_config_problems(
+        mapping, CATALOG.model("8B"), 8, version=version, train_batch_size=64) if "mini-batch-split" in problem.code]
+
+
+RECOMPUTE = {"role": "the actor's recompute of the old log-probs (algorithm.bypass_old_logprobs false)",
+             "first": "that recompute's first step", "key": "rollout"}
+
+
+def test_the_recompute_of_the_old_log_probs_is_judged_on_verl_08():
+    """recompute88: with ``algorithm.bypass_old_logprobs`` false Trinity 0.6.0 has the actor recompute the old
+    log-probs each step (``trainer/verl/trainer.py:517``), with the rollout's micro-batch size
+    (``workers/engine_workers.py:564`` in verl 0.8.0), which verl's engine asserts divides the rows each GPU takes.
+    Before, the key was unread and the rollout's 3 against 64 / 8 = 8 rows per GPU got no line. True (the default)
+    runs none; verl before 0.8 asserts nothing in a forward; where LoRA's ref forward takes the same size, the
+    recompute, which runs first, is the one line."""
+    off = {"algorithm": {"bypass_old_logprobs": False}}
+    line = ("mini-batch-split", FORWARD_SPLIT.format(**RECOMPUTE))
+    assert _forward_split(**off) == _forward_split(None, "0.6", "sft", **off) == [line]
+    assert _forward_split() == _forward_split(algorithm={"bypass_old_logprobs": True}) == []
+    assert _forward_split(version="0.5", **off) == []
+    assert _forward_split(model={"lora_configs": [{"lora_rank": 8}]}, **off) == [line]
+    # the ref's own 3 too: each its own line, in the order they run
+    assert [words.split(":")[0] for _, words in _forward_split(3, **off)] == [
+        f"Dynamic batch sizes off in {RECOMPUTE['role']}", "Dynamic batch sizes off in the ref's forward"]
+
+
+def test_an_unreadable_bypass_old_logprobs_leaves_the_verdict_unknown(tmp_path: Path, cli: Cli):
+    """recompute88: ``algorithm.bypass_old_logprobs`` from an unset variable, where its recompute would fail on its
+    rows, is among ``unread_keys`` (whether the config trains is unknown), not where the recompute would run."""
+    def config(rollout: int) -> dict[str, Any]:
+        unread = _dpo(2, algorithm="grpo", trainer_config={"actor_rollout_ref": {
+            "actor": {"ppo_micro_batch_size_per_gpu": 2}, "ref": {"log_prob_micro_batch_size_per_gpu": 2},
+            "rollout": {"log_prob_micro_batch_size_per_gpu": rollout}}})
+        unread["algorithm"]["bypass_old_logprobs"] = "${oc.env:RECOMPUTE88_BYPASS}"
+        return unread
+
+    assert _current(tmp_path, cli, config(3), "--trinity-version", "0.6")["unread_keys"] == [
+        "algorithm.bypass_old_logprobs"]
+    assert forward_unread_keys(config(3), CATALOG.model("8B"), 8, train_batch_size=64) == (
+        "algorithm.bypass_old_logprobs",)
+    assert forward_unread_keys(config(2), CATALOG.model("8B"), 8, train_batch_size=64) == ()
+    assert forward_unread_keys(config(3), CATALOG.model("8B"), 8, version="0.5", train_batch_size=64) == ()
+
+
+ENGINE_SP = "trainer.trainer_config.actor_rollout_ref.{role}.fsdp_config.ulysses_sequence_parallel_size"
+
+
+def test_verl_08_runs_the_actor_and_the_ref_at_their_engines_sp_beside_a_trainer_sp_of_1():
+    """recompute88: Trinity 0.6.0 deep-merges a role's ``fsdp_config.ulysses_sequence_parallel_size`` over the
+    trainer's (no ``FROZEN_KEYS``, ``trainer/verl/config.py:514``), and verl 0.8's ``FSDPActorConfig`` runs the
+    role's engine there unless the role's own SP, frozen to the trainer's, is above 1 (``workers/config/actor.py:320``
+    in verl 0.8.0). Before, the key was unread: at engine SP 2 on 8 GPUs the ref's 16 and the actor's 16 were judged
+    against 64 / 8 = 8 rows per GPU, not 64 / 4 = 16, and no line said where the roles run."""
+    def split(sp: int = 1, **roles: int) -> list[tuple[str, str]]:
+        engines = {role: {"fsdp_config": {"ulysses_sequence_parallel_size": engine}} for role, engine in roles.items()}
+        mapping = _dpo(16, algorithm="grpo", ulysses_sequence_parallel_size=sp, trainer_config={"actor_rollout_ref": {
+            "actor": {"ppo_micro_batch_size_per_gpu": 16, **engines.get("actor", {})},
+            "ref": {"log_prob_micro_batch_size_per_gpu": 16, **engines.get("ref", {})},
+            "rollout": {"log_prob_micro_batch_size_per_gpu": 1}}})
+        return [(problem.code, problem.words.split(":")[0]) for problem in trinity_config_problems(
+            mapping, CATALOG.model("8B"), 8, version="0.6", train_batch_size=64)
+            if "mini-batch-split" in problem.code or problem.code == "role-sp-differs"]
+
+    update, ref = "Dynamic batch sizes off in the actor's update", "Dynamic batch sizes off in the ref's forward"
+    assert split() == [("mini-batch-split-refused", update), ("mini-batch-split", ref)]
+    # the ref at SP 2: 16 rows per GPU; the actor at SP 2 too: verl 0.8 splits nothing, verl before 0.8 still does
+    differs = "{} 2 is not trainer.ulysses_sequence_parallel_size 1"
+    assert split(ref=2, actor=2) == [("role-sp-differs", differs.format(ENGINE_SP.format(role="actor"))),
+                                     ("role-sp-differs", differs.format(ENGINE_SP.format(role="ref"))),
+                                     ("mini-batch-split", update)]
+    # beside a trainer SP above 1 verl runs the role at the trainer's: 64 / 4 = 16 rows either way
+    assert [code for code, _ in split(2, ref=4)] == ["role-sp-differs"]
+    full = [problem.words for problem in trinity_config_problems(
+        _dpo(2, algorithm="grpo", ulysses_sequence_parallel_size=2, trainer_config={"actor_rollout_ref": {
+            "ref": {"fsdp_config": {"ulysses_sequence_parallel_size": 4}}}}), CATALOG.model("8B"), 8, version="0.6")
+        if problem.code == "role-sp-differs"]
+    assert full == [(f"{ENGINE_SP.format(role='ref')} 4 is not trainer.ulysses_sequence_parallel_size 2: Trinity 0.6 "
+                     "on verl 0.8 or later runs the ref at SP 2 all the same (verl puts the role's own SP, which "
+                     "Trinity sets to the trainer's, over its engine's where above 1: workers/config/actor.py:320-321 "
+                     "in verl 0.8.0, :328-329 in 0.9.1), and with verl before 0.8 Trinity 0.6 drops it; the verdict "
+                     "is at SP 2: set them alike (solver.trinity.patch_trinity_config does)")]
+
+
+def test_an_engine_sp_verl_08_fails_at_is_said_where_it_fails():
+    """recompute88: the ref's engine at SP 3 on 8 GPUs, whose Ulysses mesh leaves 2 out (verl 0.8.0
+    ``workers/engine/fsdp/transformer_impl.py:226``); the actor's at SP 16, which does not divide them either, then at SP
+    64 on 64 GPUs, which Qwen3-8B's 32 attention heads do not allow (verl's Ulysses patch asserts it,
+    ``models/transformers/monkey_patch.py:338``); without a
+    release the line says that Trinity 0.5 refuses the key. Never refused: verl before 0.8 drops it."""
+    def lines(gpus: int, version: str | None, **roles: int) -> list[tuple[str, str]]:
+        mapping = _dpo(2, algorithm="grpo", trainer_config={"actor_rollout_ref": {
+            role: {"fsdp_config": {"ulysses_sequence_parallel_size": engine}} for role, engine in roles.items()}})
+        return [(problem.code, problem.words.split(", and with verl before 0.8 ")[1].split(";")[0]
+                 if problem.code == "role-sp-differs" else "") for problem in trinity_config_problems(
+            mapping, CATALOG.model("8B"), gpus, version=version) if problem.code.startswith("role-sp")]
+
+    assert lines(8, "0.6", ref=3) == [("role-sp-differs", "Trinity 0.6 drops it")]
+    refuses_05 = "Trinity 0.6 drops it (and Trinity 0.5 refuses it: its FSDPConfig has no such key)"
+    assert lines(8, None, ref=3) == [("role-sp-differs", refuses_05)]
+    mapping = _dpo(2, algorithm="grpo", trainer_config={"actor_rollout_ref": {
+        "ref": {"fsdp_config": {"ulysses_sequence_parallel_size": 3}},
+        "actor": {"fsdp_config": {"ulysses_sequence_parallel_size": 16}}}})
+    words = [problem.words for problem in trinity_config_problems(mapping, CATALOG.model("8B"), 8, version="0.6")
+             if problem.code == "role-sp-differs"]
+    assert ", where SP=16 does not divide 8 GPUs" in words[0]
+    assert ("runs the ref at SP 3, its engine's over the trainer's 1 (checking it against nothing), where SP=3 does "
+            "not divide 8 GPUs: its engine's SP mesh holds 6 of them and it fails as it starts on the 2 left out") in (
+        words[1])
+    mapping["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["fsdp_config"] = {
+        "ulysses_sequence_parallel_size": 64}
+    heads = [problem.words for problem in trinity_config_problems(mapping, CATALOG.model("8B"), 64, version="0.6")
+             if problem.code == "role-sp-differs"]
+    assert (", where SP=64 does not divide its 32 attention heads of Qwen3-8B, which verl asserts as it loads the "
+            "model: it fails there, and with verl before 0.8") in heads[0]
 
 
 DYNAMIC_FIX = "it runs, but is not DPO: set trainer.use_dynamic_bsz to false (--write does)"

@@ -120,6 +120,9 @@ LACKING_WORDS = {
         "verl 0.8's fsdp_config", "FSDPConfig", "verl before 0.8, which Trinity 0.5 runs, reads the actor's own"),
     f"{ARR}.actor.fsdp_config.entropy_checkpointing": (
         "verl 0.8's fsdp_config", "FSDPConfig", "verl before 0.8, which Trinity 0.5 runs, reads the actor's own"),
+    **{f"{ARR}.{role}.fsdp_config.ulysses_sequence_parallel_size": (
+        "verl 0.8's fsdp_config", "FSDPConfig", ("verl before 0.8, which Trinity 0.5 runs, reads the role's own "
+                                                 "ulysses_sequence_parallel_size")) for role in ("actor", "ref")},  # recompute88: from the fields' table
     f"{ARR}.actor.engine": ("verl 0.8's actor", "Actor",
                             "Trinity 0.5 reads a role's offload flags from its fsdp_config"),
     f"{ARR}.ref.engine": ("verl 0.8's ref", "Ref", "Trinity 0.5 reads a role's offload flags from its fsdp_config"),

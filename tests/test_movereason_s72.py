@@ -167,8 +167,8 @@ def test_a_moving_job_names_where_it_runs_now_in_its_json_and_its_config(cli: Cl
     seven = list(range(7))
     assert status == 0 and [(placed["job"], placed["current"], placed["moved_from"])
                             for placed in json.loads(out)["placements"]] == [
-        ("a", "moves", {"pool": "a100", "nodes": [0], "gpu_indexes": seven}),
-        ("b", "moves", {"pool": "a100", "nodes": [1], "gpu_indexes": seven})]
+        ("a", "moves", {"pool": "a100", "nodes": [0], "gpu_indexes": seven, "trainer_nodes": [0]}),
+        ("b", "moves", {"pool": "a100", "nodes": [1], "gpu_indexes": seven, "trainer_nodes": [1]})]
     header = " ".join(line.removeprefix("# ") for line in (out_dir / "b.yaml").read_text().splitlines()[2:5])
     assert header == ("placed on node 0 of pool a100 (GPUs 3-7) now: moves: it runs on node 1 of pool a100 (GPUs 0-6) "
                       "now, and restarts as placed: keeping it where it runs uses more nodes than this placement (1)")

@@ -100,7 +100,7 @@ def test_a_deprecated_size_for_the_whole_batch_is_flagged(version: str | None, v
     beside = "" if version == "0.5" else ", and verl 0.8 or later refuses it beside the per-GPU size"
     words = (f"a deprecated size for the whole batch, which {verl} takes over the per-GPU size, divided by the "
              f"data-parallel ranks (trainer GPUs / SP), so a micro-batch may hold more than one sequence{beside}: "
-             "remove it")
+             "remove it, or set it to null, read as unset (solver.trinity.patch_trinity_config does)")
     assert _problems(_config("ppo", version, roles, critic), version) == [
         ("micro-batch-unbounded", f"{ARR}.actor.ppo_micro_batch_size is 8: {words}"),
         ("micro-batch-unbounded", f"trainer.trainer_config.critic.ppo_micro_batch_size is 4: {words}")]

@@ -197,20 +197,26 @@ def test_write_bounds_a_config_that_batches_dynamically_then_it_checks_clean(
     config["algorithm"]["algorithm_type"] = "ppo"  # a critic too
     config["trainer"]["use_dynamic_bsz"] = True
     config["trainer"].setdefault("trainer_config", {})["actor_rollout_ref"] = {"actor": {
-        "use_dynamic_bsz": True, "ppo_micro_batch_size_per_gpu": 8}}
+        "use_dynamic_bsz": True, "ppo_micro_batch_size_per_gpu": 8, "ppo_micro_batch_size": 16}}
     given, written = tmp_path / "given.yaml", tmp_path / "written.yaml"
     given.write_text(yaml.safe_dump(config))
-    flags = ("--model-config", str(INTERNLM2), "--gpu", "h100", *(("--trinity-version", version) if version else ()))
+    flags = ("--model-config", str(INTERNLM2), "--gpu", "h100", *(("--trinity-version", version) if version else ()),
+             "--check")
     status, out, err = cli("--from-config", str(given), *flags, "--json")
-    assert status == 0, err
-    assert json.loads(out)[0]["current"]["config_problem_codes"][:2] == ["micro-batch-unbounded"] * 2
+    current = json.loads(out)[0]["current"]
+    # padded88: a padded micro-batch past the one sequence the verdict counts, where one each fits every verl line:
+    # --check fails (it passed), the verdict at the 32768 tokens the estimate counts (it said the unread 65536)
+    assert (status, current["trains"], current["refused"]) == (1, False, False), err
+    assert current["config_problem_codes"][:2] == ["micro-batch-unbounded"] * 2
+    assert ("it fits in memory at 32768 tokens per GPU (estimated: " in current["verdict"]
+            and "but the config lets a GPU take more, which this verdict does not vouch for" in current["verdict"])
     status, _, err = cli("--from-config", str(given), *flags, "--write", str(written))
-    assert status == 0, err
+    assert status == 1, err  # the config's own settings, not the written copy's
     keys = _dotted(yaml.safe_load(written.read_text()))
-    assert {key: keys.get(key) for key in ["trainer.use_dynamic_bsz", f"{ARR}.actor.use_dynamic_bsz",
-                                           *SIZES, *CRITIC_SIZES]} == {
+    assert {key: keys.get(key, "unset") for key in ["trainer.use_dynamic_bsz", f"{ARR}.actor.use_dynamic_bsz",
+                                                    *SIZES, *CRITIC_SIZES, f"{ARR}.actor.ppo_micro_batch_size"]} == {
         "trainer.use_dynamic_bsz": False, f"{ARR}.actor.use_dynamic_bsz": False,
-        **{key: 1 for key in SIZES + CRITIC_SIZES}}
+        **{key: 1 for key in SIZES + CRITIC_SIZES}, f"{ARR}.actor.ppo_micro_batch_size": None}  # null: read as unset
     status, out, err = cli("--from-config", str(written), *flags, "--json")
     # the critic, which the memory model does not count, is said as for any model (test_json)
     assert (status, json.loads(out)[0]["current"]["config_problem_codes"]) == (0, ["critic-trained"]), err

@@ -105,6 +105,12 @@ def test_api_lora_rank_beside_a_configs_lora_is_named_as_its_keyword():
     ("--lora-rank", "300x300", ""),  # 90000, past the rank's 65536: no product to write
     ("--lora-rank", "2x8", " (write the product: 16)"),
     ("--gpus", "2x8", " (write the product: 16)"),
+    # a count with a GPU type (s88): before, 2x4090 was told "(write the product: 8180)" and a100 nothing
+    ("--gpus", "2x4090", (" (a count and a GPU type, 2 RTX-4090-24GB GPUs: give the count alone, 2, and the GPU type "
+                          "to --gpu: --gpu 4090)")),
+    ("--gpus", "8xA100", (" (a count and a GPU type, 8 A100-80GB GPUs: give the count alone, 8, and the GPU type to "
+                          "--gpu: --gpu A100)")),
+    ("--gpus", "a100", " (a GPU type, A100-80GB: give it to --gpu, and a count here)"),
 ])
 def test_a_product_hint_only_for_a_product_the_option_takes(cli: Cli, flag: str, value: str, hint: str):
     status, out, err = cli("--model", "8B", "--gpu", "A100-80GB", "--len", "8k", flag, value)

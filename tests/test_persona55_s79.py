@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 import solver
+from solver.results import RunsAt
 from solver.tables import current_jobs_gone
 from solver.trinity import placed_on_words
 
@@ -104,3 +105,18 @@ def test_a_running_job_the_file_keeps_gets_no_such_note(cli, tmp_path: Path):
     status, _, err = cli("cluster", str(path), "--current", str(now), "--json")
     assert (status, err) == (0, "")
     assert current_jobs_gone(now, solver.load_fleet(path)) == ()
+
+
+def test_a_moving_job_on_whole_nodes_names_its_trainer_s_node_where_it_runs_now(tmp_path: Path):
+    # s88: long, its trainer on node 0 and its rollout on node 1, moves off node 1 (down): where it runs now said
+    # "nodes 0 and 1 of pool a100 (all their GPUs)", without the trainer's node its placement's own words give
+    now = solver.place(_fleet_file(tmp_path))
+    down = tmp_path / "down.yaml"
+    down.write_text(yaml.safe_dump({**FLEET, "pools": [{**FLEET["pools"][0], "nodes": 4, "down": [1]}]}),
+                    encoding="utf-8")
+    result = solver.place(down, current=now)
+    [moved] = [placement for placement in result.placements if placement.current == "moves"]
+    assert (moved.job, moved.moved_from) == ("long", RunsAt(pool="a100", nodes=(0, 1), gpu_indexes=tuple(range(8)),
+                                                            trainer_nodes=(0,)))
+    assert solver.placement_configs(result, down)["long"].splitlines()[3] == (
+        "# now: moves: it runs on nodes 0 and 1 of pool a100 (all their GPUs; its trainer on node 0) now, and")

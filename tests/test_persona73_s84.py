@@ -52,6 +52,9 @@ A_POOLS = "a pool's field, not a job's: to keep a job to a pool, give it pool: N
 A_JOBS = "a job's field, not a pool's: give it to the job, under jobs"
 NO_PRICE = "a pool has no price: --buy adds the fewest GPUs, then nodes"
 CHOSEN = "the placement chooses a job's trainer GPUs, nodes and settings; rollout_gpus keeps GPUs for its explorer"
+LORA = "a LoRA job gives its adapter's rank: lora_rank: RANK (absent or 0: full fine-tuning)"
+ALGORITHM = ("a job is counted as GRPO trains it: the actor and a reference model (none with lora_rank), no critic; "
+             "critic: WHERE adds PPO's critic, dpo: true plans DPO and reference_model: false a run without one")
 
 
 @pytest.mark.parametrize(("pool_extra", "job_extra", "field", "why"), [
@@ -61,6 +64,9 @@ CHOSEN = "the placement chooses a job's trainer GPUs, nodes and settings; rollou
     (", max_model_len: 8k", "", "max_model_len", A_JOBS),
     (", cost_per_hour: 20", "", "cost_per_hour", NO_PRICE),
     ("", ", trainer_gpus: 4", "trainer_gpus", CHOSEN),
+    # a GRPO user's job (s88): lora and algorithm_type got only the list of fields
+    ("", ", lora: true", "lora", LORA),
+    ("", ", algorithm_type: grpo", "algorithm_type", ALGORITHM),
 ])
 def test_a_field_in_the_wrong_entry_says_whose_it_is(cli, tmp_path, pool_extra, job_extra, field, why):
     """A job's `gpu: H20` or a pool's `priority` got only the list of fields, where the field was the other entry's,

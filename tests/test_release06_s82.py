@@ -225,3 +225,32 @@ def test_a_running_jobs_lora_refusal_under_its_release_names_the_file(cli: Cli, 
         "model.layers.N.mlp.experts.E.{gate,up,down}_proj, model.embed_tokens and lm_head): give all-linear (Trinity's "
         "default: every linear layer but the output projection), module names separated by commas (q_proj,v_proj) or "
         "a regular expression that PEFT matches whole module names with (.*\\.(q_proj|v_proj))"))
+
+
+# s88 (legacy88): verl 0.7's own switch between its legacy and engine workers reaches verl under no Trinity release
+# (solver.trinity.checks.WORKER_PATH_KEY): its line says what picks the workers, the installed verl
+LEGACY_KEY = "trainer.trainer_config.trainer.use_legacy_worker_impl"
+DROPPED_06 = ("Trinity 0.6 drops it on any verl (its veRLConfig on verl before 0.8 has no such key there, and on 0.8 or "
+              "later it passes verl model, actor, ref, rollout and critic alone), so it does nothing")
+PICKED_06 = ("picks verl's workers by the installed verl, not by a key: the legacy workers on verl before 0.8{}, the "
+             "engine workers on 0.8 or later")
+NO_SUCH = ("trainer.use_legacy_worker_impl: no release of Trinity (0.5.0 to 0.6.0) has this key there, so Trinity "
+           "refuses the config (it knows no such key): remove it; ")
+ONLY_05 = "Trinity 0.5 runs verl 0.7's legacy workers alone, which no key changes"
+
+
+@pytest.mark.parametrize(("key", "version", "line"), [
+    (LEGACY_KEY, "0.6", ("key-dropped", f"{LEGACY_KEY}: {DROPPED_06}; Trinity 0.6 {PICKED_06.format('')}")),
+    (LEGACY_KEY, "0.5", ("verl-key-refused", (f"{LEGACY_KEY}: Trinity 0.5 refuses the config as it loads it (its "
+                                              f"veRLConfig has no such key there): remove it; {ONLY_05}"))),
+    (LEGACY_KEY, None, ("verl-key", (f"{LEGACY_KEY}: Trinity 0.5 refuses the config as it loads it (its veRLConfig "
+                                     f"has no such key there), and {DROPPED_06}; Trinity "
+                                     f"{PICKED_06.format(' (Trinity 0.5 runs no other)')}"))),
+    ("trainer.use_legacy_worker_impl", "0.6", ("no-such-key-refused", f"{NO_SUCH}Trinity 0.6 {PICKED_06.format('')}")),
+    ("trainer.use_legacy_worker_impl", "0.5", ("no-such-key-refused", NO_SUCH + ONLY_05)),
+])
+def test_legacy_worker_switch_is_said_to_pick_nothing(key: str, version: str | None, line: tuple[str, str]):
+    # a PPO critic at fsdp2 keeps no line of its own: the engine-worker branch that would raise for it
+    # (0.6.0's verl_legacy/verl_trainer.py:335, verl 0.7.1's ray_trainer.py:720) never runs, the key never reaching verl
+    config = with_key(key, "disable", with_key("algorithm.algorithm_type", "ppo"))
+    assert _problems(with_key("trainer.trainer_config.critic.strategy", "fsdp2", config), version) == [line]

@@ -201,7 +201,9 @@ def test_a_trainer_budget_at_the_default_beside_lowered_roles_stays_a_followed_o
             "token-budget-above-verdict",
             ("trainer.max_token_len_per_gpu 65536: what Trinity gives it unset at the config's own 32768 tokens, so "
              "read as unset at 32768 tokens too (the verdict is at 40000 tokens per GPU); as written, Trinity keeps "
-             "65536 there, more tokens per GPU than the verdict assumes; applying the plan leaves it at its budget")))
+             "65536 there, more tokens per GPU than the verdict assumes (Trinity 0.6 on verl 0.8 or later runs every "
+             "pass at it; verl before 0.8 each role without a budget of its own); applying the plan leaves it at its "
+             "budget")))
 
 
 def test_05_a_roles_own_budget_beside_the_fill_is_named_by_its_key(cli, tmp_path: Path):

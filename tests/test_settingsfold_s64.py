@@ -17,7 +17,6 @@ import yaml
 
 import solver
 from solver.api import fragment_check
-from solver.cli import trinity_options
 from solver.cluster import JOB_BATCH_SOURCE, POOL_HOST_RAM_SOURCE
 from solver.results import ClusterResult, TrinitySettings
 from solver.rules import API_OPTIONS
@@ -144,16 +143,17 @@ JSON_AND_EMIT = ["--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "1310
 
 def test_json_apply_and_the_emitted_fragment_are_made_of_one_set_of_the_keys_arguments(
         cli: Any, monkeypatch: pytest.MonkeyPatch):
-    # Both go through _keys_arguments: engines of 2 GPUs given there reach --json's apply and --emit's fragment.
+    # Both go through solver.api.settings_arguments (the CLI's _keys_arguments until api88): engines of 2 GPUs
+    # given there reach --json's apply and --emit's fragment.
     made = []
-    unpatched = trinity_options._keys_arguments
+    unpatched = solver.api.settings_arguments
 
     def two_gpu_engines(*args: Any) -> Any:
         keys = unpatched(*args)
         made.append(keys)
         return keys._replace(engines=(0, 2))
 
-    monkeypatch.setattr(trinity_options, "_keys_arguments", two_gpu_engines)
+    monkeypatch.setattr(solver.api, "settings_arguments", two_gpu_engines)
     status, out, err = cli(*JSON_AND_EMIT, "--json")
     assert status == 0, err
     [answer] = json.loads(out)

@@ -77,6 +77,21 @@ def test_the_apply_block_leaves_a_configs_own_checkpoint_as_write_does(cli: Cli,
         "# as in the A100 offload measurements of Trinity-RFT's guide:")
 
 
+def test_the_apply_block_gives_the_plans_checkpoint_where_the_config_has_it_already(cli: Cli, tmp_path: Path):
+    # s88: a config that says never, as the plan does, was told its own "stays" and that the plan's never "is for a
+    # config without one", as if the two differed
+    config: dict[str, Any] = yaml.safe_load(EXAMPLE.read_text())
+    config["trainer"]["save_hf_checkpoint"] = "never"
+    given = tmp_path / "never.yaml"
+    given.write_text(yaml.safe_dump(config))
+    status, view, err = cli("--from-config", str(given), "--gpu", "h100", "--offload")
+    assert status == 0, err
+    lines = view.splitlines()
+    assert [line for line in lines if "save_hf_checkpoint" in line] == ["trainer.save_hf_checkpoint: never"]
+    assert lines[lines.index("trainer.save_hf_checkpoint: never") - 1] == (
+        "# as in the A100 offload measurements of Trinity-RFT's guide:")
+
+
 def cards_view(cli: Cli, tmp_path: Path, factor: object, original: object, **sections: object) -> tuple[str, str]:
     """`--from-config`'s view on H200s of ``cards.yaml``, a Qwen3-4B config at 131072 tokens with its own YaRN of
     `factor` over `original` (and `sections` more): its ``max_model_len`` row, and the whole of it."""

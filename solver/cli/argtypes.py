@@ -4,6 +4,7 @@ paths."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 from collections.abc import Callable
@@ -23,10 +24,12 @@ from solver.tables import (
     and_joined,
     ascii_number,
     brief,
+    counted,
     counted_number,
     cut,
     empty_name,
     length_forms,
+    load_catalog,
     mib_as_gb_hint,
     names_a_stream,
     read_host_ram,
@@ -52,6 +55,19 @@ def _within(match: re.Match[str], least: int, most: int) -> int | None:
     return value if value is not None and least <= value <= most else None
 
 
+def _gpu_words(text: str) -> str:
+    """Where `text`, given for a count, names a GPU type, alone (``a100``) or with a count (``2x4090``: not a product
+    to write), how to give each, in words; "" otherwise."""
+    catalog = load_catalog()
+    with contextlib.suppress(QueryError):
+        return f"a GPU type, {catalog.gpu(text).name}: give it to --gpu, and a count here"
+    found = catalog.counted_gpu(text)
+    if found is None:
+        return ""
+    return (f"a count and a GPU type, {counted(found.gpus, found.gpu_type.name + ' GPU')}: give the count alone, "
+            f"{found.gpus}, and the GPU type to --gpu: --gpu {found.name}")
+
+
 def whole_number(least: int, most: int, listed: str = "") -> Callable[[str], int]:
     """An argparse type: a whole number from `least` to `most`, written in ASCII digits; out of range, the error names
     both bounds. `listed`: what a list of such numbers (``8,16``) is told, the list in place of ``{}``."""
@@ -60,16 +76,17 @@ def whole_number(least: int, most: int, listed: str = "") -> Callable[[str], int
         match = WHOLE_NUMBER.fullmatch(text)
         if match is None:
             product = PRODUCT.fullmatch(text)
-            times = int(product[1]) * int(product[2]) if product else None
+            gpus = _gpu_words(text)  # 2x4090: two GPUs of a type, not a product to write
+            times = int(product[1]) * int(product[2]) if product and not gpus else None
             numbers = [WHOLE_NUMBER.fullmatch(part) for part in text.split(",")]
             listing = len(numbers) > 1 and all(number is not None and _within(number, least, most) is not None
                                                for number in numbers)
             rewritten = rewritten_whole_number(text)
-            counted = counted_number(text)
+            worded = counted_number(text)
             meant = (rewritten_note(text).removeprefix("; ") if rewritten is not None and least <= rewritten <= most
-                     else f"write {counted}" if counted is not None and least <= counted <= most else "")
+                     else f"write {worded}" if worded is not None and least <= worded <= most else "")
             several = listed.format(text.replace(" ", "")) if listed and listing else ""
-            written = (f" (write the product: {times})" if times is not None and least <= times <= most
+            written = (f" ({gpus})" if gpus else f" (write the product: {times})" if times is not None and least <= times <= most
                        else f" ({'; or '.join(filter(None, (meant, several)))})" if meant or several
                        else "")
             raise argparse.ArgumentTypeError(f"expected a whole number from {least} to {most}, got {brief(text)}"
@@ -85,7 +102,8 @@ def whole_number(least: int, most: int, listed: str = "") -> Callable[[str], int
 def whole_numbers(least: int, most: int, example: str) -> Callable[[str], tuple[int, ...]]:
     """An argparse type: whole numbers separated by commas (`example`), each as `whole_number` takes it; an empty
     one (``8,``) is refused, and so are numbers that read as one with thousands separators too (``1,024``: 1 and 24,
-    or 1024), and numbers separated by spaces (``'8 16'``), each naming the list meant."""
+    or 1024, named as past `most` where it is), and numbers separated by spaces (``'8 16'``), each naming the list
+    meant."""
     each = whole_number(least, most)
     accepted = f"give whole numbers from {least} to {most}, separated by commas ({example})"
 
@@ -104,8 +122,9 @@ def whole_numbers(least: int, most: int, example: str) -> Callable[[str], tuple[
             thousands = rewritten_whole_number(text)
             if thousands is not None:
                 readings = and_joined([str(number) for number in listed])
-                raise argparse.ArgumentTypeError(f"{brief(text)} reads as {readings}, or as "
-                                                 f"{thousands} with a thousands separator: give whole numbers from "
+                other = (f", or as {thousands} with a thousands separator" if least <= thousands <= most
+                         else f" (not {thousands}, past {most})")  # a reading taken is offered, no other
+                raise argparse.ArgumentTypeError(f"{brief(text)} reads as {readings}{other}: give whole numbers from "
                                                  f"{least} to {most} without leading zeros, separated by commas "
                                                  f"({meant})")
         return tuple(each(part) for part in parts)

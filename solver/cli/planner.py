@@ -245,7 +245,9 @@ def run_planner(args: argparse.Namespace) -> int:
 def _answer(args: argparse.Namespace) -> int:
     """`run_planner`'s work: check the flags, read the config, plan, print the answers and their notes: those on
     the input (--gpu, --cells, --model-config ...) before those on the files made and written."""
-    from solver.api import answer_query, with_config_verdicts
+    from solver.api import answer_query, check_judged_length, config_answers
+    from solver.results import check_passes
+    from solver.rules import COMMAND_OPTIONS
     _check_trinity_flags(args)
     config_text, config = option_file("--from-config", partial(read_config_file, version=args.trinity_version),
                                       args.from_config) or ("", None)
@@ -255,19 +257,19 @@ def _answer(args: argparse.Namespace) -> int:
     objective: Objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
     if config is not None:
         check_planner_config(args, catalog, added, config, objective)
-        if args.check and args.max_model_len is None and config.max_model_len is None:
-            raise QueryError(f"--check needs a length to judge {file_name_shown(args.from_config)} at: it sets no "
-                             "model.max_model_len (nor max_prompt_tokens and max_response_tokens); give --len L")
+        if args.check:
+            check_judged_length(config, args.max_model_len, file_name_shown(args.from_config), "--check",
+                                COMMAND_OPTIONS)
     query = _planner_query(args, catalog, added, config, objective)
     catalog = query.counted_catalog(catalog)  # the config's LoRA adapter counted on its regex's modules
-    answers = answer_query(query, catalog, explain=args.explain)
     refused = config is not None and write_refused(args, objective, catalog, config, config_text, query.lora_rank)
-    if config is not None:  # the verdict's fixes name --write only where the summary offers it
+    if config is None:
+        answers = answer_query(query, catalog, explain=args.explain)
+    else:  # the verdict's fixes name --write only where the summary offers it
         if refused:
             config = read_config_text(config_text, args.from_config, args.trinity_version, write_offered=False)
-        offered = query.option_names._replace(write_offered=not refused)
-        answers = with_config_verdicts(answers, query.model_copy(update={"option_names": offered}), catalog, config,
-                                       config_text, file_name_shown(args.from_config), os.environ, args.trinity_version)
+        answers = config_answers(query, catalog, config, config_text, file_name_shown(args.from_config), os.environ,
+                                 args.trinity_version, explain=args.explain, write_offered=not refused)
     fragments, written_notes = write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
                                              query.node_gpus, config)
     if args.json:  # each best plan's settings, as --emit writes them
@@ -288,8 +290,8 @@ def _answer(args: argparse.Namespace) -> int:
         note_check_without_gpu("solve", file_name_shown(args.from_config), [answer.gpu for answer in answers])
     for note in written_notes:  # after the notes on the input
         print_note(note)
-    untrained = args.check and any(answer.current is None or answer.current.check_fails for answer in answers)
-    return 0 if all(answer.plans for answer in answers) and not untrained else NO_PLAN
+    passes = check_passes(answers) if args.check else all(answer.plans for answer in answers)
+    return 0 if passes else NO_PLAN
 
 
 def _planner_catalog(args: argparse.Namespace, config: TrinityConfig | None) -> CommandCatalog:

@@ -15,22 +15,16 @@ from solver.tables import OneLineError, QueryError, TableError, TrinityVersion, 
 if TYPE_CHECKING:  # the models and solver.trinity's modules are imported where needed (ruamel where a config is read)
     from solver.query import Objective, TrinityConfig
     from solver.render.summary import ConfigApplied
-    from solver.results import Answer, ConfigKeyChange, Plan, RolloutEngines, SettingsArguments, TrinitySettings
+    from solver.results import Answer, Plan, RolloutEngines, TrinitySettings
     from solver.tables import Catalog, GpuType, Model
     from solver.trinity import EngineError, PatchedConfig
 
     Fragment = tuple[str, TrinitySettings]
     """A plan's Trinity fragment and its settings as data (`solver.trinity.plan_fragment`)."""
 
-MAX_CONFIG_BYTES = 256 * 1024
-"""The largest Trinity config read: they run to a few KB, and the YAML parsers written in Python take seconds per
-100 KB: --write reads a config once as Trinity does (PyYAML) and once with ruamel's round trip, which keeps the comments
-(twice for a config whose aliases repeat an anchor), and writes that round trip twice (`patched_trinity_config`)."""
-
-
 def read_config_file(path: Path, version: TrinityVersion | None) -> tuple[str, TrinityConfig]:
     """A Trinity config's text and what rft-solver reads of it (`QueryError` in one line where it cannot)."""
-    from solver.tables import read_user_file
+    from solver.tables import MAX_CONFIG_BYTES, read_user_file
 
     text = read_user_file(path, MAX_CONFIG_BYTES)
     return text, read_config_text(text, path, version)
@@ -143,7 +137,8 @@ def write_refused(args: argparse.Namespace, objective: Objective, catalog: Catal
 def _write_strategy_refusal(args: argparse.Namespace, config: TrinityConfig) -> str | None:
     """Why --write (or --out, --emit) refuses --from-config's `config`: a trainer other than FSDP, whose settings the
     plan's do not carry over to; None where it takes it."""
-    if config.strategy in (None, "fsdp", "fsdp2"):
+    from solver.api import fsdp_trainer
+    if fsdp_trainer(config):
         return None
     return (f"{_config_file(args)}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP trainers "
             "(fsdp, or fsdp2 for Offload), whose settings do not carry over to it; plan it by hand")
@@ -300,74 +295,42 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         stale = " (the file there is left as it was)" if unwritten.exists() else ""
         notes.append(f"solve: note: no plan, so {unwritten} is not written{stale}")
     if args.write and best is not None:
-        notes += _written_notes(args, config_text, best, model, patched.removed_for_05, length_note,
-                                answers[0].node_gpus, catalog.gpu(answers[0].gpu).rocm,
-                                config.memory_unread if config is not None else ())
+        notes += _written_notes(args, config_text, best, model, patched, length_note,
+                                answers[0].node_gpus, catalog.gpu(answers[0].gpu).rocm)
     return fragments, notes  # printed only once the files are in place: a refusal, or a failed write, is one line
 
 
 def with_apply(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
                config_text: str, node_gpus: int, config: TrinityConfig | None) -> tuple[Answer, ...]:
-    """For --json: `answers`, each with a plan given the settings that apply its best plan (``apply``), those of the
-    fragment --emit writes (`settings_for`, which makes no text, and checks them as --emit's), and with --from-config
-    the config's keys they set to another value as --write does (``config_keys_changed``: `config_key_changes`);
-    where the config's engines cannot take the plan's rollout GPUs, none, and why (``apply_left_out``: --emit's
-    refusal)."""
-    from solver.results import ApplySettings
-    from solver.trinity import EngineError, settings_for
+    """For --json: `answers` with ``apply``, ``config_keys_changed`` and ``apply_left_out`` as `solver.api.with_apply`
+    gives them for --from-config's config, read in this shell's environment for --trinity-version."""
+    from solver.api import with_apply as applied
+    from solver.rules import COMMAND_OPTIONS
 
-    layout = _config_layout(args, config_text, config)
-    applied = []
-    for answer in answers:
-        if answer.best is None:
-            applied.append(answer)
-            continue
-        if (unkept := lora_refusal(args, layout, answer.best, model, "--emit trinity keeps")) is not None:
-            applied.append(answer.model_copy(update={"apply_left_out": unkept}))
-            continue
-        keys = _keys_arguments(args, answer, answer.best, catalog, model, config, layout)
-        try:
-            settings = settings_for(keys)
-        except EngineError as error:
-            applied.append(answer.model_copy(update={"apply_left_out": engines_refusal(args, error, node_gpus)}))
-        else:
-            changed = None if config is None else _config_key_changes(args, config_text, answer.best, model)
-            applied.append(answer.model_copy(update={"apply": ApplySettings.of(settings),
-                                                     "config_keys_changed": changed}))
-    return tuple(applied)
-
-
-def _config_key_changes(args: argparse.Namespace, config_text: str, best: Plan,
-                        model: Model) -> tuple[ConfigKeyChange, ...]:
-    """--json's ``config_keys_changed`` of --from-config's config (`config_text`) for `best`, read in this shell's
-    environment for --trinity-version, as --write patches it (`config_key_changes`: ruamel, loaded only here)."""
-    from solver.trinity import config_key_changes
-
-    return config_key_changes(config_text, best, model, name=str(args.from_config), environ=os.environ,
-                              version=args.trinity_version)
+    return applied(answers, catalog, model, node_gpus, config=config, text=config_text, name=str(args.from_config),
+                   where=_config_file(args), environ=os.environ, version=args.trinity_version,
+                   option_names=COMMAND_OPTIONS)
 
 
 def engines_refusal(args: argparse.Namespace, error: EngineError, node_gpus: int) -> str:
     """Why --from-config's engines take no fragment of a plan (`error`), on nodes of `node_gpus`:
-    --emit's, --out's and --write's refusal, and --json's ``apply_left_out``."""
-    return (f"{_config_file(args)}: {error} on nodes of {node_gpus}: choose a trainer size with --gpus that leaves the "
-            "config's engines exactly their GPUs")
+    --emit's, --out's and --write's refusal (`solver.api.engines_refusal`)."""
+    from solver.api import engines_refusal as refusal
+    from solver.rules import COMMAND_OPTIONS
+
+    return refusal(_config_file(args), str(error), node_gpus, COMMAND_OPTIONS)
 
 
 def lora_refusal(args: argparse.Namespace, layout: Any, plan: Plan, model: Model,
                  kept_by: str) -> str | None:
-    """Where `plan` counted a LoRA adapter (at --lora-rank, on --lora-targets) of fewer parameters than the
-    --from-config config's own adapter (`layout`, as `_config_layout` reads it), which what is made of the plan keeps
-    (`kept_by`: ``--emit trinity keeps``; none writes model.lora_configs over the config's own): why, in one line
-    (`lora_unkept`): --emit's, --out's and --write's refusal, --json's ``apply_left_out``, and the apply lines'
-    first comment. None otherwise, and without a config."""
-    if layout is None or not plan.config_lora:
-        return None
+    """`solver.api.config_lora_refusal` for --from-config's config (`layout`, as `_config_layout` reads it), in this
+    shell's environment for --trinity-version: --emit's, --out's and --write's refusal, and the apply lines' first
+    comment."""
+    from solver.api import config_lora_refusal
     from solver.rules import COMMAND_OPTIONS
-    from solver.trinity import lora_unkept
 
-    return lora_unkept(plan, model, layout, _config_file(args), os.environ, args.trinity_version, kept_by,
-                       COMMAND_OPTIONS)
+    return config_lora_refusal(layout, plan, model, _config_file(args), os.environ, args.trinity_version, kept_by,
+                               COMMAND_OPTIONS)
 
 
 def _config_layout(args: argparse.Namespace, config_text: str, config: TrinityConfig | None) -> Any:
@@ -378,34 +341,6 @@ def _config_layout(args: argparse.Namespace, config_text: str, config: TrinityCo
 
     with errors_named_by("--from-config"):
         return load_config_mapping(config_text, str(args.from_config))
-
-
-def _keys_arguments(args: argparse.Namespace, answer: Answer, best: Plan, catalog: Catalog, model: Model,
-                    config: TrinityConfig | None, layout: Any) -> SettingsArguments:
-    """The keys' arguments of the fragment of `answer`'s `best` plan: the ``cluster``'s nodes and rollout GPUs
-    (`fragment_layout`), its engines (`_fragment_engines`), --from-config's `layout`, --trinity-version, the
-    answer's train batch and whether its plans counted a DPO pair (`Answer.dpo_pairs`: the algorithm read in this
-    shell's environment, as --write reads it), and that environment, where the layout's other interpolations are read
-    as the plans read them; --json's ``apply`` and --emit's fragment are made of these same ones."""
-    from solver.api import fragment_layout
-    from solver.results import SettingsArguments
-    nodes, rollout = fragment_layout(answer)
-    return SettingsArguments(plan=best, model=model, rollout_gpus=rollout, nodes=nodes,
-                             engines=_fragment_engines(answer, catalog, config, rollout), layout=layout,
-                             version=args.trinity_version, train_batch_size=answer.train_batch_size,
-                             dpo=bool(answer.dpo_pairs), environ=os.environ)
-
-
-def _fragment_engines(answer: Answer, catalog: Catalog, config: TrinityConfig | None,
-                      rollout: int | None) -> tuple[int, int] | None:
-    """The rollout engines of `answer`'s fragment, as `plan_fragment`'s `engines`: with a `config`, none where the
-    fragment's `rollout` GPUs are its own (its engines take them), else engines of its engines' size beside its
-    auxiliary models; without, engines of the size `fragment_engines` suggests (one GPU where it suggests none)."""
-    from solver.api import fragment_engines
-    if config is not None:
-        return None if rollout == config.rollout_gpus else (config.auxiliary_gpus, config.rollout_engine_gpus)
-    suggested = fragment_engines(answer, catalog)
-    return (0, suggested.size if suggested else 1)
 
 
 def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], model: Model,
@@ -614,7 +549,7 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
     """The Trinity fragment of each answer's best plan and its settings (`write_trinity` says of which engines, and
     where None), and the notes on them: the cluster's layout, the engines' size, an answer without a plan and, with
     --check, the verdict of settings it exits 1 for (for --emit, which prints no view)."""
-    from solver.api import fragment_check, fragment_engines
+    from solver.api import fragment_check, fragment_engines, settings_arguments
     from solver.render import UNDECIDED_HINT, UNPROVEN_HINT
     from solver.rules import COMMAND_OPTIONS
     from solver.trinity import EngineError, fragment_for
@@ -638,7 +573,8 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
         if (unkept := lora_refusal(args, layout, answer.plans[0], model, f"{made} keeps")) is not None:
             raise QueryError(unkept)
         check = fragment_check(answer.gpu, catalog, _check_options(args))
-        keys = _keys_arguments(args, answer, answer.plans[0], catalog, model, config, layout)
+        keys = settings_arguments(answer, answer.plans[0], catalog, model, config, layout, args.trinity_version,
+                                  os.environ)
         try:
             fragments.append(fragment_for(keys, gpu=answer.gpu, rocm=catalog.gpu(answer.gpu).rocm,
                                           node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb, check=check,
@@ -657,19 +593,17 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
 
 
 def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model: Model,
-                   removed: tuple[str, ...], length_note: str | None,
-                   node_gpus: int, rocm: bool, unread: tuple[str, ...]) -> list[str]:
-    """The notes on a config --write patched for `best` (on nodes of `node_gpus`, of an AMD GPU where `rocm`):
-    the environment variables to set for its check to read the `unread` keys that decide its tokens per GPU
-    (`TrinityConfig.memory_unread`; unread, the check of the written copy fails, the verdict unknown), interpolations
-    kept or replaced, the keys the patch `removed` (`PatchedConfig.removed_for_05`: Trinity 0.6's under
-    ``trainer``, which 0.5 refuses), a length no sequence uses or prompts take (`length_note`), the roles' and the
-    critic's own token budgets set to the plan's or kept (`own_budget_changes`), YaRN's reach
-    (`yarn_trainer_words`), a lowered budget Trinity 0.5.0 undoes (`lowered_budget_undone`), and Env, which no config
-    key can carry (on ROCm, with the word on its other variable, `rocm_env_note`)."""
+                   patched: PatchedConfig, length_note: str | None, node_gpus: int, rocm: bool) -> list[str]:
+    """The notes on a config --write `patched` for `best` (on nodes of `node_gpus`, of an AMD GPU where `rocm`):
+    the environment variables to set for its check to read the keys that decide its tokens per GPU
+    (`PatchedConfig.unread_note`), interpolations kept or replaced (`PatchedConfig.replaced_notes`), the keys the
+    patch removed (`PatchedConfig.removed_for_05`: Trinity 0.6's under ``trainer``, which 0.5 refuses), a length no
+    sequence uses or prompts take (`length_note`), the roles' and the critic's own token budgets set to the plan's or
+    kept (`own_budget_changes`), YaRN's reach (`yarn_trainer_words`), a lowered budget Trinity 0.5.0 undoes
+    (`lowered_budget_undone`), and Env, which no config key can carry (on ROCm, with the word on its other variable,
+    `rocm_env_note`)."""
     from solver.results import ENV_EXPORT, env_when, lowered_budget_undone, rocm_env_note, spans_nodes
     from solver.rules import one_sequence_per_micro_batch, token_budget
-    from solver.tables.text import and_joined
     from solver.trinity import (
         ROLE_KEYS_IGNORED,
         kept_interpolated_keys,
@@ -678,23 +612,16 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
         load_config_mapping,
         yarn_trainer_words,
     )
-    from solver.trinity.config import unset_variables
-    from solver.trinity.patch import replaced_interpolations
     from solver.trinity.plan_keys import own_budget_changes
 
     config_name = str(args.from_config)
-    notes = []
-    if variables := unset_variables(config_text, config_name, os.environ, unread):
-        notes.append(f"solve: note: {args.write}: whether it trains depends on {and_joined(list(unread))}, which "
-                     f"cannot be read here: set {and_joined(list(variables))} as the run will, then check it (its "
-                     "header's command)")
+    notes = [f"solve: note: {args.write}: {patched.unread_note}"] if patched.unread_note else []
     notes += [f"solve: note: {args.write}: {kept}" for kept in kept_interpolations(
         config_text, best, model, name=config_name, environ=os.environ, version=args.trinity_version)]
-    notes += [f"solve: note: {args.write}: {replaced}" for replaced in replaced_interpolations(
-        config_text, best, model, name=config_name, environ=os.environ, version=args.trinity_version)]
+    notes += [f"solve: note: {args.write}: {replaced}" for replaced in patched.replaced_notes]
     kept_keys = kept_interpolated_keys(config_text, best, model, name=config_name, environ=os.environ,
                                        version=args.trinity_version)  # said above: the patch sets none of them
-    if removed:
+    if removed := patched.removed_for_05:
         notes.append(f"solve: note: {args.write}: {', '.join(removed)} removed: {keys_05_refuses_why(len(removed))}")
     notes += [f"solve: note: {args.write}: {length_note}"] if length_note else []
     planned = best.max_token_len_per_gpu

@@ -32,7 +32,7 @@ from solver.results import (
     Unplaced,
     trainer_spans_nodes_caution,
 )
-from solver.rules import trainer_nodes_of
+from solver.rules import trainer_node_count, trainer_nodes_of
 from solver.tables import NO_CRITIC, AtLeast, Fleet, Job, RunningJob, and_joined, counted, either
 from solver.tables.peft_match import ALL_LINEAR
 
@@ -234,7 +234,8 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
                                      for holder in taking[pool, node, gpu] if holder[0] != placed.job))
         code, words = why_moved(planner, fleet, result, job, (mine, holders), (kept_most, job.job in undecided_jobs))
         return {"current": "moves", "move_reason": words, "move_reason_code": code,
-                "moved_from": RunsAt(pool=pool, nodes=job.nodes, gpu_indexes=job.gpu_indexes)}
+                "moved_from": RunsAt(pool=pool, nodes=job.nodes, gpu_indexes=job.gpu_indexes, trainer_nodes=job.nodes[
+                    :trainer_node_count(job.trainer_gpus, job.rollout_gpus, len(job.nodes))])}
 
     def stopped(left: Unplaced) -> dict[str, object]:
         job = now.get(left.job)

@@ -147,7 +147,8 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     (`no_checkpoint_words`); beside a YaRN, the model's own ``model.rope_theta`` where the rollout's vLLM would drop
     it (`rope_theta_to_set`), as the fragment sets it, and in the YaRN its ``rope_theta`` (`mapped_rope_theta`). The
     YaRN, RoPE base and checkpoint lines are comments where the
-    config named `kept_in` has its own there, which --write keeps (`kept`: `ConfigApplied.kept`), but a kept YaRN that
+    config named `kept_in` has its own there, which --write keeps (`kept`: `ConfigApplied.kept`; a checkpoint of its
+    own other than the plan's ``never``), but a kept YaRN that
     lacks the model's ``rope_theta`` (`_kept_yarn_lacks`), which --write adds; the YaRN line gives
     the config's mapping as --write leaves it where given (`rope_scaling`: `ConfigApplied.rope_scaling`); for `dpo`
     (`Answer.dpo_pairs`), the actor's one pair, as the fragment writes it (`DPO_PAIR_SIZES`); with `cautions_above`
@@ -219,7 +220,7 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
                       *(f"{'.'.join(path)}: 1" for path in CRITIC_ENGINE_MICRO_BATCH_SIZES)]
     if plan.offload:
         lines.append("trainer.trainer_strategy: fsdp2")
-        if kept_in is not None and CHECKPOINT_KEY in kept:
+        if kept_in is not None and kept.get(CHECKPOINT_KEY, "never") != "never":
             lines.append(f"# {'.'.join(CHECKPOINT_KEY)}: {kept_in}'s stays, as {names.write} keeps it: the plan's "
                          f"never, {no_checkpoint_words(gpu)}, is for a config without one")
         else:

@@ -12,10 +12,15 @@ from collections.abc import Iterable
 from math import floor, isfinite
 from typing import Any, Final, Literal, NamedTuple, get_args
 
-from solver.tables.text import QueryError, and_joined, ascii_number, brief, cut, shown_number
+from solver.tables.text import QueryError, and_joined, ascii_number, asked_tokens, brief, cut, shown_number
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 """The largest file rft-solver reads (tables, cluster files, Trinity configs, config.json)."""
+MAX_CONFIG_BYTES = 256 * 1024
+"""The largest Trinity config read (``solve --from-config``, `solver.api.check_config`): they run to a few KB, and the
+YAML parsers written in Python take seconds per 100 KB: --write reads a config once as Trinity does (PyYAML) and once
+with ruamel's round trip, which keeps the comments (twice for a config whose aliases repeat an anchor), and writes that
+round trip twice (`patched_trinity_config`)."""
 MAX_NAME_CHARACTERS = 4096
 """The longest name of a model or GPU type looked up (Linux's longest path, as a model may be named by its folder's):
 a longer one is refused before the work of guessing what it meant, which grows with its length."""
@@ -29,6 +34,22 @@ VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
 """The ``max_lora_rank`` values vLLM 0.19.1 takes (``MaxLoRARanks``, ``vllm/config/lora.py:24``; another fails its
 ``LoRAConfig`` as the engine starts): Trinity gives its rollout's vLLM the one LoRA config's ``lora_rank`` as that
 (``common/config_validator.py:806`` to ``:815`` in 0.6.0), so a LoRA run with a vLLM rollout takes these alone."""
+
+
+def count_range_words(name: str, most: int, given: Any) -> str:
+    """How a count outside 1 to `most` is refused, `given` as it was written: ``max_model_len must be a whole number
+    from 1 to 16777216, got '-2k'``."""
+    return f"{name} must be a whole number from 1 to {most}, got {brief(given)}"
+
+
+def asked_length(value: Any, name: str = "max_model_len") -> Any:
+    """A length as `asked_tokens` reads it (``"64k"``: 65536), as the API takes one; a `QueryError` naming `name` and
+    quoting `value` as written (``got '-2k'``, not the -2048 it reads as) where thousands read as no length from 1 to
+    `MAX_TOKENS`; any other value as it is, for the caller's checks."""
+    read = asked_tokens(value)
+    if read is not value and isinstance(read, int) and not 1 <= read <= MAX_TOKENS:
+        raise QueryError(count_range_words(name, MAX_TOKENS, value))
+    return read
 
 
 def vllm_lora_rank_refusal(rank: int, lora_on: bool = False) -> str | None:

@@ -64,6 +64,7 @@ from solver.tables.schema import (
     Interconnect,
     Model,
     Multiplier,
+    PlainWorded,
     PrintableText,
     Text,
     TupleOf,
@@ -354,7 +355,7 @@ def _ascending(indexes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sorted(indexes))
 
 
-class Pool(Frozen, defer_build=True):
+class Pool(PlainWorded, defer_build=True):
     """A pool of identical nodes in the fleet."""
 
     not_asked_here: ClassVar[dict[str, str]] = {
@@ -534,7 +535,7 @@ before 0.8 (Trinity 0.5, and 0.6's legacy trainer, ``verl_legacy/verl_trainer.py
 worker where ``ref_in_actor`` (``ray_trainer.py:360`` in verl 0.9.1 sets it the same way)."""
 
 
-class _JobFields(Frozen, defer_build=True):
+class _JobFields(PlainWorded, defer_build=True):
     """What a job gives besides its model: its name, length, rollout GPUs, weight and pool."""
 
     name: Annotated[str, Strict(), StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100),
@@ -684,9 +685,15 @@ class JobEntry(_JobFields):
             ("margin", "--margin F"), ("safetymargin", "--margin F"), ("memorymodel", "--memory-model FILE"),
             ("tokenbudget", "--token-budget MODE|N"), ("estimate", "--estimate or --no-estimate"),
             ("cells", "--cells FILE"))},
+        **dict.fromkeys(("lora", "uselora", "enablelora"),
+                        "a LoRA job gives its adapter's rank: lora_rank: RANK (absent or 0: full fine-tuning)"),
+        **dict.fromkeys(
+            ("algorithm", "algorithmtype"),
+            "a job is counted as GRPO trains it: the actor and a reference model (none with lora_rank), no critic; "
+            "critic: WHERE adds PPO's critic, dpo: true plans DPO and reference_model: false a run without one"),
     }
     """Fields a job may be given by mistake (without case or separators): for what the placement chooses, a pool's,
-    or solve cluster's options; and why it takes none."""
+    solve cluster's options, or what other fields give (LoRA, the algorithm); and why it takes none."""
 
     model: Text | None = Field(default=None, description="a catalogue model (4B, Qwen3-8B, ...), or model_config")
     config_path: Text | None = Field(default=None, alias="model_config", description=(

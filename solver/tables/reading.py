@@ -28,7 +28,7 @@ from solver.tables.bounds import MAX_FILE_BYTES, MAX_NODE_GPUS, mib_as_gb_hint
 from solver.tables.inputs import MAX_PRIORITY, UNION_TAGS, FleetFile, MemoryModel, Weights
 from solver.tables.schema import SOURCE_TAGS, TYPED, GpuType, Model, ModelsFile, sp_rule_violation
 from solver.tables.text import (
-    BOUND_PROBLEMS,
+    PLAIN_PROBLEMS,
     QueryError,
     TableError,
     brief,
@@ -399,28 +399,6 @@ def _node_at(raw: Any, location: tuple[Any, ...]) -> Any:
     return node
 
 
-_PLAIN_PROBLEMS = {
-    **BOUND_PROBLEMS,
-    "too_short": "must list at least {min_length}",
-    "too_long": "must list at most {max_length}",
-    "string_pattern_mismatch": ("must be ASCII letters and digits (A-Z, a-z, 0-9), '.', '_' and '-', starting with a "
-                                "letter or digit"),  # a job's name, which names its config file
-    "int_type": "must be a whole number",
-    "int_from_float": "must be a whole number",
-    "float_type": "must be a number",
-    "float_parsing": "must be a number",  # text in a field that takes a number written in quotes too
-    "finite_number": "must be a finite number",
-    "bool_type": "must be true or false",
-    "string_type": "must be text",
-    "string_too_long": "must be at most {max_length} characters",
-    "string_too_short": "must not be empty",  # text is at least a character (`Text`)
-    "dict_type": "must be a mapping",
-    "list_type": "must be a list",
-    "tuple_type": "must be a list",
-    "model_type": "must be a mapping",
-    "literal_error": "must be {expected}",  # one of a field's words (a job's critic, a pool's interconnects)
-}
-"""Pydantic's error types in the words of a one-line message (a name pattern is the only one used)."""
 
 
 def _fields_at(schema: type[BaseModel], location: tuple[Any, ...]) -> tuple[str, ...]:
@@ -477,7 +455,7 @@ def _validation_message(path: Path | str, raw: Any, error: ValidationError, rech
         location = location[:-1]
     elif (listed := _mapping_for_a_list(first, schema)) is not None:
         problem = listed
-    elif first["type"] in _PLAIN_PROBLEMS:
+    elif first["type"] in PLAIN_PROBLEMS:
         refused = _Refused(first["type"], first["input"], location, raw, recheck)
         problem = f"{_plain_problem(first)}, got {yaml_brief(first['input'])}{_hint(refused) if yaml_read else ''}"
     else:
@@ -579,7 +557,7 @@ def _thousands_split(mapping: Any, name: Any) -> tuple[str, list[str]] | None:
 
 
 def _own_words(error: Any) -> str:
-    """An error of a type `_PLAIN_PROBLEMS` does not word (a validator's own: no other reaches here, since a key of
+    """An error of a type `PLAIN_PROBLEMS` does not word (a validator's own: no other reaches here, since a key of
     a type other than text is read as written, `WrittenKeys`), in its words, without pydantic's prefix."""
     problem: str = error["msg"].removeprefix("Value error, ")
     return problem
@@ -645,8 +623,8 @@ SHOWN_PROBLEMS = 3
 
 
 def _plain_problem(error: Any) -> str:
-    """A pydantic error of `_PLAIN_PROBLEMS`' types in their words, its bounds as written (`plain_words`)."""
-    return plain_words(_PLAIN_PROBLEMS[error["type"]], error.get("ctx", {}))
+    """A pydantic error of `PLAIN_PROBLEMS`' types in their words, its bounds as written (`plain_words`)."""
+    return plain_words(PLAIN_PROBLEMS[error["type"]], error.get("ctx", {}))
 
 
 _BOUND_PROBLEMS = ("greater_than_equal", "greater_than", "less_than_equal", "less_than", "finite_number", "int_type")
@@ -714,7 +692,7 @@ def _yaml_number(text: str, whole: bool) -> str:
 
 @dataclass(frozen=True)
 class _Refused:
-    """A value its field refused, as a hint sees it: pydantic's error type (`_PLAIN_PROBLEMS`' types), the value, and
+    """A value its field refused, as a hint sees it: pydantic's error type (`PLAIN_PROBLEMS`' types), the value, and
     where it is in the file's data `raw`, with `recheck` to validate a changed copy of it (`broken_bound`)."""
 
     kind: str

@@ -19,6 +19,7 @@ from pydantic import (
     Discriminator,
     Field,
     GetJsonSchemaHandler,
+    ModelWrapValidatorHandler,
     SerializerFunctionWrapHandler,
     Strict,
     Tag,
@@ -32,6 +33,9 @@ from pydantic import (
 )
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, PydanticCustomError
+
+if TYPE_CHECKING:  # Python 3.11's typing.Self, for the type checker alone (annotations are not evaluated)
+    from typing_extensions import Self
 
 from solver.tables.bounds import (
     DRIVER_SHARE,
@@ -63,6 +67,7 @@ from solver.tables.peft_names import (
 from solver.tables.rope_types import RopeAdvice, rope_advice
 from solver.tables.text import (
     BOUND_PROBLEMS,
+    PLAIN_PROBLEMS,
     QueryError,
     asked_tokens,
     brief,
@@ -111,8 +116,20 @@ def _bounds_in_words(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
         raise PydanticCustomError(detail["type"], "{problem}", {**context, "problem": problem}) from None
 
 
-AskedTokens = Annotated[Tokens, WrapValidator(_bounds_in_words), BeforeValidator(_asked_length)]
+AskedTokens = Annotated[Tokens, BeforeValidator(_asked_length), WrapValidator(_bounds_in_words)]
 """A length a user asks for in a file: a whole number of tokens, or thousands of 1024 (``32k``)."""
+
+
+def _plain_detail(detail: Any) -> Any:
+    """A pydantic error (`ValidationError.errors`' item) as `PlainWorded` raises it again: pydantic's own words
+    (it has a ``url``) of a type `PLAIN_PROBLEMS` words said in those, with the value given (a whole number's as
+    `type_problem` says it: ``got 2.0 (a float: pass 2)``); other words kept."""
+    context, given = detail.get("ctx", {}), detail["input"]
+    whole = detail["type"] == "int_type" and type_problem(str(detail["loc"][-1]), given, int)  # 2.0: pass 2
+    plain = "url" in detail and detail["type"] in PLAIN_PROBLEMS
+    words = (whole or f"{plain_words(PLAIN_PROBLEMS[detail['type']], context)}, got {brief(given)}") if plain else None
+    return {"type": PydanticCustomError(detail["type"], "{problem}", {**context, "problem": words or detail["msg"]}),
+            "loc": detail["loc"], "input": detail["input"]}
 GpuCount = Annotated[int, Strict(), Gt(0), Le(MAX_GPUS)]
 Billions = Annotated[float, Strict(), Gt(0)]
 Weight = Annotated[float, Strict(), Ge(0), Le(1000), AllowInfNan(False)]
@@ -156,6 +173,22 @@ class Frozen(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=(),
                               json_schema_serialization_defaults_required=True)
+
+
+class PlainWorded(Frozen, defer_build=True):
+    """A `Frozen` model whose pydantic errors of the types a cluster file's reader words (`PLAIN_PROBLEMS`) are said in
+    those words, with the value given (``must be above 0, got 0``, ``must be a whole number, got 'high'``, not
+    ``Input should be greater than 0``), for one built in Python too (`Job`, `Pool`); each error's location, type,
+    context and input as pydantic's, which that reader words."""
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _in_plain_words(cls, value: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        try:
+            return handler(value)
+        except ValidationError as error:
+            details = [_plain_detail(detail) for detail in error.errors()]
+            raise ValidationError.from_exception_data(error.title, details) from None
 
 
 _Item = TypeVar("_Item")

@@ -472,6 +472,29 @@ BOUND_PROBLEMS = {
 }
 """Pydantic's bound errors in the words of a one-line message (`plain_words`)."""
 
+PLAIN_PROBLEMS = {
+    **BOUND_PROBLEMS,
+    "too_short": "must list at least {min_length}",
+    "too_long": "must list at most {max_length}",
+    "string_pattern_mismatch": ("must be ASCII letters and digits (A-Z, a-z, 0-9), '.', '_' and '-', starting with a "
+                                "letter or digit"),  # a job's name, which names its config file
+    "int_type": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",  # text in a field that takes a number written in quotes too
+    "finite_number": "must be a finite number",
+    "bool_type": "must be true or false",
+    "string_type": "must be text",
+    "string_too_long": "must be at most {max_length} characters",
+    "string_too_short": "must not be empty",  # text is at least a character (`Text`)
+    "dict_type": "must be a mapping",
+    "list_type": "must be a list",
+    "tuple_type": "must be a list",
+    "model_type": "must be a mapping",
+    "literal_error": "must be {expected}",  # one of a field's words (a job's critic, a pool's interconnects)
+}
+"""Pydantic's error types in the words of a one-line message (a name pattern is the only one used)."""
+
 
 def plain_words(template: str, context: Mapping[str, Any]) -> str:
     """`template` (`BOUND_PROBLEMS`' words) filled with a pydantic error's `context`, its bounds as written (1000000,

@@ -63,7 +63,7 @@ from solver.tables import (
     Model,
     TrinityVersion,
     and_joined,
-    asked_tokens,
+    asked_length,
     check_types,
     chosen,
     counted_batch_divisor,
@@ -71,6 +71,7 @@ from solver.tables import (
     it_or_them,
     load_trinity_fields,
     remove_padding_violation,
+    rewritten_whole_number,
     shown_number,
     sp_attention_violation,
     sp_rule_violation,
@@ -111,6 +112,8 @@ from solver.trinity.interpolation import (
 )
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
+    BYPASS_OLD_LOGPROBS_KEY,
+    CRITIC,
     CRITIC_ENGINE,
     CRITIC_ENGINE_DYNAMIC_KEY,
     CRITIC_ENGINE_SP_KEY,
@@ -137,6 +140,7 @@ from solver.trinity.keys import (
     REMOVE_PADDING_KEYS,
     ROLE_BUDGET_KEYS,
     ROLE_BUDGET_PATHS,
+    ROLE_ENGINE_SP_KEYS,
     ROLE_KEY_SCOPES,
     ROLE_SP_KEYS,
     ROLES,
@@ -161,6 +165,7 @@ from solver.trinity.keys import (
 )
 from solver.trinity.reader import (
     OneLimit,
+    critic_engine_in_rows,
     limit_at_length_words,
     omegaconf_boolean,
     omegaconf_integer,
@@ -211,6 +216,8 @@ class _ConfigChecks:
         self.refused_sp_roles: set[str] = set()
         """The roles (`ROLES`) whose SP the releases judged for that run verl before 0.8 refuse as they load the config
         (`_check_sequence_parallel`, `_check_legacy_role_sps`): the actor's only where it is not the verdict's."""
+        self.unread_deciding: set[Path] = set()
+        """The keys that cannot be read and decide whether a pass fails (`forward_unread_keys`)."""
         self.missing_said: set[Path] = set()
         """The places of the ``???`` said so far, refused (`refuse_missing`) or not judged: each is said once, however
         many values read it."""
@@ -355,7 +362,9 @@ class _ConfigChecks:
                     "its SP to compare with model.max_model_len (a TypeError; Trinity 0.5's typed config reads the "
                     "number); write the number, or ${oc.decode:...} around it"))
             return whole
-        wrong = f"{dotted(path)} must be a whole number, got {yaml_brief(resolved)}"
+        meant = rewritten_whole_number(resolved)  # 8.0, '8.0': write 8
+        wrong = (f"{dotted(path)} must be a whole number, got {yaml_brief(resolved)}"
+                 f"{'' if meant is None else f' (write {meant})'}")
         if _schema_refuses(path, self.version):
             self.add(ConfigProblemCode.WRONG_TYPE_REFUSED, f"{wrong}: {_typed_field_refuses_words(path, 'int')}")
         else:
@@ -434,6 +443,7 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
     role_sps = {role.name: sp for role in OWN_SP_ROLES}
     if version != "0.5":
         _check_legacy_role_sps(checks, model, trainer_gpus, sp, version, batch)
+        _check_role_engine_sps(checks, model, trainer_gpus, sp, batch, version)
         return sp, role_sps | _check_critic_sp(checks, model, trainer_gpus, sp, version, batch)
     keys = {role.name: role.sp_key if value_at(checks.mapping, role.sp_key) is not None else TRAINER_SP_KEY
             for role in OWN_SP_ROLES}
@@ -476,6 +486,42 @@ def _check_legacy_role_sps(checks: _ConfigChecks, model: Model, trainer_gpus: in
             f"{dotted(key)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: {who} checks {checked} "
             f"and refuses the config ({refusals[0].words}); Trinity 0.6 on verl 0.8 or later runs the {role} at SP "
             f"{sp}; the verdict is at SP {sp}: set them alike{checks.names.write_does()}"))
+
+
+def _check_role_engine_sps(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp: int, batch: TrainBatch,
+                           version: TrinityVersion | None) -> None:
+    """Say where the actor's or the ref's FSDP engine SP (`ROLE_ENGINE_SP_KEYS`), set to another than the trainer's
+    `sp`, runs the role (``role-sp-differs``; under a Megatron trainer, which drops it, nothing): Trinity 0.6 on verl
+    0.8 or later at it where `sp` is 1 (`_role_engine_sp`), checking it against nothing, and there why verl fails
+    (`_engine_failure`: on the `trainer_gpus`, and for the actor the train `batch` at its first update; and `model`'s
+    heads, which verl's Ulysses patch asserts as it loads the model, ``models/transformers/monkey_patch.py:338`` in verl
+    0.8.0, ``:343`` in 0.9.1); else at `sp`, which verl puts over it. Not refused: verl before 0.8, where Trinity 0.6
+    drops the key, runs the role at the trainer's SP (without `version`, the line adds that Trinity 0.5 refuses the
+    key, `KEYS_05_LACKS`, which says so with 0.5). The verdict is at `sp`; ``--write`` sets the key to the plan's
+    SP."""
+    if _megatron_trainer(checks):
+        return
+    before_08 = ("Trinity 0.6 drops it (and Trinity 0.5 refuses it: its FSDPConfig has no such key)" if version is None
+                 else "Trinity 0.6 drops it")
+    for role, key in zip(ROLES, ROLE_ENGINE_SP_KEYS, strict=True):
+        own = checks.number(key)
+        engine_sp = _role_engine_sp(checks, role, sp)
+        if own is None or max(1, int(own)) == sp:
+            continue
+        if engine_sp == sp:
+            runs = (f"Trinity 0.6 on verl 0.8 or later runs the {role} at SP {sp} all the same (verl puts the role's own "
+                    "SP, which Trinity sets to the trainer's, over its engine's where above 1: workers/config/actor.py"
+                    ":320-321 in verl 0.8.0, :328-329 in 0.9.1)")
+        else:
+            heads = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, engine_sp)
+            fails = _engine_failure(trainer_gpus, engine_sp, batch, f"the {role}'s first update" if role == "actor"
+                                    else None) or (f"{heads} of {model.name}, which verl asserts as it loads the model: "
+                                                   "it fails there" if heads else None)
+            runs = (f"Trinity 0.6 on verl 0.8 or later runs the {role} at SP {engine_sp}, its engine's over the "
+                    f"trainer's 1 (checking it against nothing){f', where {fails}' if fails else ''}")
+        checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
+            f"{dotted(key)} {max(1, int(own))} is not trainer.ulysses_sequence_parallel_size {sp}: {runs}, and with "
+            f"verl before 0.8 {before_08}; the verdict is at SP {sp}: set them alike{checks.names.write_does()}"))
 
 
 def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp: int, version: TrinityVersion | None,
@@ -602,15 +648,18 @@ def _critic_sp_fix(checks: _ConfigChecks, another: bool, critic_sp: int, trainer
     return f"{write} keeps it: {heads}" if checks.names.write_offered else f"keep it: {heads}"
 
 
-def _engine_failure(trainer_gpus: int, engine_sp: int, batch: TrainBatch) -> str | None:
-    """Why verl 0.8's FSDP engine fails the critic at SP `engine_sp` on `trainer_gpus`, in words (after "where"): as it
+def _engine_failure(trainer_gpus: int, engine_sp: int, batch: TrainBatch,
+                    update: str | None = "the critic's first update") -> str | None:
+    """Why verl 0.8's FSDP engine fails a role (the critic, `update` naming its first update; None for a role that
+    updates nothing, the ref) at SP `engine_sp` on `trainer_gpus`, in words (after "where"): as it
     starts, where SP does not divide them, as it builds its Ulysses mesh of ``trainer_gpus // engine_sp`` x
     `engine_sp` GPUs (``_init_device_mesh``, ``workers/engine/fsdp/transformer_impl.py:220-226`` in verl 0.8.0), which
     leaves the remainder out, and each GPU left out fails on the mesh's SP group
     (``self.ulysses_device_mesh["sp"].get_group()``, ``:226``: an ``IndexError`` in torch's ``DeviceMesh.get_group``,
-    read on torch 2.13 with gloo); else at the critic's first update, where its data-parallel ranks there do not
-    divide the train `batch` (where known): Trinity 0.6 gives the critic the batch as its mini-batch
-    (``critic.ppo_mini_batch_size``, ``FROZEN_KEYS``, ``trainer/verl/config.py:458`` and ``:734`` in 0.6.0), which
+    read on torch 2.13 with gloo); else at `update`, where its data-parallel ranks there do not divide the train
+    `batch` (where known): Trinity 0.6 gives the critic and the actor the batch as their mini-batch
+    (``critic.ppo_mini_batch_size``, ``actor.ppo_mini_batch_size``, ``FROZEN_KEYS``, ``trainer/verl/config.py:458``,
+    ``:285``, ``:734`` and ``:709`` in 0.6.0), which
     verl asserts its ranks divide (``train_mini_batch``, ``workers/engine_workers.py:258`` in verl 0.8.0), with the
     nearest batches they divide. None where it runs (or the GPUs are not known)."""
     if trainer_gpus < 1:
@@ -619,10 +668,10 @@ def _engine_failure(trainer_gpus: int, engine_sp: int, batch: TrainBatch) -> str
         meshed = trainer_gpus // engine_sp * engine_sp
         return (f"{broken}: its engine's SP mesh holds {meshed} of them and it fails as it starts on the "
                 f"{trainer_gpus - meshed} left out")
-    split = batch_split_violation(batch.size, trainer_gpus, engine_sp, batch.source)
+    split = batch_split_violation(batch.size, trainer_gpus, engine_sp, batch.source) if update else None
     if split is None:
         return None
-    return (f"{split}, which verl asserts at the critic's first update (verl 0.8.0 workers/engine_workers.py:258): it "
+    return (f"{split}, which verl asserts at {update} (verl 0.8.0 workers/engine_workers.py:258): it "
             f"fails there; {dividing_batch_words(trainer_gpus, engine_sp, False, batch.size)} runs it")
 
 
@@ -1764,19 +1813,20 @@ def _check_flags_on(checks: _ConfigChecks, paths: Iterable[tuple[str, ...]], cod
 
 
 def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVersion | None) -> None:
-    """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on (but the trainer's and the
-    actor's for DPO, which off keep its pairs whole: `_check_dpo_pair_dynamic`), and where they are off the
-    critic's forward size (`_check_critic_forward_unset`) and its engine's (`_check_critic_engine_sizes`); off for a
-    `model` whose micro-batches are padded (`remove_padding_violation`), with one sequence in each
-    (`_check_micro_batch_sizes`, the critic's engine's too)."""
+    """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`, and a trained critic's engine's own,
+    `_critic_engine_flags`) are booleans, and on (but the trainer's and the actor's for DPO, which off keep its pairs
+    whole: `_check_dpo_pair_dynamic`), and where they are off the critic's forward size
+    (`_check_critic_forward_unset`) and its engine's (`_check_critic_engine_sizes`); off for a `model` whose
+    micro-batches are padded (`remove_padding_violation`), with one sequence in each (`_check_micro_batch_sizes`, the
+    critic's engine's set too)."""
     if remove_padding_violation(model) is None:
         trainer, actor, ref = DYNAMIC_BATCH_KEYS
         # for DPO, off is what keeps the actor's pairs whole (`_check_dpo_pair_dynamic`)
         dpo = trains_dpo(checks.value(("algorithm", "algorithm_type")))
         _check_flags_on(checks, () if dpo else (trainer,), ConfigProblemCode.DYNAMIC_BATCH_OFF,
                         _trainer_dynamic_off_words(checks, version), version)
-        _check_flags_on(checks, (ref,) if dpo else (actor, ref), ConfigProblemCode.DYNAMIC_BATCH_OFF,
-                        _DYNAMIC_OFF_WORDS, version)
+        _check_flags_on(checks, ((ref,) if dpo else (actor, ref)) + _critic_engine_flags(checks, version),
+                        ConfigProblemCode.DYNAMIC_BATCH_OFF, _DYNAMIC_OFF_WORDS, version)
         _check_null_micro_batch_sizes(checks, version)
         _check_critic_forward_unset(checks, version)
         _check_critic_engine_sizes(checks, version)
@@ -1789,12 +1839,20 @@ def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVe
            f"token budget the memory estimate counts: set it to false, with one sequence per micro-batch"
            f"{checks.names.write_does()}")
     _check_flag_on(checks, trainer, ConfigProblemCode.MICRO_BATCH_UNBOUNDED, why, version, on=False)
-    _check_flags_on(checks, roles, ConfigProblemCode.MICRO_BATCH_UNBOUNDED, why, version, on=False, unset_on=False)
+    _check_flags_on(checks, (*roles, *_critic_engine_flags(checks, version)), ConfigProblemCode.MICRO_BATCH_UNBOUNDED,
+                    why, version, on=False, unset_on=False)
     if turned_off(checks.flag(trainer)):
         _check_micro_batch_sizes(checks, version)
-        _check_critic_engine_sizes(checks, version, checks.names.write_does())
     else:
         _check_null_micro_batch_sizes(checks, version)
+    _check_critic_engine_sizes(checks, version, checks.names.write_does())
+
+
+def _critic_engine_flags(checks: _ConfigChecks, version: TrinityVersion | None) -> tuple[tuple[str, ...], ...]:
+    """The critic's engine's own dynamic batch size flag (`CRITIC_ENGINE_DYNAMIC_KEY`), judged as the roles' own
+    (`_check_dynamic_batch`), where the algorithm trains an FSDP critic (`_fsdp_critic`) and `version` may be Trinity
+    0.6, whose verl 0.8 or later runs the critic's passes by it (0.5 refuses its section); else none."""
+    return (CRITIC_ENGINE_DYNAMIC_KEY,) if version != "0.5" and _fsdp_critic(checks) else ()
 
 
 def _check_null_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
@@ -1869,7 +1927,8 @@ def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
         if (size := checks.number(path)) is not None:
             checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
                 f"{dotted(path)} is {shown_number(size)}: a deprecated size for the whole batch, which "
-                f"{_deprecated_size_words(version)}: remove it"))
+                f"{_deprecated_size_words(version)}: remove it, or set it to null, read as unset"
+                f"{checks.names.write_does()}"))
 
 
 def _check_dpo_pair_size(checks: _ConfigChecks, size: float, version: TrinityVersion | None) -> None:
@@ -1977,21 +2036,50 @@ def _check_megatron_critic(checks: _ConfigChecks) -> None:
             "micro-batch sizes and its engine's are not judged: rft-solver's critic checks are FSDP's"))
 
 
-def _critic_engine_in_rows(checks: _ConfigChecks) -> bool:
-    """Whether Trinity 0.6 on verl 0.8 or later cuts the critic's passes by its engine's micro-batch sizes
-    (`CRITIC_ENGINE_MICRO_BATCH_SIZES`): its engine's own dynamic batch size flag (`CRITIC_ENGINE_DYNAMIC_KEY`) off,
-    or unset beside the trainer's off (Trinity builds it as the trainer's)."""
-    own = checks.flag(CRITIC_ENGINE_DYNAMIC_KEY)
-    return turned_off(own if own is not None else checks.flag(DYNAMIC_BATCH_KEYS[0]))
+def _legacy_critic_worker_words(version: TrinityVersion | None) -> str:
+    """The critic worker of the releases `version` may be that runs before verl 0.8 (Trinity 0.5, 0.6 on verl before
+    0.8, or both), in words."""
+    return {"0.5": "Trinity 0.5's critic worker", "0.6": "Trinity 0.6's critic worker on verl before 0.8"}.get(
+        version or "", "the critic worker of Trinity 0.5, and of 0.6 on verl before 0.8,")
+
+
+def _check_critic_strategy(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """Check, where the algorithm trains a critic under an FSDP trainer (`_fsdp_critic`), that the critic's own
+    ``critic.strategy``, where set, is FSDP's. Before verl 0.8 Trinity takes it over the trainer's (``set_if_none``,
+    0.6.0 ``trainer/verl_legacy/verl_config.py:605``, 0.5.2 ``trainer/verl/verl_config.py:598``) and starts the critic
+    in the worker of the actor's strategy, the trainer's FSDP one (0.6.0 ``verl_legacy/verl_trainer.py:221``, 0.5.2
+    ``trainer/verl/verl_trainer.py:218``), whose ``CriticWorker`` builds fsdp or fsdp2 alone and raises
+    ``NotImplementedError(f"Unknown strategy {config.strategy}")`` for any other as the critic starts (0.6.0
+    ``verl_legacy/fsdp_workers.py:1593``, 0.5.2 ``trainer/verl/fsdp_workers.py:1474``, 0.5.0 ``:1456``); but with
+    ``model.lora_configs`` set it resets the critic's to fsdp (0.6.0 ``verl_config.py:638-642``). Trinity 0.6 on verl
+    0.8 or later ignores the key (``FROZEN_KEYS``, ``trainer/verl/config.py:733``, ``_deep_merge``, ``:824``) and runs
+    the critic at the trainer's strategy. Refused (``not-fsdp-critic-strategy-refused``) where `version` is 0.5, else
+    ``not-fsdp-critic-strategy``."""
+    path = (*CRITIC, "strategy")
+    if (not _fsdp_critic(checks) or (strategy := checks.value(path)) is None or strategy in ("fsdp", "fsdp2")
+            or checks.value(LORA_CONFIGS) is not None):
+        return
+    given = checks.value(("trainer", "trainer_strategy"))
+    trainer = yaml_brief(given) if given else f"unset: {unset_strategy_words(version)}"
+    refused = version == "0.5"
+    on_08 = "" if refused else ("; Trinity 0.6 on verl 0.8 or later ignores the key, running the critic at the "
+                                "trainer's strategy")
+    checks.add(ConfigProblemCode.NOT_FSDP_CRITIC_STRATEGY_REFUSED if refused else
+               ConfigProblemCode.NOT_FSDP_CRITIC_STRATEGY, (
+                   f"{dotted(path)} is {yaml_brief(strategy)} under an FSDP trainer (trainer.trainer_strategy "
+                   f"{trainer}): {_legacy_critic_worker_words(version)} builds an fsdp or fsdp2 critic alone (it is "
+                   f"the FSDP trainer's) and fails as the critic starts (NotImplementedError: Unknown strategy "
+                   f"{strategy}){on_08}: remove it (the critic then runs at the trainer's strategy), or write fsdp or "
+                   "fsdp2"))
 
 
 def _critic_engine_unsized(checks: _ConfigChecks, version: TrinityVersion | None) -> list[Path]:
     """The micro-batch sizes of the critic's engine (`CRITIC_ENGINE_MICRO_BATCH_SIZES`) that the config leaves without a
     value where Trinity 0.6 on verl 0.8 or later cuts the critic's passes by them: the release `version` may be 0.6,
-    the algorithm trains an FSDP critic (`_fsdp_critic`) and the trainer's dynamic batch sizes are off, the engine's
-    too (`_critic_engine_in_rows`: ``critic.fsdp.use_dynamic_bsz: true`` packs them by tokens)."""
-    if (version == "0.5" or not _fsdp_critic(checks) or not turned_off(checks.flag(DYNAMIC_BATCH_KEYS[0]))
-            or not _critic_engine_in_rows(checks)):
+    the algorithm trains an FSDP critic (`_fsdp_critic`) and the engine's dynamic batch sizes are off
+    (`critic_engine_in_rows`: its own ``critic.fsdp.use_dynamic_bsz``, else the trainer's; true packs them by
+    tokens)."""
+    if version == "0.5" or not _fsdp_critic(checks) or not critic_engine_in_rows(checks.flag):
         return []
     return [path for path in CRITIC_ENGINE_MICRO_BATCH_SIZES if checks.absent(path)]
 
@@ -2037,8 +2125,7 @@ def _check_critic_forward_whole_size(checks: _ConfigChecks, version: TrinityVers
             or not checks.absent(CRITIC_FORWARD_WHOLE_SIZE)):
         return
     forward = dotted(CRITIC_FORWARD_WHOLE_SIZE)
-    who = {"0.5": "Trinity 0.5's critic worker", "0.6": "Trinity 0.6's critic worker on verl before 0.8"}.get(
-        version or "", "the critic worker of Trinity 0.5, and of 0.6 on verl before 0.8,")
+    who = _legacy_critic_worker_words(version)
     on_08 = "" if version == "0.5" else "; Trinity 0.6 on verl 0.8 or later gives it 1"
     code = ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED if version == "0.5" else ConfigProblemCode.MICRO_BATCH_UNSET
     checks.add(code, (
@@ -2179,8 +2266,9 @@ def _check_actor_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, b
     ``trainer/verl/fsdp_workers.py:223-250``). On verl 0.8 or later Trinity 0.6 doubles nothing and hands verl's
     engine the mini-batch for every algorithm (``_update_actor``, ``trainer/verl/trainer.py:794-808``), and the engine
     asserts at the actor's first update that the size as written divides the mini-batch per GPU
-    (`ENGINE_MINI_BATCH_ASSERT_LINES`; the mini-batch per GPU is the batch over the ranks,
-    ``workers/engine_workers.py:258-261`` in verl 0.8.0, ``:266-269`` in 0.9.0, ``:267-270`` in 0.9.1): judged where
+    (`ENGINE_MINI_BATCH_ASSERT_LINES`; the mini-batch per GPU is the batch over the ranks at the actor's engine's SP,
+    `_role_engine_sp`, ``workers/engine_workers.py:258-261`` in verl 0.8.0, ``:266-269`` in 0.9.0, ``:267-270`` in
+    0.9.1): judged where
     the size is set and the ranks divide the batch (a size left unset, or a deprecated one, verl 0.8 refuses as the
     trainer starts, and a batch the ranks do not divide it asserts first: said elsewhere). Refused
     (``dpo-mini-batch-split-refused``, ``mini-batch-split-refused`` for other algorithms) where every release
@@ -2203,23 +2291,26 @@ def _check_actor_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, b
               f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} {written}{'' if size is not None else ' (unset: 1)'}"
               + (" doubled for DPO" if dpo else ""))
     before_08 = mini >= 1 and legacy >= 1 and mini % legacy != 0
-    on_08 = ("0.6" in in_rows and mini >= 1 and size is not None and size >= 1 and whole is None
-             and batch.size % ranks == 0 and mini % written != 0)
+    engine_sp = _role_engine_sp(checks, "actor", sp) if "0.6" in in_rows else sp  # verl 0.8's ranks at its engine's
+    engine_ranks = trainer_gpus // engine_sp
+    engine_mini = batch.size // engine_ranks if engine_ranks > 0 else 0
+    on_08 = ("0.6" in in_rows and engine_mini >= 1 and size is not None and size >= 1 and whole is None
+             and trainer_gpus % engine_sp == 0 and batch.size % engine_ranks == 0 and engine_mini % written != 0)
     codes = ((ConfigProblemCode.MINI_BATCH_SPLIT_REFUSED, ConfigProblemCode.MINI_BATCH_SPLIT) if not dpo else
              (ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED, ConfigProblemCode.DPO_MINI_BATCH_SPLIT))
     code = codes[0] if set(in_rows) == set(releases) and before_08 and (on_08 or "0.6" not in releases) else codes[1]
     engine = _engine_assert_words("the actor's first update", ", which doubles nothing," if dpo else "")
     if before_08:
         where = _legacy_assert_words(in_rows)
-        if on_08 and legacy == written:  # the same micro-batch splits it on both lines: one line says both
+        if on_08 and legacy == written and engine_ranks == ranks:  # the same split on both lines: one line says both
             where += f", and 0.6 on verl 0.8 or later at the actor's first update ({ENGINE_MINI_BATCH_ASSERT_LINES})"
             on_08 = False
         checks.add(code, _mini_batch_words(_ACTOR_UPDATE, where, legacy, source, batch, mini, (ranks, trainer_gpus, sp),
                                            dpo))
     if on_08:
         checks.add(code, _mini_batch_words(_ACTOR_UPDATE, engine, written,
-                                           f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} {written}", batch, mini,
-                                           (ranks, trainer_gpus, sp), dpo))
+                                           f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} {written}", batch, engine_mini,
+                                           (engine_ranks, trainer_gpus, engine_sp), dpo))
 
 
 def _legacy_assert_words(in_rows: Sequence[TrinityVersion]) -> str:
@@ -2234,7 +2325,8 @@ def _legacy_assert_words(in_rows: Sequence[TrinityVersion]) -> str:
 def _check_critic_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sps: tuple[int, int], batch: TrainBatch,
                              version: TrinityVersion | None) -> None:
     """Check, where the algorithm trains an FSDP critic (`_fsdp_critic`) whose passes run with dynamic batch sizes off
-    on a release `version` may be (`sequence_counted_roles`) and the train `batch` is known, its micro-batches against
+    on a release `version` may be (`sequence_counted_roles`; on Trinity 0.6 with verl 0.8 or later, by its engine's
+    flag, `critic_engine_in_rows`) and the train `batch` is known, its micro-batches against
     its rows per GPU on each verl line, as the actor's (`_check_actor_mini_batch`). Before verl 0.8 the legacy critic
     worker (Trinity 0.5, 0.6 on verl before 0.8) takes the batch as the critic's mini-batch
     (``critic.ppo_mini_batch_size``, ``trainer/verl/verl_config.py:591`` in 0.5.2, ``verl_legacy/verl_config.py:599``
@@ -2244,7 +2336,7 @@ def _check_critic_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sps: tupl
     (0.5.0 ``trainer/verl/fsdp_workers.py:1209-1214``, 0.5.2 ``:1226-1231``, 0.6.0
     ``verl_legacy/fsdp_workers.py:1328-1333``). On verl 0.8 or later Trinity 0.6 reads neither size of the critic's
     but its engine's (`CRITIC_ENGINE_MICRO_BATCH_SIZES`, at its engine's SP, `CRITIC_ENGINE_SP_KEY`, else the
-    trainer's; where its engine runs in rows, `_critic_engine_in_rows`), whose ``prepare_micro_batches`` asserts that
+    trainer's; where its engine runs in rows, `critic_engine_in_rows`), whose ``prepare_micro_batches`` asserts that
     each, where set, divides the rows each GPU takes (`ENGINE_MINI_BATCH_ASSERT_LINES`): the update's its mini-batch
     per GPU, at the critic's first update, and the
     value forward's the batch over the ranks, at its first step (judged where the ranks divide the batch: else
@@ -2255,7 +2347,8 @@ def _check_critic_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sps: tupl
     ``workers/critic/dp_critic.py:171``)."""
     releases = releases_may_be(version)
     in_rows = [release for release in releases if "critic" in sequence_counted_roles(checks.flag, release)]
-    if batch.size is None or not in_rows or not _fsdp_critic(checks) or trainer_gpus < 1:
+    engine_in_rows = "0.6" in releases and critic_engine_in_rows(checks.flag)  # on verl 0.8 or later
+    if batch.size is None or not (in_rows or engine_in_rows) or not _fsdp_critic(checks) or trainer_gpus < 1:
         return
     critic_sp, sp = sps
     ranks = trainer_gpus // critic_sp
@@ -2263,15 +2356,15 @@ def _check_critic_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sps: tupl
     engine_ranks = trainer_gpus // engine_sp
     engine_rows = batch.size // engine_ranks if engine_ranks >= 1 and batch.size % engine_ranks == 0 else 0
     engine_splits = [(path, int(size)) for path in CRITIC_ENGINE_MICRO_BATCH_SIZES
-                     if "0.6" in in_rows and engine_rows and _critic_engine_in_rows(checks)
+                     if engine_in_rows and engine_rows
                      and (size := checks.number(path)) is not None and size >= 1 and engine_rows % int(size) != 0]
-    on_08_fails = "0.6" in in_rows and bool(engine_splits or _critic_engine_unsized(checks, version))
+    on_08_fails = engine_in_rows and bool(engine_splits or _critic_engine_unsized(checks, version))
     size, whole = checks.number(CRITIC_MICRO_BATCH_SIZES[0]), checks.number(DEPRECATED_MICRO_BATCH_SIZES[2])
     written = int(size) if size is not None and size >= 1 else 1
     legacy = int(whole) // ranks if whole is not None and ranks >= 1 else written
     mini = batch.size // ranks if ranks >= 1 else 0
     layout = (ranks, trainer_gpus, critic_sp)
-    if mini >= 1 and legacy >= 1 and mini % legacy != 0:
+    if in_rows and mini >= 1 and legacy >= 1 and mini % legacy != 0:
         refused = set(in_rows) == set(releases) and ("0.6" not in releases or on_08_fails)
         source = (f"{dotted(DEPRECATED_MICRO_BATCH_SIZES[2])} {shown_number(whole)} over them" if whole is not None
                   else f"{dotted(CRITIC_MICRO_BATCH_SIZES[0])} {written}{'' if size is not None else ' (unset: 1)'}")
@@ -2296,44 +2389,86 @@ def _check_critic_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sps: tupl
 def _check_forward_micro_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, batch: TrainBatch,
                                version: TrinityVersion | None) -> None:
     """Check, where the release `version` may be Trinity 0.6 and the trainer's dynamic batch sizes are off (on verl
-    0.8 or later every role takes them: `sequence_counted_roles`), the micro-batch size per GPU of the log-prob
+    0.8 or later every role takes them: `sequence_counted_roles`), the micro-batch size per GPU of each log-prob
     forward that runs each step against the rows each GPU takes: Trinity 0.6.0 hands the whole train `batch` to the
-    pass (``_compute_ref_log_prob``, ``trainer/verl/trainer.py:700-717``), which verl chunks over the data-parallel
-    ranks, `trainer_gpus` / `sp` (``make_nd_compute_dataproto_dispatch_fn``, ``workers/engine_workers.py:634`` in verl
-    0.8.0, ``:687`` in 0.9.0, ``:693`` in 0.9.1; no rollout n: Trinity's batch counts experiences), and its engine's
-    ``infer_batch`` asserts that the size as written divides them (`ENGINE_MINI_BATCH_ASSERT_LINES`;
-    ``micro_batch_size_per_gpu`` from ``infer_micro_batch_size_per_gpu``, ``:392`` in 0.8.0, ``:404`` in 0.9.0,
-    ``:410`` in 0.9.1). That pass is the ref's, with the ref's ``log_prob_micro_batch_size_per_gpu`` (``:532``,
-    ``:576``, ``:582``), where the algorithm uses a ref (`ref_forward_runs`), or with LoRA on verl 0.8
-    (`solver.trinity.config.lora_on_08`, ``ref_in_actor``) the actor's without its adapter, with the rollout's
-    (``:564``, ``:617``, ``:623``). Judged where the size is set (verl 0.8 refuses it unset, and the ref's deprecated
-    size for the whole batch: said elsewhere) and the ranks divide the batch. ``mini-batch-split``, never refused:
-    verl before 0.8 (Trinity 0.5, and 0.6 on verl 0.7) cuts these forwards with ``data.split`` and no assertion, the
-    last micro-batch short (verl 0.7.1 ``workers/actor/dp_actor.py:470``). Not judged, as the assertion cannot fire
-    there: the actor's recompute of the old log-probs, with the rollout's size, which Trinity 0.6.0 runs only with
-    ``algorithm.bypass_old_logprobs`` false (``trainer/verl/trainer.py:517``; true by default,
-    ``common/config.py:657``), a key rft-solver does not read. A trained critic's value forward and update are
-    `_check_critic_mini_batch`'s: Trinity 0.6.0 builds the critic's engine from ``critic.fsdp``
-    (``trainer/verl/trainer.py:363-371``; ``engine = self.fsdp``, ``workers/config/critic.py:213`` in verl 0.8.0,
-    ``:217`` in 0.9.0, ``:215`` in 0.9.1) and cuts them by its own sizes (`CRITIC_ENGINE_MICRO_BATCH_SIZES`), none
-    of the critic's."""
-    ranks = trainer_gpus // sp if sp >= 1 else 0
-    if (version == "0.5" or batch.size is None or ranks < 1 or batch.size % ranks != 0
-            or not turned_off(checks.flag(DYNAMIC_BATCH_KEYS[0]))
-            or not ref_forward_runs(checks.value(("algorithm", "algorithm_type")), "0.6")):
+    pass (``_compute_old_log_prob``, ``_compute_ref_log_prob``, ``trainer/verl/trainer.py:700-740``), which verl chunks
+    over the data-parallel ranks of its role's engine, `trainer_gpus` / its SP (`_role_engine_sp`;
+    ``make_nd_compute_dataproto_dispatch_fn``, ``workers/engine_workers.py:634`` in verl 0.8.0, ``:687`` in 0.9.0,
+    ``:693`` in 0.9.1; no rollout n: Trinity's batch counts experiences), and its engine's ``infer_batch`` asserts that
+    the size as written divides them (`ENGINE_MINI_BATCH_ASSERT_LINES`; ``micro_batch_size_per_gpu`` from
+    ``infer_micro_batch_size_per_gpu``, ``:392`` in 0.8.0, ``:404`` in 0.9.0, ``:410`` in 0.9.1). The passes, in the
+    order they run: the actor's recompute of the old log-probs, with the rollout's ``log_prob_micro_batch_size_per_gpu``
+    (``:564``, ``:617``, ``:623``), where ``algorithm.bypass_old_logprobs`` is false (`BYPASS_OLD_LOGPROBS_KEY`:
+    ``trainer/verl/trainer.py:517``; true by default, when none runs); then, where the algorithm uses a ref
+    (`ref_forward_runs`), the ref's, with the ref's size (``:532``, ``:576``, ``:582``), or with LoRA on verl 0.8
+    (`solver.trinity.config.lora_on_08`, ``ref_in_actor``) the actor's without its adapter, with the rollout's (a
+    line of its own only where the recompute, which fails first, does not run). Judged where the size is set (verl 0.8
+    refuses it unset, and the ref's deprecated size for the whole batch: said elsewhere) and the ranks divide the
+    batch (and the engine's SP the GPUs: else it fails as it starts, `_check_role_engine_sps`). ``mini-batch-split``,
+    never refused: verl before 0.8 (Trinity 0.5, and 0.6 on verl 0.7) cuts these forwards
+    with ``data.split`` and no assertion, the last micro-batch short (verl 0.7.1 ``workers/actor/dp_actor.py:470``).
+    The recompute's token budget is the rollout's, which the verdict counts whether or not it runs, so it changes no
+    memory counted. A trained critic's value forward and update are `_check_critic_mini_batch`'s: Trinity 0.6.0 builds
+    the critic's engine from ``critic.fsdp`` (``trainer/verl/trainer.py:363-371``; ``engine = self.fsdp``,
+    ``workers/config/critic.py:213`` in verl 0.8.0, ``:217`` in 0.9.0, ``:215`` in 0.9.1) and cuts them by its own
+    sizes (`CRITIC_ENGINE_MICRO_BATCH_SIZES`), none of the critic's."""
+    if version == "0.5" or batch.size is None or not turned_off(checks.flag(DYNAMIC_BATCH_KEYS[0])):
         return
     from solver.trinity.config import lora_on_08
 
-    lora = lora_on_08(checks.value)
-    path = ROLE_MICRO_BATCH_SIZES[2 if lora else 1]
-    size = checks.number(path)
-    if (size is None or size < 1 or (batch.size // ranks) % int(size) == 0
-            or not lora and not checks.absent(DEPRECATED_MICRO_BATCH_SIZES[1])):
-        return
-    role = _LORA_REF_FORWARD if lora else _REF_FORWARD
-    checks.add(ConfigProblemCode.MINI_BATCH_SPLIT, _mini_batch_words(
-        role, _engine_assert_words(role.first), int(size), f"{dotted(path)} {shown_number(size)}", batch,
-        batch.size // ranks, (ranks, trainer_gpus, sp)))
+    passes: list[tuple[_RowsPass, Path, str]] = []  # (pass, its size's key, the role whose engine runs it)
+    recompute = turned_off(checks.flag(BYPASS_OLD_LOGPROBS_KEY))
+    if recompute or BYPASS_OLD_LOGPROBS_KEY in checks.unreadable:
+        passes.append((_OLD_LOG_PROB_FORWARD, ROLE_MICRO_BATCH_SIZES[2], "actor"))
+    if ref_forward_runs(checks.value(("algorithm", "algorithm_type")), "0.6"):
+        if lora_on_08(checks.value):
+            passes.append((_LORA_REF_FORWARD, ROLE_MICRO_BATCH_SIZES[2], "actor"))
+        elif checks.absent(DEPRECATED_MICRO_BATCH_SIZES[1]):
+            passes.append((_REF_FORWARD, ROLE_MICRO_BATCH_SIZES[1], "ref"))
+    said: set[Path] = set()
+    unread_split = False  # the recompute, which an unreadable bypass_old_logprobs may run, would fail
+    for role, path, engine in passes:
+        engine_sp = _role_engine_sp(checks, engine, sp)
+        ranks = trainer_gpus // engine_sp
+        size = checks.number(path)
+        if (path in said or size is None or size < 1 or ranks < 1 or trainer_gpus % engine_sp or batch.size % ranks
+                or (batch.size // ranks) % int(size) == 0):  # an SP that leaves GPUs out fails first (role-sp-differs)
+            continue
+        if role is _OLD_LOG_PROB_FORWARD and not recompute:
+            unread_split = True
+            continue
+        said.add(path)  # the same size on the actor's engine fails at the first of its passes
+        checks.add(ConfigProblemCode.MINI_BATCH_SPLIT, _mini_batch_words(
+            role, _engine_assert_words(role.first), int(size), f"{dotted(path)} {shown_number(size)}", batch,
+            batch.size // ranks, (ranks, trainer_gpus, engine_sp)))
+    if unread_split and ROLE_MICRO_BATCH_SIZES[2] not in said:
+        checks.unread_deciding.add(BYPASS_OLD_LOGPROBS_KEY)
+
+
+def forward_unread_keys(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *,
+                        environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
+                        train_batch_size: int | None = None,
+                        train_batch_source: str = TRAIN_BATCH_KEY) -> tuple[str, ...]:
+    """The keys of the config (nested `mapping`s, Env read from `environ`) on `trainer_gpus` that cannot be read here
+    and decide whether a log-prob forward fails on its rows (`_check_forward_micro_batch`, for the releases of
+    `version`, a train batch of `train_batch_size` from `train_batch_source`), dotted: ``algorithm.bypass_old_logprobs``
+    where the recompute it turns on would fail and nothing else fails so. Whether the config trains is then unknown
+    (`CurrentSettings.unread_keys`)."""
+    batch = TrainBatch(train_batch_size, train_batch_source)
+    checks = _ConfigChecks(mapping, environ or {}, API_OPTIONS, version)
+    sp, _ = _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
+    _check_forward_micro_batch(checks, trainer_gpus, sp, batch, version)
+    return tuple(dotted(path) for path in sorted(checks.unread_deciding))
+
+
+def _role_engine_sp(checks: _ConfigChecks, role: str, sp: int) -> int:
+    """The SP Trinity 0.6 on verl 0.8 or later runs `role`'s (`ROLES`) FSDP engine at, the trainer's being `sp`: its
+    engine's own (`ROLE_ENGINE_SP_KEYS`; below 1 read as 1) where the trainer's is 1, which verl puts over it only
+    above 1 (``FSDPActorConfig.__post_init__``, ``workers/config/actor.py:320-321`` in verl 0.8.0, ``:328-329`` in
+    0.9.1, the role's own SP being the trainer's, ``FROZEN_KEYS``); else `sp`, and so under a Megatron trainer, which
+    drops ``fsdp_config`` (``_strip_incompatible_engine_keys``, ``trainer/verl/config.py:753`` in 0.6.0)."""
+    own = checks.number(ROLE_ENGINE_SP_KEYS[ROLES.index(role)])
+    return max(1, int(own)) if sp == 1 and own is not None and not _megatron_trainer(checks) else sp
 
 
 class _RowsPass(NamedTuple):
@@ -2349,6 +2484,8 @@ _ACTOR_UPDATE = _RowsPass("the actor's update", "the actor's first update", "its
 _REF_FORWARD = _RowsPass("the ref's forward", "the ref's first forward", "the rows each GPU takes")
 _CRITIC_UPDATE = _RowsPass("the critic's update", "the critic's first update", "its mini-batch per GPU")
 _CRITIC_FORWARD = _RowsPass("the critic's value forward", "its first value forward", "the rows each GPU takes")
+_OLD_LOG_PROB_FORWARD = _RowsPass("the actor's recompute of the old log-probs (algorithm.bypass_old_logprobs false)",
+                                  "that recompute's first step", "the rows each GPU takes")
 _LORA_REF_FORWARD = _RowsPass("the actor's forward for the ref's log-probs (LoRA, model.lora_configs)",
                               "that forward's first step", "the rows each GPU takes")
 
@@ -2851,7 +2988,7 @@ def trinity_config_problems(
     do, gets ``batch-divides-trainer-gpus`` (0.5.0 and 0.5.1 refuse it, 0.5.2 takes it); with ``ranks`` (0.5.2, 0.6)
     or ``gpus`` (0.5.0, 0.5.1, whose verdict says the batch breaks that rule) it is not said.
     """
-    max_model_len = asked_tokens(max_model_len)  # "64k" as plan's
+    max_model_len = asked_length(max_model_len)  # "64k" as plan's
     check_types(("mapping", mapping, Mapping), ("model", model, Model), ("trainer_gpus", trainer_gpus, int),
                 ("train_batch_size", train_batch_size, int | None), ("max_model_len", max_model_len, int | None),
                 ("option_names", option_names, OptionNames))
@@ -2894,6 +3031,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_forward_micro_batch(checks, trainer_gpus, sp, batch, version)
     _check_critic_mini_batch(checks, trainer_gpus, (role_sps["critic"], sp), batch, version)
     _check_megatron_critic(checks)
+    _check_critic_strategy(checks, version)
     length = max_model_len if max_model_len is not None else checks.number(("model", "max_model_len"))
     _check_token_budgets(checks, length, sp, role_sps, version)
     _check_prompt_and_response(checks, length)
@@ -3105,6 +3243,28 @@ def _check_no_such_keys(checks: _ConfigChecks, said: frozenset[Path], version: T
                 [name for name in having if name in chosen], "remove it"))
 
 
+WORKER_PATH_KEY = "use_legacy_worker_impl"
+"""verl 0.7's own switch between its legacy workers and its engine's (``trainer.use_legacy_worker_impl``: ``auto``,
+its default, ``enable`` or ``disable``; ``trainer/config/ppo_trainer.yaml:204`` in verl 0.7.1, read at
+``trainer/main_ppo.py:128`` to ``:207`` and ``trainer/ppo/ray_trainer.py:306``; verl 0.8.0 has no such key), which
+no Trinity release hands verl: the ``Trainer`` of its veRLConfig lacks it (``trainer/verl_legacy/verl_config.py:359``
+in 0.6.0), so 0.5 refuses it and 0.6.0 drops it before verl 0.8, whose trainer then reads ``auto``
+(``OmegaConf.structured`` at ``verl_legacy/verl_trainer.py:198``; its ``disable`` branches, ``:323`` and ``:400``,
+never run), and on verl 0.8 passes verl no ``trainer`` section (``trainer/verl/config.py:744``); Trinity's own
+``trainer`` section has no such key in any release. The installed verl picks the workers (``is_verl_legacy``,
+``trainer/trainer.py:371`` to ``:381`` in 0.6.0), so a config's line says so (`_worker_path_words`)."""
+
+
+def _worker_path_words(version: TrinityVersion | None) -> str:
+    """What picks verl's workers for the Trinity release `version` (None: any), whatever `WORKER_PATH_KEY` says, in
+    words that end a line on that key."""
+    if version == "0.5":
+        return "; Trinity 0.5 runs verl 0.7's legacy workers alone, which no key changes"
+    who = "Trinity 0.6" if version else "Trinity"
+    return (f"; {who} picks verl's workers by the installed verl, not by a key: the legacy workers on verl before 0.8"
+            f"{'' if version else ' (Trinity 0.5 runs no other)'}, the engine workers on 0.8 or later")
+
+
 DROPPED_NEAR_CUTOFF = 0.8
 """How alike (difflib's ratio) a key that Trinity 0.6's ``veRLConfig`` drops must be to one its section has for the
 line to name that one: 0.8 takes ``lrr`` for ``lr`` and ``ppo_mini_batchsize`` for ``ppo_mini_batch_size``."""
@@ -3233,7 +3393,8 @@ def _check_verl_config_keys(checks: _ConfigChecks, version: TrinityVersion | Non
             known = typed.sections.get(".".join(own[len(UNCHECKED_SECTION):-1]), ())
             near = [] if path[-1] in OWN_KEYS_NEAR_READ else difflib.get_close_matches(
                 str(path[-1]), known, n=1, cutoff=DROPPED_NEAR_CUTOFF)
-            meant = f"; did you mean {near[0]}?" if near else ""
+            meant = (_worker_path_words(version) if path[-1] == WORKER_PATH_KEY
+                     else f"; did you mean {near[0]}?" if near else "")
             refusing = [name for name in lacking if fields.releases[name].verl_merged is not None]
             dropping = _trinity_06_words(section, below)
             if not refusing:
@@ -3328,9 +3489,10 @@ def _no_such_key_words(path: Path, releases: list[str], version: TrinityVersion 
     if not having:
         anchors = ("; where it parks YAML anchors, put each anchor on the first key that uses it, then remove it"
                    if len(path) == 1 else "")
+        fix = (f"remove it{_worker_path_words(version)}" if path[-1] == WORKER_PATH_KEY
+               else "remove it, or move it where Trinity reads it")
         return (f"{dotted(path)}: no release of Trinity ({min(releases)} to {max(releases)}) has this "
-                "key there, so Trinity refuses the config (it knows no such key): remove it, or move it where Trinity "
-                f"reads it{anchors}")
+                f"key there, so Trinity refuses the config (it knows no such key): {fix}{anchors}")
     return (f"{dotted(path)}: Trinity {version} has no such key there, so it refuses the config (it knows no such "
             f"key): remove it, or run a release that has it (Trinity {and_joined(having)})")
 

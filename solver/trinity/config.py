@@ -83,6 +83,7 @@ from solver.trinity.keys import (
     CRITIC,
     CRITIC_BUDGETS,
     CRITIC_ENGINE,
+    CRITIC_ENGINE_DYNAMIC_KEY,
     CRITIC_MODEL_FSDP,
     DEPRECATED_MICRO_BATCH_SIZES,
     DYNAMIC_BATCH_KEYS,
@@ -120,6 +121,7 @@ from solver.trinity.reader import (
     ConfigReader,
     actor_update_in_rows,
     check_config_arguments,
+    critic_engine_in_rows,
     load_config_mapping,
     omegaconf_integer,
     read_or_none,
@@ -1879,6 +1881,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         micro_batch_sequences=micro_batches.sequences,
         micro_batch_sources=micro_batches.sources,
         memory_unread=memory_unread_keys(reader, version, dpo, trainer_gpus // sp if trainer_gpus else None),
+        memory_unread_padded=memory_unread_keys(reader, version, dpo, trainer_gpus // sp if trainer_gpus else None,
+                                                padded=True),
         dpo=dpo,
         dpo_update_in_rows=in_rows,
         mode_train=mode == "train",
@@ -2011,25 +2015,34 @@ def micro_batch_counts(reader: ConfigReader, counted: frozenset[str], dpo: bool,
                             tuple((keys[role], sources[role]) for role in sources if role in counted))
 
 
+_CRITIC_ENGINE = "critic's engine"
+"""The passes `memory_unread_keys` counts by the critic's engine's sizes: the critic's on Trinity 0.6 with verl 0.8 or
+later, where its engine runs in rows (`critic_engine_in_rows`)."""
+
+
 def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo: bool,
-                       ranks: int | None) -> tuple[str, ...]:
+                       ranks: int | None, padded: bool = False) -> tuple[str, ...]:
     """The keys that decide how many tokens a pass takes per GPU and that cannot be read here (an interpolation of an
     environment variable this shell lacks, say), which `read_or_none` reads as unset (`TrinityConfig.memory_unread`):
     the micro-batch sizes (`ROLE_MICRO_BATCH_SIZES`, the actor's and the ref's `DEPRECATED_MICRO_BATCH_SIZES`; where
     the algorithm trains a critic, its own, `CRITIC_MICRO_BATCH_SIZES` and its deprecated size, and but for `version`
-    0.5 its engine's, `CRITIC_ENGINE_MICRO_BATCH_SIZES`, which Trinity 0.6 on verl 0.8 or later cuts it by) of the
-    passes that may run with dynamic batch sizes off on some release `version` may be (`releases_may_be`,
-    `sequence_counted_roles`, each unread flag read unset, on and off), and the dynamic batch size keys
-    (``trainer.use_dynamic_bsz``, `ROLE_DYNAMIC_BATCH_KEYS`) where their values change which passes run so (on one
+    0.5 its engine's, `CRITIC_ENGINE_MICRO_BATCH_SIZES`, which Trinity 0.6 on verl 0.8 or later cuts it by where its
+    engine runs in rows, `critic_engine_in_rows`) of the passes that may run with dynamic batch sizes off on some
+    release `version` may be (`releases_may_be`, `sequence_counted_roles`, each unread flag read unset, on and off), and
+    the dynamic batch size keys (``trainer.use_dynamic_bsz``, `ROLE_DYNAMIC_BATCH_KEYS`, the critic's engine's own
+    `CRITIC_ENGINE_DYNAMIC_KEY` but for 0.5) where their values change which passes run so (on one
     of those releases) and such a pass's micro-batch may hold more than one sequence (`micro_batch_counts`, with `dpo`
     and the data-parallel `ranks`, and the critic's, `_critic_sequences`; one holds a sequence within any budget the
-    verdict takes)."""
-    flags = (DYNAMIC_BATCH_KEYS[0], *ROLE_DYNAMIC_BATCH_KEYS.values())
+    verdict takes); for a `padded` model (`solver.rules.one_sequence_per_micro_batch`), where their values change
+    which of its passes (the critic's where the algorithm trains one) run with them on, which no budget bounds."""
     critic = trains_critic(read_or_none(reader.word, ("algorithm", "algorithm_type")))
+    engine = critic and version != "0.5"  # the critic's engine, which Trinity 0.6 on verl 0.8 or later runs
+    flags = (DYNAMIC_BATCH_KEYS[0], *ROLE_DYNAMIC_BATCH_KEYS.values(),
+             *((CRITIC_ENGINE_DYNAMIC_KEY,) if engine else ()))
     sizes = dict(zip(ROLE_MICRO_BATCH_SIZES, ("actor", "ref", "rollout"), strict=True)) | dict(
         zip(DEPRECATED_MICRO_BATCH_SIZES[:2], ("actor", "ref"), strict=True)) | (
-        dict.fromkeys((*CRITIC_MICRO_BATCH_SIZES, DEPRECATED_MICRO_BATCH_SIZES[2],
-                       *(CRITIC_ENGINE_MICRO_BATCH_SIZES if version != "0.5" else ())), "critic") if critic else {})
+        dict.fromkeys((*CRITIC_MICRO_BATCH_SIZES, DEPRECATED_MICRO_BATCH_SIZES[2]), "critic") if critic else {}) | (
+        dict.fromkeys(CRITIC_ENGINE_MICRO_BATCH_SIZES, _CRITIC_ENGINE) if engine else {})
 
     def unreadable(read: Callable[..., Any], path: Path) -> bool:
         try:
@@ -2044,8 +2057,10 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
         return ()
 
     def counted(reading: bool | None, release: TrinityVersion) -> frozenset[str]:
-        return sequence_counted_roles(lambda path: reading if path in unread else read_or_none(reader.get, path),
-                                      release)
+        def flag(path: Path) -> Any:
+            return reading if path in unread else read_or_none(reader.get, path)
+        in_rows = engine and release == "0.6" and critic_engine_in_rows(flag)
+        return sequence_counted_roles(flag, release) | ({_CRITIC_ENGINE} if in_rows else set())
 
     by_release = [{counted(reading, release) for reading in (None, True, False)}
                   for release in releases_may_be(version)]
@@ -2053,16 +2068,19 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
     sizes_unread = [path for path in sizes if path in unread and sizes[path] in roles]
     flags_decide = any(len(readings) > 1 for readings in by_release) and (bool(sizes_unread) or any(
         sequences > 1 for _, sequences in micro_batch_counts(reader, roles, dpo, ranks).sequences)
-        or critic and "critic" in roles and _critic_sequences(reader, ranks, version) > 1)
+        or critic and not roles.isdisjoint(("critic", _CRITIC_ENGINE))
+        and _critic_sequences(reader, ranks, version) > 1)
+    passes = frozenset(ROLE_DYNAMIC_BATCH_KEYS) - (set() if critic else {"critic"})
+    flags_decide |= padded and any(len({counted_roles & passes for counted_roles in readings}) > 1
+                                   for readings in by_release)
     return tuple(dotted(path) for path in (*(path for path in flags if path in unread and flags_decide),
                                            *sizes_unread))
 
 
-def unset_variables(text: str, name: str, environ: Mapping[str, str], keys: tuple[str, ...]) -> tuple[str, ...]:
-    """The environment variables unset in `environ`, with no default, that the config `text`'s dotted `keys`
-    (`TrinityConfig.memory_unread`) read, each once, in their order: those to set, as the run will, for the check to
-    read them."""
-    reader = ConfigReader(load_config_mapping(text, name), name, environ)
+def unset_variables(reader: ConfigReader, keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The environment variables unset in `reader`'s environment, with no default, that its config's dotted `keys`
+    (`memory_unread_keys`) read, each once, in their order: those to set, as the run will, for the check to read
+    them."""
     variables: dict[str, None] = {}
     for key in keys:
         try:

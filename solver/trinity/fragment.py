@@ -438,10 +438,11 @@ def placed_on_words(pool: str, nodes: tuple[int, ...], shared_gpus: tuple[int, .
 
 def moved_from_words(moved_from: RunsAt, node_gpus: int | None) -> str:
     """Where a job that moves runs now (`Placement.moved_from`), in `placed_on_words`' words, on nodes of `node_gpus`
-    GPUs (``node 1 of pool a100 (all its GPUs)``; None: its pool's size unknown, its GPUs named)."""
+    GPUs (``node 1 of pool a100 (all its GPUs)``; None: its pool's size unknown, its GPUs named), its trainer's
+    nodes named where its rollout has others (``its trainer on node 0``)."""
     whole = node_gpus is not None and moved_from.gpu_indexes == tuple(range(node_gpus))
-    return placed_on_words(moved_from.pool, moved_from.nodes, None if whole else moved_from.gpu_indexes,
-                           moved_from.nodes)
+    trainer = moved_from.trainer_nodes if moved_from.trainer_nodes is not None else moved_from.nodes
+    return placed_on_words(moved_from.pool, moved_from.nodes, None if whole else moved_from.gpu_indexes, trainer)
 
 
 def moving_words(moved_from: str | None, move_reason: str | None) -> str:

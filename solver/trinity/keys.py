@@ -132,7 +132,9 @@ other text there (a regex: ``.*\\.(q_proj|v_proj)``, whose braces or commas woul
 
 
 def yaml_scalar(value: Any) -> str:
-    """A config value as YAML writes it (``true``, ``8192``, ``2.5``); `TypeError` for any other kind."""
+    """A config value as YAML writes it (``true``, ``8192``, ``2.5``, ``null``); `TypeError` for any other kind."""
+    if value is None:
+        return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, str)):
@@ -219,13 +221,6 @@ SET_TO_TRAINERS_BY_06: dict[tuple[str, ...], tuple[str, ...]] = {
 ``synchronize_config`` (``trainer/verl_legacy/verl_config.py:701``, ``:708``, ``:711``), on verl 0.8 or later
 ``FROZEN_KEYS`` (``trainer/verl/config.py:710``, ``:700``) and the critic's model config, built from the trainer's
 (``trainer/verl/trainer.py:360``)."""
-ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
-    **{path: f"on Trinity before 0.6 only: Trinity 0.6 sets it to {'.'.join(trainers)} whatever the verl"
-       for path, trainers in SET_TO_TRAINERS_BY_06.items()},
-    DYNAMIC_BATCH_KEYS[2]: ROLE_KEYS_IGNORED,
-}
-"""Where each of the roles' own flags counts, in words (the trainer's count everywhere): `checks` says it
-beside a flag that is off."""
 CRITIC_TOKEN_BUDGET = (*CRITIC, "ppo_max_token_len_per_gpu")
 CRITIC_FORWARD_BUDGET = (*CRITIC, "forward_max_token_len_per_gpu")
 CRITIC_BUDGETS = (CRITIC_TOKEN_BUDGET, CRITIC_FORWARD_BUDGET)
@@ -257,6 +252,15 @@ verl packs them by the engine's token budget, which Trinity sets to the trainer'
 (``critic.ppo_infer_max_token_len_per_gpu``, frozen, ``trainer/verl/trainer.py:368-371``), and reads neither engine
 micro-batch size (`CRITIC_ENGINE_MICRO_BATCH_SIZES`); false, it cuts them by those sizes. Trinity 0.5's typed
 ``Critic`` refuses the section; 0.6.0 on verl before 0.8 drops it. Read from the code, not run."""
+ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
+    **{path: f"on Trinity before 0.6 only: Trinity 0.6 sets it to {'.'.join(trainers)} whatever the verl"
+       for path, trainers in SET_TO_TRAINERS_BY_06.items()},
+    DYNAMIC_BATCH_KEYS[2]: ROLE_KEYS_IGNORED,
+    CRITIC_ENGINE_DYNAMIC_KEY: ("for the critic's passes on Trinity 0.6 with verl 0.8 or later only: 0.6 on verl "
+                                "before 0.8 drops the section"),
+}
+"""Where each of the roles' own flags counts, in words (the trainer's count everywhere): `checks` says it
+beside a flag that is off."""
 ROLE_DYNAMIC_BATCH_KEYS: dict[str, tuple[str, ...]] = {
     "actor": DYNAMIC_BATCH_KEYS[1], "ref": DYNAMIC_BATCH_KEYS[2],
     "rollout": (*ACTOR_ROLLOUT_REF, "rollout", "log_prob_use_dynamic_bsz"), "critic": (*CRITIC, "use_dynamic_bsz")}
@@ -380,6 +384,14 @@ ROLE_SP_KEYS = tuple((*ACTOR_ROLLOUT_REF, role, "ulysses_sequence_parallel_size"
 """The roles' own SP: Trinity with verl before 0.8 takes it over the trainer's; Trinity 0.6 on verl 0.8 or later
 ignores it."""
 TRAINER_SP_KEY = ("trainer", "ulysses_sequence_parallel_size")
+ROLE_ENGINE_SP_KEYS = tuple((*ACTOR_ROLLOUT_REF, role, "fsdp_config", "ulysses_sequence_parallel_size") for role in ROLES)
+"""The SP of the actor's and the ref's FSDP engine on verl 0.8 or later: Trinity 0.6.0 builds it as the trainer's
+(``_build_fsdp_engine_config``, ``trainer/verl/config.py:514``) and deep-merges the config's over it (no
+``FROZEN_KEYS``); verl's ``FSDPActorConfig.__post_init__`` takes its engine from it but puts the role's own SP, which
+Trinity freezes to the trainer's, over it where that is above 1 (``workers/config/actor.py:313``, ``:320-321`` in verl
+0.8.0; ``:321``, ``:328-329`` in 0.9.1). So it runs the role only beside a trainer SP of 1 (`solver.trinity.checks`). Trinity
+0.5's typed ``FSDPConfig`` lacks it (`KEYS_05_LACKS`), and 0.6 drops it on verl before 0.8 (its legacy ``FSDPConfig``,
+``verl_legacy/verl_config.py:101``, lacks it too)."""
 
 
 class OwnSpRole(NamedTuple):
@@ -474,12 +486,17 @@ LORA_CONFIGS = ("model", "lora_configs")
 """Where a config lists its LoRA configs (Trinity takes one)."""
 VERL_LORA_RANK = (*ACTOR_ROLLOUT_REF, "model", "lora_rank")
 """verl's own LoRA rank, which Trinity 0.5 reads where ``model.lora_configs`` is unset."""
+BYPASS_OLD_LOGPROBS_KEY = ("algorithm", "bypass_old_logprobs")
+"""Trinity 0.6's switch between the rollout's log-probs as the old ones (true, its default: ``common/config.py:657``
+in 0.6.0) and the actor's recompute of them each step (false: ``_compute_old_log_prob``, ``trainer/verl/trainer.py:517``
+and ``:719``, on verl 0.8 or later). Before verl 0.8 the legacy trainer reads another key (it recomputes them unless
+``algorithm.rollout_correction`` sets ``bypass_mode``, ``verl_legacy/verl_trainer.py:528-546``)."""
 ENTROPY_KEYS = ("entropy_from_logits_with_chunking", "entropy_checkpointing")
 """How verl computes the actor's entropy: in chunks, and checkpointed (under the actor before verl 0.8, under its
 ``fsdp_config`` from 0.8): read for a note."""
 READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
     (): ("mode", "algorithm", "buffer", "model", "cluster", "explorer", "trainer", "stages"),
-    ("algorithm",): ("algorithm_type", "repeat_times", "entropy_loss_fn"),
+    ("algorithm",): ("algorithm_type", "repeat_times", "entropy_loss_fn", BYPASS_OLD_LOGPROBS_KEY[-1]),
     ("buffer",): ("batch_size", "train_batch_size"),
     ("model",): ("model_path", "max_model_len", "max_prompt_tokens", "max_response_tokens", "rope_scaling",
                  "external_model", "tinker", "critic_model_path", "lora_configs"),
@@ -510,8 +527,8 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
                                   DEPRECATED_MICRO_BATCH_SIZES[1][-1]),
     (*ACTOR_ROLLOUT_REF, "rollout"): ("log_prob_max_token_len_per_gpu", "log_prob_use_dynamic_bsz",
                                       ROLE_MICRO_BATCH_SIZES[2][-1]),
-    offload_path("actor", "")[:-1]: (*OFFLOAD_FLAGS, *ENTROPY_KEYS),
-    offload_path("ref", "")[:-1]: OFFLOAD_FLAGS,
+    offload_path("actor", "")[:-1]: (*OFFLOAD_FLAGS, *ENTROPY_KEYS, ROLE_ENGINE_SP_KEYS[0][-1]),
+    offload_path("ref", "")[:-1]: (*OFFLOAD_FLAGS, ROLE_ENGINE_SP_KEYS[1][-1]),
 }
 """Per section, the keys of it that rft-solver reads (all that `ConfigReader` reads but the offload flags of a role's
 `IGNORED_SECTION`, read only to say nothing reads them there: tests/test_trinity.py checks this): a key beside them
@@ -629,6 +646,8 @@ KEYS_05_LACKS: dict[tuple[str, ...], Lacking05] = {
     **{(*ACTOR_ROLLOUT_REF, "actor", "fsdp_config", key): Lacking05(
         "verl 0.8's fsdp_config", "FSDPConfig", "verl before 0.8, which Trinity 0.5 runs, reads the "
         "actor's own") for key in ENTROPY_KEYS},
+    **{path: Lacking05("verl 0.8's fsdp_config", "FSDPConfig", "verl before 0.8, which Trinity 0.5 runs, reads the "
+                         "role's own ulysses_sequence_parallel_size") for path in ROLE_ENGINE_SP_KEYS},
     **{(*ACTOR_ROLLOUT_REF, role, IGNORED_SECTION): Lacking05(
         f"verl 0.8's {role}", role.capitalize(), "Trinity 0.5 reads a role's offload flags "
         "from its fsdp_config") for role in ROLES},
@@ -645,7 +664,9 @@ them: Trinity 0.6's rollout parallel sizes and ``enable_expert_parallel`` (``:52
 refused in any value, null too: checked by running the ``load_config`` of Trinity 0.5.0, 0.5.1 and 0.5.2, then that
 merge, their other imports stubbed, on OmegaConf 2.3.0; 0.6.0 loads each. And the critic's engine, `CRITIC_ENGINE`,
 which every 0.5 release's ``Critic`` lacks (``common/verl_config.py:257`` in 0.5.0, ``:258`` in 0.5.1,
-``trainer/verl/verl_config.py:260`` in 0.5.2), so that merge refuses it: read from the code, not run."""
+``trainer/verl/verl_config.py:260`` in 0.5.2), so that merge refuses it: read from the code, not run; and the
+actor's and the ref's engine SP (`ROLE_ENGINE_SP_KEYS`), which every 0.5 release's ``FSDPConfig`` lacks (the fields'
+table, ``tables/trinity-fields.yaml``): read, not run."""
 EXTERNAL_MODEL = ("model", "external_model")
 """Trinity's external rollout model: a key of 0.5.2's ``ModelConfig`` (``trinity/common/config.py:504``) that 0.5.0's
 and 0.5.1's lack, so they refuse it in any value ("Key 'external_model' not in 'ModelConfig'", checked as

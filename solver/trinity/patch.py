@@ -56,14 +56,17 @@ from solver.tables import (
     written_layout,
     yaml_brief,
 )
+from solver.tables.text import and_joined
 from solver.trinity.checks import new_adapter_refused, trinity_config_problems
 from solver.trinity.config import (
     cluster_trainer_gpus,
     config_counted_lora_rank,
     config_counted_lora_targets,
     lora_configs_refused,
+    memory_unread_keys,
     refused_lora_fix,
     refused_lora_key,
+    unset_variables,
     written_adapter,
     written_lora,
 )
@@ -103,6 +106,7 @@ from solver.trinity.plan_keys import (
     trinity_06_keys_comment,
 )
 from solver.trinity.reader import (
+    ConfigReader,
     aliased_anchors,
     check_config_arguments,
     load_config_mapping,
@@ -787,7 +791,10 @@ class PatchedConfig:
     cautions, what to do past the validated length), and for a DPO config of a padded model, what the actor's
     micro-batch size it writes means on each verl line (`dpo_note`: `solver.trinity.plan_keys.dpo_pair_note`,
     ``--write``'s note; None where none is said), and for a config that sets LoRA patched with a plan of full
-    fine-tuning, that it still trains LoRA (`lora_note`: `_config_lora_kept`), for the caller to say."""
+    fine-tuning, that it still trains LoRA (`lora_note`: `_config_lora_kept`), for the caller to say; as ``--write``
+    says them too: the environment variables to set, as the run will, for the check of the copy to read the keys that
+    decide its tokens per GPU (`unread_note`: `unread_variables_note`; unset, that check fails, its verdict unknown),
+    and the interpolations the patch replaced with the plan's values (`replaced_notes`: `replaced_interpolations`)."""
 
     text: str
     removed_for_05: tuple[str, ...]
@@ -796,6 +803,8 @@ class PatchedConfig:
     unwritten_note: tuple[str, ...] = ()
     dpo_note: str | None = None
     lora_note: str | None = None
+    unread_note: str | None = None
+    replaced_notes: tuple[str, ...] = ()
 
 
 def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
@@ -923,8 +932,26 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     dpo = config_trains_dpo(reading, environ)  # as the keys read it (`keys_for_plan`)
     dpo_note = dpo_pair_note(name, model, version, option_names.trinity_05,
                              config_dpo_in_rows(reading, environ, version)) if dpo else None
+    unread_note = unread_variables_note(reading, plan, name, {} if environ is None else environ, version, dpo)
+    replaced = tuple(replaced_interpolations(text, plan, model, name=name, environ=environ, version=version))
     return PatchedConfig("\ufeff" + patched if bom else patched, removed, tuple(f"trainer.{key}" for key in merged),
-                         command if left_out is not None else None, left_out or (), dpo_note, lora_note)
+                         command if left_out is not None else None, left_out or (), dpo_note, lora_note,
+                         unread_note, replaced)
+
+
+def unread_variables_note(reading: Any, plan: Plan, name: str, environ: Mapping[str, str],
+                          version: TrinityVersion | None, dpo: bool) -> str | None:
+    """Where keys of the config `reading` (the file `name`) that decide the tokens per GPU of a copy patched for `plan`
+    (on its data-parallel ranks, for `version`, DPO where `dpo`: `memory_unread_keys`) read environment variables unset
+    in `environ`, with no default: that, and the variables to set, as the run will, before the copy's check (its
+    header's command) can judge it (`PatchedConfig.unread_note`); None otherwise."""
+    reader = ConfigReader(reading, name, environ)
+    unread = memory_unread_keys(reader, version, dpo, plan.gpus // plan.sp)
+    variables = unset_variables(reader, unread)
+    if not variables:
+        return None
+    return (f"whether it trains depends on {and_joined(list(unread))}, which cannot be read here: set "
+            f"{and_joined(list(variables))} as the run will, then check it (its header's command)")
 
 
 def _config_lora_kept(plan: Plan, model: Model, reading: Any, name: str, environ: Mapping[str, str],

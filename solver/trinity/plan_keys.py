@@ -70,9 +70,11 @@ from solver.trinity.keys import (
     CRITIC,
     CRITIC_BUDGETS,
     CRITIC_ENGINE,
+    CRITIC_ENGINE_DYNAMIC_KEY,
     CRITIC_ENGINE_SP_KEY,
     CRITIC_MODEL_FSDP,
     CRITIC_SP_KEY,
+    DEPRECATED_MICRO_BATCH_SIZES,
     DYNAMIC_BATCH_KEYS,
     GRADIENT_CHECKPOINTING_KEY,
     IGNORED_SECTION,
@@ -81,6 +83,7 @@ from solver.trinity.keys import (
     REMOVE_PADDING_KEYS,
     ROLE_BUDGET_KEYS,
     ROLE_BUDGET_PATHS,
+    ROLE_ENGINE_SP_KEYS,
     ROLE_SP_KEYS,
     ROLES,
     ROLLOUT_MODEL,
@@ -379,9 +382,11 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
           if padded and version != "0.6" else []),  # the critic's own, which 0.5 reads
         # its model's keys beside the one above (the fragment nests them)
         *_grouped([*_critic_keys(plan, version, version_option, readings), *_critic_sp_keys(plan, readings, version),
-                   *(_critic_engine_micro_batch_keys(version, version_option) if padded else [])]),
+                   *(_critic_engine_micro_batch_keys(version, version_option) if padded else []),
+                   # the engine's own dynamic batch sizes as a role's own (0.5 refuses the section)
+                   *(_dynamic_batch_keys(readings, [CRITIC_ENGINE_DYNAMIC_KEY], padded) if version != "0.5" else [])]),
         *_own_budget_keys(plan, "critic", readings, version),  # where the algorithm trains a critic
-        *(_micro_batch_keys("critic") if padded else []),
+        *(_micro_batch_keys("critic") + _deprecated_size_keys("critic") if padded else []),
     ]
 
 
@@ -632,6 +637,14 @@ def _micro_batch_keys(section: str, dpo: bool = False, version: TrinityVersion |
     return [PlanKey(path=path, value=1) for path in paths]
 
 
+def _deprecated_size_keys(section: str) -> list[PlanKey]:
+    """`section`'s deprecated micro-batch size for the whole batch (`DEPRECATED_MICRO_BATCH_SIZES`) null, read as unset,
+    where the config has it, for a padded model (`_micro_batch_keys`' one sequence each): verl before 0.8 takes it over
+    the per-GPU size, divided by the data-parallel ranks, and verl 0.8 or later refuses it beside that size."""
+    return [PlanKey(path=path, value=None, existing_only=True) for path in DEPRECATED_MICRO_BATCH_SIZES
+            if path[-2] == section]
+
+
 def _critic_engine_micro_batch_keys(version: TrinityVersion | None, version_option: str) -> list[PlanKey]:
     """One sequence per micro-batch for the critic's engine (`CRITIC_ENGINE_MICRO_BATCH_SIZES`), whatever the algorithm
     (as `_micro_batch_keys`' critic's), which Trinity 0.6 on verl 0.8 or later cuts the critic's passes by, leaving them
@@ -741,7 +754,8 @@ def _trainer_offload_flags(plan: Plan, config: Any, version: TrinityVersion | No
 def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
                version: TrinityVersion | None, padded: bool, dpo: bool, rows: bool = False,
                rows_off: bool = False) -> list[PlanKey]:
-    """A role's keys: its own SP and hand-set token budget where `config` has them, its dynamic batch sizes back
+    """A role's keys: its own SP (its engine's too, `ROLE_ENGINE_SP_KEYS`, but for `version` 0.5) and hand-set token
+    budget where `config` has them, its dynamic batch sizes back
     on (off, with one sequence per micro-batch, where its micro-batches are `padded`: `_dynamic_batch_keys`; the
     actor's one pair for `dpo`: `_micro_batch_keys`, and so where the actor's update holds `rows`,
     `config_dpo_in_rows`, whatever the model, the ref's 1 beside it, which Trinity doubles to one pair before verl 0.8
@@ -749,12 +763,16 @@ def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
     offload flags (those under its ``engine`` too where `config` has them, but for `version` 0.5, which refuses that
     key: `KEYS_05_LACKS`; none for the ref where `plan` counts no reference model, `Plan.reference_model`: the run
     builds none to offload)."""
-    # A role's own SP, which Trinity with verl before 0.8 takes over the trainer's: the plan's too.
-    keys = [PlanKey(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
+    # A role's own SP, which Trinity with verl before 0.8 takes over the trainer's, and its engine's, which verl 0.8
+    # or later runs it at beside a trainer SP of 1 (0.5 refuses that key): the plan's too.
+    keys = [PlanKey(path=path, value=plan.sp, existing_only=True)
+            for path in (*ROLE_SP_KEYS, *(ROLE_ENGINE_SP_KEYS if version != "0.5" else ()))
+            if path[len(ACTOR_ROLLOUT_REF)] == role]
     keys += _dynamic_batch_keys(
         readings, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)), padded, dpo=dpo,
         dpo_rows=rows_off and role == "actor")
     keys += _micro_batch_keys(role, dpo, version) if padded or rows else []
+    keys += _deprecated_size_keys(role) if padded else []
     keys += _own_budget_keys(plan, role, readings, version)
     if role == "ref" and not plan.reference_model:
         return keys

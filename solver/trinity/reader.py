@@ -33,6 +33,7 @@ from solver.tables import (
 )
 from solver.trinity.interpolation import ConfigValues, Path
 from solver.trinity.keys import (
+    CRITIC_ENGINE_DYNAMIC_KEY,
     DYNAMIC_BATCH_KEYS,
     ROLE_DYNAMIC_BATCH_KEYS,
     ConfigError,
@@ -321,6 +322,15 @@ def sequence_counted_roles(flag: Callable[[Path], Any], version: TrinityVersion 
         return trainer_off if own is None else turned_off(own)
 
     return frozenset(role for role in ROLE_DYNAMIC_BATCH_KEYS if off(role))
+
+
+def critic_engine_in_rows(flag: Callable[[Path], Any]) -> bool:
+    """Whether Trinity 0.6 on verl 0.8 or later cuts a trained critic's passes by its engine's micro-batch sizes
+    (`solver.query.CRITIC_ENGINE_MICRO_BATCH_SIZES`), its keys read by `flag`: its engine's own dynamic batch size flag
+    (`CRITIC_ENGINE_DYNAMIC_KEY`) off, or unset beside the trainer's off (Trinity builds it as the trainer's), whatever
+    `sequence_counted_roles` says of the critic's own passes (which follow the trainer's there)."""
+    own = flag(CRITIC_ENGINE_DYNAMIC_KEY)
+    return turned_off(own if own is not None else flag(DYNAMIC_BATCH_KEYS[0]))
 
 
 def actor_update_in_rows(flag: Callable[[Path], Any], version: TrinityVersion | None) -> bool:
