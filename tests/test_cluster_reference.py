@@ -457,19 +457,26 @@ def test_check_counts_a_dpo_job_at_trinitys_default_budget_and_says_dpo(tmp_path
     assert "'dpo': True" in problem and "'dpo': False" in problem, problem
 
 
+def kept_calls(monkeypatch: pytest.MonkeyPatch, name: str) -> list[Any]:
+    """The (fleet, planner, result) of each call of `solver.cluster`'s `name` (``place`` or ``buy``: the hook's, which
+    checks it too) while the test runs, in order."""
+    asked: list[Any] = []
+    called = getattr(solver.cluster, name)
+
+    def kept(fleet: Any, planner: Any, **options: Any) -> Any:
+        result = called(fleet, planner, **options)
+        asked.append((fleet, planner, result))
+        return result
+
+    monkeypatch.setattr(solver.cluster, name, kept)
+    return asked
+
+
 def test_a_purchases_placement_is_checked_on_the_pools_as_bought(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Two Qwen3-8B jobs of at least 6 GPUs each on one node of 8 A100s: the purchase buys a node, and places the
     # second job there (node 1), which the reference checks on the pool as bought (conftest's `reference_problems`);
     # on the pool as it was, node 1 is outside it.
-    asked: list[Any] = []
-    bought = solver.cluster.buy  # the hook's, which checks it too
-
-    def kept(fleet: Any, planner: Any, **options: Any) -> Any:
-        result = bought(fleet, planner, **options)
-        asked.append((fleet, planner, result))
-        return result
-
-    monkeypatch.setattr(solver.cluster, "buy", kept)
+    asked = kept_calls(monkeypatch, "buy")
     two = {"pools": [pool(nodes=1)], "jobs": [job("a", "Qwen3-8B", 32768, rollout=4),
                                               job("b", "Qwen3-8B", 32768, rollout=4)]}
     (tmp_path / "fleet.yaml").write_text(yaml.safe_dump(two), encoding="utf-8")
@@ -488,15 +495,7 @@ def test_the_check_counts_model_configs_of_other_types_past_their_native_context
     # past-native-no-yarn caution; Yi-1.5-9B (llama) at 5000, past its 4096: YaRN no one validated (its data-parallel
     # ranks uneven). The reference counts both (conftest's `reference_problems` is a list, not None) and refutes YaRN
     # written for phi-4.
-    asked: list[Any] = []
-    placed = solver.cluster.place  # the hook's, which checks it too
-
-    def kept(fleet: Any, planner: Any, **options: Any) -> Any:
-        result = placed(fleet, planner, **options)
-        asked.append((fleet, planner, result))
-        return result
-
-    monkeypatch.setattr(solver.cluster, "place", kept)
+    asked = kept_calls(monkeypatch, "place")
     configs = Path(__file__).parent / "data" / "hf-configs"
     jobs = [{"name": name, "model_config": str(configs / config), "max_model_len": length}
             for name, config, length in (("phi", "phi-4.json", 32768), ("yi", "Yi-1.5-9B.json", 5000))]
