@@ -140,12 +140,14 @@ def _placements_checked(monkeypatch: pytest.MonkeyPatch) -> None:
 def reference_problems(fleet: Any, planner: Any, result: Any, minimize_nodes: bool) -> list[str] | None:
     """What `cluster_reference.check_placements` finds wrong with `result`, a placement of `fleet` by `planner`'s
     options (or a purchase's, a `PurchaseResult`: its placement on the pools with the nodes it buys, every job it does
-    not place left out); None where the reference does not count what was asked: a memory model or margin of one's
-    own, estimates alone, or a job that `cluster_reference.fleet_instance` leaves out."""
+    not place left out), with the planner's margin and memory model (one's own, calibrated, too); None where the
+    reference does not count what was asked: estimates alone (``--estimate``, whose plans the tables caution rather
+    than vouch for or refute, a tier the reference does not enumerate), or a job that
+    `cluster_reference.fleet_instance` leaves out."""
     from cluster_reference import check_placements, fleet_instance  # the reference, imported where a placement is made
 
     instance = fleet_instance(planner.catalog, fleet)
-    if instance is None or planner.memory is not None or planner.margin is not None or planner.estimate == "only":
+    if instance is None or planner.estimate == "only":
         return None
     answer = json.loads(result.model_dump_json())
     if isinstance(result, PurchaseResult):  # the pools as bought (as they are where it found no purchase)
@@ -160,7 +162,7 @@ def reference_problems(fleet: Any, planner: Any, result: Any, minimize_nodes: bo
                             minimize_nodes=minimize_nodes and bool(result.placements),
                             estimates=planner.estimate == "auto",
                             token_budget=planner.token_budget, trinity_version=planner.trinity_release,
-                            weights=planner.weights)
+                            weights=planner.weights, margin=planner.margin, memory=planner.memory)
 
 
 ONE_TABLE = ("give each table once: write the two as one table of one file, naming both files' models, each row a cell "
