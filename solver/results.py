@@ -1900,9 +1900,9 @@ class RolloutKept(Frozen):
         "plan on the rest of the budget without it, its host_memory_gb more than the host memory given; null "
         "otherwise"))
     without_pins: Plan | None = Field(default=None, description=(
-        "where plan is null, no host memory is given and the settings the query pins (--sp, --env, --offload) are "
-        "what rule the plans out: the best plan on the rest of the budget without them (the pins it lacks are "
-        "those named); null otherwise"))
+        "where plan is null, the host memory given (if any) is not what rules the plans out and the settings the "
+        "query pins (--sp, --env, --offload) are: the best plan on the rest of the budget without the fewest of them "
+        "that do (the pins it lacks are those named); null otherwise"))
 
 
 class RoomKept(Frozen):

@@ -1507,9 +1507,16 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
         solves.append(data.gpu)
         return nearest_plan(catalog, data, query)
 
+    fewest_limits_dropped = solve_module.fewest_limits_dropped
+
+    def counted_fewest_limits_dropped(catalog, query, gpu):
+        solves.append(gpu)
+        return fewest_limits_dropped(catalog, query, gpu)
+
     monkeypatch.setattr(solve_module, "answer_for", counted_answer_for)
     monkeypatch.setattr(solve_module, "least_host_plan", counted_least_host_plan)
     monkeypatch.setattr(solve_module, "nearest_plan", counted_nearest_plan)
+    monkeypatch.setattr(solve_module, "fewest_limits_dropped", counted_fewest_limits_dropped)
     # Estimated (measured), longer than validated, 2 rollout GPUs beside whole nodes (fewer_nodes: one solve), a batch
     # (other_batch), a pin (unpinned; Env, which the estimates keep on anyway), host memory (more_host_ram), and 0.1 GiB
     # to spare at 8 GPUs, more than calibrated (room_kept, s79).
