@@ -955,6 +955,10 @@ TYPED = "typed"
 """The validation context's key that says the data is as a person typed it in a file (a cluster file's, a cells
 file's), where a pool's ``host_ram_gb`` is read as ``--host-ram`` reads it (`solver.tables.inputs.Pool`), and a word
 of a field's choices in any case (`choice_as_typed`)."""
+GPU_NAMED = "gpu_named"
+"""The validation context's key, beside `TYPED`, of a test whether text names a GPU type of the catalogue (by
+`Catalog.gpu`'s lookup): a cluster file's pool takes a whole number YAML read unquoted (``gpu: 4090``) as the name
+written where it does (`solver.tables.inputs.Pool`)."""
 
 
 def choice_as_typed(value: Any, info: ValidationInfo, choices: tuple[str, ...]) -> Any:
