@@ -169,7 +169,6 @@ from solver.tables import (
     Weights,
     and_joined,
     asked_length,
-    asked_tokens,
     brief,
     check_choice,
     check_once,
@@ -1133,7 +1132,8 @@ def estimate_memory(
         raise QueryError("sp must be a whole number, got None: the memory estimate is of one setting, its SP given "
                          "(1 for none); plan(..., sp=None) picks the SP")
     max_model_len = asked_length(max_model_len)  # "64k" as plan's
-    max_token_len_per_gpu = asked_tokens(max_token_len_per_gpu)  # "16k" as solve memory --token-budget 16k
+    # "16k" as solve memory --token-budget 16k; "-2k" refused as written
+    max_token_len_per_gpu = asked_length(max_token_len_per_gpu, "max_token_len_per_gpu")
     check_types(("gpus", gpus, int), ("max_model_len", max_model_len, int), ("sp", sp, int), ("env", env, bool),
                 ("offload", offload, bool), ("node_gpus", node_gpus, int | None), ("catalog", catalog, Catalog | None),
                 ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", max_token_len_per_gpu, int | None),
@@ -1239,7 +1239,7 @@ def memory_answer(
     check_types(("memory", memory, MemoryModel | Path | str | None), ("catalog", catalog, Catalog | None))
     critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
     max_model_len = asked_length(max_model_len)  # "64k" as plan's
-    max_token_len_per_gpu = asked_tokens(max_token_len_per_gpu)  # "16k" as --token-budget 16k
+    max_token_len_per_gpu = asked_length(max_token_len_per_gpu, "max_token_len_per_gpu")  # "16k" as --token-budget
     loaded = load_memory_model(given_path("memory", memory)) if isinstance(memory, Path | str) else memory
     loaded = loaded if loaded is not None else load_memory_model()
     catalog = catalog if catalog is not None else load_catalog()

@@ -195,9 +195,9 @@ def test_a_train_batch_no_rank_count_divides_is_named_where_memory_stops_the_cou
     _, reasons = explained(gpu="a100", model="8B", max_model_len=131072, budget_gpus=3, exact=True,
                            train_batch_size=256)
     assert details(reasons, "limit")[0].endswith("(longest per GPU count: 3 GPUs: none)")
-    assert details(reasons, "batch_divides") == [
+    assert details(reasons, "batch_divides") == [(
         "the train batch of 256 (--train-batch-size) must split evenly over the data-parallel ranks (GPUs / SP): on 3 "
-        "GPUs that rules out SP=1"]
+        "GPUs that rules out SP=1")]
 
 
 def test_a_train_batch_from_a_config_is_named_by_its_keys_in_the_limit_and_the_reasons():
