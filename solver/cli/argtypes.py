@@ -102,8 +102,8 @@ def whole_number(least: int, most: int, listed: str = "") -> Callable[[str], int
 def whole_numbers(least: int, most: int, example: str) -> Callable[[str], tuple[int, ...]]:
     """An argparse type: whole numbers separated by commas (`example`), each as `whole_number` takes it; an empty
     one (``8,``) is refused, and so are numbers that read as one with thousands separators too (``1,024``: 1 and 24,
-    or 1024, named as past `most` where it is; ``8,16,1,024`` too: `_thousands_run`), and numbers separated by spaces (``'8 16'``), each naming the list
-    meant."""
+    or 1024, named as past `most` where it is; ``8,16,1,024`` too: `_thousands_run`), and numbers separated by spaces
+    (``'8 16'``), each naming the list meant."""
     each = whole_number(least, most)
     accepted = f"give whole numbers from {least} to {most}, separated by commas ({example})"
 

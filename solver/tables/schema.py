@@ -20,7 +20,6 @@ from pydantic import (
     Field,
     GetCoreSchemaHandler,
     GetJsonSchemaHandler,
-    ModelWrapValidatorHandler,
     SerializerFunctionWrapHandler,
     Strict,
     Tag,
@@ -34,9 +33,6 @@ from pydantic import (
 )
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
-
-if TYPE_CHECKING:  # Python 3.11's typing.Self, for the type checker alone (annotations are not evaluated)
-    from typing_extensions import Self
 
 from solver.tables.bounds import (
     DRIVER_SHARE,
@@ -137,7 +133,8 @@ def _plain_detail(detail: Any) -> Any:
     whole = detail["type"] == "int_type" and type_problem(str(detail["loc"][-1]), given, int)  # 2.0: pass 2
     plain = "url" in detail and detail["type"] in PLAIN_PROBLEMS
     words = (whole or f"{plain_words(PLAIN_PROBLEMS[detail['type']], context)}, got {brief(given)}") if plain else None
-    return {"type": PydanticCustomError(detail["type"], "{problem}", {**context, "problem": words or own_words(detail)}),
+    problem = words or own_words(detail)
+    return {"type": PydanticCustomError(detail["type"], "{problem}", {**context, "problem": problem}),
             "loc": detail["loc"], "input": detail["input"]}
 GpuCount = Annotated[int, Strict(), Gt(0), Le(MAX_GPUS)]
 Billions = Annotated[float, Strict(), Gt(0)]
