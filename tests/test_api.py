@@ -507,6 +507,10 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "max_model_len must be a whole number from 1 to 16777216, got '-2k'"),
         (lambda: solver.estimate_memory("8B", "h100", 8, "0k"),
          "max_model_len must be a whole number from 1 to 16777216, got '0k'"),
+        (lambda: solver.plan("8B", max_model_len=4096, token_budget="-2k"),  # as the length's (hints88)
+         "token_budget must be a whole number from 1 to 16777216, got '-2k'"),
+        (lambda: solver.estimate_memory("8B", "h100", 8, 4096, max_token_len_per_gpu="-2k"),
+         "max_token_len_per_gpu must be a whole number from 1 to 16777216, got '-2k'"),
         (lambda: solver.plan(None, max_model_len=4096), "a model is named by a string, got None"),
         (lambda: solver.plan(solver.load_model_config(EXAMPLES.parent.parent / "tests/data/hf-configs/phi-4.json"),
                              max_model_len=4096),  # a notebook's first try with a config.json's model
