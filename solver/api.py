@@ -171,7 +171,6 @@ from solver.tables import (
     Weights,
     and_joined,
     asked_length,
-    asked_tokens,
     brief,
     check_choice,
     check_once,
@@ -259,8 +258,7 @@ def _check_named(catalog: Catalog, model: object, gpu: object, count_keyword: st
     `asked_gpus` reads them; None for no GPU type) that `catalog` lacks, saying how code gives one of its own
     (`OWN_MODEL_IN_CODE`, `OWN_GPU_IN_CODE`), or, for a GPU type with a count (``a100x4``), the keywords that give them
     apart (the count to `count_keyword`); other values are left to the checks that name their types."""
-    _refuse_empty_name("model", model, "a model", ("4B", "8B"), lists=False)
-    _refuse_empty_name("gpu", gpu, "a GPU type", ("a100", "h100"), lists=gpu_lists)
+    _refuse_empty_names(model, gpu, gpu_lists)
     gpus = gpu if gpu_lists and isinstance(gpu, list | tuple) else [gpu]
     listed = (gpus if gpus is gpu else [name.strip() for name in gpu.split(",")]
               if gpu_lists and isinstance(gpu, str) and "," in gpu else None)  # a comma list: the names apart
@@ -278,6 +276,13 @@ def _check_named(catalog: Catalog, model: object, gpu: object, count_keyword: st
                 find(name)
             except QueryError as error:
                 raise QueryError(with_own_hint(error, hint)) from None
+
+
+def _refuse_empty_names(model: object, gpu: object, gpu_lists: bool) -> None:
+    """`QueryError` where `model` or `gpu` (where `gpu_lists`, a list of names too) is an empty name or holds one, as
+    `plan` refuses them (`_refuse_empty_name`)."""
+    _refuse_empty_name("model", model, "a model", ("4B", "8B"), lists=False)
+    _refuse_empty_name("gpu", gpu, "a GPU type", ("a100", "h100"), lists=gpu_lists)
 
 
 def _refuse_empty_name(keyword: str, value: object, kind: str, examples: tuple[str, str], *, lists: bool) -> None:
@@ -1155,7 +1160,8 @@ def estimate_memory(
         raise QueryError("sp must be a whole number, got None: the memory estimate is of one setting, its SP given "
                          "(1 for none); plan(..., sp=None) picks the SP")
     max_model_len = asked_length(max_model_len)  # "64k" as plan's
-    max_token_len_per_gpu = asked_tokens(max_token_len_per_gpu)  # "16k" as solve memory --token-budget 16k
+    # "16k" as solve memory --token-budget 16k; "-2k" refused as written
+    max_token_len_per_gpu = asked_length(max_token_len_per_gpu, "max_token_len_per_gpu")
     check_types(("gpus", gpus, int), ("max_model_len", max_model_len, int), ("sp", sp, int), ("env", env, bool),
                 ("offload", offload, bool), ("node_gpus", node_gpus, int | None), ("catalog", catalog, Catalog | None),
                 ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", max_token_len_per_gpu, int | None),
@@ -1261,7 +1267,7 @@ def memory_answer(
     check_types(("memory", memory, MemoryModel | Path | str | None), ("catalog", catalog, Catalog | None))
     critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
     given_length, max_model_len = max_model_len, asked_length(max_model_len)  # "64k" as plan's
-    max_token_len_per_gpu = asked_tokens(max_token_len_per_gpu)  # "16k" as --token-budget 16k
+    max_token_len_per_gpu = asked_length(max_token_len_per_gpu, "max_token_len_per_gpu")  # "16k" as --token-budget
     loaded = load_memory_model(given_path("memory", memory)) if isinstance(memory, Path | str) else memory
     loaded = loaded if loaded is not None else load_memory_model()
     catalog = catalog if catalog is not None else load_catalog()
@@ -1572,7 +1578,9 @@ def config_query(
     which messages then name as `CONFIG_TARGETS_SOURCE` unless `lora_targets_source` is given; `dpo`, its
     ``algorithm.algorithm_type``'s ``dpo``, checked as `make_query` checks it:
     one the config does not say is a `QueryError`, as ``--dpo`` with ``--from-config``);
-    the sources default to where the config's values came from."""
+    the sources default to where the config's values came from; an empty `model` or `gpu` name is refused as `plan`
+    refuses it."""
+    _refuse_empty_names(model, gpu, gpu_lists=True)
     max_model_len = asked_length(max_model_len)  # "64k" as plan's
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
                 ("max_model_len", max_model_len, int | None),
@@ -1697,8 +1705,7 @@ def check_config(
 
     check_types(("config", config, Path | str), ("text", text, str | None), ("catalog", catalog, Catalog | None),
                 ("environ", environ, Mapping | None), ("option_names", option_names, OptionNames))
-    _refuse_empty_name("model", model, "a model", ("4B", "8B"), lists=False)  # as plan refuses them
-    _refuse_empty_name("gpu", gpu, "a GPU type", ("a100", "h100"), lists=True)
+    _refuse_empty_names(model, gpu, gpu_lists=True)  # as plan refuses them
     environ = os.environ if environ is None else environ
     name = Path(config).name
     text = read_user_file(Path(config), MAX_CONFIG_BYTES) if text is None else text

@@ -46,6 +46,7 @@ from solver.tables import (
     cell_text,
     contradictions_refused,
     counted,
+    load_memory_model,
     path_text,
 )
 
@@ -65,6 +66,10 @@ BOUNDS = {
     "sp_buffers": (0.0, 80.0), "fragmentation": (0.0, 10.0), "overhead": (0.0, 30.0),
 }
 """Physically plausible ranges of the multipliers (``overhead`` is in GiB)."""
+FAR_FACTOR = 3.0
+"""How many times beyond both the shipped fit's value and first principles' a fitted multiplier lies for ``solve
+calibrate`` to caution that few cells decide it (`far_from_shipped`): fits on a documented GPU type's tables alone
+stay within it of one or the other (the A100's and H20's ``sp_buffers`` near 1, a seventh of the shipped 6.46)."""
 
 
 @dataclass(frozen=True)
@@ -215,7 +220,7 @@ def calibration(catalog: Catalog, cells: Sequence[tuple[Path, GpuType]], *, with
     if not evidence:
         raise QueryError("no cells to calibrate on")
     coefficients, fit = calibrate(evidence)
-    outside = unphysical(coefficients)
+    outside, shipped = unphysical(coefficients), load_memory_model()
     if not fit.positives:  # only cells of yours can be all '-': the documented tables beside them are not
         files = ", ".join(str(path) for path, _ in cells)
         raise QueryError(f"{flag}{files}: no cell names a setting that trained (all are '-'): nothing shows how much "
@@ -228,6 +233,7 @@ def calibration(catalog: Catalog, cells: Sequence[tuple[Path, GpuType]], *, with
         mispredicted=tuple(mispredicted(yours, coefficients)),
         your_cells=len({(o.gpu, o.gpus, o.model.name, o.max_model_len) for o in yours}),
         unphysical=tuple(words for _, words in outside), unphysical_codes=tuple(code for code, _ in outside),
+        far_from_shipped=tuple(_far_move(*far) for far in far_from_shipped(coefficients, shipped.coefficients)),
     )
 
 
@@ -319,11 +325,40 @@ def at_bounds(coefficients: Coefficients) -> list[str]:
     """The fitted values at an edge of their plausible range (`BOUNDS`; a lower edge of 0 is plausible, no
     such term, and so is not listed), and ``usable_env`` when all of the memory is usable, to within the fit's
     `GAP` (an observation can hold it a hair below 1, where it is at the edge all the same)."""
-    edges = [f"{term} {coefficients.multiplier(term):g}" for term in TERMS
-             if coefficients.multiplier(term) in (BOUNDS[term][1], BOUNDS[term][0] or None)]
+    edges = [f"{term} {coefficients.multiplier(term):g}" for term in TERMS if _at_edge(coefficients, term)]
     if coefficients.usable_env >= 1.0 - GAP:
         edges.append(f"usable_env {coefficients.usable_env:g}")
     return edges
+
+
+def _at_edge(coefficients: Coefficients, term: str) -> bool:
+    """Whether the multiplier `term` ended at an edge of its plausible range (`BOUNDS`; a lower edge of 0 is not
+    one)."""
+    return coefficients.multiplier(term) in (BOUNDS[term][1], BOUNDS[term][0] or None)
+
+
+def far_from_shipped(coefficients: Coefficients, shipped: Coefficients) -> list[tuple[str, float, float]]:
+    """The fitted multipliers that lie more than `FAR_FACTOR` times beyond both the `shipped` fit's value and first
+    principles' (`PRIOR`'s 1), above the larger or below the smaller, which no warning names already (neither at an
+    edge, `at_bounds`, nor outside its physical range, `unphysical`): each term, its value and the shipped one, in
+    the order of `TERMS`. The fit is left as it is: these are what a few cells alone may decide."""
+    warned = {term for term, _, _ in _outside_physical(coefficients)}
+    found = []
+    for term in TERMS:
+        value, anchors = coefficients.multiplier(term), (shipped.multiplier(term), PRIOR.multiplier(term))
+        if term not in warned and not _at_edge(coefficients, term) and (
+                value > FAR_FACTOR * max(anchors) or value * FAR_FACTOR < min(anchors)):
+            found.append((term, value, shipped.multiplier(term)))
+    return found
+
+
+def _far_move(term: str, value: float, shipped: float) -> str:
+    """A multiplier's fitted `value` against the `shipped` fit's, and by how much it moved, in words: ``logits 14.8,
+    7.6 times the shipped fit's 1.95``, ``fragmentation 0, down from the shipped fit's 0.343 (the term dropped)``."""
+    if value > shipped:
+        return f"{term} {value:.3g}, {value / shipped:.1f} times the shipped fit's {shipped:.3g}"
+    by = f" {shipped / value:.1f} times" if value else ""
+    return f"{term} {value:.3g}, down{by} from the shipped fit's {shipped:.3g}{'' if value else ' (the term dropped)'}"
 
 
 def _outside_physical(coefficients: Coefficients) -> list[tuple[str, str, PhysicalRange]]:

@@ -225,10 +225,11 @@ class _Prober:
         return self._first_rules[key]
 
     def sp_excluded(self, gpus: int, length: int | None) -> list[tuple[Combination, str]]:
-        """The SP degrees above 1 on `gpus` GPUs that an SP rule of the model's (`SP_RULES`) excludes on its own, each
-        as a combination with the first rule that does (the settings do not matter to these rules)."""
+        """The SP degrees on `gpus` GPUs that an SP rule of the model's (`SP_RULES`) excludes on its own, each as a
+        combination with the first rule that does (the settings do not matter to these rules): SP=1 only where the
+        batch rule or the token budget cap does."""
         excluded = []
-        for sp in range(2, gpus + 1):
+        for sp in range(1, gpus + 1):
             if rule := self.first_rule(SP_RULES, gpus=gpus, sp=sp, length=length):
                 excluded.append(((gpus, 0, 0, sp), rule))
         return excluded

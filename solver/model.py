@@ -817,20 +817,45 @@ def minimize_lifts(model: cp_model.CpModel, data: PlanningData, query: Query, pl
     model.add(gpus_past_budget == plan.gpus).only_enforce_if(more_gpus)
     model.add(gpus_past_budget == 0).only_enforce_if(~more_gpus)
     # Each lift counts more than every count of GPUs, and each GPU more than every value of the objective.
-    objective_values = len(data.ranks) * (max(data.lengths) + 1 if query.objective == "max_len" else 1)
-    model.minimize((lifted * (max(data.counts) + 1) + gpus_past_budget) * objective_values
+    model.minimize((lifted * (max(data.counts) + 1) + gpus_past_budget) * _objective_values(data, query)
                    + objective_expression(data, query, plan))
+
+
+def _objective_values(data: PlanningData, query: Query) -> int:
+    """More than the largest value `objective_expression` takes: a weight that makes what it multiplies count before
+    the objective (lexicographically, exactly)."""
+    return len(data.ranks) * (max(data.lengths) + 1 if query.objective == "max_len" else 1)
+
+
+PIN_RULES = {"pin_sp": "sp", "pin_env": "env", "pin_offload": "offload"}
+"""The rules of the settings a query pins (`add_pins`), each with the query's field that pins it."""
+
+
+def minimize_limits_dropped(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables,
+                            guards: Guards) -> None:
+    """Make a guarded model of `query` (`build_model`'s `guarded`) hold every rule but the settings it pins and the
+    host memory it gives, which become soft (their literals in `guards`: true where kept), and minimise the limits
+    dropped, then the objective (`objective_expression`): a plan without the host memory alone (every pin kept)
+    first, then plans that keep it, by the fewest pins dropped. So its best plan is `query`'s best without the host
+    memory, where that alone rules its plans out, else its best without the fewest pins that do (of those sets of
+    pins, the one whose best plan is best), the host memory kept; a pin the plan has counts as kept. Lexicographic
+    by weights: a pin dropped counts 2 and the host memory 1 (never dropped with a pin), and each such count more
+    than every value of the objective (`_objective_values`). It replaces the objective `add_objective` set."""
+    soft = {rule for rule, field in PIN_RULES.items() if getattr(query, field) is not None}
+    pins = [guards[rule] for rule in PIN_RULES if rule in soft]
+    soft |= {"host_ram"} if query.host_ram_gb is not None else set()
+    model.add_bool_and([literal for rule, literal in guards.items() if rule not in soft])
+    host = guards["host_ram"]
+    model.add_bool_and(pins).only_enforce_if(~host)
+    dropped = 2 * (len(pins) - cp_model.LinearExpr.sum(pins)) + 1 - host
+    model.minimize(dropped * _objective_values(data, query) + objective_expression(data, query, plan))
 
 
 def add_pins(model: cp_model.CpModel, query: Query, plan: PlanVariables, guards: Guards) -> None:
     """Fix the settings the user pinned (--sp, --env/--no-env, --offload/--no-offload)."""
-    for rule, pinned, variable in (
-        ("pin_sp", query.sp, plan.sp),
-        ("pin_env", query.env, plan.env),
-        ("pin_offload", query.offload, plan.offload),
-    ):
-        if pinned is not None:
-            _guarded(model.add(variable == int(pinned)), guards, rule)
+    for rule, field in PIN_RULES.items():
+        if (pinned := getattr(query, field)) is not None:
+            _guarded(model.add(getattr(plan, field) == int(pinned)), guards, rule)
 
 
 def objective_expression(data: PlanningData, query: Query, plan: PlanVariables) -> cp_model.LinearExpr:

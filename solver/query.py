@@ -67,7 +67,6 @@ from solver.tables import (
     Weights,
     and_joined,
     asked_length,
-    asked_tokens,
     brief,
     check_choice,
     check_types,
@@ -1266,9 +1265,10 @@ def run_choices(critic: Any, estimate: Any, token_budget: Any) -> tuple[Any, Any
 
 def asked_token_budget(token_budget: Any) -> Any:
     """A token budget as ``--token-budget`` reads it: a mode in any case (``"Auto"``), or a cap in thousands of 1024
-    (``"16k"``: 16384, as ``max_model_len="16k"`` is read, `asked_tokens`); any other value as it is, for
-    `check_token_budget` to judge."""
-    return folded_choice(asked_tokens(token_budget), get_args(TokenBudgetMode))
+    (``"16k"``: 16384, as ``max_model_len="16k"`` is read, `asked_length`, which refuses ``"-2k"`` as written: text
+    reaches here from the API alone, whose keyword it names); any other value as it is, for `check_token_budget` to
+    judge."""
+    return folded_choice(asked_length(token_budget, "token_budget"), get_args(TokenBudgetMode))
 
 
 def check_run_options(option_names: OptionNames, *, lora_rank: int, reference_model: bool | None,

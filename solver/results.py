@@ -1900,9 +1900,9 @@ class RolloutKept(Frozen):
         "plan on the rest of the budget without it, its host_memory_gb more than the host memory given; null "
         "otherwise"))
     without_pins: Plan | None = Field(default=None, description=(
-        "where plan is null, no host memory is given and the settings the query pins (--sp, --env, --offload) are "
-        "what rule the plans out: the best plan on the rest of the budget without them (the pins it lacks are "
-        "those named); null otherwise"))
+        "where plan is null, the host memory given (if any) is not what rules the plans out and the settings the "
+        "query pins (--sp, --env, --offload) are: the best plan on the rest of the budget without the fewest of them "
+        "that do (the pins it lacks are those named); null otherwise"))
 
 
 class RoomKept(Frozen):
@@ -3113,6 +3113,11 @@ class Calibration(Frozen, Versioned, defer_build=True):
         "pin the model down, or cells of another framework or precision; empty for the shipped fit"))
     unphysical_codes: tuple[UnphysicalCode, ...] = Field(default=(), description=(
         "a code for each of unphysical, in the same order (JSON made before the codes has none)"))
+    far_from_shipped: tuple[str, ...] = Field(default=(), description=(
+        "fitted multipliers inside their ranges that lie more than 3 times beyond both the shipped fit's value and "
+        "first principles' 1 (`solver.calibrate.far_from_shipped`), each with its value and by how much: few cells "
+        "decide them (with the documented tables too, your cells pull them there); empty for the shipped fit (JSON "
+        "made before it has none)"))
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -33,6 +33,7 @@ from solver.memory import (
     shown_training_host_need,
 )
 from solver.model import (
+    PIN_RULES,
     FoundPlan,
     PlanningData,
     PlanningInputs,
@@ -46,6 +47,7 @@ from solver.model import (
     lowers_budget,
     minimize_host_need,
     minimize_lifts,
+    minimize_limits_dropped,
     minimize_token_cap,
     new_cp_solver,
     objective_expression,
@@ -628,10 +630,10 @@ def _with_rollout_kept(catalog: Catalog, query: Query, answer: Answer) -> Answer
     asked once more with them kept for the rollout too (``--gpus n --rollout-gpus N-n``), and its plan taken where it
     has one: within one node, the first plan as that question lays it out (`_widened_within_node`). A budget of one
     GPU keeps it, with no plan and no solve: the trainer has none left. Where the kept question has no plan and the
-    host memory given (--host-ram) may be what rules them out, its best plan without it, if any (`without_host_ram`);
-    else, where the query pins settings (--sp, --env, --offload), its best plan without the pins, if any
-    (`without_pins`: ``--sp 8`` leaves 6 trainer GPUs none): one solve more at most, either. Unchanged where the first
-    solve is undecided."""
+    host memory given (--host-ram) or the settings the query pins (--sp, --env, --offload) may rule them out, one
+    solve more (`fewest_limits_dropped`): its best plan without the host memory, where that alone rules them out
+    (`without_host_ram`), else its best plan without the fewest pins that do (`without_pins`: ``--sp 8`` leaves 6
+    trainer GPUs none). Unchanged where the first solve is undecided."""
     best = answer.best
     if query.rollout_gpus is not None or query.dpo or query.open_budget or best is None or best.unused_gpus:
         return answer
@@ -643,10 +645,8 @@ def _with_rollout_kept(catalog: Catalog, query: Query, answer: Answer) -> Answer
         return answer
     kept_plan = kept_answer.best
     if kept_plan is None:
-        lifted = None if query.host_ram_gb is None else optional_best(
-            catalog, _keeping(query, kept).model_copy(update={"host_ram_gb": None}), answer.gpu)
-        unpinned = None if query.host_ram_gb is not None or not query.pin_flags else optional_best(
-            catalog, _unpinned(_keeping(query, kept)), answer.gpu)
+        lifted, unpinned = (None, None) if query.host_ram_gb is None and not query.pin_flags else fewest_limits_dropped(
+            catalog, _keeping(query, kept), answer.gpu)
         return answer.model_copy(update={"rollout_kept": RolloutKept(rollout_gpus=kept, plan=None,
                                                                      without_host_ram=lifted, without_pins=unpinned)})
     if kept_plan is not None and kept_plan.unused_gpus:
@@ -1823,6 +1823,29 @@ def least_host_words(catalog: Catalog, unlimited: Query, best: Plan, gpu: str) -
                            >= _shown_host_need(model, node_gpus, best, unlimited)):
         return ReasonWords()
     return "; at the least, " + _host_words(model, node_gpus, lighter, unlimited)
+
+
+def fewest_limits_dropped(catalog: Catalog, query: Query, gpu: str) -> tuple[Plan | None, Plan | None]:
+    """For `query`, which has no plan on the GPU type `gpu`, in one solve (`minimize_limits_dropped`: the host memory
+    given and the pins soft): its best plan without the host memory, where that alone rules its plans out, else
+    None; and, where it does not, its best plan without the fewest of its pins (`Query.pins`) that rule them out, the
+    host memory kept (the pins that plan lacks are those), else None. Both None where the time limit left the solve
+    unproven."""
+    data = prepare(catalog, gpu, query)  # as asked: --no-env's estimates are of plans that keep the pin
+    if data.holds_no_plan(query):
+        return None, None
+    model, variables, guards = build_model(data, query, guarded=True)
+    minimize_limits_dropped(model, data, query, variables, guards)
+    solver = new_solver(query)
+    solver.parameters.max_time_in_seconds = query.time_limit_s
+    if _solved(solver, model) != cp_model.OPTIMAL:
+        return None, None
+    values = [solver.value(variable) for variable in variables.plan]
+    estimated = bool(solver.value(variables.estimated))
+    if not solver.value(guards["host_ram"]):
+        return _plan(catalog, data, query.model_copy(update={"host_ram_gb": None}), values, estimated), None
+    dropped = {field: None for rule, field in PIN_RULES.items() if not solver.value(guards[rule])}
+    return None, _plan(catalog, data, query.model_copy(update=dropped), values, estimated) if dropped else None
 
 
 def least_host_plan(catalog: Catalog, query: Query, gpu: str) -> Plan | None:

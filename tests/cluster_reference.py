@@ -79,11 +79,20 @@ import math
 import re
 from typing import Any
 
-from reference import Release, _estimate_margin, _host_need, _load_need, _up_to_a_tenth, check_plan, enumerate_plans
+from reference import (
+    Release,
+    _estimate_margin,
+    _host_need,
+    _load_need,
+    _memory_model,
+    _up_to_a_tenth,
+    check_plan,
+    enumerate_plans,
+)
 
 from solver.memory import margin_room
 from solver.results import trainer_spans_nodes_caution
-from solver.tables import Catalog, Setting, Weights, load_memory_model
+from solver.tables import Catalog, Setting, Weights
 
 ONE = "one"
 WHOLE = "whole"
@@ -111,6 +120,12 @@ def _jobs(instance: dict) -> list[dict]:
 def _under_release(job: dict, run_release: str | None) -> dict:
     """The job counted for its own Trinity release, else (it names none) for the run's `run_release`."""
     return job if job.get("trinity_version") is not None else {**job, "trinity_version": run_release}
+
+
+def _estimated_with(job: dict, margin: float | None, memory: Any | None) -> dict:
+    """The job with the run's estimates: held to its `margin` (``--margin``; None: the default on the card), made
+    with its `memory` model (``--memory-model``, one of one's own; None: the shipped one)."""
+    return {**job, "margin": margin, "memory": memory}
 
 
 def _job_budget(job: dict, run_budget: str) -> str:
@@ -169,12 +184,13 @@ def _allowed_pools(instance: dict, job: dict) -> list[dict]:
 
 def ceiling(catalog: Catalog, job: dict) -> int:
     """How long an at_least job may grow: the length it asks for at least, or more up to what its model is known
-    to handle: with a RoPE scaling of its own, its native context; else YaRN as Qwen's model cards validate
+    to handle: with a RoPE scaling of its own, or for a model Qwen's model cards do not speak for (``qwen_yarn``
+    false: a config.json of another ``model_type``), its native context; else YaRN as Qwen's model cards validate
     it, a factor of 4 over the native context and 131072 tokens at most (never below the native context); and
     never past the job's at_most, where it gives one."""
     wanted, _ = _length_request(job)
     model = catalog.model(job["model"])
-    known = model.native_context if model.rope_scaling is not None else max(
+    known = model.native_context if model.rope_scaling is not None or not model.qwen_yarn else max(
         model.native_context, min(4 * model.native_context, 131072))
     return min(max(wanted, known), job["max_model_len"].get("at_most") or 1 << 30)
 
@@ -222,14 +238,14 @@ def _plans_cached(catalog: Catalog, gpu: str, model: str, n: int, length: int | 
                   estimates: bool, host_ram_gb: float | None, token_budget: str,
                   train_batch_size: int | None, margin: float | None, host_node_gpus: int,
                   critic: str | None, trinity_version: str | None, reference_model: bool,
-                  dpo: bool) -> tuple[dict, ...]:
+                  dpo: bool, memory: Any | None) -> tuple[dict, ...]:
     return tuple(
         enumerate_plans(
             catalog, gpu=gpu, model=model, objective="max_len" if length is None else "cheapest", budget_gpus=n,
             exact=True, max_model_len=length, node_gpus=node_gpus, host_node_gpus=host_node_gpus,
             estimates=estimates, host_ram_gb=host_ram_gb,
             token_budget=token_budget if estimates else "default", train_batch_size=train_batch_size, margin=margin,
-            critic=critic, trinity_version=trinity_version, reference_model=reference_model, dpo=dpo,
+            critic=critic, trinity_version=trinity_version, reference_model=reference_model, dpo=dpo, memory=memory,
         )
     )
 
@@ -239,13 +255,14 @@ def _plans(catalog: Catalog, gpu: str, job: dict, n: int, length: int | None, po
     """enumerate_plans for the job's model, train batch, critic and Trinity release with exactly n trainer GPUs at length L (None: the
     longest first), best first (shared: copy to keep); a trainer on more than one node has the pool's nodes, which
     sets the host memory Offload needs per node (checked against the pool's host memory) and the counts the memory
-    model estimates; estimates held to `margin` (None: the default on the card); a DPO job's at Trinity's default
-    token budget whatever the run's (`_job_budget`)."""
+    model estimates; estimates held to `margin` (None: the run's, `_estimated_with`, else the default on the card)
+    and made with the run's memory model; a DPO job's at Trinity's default token budget whatever the run's
+    (`_job_budget`)."""
     g = pool["gpus_per_node"]
     return _plans_cached(catalog, gpu, catalog.model(job["model"]).name, n, length, g if n > g else n, estimates,
-                         pool.get("host_ram_gb"), _job_budget(job, token_budget), job.get("train_batch_size"), margin,
-                         g, _critic(job), job.get("trinity_version"), job.get("reference_model", True),
-                         job.get("dpo", False))
+                         pool.get("host_ram_gb"), _job_budget(job, token_budget), job.get("train_batch_size"),
+                         job.get("margin") if margin is None else margin, g, _critic(job), job.get("trinity_version"),
+                         job.get("reference_model", True), job.get("dpo", False), job.get("memory"))
 
 
 def _stretch_plan(catalog: Catalog, gpu: str, job: dict, n: int, pool: dict, estimates: bool, token_budget: str,
@@ -280,12 +297,13 @@ def _stretch_plan(catalog: Catalog, gpu: str, job: dict, n: int, pool: dict, est
 
 
 def _roomy_margin(catalog: Catalog, gpu: str, job: dict) -> float:
-    """The margin at which an estimate with Env fits exactly where, at the default margin on the card, it keeps the
-    room the thin-headroom caution asks for (a GiB, and what the model's gathered layers may take more): the default
-    raised by that room over Env's usable memory, not rounded."""
-    gpu_gib = catalog.gpu(gpu).memory_gib
-    room = margin_room(load_memory_model(), _estimate_margin(gpu_gib), gpu_gib, Setting(env=True),
-                       catalog.model(job["model"]))
+    """The margin at which an estimate with Env fits exactly where, at the run's margin (`_estimated_with`; none: the
+    default on the card) and with its memory model, it keeps the room the thin-headroom caution asks for (a GiB, and
+    what the model's gathered layers may take more): that margin raised by that room over Env's usable memory, not
+    rounded."""
+    gpu_gib, memory = catalog.gpu(gpu).memory_gib, job.get("memory")
+    room = margin_room(_memory_model(memory), _estimate_margin(gpu_gib, job.get("margin"), memory), gpu_gib,
+                       Setting(env=True), catalog.model(job["model"]))
     return room.default + room.thin_gib / room.usable_gib
 
 
@@ -538,25 +556,25 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-COUNTED_MODEL_TYPES = (None, "qwen3", "qwen3_moe")
-"""The models the reference counts: the catalogue's (no ``model_type``), and a ``model_config`` of Qwen3's classes,
-whose layout and rules are the catalogue's Qwen3 models' (docs/memory.md, "A model the catalogue lacks")."""
-
-
 def counted_model(model: Any) -> bool:
-    """Whether the reference counts `model` (a catalogue `Model`) as the product does: one of `COUNTED_MODEL_TYPES`
-    with none of the traits of other architectures that docs/memory.md counts apart (its own modeling code, one
-    padded sequence per micro-batch; an unchecked layout, latent attention, soft-capped logits, MTP layers, a
-    sliding window, YaRN other than Qwen's)."""
-    return (model.model_type in COUNTED_MODEL_TYPES and model.ulysses_unreached is None
-            and model.unchecked_layout is None and model.mla is None and not model.logit_softcapping
-            and model.qwen_yarn and not model.uncounted_mtp_layers and model.vllm_sliding_window is None)
+    """Whether the reference counts `model` (a catalogue `Model`, or a ``model_config``'s of any ``model_type``: its
+    layout of attention and a gated MLP per layer is the catalogue's Qwen3 models', its own attention code, trained one
+    padded sequence per micro-batch, `reference._padded`) as the product does: none of the traits of other
+    architectures that docs/memory.md counts apart and the reference does not re-derive: an unchecked layout, latent
+    attention, soft-capped logits, MTP layers, a sliding window (each its own cautions and length rules)."""
+    return (model.unchecked_layout is None and model.mla is None and not model.logit_softcapping
+            and not model.uncounted_mtp_layers and model.vllm_sliding_window is None)
 
 
 def fleet_instance(catalog: Catalog, fleet: Any) -> dict | None:
     """The instance of a fleet as `solve cluster` reads it (a `solver.tables.Fleet`: its names resolved, its
     ``model_config`` models in `catalog`, as `Catalog.for_fleet` gives them), as this reference reads one; None where a
-    job trains what the reference does not count: a LoRA adapter, a model not `counted_model`."""
+    job trains what the reference does not count: a model not `counted_model`, or a LoRA adapter. LoRA stays skipped:
+    its figures rest on the adapter's parameters, ``rank x (inputs + outputs)`` per matrix whose module name the
+    job's ``lora_targets`` regex (Trinity's default: PEFT's ``all-linear``) matches among the names transformers gives
+    each ``model_type`` (`solver.tables.peft_names`, its own table), and on rules of its own (tables that vouch but
+    refute nothing, host memory of the frozen base and the adapter's states, the adapter's cautions): re-deriving them
+    is a second PEFT, not a cheap check."""
     if any(job.lora_rank or not counted_model(catalog.model(job.model)) for job in fleet.jobs):
         return None
     pools = [{"name": pool.name, "gpu": pool.gpu, "nodes": pool.nodes, "gpus_per_node": pool.gpus_per_node,
@@ -584,6 +602,8 @@ def check_placements(
     token_budget: str = "default",
     trinity_version: str | None = None,
     weights: Weights | None = None,
+    margin: float | None = None,
+    memory: Any | None = None,
 ) -> list[str]:
     """Problems with a solver result (validity only, not optimality); an empty list means valid.
 
@@ -593,10 +613,12 @@ def check_placements(
     ``node_interconnect: infiniband`` or ``roce``. With minimize_nodes every job must be placed. `trinity_version` is
     the run's release (``solve cluster --trinity-version``, `place`'s keyword): each job's plans are counted for its
     own ``trinity_version``, else for the run's (docs/cluster.md). `weights`: the cost weights the plans were weighed
-    with (None: the shipped ones).
+    with (None: the shipped ones); `margin` and `memory`: the margin estimates are held to and the memory model that
+    makes them (``--margin``, ``--memory-model``; None: the default on the card, the shipped model).
     """
     problems: list[str] = []
-    jobs = {job["name"]: _under_release(job, trinity_version) for job in _jobs(instance)}
+    jobs = {job["name"]: _estimated_with(_under_release(job, trinity_version), margin, memory)
+            for job in _jobs(instance)}
     pools = _pools(instance)
     placements = result.get("placements")
     unplaced = result.get("unplaced")
@@ -675,7 +697,7 @@ def check_placements(
                                    budget_margin=_roomy_margin(catalog, gpu, job) if stopped else None,
                                    critic=_critic(job), trinity_version=job.get("trinity_version"),
                                    weights=weights, reference_model=job.get("reference_model", True),
-                                   dpo=job.get("dpo", False))
+                                   dpo=job.get("dpo", False), margin=margin, memory=memory)
         if ignore_unused_gpus:
             plan_problems = [p for p in plan_problems if not p.startswith("unused_gpus=")]
         problems.extend(f"{where}: plan: {p}" for p in plan_problems)

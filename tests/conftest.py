@@ -7,7 +7,8 @@ writes into the shipped tables is removed; `mypy_strict`: ``mypy --strict`` over
 run once; and, for every test, no allocator variable set, nor vLLM's long-length one, and no deadline that passes, the
 planner's nor the cluster commands', unless marked ``wall_clock``), every placement made in-process checked by the
 cluster reference (`reference_problems`), and helpers (`made_up_table`, `qwen3_8b_checkpoint`,
-`fragment_comment`), and the hypothesis profiles: ``ci`` (the default: the same examples on every run) and ``explore``
+`fragment_comment`), each pytest-xdist worker rewriting the asserts of its share of the test files for all workers
+(`pytest_collection`), and the hypothesis profiles: ``ci`` (the default: the same examples on every run) and ``explore``
 (``HYPOTHESIS_PROFILE=explore``: new ones)."""
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest.assertion import rewrite
 from hypothesis import settings
 from rich.console import Console
 
@@ -53,6 +55,40 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # inherit this too.
 for _terminal_size in ("COLUMNS", "LINES"):
     os.environ.pop(_terminal_size, None)
+
+
+PYTEST_REWRITING = ("assertstate_key", "get_cache_dir", "PYC_TAIL", "_read_pyc", "_rewrite_test", "_write_pyc")
+"""What `pytest_collection` uses of pytest's assert rewriting (pytest 8 and 9 have them)."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session: pytest.Session) -> None:
+    """Each pytest-xdist worker first rewrites the asserts of its share of the test files asked for (the n-th of
+    every count) and writes them where pytest keeps rewritten modules (``__pycache__``, read back whatever
+    PYTHONDONTWRITEBYTECODE says): every worker's collection then reads the others' shares back, rewriting only
+    what they have not written yet, instead of each worker rewriting every file (most of a worker's collection
+    time); one written by an earlier run, of the same source, is kept. pytest's own functions read, rewrite and
+    write them, and it reads each back only where its source is the same; without them (another pytest), or
+    without workers, collection is pytest's own."""
+    worker, count = os.environ.get("PYTEST_XDIST_WORKER", ""), int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if count < 2 or not worker.startswith("gw") or not all(hasattr(rewrite, name) for name in PYTEST_REWRITING):
+        return
+    state = session.config.stash.get(rewrite.assertstate_key, None)
+    if state is None or session.config.getoption("assertmode") != "rewrite":
+        return
+    asked = {Path(session.config.invocation_params.dir, arg.split("::")[0]).resolve() for arg in session.config.args}
+    files = sorted(path for path in Path(__file__).resolve().parent.glob("test_*.py")
+                   if any(path == given or given in path.parents for given in asked))
+    for path in files[int(worker[2:]) % count::count]:
+        rewritten = rewrite.get_cache_dir(path) / f"{path.stem}{rewrite.PYC_TAIL}"
+        if rewrite._read_pyc(path, rewritten) is not None:  # written already, of this source
+            continue
+        try:
+            rewritten.parent.mkdir(parents=True, exist_ok=True)
+            source, code = rewrite._rewrite_test(path, session.config)
+        except (OSError, SyntaxError):  # a folder it may not write (nor does pytest), or a file collection reports
+            continue
+        rewrite._write_pyc(state, code, source, rewritten)
 
 
 @pytest.fixture(autouse=True)
@@ -104,12 +140,14 @@ def _placements_checked(monkeypatch: pytest.MonkeyPatch) -> None:
 def reference_problems(fleet: Any, planner: Any, result: Any, minimize_nodes: bool) -> list[str] | None:
     """What `cluster_reference.check_placements` finds wrong with `result`, a placement of `fleet` by `planner`'s
     options (or a purchase's, a `PurchaseResult`: its placement on the pools with the nodes it buys, every job it does
-    not place left out); None where the reference does not count what was asked: a memory model or margin of one's
-    own, estimates alone, or a job that `cluster_reference.fleet_instance` leaves out."""
+    not place left out), with the planner's margin and memory model (one's own, calibrated, too); None where the
+    reference does not count what was asked: estimates alone (``--estimate``, whose plans the tables caution rather
+    than vouch for or refute, a tier the reference does not enumerate), or a job that
+    `cluster_reference.fleet_instance` leaves out."""
     from cluster_reference import check_placements, fleet_instance  # the reference, imported where a placement is made
 
     instance = fleet_instance(planner.catalog, fleet)
-    if instance is None or planner.memory is not None or planner.margin is not None or planner.estimate == "only":
+    if instance is None or planner.estimate == "only":
         return None
     answer = json.loads(result.model_dump_json())
     if isinstance(result, PurchaseResult):  # the pools as bought (as they are where it found no purchase)
@@ -124,7 +162,7 @@ def reference_problems(fleet: Any, planner: Any, result: Any, minimize_nodes: bo
                             minimize_nodes=minimize_nodes and bool(result.placements),
                             estimates=planner.estimate == "auto",
                             token_budget=planner.token_budget, trinity_version=planner.trinity_release,
-                            weights=planner.weights)
+                            weights=planner.weights, margin=planner.margin, memory=planner.memory)
 
 
 ONE_TABLE = ("give each table once: write the two as one table of one file, naming both files' models, each row a cell "
@@ -177,9 +215,10 @@ def mypy_strict(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     for name, source in sources.items():
         (users / name).write_text(source, encoding="utf-8")
     root = Path(__file__).parents[1]
-    result = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(shared / "mypy-cache"),
-                             "solver", *(str(users / name) for name in sources)], cwd=root, capture_output=True,
-                            text=True, timeout=MYPY_WAIT_S, check=False)
+    # mypy's own cache (the checkout's .mypy_cache, as `mypy solver` keeps it): only what changed since is checked anew.
+    result = subprocess.run([sys.executable, "-m", "mypy", "--strict", "solver",
+                             *(str(users / name) for name in sources)], cwd=root, capture_output=True, text=True,
+                            timeout=MYPY_WAIT_S, check=False)
     *lines, summary = result.stdout.splitlines() or [""]
     by_file: dict[str, list[str]] = {"solver": [], **{name: [] for name in sources}}
     for line in lines:

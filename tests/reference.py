@@ -75,8 +75,9 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   what may train faster only where the same query, cheapest, with SP pinned to 1 at the plan's length has a plan,
   and else says that no plan without SP fits that length.
 
-What it shares with the solver: the memory model's arithmetic (`solver.memory.breakdown`), for the memory
-figures and for whether an estimate fits; and the words of a plan's cautions (`solver.results.Plan.with_cautions`),
+What it shares with the solver: the memory model's arithmetic (`solver.memory.breakdown`, with the shipped model's
+coefficients or those of a `memory` model of one's own), for the memory figures and for whether an estimate fits; and
+the words of a plan's cautions (`solver.results.Plan.with_cautions`),
 which `check_plan` checks are given where they apply (YaRN past what is validated, Env on an AMD GPU). That arithmetic is checked on its own, by hand, in
 tests/test_memory.py; here the question is whether the planner picks, ranks and reports plans by it.
 """
@@ -256,11 +257,29 @@ NO_RELEASE = Release()
 """No release named: every rank loading the model, 0.6's fp32 reference model and blocks by rows."""
 
 
+def _padded(model: Any) -> bool:
+    """Whether `model` trains one padded sequence per micro-batch: it runs its checkpoint's own attention code
+    (``ulysses_unreached``), which verl's remove padding would let attend across the sequences it packs into a row, so
+    its plans turn remove padding off, and dynamic batch sizes with it, leaving the token budget unread; the memory
+    model then counts ``max_model_len`` tokens per GPU at SP 1, two for DPO (docs/memory.md, "A model the catalogue
+    lacks"; docs/json.md, ``padded-micro-batches``)."""
+    return model.ulysses_unreached is not None
+
+
+def _counted_tokens(model: Any, length: int, sp: int, budget: int, dpo: bool) -> int:
+    """The tokens per GPU the memory model counts, which the calibration range is weighed against: the plan's token
+    `budget`, but for a model trained one padded sequence per micro-batch (`_padded`), which reads none, that sequence
+    at SP `sp` (a DPO pair of them for `dpo`)."""
+    return (2 if dpo else 1) * -(-length // sp) if _padded(model) else budget
+
+
 def _sp_rule_problems(model: Any, n: int, sp: int) -> list[str]:
     problems = []
     if sp < 1:
         problems.append(f"SP={sp} is below 1")
         return problems
+    if sp > 1 and model.ulysses_unreached is not None:  # verl's Ulysses patch does not reach its own attention
+        problems.append(f"SP={sp}, but {model.name}'s own attention code takes SP 1 alone")
     if n % sp != 0:
         problems.append(f"SP={sp} does not divide the {n} trainer GPUs")
     heads = model.num_attention_heads
@@ -344,11 +363,17 @@ def _estimated_counts(documented: Any, budget_gpus: int, node_gpus: int) -> list
     return [n for n in counts if n not in documented]
 
 
-def _estimate_margin(memory_gib: float, margin: float | None = None) -> float:
-    """The margin the shipped memory model's estimates on a card of `memory_gib` are held to: `margin` where given,
-    else its own, and on a card of at most 48 GiB a GiB of its usable memory (the lesser fraction) more, rounded up
-    to a hundredth (docs/memory.md, "Choosing a margin")."""
-    memory = load_memory_model()
+def _memory_model(memory: Any | None) -> Any:
+    """The memory model the estimates are made with: `memory`, one of one's own (``--memory-model``, a calibrated
+    file), else the shipped one."""
+    return load_memory_model() if memory is None else memory
+
+
+def _estimate_margin(memory_gib: float, margin: float | None = None, memory: Any | None = None) -> float:
+    """The margin the memory model's estimates (`memory`, None: the shipped one's) on a card of `memory_gib` are
+    held to: `margin` where given, else its own, and on a card of at most 48 GiB a GiB of its usable memory (the lesser
+    fraction) more, rounded up to a hundredth (docs/memory.md, "Choosing a margin")."""
+    memory = _memory_model(memory)
     if margin is not None:
         return margin
     if memory_gib > 48:
@@ -360,20 +385,22 @@ def _estimate_margin(memory_gib: float, margin: float | None = None) -> float:
 @functools.cache
 def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offload: bool, sp: int,
                       env_pinned_off: bool, margin: float | None = None, critic: str | None = None,
-                      experts: str = "fused") -> int:
-    """The longest length (up to 2**21 tokens) at which the shipped memory model, with its margin, fits this
+                      experts: str = "fused", dpo: bool = False, memory: Any | None = None) -> int:
+    """The longest length (up to 2**21 tokens) at which the memory model (`memory`, None: the shipped one), with its
+    margin, fits this
     setting (with a PPO `critic` beside the actor: its states where they stay on the GPU, and its own update's peak;
-    a mixture of experts' routed experts laid out as `experts`, `Release.expert_layout`);
+    a mixture of experts' routed experts laid out as `experts`, `Release.expert_layout`; for `dpo` a model trained one
+    padded sequence per micro-batch counts a pair of them, `_padded`);
     0 when not even 1 token does, or the setting is not estimated (Env off, unless pinned off).
     Memory grows with the length (a tested property), so a bisection finds it."""
-    memory = load_memory_model()
+    memory = _memory_model(memory)
     if not env and not env_pinned_off:
         return 0  # estimates turn Env on unless it is pinned off
 
     def fits(length: int) -> bool:
         return breakdown(the_model, memory_gib, n, Setting(env=env, offload=offload, sp=sp), length,
-                         memory.coefficients, _estimate_margin(memory_gib, margin), critic=critic,
-                         experts=experts).fits
+                         memory.coefficients, _estimate_margin(memory_gib, margin, memory), critic=critic,
+                         experts=experts, dpo=dpo).fits
 
     if not fits(1):
         return 0
@@ -386,14 +413,15 @@ def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offl
 
 def _estimated_tokens(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool,
                       offload: bool, sp: int, env_pinned_off: bool, margin: float | None = None,
-                      critic: str | None = None, experts: str = "fused") -> int:
+                      critic: str | None = None, experts: str = "fused", dpo: bool = False,
+                      memory: Any | None = None) -> int:
     """Tc: the tokens per GPU of Trinity's default budget at Lc, the longest length estimated for the setting
     (the memory model's longest, no longer than the last row of each refuting table, `_tables_asked`,
     that does not say the setting ran out of memory); one fewer where a refuting table says the setting ran out of
     memory at the longest length that takes Tc, floor(Tc x s / 2) (cells that contradict themselves); 0 when
     nothing is estimated."""
     longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off, margin, critic,
-                                experts)
+                                experts, dpo, memory)
     asked = _tables_asked(tables, n, bool(offload))
     for table, asked_offload in asked:
         if _ran_out_of_memory(table, the_model, bool(env), asked_offload, sp, longest):
@@ -417,20 +445,20 @@ def _tables_asked(tables: list[dict[int, Table]], n: int, offload: bool) -> list
 
 def _table_stop(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
                 sp: int, env_pinned_off: bool, margin: float | None = None, critic: str | None = None,
-                experts: str = "fused") -> int | None:
+                experts: str = "fused", dpo: bool = False, memory: Any | None = None) -> int | None:
     """Where a refuting table stops the setting's estimate short of the memory model's longest: the longest L that
     `_estimated` holds at, when it does not hold at the memory model's longest; None otherwise (or when no length is
     estimated). A bisection: a length that a table says ran out of memory, so does every longer one."""
     longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off, margin, critic,
-                                experts)
+                                experts, dpo, memory)
     if not longest or _estimated(tables, the_model, memory_gib, n, env, offload, sp, longest, env_pinned_off, margin,
-                                 critic, experts):
+                                 critic, experts, dpo, memory):
         return None
     low, high = 0, longest  # estimated at low (0: none), not at high
     while high - low > 1:
         middle = (low + high) // 2
         estimated = _estimated(tables, the_model, memory_gib, n, env, offload, sp, middle, env_pinned_off, margin,
-                               critic, experts)
+                               critic, experts, dpo, memory)
         low, high = (middle, high) if estimated else (low, middle)
     return low or None
 
@@ -447,12 +475,13 @@ def _lowered_budget(length: int, sp: int, most_tokens: int) -> int | None:
 
 def _estimated(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
                sp: int, length: int, env_pinned_off: bool, margin: float | None = None,
-               critic: str | None = None, experts: str = "fused") -> bool:
+               critic: str | None = None, experts: str = "fused", dpo: bool = False,
+               memory: Any | None = None) -> bool:
     """Whether the memory model vouches for the setting on n GPUs at L (with a PPO `critic`, its states and update
     counted): it fits, and no refuting table (`_tables_asked`) says the setting ran out of memory at L (the tables
     measured the actor alone: what ran out of memory without a critic does with one)."""
     return (length <= _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off,
-                                        margin, critic, experts)
+                                        margin, critic, experts, dpo, memory)
             and not any(_ran_out_of_memory(table, the_model, bool(env), asked_offload, sp, length)
                         for table, asked_offload in _tables_asked(tables, n, bool(offload))))
 
@@ -599,9 +628,15 @@ def _evidence(tables: dict[int, Table], model: Any, n: int, env: bool, offload: 
     return None
 
 
+NO_YARN_MODEL_TYPES = ("phi3", "phimoe")
+"""The ``model_type``s advised no YaRN (docs/memory.md: their long-context checkpoints reach past the native context by
+LongRoPE's per-dimension factors, which no one factor gives): past it, no YaRN is written (``past-native-no-yarn``)."""
+
+
 def _rope_scaling_factor(model: Any, length: int) -> float | None:
-    """YaRN beyond the native context, unless the model has a RoPE scaling of its own (Llama 3.1's)."""
-    if length > model.native_context and model.rope_scaling is None:
+    """YaRN beyond the native context, unless the model has a RoPE scaling of its own (Llama 3.1's) or is of a type
+    advised no YaRN (`NO_YARN_MODEL_TYPES`)."""
+    if length > model.native_context and model.rope_scaling is None and model.model_type not in NO_YARN_MODEL_TYPES:
         return length / model.native_context
     return None
 
@@ -650,17 +685,19 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
             length: int, node_gpus: int, tokens: int | None, host_ram_gb: float | None,
             estimated: bool, margin: float | None = None, critic: str | None = None, release: Release = NO_RELEASE,
             compute_capability: str | None = None, reference_model: bool = True,
-            dpo: bool = False) -> dict[str, float | str | None]:
+            dpo: bool = False, memory: Any | None = None) -> dict[str, float | str | None]:
     """The plan's predicted peak memory and headroom (whole: `_rounded_figures` as the JSON gives them), from the
-    shipped memory model (not the tables), with a PPO `critic` beside the actor where one is counted; the host memory
-    a node of `node_gpus` needs: with Offload (`_host_need`), or with `host_ram_gb` given or a critic held in host
-    memory (`_load_need`). An `estimated` plan's at the margin estimates there are held to. Each as the Trinity
+    memory model (`memory`, None: the shipped one; not the tables), with a PPO `critic` beside the actor where one is
+    counted; the host memory a node of `node_gpus` needs: with Offload (`_host_need`), or with `host_ram_gb` given or
+    a critic held in host memory (`_load_need`). An `estimated` plan's at the margin estimates there are held to. Each
+    as the Trinity
     `release` counts it on a GPU of `compute_capability` (`Release`), with the reference model's shards where the run
-    builds one (`reference_model`); a run that trains DPO (`dpo`: `Query.dpo`) says so, its figures the same."""
-    memory = load_memory_model()
-    held_to = _estimate_margin(memory_gib, margin) if estimated else memory.margin
+    builds one (`reference_model`); a run that trains DPO (`dpo`: `Query.dpo`) says so, its figures the same unless the
+    model trains one padded sequence per micro-batch (`_padded`: a pair counted)."""
+    memory = _memory_model(memory)
+    held_to = _estimate_margin(memory_gib, margin, memory) if estimated else memory.margin
     result = breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
-                       memory.coefficients, held_to, tokens, critic=critic, experts=release.expert_layout)
+                       memory.coefficients, held_to, tokens, critic=critic, dpo=dpo, experts=release.expert_layout)
     held = critic in ("offloaded", "reloaded")
     # What the margin keeps: its share of the memory the tightest peak may take (the step's 98%, or the usable
     # fraction).
@@ -826,42 +863,49 @@ def _training_below_load(model: Any, n: int, node_gpus: int, critic: str | None,
 
 
 def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: int,
-                        node_gpus: int, experts: str = "fused") -> list[tuple[str, str]]:
-    """Where an estimated plan with `tokens` per GPU lies outside the shipped memory model's observations (its
-    committed ``fit`` range, which test_memory checks that calibration reproduces), each as (code, words), the code
-    docs/json.md gives it: parameters compared to 0.1B, memory to 1 GiB; a trainer on more than one node of
-    `node_gpus` GPUs too (the observations record no nodes: NCCL's memory is counted as on one); a mixture of
-    experts' words say how its routed experts were counted (`experts`: `EXPERTS_COUNTED`)."""
-    fit = load_memory_model().fit.range
-    assert fit is not None, "the shipped memory model records its calibration range"
+                        node_gpus: int, experts: str = "fused", memory: Any | None = None) -> list[tuple[str, str]]:
+    """Where an estimated plan with `tokens` per GPU lies outside the memory model's observations (its ``fit``
+    range: `memory`'s, None: the shipped one's, which test_memory checks that calibration reproduces; none where it
+    records no range), each as (code, words), the code docs/json.md gives it: parameters compared to 0.1B, memory to
+    1 GiB; a trainer on more nodes of `node_gpus` GPUs than the observations spanned (those on up to 8 GPUs ran on one
+    node; NCCL's memory is counted as they took it); a mixture of experts' words say how its routed experts were
+    counted (`experts`: `EXPERTS_COUNTED`). A range's fields a file leaves out (None) are not checked."""
+    fit = _memory_model(memory).fit.range
+    if fit is None:
+        return []
     found = []
     if round(model.parameters_b, 1) > round(fit.largest_model_b, 1):
         found.append(("larger-model",
                       f"{model.parameters_b:.1f}B parameters (calibrated up to {fit.largest_model_b:.1f}B)"))
-    if round(model.parameters_b, 1) < round(fit.smallest_model_b, 1):
+    if fit.smallest_model_b is not None and round(model.parameters_b, 1) < round(fit.smallest_model_b, 1):
         found.append(("smaller-model",
                       f"{model.parameters_b:.1f}B parameters (calibrated from {fit.smallest_model_b:.1f}B)"))
-    # The shipped fit saw Qwen3's one vocabulary; within 10% of it counts as seen (Qwen2.5's 152064).
-    if not fit.least_vocab_size / 1.1 <= model.vocab_size <= fit.most_vocab_size * 1.1:
-        found.append(("other-vocabulary", f"a vocabulary of {model.vocab_size} (calibrated on {fit.least_vocab_size})"))
-    if model.moe is not None:  # the shipped fit saw dense models only
+    # Qwen3's one vocabulary within 10% counts as seen (Qwen2.5's 152064).
+    vocab = (fit.least_vocab_size, fit.most_vocab_size)
+    if None not in vocab and not vocab[0] / 1.1 <= model.vocab_size <= vocab[1] * 1.1:
+        seen = vocab[0] if vocab[0] == vocab[1] else f"{vocab[0]} to {vocab[1]}"
+        found.append(("other-vocabulary", f"a vocabulary of {model.vocab_size} (calibrated on {seen})"))
+    if model.moe is not None and fit.mixture_of_experts is False:
         found.append(("mixture-of-experts",
                       f"a mixture of experts (calibrated on dense models; {EXPERTS_COUNTED[experts]})"))
     if model.logit_softcapping:  # no tabled model caps its logits
         found.append(("capped-logits",
                       "capped logits (their extra copy counted from first principles, not calibrated)"))
-    if round(memory_gib) < round(fit.least_memory_gib) or round(memory_gib) > round(fit.most_memory_gib):
-        found.append(("other-gpu-memory", (f"{memory_gib:.0f} GiB GPUs (calibrated on {round(fit.least_memory_gib)} "
-                                           f"to {round(fit.most_memory_gib)} GiB)")))
+    least, most = round(fit.least_memory_gib), round(fit.most_memory_gib)
+    if not least <= round(memory_gib) <= most:
+        seen = f"{least} GiB" if least == most else f"{least} to {most} GiB"
+        found.append(("other-gpu-memory", f"{memory_gib:.0f} GiB GPUs (calibrated on {seen})"))
     if n > fit.most_gpus:
         found.append(("more-gpus", f"{n} GPUs (calibrated up to {fit.most_gpus})"))
-    if n > node_gpus:
-        found.append(("more-nodes", f"{-(-n // node_gpus)} nodes (NCCL's memory calibrated on one node)"))
-    if n < fit.fewest_gpus:
+    spanned = -(-fit.most_gpus // 8)  # the nodes of 8 GPUs the observations ran on
+    if -(-n // node_gpus) > spanned:
+        on = "one node" if spanned == 1 else f"up to {spanned} nodes"
+        found.append(("more-nodes", f"{-(-n // node_gpus)} nodes (NCCL's memory calibrated on {on})"))
+    if fit.fewest_gpus is not None and n < fit.fewest_gpus:
         found.append(("fewer-gpus", f"{n} GPU{'s' if n > 1 else ''} (calibrated from {fit.fewest_gpus})"))
     if sp > fit.largest_sp:
         found.append(("larger-sp", f"SP={sp} (calibrated up to SP={fit.largest_sp})"))
-    if sp == 1 and not fit.fit_without_sp:
+    if sp == 1 and fit.fit_without_sp is False:
         found.append(("without-sp", "SP=1 (calibrated on fits with SP only)"))
     if tokens > fit.most_tokens_per_gpu:
         found.append(("more-tokens-per-gpu",
@@ -904,6 +948,9 @@ class Query:
     train_batch_size: int | None = None
     margin: float | None = None
     """The estimates' safety margin (None: the default on the card, `_estimate_margin`)."""
+    memory: Any | None = None
+    """The memory model the estimates are made with: one of one's own (``--memory-model``, a `MemoryModel`
+    calibrated on one's cells; its coefficients, default margin and calibration range), None: the shipped one."""
     budget_margin: float | None = None
     """The margin at which a token budget lowered with ``auto`` is chosen (None: `margin`): a cluster's at_least
     stretch stopped short of thin headroom keeps the budget of the margin it stopped at (`check_plan`)."""
@@ -917,14 +964,19 @@ class Query:
     """Whether the run builds a reference model, whose pinned shards the host memory counts (false: ``--no-reference``,
     a cluster job's ``reference_model: false``)."""
     dpo: bool = False
-    """Whether the run trains DPO (``--dpo``, a cluster job's ``dpo: true``). For the models this reference counts
-    (none trained one padded sequence per micro-batch; docs/cluster.md, `dpo: true`) the plans are as without it, at
-    Trinity's default token budget, a pair's tokens (``auto`` lowers none: refused here, as ``--dpo --token-budget
-    auto`` is); the plan says ``dpo``."""
+    """Whether the run trains DPO (``--dpo``, a cluster job's ``dpo: true``). For a model that reads the token budget
+    the plans are as without it, at Trinity's default token budget, a pair's tokens (``auto`` lowers none: refused here,
+    as ``--dpo --token-budget auto`` is); one trained one padded sequence per micro-batch (`_padded`) holds the pair
+    each padded, twice the tokens the memory model counts (docs/cluster.md, `dpo: true`); the plan says ``dpo``."""
 
     def __post_init__(self) -> None:
         if self.dpo and self.token_budget != "default":
             raise ValueError(f"a DPO run reads no token budget: token_budget={self.token_budget!r} is refused")
+
+    def lowers_budget(self, model: Any) -> bool:
+        """Whether the query's estimates may lower the token budget (``auto``): not for a `model` that reads none
+        (`_padded`), whose plans are as at Trinity's default."""
+        return self.token_budget == "auto" and not _padded(model)
 
     @property
     def release(self) -> Release:
@@ -995,17 +1047,18 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                         continue
                     longest = 0 if not query.estimates else _longest_estimate(
                         the_model, gpu_type.memory_gib, n, bool(e), bool(o), s, query.without_env, query.margin,
-                        query.critic, query.experts)
+                        query.critic, query.experts, query.dpo, query.memory)
                     most_tokens = _estimated_tokens(refuting, the_model, gpu_type.memory_gib, n, e, o, s,
-                                                    query.without_env, query.margin, query.critic, query.experts) \
-                        if query.estimates and query.token_budget == "auto" else 0
+                                                    query.without_env, query.margin, query.critic, query.experts,
+                                                    query.dpo, query.memory) \
+                        if query.estimates and query.lowers_budget(the_model) else 0
                     reach = max(longest, min(s * most_tokens, 1 << 21))
                     # When maximising: the rows of the tables that may vouch (the tables share one grid of
                     # rows), the estimate's grid, and at the default budget where a table stops the estimate.
                     rows = {row.max_model_len for m, t in tables.items() if m <= n for row in t.rows}
                     stop = _table_stop(refuting, the_model, gpu_type.memory_gib, n, e, o, s, query.without_env,
-                                       query.margin, query.critic, query.experts) \
-                        if query.estimates and query.token_budget == "default" else None
+                                       query.margin, query.critic, query.experts, query.dpo, query.memory) \
+                        if query.estimates and not query.lowers_budget(the_model) else None
                     lengths = sorted(rows | set(range(1024, reach + 1, 1024)) | ({stop} if stop else set())) \
                         if objective == "max_len" else [query.max_model_len]
                     for length in lengths:
@@ -1013,7 +1066,7 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                         tokens = _max_token_len_per_gpu(length, s)
                         if found is None and query.estimates and _estimated(
                                 refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, query.without_env,
-                                query.margin, query.critic, query.experts):
+                                query.margin, query.critic, query.experts, query.dpo, query.memory):
                             found = ("estimated", None)
                         elif found is None and most_tokens and length <= 1 << 21 and \
                                 (lowered := _lowered_budget(length, s, most_tokens)) is not None:
@@ -1065,9 +1118,10 @@ def _plan(catalog: Catalog, query: Query, gpu_type: Any, the_model: Any, n: int,
         "source": None if source is None else _cited(source, catalog, gpu_type, the_model),
         **_memory(catalog, gpu_type.memory_gib, the_model, n, env, offload, sp, length, query.node_gpus, tokens,
                   query.host_ram_gb, evidence == "estimated", query.margin, query.critic, query.release,
-                  gpu_type.compute_capability, query.reference_model, query.dpo),
-        **_beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, sp, tokens, query.node_gpus,
-                                             query.experts)
+                  gpu_type.compute_capability, query.reference_model, query.dpo, query.memory),
+        **_beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, sp,
+                                             _counted_tokens(the_model, length, sp, tokens, query.dpo),
+                                             query.node_gpus, query.experts, query.memory)
                          if evidence == "estimated" else []),
         "compute_capability": gpu_type.compute_capability,  # the GPU type's, as the catalogue gives it
         "trainer_nodes": _trainer_nodes(n, query.node_gpus),
@@ -1077,7 +1131,7 @@ def _plan(catalog: Catalog, query: Query, gpu_type: Any, the_model: Any, n: int,
                                                         None if query.host_ram_gb is not None else "--host-ram",
                                                         query.node_gpus, query.margin, query.host_node_gpus,
                                                         _fits_without_sp(catalog, query, gpu_type, sp, length),
-                                                        query.release)
+                                                        query.release, query.memory)
     plan.update(_rounded_figures(plan))  # the cautions use them whole, the JSON to 2 decimals
     return plan
 
@@ -1132,27 +1186,29 @@ def _is_int(value: Any) -> bool:
 def _cautions(plan: dict, model: Any, gpu: Any, train_batch_size: int | None,
               unchecked_host_ram: str | None, node_gpus: int,
               margin: float | None = None, host_node_gpus: int | None = None,
-              fits_without_sp: bool | None = None, release: Release = NO_RELEASE) -> tuple[list[str], list[str]]:
-    """The words of `plan`'s cautions and their codes, as the planner gives them for the Trinity `release` (shared:
-    see the module's docstring; `check_plan` checks the codes against the words)."""
+              fits_without_sp: bool | None = None, release: Release = NO_RELEASE,
+              memory: Any | None = None) -> tuple[list[str], list[str]]:
+    """The words of `plan`'s cautions and their codes, as the planner gives them for the Trinity `release` with the
+    memory model `memory` (None: the shipped one) (shared: see the module's docstring; `check_plan` checks the codes
+    against the words)."""
     fields = {key: value for key, value in plan.items() if key != "lowered_budget"}  # checked on its own
-    memory = load_memory_model()
+    memory = _memory_model(memory)
     setting = Setting(env=plan["env"], offload=plan["offload"], sp=plan["sp"])
-    room = margin_room(memory, _estimate_margin(gpu.memory_gib, margin), gpu.memory_gib, setting, model)
+    room = margin_room(memory, _estimate_margin(gpu.memory_gib, margin, memory), gpu.memory_gib, setting, model)
     cautioned = Plan(**fields).with_cautions(model, gpu, room, train_batch_size,
                                              unchecked_host_ram=unchecked_host_ram,
                                              node_gpus=host_node_gpus or node_gpus,
                                              node_gpus_given=host_node_gpus is not None,
                                              fits_without_sp=fits_without_sp, version=release.minor,
-                                             batch_divisor=release.batch_divisor)
+                                             dpo=plan["dpo"], batch_divisor=release.batch_divisor)
     return list(cautioned.cautions), [code.value for code in cautioned.caution_codes]
 
 
-def _gathered_shortfall_gib(model: Any) -> float:
-    """What the shipped memory model's gathered layers of `model` may take more than its fit counts, GiB: for a model
-    of more parameters (to 0.1B) than the calibration's largest, the first-principles 4 bytes per embedding value and
-    10 per layer parameter less the fitted multiplier's share of them; 0 otherwise."""
-    memory = load_memory_model()
+def _gathered_shortfall_gib(model: Any, memory: Any | None = None) -> float:
+    """What the memory model's (`memory`, None: the shipped one) gathered layers of `model` may take more than its fit
+    counts, GiB: for a model of more parameters (to 0.1B) than the calibration's largest, the first-principles 4 bytes
+    per embedding value and 10 per layer parameter less the fitted multiplier's share of them; 0 otherwise."""
+    memory = _memory_model(memory)
     if memory.fit.range is None or round(model.parameters_b, 1) <= round(memory.fit.range.largest_model_b, 1):
         return 0.0
     embedding = model.vocab_size * model.hidden_size
@@ -1164,7 +1220,7 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
                       parameters_b: float, shortfall_gib: float, host_ram_given: bool, node_gpus: int,
                       over_pcie: bool, link_stated: bool, host_node_gpus: int | None = None,
                       batch_over_gpus: bool = False, far_beyond: bool | None = False,
-                      workstation_gib: int | None = None) -> list[str]:
+                      workstation_gib: int | None = None, padded: bool = False) -> list[str]:
     """Problems with a plan's cautions: words, one on YaRN exactly where it goes past what is validated, one on
     ROCm exactly where Env is on an AMD GPU, one on thin headroom exactly where an estimate beyond the calibration
     has less than 1 GiB to spare (on a card of at most 48 GiB too: its default margin holds back the GiB such a card
@@ -1181,7 +1237,8 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     interconnect is not stated (not `link_stated`), one on a model far beyond the calibration exactly where an estimate
     is of more than `FAR_BEYOND_SCALE` times the calibration's largest model at the default margin and the thin-headroom
     caution is not given (`far_beyond`: whether the model is so far and the margin the default; None: the margin raised
-    or unknown, where the caution may be missing)."""
+    or unknown, where the caution may be missing), one on padded micro-batches exactly where the model trains one padded
+    sequence per micro-batch (`padded`: `_padded`)."""
     if not isinstance(cautions, (list, tuple)) or not all(isinstance(caution, str) and caution for caution in cautions):
         return [f"cautions is not a list of words: {cautions!r}"]
     problems = []
@@ -1232,6 +1289,10 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     if unstated != (not link_stated and _is_int(plan.get("sp")) and plan["sp"] > 1):
         problems.append(f"an unstated-interconnect caution {'given' if unstated else 'missing'} (SP "
                         f"{plan.get('sp')!r}, interconnect {'stated' if link_stated else 'not stated'})")
+    remove_padding_off = any(caution.startswith("use_remove_padding false for ") for caution in cautions)
+    if remove_padding_off != padded:
+        problems.append(f"a padded-micro-batches caution {'given' if remove_padding_off else 'missing'} (the model "
+                        f"{'trains' if padded else 'does not train'} one padded sequence per micro-batch)")
     expected_codes = [_caution_code(caution) for caution in cautions]
     if plan.get("caution_codes") != expected_codes:
         problems.append(f"caution codes {plan.get('caution_codes')!r}, where the words say {expected_codes!r}")
@@ -1243,10 +1304,10 @@ FAR_BEYOND_SCALE = 4
 its calibration (docs/json.md, `far-beyond-calibration`: its held-out splits reached 3.5 times)."""
 
 
-def _far_beyond(model: Any) -> bool:
-    """Whether `model` has more than `FAR_BEYOND_SCALE` times the parameters of the shipped memory model's largest
-    calibrated model."""
-    calibrated = load_memory_model().fit.range
+def _far_beyond(model: Any, memory: Any | None = None) -> bool:
+    """Whether `model` has more than `FAR_BEYOND_SCALE` times the parameters of the memory model's (`memory`, None:
+    the shipped one) largest calibrated model."""
+    calibrated = _memory_model(memory).fit.range
     return calibrated is not None and model.parameters_b > FAR_BEYOND_SCALE * calibrated.largest_model_b
 
 
@@ -1271,6 +1332,7 @@ CAUTION_CODES_BY_WORDS = (
     ("vLLM's rollout refuses it unless ", "it derives from the model's config: ", "past-derived-length"),
     ("past ", "'s sliding window of ", "past-sliding-window"),
     ("", "is read from a config.json of a kind rft-solver has not checked", "unchecked-config-layout"),
+    ("use_remove_padding false for ", "", "padded-micro-batches"),
     ("SP=", "which reach one another over PCIe", "sp-over-pcie"),
     ("SP=", "whose interconnect is not stated", "interconnect-not-stated"),
     ("its trainer spans ", "", "trainer-spans-nodes"),
@@ -1306,7 +1368,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
         return problems
     problems += _caution_problems(plan["cautions"], plan, rocm=gpu_type.rocm, memory_gib=gpu_type.memory_gib,
                                   batch_given=query.train_batch_size is not None, parameters_b=the_model.parameters_b,
-                                  shortfall_gib=_gathered_shortfall_gib(the_model),
+                                  shortfall_gib=_gathered_shortfall_gib(the_model, query.memory),
                                   host_ram_given=query.host_ram_gb is not None, node_gpus=query.node_gpus,
                                   over_pcie=gpu_type.interconnect == "pcie",
                                   link_stated=gpu_type.interconnect is not None,
@@ -1314,8 +1376,8 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
                                   batch_over_gpus=query.release.batch_divisor == "unsure"
                                   and query.train_batch_size is not None and _is_int(plan["gpus"]) and plan["gpus"] > 0
                                   and query.train_batch_size % plan["gpus"] != 0,
-                                  workstation_gib=gpu_type.workstation_host_ram_gib,
-                                  far_beyond=_far_beyond(the_model) and (
+                                  workstation_gib=gpu_type.workstation_host_ram_gib, padded=_padded(the_model),
+                                  far_beyond=_far_beyond(the_model, query.memory) and (
                                       None if query.margin is not None or query.budget_margin is not None else True))
 
     n = plan["gpus"]
@@ -1389,7 +1451,8 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
             problems.append(f"max_model_len={length} but {query.max_model_len} was asked for")
     elif plan["evidence"] == "estimated":
         stop = _table_stop(refuting, the_model, gpu_type.memory_gib, n, e, o, s, query.without_env, query.margin,
-                           query.critic, query.experts) if query.token_budget == "default" else None
+                           query.critic, query.experts, query.dpo, query.memory) \
+            if not query.lowers_budget(the_model) else None
         if length % 1024 and length != stop:
             problems.append(f"max_model_len={length} is not a multiple of 1024 (an estimate's grid), nor where a "
                             "table stops the estimate")
@@ -1401,14 +1464,14 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     want_tokens = _max_token_len_per_gpu(length, s)
     lowered = None
     budget_margin = query.margin if query.budget_margin is None else query.budget_margin
-    if estimated and query.token_budget == "auto" and plan["evidence"] == "estimated" and \
+    if estimated and query.lowers_budget(the_model) and plan["evidence"] == "estimated" and \
             query.cell_evidence(tables, the_model, n, e, o, s, length, refuting[1:]) is None and \
             not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, query.without_env,
-                           budget_margin, query.critic, query.experts) and \
+                           budget_margin, query.critic, query.experts, query.dpo, query.memory) and \
             length <= 1 << 21:
         lowered = _lowered_budget(length, s, _estimated_tokens(refuting, the_model, gpu_type.memory_gib, n, e, o, s,
                                                                query.without_env, budget_margin, query.critic,
-                                                               query.experts))
+                                                               query.experts, query.dpo, query.memory))
         want_tokens = lowered or want_tokens
     if plan["max_token_len_per_gpu"] != want_tokens:
         problems.append(f"max_token_len_per_gpu={plan['max_token_len_per_gpu']}, expected {want_tokens}")
@@ -1419,7 +1482,8 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     rope = plan["rope_scaling_factor"]
     if want_rope is None:
         if rope is not None:
-            problems.append(f"rope_scaling_factor={rope!r}, expected None (L <= {the_model.native_context})")
+            problems.append(f"rope_scaling_factor={rope!r}, expected None (no YaRN for {the_model.name} at {length} "
+                            "tokens)")
     elif not isinstance(rope, float) or isinstance(rope, bool) or not math.isclose(rope, want_rope, rel_tol=1e-12, abs_tol=0.0):
         problems.append(f"rope_scaling_factor={rope!r}, expected {want_rope!r}")
     if plan["yarn_beyond_validated"] is not _yarn_beyond_validated(the_model, length):
@@ -1431,14 +1495,15 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     # The memory model's prediction (a derived field, computed by solver.memory).
     predicted = _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, query.node_gpus, want_tokens,
                         query.host_ram_gb, plan["evidence"] == "estimated", query.margin, query.critic,
-                        query.release, gpu_type.compute_capability, query.reference_model, query.dpo)
+                        query.release, gpu_type.compute_capability, query.reference_model, query.dpo, query.memory)
     predicted.update(_rounded_figures(predicted))
     if {k: plan[k] for k in predicted} != predicted:
         problems.append(f"the memory figures {({k: plan[k] for k in predicted})} differ from the memory model's "
                         f"{predicted}")
 
-    want_beyond = _beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, s, want_tokens,
-                                                     query.node_gpus, query.experts)
+    want_beyond = _beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, s,
+                                                     _counted_tokens(the_model, length, s, want_tokens, query.dpo),
+                                                     query.node_gpus, query.experts, query.memory)
                                  if plan["evidence"] == "estimated" else [])
     for key, want in want_beyond.items():
         if plan.get(key) is None or list(plan[key]) != want:
@@ -1466,7 +1531,8 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
         )
     else:
         if lowered is None and not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length,
-                                              query.without_env, query.margin, query.critic, query.experts):
+                                              query.without_env, query.margin, query.critic, query.experts,
+                                              query.dpo, query.memory):
             problems.append(f"not feasible: the memory model does not vouch for {Setting(env=e, offload=o, sp=s).label} "
                             f"on {n} GPUs at {length} tokens (it does not fit, or the count's table says it ran out of "
                             "memory)")

@@ -508,6 +508,10 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "max_model_len must be a whole number from 1 to 16777216, got '-2k'"),
         (lambda: solver.estimate_memory("8B", "h100", 8, "0k"),
          "max_model_len must be a whole number from 1 to 16777216, got '0k'"),
+        (lambda: solver.plan("8B", max_model_len=4096, token_budget="-2k"),  # as the length's (hints88)
+         "token_budget must be a whole number from 1 to 16777216, got '-2k'"),
+        (lambda: solver.estimate_memory("8B", "h100", 8, 4096, max_token_len_per_gpu="-2k"),
+         "max_token_len_per_gpu must be a whole number from 1 to 16777216, got '-2k'"),
         (lambda: solver.plan(None, max_model_len=4096), "a model is named by a string, got None"),
         (lambda: solver.plan(solver.load_model_config(EXAMPLES.parent.parent / "tests/data/hf-configs/phi-4.json"),
                              max_model_len=4096),  # a notebook's first try with a config.json's model
@@ -1555,9 +1559,16 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
         solves.append(data.gpu)
         return nearest_plan(catalog, data, query)
 
+    fewest_limits_dropped = solve_module.fewest_limits_dropped
+
+    def counted_fewest_limits_dropped(catalog, query, gpu):
+        solves.append(gpu)
+        return fewest_limits_dropped(catalog, query, gpu)
+
     monkeypatch.setattr(solve_module, "answer_for", counted_answer_for)
     monkeypatch.setattr(solve_module, "least_host_plan", counted_least_host_plan)
     monkeypatch.setattr(solve_module, "nearest_plan", counted_nearest_plan)
+    monkeypatch.setattr(solve_module, "fewest_limits_dropped", counted_fewest_limits_dropped)
     # Estimated (measured), longer than validated, 2 rollout GPUs beside whole nodes (fewer_nodes: one solve), a batch
     # (other_batch), a pin (unpinned; Env, which the estimates keep on anyway), host memory (more_host_ram), and 0.1 GiB
     # to spare at 8 GPUs, more than calibrated (room_kept, s79).

@@ -202,14 +202,20 @@ def test_a_job_built_in_python_is_refused_a_length_in_the_words_a_cluster_file_s
     (lambda: solver.Pool(name="p", gpu="h100", nodes=2.0, gpus_per_node=8), "nodes",
      "must be a whole number, got 2.0 (a float: pass 2)"),
     (lambda: solver.Pool(name="p", gpu="h100", nodes=1, gpus_per_node=0), "gpus_per_node", "must be above 0, got 0"),
+    # a validator's own words, a field's or the model's cross-field check, without pydantic's "Value error, " (hints88)
+    (lambda: solver.Pool(name=" p", gpu="h100", nodes=1, gpus_per_node=8), "name",
+     "must not start or end with a space (output does not show it), got ' p'"),
+    (lambda: solver.Job(name="j", model="4B", max_model_len=4096, dpo=True, critic="resident"), None,
+     "dpo true trains no PPO critic (Trinity's dpo algorithm uses none): drop critic resident"),
 ])
 def test_a_job_s_or_pool_s_other_fields_built_in_python_are_refused_in_a_file_s_words(build: Callable[[], object],
-                                                                                      field: str, words: str) -> None:
+                                                                                      field: str | None,
+                                                                                      words: str) -> None:
     # s88: fields other than lengths said pydantic's "Input should be greater than 0": now, as lengths, the field, what
     # was given and what is taken, in the words a cluster file's reader says them (PLAIN_PROBLEMS), its type kept
     with pytest.raises(pydantic.ValidationError) as built:
         build()
-    assert [(error["loc"], error["msg"]) for error in built.value.errors()] == [((field,), words)]
+    assert [(error["loc"], error["msg"]) for error in built.value.errors()] == [((field,) if field else (), words)]
 
 
 @pytest.mark.parametrize(("length", "words"), [

@@ -11,11 +11,11 @@ import pytest
 from pydantic import ValidationError
 
 import solver
-from solver.calibrate import PHYSICAL, PhysicalRange, calibrate, observations, unphysical
+from solver.calibrate import PHYSICAL, PhysicalRange, calibrate, far_from_shipped, observations, unphysical
 from solver.memory import PRIOR
 from solver.render import calibration_json
 from solver.results import UnphysicalCode
-from solver.tables import load_catalog
+from solver.tables import load_catalog, load_memory_model
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 
@@ -118,6 +118,31 @@ def test_with_the_documented_tables_an_unphysical_fit_blames_your_cells(cli, mon
         "solve calibrate: warning: states 1.02901 is below its physical range, 1.05 to 1.25: made up; likely your "
         "cells pulling it there against the documented tables (check them for typos), or cells measured with another "
         "framework or precision than verl's FSDP with bf16 and Adam: estimates from this fit may not hold\n")
+
+
+def test_a_multiplier_few_cells_move_far_beyond_the_shipped_fit_is_cautioned(cli, tmp_path: Path):
+    # Qwen3-1.7B trained Env + SP=4 at 16384 tokens on 8 GPUs and nothing at 32768: logits 14.8, 7.6 times the
+    # shipped 1.95, in its plausible range and with no physical one of its own, so no warning named it.
+    cells = one_cell(tmp_path, 8, "Qwen3-1.7B", 16384, "Env + SP=4")
+    cells.write_text(cells.read_text(encoding="utf-8") + "      - {max_model_len: 32768, cells: {Qwen3-1.7B: '-'}}\n",
+                     encoding="utf-8")
+    status, _, err = cli("calibrate", "--cells", str(cells))
+    assert status == 0 and err.splitlines()[0] == (
+        "solve calibrate: caution: logits 14.8, 7.6 times the shipped fit's 1.95: few cells decide it, your 2 cells "
+        "(18 observations); add cells, or fit with the documented ones too (--with-tables); estimates from this fit "
+        "may not hold")
+    assert solver.calibrate_memory_model([cells]).far_from_shipped == ("logits 14.8, 7.6 times the shipped fit's 1.95",)
+
+
+def test_far_from_shipped_names_a_multiplier_beyond_both_anchors_that_no_warning_names():
+    # recompute 5.48 (the shipped fit's and first principles' 1): beyond both, named; sp_buffers 0.97, a seventh of the
+    # shipped 6.46 but near first principles, and a value FAR_FACTOR times away exactly, are not; states at its edge
+    # and gathered below its physical range are warned of already.
+    shipped = load_memory_model().coefficients
+    fitted = PRIOR.model_copy(update={"recompute": 5.48, "sp_buffers": 0.97, "logits": 3 * shipped.logits,
+                                      "states": 4.0, "gathered": 0.0, "fragmentation": 0.1})
+    assert far_from_shipped(fitted, shipped) == [("recompute", 5.48, 1.0), ("fragmentation", 0.1, shipped.fragmentation)]
+    assert far_from_shipped(shipped, shipped) == []
 
 
 def test_json_with_a_code_missing_for_a_phrase_is_refused():

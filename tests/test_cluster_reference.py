@@ -457,19 +457,26 @@ def test_check_counts_a_dpo_job_at_trinitys_default_budget_and_says_dpo(tmp_path
     assert "'dpo': True" in problem and "'dpo': False" in problem, problem
 
 
+def kept_calls(monkeypatch: pytest.MonkeyPatch, name: str) -> list[Any]:
+    """The (fleet, planner, result) of each call of `solver.cluster`'s `name` (``place`` or ``buy``: the hook's, which
+    checks it too) while the test runs, in order."""
+    asked: list[Any] = []
+    called = getattr(solver.cluster, name)
+
+    def kept(fleet: Any, planner: Any, **options: Any) -> Any:
+        result = called(fleet, planner, **options)
+        asked.append((fleet, planner, result))
+        return result
+
+    monkeypatch.setattr(solver.cluster, name, kept)
+    return asked
+
+
 def test_a_purchases_placement_is_checked_on_the_pools_as_bought(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Two Qwen3-8B jobs of at least 6 GPUs each on one node of 8 A100s: the purchase buys a node, and places the
     # second job there (node 1), which the reference checks on the pool as bought (conftest's `reference_problems`);
     # on the pool as it was, node 1 is outside it.
-    asked: list[Any] = []
-    bought = solver.cluster.buy  # the hook's, which checks it too
-
-    def kept(fleet: Any, planner: Any, **options: Any) -> Any:
-        result = bought(fleet, planner, **options)
-        asked.append((fleet, planner, result))
-        return result
-
-    monkeypatch.setattr(solver.cluster, "buy", kept)
+    asked = kept_calls(monkeypatch, "buy")
     two = {"pools": [pool(nodes=1)], "jobs": [job("a", "Qwen3-8B", 32768, rollout=4),
                                               job("b", "Qwen3-8B", 32768, rollout=4)]}
     (tmp_path / "fleet.yaml").write_text(yaml.safe_dump(two), encoding="utf-8")
@@ -480,3 +487,32 @@ def test_a_purchases_placement_is_checked_on_the_pools_as_bought(tmp_path: Path,
     [as_was] = [pool.model_copy(update={"nodes_after": 1}) for pool in result.pools]
     problems = reference_problems(fleet, planner, result.model_copy(update={"pools": (as_was,)}), False)
     assert problems and all("node 1 is outside pool 'a100'" in problem for problem in problems), problems
+
+
+def test_the_check_counts_model_configs_of_other_types_past_their_native_context(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # phi-4 (model_type phi3, advised no YaRN) at 32768 tokens, past its native 16384: no YaRN written, the
+    # past-native-no-yarn caution; Yi-1.5-9B (llama) at 5000, past its 4096: YaRN no one validated (its data-parallel
+    # ranks uneven). The reference counts both (conftest's `reference_problems` is a list, not None) and refutes YaRN
+    # written for phi-4.
+    asked = kept_calls(monkeypatch, "place")
+    configs = Path(__file__).parent / "data" / "hf-configs"
+    jobs = [{"name": name, "model_config": str(configs / config), "max_model_len": length}
+            for name, config, length in (("phi", "phi-4.json", 32768), ("yi", "Yi-1.5-9B.json", 5000))]
+    fleet_file = tmp_path / "fleet.yaml"
+    fleet_file.write_text(yaml.safe_dump({"pools": [pool(gpu="h100")], "jobs": jobs}), encoding="utf-8")
+    answer = solver.place(fleet_file)
+    plans = {placement.job: placement.plan for placement in answer.placements}
+    assert [(job, plan.max_model_len, plan.rope_scaling_factor, [code.value for code in plan.caution_codes])
+            for job, plan in sorted(plans.items())] == [
+        ("phi", 32768, None, ["past-native-no-yarn"]),
+        ("yi", 5000, 5000 / 4096, ["yarn-unvalidated-model", "uneven-data-parallel"])]
+    [(fleet, planner, result)] = asked
+    assert reference_problems(fleet, planner, result, False) == []
+    [phi] = [entry for entry in result.placements if entry.job == "phi"]
+    yarn = phi.model_copy(update={"plan": phi.plan.model_copy(update={"rope_scaling_factor": 2.0})})
+    wrong = result.model_copy(update={"placements": tuple(yarn if entry.job == "phi" else entry
+                                                          for entry in result.placements)})
+    assert "job 'phi': plan: rope_scaling_factor=2.0, expected None (no YaRN for phi-4 at 32768 tokens)" in (
+        reference_problems(fleet, planner, wrong, False))
+

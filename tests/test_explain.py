@@ -189,6 +189,17 @@ def test_a_train_batch_that_no_layout_divides_is_named_as_the_limit():
     assert "trains with --sp 2 --train-batch-size 256" in answer.reason
 
 
+def test_a_train_batch_no_rank_count_divides_is_named_where_memory_stops_the_count_asked_for():
+    # Nothing trains 131072 tokens on 3 A100s (the evidence alone, a minimal core): the SP lines name what rules out
+    # each degree there, SP=1 too (3 ranks do not divide 256), not only SP=2 and SP=3 (hints88).
+    _, reasons = explained(gpu="a100", model="8B", max_model_len=131072, budget_gpus=3, exact=True,
+                           train_batch_size=256)
+    assert details(reasons, "limit")[0].endswith("(longest per GPU count: 3 GPUs: none)")
+    assert details(reasons, "batch_divides") == [(
+        "the train batch of 256 (--train-batch-size) must split evenly over the data-parallel ranks (GPUs / SP): on 3 "
+        "GPUs that rules out SP=1")]
+
+
 def test_a_train_batch_from_a_config_is_named_by_its_keys_in_the_limit_and_the_reasons():
     source = "buffer.batch_size x algorithm.repeat_times"
     answer, reasons = explained(gpu="a100", model="8B", max_model_len=32768, budget_gpus=6, exact=True, sp=2,

@@ -3441,7 +3441,7 @@ def test_calibrate_on_one_cell_it_cannot_meet_says_so_in_the_singular(cli, tmp_p
     status, out, err = cli("calibrate", "--cells", str(cells), "--out", str(fitted))
     assert status == 0 and out.splitlines()[0] == (f"wrote {fitted}: 1 observation, 0 predicted to fit that did not, "
                                                    "1 predicted not to fit that did")
-    first, unphysical, second, note = err.splitlines()
+    first, unphysical, caution, second, note = err.splitlines()
     assert note == (f"solve calibrate: note: {cells}: Own-24GB's memory_gb 24 is taken as 24 GiB; a card reports "
                     "less (an H100 80GB: 81559 MiB, 79.6 GiB), so add its memory_mib (nvidia-smi's total) where you "
                     "have it")
@@ -3451,6 +3451,9 @@ def test_calibrate_on_one_cell_it_cannot_meet_says_so_in_the_singular(cli, tmp_p
     assert unphysical.endswith("likely too few cells to pin the model down (1 observation; add cells, or fit with the "
                                "documented ones too: --with-tables), or cells measured with another framework or "
                                "precision than verl's FSDP with bf16 and Adam: estimates from this fit may not hold")
+    assert caution == ("solve calibrate: caution: fragmentation 0, down from the shipped fit's 0.343 (the term "
+                       "dropped): few cells decide it, your only cell (1 observation); add cells, or fit with the "
+                       "documented ones too (--with-tables); estimates from this fit may not hold")
     assert second.startswith("solve calibrate: warning: the fit predicts your only cell the other way: Qwen3-0.6B on "
                              "1 x Own-24GB at 131072, cell 'vanilla': vanilla trained there, predicted ")
     assert second.endswith(f"(usable: before any safety margin; solve memory --memory-model {fitted} breaks each "

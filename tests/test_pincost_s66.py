@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from itertools import combinations
 from pathlib import Path
 from typing import Any
 
 import pytest
+from command_words import make_query
+from test_pinsolve_s67 import CATALOG, _reference_best
 
 import solver
 import solver.solve
+from solver.solve import _keeping, fewest_limits_dropped
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -137,9 +141,13 @@ def test_the_api_answer_holds_it_in_its_own_words() -> None:
 
 @pytest.mark.parametrize(("pins", "words"), [
     (("--sp", "8"), ": --sp 8 rules them out (without it: Env on 6 trainer GPUs with --total-gpus 8 --rollout-gpus 2)"),
-    # The pins the best plan without them lacks are named; one the plan has (--no-offload) is not
+    # The fewest pins that rule the plans out are named (s88): not --no-env too, which the best plan without any pin
+    # lacks (Env), though vanilla on 6 GPUs keeps it; one the plan has (--no-offload) is not named either
     (("--sp", "8", "--no-env", "--no-offload"),
-     ": --sp 8 --no-env rule them out (without them: Env on 6 trainer GPUs with --total-gpus 8 --rollout-gpus 2)"),
+     ": --sp 8 rules them out (without it: vanilla on 6 trainer GPUs with --total-gpus 8 --rollout-gpus 2)"),
+    # s88: with --host-ram given, where it is not what rules them out, the pins are named too (none were)
+    (("--sp", "8", "--no-env", "--host-ram", "2048"),
+     ": --sp 8 rules them out (without it: vanilla on 6 trainer GPUs with --total-gpus 8 --rollout-gpus 2)"),
 ])
 def test_keeping_gpus_for_the_rollout_names_the_pin_that_leaves_no_plan(cli: Cli, pins: tuple[str, ...],
                                                                         words: str) -> None:
@@ -163,3 +171,36 @@ def test_a_pin_that_rules_nothing_out_beside_the_rollout_is_not_named() -> None:
     assert (pinned.rollout_kept.without_pins.gpus, pinned.rollout_kept.without_pins.sp) == (6, 1)
     assert ": sp=8 rules them out (without it: Env on 6 trainer GPUs with total_gpus=8, rollout_gpus=2)" in " ".join(
         solver.answers_text([pinned]).split())
+
+
+@pytest.mark.parametrize(("gpu", "model", "length", "budget", "host", "pins", "named"), [
+    ("MI300X", "Qwen3-8B", 32768, 8, None, {"sp": 8, "env": False, "offload": False}, ("--sp 8",)),
+    ("MI300X", "Qwen3-8B", 32768, 8, 2048.0, {"sp": 8, "env": False}, ("--sp 8",)),  # not the host memory
+    ("A100-80GB", "Qwen3-14B", 32768, 8, None, {"sp": 8, "offload": False}, ("--sp 8", "--no-offload")),
+    # Two sets of two: the one whose best plan is best
+    ("H20-96GB", "Qwen3-8B", 65536, 8, None, {"sp": 8, "env": False, "offload": False}, ("--sp 8", "--no-env")),
+    ("MI300X", "Qwen3-14B", 32768, 16, 512.0, {"sp": 8, "offload": False}, None),  # the host memory alone
+])
+def test_the_pins_named_beside_the_rollout_are_the_fewest_the_reference_finds(
+        gpu: str, model: str, length: int, budget: int, host: float | None, pins: dict[str, Any],
+        named: tuple[str, ...] | None) -> None:
+    """s88: the question beside the rollout (2 of 8 GPUs kept for it, 8 of 16), which has no plan, without the fewest
+    pins that rule its plans out, in one solve, is the brute-force reference's best plan without some set of that
+    many (none of fewer has one), or, where the host memory alone rules them out, its best plan without it."""
+    rollout = 2 if budget == 8 else 8
+    query = _keeping(make_query(CATALOG, gpu=gpu, model=model, max_model_len=length, budget_gpus=budget,
+                                host_ram_gb=host, **pins), rollout)
+    assert _reference_best(query, rollout_gpus=rollout, host_ram_gb=host) is None
+    lifted, unpinned = fewest_limits_dropped(CATALOG, query, gpu)
+    if named is None:
+        without_host = _reference_best(query, rollout_gpus=rollout)
+        assert lifted is not None and lifted.model_dump(mode="json") == without_host and unpinned is None
+        return
+    assert lifted is None and unpinned is not None
+    assert query.pins_unlike(unpinned.sp, unpinned.env, unpinned.offload) == named
+    for size in range(1, len(named)):  # none of fewer pins (of none: asserted above)
+        assert all(_reference_best(query, rollout_gpus=rollout, host_ram_gb=host, **dict.fromkeys(dropped)) is None
+                   for dropped in combinations(pins, size))
+    bests = [_reference_best(query, rollout_gpus=rollout, host_ram_gb=host, **dict.fromkeys(dropped))
+             for dropped in combinations(pins, len(named))]
+    assert unpinned.model_dump(mode="json") in bests

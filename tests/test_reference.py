@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import random
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -40,6 +41,7 @@ from solver.tables import (
 
 CATALOG = load_catalog()
 WEIGHTS = load_weights()
+INTERNLM2 = Path(__file__).parent / "data" / "hf-configs" / "internlm2-7b.json"
 
 
 def plans(**query):
@@ -702,6 +704,28 @@ def test_a_model_that_caps_its_logits_is_planned_as_the_reference_plans_it(tmp_p
         every = enumerate_plans(catalog, estimates=True, **query)
         assert got == ranked_alternatives(every, catalog.model("gemma-2-9b"), catalog.gpu("H100-80GB"))[:3], length
         assert got and all(any("capped logits" in phrase for phrase in p["beyond_calibration"]) for p in got)
+
+
+def test_a_model_of_its_own_attention_code_is_planned_for_dpo_as_the_reference_plans_it():
+    # InternLM2-7B runs its checkpoint's own attention code: SP 1 alone, one padded sequence per micro-batch, and for
+    # DPO the pair (65536 tokens per GPU at 32768), which the reference counts as the planner does.
+    catalog = CATALOG.with_model(load_model_config(INTERNLM2))
+    query = {"gpu": "H100-80GB", "model": "internlm2-7b", "budget_gpus": 8, "max_model_len": 32768, "exact": True,
+             "objective": "cheapest"}
+    (answer,) = solve_plan(make_query(catalog, top=3, dpo=True, **query), catalog)
+    got = [p.model_dump(mode="json") for p in answer.plans]
+    every = enumerate_plans(catalog, estimates=True, dpo=True, **query)
+    assert got == ranked_alternatives(every, catalog.model("internlm2-7b"), catalog.gpu("H100-80GB"))[:3]
+    assert [(p["sp"], p["env"], p["offload"], p["memory_gb"]) for p in every] == [(1, True, True, 60.14)]
+    asked = {key: value for key, value in query.items() if key != "objective"}
+    assert check_plan(catalog, got[0], estimates=True, dpo=True, **asked) == []
+    assert any("the memory figures" in problem for problem in check_plan(catalog, got[0], estimates=True, **asked))
+    assert "SP=2, but internlm2-7b's own attention code takes SP 1 alone" in check_plan(
+        catalog, {**got[0], "sp": 2}, estimates=True, dpo=True, **asked)
+    unpadded = {**got[0], **{key: [item for item in got[0][key] if "padded" not in item]
+                             for key in ("cautions", "caution_codes")}}
+    assert "a padded-micro-batches caution missing (the model trains one padded sequence per micro-batch)" in (
+        check_plan(catalog, unpadded, estimates=True, dpo=True, **asked))
 
 
 @pytest.mark.parametrize("query", [

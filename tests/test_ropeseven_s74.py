@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from test_moe_layouts import MINIMAX_M2
 
 from solver.tables import TableError, load_catalog
 from solver.tables.model_config import load_model_config
@@ -173,6 +174,26 @@ def test_a_partial_rotary_factor_vllm_refuses_is_refused(tmp_path: Path, keys: d
     with pytest.raises(TableError) as raised:
         load_model_config(path)
     assert str(raised.value) == f"{path}: {words} (vLLM refuses it too)"
+
+
+@pytest.mark.parametrize(("keys", "lost"), [
+    ({"rotary_dim": 64, "partial_rotary_factor": 0.5}, None),  # vLLM's class puts 64 / 128 back
+    ({"rotary_dim": 64}, None),
+    ({"rotary_dim": 64, "partial_rotary_factor": 0.75}, (0.75, 0.5)),
+    ({"rotary_dim": 128, "partial_rotary_factor": 0.5}, (0.5, 1.0)),
+    ({"partial_rotary_factor": 0.5}, None),  # no rotary_dim, which vLLM's class reads without a default: not judged
+])
+def test_minimax_m2s_vllm_class_takes_its_rotary_dim(tmp_path: Path, keys: dict[str, object],
+                                                    lost: tuple[float, float] | None):
+    # vLLM 0.19.1's MiniMax-M2 class fills partial_rotary_factor in as rotary_dim / head_dim (minimax_m2.py:200-204).
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**MINIMAX_M2, **keys}), encoding="utf-8")
+    assert load_model_config(path).vllm_partial_rotary_lost == lost
+    path.write_text(json.dumps({**MINIMAX_M2, **keys, "rotary_dim": 256}), encoding="utf-8")
+    with pytest.raises(TableError) as raised:
+        load_model_config(path)
+    assert str(raised.value) == (f"{path}: rotary_dim: expected a number above 0 and at most head_dim (128) such as "
+                                 "64, got 256 (vLLM refuses it too)")
 
 
 def test_no_catalogue_model_loses_one():

@@ -19,6 +19,12 @@ from solver.tables import QueryError
 Cli = Callable[..., tuple[int, str, str]]
 
 
+def _example_config() -> solver.trinity.TrinityConfig:
+    """docs/examples/trinity.yaml, read."""
+    path = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
+    return solver.trinity.read_trinity_config(path.read_text(encoding="utf-8"), path.name, {})
+
+
 @pytest.mark.parametrize(("call", "message"), [
     (lambda: solver.plan("4B", gpu="", max_model_len=4096),
      "an empty name in gpu='': give a GPU type, or several in a list (gpu=['a100', 'h100'])"),
@@ -32,6 +38,8 @@ Cli = Callable[..., tuple[int, str, str]]
     (lambda: solver.map_plans(["4B", ""], gpus_up_to=8),
      "an empty name in model=['4B', '']: give a model, or several in a list (model=['4B', '8B'])"),
     (lambda: solver.map_plans("4B", gpu="", gpus_up_to=8),
+     "an empty name in gpu='': give a GPU type, or several in a list (gpu=['a100', 'h100'])"),
+    (lambda: solver.api.config_query(solver.load_catalog(), _example_config(), gpu=""),  # said "unknown GPU ''"
      "an empty name in gpu='': give a GPU type, or several in a list (gpu=['a100', 'h100'])"),
 ])
 def test_the_api_refuses_an_empty_name_in_the_commands_words(call: Callable[[], object], message: str):

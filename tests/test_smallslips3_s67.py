@@ -38,10 +38,11 @@ def test_the_rows_of_a_one_token_plan_count_it_as_one(cli: Cli, tmp_path: Path):
     _, out, _ = cli("--cells", str(cells), *SP8_WITHOUT_ENV, "--len", "1", "--explain")
     lines = out.splitlines()
     row = [lines[2], *itertools.takewhile(lambda line: line.startswith(" "), lines[3:])]  # the row, wrapped
+    # The fewest pins that rule them out (s88): --no-env kept, Offload's estimate without Env trains 1 token on 6
     assert " ".join(part.strip() for part in row) == (
-        "for rollout    keeping 2 of the 8 for it leaves no plan for 1 token (within 6): --sp 8 --no-env "
-        "--no-offload rule them out (without them: Env + Offload on 6 trainer GPUs with --total-gpus 8 "
-        "--rollout-gpus 2); give the rollout GPUs beside these instead: --gpus 8 --rollout-gpus R")
+        "for rollout    keeping 2 of the 8 for it leaves no plan for 1 token (within 6): --sp 8 --no-offload rule "
+        "them out (without them: Offload on 6 trainer GPUs with --total-gpus 8 --rollout-gpus 2); give the rollout "
+        "GPUs beside these instead: --gpus 8 --rollout-gpus R")
     assert next(line for line in lines if line.startswith("choice")).startswith(
         "choice           SP=8 on 8 GPUs is the cheapest plan at 1 token on exactly 8 GPUs; each of the 32 ")
 

@@ -264,6 +264,9 @@ def test_a_count_written_with_a_fraction_or_a_word_is_told_the_number(cli, argv:
      # s88: 1024, past what --budgets takes, is not offered as a reading
      ("solve map: error: argument --budgets: '1,024' reads as 1 and 24 (not 1024, past 64): give "
       "whole numbers from 1 to 64 without leading zeros, separated by commas (1,24)")),
+    (("map", "--budgets", "8,16,1,024"),  # hints88: was read as 8, 16, 1 and 24, where 1,024 alone was refused
+     ("solve map: error: argument --budgets: '8,16,1,024' reads as 8, 16, 1 and 24 (1,024 is not 1024, past 64): "
+      "give whole numbers from 1 to 64 without leading zeros, separated by commas (8,16,1,24)")),
     (("map", "--budgets", "8 16"),
      "solve map: error: argument --budgets: expected whole numbers separated by commas, got '8 16': give 8,16"),
     (("map", "--budgets", "8", "16"),

@@ -1904,6 +1904,8 @@ def test_checks_name_a_key_spelt_almost_as_one_the_section_lacks() -> None:
     (("explorer", "rollout_model"), "tensor_parallel", "tensor_parallel_size"),  # 0.857
     (("explorer", "rollout_model"), "engine_number", "engine_num"),  # 0.87
     ((*ACTOR_ROLLOUT_REF, "actor", "fsdp_config"), "parameter_offload", "param_offload"),
+    (("trainer",), "sequence_parallel_size", "ulysses_sequence_parallel_size"),  # known wrong SP names: SP_KEY_SLIPS
+    ((*ACTOR_ROLLOUT_REF, "ref"), "sp_size", "ulysses_sequence_parallel_size"),
 ])
 def test_a_read_key_with_a_word_spelt_out_or_dropped_is_taken_for_it_misspelt(
         section: tuple[str, ...], key: str, meant: str) -> None:

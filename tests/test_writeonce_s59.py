@@ -119,12 +119,13 @@ def test_anchored_keys_refuses_a_config_in_the_words_the_patch_does():
     assert refusals == [duplicate, duplicate]
 
 
-def test_write_refuses_a_yaml_directive_ruamel_cannot_keep_in_one_line(tmp_path, capsys):
-    # PyYAML, as Trinity, reads a %YAML 1.3 document; ruamel's round trip asserted on it (a traceback, exit 1).
+def test_write_keeps_a_yaml_directive_ruamel_reads_otherwise(tmp_path, capsys):
+    # PyYAML, as Trinity, reads a %YAML 1.3 document, and the report planned it; ruamel's round trip asserted on it
+    # (--write refused it): it reads it as %YAML 1.2, and the file written keeps the config's own directive.
     config, out = tmp_path / "trinity.yaml", tmp_path / "out.yaml"
     config.write_text(f"%YAML 1.3\n---\n{CONFIG}")
-    assert main(["--from-config", str(config), "--gpu", "h20", "--write", str(out)]) == 2
-    assert capsys.readouterr().err == (
-        f"solve: error: --from-config {config}: ruamel.yaml, which rewrites the config with its comments kept, refuses "
-        "it: version minor part can only be 2 or 1, got (1, 3)\n")
-    assert not out.exists()
+    assert main(["--from-config", str(config), "--gpu", "h20", "--write", str(out)]) == 0
+    assert capsys.readouterr().err == ""
+    written = out.read_text()
+    assert written.startswith(f"%YAML 1.3\n---\n{CONFIG.splitlines()[0]}\n")
+    assert "\n  ulysses_sequence_parallel_size: 2\n" in written

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from solver.tables import TableError, brief, yaml_brief
+from solver.tables import TableError, brief, load_fleet, yaml_brief
 from solver.tables.reading import load_models
 from solver.trinity import ConfigError, load_config_mapping
 
@@ -63,6 +63,18 @@ def test_a_quoted_date_is_a_pools_name(cli: Cli, tmp_path: Path):
     fleet.write_text(FLEET.format(pool="'2024-01-01'", job="max_model_len: 4096"), encoding="utf-8")
     status, out, err = cli("cluster", str(fleet))
     assert (status, err) == (0, "") and "2024-01-01" in out
+
+
+def test_a_pools_gpu_read_as_a_number_is_the_gpu_type_it_names_or_told_to_be_quoted(tmp_path: Path):
+    # gpu: 4090 unquoted (YAML's int) names the RTX 4090 as "4090" does (hints88); 1234 names none: quote it, as before.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(FLEET.format(pool="a", job="max_model_len: 4096").replace("A100-80GB", "4090"), encoding="utf-8")
+    assert [pool.gpu for pool in load_fleet(fleet).pools] == ["RTX-4090-24GB"]
+    fleet.write_text(FLEET.format(pool="a", job="max_model_len: 4096").replace("A100-80GB", "1234"), encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_fleet(fleet)
+    assert str(caught.value) == (f"{fleet}: pool a, gpu: must be text, got 1234 (YAML reads it, unquoted, as a "
+                                 f"number: {QUOTE}")
 
 
 def test_a_model_catalogues_name_read_as_a_date_is_told_to_be_quoted(tmp_path: Path):

@@ -29,7 +29,6 @@ from solver.tables import (
     cut,
     empty_name,
     length_forms,
-    load_catalog,
     mib_as_gb_hint,
     names_a_stream,
     percentage_hint,
@@ -59,6 +58,8 @@ def _within(match: re.Match[str], least: int, most: int) -> int | None:
 def _gpu_words(text: str) -> str:
     """Where `text`, given for a count, names a GPU type, alone (``a100``) or with a count (``2x4090``: not a product
     to write), how to give each, in words; "" otherwise."""
+    from solver.tables import load_catalog  # here, not at the top: `solve --version` and help load no pydantic
+
     catalog = load_catalog()
     with contextlib.suppress(QueryError):
         return f"a GPU type, {catalog.gpu(text).name}: give it to --gpu, and a count here"
@@ -103,8 +104,8 @@ def whole_number(least: int, most: int, listed: str = "") -> Callable[[str], int
 def whole_numbers(least: int, most: int, example: str) -> Callable[[str], tuple[int, ...]]:
     """An argparse type: whole numbers separated by commas (`example`), each as `whole_number` takes it; an empty
     one (``8,``) is refused, and so are numbers that read as one with thousands separators too (``1,024``: 1 and 24,
-    or 1024, named as past `most` where it is), and numbers separated by spaces (``'8 16'``), each naming the list
-    meant."""
+    or 1024, named as past `most` where it is; ``8,16,1,024`` too: `_thousands_run`), and numbers separated by spaces
+    (``'8 16'``), each naming the list meant."""
     each = whole_number(least, most)
     accepted = f"give whole numbers from {least} to {most}, separated by commas ({example})"
 
@@ -120,17 +121,34 @@ def whole_numbers(least: int, most: int, example: str) -> Callable[[str], tuple[
             if spaced:
                 raise argparse.ArgumentTypeError(f"expected whole numbers separated by commas, got {brief(text)}: "
                                                  f"give {meant}")
-            thousands = rewritten_whole_number(text)
-            if thousands is not None:
+            if (run := _thousands_run(parts)) is not None:
+                written = ",".join(part.strip() for part in parts[run[0]:run[1]])
+                thousands, whole = int(written.replace(",", "")), run[1] - run[0] == len(parts)
                 readings = and_joined([str(number) for number in listed])
-                other = (f", or as {thousands} with a thousands separator" if least <= thousands <= most
-                         else f" (not {thousands}, past {most})")  # a reading taken is offered, no other
+                of = "" if whole else f"{written} "
+                other = (f", or {of}as {thousands} with a thousands separator" if least <= thousands <= most
+                         else f" (not {thousands}, past {most})" if whole
+                         else f" ({written} is not {thousands}, past {most})")  # a reading taken is offered, no other
                 raise argparse.ArgumentTypeError(f"{brief(text)} reads as {readings}{other}: give whole numbers from "
                                                  f"{least} to {most} without leading zeros, separated by commas "
                                                  f"({meant})")
         return tuple(each(part) for part in parts)
 
     return parse
+
+
+def _thousands_run(parts: list[str]) -> tuple[int, int] | None:
+    """Where the numbers of a list, `parts` (its text split at commas), read as one with thousands separators too: the
+    start and end of the first run of one to three digits followed by groups of exactly three (``1,024`` in
+    ``8,16,1,024``); None where none is."""
+    digits = [part.strip() if part.strip().isascii() and part.strip().isdigit() else "" for part in parts]
+    for start in range(len(parts) - 1):
+        end = start + 1
+        while end < len(parts) and len(digits[end]) == 3:
+            end += 1
+        if 1 <= len(digits[start]) <= 3 and end > start + 1:
+            return start, end
+    return None
 
 
 def _names(text: str, kind: str, example: str, several: bool) -> tuple[str, ...]:

@@ -138,6 +138,21 @@ def _warn_of_unphysical(args: argparse.Namespace, fitted: Calibration) -> None:
         "framework or precision than verl's FSDP with bf16 and Adam: estimates from this fit may not hold")
 
 
+def _caution_of_far_moves(args: argparse.Namespace, fitted: Calibration) -> None:
+    """Caution on stderr of fitted multipliers far beyond both the shipped fit's value and first principles'
+    (`Calibration.far_from_shipped`, inside their plausible and physical ranges, so unwarned otherwise): which, by
+    how much, and that few cells decide them (with --with-tables, that your cells pull them there)."""
+    if not (far := fitted.far_from_shipped):
+        return
+    them = it_or_them(len(far))
+    cells = (("your only cell" if fitted.your_cells == 1 else f"your {fitted.your_cells} cells") if args.cells
+             else "the cells")
+    why = (f"{cells} pull {them} there against the documented tables; check them for typos" if args.with_tables
+           else f"few cells decide {them}, {cells} ({counted(fitted.memory_model.fit.observations, 'observation')}); "
+           "add cells" + ("" if not args.cells else ", or fit with the documented ones too (--with-tables)"))
+    print_note(f"solve calibrate: caution: {'; '.join(far)}: {why}; estimates from this fit may not hold")
+
+
 def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
     """Print (or write to --out) the memory-model file, or with --json print the fit as JSON, with warnings and notes
     on stderr: coefficients at an edge of their range, and which of your cells the fit predicts the other way."""
@@ -156,6 +171,7 @@ def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
             f"solve calibrate: warning: {', '.join(fitted.at_bounds)} ended at the edge of the plausible range: "
             f"{why}")
     _warn_of_unphysical(args, fitted)
+    _caution_of_far_moves(args, fitted)
     if args.out:
         write_atomically(args.out, text, "--out")
     if args.json:

@@ -55,6 +55,7 @@ from solver.tables.bounds import (
 from solver.tables.peft_match import ALL_LINEAR, LORA_TARGETS_FORMS, lora_targets_pattern
 from solver.tables.peft_names import LoraTargets
 from solver.tables.schema import (
+    GPU_NAMED,
     TYPED,
     AskedTokens,
     Count,
@@ -394,6 +395,17 @@ class Pool(PlainWorded, defer_build=True):
             "the pool's nodes that are down, by index (0 to nodes - 1, as --current's placement numbers them), in any "
             "order (read in ascending order): they take no job, a job running there moves (node-down) or stops, and "
             "the others keep their numbers; absent, none"))
+
+    @field_validator("gpu", mode="before")
+    @classmethod
+    def _gpu_number_as_name(cls, value: Any, info: ValidationInfo) -> Any:
+        """In a cluster file, a whole number YAML read unquoted (``gpu: 4090``) as the name it is written as, where
+        that names a GPU type of the catalogue (`GPU_NAMED` in the context); else as it is, which ``gpu`` refuses
+        with the hint to quote it."""
+        named = (info.context or {}).get(GPU_NAMED)
+        if named is None or not isinstance(value, int) or isinstance(value, bool):
+            return value
+        return str(value) if named(str(value)) else value
 
     @field_validator("host_ram_gb", mode="before")
     @classmethod

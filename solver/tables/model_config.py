@@ -310,6 +310,12 @@ to ``get_rope`` (Phi-3's, ``phi3.py:10``, as Llama's, ``llama.py:245-248``), whi
 `VLLM_FALLBACK_PARTIAL_ROTARY` (``model_executor/layers/rotary_embedding/__init__.py:62``)."""
 VLLM_FALLBACK_PARTIAL_ROTARY = 1.0
 """The ``partial_rotary_factor`` vLLM 0.19.1's ``get_rope`` takes from a ``rope_parameters`` without one."""
+VLLM_ROTARY_DIM_MODEL_TYPES = ("minimax_m2",)
+"""Model types whose vLLM 0.19.1 class puts the config's ``rotary_dim`` over its ``head_dim`` in a ``rope_parameters``
+that lacks ``partial_rotary_factor`` (``minimax_m2.py:200-204``, ``rotary_dim=config.rotary_dim``, ``:267``; MiniMax-M2's
+64 of 128); transformers 5.9.0's class reads no ``rotary_dim`` (only ``partial_rotary_factor``,
+``modeling_minimax_m2.py:187-189``). RoPE holds no weights, so the share changes no memory rft-solver counts, nor a
+length: only what vLLM rotates where Trinity hands it a RoPE scaling (`_vllm_partial_rotary_lost`)."""
 PARTIAL_ROTARY_KEYS = ("partial_rotary_factor", "rotary_pct", "rotary_emb_fraction")
 """The names vLLM 0.19.1 reads a config.json's ``partial_rotary_factor`` under, in its order
 (``transformers_utils/config.py:385-386``)."""
@@ -409,7 +415,7 @@ def load_model_config(path: Path | str, *, vllm_rollout: bool = True) -> Model:
                  vllm_sliding_window=_vllm_sliding_window(path, config, shape["num_layers"]),
                  vllm_refusal=vllm_refusal, rope_theta=(rope_theta := _own_rope_theta(path, config)),
                  vllm_rope_theta_lost=_vllm_rope_theta_lost(config, rope_theta),
-                 vllm_partial_rotary_lost=_vllm_partial_rotary_lost(path, config))
+                 vllm_partial_rotary_lost=_vllm_partial_rotary_lost(path, config, shape["head_dim"]))
 
 
 def config_keys_differing(first: Path, second: Path) -> list[str]:
@@ -1161,12 +1167,14 @@ def _vllm_rope_theta_lost(config: dict[str, Any], own: float | None) -> tuple[fl
     return (own, taken) if own is not None and own != taken else None
 
 
-def _vllm_partial_rotary_lost(path: Path, config: dict[str, Any]) -> tuple[float, float] | None:
+def _vllm_partial_rotary_lost(path: Path, config: dict[str, Any], head_dim: int) -> tuple[float, float] | None:
     """A config.json's share of each head's dimensions RoPE rotates and the one vLLM 0.19.1 rotates where Trinity hands
     it a RoPE scaling without ``partial_rotary_factor`` (which replaces the config's ``rope_parameters``, the share
     transformers put there with them, as `_vllm_rope_theta_lost` says of the base): its class's default
-    (`VLLM_DEFAULT_PARTIAL_ROTARY`, else `VLLM_FALLBACK_PARTIAL_ROTARY`), where the two differ (Phi-4-mini's 0.75 and
-    1.0); None where they agree, and, not judged, where the config's RoPE parameters are per layer type. Its share is
+    (`VLLM_DEFAULT_PARTIAL_ROTARY`; ``rotary_dim`` over `head_dim` for `VLLM_ROTARY_DIM_MODEL_TYPES`; else
+    `VLLM_FALLBACK_PARTIAL_ROTARY`), where the two differ (Phi-4-mini's 0.75 and 1.0); None where they agree, and, not
+    judged, where the config's RoPE parameters are per layer type or a `VLLM_ROTARY_DIM_MODEL_TYPES` config gives no
+    ``rotary_dim`` (vLLM's class reads it without a default). Its share is
     its RoPE parameters' own, else its first of `PARTIAL_ROTARY_KEYS` (which vLLM's ``patch_rope_parameters`` sets on
     the config, and transformers' ``standardize_rope_params`` adds to the RoPE parameters where they lack one,
     ``modeling_rope_utils.py:788-789`` in 5.17.0), else its class's default; `TableError` where it is not a number
@@ -1174,9 +1182,15 @@ def _vllm_partial_rotary_lost(path: Path, config: dict[str, Any]) -> tuple[float
     key = _rope_key(config)
     given = config.get(key)
     parameters: dict[str, Any] = given if isinstance(given, dict) else {}
-    if _per_layer_type(parameters):
+    by_rotary_dim = config.get("model_type") in VLLM_ROTARY_DIM_MODEL_TYPES
+    rotary_dim: Any = config.get("rotary_dim")
+    if _per_layer_type(parameters) or (by_rotary_dim and rotary_dim is None):
         return None
-    taken = VLLM_DEFAULT_PARTIAL_ROTARY.get(str(config.get("model_type")), VLLM_FALLBACK_PARTIAL_ROTARY)
+    if by_rotary_dim and (not _is_number(rotary_dim) or not 0 < rotary_dim <= head_dim):
+        raise TableError(f"{path}: rotary_dim: expected a number above 0 and at most head_dim ({head_dim}) such as "
+                         f"{head_dim // 2}, got {json_brief(rotary_dim)} (vLLM refuses it too)")
+    taken = (rotary_dim / head_dim if by_rotary_dim
+             else VLLM_DEFAULT_PARTIAL_ROTARY.get(str(config.get("model_type")), VLLM_FALLBACK_PARTIAL_ROTARY))
     names = [(f"{key}.partial_rotary_factor", parameters.get("partial_rotary_factor")),
              *((name, config.get(name)) for name in PARTIAL_ROTARY_KEYS)]
     name, own = next(((name, value) for name, value in names if value is not None), (None, taken))

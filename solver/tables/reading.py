@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from solver.tables.bounds import MAX_FILE_BYTES, MAX_NODE_GPUS, mib_as_gb_hint
 from solver.tables.inputs import MAX_PRIORITY, UNION_TAGS, FleetFile, MemoryModel, Weights
-from solver.tables.schema import SOURCE_TAGS, TYPED, GpuType, Model, ModelsFile, sp_rule_violation
+from solver.tables.schema import SOURCE_TAGS, TYPED, GpuType, Model, ModelsFile, own_words, sp_rule_violation
 from solver.tables.text import (
     PLAIN_PROBLEMS,
     QueryError,
@@ -459,7 +459,7 @@ def _validation_message(path: Path | str, raw: Any, error: ValidationError, rech
         refused = _Refused(first["type"], first["input"], location, raw, recheck)
         problem = f"{_plain_problem(first)}, got {yaml_brief(first['input'])}{_hint(refused) if yaml_read else ''}"
     else:
-        problem = _own_words(first)
+        problem = own_words(first)
     where = _describe_location(raw, location)
     return f"{path}: {where + ': ' if where else ''}{problem}{_more_problems(raw, first, errors)}"
 
@@ -554,13 +554,6 @@ def _thousands_split(mapping: Any, name: Any) -> tuple[str, list[str]] | None:
     return (f"{field}: {','.join([str(value), *groups])}, in a {{...}} entry, is read as {field}: {value} and "
             f"{'a field' if len(groups) == 1 else 'fields'} {', '.join(map(repr, groups))}: write "
             f"{field}: {''.join([str(value), *groups])}, without commas"), groups
-
-
-def _own_words(error: Any) -> str:
-    """An error of a type `PLAIN_PROBLEMS` does not word (a validator's own: no other reaches here, since a key of
-    a type other than text is read as written, `WrittenKeys`), in its words, without pydantic's prefix."""
-    problem: str = error["msg"].removeprefix("Value error, ")
-    return problem
 
 
 def _more_problems(raw: Any, first: Any, errors: list[Any]) -> str:

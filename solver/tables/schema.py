@@ -18,8 +18,8 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    GetCoreSchemaHandler,
     GetJsonSchemaHandler,
-    ModelWrapValidatorHandler,
     SerializerFunctionWrapHandler,
     Strict,
     Tag,
@@ -32,10 +32,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import CoreSchema, PydanticCustomError
-
-if TYPE_CHECKING:  # Python 3.11's typing.Self, for the type checker alone (annotations are not evaluated)
-    from typing_extensions import Self
+from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 from solver.tables.bounds import (
     DRIVER_SHARE,
@@ -120,15 +117,24 @@ AskedTokens = Annotated[Tokens, BeforeValidator(_asked_length), WrapValidator(_b
 """A length a user asks for in a file: a whole number of tokens, or thousands of 1024 (``32k``)."""
 
 
+def own_words(error: Any) -> str:
+    """A pydantic error (`ValidationError.errors`' item) of a type `PLAIN_PROBLEMS` does not word (a validator's own),
+    in its words, without pydantic's prefix (``Value error, ``)."""
+    problem: str = error["msg"].removeprefix("Value error, ")
+    return problem
+
+
 def _plain_detail(detail: Any) -> Any:
     """A pydantic error (`ValidationError.errors`' item) as `PlainWorded` raises it again: pydantic's own words
     (it has a ``url``) of a type `PLAIN_PROBLEMS` words said in those, with the value given (a whole number's as
-    `type_problem` says it: ``got 2.0 (a float: pass 2)``); other words kept."""
+    `type_problem` says it: ``got 2.0 (a float: pass 2)``); a validator's own words kept, without pydantic's prefix
+    (`own_words`)."""
     context, given = detail.get("ctx", {}), detail["input"]
     whole = detail["type"] == "int_type" and type_problem(str(detail["loc"][-1]), given, int)  # 2.0: pass 2
     plain = "url" in detail and detail["type"] in PLAIN_PROBLEMS
     words = (whole or f"{plain_words(PLAIN_PROBLEMS[detail['type']], context)}, got {brief(given)}") if plain else None
-    return {"type": PydanticCustomError(detail["type"], "{problem}", {**context, "problem": words or detail["msg"]}),
+    problem = words or own_words(detail)
+    return {"type": PydanticCustomError(detail["type"], "{problem}", {**context, "problem": problem}),
             "loc": detail["loc"], "input": detail["input"]}
 GpuCount = Annotated[int, Strict(), Gt(0), Le(MAX_GPUS)]
 Billions = Annotated[float, Strict(), Gt(0)]
@@ -181,14 +187,21 @@ class PlainWorded(Frozen, defer_build=True):
     ``Input should be greater than 0``), for one built in Python too (`Job`, `Pool`); each error's location, type,
     context and input as pydantic's, which that reader words."""
 
-    @model_validator(mode="wrap")
     @classmethod
-    def _in_plain_words(cls, value: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        try:
-            return handler(value)
-        except ValidationError as error:
-            details = [_plain_detail(detail) for detail in error.errors()]
-            raise ValidationError.from_exception_data(error.title, details) from None
+    def __get_pydantic_core_schema__(cls, source: type[BaseModel], handler: GetCoreSchemaHandler) -> CoreSchema:
+        """The model's schema within a validator that words its errors, around its own validators too (a
+        ``model_validator`` of this class would run inside those of a subclass, so a `Job`'s cross-field check,
+        ``dpo`` with a ``critic``, kept pydantic's ``Value error, ``)."""
+        return core_schema.no_info_wrap_validator_function(_in_plain_words, handler(source))
+
+
+def _in_plain_words(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """`handler`'s model of `value`, its errors said as `PlainWorded` says them (`_plain_detail`)."""
+    try:
+        return handler(value)
+    except ValidationError as error:
+        details = [_plain_detail(detail) for detail in error.errors()]
+        raise ValidationError.from_exception_data(error.title, details) from None
 
 
 _Item = TypeVar("_Item")
@@ -955,6 +968,10 @@ TYPED = "typed"
 """The validation context's key that says the data is as a person typed it in a file (a cluster file's, a cells
 file's), where a pool's ``host_ram_gb`` is read as ``--host-ram`` reads it (`solver.tables.inputs.Pool`), and a word
 of a field's choices in any case (`choice_as_typed`)."""
+GPU_NAMED = "gpu_named"
+"""The validation context's key, beside `TYPED`, of a test whether text names a GPU type of the catalogue (by
+`Catalog.gpu`'s lookup): a cluster file's pool takes a whole number YAML read unquoted (``gpu: 4090``) as the name
+written where it does (`solver.tables.inputs.Pool`)."""
 
 
 def choice_as_typed(value: Any, info: ValidationInfo, choices: tuple[str, ...]) -> Any:

@@ -3152,6 +3152,11 @@ OWN_KEYS_NEAR_READ = frozenset(("ppo_infer_micro_batch_size_per_gpu",))
 """Keys of verl's own spelt almost as one rft-solver reads, which are no misspelling of it: verl 0.8's actor
 ``ppo_infer_micro_batch_size_per_gpu`` (``workers/config/actor.py:153``), near ``ppo_micro_batch_size_per_gpu``."""
 
+SP_KEY_SLIPS = frozenset(("sequence_parallel_size", "sp_size", "ulysses_sp_size", "ulysses_size"))
+"""Known wrong names of Ulysses SP's key (``ulysses_sequence_parallel_size``, the trainer's and each role's), keys of
+no section that reads it, which neither difflib nor `_words_reshaped` take for it (a first word dropped: no rule
+takes that, which would take ``batch_size`` for ``train_batch_size``)."""
+
 
 def _words_reshaped(key: str, read: str) -> bool:
     """Whether `key` is the key `read` with its words (``_``-separated) spelt out or cut short (``max_model_length``,
@@ -3167,9 +3172,12 @@ def _words_reshaped(key: str, read: str) -> bool:
 
 def _misspelling_of(key: str, lacking: Iterable[str]) -> str | None:
     """The key of `lacking` (keys rft-solver reads that a section lacks) that `key`, beside them, likely misspells:
-    the most alike at least `MISSPELT_CUTOFF` (difflib's ratio), else the first that `key` reshapes the words of
-    (`_words_reshaped`); None where none is."""
+    Ulysses SP's key where `key` is a known wrong name of it (`SP_KEY_SLIPS`), else the most alike at least
+    `MISSPELT_CUTOFF` (difflib's ratio), else the first that `key` reshapes the words of (`_words_reshaped`); None
+    where none is."""
     lacking = list(lacking)
+    if key in SP_KEY_SLIPS and TRAINER_SP_KEY[-1] in lacking:
+        return TRAINER_SP_KEY[-1]
     near = difflib.get_close_matches(key, lacking, n=1, cutoff=MISSPELT_CUTOFF)
     return near[0] if near else next((read for read in lacking if _words_reshaped(key, read)), None)
 

@@ -153,6 +153,12 @@ def _ruamel_errors(yaml: YAML | None) -> tuple[type[Exception], ...]:
     return (YAMLError,)
 
 
+_UNKNOWN_YAML_1_DIRECTIVE = re.compile(r"^%YAML[ \t]+1\.(?![12](?![0-9]))[0-9]+(?![0-9.])", re.MULTILINE)
+"""A ``%YAML 1.x`` directive of a minor version other than 1 and 2 (``%YAML 1.3``): Trinity's PyYAML reads it as any
+YAML 1 document, ruamel's round trip asserts on it (``version minor part can only be 2 or 1``), so ruamel is given
+``%YAML 1.2`` in its place, as it reads a config without a directive (the text written keeps the config's own)."""
+
+
 def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
     """A Trinity config's text as nested mappings, or `ConfigError`, one line naming the file, for text that
     is not YAML or not a mapping, or holds a value that holds itself (`_held_by_itself`): as Trinity reads it
@@ -165,12 +171,9 @@ def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
         else:
             with _WARNINGS_MUTED, warnings.catch_warnings():  # ruamel's warnings (a reused anchor) span lines
                 warnings.simplefilter("ignore")
-                data = yaml.load(text)
+                data = yaml.load(_UNKNOWN_YAML_1_DIRECTIVE.sub("%YAML 1.2", text))
     except TableError as error:  # a key given twice, or one that is not a plain value
         raise ConfigError(f"{name}: {error}") from None
-    except AssertionError as error:  # ruamel's own check of a directive Trinity's PyYAML takes (%YAML 1.3)
-        raise ConfigError(f"{name}: ruamel.yaml, which rewrites the config with its comments kept, refuses it: "
-                          f"{' '.join(str(error).split())}") from None
     except (RecursionError, ValueError) as error:  # a limit, or a scalar that cannot be built
         raise ConfigError(f"{name}: {yaml_limit(error) or 'malformed YAML: ' + ' '.join(str(error).split())}") from None
     except (pyyaml.YAMLError, *_ruamel_errors(yaml)) as error:
