@@ -339,7 +339,8 @@ def plan(
     ``objective``: ``"cheapest"`` (needs `max_model_len`), ``"max_len"`` (needs `budget_gpus`) or
     ``"min_gpus"`` (needs `max_model_len`). `max_model_len`: tokens, or a str of thousands of 1024 (``"64k"``), read
     as a `Job`'s (`asked_tokens`); at most `SHORT_LENGTH_NOTED`, the answers' `notes` say so, as ``--len 64``'s note
-    does. ``token_budget="auto"`` lets an estimated plan whose
+    does, and so for thousands that cut a power of two (``"131k"``) and a `host_ram_gb` below `SMALL_HOST_RAM_GIB`
+    (`_input_notes`). ``token_budget="auto"`` lets an estimated plan whose
     Trinity-default ``max_token_len_per_gpu`` does not fit take a lower one (the plan's
     ``max_token_len_per_gpu`` says which); a whole number ``token_budget=N`` does too, and then no plan takes more than
     N tokens per GPU, and each holds a sequence at N (``ceil(L / SP) <= N``; `Query.token_budget_cap`).
