@@ -8,6 +8,8 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -134,9 +136,14 @@ def test_a_required_job_no_node_runs_is_named_apart(tmp_path: Path, capsys: pyte
     path = fleet_file(instance, tmp_path)
     assert main(["cluster", str(path), "--buy", "--required", "a,too-long"]) == 1  # a required job is not placed
     assert capsys.readouterr().out.startswith("status: optimal; nothing to buy: the pools as they are place the "
-                                              "required jobs (a, too-long) with a way to run\n")
+                                              "required job (a); no number of nodes places the required job "
+                                              "too-long (below)\n")
     assert main(["cluster", str(path), "--buy", "--required", "a"]) == 0  # too-long is not required
     capsys.readouterr()
+    # The only required job no number of nodes runs: the status does not say the pools place it.
+    assert main(["cluster", str(path), "--buy", "--required", "too-long"]) == 1
+    assert capsys.readouterr().out.startswith("status: optimal; nothing to buy: no number of nodes places the "
+                                              "required job too-long (below)\n")
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -258,3 +265,36 @@ def test_room_and_a_way_to_run_are_named_in_one_note(tmp_path: Path, capsys: pyt
     assert capsys.readouterr().err == (
         "solve cluster: note: to place every job (more nodes may give roll a way to run too): solve cluster "
         f"{path} --buy names the fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs)\n")
+
+
+def test_a_reason_under_buy_names_no_node_count_the_pool_lacks(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # Qwen3-0.6B with 8 rollout GPUs on one node of 8 H100s with 16 GiB of host memory: beside its rollout a trainer
+    # takes whole nodes, whose ranks load more than 16 GiB however many there are. --buy asks on the pool raised to
+    # 10 nodes, a count the file never gave: the reason said "its 10 nodes" (persona88b).
+    instance = {"pools": [{"name": "a", "gpu": "H100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 16}],
+                "jobs": [{"name": "j", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 8}]}
+    assert main(["cluster", str(fleet_file(instance, tmp_path)), "--buy", "--json"]) == 1
+    (nowhere,) = json.loads(capsys.readouterr().out)["fits_nowhere"]
+    assert nowhere["reason"].startswith("a: with 8 rollout GPUs, no trainer GPU count that trains it (1 at the fewest) "
+                                        "has a layout on nodes of 8 GPUs, however many (8 would, with Env, but it "
+                                        "needs 20.8 GiB of host memory per node while the model loads")
+
+
+def test_ways_cut_short_on_the_pools_as_bought_keep_the_purchase_placement(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # The jobs' ways on the pools as bought are asked within the ways' limit, which a busy machine's wall clock may
+    # pass by then: the placement there had no ways, placed nothing and said so proven (persona88b, on 2 busy cores).
+    buying = sys.modules["solver.cluster.buy"]
+    asked = buying.fleet_options
+
+    def cut_short(planner, fleet, limit=None, *args, **kwargs):  # type: ignore[no-untyped-def]
+        ways = asked(planner, fleet, limit, *args, **kwargs)
+        return replace(ways, options=[], cut_short=tuple(range(len(fleet.jobs))), wall_clock_cut=True)
+
+    monkeypatch.setattr(buying, "fleet_options", cut_short)
+    # Only a job no number of nodes runs is required, so a placement of nothing was a proven best of the others.
+    instance = {**FOUR_JOBS, "jobs": [*FOUR_JOBS["jobs"], {**TOO_LONG, "required": True}]}
+    result = buy(load_fleet(fleet_file(instance, tmp_path), CATALOG), catalog=CATALOG)
+    assert (result.gpus, sorted(placement.job for placement in result.placements)) == (0, ["a", "b"])
+    assert (result.placement_proven, result.wall_clock_stopped) == (False, ("ways",))

@@ -239,12 +239,16 @@ def _placed_as_bought(planner: Planner, after: Fleet, limit: WaysLimit, interrup
     places them so too: their ways there (`fleet_options`, within `limit`), `place`'s model and stages on them
     (`placement_search`: its tie-break weighs these ways and node patterns, not the purchase's), solved with
     `interrupt`'s solver within `limits` (the wall clock's deadline, the deterministic time left). Returns the ways
-    with the placement; where its first stage finds none in time, or Ctrl-C came before it, the purchase's own
-    (`purchased`: its ways and placement), unproven. The placement's `wall_clock_stopped` names these stages alone."""
+    with the placement; where the time limit leaves a job without its ways there, its first stage finds none in time,
+    or Ctrl-C came before it, the purchase's own (`purchased`: its ways and placement), unproven. The placement's
+    `wall_clock_stopped` names these stages alone (`ways` where the wall clock cut the ways short)."""
     purchase_options, purchase = purchased
     if interrupt.caught:  # no stage would run: the purchase's placement stands, not the search's greedy start
         return purchase_options, replace(purchase, proven=False, wall_clock_stopped=())
-    options = fleet_options(planner, after, limit).options
+    ways = fleet_options(planner, after, limit)
+    if ways.cut_short:  # a placement without the jobs cut short would leave them out for no reason: the purchase's
+        return purchase_options, replace(purchase, proven=False, wall_clock_stopped=("ways",) * ways.wall_clock_cut)
+    options = ways.options
     built, stages, start = placement_search(after, options, every_job=False)
     staged = solve_stages(start, built, _weighed_stages(stages, after), interrupt, *limits, int, report,
                           most_priority(after, options))

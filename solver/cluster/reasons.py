@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from math import ceil
 from typing import Any, Literal, NamedTuple
 
 from ortools.sat.python import cp_model
@@ -800,8 +801,8 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
             layouts = _limits_words(planner, query, pool, job.rollout_gpus, trainer_room)
             no_layout, no_layouts = (
                 f"{pool.name}{_counted_besides(planner, job, them)}: with {rollout}, no trainer GPU count that trains "
-                f"{it} ({answer.plans[0].gpus} at the fewest) has a layout on its {counted(pool.up_nodes, 'node')}"
-                f"{_up(pool)} of {pool.gpus_per_node} GPUs" + layouts
+                f"{it} ({answer.plans[0].gpus} at the fewest) has a layout on {_nodes_words(pool, job.rollout_gpus)}"
+                + layouts
                 + _fewer_rollout_words(answer.plans[0].gpus, job.rollout_gpus, pool, them)
                 for it, them in (("it", False), ("them", True)))
             reasons.append((no_layout, no_layouts))
@@ -966,6 +967,15 @@ def _plans_on_reach_work(planner: Planner, query: Query, pool: Pool) -> bool | N
     with work_budget(planner.reach_work):
         answer = planner.answer(query, pool.gpu, explained=False)
     return True if answer.plans else False if answer.status == "infeasible" else None
+
+
+def _nodes_words(pool: Pool, rollout_gpus: int) -> str:
+    """The pool's nodes a trainer beside `rollout_gpus` is laid out on, in words: ``its 2 nodes of 8 GPUs``, or, where
+    they hold the most trainer GPUs the planner weighs (`MAX_ESTIMATED_GPUS`) and the rollout on nodes of their own
+    (more would give no layout; --buy asks on pools so raised), ``nodes of 8 GPUs, however many``."""
+    if pool.up_nodes >= ceil(MAX_ESTIMATED_GPUS / pool.gpus_per_node) + ceil(rollout_gpus / pool.gpus_per_node):
+        return f"nodes of {pool.gpus_per_node} GPUs, however many"
+    return f"its {counted(pool.up_nodes, 'node')}{_up(pool)} of {pool.gpus_per_node} GPUs"
 
 
 def _up(pool: Pool) -> str:

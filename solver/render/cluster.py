@@ -735,18 +735,25 @@ def _purchase_status(result: PurchaseResult, fleet: Fleet, names: OptionNames) -
                + f" (raise {names.time_limit})"}
         return Text(f"status: {result.status}: {why.get(result.status, '')}", style="bold red")
     nowhere = {job.job for job in result.fits_nowhere}
+    stuck = ""
     if len(result.required) < len(fleet.jobs):
-        # Every name (not named_jobs' first few): the jobs a --required or the file's marks chose, to check.
-        jobs = f"the required {'job' if len(result.required) == 1 else 'jobs'} ({', '.join(result.required)})"
-        jobs += " with a way to run" if nowhere & set(result.required) else ""
+        # Every name (not named_jobs' first few): the jobs a --required or the file's marks chose, to check; those
+        # no number of nodes runs named apart, since nothing places them.
+        placed = [job for job in result.required if job not in nowhere]
+        if unplaceable := [job for job in result.required if job in nowhere]:
+            stuck = (f"no number of nodes places the required {'job' if len(unplaceable) == 1 else 'jobs'} "
+                     f"{', '.join(unplaceable)} (below)")
+        jobs = f"the required {'job' if len(placed) == 1 else 'jobs'} ({', '.join(placed)})" if placed else ""
     else:
         jobs = "every job" if not nowhere else "every job with a way to run"
     if not result.gpus:
-        return Text(f"status: {result.status}; nothing to buy: the pools as they are place {jobs}", style="bold")
+        said = f"the pools as they are place {jobs}{'; ' if jobs and stuck else ''}{stuck}" if jobs else stuck
+        return Text(f"status: {result.status}; nothing to buy: {said}", style="bold")
     bound = ("proven the fewest" if result.status == "optimal" else
              f"proven bound {result.bound} GPUs" if result.bound is not None else "no bound proven")
     return Text(f"status: {result.status}; to place {jobs}, buy {counted(result.gpus, 'GPU')} "
-                f"({counted(result.nodes or 0, 'node')}), {bound}{_fewest_gpus_words(result)}", style="bold")
+                f"({counted(result.nodes or 0, 'node')}), {bound}{_fewest_gpus_words(result)}"
+                f"{'; ' if stuck else ''}{stuck}", style="bold")
 
 
 def _fewest_gpus_words(result: PurchaseResult) -> str:

@@ -307,6 +307,21 @@ def yaml_bare_dash_problem(error: BaseException, text: str) -> str | None:
     return "a bare '-' after a key, which YAML reads as a list's item there: quote it, \"-\""
 
 
+def yaml_comma_fields_problem(error: BaseException, text: str) -> str | None:
+    """Where a YAML loader's `error` marks a second field after a comma on a line of a block mapping (``nodes: 6,
+    down: [3]``: a comma separates fields only inside ``{...}``), the problem in words, with its fix; None for another
+    error."""
+    mark = getattr(error, "problem_mark", None)
+    if mark is None or "mapping values are not allowed" not in str(getattr(error, "problem", "")):
+        return None
+    line = text.split("\n")[mark.line] if mark.line < text.count("\n") + 1 else ""
+    fields = re.fullmatch(r"\s*(?:-\s+)?([^\s:{}\[\],#]+):[^{}\[\]#]*,\s*([^\s:{}\[\],#]+)\s*", line[:mark.column])
+    if fields is None:
+        return None
+    return (f"fields {fields[1]} and {fields[2]} on one line, joined by a comma, which separates fields only inside "
+            "{...}: give each field its own line, or write the whole entry in braces, {name: ..., ...}")
+
+
 def _read_yaml(path: Path, loader: type[UniqueKeyLoader]) -> Any:
     text = read_user_file(path)
     try:
@@ -318,7 +333,8 @@ def _read_yaml(path: Path, loader: type[UniqueKeyLoader]) -> Any:
     except yaml.YAMLError as error:
         at = yaml_error_place(error, text)
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        said = yaml_tab_problem(error, text) or yaml_bare_dash_problem(error, text) or f"malformed YAML: {problem}"
+        said = (yaml_tab_problem(error, text) or yaml_bare_dash_problem(error, text)
+                or yaml_comma_fields_problem(error, text) or f"malformed YAML: {problem}")
         raise TableError(f"{path}: {at}{said}") from None
 
 
