@@ -102,3 +102,11 @@ def test_buy_is_said_to_name_the_fewest_gpus_then_nodes(cli: Cli, tmp_path: Path
     assert (status, err.splitlines()[-1]) == (1, (
         f"solve cluster: note: to place every job: solve cluster {SMALLER_ASKS} --buy names the fewest GPUs, then "
         "nodes, to add to the pools (and the jobs no number of nodes runs)"))
+
+
+def test_a_second_cluster_file_is_named_as_not_read(cli: Cli) -> None:
+    # Before: "unrecognized arguments: b.yaml" alone, not saying that solve cluster reads one file.
+    status, out, err = cli("cluster", str(SMALLER_ASKS), "--json", "b.yml")
+    assert (status, out) == (2, "")
+    assert err.splitlines()[1:] == ["solve cluster: error: unrecognized arguments: b.yml (solve cluster reads one "
+                                    "FILE.yaml: join the files in one, or run it once for each)"]
