@@ -520,9 +520,25 @@ def _unknown_field(error: Any, name: Any, errors: list[Any], schema: type[BaseMo
         errors = [e for e in errors if not (e["type"] == "missing" and tuple(e["loc"]) == (*mapping_at, meant))]
     elif isinstance(name, str) and _letters(name) in not_asked:
         note = _fields_note(fields, f"{not_asked[_letters(name)]}; ")
+    elif (gpu := _gpu_type_named(name, schema)) is not None:
+        how = f"give it as gpu: {gpu}" if "gpu" in fields else not_asked.get("price", "")
+        note = _fields_note(fields, f"{name!r} is a GPU type, {gpu}, not a field{f': {how}' if how else ''}; ")
     else:
         note = _fields_note(fields)
     return f"unknown field {name!r}{note}", errors
+
+
+def _gpu_type_named(name: Any, schema: type[BaseModel]) -> str | None:
+    """The shipped GPU type whose name or alias `name`, an unknown field of a fleet or weights file, is (``h100:``,
+    given as a key for its weight or price); None otherwise, and for the tables' own files, which the catalogue of GPU
+    types is read from."""
+    if schema not in (FleetFile, Weights) or not isinstance(name, str):
+        return None
+    from solver.tables.loaders import load_catalog  # it reads the tables through this module
+    try:
+        return load_catalog().gpu(name).name
+    except QueryError:
+        return None
 
 
 _DIGIT_GROUP = re.compile(r"\d{3}")
