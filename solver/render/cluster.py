@@ -400,7 +400,8 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
     if result.placements:
         renderables.append(Text(COST_NOTE, style="dim"))
     renderables += [*_move_reasons(result.placements, fleet), *_placed_cautions(result.placements),
-                    *_no_rollout_gpus_given(result.placements, fleet, names), *_solve_best_unasked(result, names)]
+                    *_no_rollout_gpus_given(result.placements, fleet, names), *_offloaded_despite_priority(
+                        result.placements, fleet), *_solve_best_unasked(result, names)]
     if result.unplaced:
         renderables.append(_unplaced_view(result.unplaced, f"unplaced jobs: {len(result.unplaced)} of "
                                                            f"{len(fleet.jobs)}"))
@@ -550,6 +551,23 @@ def _no_rollout_gpus_given(placements: tuple[Placement, ...], fleet: Fleet, name
     if unasked := [placement.job for placement in placements if placement.job in ungiven]:
         return [Text(f"note: {named_jobs(unasked)}: {no_rollout_gpus_note(names)}", style="yellow")]
     return []
+
+
+def _offloaded_despite_priority(placements: tuple[Placement, ...], fleet: Fleet) -> list[Text]:
+    """The note on the placed jobs whose plans take Offload, the slowest setting, beside a placed job of less priority
+    whose plan does not: priority decides which jobs are placed, and nothing of their plans (docs/cluster.md's
+    Objectives), which the tables, showing no priority, do not say."""
+    priority = {job.name: job.priority for job in fleet.jobs}
+    least_resident = min((priority[placement.job] for placement in placements if not placement.plan.offload),
+                         default=None)
+    offloaded = [f"{placement.job} (priority {priority[placement.job]})" for placement in placements
+                 if placement.plan.offload and least_resident is not None and priority[placement.job] > least_resident]
+    if not offloaded:
+        return []
+    runs = "runs" if len(offloaded) == 1 else "run"
+    return [Text(f"note: {named_jobs(offloaded)} {runs} with Offload beside jobs of less priority without it: priority "
+                 "decides which jobs are placed, not their plans (length and cost weigh every placed job alike)",
+                 style="yellow")]
 
 
 def _marked_required(required: tuple[str, ...], fleet: Fleet) -> frozenset[str]:
