@@ -1544,6 +1544,11 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     note = solver.render.COST_NOTE
     assert lines.count(note) == 1 and lines[lines.index(note) - 1] == solver.render.AT_LEAST_NOTE
     assert lines[lines.index(note) - 2].startswith("└")
+    # chat-14b (priority 2) on Offload, tiny (1) on vanilla: the tables show no priority, so a note says it places
+    # jobs, not their plans (s88: no word before).
+    assert " ".join(lines[lines.index(note) + 1:]).startswith(
+        "note: chat-14b (priority 2) runs with Offload beside jobs of less priority without it: priority decides which "
+        "jobs are placed, not their plans (length and cost weigh every placed job alike)")
     status, out, _ = cli("cluster", str(path), "--json")
     result = json.loads(out)
     assert list(result) == ["status", "objective", "objective_counts", "bound", "placements", "unplaced",

@@ -399,9 +399,9 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
                                       names, _named_releases(result.placements, fleet)))
     if result.placements:
         renderables.append(Text(COST_NOTE, style="dim"))
+        renderables += _offloaded_despite_priority(result.placements, fleet)
     renderables += [*_move_reasons(result.placements, fleet), *_placed_cautions(result.placements),
-                    *_no_rollout_gpus_given(result.placements, fleet, names), *_offloaded_despite_priority(
-                        result.placements, fleet), *_solve_best_unasked(result, names)]
+                    *_no_rollout_gpus_given(result.placements, fleet, names), *_solve_best_unasked(result, names)]
     if result.unplaced:
         renderables.append(_unplaced_view(result.unplaced, f"unplaced jobs: {len(result.unplaced)} of "
                                                            f"{len(fleet.jobs)}"))
@@ -726,7 +726,8 @@ def _placement_with_purchase(result: PurchaseResult, fleet: Fleet, names: Option
                       down=bought.down, nodes_used=bought.nodes_used, gpus_used=bought.gpus_used)
         lines.append(_pool_view(after, use, [p for p in result.placements if p.pool == pool.name], required, names,
                                 _named_releases(result.placements, fleet)))
-    lines += [Text(COST_NOTE, style="dim"), *_placed_cautions(result.placements),
+    lines += [Text(COST_NOTE, style="dim"), *_offloaded_despite_priority(result.placements, fleet),
+              *_placed_cautions(result.placements),
               *_no_rollout_gpus_given(result.placements, fleet, names), *_solve_best_unasked(result, names)]
     if result.left_out:  # every name: the only place the text lists them (an unplaced table names each job too)
         pools = "with the nodes bought" if result.gpus else "as they are"
