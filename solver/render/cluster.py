@@ -176,7 +176,8 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     job a cheaper estimate (`_solve_best_words`), or its title alone where nothing is placed; its notes name options
     as `names` do; each job's Trinity release where the placement's jobs are counted for several, or one names its
     own (`releases`, `_named_releases`)."""
-    host_ram = f" ({shown_number(pool.host_ram_gb)} GiB host memory each)" if pool.host_ram_gb is not None else ""
+    host_ram = (f" ({shown_number(pool.host_ram_gb)} GiB host memory each{_fullest_node_words(here)})"
+                if pool.host_ram_gb is not None else "")
     used = (f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used" if pool.nodes
             else "no nodes now (nodes: 0): nothing runs there")
     down = (f", {'nodes' if len(pool.down) > 1 else 'node'} {and_joined(list(map(str, pool.down)))} down"
@@ -319,6 +320,17 @@ def _named_releases(placements: Sequence[Placement], fleet: Fleet) -> bool:
     return (len({placement.plan.trinity_version for placement in placements}) > 1
             or any(own.get(placement.job) is not None for placement in placements)
             or any(placement.runs_on_plans_release for placement in placements))
+
+
+def _fullest_node_words(here: list[Placement]) -> str:
+    """``, 381.1 needed on the fullest node``: the most host memory the jobs placed `here` need together on one node of
+    their pool, each its `host GiB/node` cell on the nodes its trainer runs on, added up in the tenths shown; "" where
+    none needs any."""
+    tenths: Counter[int] = Counter()
+    for placement in here:
+        if (need := _host_need(placement)) is not None:
+            tenths.update(dict.fromkeys(placement.trainer_nodes, round(need * 10)))
+    return f", {max(tenths.values()) / 10:.1f} needed on the fullest node" if tenths else ""
 
 
 def _host_need(placement: Placement) -> float | None:
