@@ -108,20 +108,20 @@ def test_a_second_cluster_file_is_named_as_not_read(cli: Cli) -> None:
     # Before: "unrecognized arguments: b.yaml" alone, not saying that solve cluster reads one file.
     status, out, err = cli("cluster", str(SMALLER_ASKS), "--json", "b.yml")
     assert (status, out) == (2, "")
-    assert err.splitlines()[1:] == ["solve cluster: error: unrecognized arguments: b.yml (solve cluster reads one "
-                                    "FILE.yaml: join the files in one, or run it once for each)"]
+    assert err.splitlines()[1:] == [("solve cluster: error: unrecognized arguments: b.yml (solve cluster reads one "
+                                     "FILE.yaml: join the files in one, or run it once for each)")]
 
 
 @pytest.mark.parametrize(("top", "pool_extra", "error"), [
-    ("", ", h100: 2", "pool p: unknown field 'h100' ('h100' is a GPU type, H100-80GB, not a field: give it as gpu: "
-     "H100-80GB; fields: name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, gpu_memory_mib, "
-     "gpu_interconnect, node_interconnect, down)"),
-    ("H100: 3\n", "", "unknown field 'H100' ('H100' is a GPU type, H100-80GB, not a field: a pool has no price: --buy "
-     "adds the fewest GPUs, then nodes; fields: pools, jobs)"),
-    ("prices: {h100: 3}\n", "", "unknown field 'prices' (a pool has no price: --buy adds the fewest GPUs, then nodes; "
-     "fields: pools, jobs)"),
-    ("weights: {sp: 1}\n", "", "unknown field 'weights' (solve cluster's --weights FILE gives the cost weights; "
-     "fields: pools, jobs)"),
+    ("", ", h100: 2", ("pool p: unknown field 'h100' ('h100' is a GPU type, H100-80GB, not a field: give it as gpu: "
+                       "H100-80GB; fields: name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, "
+                       "gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
+    ("H100: 3\n", "", ("unknown field 'H100' ('H100' is a GPU type, H100-80GB, not a field: a pool has no price: "
+                       "--buy adds the fewest GPUs, then nodes; fields: pools, jobs)")),
+    ("prices: {h100: 3}\n", "", ("unknown field 'prices' (a pool has no price: --buy adds the fewest GPUs, then "
+                                 "nodes; fields: pools, jobs)")),
+    ("weights: {sp: 1}\n", "", ("unknown field 'weights' (solve cluster's --weights FILE gives the cost weights; "
+                                "fields: pools, jobs)")),
 ])
 def test_a_gpu_type_or_its_price_as_a_cluster_file_key_is_told_why_not(cli: Cli, tmp_path: Path, top: str,
                                                                          pool_extra: str, error: str) -> None:
