@@ -103,7 +103,8 @@ def read_fleet(path: Path, catalog: Catalog) -> ReadFleet:
     """A cluster file and its jobs' ``model_config`` files, each read once, their models named as `catalog` names
     them (`Catalog.with_model`); `TableError` for a bad file. Its pools and jobs' names are checked by
     `checked_fleet`, against a catalogue that may have gained GPU types since (cells files') and these models."""
-    entries = load_validated(FleetFile, path, context={TYPED: True}, loader=FleetLoader)
+    entries = load_validated(FleetFile, path, context={TYPED: True}, loader=FleetLoader,
+                             gpu_type_named=catalog.gpu_type_named)
     return ReadFleet(path, entries, _configured_models(path, entries.jobs, catalog))
 
 
