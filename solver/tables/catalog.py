@@ -401,6 +401,12 @@ class Catalog(Frozen):
             return None
         return either(_meant_names(forms[-1], self.gpu_types, self.without_bf16)) or None
 
+    def gpu_type_named(self, name: str) -> str | None:
+        """The name of the GPU type `name` is a name or alias of in one of its forms (``h100``: H100-80GB), or
+        None."""
+        entry = _named_entry(gpu_name_forms(name), self.gpu_types)
+        return entry.name if entry is not None else None
+
     def refuse_without_bf16(self, name: str) -> None:
         """`QueryError` where `name` (in any case, or as nvidia-smi prints it) names a GPU type without bf16."""
         if not isinstance(name, str):
