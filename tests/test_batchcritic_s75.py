@@ -434,3 +434,33 @@ def test_a_critics_engine_off_beside_the_trainers_on_cuts_its_passes_by_the_engi
         nearest=72))]
     # the engine's own flag unset takes the trainer's, on: nothing
     assert _problems(_ppo({}, use_dynamic_bsz=True), version, ("micro-batch", "mini-batch"), 64) == []
+
+
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+def test_a_padded_models_critics_own_dynamic_flag_on_is_unbounded_where_trinity_05_reads_it(version: str | None):
+    # critic88: Trinity 0.5 packs a critic's passes by its own critic.use_dynamic_bsz over the trainer's off, so for a
+    # padded model it is micro-batch-unbounded as the actor's own is, and --write sets it false; Trinity 0.6 sets it
+    # to the trainer's (verl_legacy/verl_config.py:704, FROZEN_KEYS on verl 0.8): no line, nothing written
+    sized = {"ppo_micro_batch_size_per_gpu": 1, "forward_micro_batch_size_per_gpu": 1, "use_dynamic_bsz": True}
+    padded = {"algorithm": {"algorithm_type": "ppo"}, "trainer": {"use_dynamic_bsz": False, "trainer_config": {
+        "actor_rollout_ref": {"model": {"use_remove_padding": False}, "actor": {"ppo_micro_batch_size_per_gpu": 1},
+                              "ref": {"log_prob_micro_batch_size_per_gpu": 1},
+                              "rollout": {"log_prob_micro_batch_size_per_gpu": 1}},
+        "critic": {**sized, "model": {"use_remove_padding": False}, **({} if version == "0.5" else ENGINE)}}}}
+    if version != "0.5":
+        padded["trainer"]["use_remove_padding"] = False
+    found = trinity_config_problems(padded, load_model_config(INTERNLM2), 8, version=version)  # type: ignore[arg-type]
+    own = "on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_dynamic_bsz whatever the verl"
+    assert [(problem.code.value, problem.words) for problem in found] == (
+        [] if version == "0.6" else [("micro-batch-unbounded", f"{CRITIC}.use_dynamic_bsz is true: {WHY} ({own})")])
+    plan, internlm2 = _internlm2_plan(version=version)
+    written = {key.path: key.value for key in keys_for_plan(plan, internlm2, padded, version=version)}
+    assert written.get((*CRITIC.split("."), "use_dynamic_bsz"), "unset") == ("unset" if version == "0.6" else False)
+    # the critic engine's own remove padding reaches no pass on verl 0.8 (its worker puts the model config's, the
+    # trainer's, over it): true there is no line, and --write leaves it
+    if version != "0.5":
+        padded["trainer"]["trainer_config"]["critic"]["fsdp"] = {**ENGINE["fsdp"], "use_remove_padding": True}
+        again = trinity_config_problems(padded, load_model_config(INTERNLM2), 8, version=version)  # type: ignore[arg-type]
+        assert again == found
+        assert (*CRITIC.split("."), "fsdp", "use_remove_padding") not in {
+            key.path for key in keys_for_plan(plan, internlm2, padded, version=version)}

@@ -178,12 +178,12 @@ CRITIC_ENGINE = (*CRITIC, "fsdp")
 flags under ``trainer`` (``_build_critic_config``, ``trainer/verl/config.py:483``; ``_build_fsdp_engine_config``,
 ``:504-506``) and deep-merges this section over (``:204``), under the trainer's strategy (``critic.strategy`` is
 frozen, ``:733``). It reads no ``critic.model.fsdp_config``: the trainer builds the critic's model config itself
-(``trainer/verl/trainer.py:342-361``). Nor does its ``use_remove_padding`` count, which Trinity builds as the
-trainer's (``:518``) and merges the config's over: the critic's worker puts its model config's over it
-(``TrainingWorker.__init__``, ``workers/engine_workers.py:113`` in verl 0.8.0, ``:114`` in 0.9.1) and hands that to
-each pass (``:335``, ``:389``; the FSDP engine reads it there too, ``workers/engine/fsdp/transformer_impl.py:125``),
-which Trinity builds from ``trainer.use_remove_padding`` (``trainer/verl/trainer.py:360``): rft-solver judges that
-one. Trinity 0.5's typed ``Critic`` refuses this key, and 0.6.0 on verl before 0.8 drops it
+(``trainer/verl/trainer.py:342-361``). Nor does its ``use_remove_padding`` count, which Trinity builds as the trainer's
+(``trainer/verl/config.py:518``) and merges the config's over: the critic's worker puts its model config's over it
+(``TrainingWorker.__init__``, ``workers/engine_workers.py:113`` in verl 0.8.0, ``:114`` in 0.9.1) and hands that to each
+pass (``:335``, ``:389``; the FSDP engine reads it there too, ``workers/engine/fsdp/transformer_impl.py:125``), which
+Trinity builds from ``trainer.use_remove_padding`` (``trainer/verl/trainer.py:360``): rft-solver judges that one.
+Trinity 0.5's typed ``Critic`` refuses this key, and 0.6.0 on verl before 0.8 drops it
 (``build_dataclass_from_mapping``, ``common/dataclass_utils.py:17``). Read from the code, not run."""
 DYNAMIC_BATCH_KEYS = (("trainer", "use_dynamic_bsz"), (*ACTOR_ROLLOUT_REF, "actor", "use_dynamic_bsz"),
                       (*ACTOR_ROLLOUT_REF, "ref", "log_prob_use_dynamic_bsz"))
