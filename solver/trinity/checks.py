@@ -114,6 +114,7 @@ from solver.trinity.keys import (
     AUXILIARY_MODELS,
     BYPASS_OLD_LOGPROBS_KEY,
     CRITIC,
+    CRITIC_DYNAMIC_KEY,
     CRITIC_ENGINE,
     CRITIC_ENGINE_DYNAMIC_KEY,
     CRITIC_ENGINE_SP_KEY,
@@ -1818,7 +1819,8 @@ def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVe
     whole: `_check_dpo_pair_dynamic`), and where they are off the critic's forward size
     (`_check_critic_forward_unset`) and its engine's (`_check_critic_engine_sizes`); off for a `model` whose
     micro-batches are padded (`remove_padding_violation`), with one sequence in each (`_check_micro_batch_sizes`, the
-    critic's engine's set too)."""
+    critic's engine's set too), and there a trained critic's own (`CRITIC_DYNAMIC_KEY`) too where the release may be
+    0.5, which reads it."""
     if remove_padding_violation(model) is None:
         trainer, actor, ref = DYNAMIC_BATCH_KEYS
         # for DPO, off is what keeps the actor's pairs whole (`_check_dpo_pair_dynamic`)
@@ -1839,8 +1841,9 @@ def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVe
            f"token budget the memory estimate counts: set it to false, with one sequence per micro-batch"
            f"{checks.names.write_does()}")
     _check_flag_on(checks, trainer, ConfigProblemCode.MICRO_BATCH_UNBOUNDED, why, version, on=False)
-    _check_flags_on(checks, (*roles, *_critic_engine_flags(checks, version)), ConfigProblemCode.MICRO_BATCH_UNBOUNDED,
-                    why, version, on=False, unset_on=False)
+    critic_own = (CRITIC_DYNAMIC_KEY,) if version != "0.6" and _fsdp_critic(checks) else ()  # Trinity 0.5 reads it
+    _check_flags_on(checks, (*roles, *critic_own, *_critic_engine_flags(checks, version)),
+                    ConfigProblemCode.MICRO_BATCH_UNBOUNDED, why, version, on=False, unset_on=False)
     if turned_off(checks.flag(trainer)):
         _check_micro_batch_sizes(checks, version)
     else:

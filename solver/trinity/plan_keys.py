@@ -69,6 +69,7 @@ from solver.tables.peft_names import LoraTargets
 from solver.trinity.keys import (
     CRITIC,
     CRITIC_BUDGETS,
+    CRITIC_DYNAMIC_KEY,
     CRITIC_ENGINE,
     CRITIC_ENGINE_DYNAMIC_KEY,
     CRITIC_ENGINE_SP_KEY,
@@ -342,7 +343,8 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     on where `config` turns them off (its interpolations resolved from `environ`; not Trinity 0.6's
     ``trainer.use_remove_padding`` for 0.5, which refuses it), remove padding off for a model it would train wrong
     (`remove_padding_violation`; the critic's own too, but for 0.6, which ignores it), and for that model dynamic batch
-    sizes off with one sequence per micro-batch (`_micro_batch_keys`; for DPO, the actor's one pair by `version`: `dpo`,
+    sizes off (the critic's own too where `config` has it, but for 0.6) with one sequence per micro-batch
+    (`_micro_batch_keys`; for DPO, the actor's one pair by `version`: `dpo`,
     whether the plan counted a pair, an answer's `Answer.dpo_pairs`, or else where `config` trains DPO in `environ`,
     `config_trains_dpo`); for DPO the actor's one pair for any model, its update in rows as a config has it off on a
     release `version` may be (`config_dpo_in_rows`) or as the keys turn it off (`turns_dpo_rows`, and for a config that
@@ -379,6 +381,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         *_own_budget_keys(plan, "rollout", readings, version),
         *(_micro_batch_keys("rollout") if padded or rows else []),
         *(_remove_padding_keys(model, readings, CRITIC_REMOVE_PADDING_KEY, version, commented=False)
+          + _dynamic_batch_keys(readings, [CRITIC_DYNAMIC_KEY], padded)
           if padded and version != "0.6" else []),  # the critic's own, which 0.5 reads
         # its model's keys beside the one above (the fragment nests them)
         *_grouped([*_critic_keys(plan, version, version_option, readings), *_critic_sp_keys(plan, readings, version),
