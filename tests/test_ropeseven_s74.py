@@ -181,7 +181,7 @@ def test_a_partial_rotary_factor_vllm_refuses_is_refused(tmp_path: Path, keys: d
     ({"rotary_dim": 64}, None),
     ({"rotary_dim": 64, "partial_rotary_factor": 0.75}, (0.75, 0.5)),
     ({"rotary_dim": 128, "partial_rotary_factor": 0.5}, (0.5, 1.0)),
-    ({"partial_rotary_factor": 0.5}, None),  # no rotary_dim, which vLLM's class reads without a default: not judged
+    ({"rotary_dim": None, "partial_rotary_factor": 0.5}, None),  # null: not judged (vLLM's class takes the 0.5)
 ])
 def test_minimax_m2s_vllm_class_takes_its_rotary_dim(tmp_path: Path, keys: dict[str, object],
                                                     lost: tuple[float, float] | None):
@@ -194,6 +194,21 @@ def test_minimax_m2s_vllm_class_takes_its_rotary_dim(tmp_path: Path, keys: dict[
         load_model_config(path)
     assert str(raised.value) == (f"{path}: rotary_dim: expected a number above 0 and at most head_dim (128) such as "
                                  "64, got 256 (vLLM refuses it too)")
+
+
+def test_a_minimax_m2_config_without_rotary_dim_is_refused_for_a_vllm_rollout(tmp_path: Path):
+    # vLLM 0.19.1's class reads config.rotary_dim with no default (minimax_m2.py:267), which transformers 5.9.0's
+    # MiniMaxM2Config declares none of: the rollout fails as the engine builds the model; a trainer alone reads it.
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({key: value for key, value in MINIMAX_M2.items() if key != "rotary_dim"}),
+                    encoding="utf-8")
+    refusal = ("no rotary_dim, which vLLM 0.19.1's minimax_m2 class reads with no default (minimax_m2.py:267: "
+               "AttributeError as it builds the model), so Trinity's rollout cannot start; accepted: rotary_dim, the "
+               "dimensions of each head RoPE rotates (64 of head_dim 128 in MiniMax-M2's published config.json)")
+    with pytest.raises(TableError) as raised:
+        load_model_config(path)
+    assert str(raised.value) == f"{path}: {refusal}"
+    assert load_model_config(path, vllm_rollout=False).vllm_refusal == refusal
 
 
 def test_no_catalogue_model_loses_one():

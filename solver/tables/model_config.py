@@ -503,10 +503,23 @@ def _vllm_sliding_window(path: Path, config: dict[str, Any], layers: int) -> tup
 
 def _vllm_refusal(path: Path, config: dict[str, Any], layers: int) -> str | None:
     """Why vLLM 0.19.1 refuses to build the model a config.json of `layers` describes (`Model.vllm_refusal`), in
-    words: layers of mixed attention in a class built on its Qwen2 model (`_qwen2_layers_refusal`), or a window it
-    takes for the whole model beside another ``max_window_layers`` (`_whole_window_refusal`); None where it builds
-    it."""
-    return _qwen2_layers_refusal(path, config, layers) or _whole_window_refusal(path, config, layers)
+    words: layers of mixed attention in a class built on its Qwen2 model (`_qwen2_layers_refusal`), a window it
+    takes for the whole model beside another ``max_window_layers`` (`_whole_window_refusal`), or no ``rotary_dim``
+    where its class reads one (`_rotary_dim_refusal`); None where it builds it."""
+    return (_qwen2_layers_refusal(path, config, layers) or _whole_window_refusal(path, config, layers)
+            or _rotary_dim_refusal(config))
+
+
+def _rotary_dim_refusal(config: dict[str, Any]) -> str | None:
+    """Why vLLM 0.19.1 fails to build a `VLLM_ROTARY_DIM_MODEL_TYPES` config without ``rotary_dim``: its class reads
+    ``config.rotary_dim`` with no default (``minimax_m2.py:267``), and transformers 5.9.0's config class declares no
+    such key (``configuration_minimax_m2.py``), so the attribute is missing; in words; None where the key is given."""
+    if config.get("model_type") not in VLLM_ROTARY_DIM_MODEL_TYPES or "rotary_dim" in config:
+        return None
+    return (f"no rotary_dim, which vLLM 0.19.1's {config['model_type']} class reads with no default "
+            "(minimax_m2.py:267: AttributeError as it builds the model), so Trinity's rollout cannot start; accepted: "
+            "rotary_dim, the dimensions of each head RoPE rotates (64 of head_dim 128 in MiniMax-M2's published "
+            "config.json)")
 
 
 def _whole_window_refusal(path: Path, config: dict[str, Any], layers: int) -> str | None:
