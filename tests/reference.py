@@ -869,7 +869,8 @@ def _beyond_calibration(gpu_type: Any, model: Any, n: int, sp: int, tokens: int,
     records no range), each as (code, words), the code docs/json.md gives it: parameters compared to 0.1B, memory to
     1 GiB; a trainer on more nodes of `node_gpus` GPUs than the observations spanned (those on up to 8 GPUs ran on one
     node; NCCL's memory is counted as they took it, RCCL's on an AMD GPU, `gpu_type`'s ``rocm``, as docs/memory.md
-    names it); a mixture of experts' words say how its routed experts were counted (`experts`: `EXPERTS_COUNTED`). A range's fields a file leaves out (None) are not checked."""
+    names it); a mixture of experts' words say how its routed experts were counted (`experts`: `EXPERTS_COUNTED`).
+    A range's fields a file leaves out (None) are not checked."""
     fit = _memory_model(memory).fit.range
     if fit is None:
         return []
