@@ -696,6 +696,7 @@ class ConfigProblemCode(str, Enum):
     ROPE_THETA_MISSING_REFUSED = "rope-theta-missing-refused"
     ROPE_THETA_MISSING = "rope-theta-missing"
     ROPE_PARTIAL_DROPPED = "rope-partial-dropped"
+    ROPE_PARTIAL_DIFFERS = "rope-partial-differs"
     PAST_NATIVE_ON_OWN_SCALING_REFUSED = "past-native-on-own-scaling-refused"
     PAST_DERIVED_LENGTH_REFUSED = "past-derived-length-refused"
     SGLANG_LENGTH_REFUSED = "sglang-length-refused"

@@ -456,6 +456,8 @@ class Catalog(Frozen):
                                                 "vllm_rope_theta_lost": model.vllm_rope_theta_lost,
                                                 "rope_theta": model.rope_theta,
                                                 "vllm_partial_rotary_lost": model.vllm_partial_rotary_lost,
+                                                "trainer_partial_rotary_differs":
+                                                    model.trainer_partial_rotary_differs,
                                                 "model_type": model.model_type})
         else:
             model = model.model_copy(update={"aliases": ()})

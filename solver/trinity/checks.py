@@ -40,6 +40,7 @@ from solver.rules import (
     excluded_adapted_words,
     least_token_budget,
     lora_moe_unsaved_words,
+    mapped_partial_rotary,
     mapped_rope_theta,
     micro_batch_stop_words,
     model_kind_words,
@@ -973,9 +974,11 @@ def _check_prompt_and_response(checks: _ConfigChecks, length: float | None) -> N
 
 def _yarn_setting(model: Model, wanted: float) -> str:
     """The fix that sets the YaRN ``model.rope_scaling`` of factor `wanted` over `model`'s native context, in words,
-    with its own ``rope_theta`` (`mapped_rope_theta`), as --write sets it."""
-    theta = mapped_rope_theta(model)
+    with its ``partial_rotary_factor`` where vLLM or the trainer would otherwise rotate another share
+    (`mapped_partial_rotary`) and its own ``rope_theta`` (`mapped_rope_theta`), as --write sets it."""
+    theta, partial = mapped_rope_theta(model), mapped_partial_rotary(model)
     return (f"set {{rope_type: yarn, factor: {wanted!r}, original_max_position_embeddings: {model.native_context}"
+            + ("" if partial is None else f", partial_rotary_factor: {partial[0]!r}")
             + ("}" if theta is None else f", rope_theta: {theta}}}"))
 
 
@@ -1306,6 +1309,37 @@ def _check_rope_partial(checks: _ConfigChecks, model: Model) -> None:
         f"{taken!r} (the share of each head's dimensions RoPE rotates), not the model's {own!r}, silently "
         f"({HANDED_PAST_WORDS}){_kept_before_vllm_012(checks, 'partial_rotary_factor')}; add partial_rotary_factor: "
         f"{own!r} to it"))
+
+
+def _check_rope_partial_differs(checks: _ConfigChecks, model: Model) -> None:
+    """Check that the trainer and the rollout's vLLM rotate the same share of each head's dimensions where a vLLM
+    rollout starts (`_vllm_rollout`): a MiniMax-M2 config.json with ``rotary_dim`` and no ``partial_rotary_factor``
+    rotates whole heads in transformers' trainer and ``rotary_dim`` in vLLM (`Model.trainer_partial_rotary_differs`).
+    The rollout's log-probs then differ from the trainer's: a `but:` line, as `_check_rope_partial`. The fix is the
+    share in the config.json, and in the RoPE scaling mapping vLLM takes (`_handed_rope`) where it lacks it (--write
+    adds it there); a mapping's own mends it on Trinity 0.5 alone, whose trainer sets the mapping as the model's RoPE
+    parameters, as 0.6's does on verl before 0.8 only (on 0.8 it reads the config.json alone)."""
+    differs = model.trainer_partial_rotary_differs
+    if differs is None or not _vllm_rollout(checks):
+        return
+    handed = _handed_rope(checks)
+    given = handed is not None and "partial_rotary_factor" in handed[1]
+    if given and checks.version == "0.5":
+        return
+    trainer, rollout = differs
+    if handed is None:
+        mapping = ""
+    elif given:
+        mapping = f" ({dotted(handed[0])}'s reaches the trainer on verl before 0.8 alone)"
+    else:
+        adds = f" ({checks.names.write} adds it there)" if checks.names.write_offered else ""
+        mapping = f" and to {dotted(handed[0])}{adds}"
+    checks.add(ConfigProblemCode.ROPE_PARTIAL_DIFFERS, (
+        f"{model.name}'s config.json gives rotary_dim and no partial_rotary_factor: the trainer's transformers rotates "
+        f"partial_rotary_factor {trainer!r} of each head's dimensions (its {model.model_type} class reads no "
+        f"rotary_dim, modeling_minimax_m2.py:187-189 in 5.9.0), the rollout's vLLM {rollout!r} (rotary_dim over "
+        f"head_dim, minimax_m2.py:200-204 in 0.19.1), so the rollout's log-probs differ from the trainer's; add "
+        f"partial_rotary_factor: {rollout!r} to the config.json{mapping}"))
 
 
 def _check_rope_built(checks: _ConfigChecks, model: Model, rope: Any) -> None:
@@ -3047,6 +3081,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_sglang_length(checks, model, length)
     _check_rope_theta(checks, model)
     _check_rope_partial(checks, model)
+    _check_rope_partial_differs(checks, model)
     _check_dynamic_batch(checks, model, version)
     _check_critic_forward_whole_size(checks, version)
     _check_dpo_pairs(checks, model, version)

@@ -37,6 +37,7 @@ from solver.rules import (
     host_ram_check_words,
     least_token_budget,
     lora_configs_words,
+    mapped_partial_rotary,
     mapped_rope_theta,
     mapped_theta_words,
     one_sequence_per_micro_batch,
@@ -488,19 +489,18 @@ def _yarn_keys(rope: Path, model: Model, factor: float, kept: bool, mapped: floa
     of it): `factor` over its native context, each only where missing where the mapping is the user's own that
     reaches the length (`kept`), its type under ``rope_type``, which the rollout's vLLM reads alone (added right after
     a legacy ``type``), and under ``type`` too only where the mapping has that key; and the model's own
-    ``partial_rotary_factor`` where missing and vLLM's class would take another (`Model.vllm_partial_rotary_lost`:
-    Trinity has no key of its own for it), and its own ``rope_theta`` where missing, `mapped` (`mapped_rope_theta`:
-    the release's trainer fails without it on transformers 5, `mapped_words`, `mapped_theta_words`). Comments
-    (`factor_words` on the factor) on ``model.rope_scaling``'s alone."""
-    partial = model.vllm_partial_rotary_lost
+    ``partial_rotary_factor`` where missing and vLLM's class would take another, or the trainer's another
+    (`mapped_partial_rotary`: Trinity has no key of its own for it), and its own ``rope_theta`` where missing,
+    `mapped` (`mapped_rope_theta`: the release's trainer fails without it on transformers 5, `mapped_words`,
+    `mapped_theta_words`). Comments (`factor_words` on the factor) on ``model.rope_scaling``'s alone."""
+    partial = mapped_partial_rotary(model)
     return [
         PlanKey(path=(*rope, "rope_type"), value="yarn", default_only=kept, after="type"),
         PlanKey(path=(*rope, "type"), value="yarn", existing_only=True),
         PlanKey(path=(*rope, "factor"), value=factor, default_only=kept, comment=factor_words),
         PlanKey(path=(*rope, "original_max_position_embeddings"), value=model.native_context, default_only=kept),
         *([PlanKey(path=(*rope, "partial_rotary_factor"), value=partial[0], default_only=True,
-                   comment=None if factor_words is None else f"{model.name}'s own; the rollout's vLLM takes "
-                   f"{partial[1]!r} where the rope_scaling comes without it")]
+                   comment=None if factor_words is None else partial[1])]
           if partial is not None else []),
         *([PlanKey(path=(*rope, "rope_theta"), value=mapped, default_only=True,
                    comment=None if factor_words is None else f"{model.name}'s own" + (
