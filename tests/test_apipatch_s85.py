@@ -182,10 +182,16 @@ def test_check_config_judges_text_in_the_apis_words_and_refuses_bad_keywords_in_
                                   "(nor max_prompt_tokens and max_response_tokens); give max_model_len=L")
 
 
-def test_patched_trinity_config_carries_writes_notes_on_unread_variables_and_replaced_interpolations() -> None:
+def test_patched_trinity_config_carries_writes_notes_on_unread_variables_and_replaced_interpolations(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     # api88: --write noted both (unread87); the patch's result said neither, so the API's caller could not tell
     judged = solver.check_config("trinity.yaml", text=UNREAD, gpu="h100", environ={})
     best = judged.answers[0].best
+    # mutants48: without environ, check_config reads this process's environment, as the command its shell's
+    for variable, value in (("DYN", "true"), ("MB", "1"), ("SP", "1")):
+        monkeypatch.setenv(variable, value)
+    current = solver.check_config("trinity.yaml", text=UNREAD, gpu="h100").answers[0].current
+    assert current is not None and (current.unread_keys, current.trains) == ((), True)
     assert best is not None and best.sp == 1
     patched = patched_trinity_config(UNREAD, best, solver.load_catalog().model("8B"), name="trinity.yaml", environ={})
     actor = "trainer.trainer_config.actor_rollout_ref.actor"
