@@ -204,3 +204,13 @@ def test_patched_trinity_config_carries_writes_notes_on_unread_variables_and_rep
     read = patched_trinity_config(UNREAD, best, solver.load_catalog().model("8B"), name="trinity.yaml",
                                   environ={"DYN": "true", "MB": "1", "SP": "1"})  # as the run will: nothing to say
     assert (read.unread_note, read.replaced_notes) == (None, ())
+
+
+def test_check_config_names_no_patch_in_its_fixes_where_the_patch_does_not_take_the_config() -> None:
+    # mutants48: planned as another catalogue model than its model_path's, the patch does not take the config
+    # (patch_takes): the fixes say what to set, not that patch_trinity_config does, as --check without --write
+    text = CONFIG_CASES["passes"] + ("trainer: {trainer_config: {actor_rollout_ref: {ref: {fsdp_config: {"
+                                     "ulysses_sequence_parallel_size: 2}}}}}\n")
+    current = solver.check_config("trinity.yaml", text=text, gpu="h100", model="4B", environ={}).answers[0].current
+    assert current is not None and [code.value for code in current.config_problem_codes] == ["role-sp-differs"]
+    assert current.config_problems[0].endswith("; the verdict is at SP 1: set them alike")

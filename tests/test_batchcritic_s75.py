@@ -460,6 +460,7 @@ def test_a_critics_engine_off_is_judged_beside_the_trainers_on_for_a_padded_mode
                      ("mini-batch",), 64) == []
     text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
             "algorithm: {algorithm_type: ppo}\ntrainer: {use_dynamic_bsz: '${oc.env:DYN}', trainer_config: {critic: {"
-            "ppo_micro_batch_size_per_gpu: 2, fsdp: {micro_batch_size_per_gpu: 2, use_dynamic_bsz: '${oc.env:DYN}'}}}}\n")
+            "ppo_micro_batch_size_per_gpu: 2, fsdp: {micro_batch_size_per_gpu: 2, "
+            "use_dynamic_bsz: '${oc.env:DYN}'}}}}\n")
     assert [read_trinity_config(text, "trinity.yaml", {}, version).memory_unread for version in (None, "0.5")] == [
         ("trainer.use_dynamic_bsz", ENGINE_DYN), ("trainer.use_dynamic_bsz",)]

@@ -366,6 +366,14 @@ def test_engine_sps_are_read_as_verl_runs_them_and_an_unread_bypass_decides_noth
             "over the data-parallel ranks, and 4 (8 GPUs / SP=2) do not divide it, which verl asserts at the actor's "
             "first update (verl 0.8.0 workers/engine_workers.py:258): it fails there;") in lines["actor"][0][1]
     assert "(checking it against nothing), and with verl before 0.8 Trinity 0.6 drops it;" in lines["ref"][0][1]
+    # the actor's 3 splits 8 rows per GPU before verl 0.8 and 16 at its engine's SP 2 on verl 0.8: a line for each
+    both = _dpo(3, algorithm="grpo", trainer_config={"actor_rollout_ref": {
+        "actor": {"ppo_micro_batch_size_per_gpu": 3, **engines}, "ref": {"log_prob_micro_batch_size_per_gpu": 1},
+        "rollout": {"log_prob_micro_batch_size_per_gpu": 1}}})
+    assert [(code, words.split(", which it does not")[0].split(" over the ")[1]) for code, words in problems(both)
+            if code.startswith("mini")] == [
+        ("mini-batch-split-refused", "8 data-parallel ranks (trainer GPUs 8 / SP 1) = 8"),
+        ("mini-batch-split-refused", "4 data-parallel ranks (trainer GPUs 8 / SP 2) = 16")]
     lora = _dpo(2, algorithm="grpo", trainer_config={"actor_rollout_ref": {
         "actor": {"ppo_micro_batch_size_per_gpu": 2}, "ref": {"log_prob_micro_batch_size_per_gpu": 2},
         "rollout": {"log_prob_micro_batch_size_per_gpu": 3}}})
