@@ -143,6 +143,9 @@ def test_far_from_shipped_names_a_multiplier_beyond_both_anchors_that_no_warning
                                       "states": 4.0, "gathered": 0.0, "fragmentation": 0.1})
     assert far_from_shipped(fitted, shipped) == [("recompute", 5.48, 1.0), ("fragmentation", 0.1, shipped.fragmentation)]
     assert far_from_shipped(shipped, shipped) == []
+    # mutants48: a multiplier at the lower edge of its range (checkpoints 0.1, below a third of both anchors) is warned
+    # of at its edge, not named again
+    assert far_from_shipped(PRIOR.model_copy(update={"checkpoints": 0.1}), shipped) == []
 
 
 def test_json_with_a_code_missing_for_a_phrase_is_refused():
