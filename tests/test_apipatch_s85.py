@@ -214,3 +214,17 @@ def test_check_config_names_no_patch_in_its_fixes_where_the_patch_does_not_take_
     current = solver.check_config("trinity.yaml", text=text, gpu="h100", model="4B", environ={}).answers[0].current
     assert current is not None and [code.value for code in current.config_problem_codes] == ["role-sp-differs"]
     assert current.config_problems[0].endswith("; the verdict is at SP 1: set them alike")
+
+
+def test_the_unread_note_counts_a_whole_batch_size_over_the_plans_data_parallel_ranks() -> None:
+    # mutants48: the ref's deprecated size for the whole batch, 8, is 8 sequences per GPU on the one data-parallel rank
+    # of SP 8 on 8 GPUs, so the unreadable flag decides whether they share a micro-batch: the note names it (over 8
+    # GPUs, not ranks, it would be 1 sequence, and no note)
+    best = solver.plan("8B", gpu="h100", max_model_len=131072, budget_gpus=8)[0].best
+    assert best is not None and (best.gpus, best.sp) == (8, 8)
+    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 131072}\nalgorithm: {algorithm_type: grpo}\nmode: train\n"
+            "cluster: {node_num: 1, gpu_per_node: 8}\nbuffer: {train_batch_size: 8}\ntrainer: {use_dynamic_bsz: "
+            "'${oc.env:DYN}', trainer_config: {actor_rollout_ref: {ref: {log_prob_micro_batch_size: 8}}}}\n")
+    patched = patched_trinity_config(text, best, solver.load_catalog().model("8B"), name="trinity.yaml", environ={})
+    assert patched.unread_note == ("whether it trains depends on trainer.use_dynamic_bsz, which cannot be read here: "
+                                   "set DYN as the run will, then check it (its header's command)")
