@@ -202,6 +202,9 @@ def test_a_job_built_in_python_is_refused_a_length_in_the_words_a_cluster_file_s
     (lambda: solver.Pool(name="p", gpu="h100", nodes=2.0, gpus_per_node=8), "nodes",
      "must be a whole number, got 2.0 (a float: pass 2)"),
     (lambda: solver.Pool(name="p", gpu="h100", nodes=1, gpus_per_node=0), "gpus_per_node", "must be above 0, got 0"),
+    (lambda: solver.Job(name="j", model="", max_model_len=4096), "model", "must not be empty, got ''"),  # mutants48
+    (lambda: solver.Job(name="j", model="4B", max_model_len=4096, critic="x"), "critic",
+     "must be 'none', 'resident', 'offloaded' or 'reloaded', got 'x'"),
 ])
 def test_a_job_s_or_pool_s_other_fields_built_in_python_are_refused_in_a_file_s_words(build: Callable[[], object],
                                                                                       field: str, words: str) -> None:
