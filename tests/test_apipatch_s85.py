@@ -214,6 +214,12 @@ def test_check_config_names_no_patch_in_its_fixes_where_the_patch_does_not_take_
     current = solver.check_config("trinity.yaml", text=text, gpu="h100", model="4B", environ={}).answers[0].current
     assert current is not None and [code.value for code in current.config_problem_codes] == ["role-sp-differs"]
     assert current.config_problems[0].endswith("; the verdict is at SP 1: set them alike")
+    # the read config's own lines too (Trinity 0.5 runs the trainer at the actor's SP)
+    text = CONFIG_CASES["passes"] + ("trainer: {trainer_config: {actor_rollout_ref: {actor: {"
+                                     "ulysses_sequence_parallel_size: 2}}}}\n")
+    current = solver.check_config("trinity.yaml", text=text, gpu="h100", model="4B", trinity_version="0.5",
+                                  environ={}).answers[0].current
+    assert current is not None and current.config_problems[0].endswith("so the verdict is at SP 2: set them alike")
 
 
 def test_the_unread_note_counts_a_whole_batch_size_over_the_plans_data_parallel_ranks() -> None:
