@@ -376,9 +376,15 @@ def test_a_critics_own_strategy_other_than_fsdps_under_an_fsdp_trainer_fails_bef
         f"Unknown strategy megatron){on_08}: remove it (the critic then runs at the trainer's strategy), or write "
         "fsdp or fsdp2"))]
     assert (ConfigProblemCode(code) in REFUSED_CONFIG_CODES) is (version == "0.5")  # --check exits 1 on 0.5 alone
+    unset = json_copy(config)  # the trainer's strategy unset: what each release takes then
+    del unset["trainer"]["trainer_strategy"]
+    assert _problems(unset, version, ("not-fsdp",))[0][1].startswith(
+        f"{CRITIC}.strategy is 'megatron' under an FSDP trainer (trainer.trainer_strategy unset: "
+        f"{'Trinity 0.5 takes fsdp' if version == '0.5' else 'Trinity before 0.6 takes fsdp; 0.6, fsdp2'}): {who} ")
     # an FSDP strategy, LoRA (Trinity resets the critic's to fsdp), no critic trained: nothing; a Megatron trainer:
     # the trainer's own line alone
-    assert _problems(_ppo({"strategy": "fsdp", **ENGINE}, use_dynamic_bsz=True), version, ("not-fsdp",)) == []
+    for fsdp in ("fsdp", "fsdp2"):
+        assert _problems(_ppo({"strategy": fsdp, **ENGINE}, use_dynamic_bsz=True), version, ("not-fsdp",)) == []
     lora = json_copy(config)
     lora["model"]["lora_configs"] = [{"lora_rank": 8}]
     grpo = json_copy(config)
@@ -505,3 +511,27 @@ def test_a_critics_micro_batches_of_more_tokens_than_the_verdicts_fail_the_check
     config.write_text(PPO_IN_ROWS.replace("per_gpu: 4", "per_gpu: 1").replace("per_gpu: 2", "per_gpu: 1"),
                       encoding="utf-8")
     assert cli("--from-config", str(config), "--gpu", "h100", "--check")[0] == 0
+
+
+def test_a_critics_engine_off_is_judged_beside_the_trainers_on_for_a_padded_model_and_read_as_the_releases_do():
+    # mutants48: a padded model's critic engine off beside the trainer's on is cut by the engine's sizes on verl 0.8
+    # (unset: the line, whatever the trainer's flag); the critic's own micro-batch, read before verl 0.8 alone, splits
+    # nothing there with the trainer's on; Trinity 0.5 reads no engine flag, so it is no unread key there
+    sized = {"ppo_micro_batch_size_per_gpu": 1, "forward_micro_batch_size_per_gpu": 1}
+    padded = {"algorithm": {"algorithm_type": "ppo"}, "trainer": {
+        "use_dynamic_bsz": True, "use_remove_padding": False, "trainer_config": {
+            "actor_rollout_ref": {"model": {"use_remove_padding": False}},
+            "critic": {**sized, "fsdp": {"use_dynamic_bsz": False}}}}}
+    unset = [(problem.code.value, problem.words.split(":")[0], problem.words.endswith(
+        ": set them to 1 (solver.trinity.patch_trinity_config does)")) for problem in trinity_config_problems(
+        padded, load_model_config(INTERNLM2), 8, version="0.6") if problem.code.value == "micro-batch-unset"]
+    assert unset == [("micro-batch-unset", f"{' and '.join(ENGINE_SIZES)} are not set", True)]
+    engine = {"use_dynamic_bsz": False, "micro_batch_size_per_gpu": 1, "infer_micro_batch_size_per_gpu": 1}
+    assert _problems(_ppo({"ppo_micro_batch_size_per_gpu": 3, "fsdp": engine}, use_dynamic_bsz=True), None,
+                     ("mini-batch",), 64) == []
+    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            "algorithm: {algorithm_type: ppo}\ntrainer: {use_dynamic_bsz: '${oc.env:DYN}', trainer_config: {critic: {"
+            "ppo_micro_batch_size_per_gpu: 2, fsdp: {micro_batch_size_per_gpu: 2, "
+            "use_dynamic_bsz: '${oc.env:DYN}'}}}}\n")
+    assert [read_trinity_config(text, "trinity.yaml", {}, version).memory_unread for version in (None, "0.5")] == [
+        ("trainer.use_dynamic_bsz", ENGINE_DYN), ("trainer.use_dynamic_bsz",)]

@@ -22,7 +22,7 @@ from solver.render.summary import apply_lines
 from solver.solve import plan
 from solver.tables import load_catalog
 from solver.tables.model_config import load_model_config
-from solver.trinity import trinity_config_problems
+from solver.trinity import read_trinity_config, trinity_config_problems
 from solver.trinity.settings import plan_settings
 
 ROOT = Path(__file__).parent.parent
@@ -232,3 +232,36 @@ def test_verls_own_key_beside_a_micro_batch_size_is_no_misspelling_of_it():
     # verl 0.8's actor key: no misspelling, but Trinity 0.6 on verl before 0.8 drops it (release06, s82)
     assert codes("ppo_infer_micro_batch_size_per_gpu") == ["key-dropped"]
     assert codes("ppo_micro_batch_size_per_gp") == ["misspelt-key"]
+
+
+def test_a_padded_models_unread_critic_flag_counts_where_a_critic_is_trained_and_read():
+    # mutants48: memory_unread_padded lists a flag whose value changes which of a padded model's passes run with dynamic
+    # batch sizes on: the critic's own, before verl 0.8 (Trinity 0.6 sets it to the trainer's), where a critic trains
+    text = ("model: {{model_path: Qwen/Qwen3-8B, max_model_len: 32768}}\ncluster: {{node_num: 1, gpu_per_node: 8}}\n"
+            "algorithm: {{algorithm_type: {algorithm}}}\n"
+            "trainer: {{use_dynamic_bsz: false, trainer_config: {{critic: {{use_dynamic_bsz: '${{oc.env:DYN}}'}}}}}}\n")
+    read = {(algorithm, version): read_trinity_config(text.format(algorithm=algorithm), "trinity.yaml", {}, version)
+            for algorithm in ("grpo", "ppo") for version in (None, "0.6")}
+    assert {key: (config.memory_unread_padded, config.memory_unread) for key, config in read.items()} == {
+        ("grpo", None): ((), ()), ("grpo", "0.6"): ((), ()),
+        ("ppo", None): (("trainer.trainer_config.critic.use_dynamic_bsz",), ()), ("ppo", "0.6"): ((), ())}
+
+
+def test_check_emit_says_a_padded_dpo_pairs_tokens_and_the_unbounded_micro_batch_it_points_to(cli: Cli,
+                                                                                               tmp_path: Path):
+    # mutants48: a padded model's DPO verdict fits at a pair's tokens (2 x 8192, what its estimate counts), and
+    # --check's notes with --emit (no view) name the micro-batch-unbounded line the verdict points to
+    config = tmp_path / "trinity.yaml"
+    config.write_text(
+        "model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\nmode: train\nalgorithm: {algorithm_type: dpo}\n"
+        "cluster: {node_num: 1, gpu_per_node: 8}\nbuffer: {train_batch_size: 64}\ntrainer: {use_dynamic_bsz: true, "
+        "use_remove_padding: false, trainer_config: {actor_rollout_ref: {model: {use_remove_padding: false}, actor: {"
+        "ppo_micro_batch_size_per_gpu: 1}, ref: {log_prob_micro_batch_size_per_gpu: 1}, rollout: {"
+        "log_prob_micro_batch_size_per_gpu: 1}}}}\n", encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--model-config", str(INTERNLM2), "--gpu", "h100", "--check",
+                         "--emit", "trinity", "--trinity-version", "0.6")
+    said = [line for line in err.splitlines() if line.startswith("solve: H100-80GB: --check: ")]
+    assert status == 1 and len(said) == 2
+    assert ": it fits in memory at 16384 tokens per GPU (estimated: " in said[0]
+    why = WHY.replace("solver.trinity.patch_trinity_config does", "--write does")  # the command's words
+    assert said[1] == f"solve: H100-80GB: --check: trainer.use_dynamic_bsz is true: {why}"
