@@ -74,6 +74,7 @@ from solver.tables.text import (
     first_repeated,
     gpu_name_forms,
     guessed_name,
+    model_name_from_path,
     normalise,
     plain_words,
     require_printable,
@@ -864,14 +865,16 @@ class Table(Frozen):
     @model_validator(mode="before")
     @classmethod
     def _canonical_names(cls, raw: Any, info: ValidationInfo) -> Any:
-        """Models named by an alias or in another case (``8B``), where the context maps names to the
-        catalogue's (``names``), under the catalogue's names."""
+        """Models named by an alias, in another case (``8B``) or by a Hugging Face id (``Qwen/Qwen3-8B``), where the
+        context maps names to the catalogue's (``names``), under the catalogue's names."""
         names = (info.context or {}).get("names")
         if not names or not isinstance(raw, dict):
             return raw
 
-        def canonical(name: Any) -> Any:
-            return names.get(normalise(name), name) if isinstance(name, str) else name
+        def canonical(name: Any) -> Any:  # a Hugging Face id or a path by its last part, as --model takes it
+            if not isinstance(name, str):
+                return name
+            return names.get(normalise(name)) or names.get(normalise(model_name_from_path(name)), name)
 
         renamed = dict(raw)
         if isinstance(raw.get("models"), list):
