@@ -115,7 +115,6 @@ from solver.trinity.keys import (
     AUXILIARY_MODELS,
     BYPASS_OLD_LOGPROBS_KEY,
     CRITIC,
-    CRITIC_DYNAMIC_KEY,
     CRITIC_ENGINE,
     CRITIC_ENGINE_DYNAMIC_KEY,
     CRITIC_ENGINE_SP_KEY,
@@ -142,6 +141,7 @@ from solver.trinity.keys import (
     REMOVE_PADDING_KEYS,
     ROLE_BUDGET_KEYS,
     ROLE_BUDGET_PATHS,
+    ROLE_DYNAMIC_BATCH_KEYS,
     ROLE_ENGINE_SP_KEYS,
     ROLE_KEY_SCOPES,
     ROLE_SP_KEYS,
@@ -1759,8 +1759,8 @@ in 0.5.0, ``:1135`` in 0.5.1, ``:1185`` in 0.5.2), refusing them there too; 0.6.
 which drops a key it does not know and keeps a flag as written, so the config loads; ``synchronize_config``
 (``:1305``) then sets two of the flags rft-solver reads to the trainer's (`SET_TO_TRAINERS_BY_06`), and the trainer
 fails as it starts on any other that OmegaConf's bool field refuses (``OmegaConf.structured`` of the typed
-``veRLConfig``, ``trainer/verl_legacy/verl_trainer.py:198``: ``ref.log_prob_use_dynamic_bsz`` and
-``model.enable_gradient_checkpointing``). On verl 0.8 or later it deep-merges the section into verl's own
+``veRLConfig``, ``trainer/verl_legacy/verl_trainer.py:198``: ``ref.log_prob_use_dynamic_bsz``,
+``rollout.log_prob_use_dynamic_bsz`` and ``model.enable_gradient_checkpointing``). On verl 0.8 or later it deep-merges the section into verl's own
 (``trinity/trainer/verl/config.py:204``)."""
 
 
@@ -1848,20 +1848,19 @@ def _check_flags_on(checks: _ConfigChecks, paths: Iterable[tuple[str, ...]], cod
 
 
 def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVersion | None) -> None:
-    """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`, and a trained critic's engine's own,
-    `_critic_engine_flags`) are booleans, and on (but the trainer's and the actor's for DPO, which off keep its pairs
-    whole: `_check_dpo_pair_dynamic`), and where they are off the critic's forward size
-    (`_check_critic_forward_unset`) and its engine's (`_check_critic_engine_sizes`); off for a `model` whose
-    micro-batches are padded (`remove_padding_violation`), with one sequence in each (`_check_micro_batch_sizes`, the
-    critic's engine's set too), and there a trained critic's own (`CRITIC_DYNAMIC_KEY`) too where the release may be
-    0.5, which reads it."""
+    """Check that the dynamic batch size keys (``trainer.use_dynamic_bsz`` and the roles' own, `_role_dynamic_flags`)
+    are booleans, and on (but the trainer's and the actor's for DPO, which off keep its pairs whole:
+    `_check_dpo_pair_dynamic`), and where they are off the critic's forward size (`_check_critic_forward_unset`) and
+    its engine's (`_check_critic_engine_sizes`); off for a `model` whose micro-batches are padded
+    (`remove_padding_violation`), with one sequence in each (`_check_micro_batch_sizes`, the critic's engine's set
+    too)."""
     if remove_padding_violation(model) is None:
-        trainer, actor, ref = DYNAMIC_BATCH_KEYS
+        trainer = DYNAMIC_BATCH_KEYS[0]
         # for DPO, off is what keeps the actor's pairs whole (`_check_dpo_pair_dynamic`)
         dpo = trains_dpo(checks.value(("algorithm", "algorithm_type")))
         _check_flags_on(checks, () if dpo else (trainer,), ConfigProblemCode.DYNAMIC_BATCH_OFF,
                         _trainer_dynamic_off_words(checks, version), version)
-        _check_flags_on(checks, ((ref,) if dpo else (actor, ref)) + _critic_engine_flags(checks, version),
+        _check_flags_on(checks, _role_dynamic_flags(checks, version, actor=not dpo),
                         ConfigProblemCode.DYNAMIC_BATCH_OFF, _DYNAMIC_OFF_WORDS, version)
         _check_null_micro_batch_sizes(checks, version)
         _check_critic_forward_unset(checks, version)
@@ -1869,20 +1868,34 @@ def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVe
         if dpo and turned_off(checks.flag(trainer)):
             _check_dpo_sizes_unset(checks, version)
         return
-    trainer, *roles = DYNAMIC_BATCH_KEYS
+    trainer = DYNAMIC_BATCH_KEYS[0]
     why = (f"remove padding off (as {model.name} needs) pads each micro-batch to its longest sequence, and dynamic "
            "batching fills it by the sequences' own lengths, so one of uneven lengths holds more tokens than the "
            f"token budget the memory estimate counts: set it to false, with one sequence per micro-batch"
            f"{checks.names.write_does()}")
     _check_flag_on(checks, trainer, ConfigProblemCode.MICRO_BATCH_UNBOUNDED, why, version, on=False)
-    critic_own = (CRITIC_DYNAMIC_KEY,) if version != "0.6" and _fsdp_critic(checks) else ()  # Trinity 0.5 reads it
-    _check_flags_on(checks, (*roles, *critic_own, *_critic_engine_flags(checks, version)),
-                    ConfigProblemCode.MICRO_BATCH_UNBOUNDED, why, version, on=False, unset_on=False)
+    _check_flags_on(checks, _role_dynamic_flags(checks, version), ConfigProblemCode.MICRO_BATCH_UNBOUNDED, why,
+                    version, on=False, unset_on=False)
     if turned_off(checks.flag(trainer)):
         _check_micro_batch_sizes(checks, version)
     else:
         _check_null_micro_batch_sizes(checks, version)
     _check_critic_engine_sizes(checks, version, checks.names.write_does())
+
+
+def _role_dynamic_flags(checks: _ConfigChecks, version: TrinityVersion | None,
+                        actor: bool = True) -> tuple[tuple[str, ...], ...]:
+    """The roles' own dynamic batch size flags that `_check_dynamic_batch` judges as the trainer's
+    (`ROLE_DYNAMIC_BATCH_KEYS`, each where set): the actor's (not where not `actor`: for DPO off keeps its pairs whole),
+    the ref's, the rollout's, which Trinity 0.5, and 0.6 on verl before 0.8, run the actor's log-prob recompute by
+    (``set_if_none`` from the actor's own, 0.5.0 ``common/verl_config.py:662``, 0.6.0
+    ``trainer/verl_legacy/verl_config.py:692``; ``compute_log_prob``, 0.6.0 ``verl_legacy/fsdp_workers.py:1006-1009``;
+    0.6 on verl 0.8 or later freezes it to the trainer's, ``trainer/verl/config.py:729``), a trained FSDP critic's own
+    (`CRITIC_DYNAMIC_KEY`, `_fsdp_critic`) where `version` may be 0.5, which reads it (0.6 sets it to the trainer's),
+    and its engine's (`_critic_engine_flags`)."""
+    roles = [role for role in ROLE_DYNAMIC_BATCH_KEYS if (actor or role != "actor")
+             and (role != "critic" or version != "0.6" and _fsdp_critic(checks))]
+    return (*(ROLE_DYNAMIC_BATCH_KEYS[role] for role in roles), *_critic_engine_flags(checks, version))
 
 
 def _critic_engine_flags(checks: _ConfigChecks, version: TrinityVersion | None) -> tuple[tuple[str, ...], ...]:
