@@ -1760,8 +1760,8 @@ which drops a key it does not know and keeps a flag as written, so the config lo
 (``:1305``) then sets two of the flags rft-solver reads to the trainer's (`SET_TO_TRAINERS_BY_06`), and the trainer
 fails as it starts on any other that OmegaConf's bool field refuses (``OmegaConf.structured`` of the typed
 ``veRLConfig``, ``trainer/verl_legacy/verl_trainer.py:198``: ``ref.log_prob_use_dynamic_bsz``,
-``rollout.log_prob_use_dynamic_bsz`` and ``model.enable_gradient_checkpointing``). On verl 0.8 or later it deep-merges the section into verl's own
-(``trinity/trainer/verl/config.py:204``)."""
+``rollout.log_prob_use_dynamic_bsz`` and ``model.enable_gradient_checkpointing``). On verl 0.8 or later it
+deep-merges the section into verl's own (``trinity/trainer/verl/config.py:204``)."""
 
 
 def _schema_refuses(path: Path, version: TrinityVersion | None) -> bool:

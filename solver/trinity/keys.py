@@ -282,7 +282,8 @@ it where set over ``trainer.use_dynamic_bsz``, the rollout's over the actor's (`
 ref's and the rollout's, but sets the actor's and the critic's to the trainer's
 (``trainer/verl_legacy/verl_config.py:572``, ``:692``, ``:701``, ``:704``; the rollout's unset takes the actor's as
 written, before that, and with neither set is none, which verl 0.7.1's ``compute_log_prob`` reads as off,
-``workers/actor/dp_actor.py:453``, ``:466``), and on verl 0.8 or later gives each the trainer's (``trainer/verl/config.py:288``, ``:359``, ``:401``, ``:461``)."""
+``workers/actor/dp_actor.py:453``, ``:466``), and on verl 0.8 or later gives each the trainer's
+(``trainer/verl/config.py:288``, ``:359``, ``:401``, ``:461``)."""
 ROLE_BUDGET_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
     "actor": ROLE_TOKEN_BUDGETS[:1], "ref": ROLE_TOKEN_BUDGETS[1:2], "rollout": ROLE_TOKEN_BUDGETS[2:],
     "critic": CRITIC_BUDGETS}
