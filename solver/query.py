@@ -707,6 +707,7 @@ class ConfigProblemCode(str, Enum):
     MICRO_BATCH_UNBOUNDED = "micro-batch-unbounded"
     MICRO_BATCH_UNSET = "micro-batch-unset"
     MICRO_BATCH_UNSET_REFUSED = "micro-batch-unset-refused"
+    MICRO_BATCH_DEPRECATED_SIZE = "micro-batch-deprecated-size"
     DPO_PAIR_SPLIT = "dpo-pair-split"
     DPO_PAIR_DOUBLED = "dpo-pair-doubled"
     DPO_PAIR_DYNAMIC = "dpo-pair-dynamic"

@@ -15,7 +15,9 @@ off for a padded one, ``--write`` sets it so), off beside the trainer's on it cu
 the engine's sizes, and unreadable it is an unread key where it decides a micro-batch's sequences. Session 88
 (critic88): a padded model's critic's own ``critic.use_dynamic_bsz`` on, which Trinity 0.5 reads, is
 ``micro-batch-unbounded``; the engine's ``use_remove_padding`` reaches no pass (verl's worker puts the trainer's over
-it); a critic's micro-batches of more sequences than the verdict's budget holds fail ``--check``."""
+it); a critic's micro-batches of more sequences than the verdict's budget holds fail ``--check``. Session 88
+(checks88): a critic's own ``critic.use_dynamic_bsz`` off, for any other model, is ``dynamic-batch-off`` where Trinity
+0.5 reads it."""
 
 from __future__ import annotations
 
@@ -535,3 +537,18 @@ def test_a_critics_engine_off_is_judged_beside_the_trainers_on_for_a_padded_mode
             "use_dynamic_bsz: '${oc.env:DYN}'}}}}\n")
     assert [read_trinity_config(text, "trinity.yaml", {}, version).memory_unread for version in (None, "0.5")] == [
         ("trainer.use_dynamic_bsz", ENGINE_DYN), ("trainer.use_dynamic_bsz",)]
+
+
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+def test_a_critics_own_dynamic_flag_off_is_dynamic_batch_off_where_trinity_05_reads_it(version: str | None):
+    # checks88: Trinity 0.5 runs a trained critic's passes by its own critic.use_dynamic_bsz, so off beside the
+    # trainer's on is dynamic-batch-off as the actor's own is (it got none), and --write turns it back on; Trinity 0.6
+    # sets it to the trainer's: no line, nothing written
+    config = _ppo({"use_dynamic_bsz": False, "forward_micro_batch_size_per_gpu": 1, **ENGINE}, use_dynamic_bsz=True)
+    own = "on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_dynamic_bsz whatever the verl"
+    assert _problems(config, version, ("dynamic-batch",)) == ([] if version == "0.6" else [("dynamic-batch-off", (
+        f"{CRITIC}.use_dynamic_bsz is false: verl then ignores the token budget (max_token_len_per_gpu), which the "
+        f"tables measured and the plan sets, and fills micro-batches by sequence count: set it to true ({own})"))])
+    plan, _ = _internlm2_plan(version=version)
+    written = {key.path: key.value for key in keys_for_plan(plan, CATALOG.model("8B"), config, version=version)}
+    assert written.get((*CRITIC.split("."), "use_dynamic_bsz"), "unset") == ("unset" if version == "0.6" else True)

@@ -260,10 +260,14 @@ verl packs them by the engine's token budget, which Trinity sets to the trainer'
 (``critic.ppo_infer_max_token_len_per_gpu``, frozen, ``trainer/verl/trainer.py:368-371``), and reads neither engine
 micro-batch size (`CRITIC_ENGINE_MICRO_BATCH_SIZES`); false, it cuts them by those sizes. Trinity 0.5's typed
 ``Critic`` refuses the section; 0.6.0 on verl before 0.8 drops it. Read from the code, not run."""
+ROLLOUT_DYNAMIC_KEY = (*ACTOR_ROLLOUT_REF, "rollout", "log_prob_use_dynamic_bsz")
+"""The rollout's own dynamic batch size flag, by which Trinity 0.5, and 0.6 on verl before 0.8, run the actor's
+log-prob recompute where set (`ROLE_DYNAMIC_BATCH_KEYS`); 0.6 on verl 0.8 or later freezes it to the trainer's
+(``trainer/verl/config.py:401``, ``:729`` in 0.6.0)."""
 ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
     **{path: f"on Trinity before 0.6 only: Trinity 0.6 sets it to {'.'.join(trainers)} whatever the verl"
        for path, trainers in SET_TO_TRAINERS_BY_06.items()},
-    DYNAMIC_BATCH_KEYS[2]: ROLE_KEYS_IGNORED,
+    DYNAMIC_BATCH_KEYS[2]: ROLE_KEYS_IGNORED, ROLLOUT_DYNAMIC_KEY: ROLE_KEYS_IGNORED,
     CRITIC_ENGINE_DYNAMIC_KEY: ("for the critic's passes on Trinity 0.6 with verl 0.8 or later only: 0.6 on verl "
                                 "before 0.8 drops the section"),
 }
@@ -271,13 +275,15 @@ ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
 beside a flag that is off."""
 ROLE_DYNAMIC_BATCH_KEYS: dict[str, tuple[str, ...]] = {
     "actor": DYNAMIC_BATCH_KEYS[1], "ref": DYNAMIC_BATCH_KEYS[2],
-    "rollout": (*ACTOR_ROLLOUT_REF, "rollout", "log_prob_use_dynamic_bsz"), "critic": CRITIC_DYNAMIC_KEY}
+    "rollout": ROLLOUT_DYNAMIC_KEY, "critic": CRITIC_DYNAMIC_KEY}
 """Each pass's own dynamic batch size key, by role (the rollout's: the actor's log-prob recompute). Trinity 0.5 takes
 it where set over ``trainer.use_dynamic_bsz``, the rollout's over the actor's (``synchronize_config``,
 ``common/verl_config.py:528``, ``:551``, ``:582``, ``:662`` in 0.5.0); Trinity 0.6 on verl before 0.8 likewise the
 ref's and the rollout's, but sets the actor's and the critic's to the trainer's
-(``trainer/verl_legacy/verl_config.py:572``, ``:692``, ``:701``, ``:704``), and on verl 0.8 or later gives each the
-trainer's (``trainer/verl/config.py:288``, ``:359``, ``:401``, ``:461``)."""
+(``trainer/verl_legacy/verl_config.py:572``, ``:692``, ``:701``, ``:704``; the rollout's unset takes the actor's as
+written, before that, and with neither set is none, which verl 0.7.1's ``compute_log_prob`` reads as off,
+``workers/actor/dp_actor.py:453``, ``:466``), and on verl 0.8 or later gives each the trainer's
+(``trainer/verl/config.py:288``, ``:359``, ``:401``, ``:461``)."""
 ROLE_BUDGET_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
     "actor": ROLE_TOKEN_BUDGETS[:1], "ref": ROLE_TOKEN_BUDGETS[1:2], "rollout": ROLE_TOKEN_BUDGETS[2:],
     "critic": CRITIC_BUDGETS}

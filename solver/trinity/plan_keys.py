@@ -85,6 +85,7 @@ from solver.trinity.keys import (
     REMOVE_PADDING_KEYS,
     ROLE_BUDGET_KEYS,
     ROLE_BUDGET_PATHS,
+    ROLE_DYNAMIC_BATCH_KEYS,
     ROLE_ENGINE_SP_KEYS,
     ROLE_SP_KEYS,
     ROLES,
@@ -379,11 +380,13 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         # a role's keys together, a section's together (the fragment nests them)
         *(key for role in ROLES
           for key in _role_keys(plan, role, config, readings, version, padded, pair, rows, rows_off)),
+        *_dynamic_batch_keys(readings, [ROLE_DYNAMIC_BATCH_KEYS["rollout"]], padded),  # read before verl 0.8
         *_own_budget_keys(plan, "rollout", readings, version),
         *(_micro_batch_keys("rollout") if padded or rows else []),
+        # the critic's own, which 0.5 reads
         *(_remove_padding_keys(model, readings, CRITIC_REMOVE_PADDING_KEY, version, commented=False)
-          + _dynamic_batch_keys(readings, [CRITIC_DYNAMIC_KEY], padded)
-          if padded and version != "0.6" else []),  # the critic's own, which 0.5 reads
+          if padded and version != "0.6" else []),
+        *(_dynamic_batch_keys(readings, [CRITIC_DYNAMIC_KEY], padded) if version != "0.6" else []),
         # its model's keys beside the one above (the fragment nests them)
         *_grouped([*_critic_keys(plan, version, version_option, readings), *_critic_sp_keys(plan, readings, version),
                    *(_critic_engine_micro_batch_keys(version, version_option) if padded else []),
