@@ -527,7 +527,7 @@ def _unknown_field(error: Any, name: Any, errors: list[Any], schema: type[BaseMo
     `mapping`, the data that holds it, has one written with commas: `_thousands_split`), or else the one it was meant
     to be (`_meant_field`) or else why no such field is asked there (a model's ``not_asked_here``: a job's GPUs are
     the placement's, a pool's GPU type is no job's), or else the GPU type it names, where `gpu_type_named` finds one
-    (``h100:``, a key given for its weight or price); and `errors` less the meant field's missing one, no problem of
+    (``h100:``, a key given for its weight or price), with where it belongs (a pool's gpu, a job's pool's); and `errors` less the meant field's missing one, no problem of
     its own."""
     mapping_at = tuple(error["loc"][:-1])
     fields = _fields_at(schema, mapping_at)
@@ -544,7 +544,10 @@ def _unknown_field(error: Any, name: Any, errors: list[Any], schema: type[BaseMo
     elif isinstance(name, str) and _letters(name) in not_asked:
         note = _fields_note(fields, f"{not_asked[_letters(name)]}; ")
     elif gpu_type_named is not None and isinstance(name, str) and (gpu := gpu_type_named(name)) is not None:
-        how = f"give it as gpu: {gpu}" if "gpu" in fields else not_asked.get("price", "")
+        # A pool takes it as its gpu; a job runs on its pool's (why a job's gpu is not asked says where it belongs).
+        how = (f"give it as gpu: {gpu}" if "gpu" in fields
+               else f"a job runs on its pool's gpu ({not_asked['gpu']})" if "gpu" in not_asked
+               else not_asked.get("price", ""))
         note = _fields_note(fields, f"{name!r} is a GPU type, {gpu}, not a field{f': {how}' if how else ''}; ")
     else:
         note = _fields_note(fields)
