@@ -313,17 +313,43 @@ def yaml_bare_dash_problem(error: BaseException, text: str) -> str | None:
 
 def yaml_comma_fields_problem(error: BaseException, text: str) -> str | None:
     """Where a YAML loader's `error` marks a second field after a comma on a line of a block mapping (``nodes: 6,
-    down: [3]``: a comma separates fields only inside ``{...}``), the problem in words, with its fix; None for another
-    error."""
+    down: [3]``: a comma separates fields only inside ``{...}``), the problem in words, with its fix (braces shown
+    around the mapping's first field: `_first_field`); None for another error. A cluster, cells or Trinity file's."""
     mark = getattr(error, "problem_mark", None)
     if mark is None or "mapping values are not allowed" not in str(getattr(error, "problem", "")):
         return None
-    line = text.split("\n")[mark.line] if mark.line < text.count("\n") + 1 else ""
-    fields = re.fullmatch(r"\s*(?:-\s+)?([^\s:{}\[\],#]+):[^{}\[\]#]*,\s*([^\s:{}\[\],#]+)\s*", line[:mark.column])
+    lines = text.split("\n")
+    line = lines[mark.line] if mark.line < len(lines) else ""
+    fields = re.fullmatch(_FIELD + r"[^{}\[\]#]*,\s*([^\s:{}\[\],#]+)\s*", line[:mark.column])
     if fields is None:
         return None
-    return (f"fields {fields[1]} and {fields[2]} on one line, joined by a comma, which separates fields only inside "
-            "{...}: give each field its own line, or write the whole entry in braces, {name: ..., ...}")
+    first = fields[3] if fields[1] else _first_field(lines[:mark.line], fields.start(3), fields[3])
+    return (f"fields {fields[3]} and {fields[4]} on one line, joined by a comma, which separates fields only inside "
+            f"{{...}}: give each field its own line, or write the whole entry in braces, {{{first}: ..., ...}}")
+
+
+_FIELD = r"\s*((-\s+)*)([^\s:{}\[\],#]+):"
+"""A block line's field up to its colon: its indentation, a list item's dashes (group 1, the last in group 2) and the
+field (group 3)."""
+
+
+def _first_field(before: list[str], column: int, field: str) -> str:
+    """The first field of the block mapping whose `field` starts at `column` of the line after the lines `before` it:
+    the topmost field above it at that column, with none at a lesser column between (a list item's, where it starts
+    one); lines indented further (the values of its fields) are passed over."""
+    for line in reversed(before):
+        if not line.split("#", 1)[0].strip():
+            continue
+        above = re.match(_FIELD, line)
+        at = above.start(3) if above is not None else len(line) - len(line.lstrip(" "))
+        if at > column:
+            continue
+        if above is None or at < column:
+            break
+        field = above[3]
+        if above[1]:  # the list item's first line
+            break
+    return field
 
 
 def _read_yaml(path: Path, loader: type[UniqueKeyLoader]) -> Any:
