@@ -1556,10 +1556,11 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
                             "wall_clock_stopped", "ways_cut_short", "ways_time_limit_s", "solve_best_unasked",
                             "memory_model_source", "jobs_gone", "interrupted", "schema_version", "rft_solver_version"]
     assert result["no_way_to_run"] == []
-    # What the pools' titles say: 2 nodes and 15 of 16 GPUs used in a100, 1 node and 6 of 8 in h20.
+    # What the pools' titles say: 2 nodes and 15 of 16 GPUs used in a100, 1 node and 6 of 8 in h20 (no host memory).
+    no_host_ram = {"host_ram_gb": None, "fullest_node_host_gb": None}
     assert result["pools"] == [
-        {"pool": "a100", "nodes": 2, "gpus": 16, "down": [], "nodes_used": 2, "gpus_used": 15, "host_ram_gb": None, "fullest_node_host_gb": None},
-        {"pool": "h20", "nodes": 1, "gpus": 8, "down": [], "nodes_used": 1, "gpus_used": 6, "host_ram_gb": None, "fullest_node_host_gb": None}]
+        {"pool": "a100", "nodes": 2, "gpus": 16, "down": [], "nodes_used": 2, "gpus_used": 15, **no_host_ram},
+        {"pool": "h20", "nodes": 1, "gpus": 8, "down": [], "nodes_used": 1, "gpus_used": 6, **no_host_ram}]
     assert "pool a100: 2 x 8 A100-80GB; 2 nodes and 15 of 16 GPUs used" in out_text
     assert (result["objective"], result["objective_counts"], result["interrupted"]) == (7, "priority", False)
     assert set(result["placements"][0]) == {"job", "pool", "model", "gpu", "nodes", "gpu_indexes", "trainer_gpus",

@@ -113,8 +113,8 @@ def test_a_second_cluster_file_is_named_as_not_read(cli: Cli) -> None:
 
 
 @pytest.mark.parametrize(("top", "pool_extra", "job_extra", "error"), [
-    ("", ", h100: 2", "", ("pool p: unknown field 'h100' ('h100' is a GPU type, H100-80GB, not a field: give it as gpu: "
-                           "H100-80GB; fields: name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, "
+    ("", ", h100: 2", "", ("pool p: unknown field 'h100' ('h100' is a GPU type, H100-80GB, not a field: give it as "
+                           "gpu: H100-80GB; fields: name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, "
                            "gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
     # A job's: where a GPU type belongs, in the words a job's gpu gets (s88; before, the GPU type alone).
     ("", "", ", a100: 1", ("job j: unknown field 'a100' ('a100' is a GPU type, A100-80GB, not a field: a job runs on "

@@ -144,7 +144,8 @@ def test_buy_keeps_the_nodes_down_and_numbers_the_nodes_it_buys_after_the_pools_
     bought = json.loads(out)
     assert (bought["gpus"], bought["nodes"]) == (8, 1)
     assert bought["pools"] == [{"pool": "a100", "gpu": "A100-80GB", "nodes_bought": 1, "gpus_bought": 8,
-                                "nodes_after": 3, "down": [0], "nodes_used": 2, "gpus_used": 16, "host_ram_gb": None, "fullest_node_host_gb": None}]
+                                "nodes_after": 3, "down": [0], "nodes_used": 2, "gpus_used": 16,
+                                "host_ram_gb": None, "fullest_node_host_gb": None}]
     assert [(p["job"], p["nodes"]) for p in bought["placements"]] == [("long", [1, 2])]
 
 

@@ -222,10 +222,10 @@ def test_two_fields_on_a_block_line_of_a_trinity_config_get_the_same_words(cli: 
     # mapping's own first field, not a cluster entry's name.
     config = tmp_path / "run.yaml"
     config.write_text("mode: both\ncluster:\n  node_num: 1, gpu_per_node: 8\n", encoding="utf-8")
-    assert cli("--from-config", str(config), "--gpu", "h100") == (
-        2, "", f"solve: error: --from-config {config}: line 3: fields node_num and gpu_per_node on one line, joined by "
-               "a comma, which separates fields only inside {...}: give each field its own line, or write the whole "
-               "entry in braces, {node_num: ..., ...}\n")
+    said = (f"solve: error: --from-config {config}: line 3: fields node_num and gpu_per_node on one line, joined by "
+            "a comma, which separates fields only inside {...}: give each field its own line, or write the whole "
+            "entry in braces, {node_num: ..., ...}\n")
+    assert cli("--from-config", str(config), "--gpu", "h100") == (2, "", said)
 
 
 def test_another_yaml_error_keeps_the_readers_words(cli: Cli, tmp_path: Path) -> None:
