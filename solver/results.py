@@ -2674,6 +2674,12 @@ class Placement(LeftOutWhenNone, defer_build=True):
         return self.nodes[:trainer_node_count(self.trainer_gpus, self.rollout_gpus, len(self.nodes))]
 
     @property
+    def host_need_gb(self) -> float | None:
+        """The host memory per node its trainer runs on that its `host GiB/node` cell shows: `host_memory_gb` (its
+        load on a pool that checks host memory), else its plan's Offload need; None where there is neither."""
+        return self.host_memory_gb if self.host_memory_gb is not None else self.plan.host_memory_gb
+
+    @property
     def runs_on_plans_release(self) -> bool:
         """Whether the job runs now (`current`: it stays or moves) on a plan counted for a Trinity release
         (`Plan.trinity_version`): the one its running plan names where the fleet gives the job none of its own, else
@@ -2796,6 +2802,13 @@ class Unplaced(_ReasonCautions, LeftOutWhenNone, defer_build=True):
         "names it (0.5.2 for v0.5.2), whose counts its ways were worked out by; left out otherwise (the run's "
         "--trinity-version, or where it runs now, the one its plan names)"))
 
+HOST_RAM_WORDS = "the host memory of each of the pool's nodes, GiB (its host_ram_gb); null where it gives none"
+FULLEST_NODE_WORDS = (
+    "where the pool gives host_ram_gb: the most host memory the jobs placed there need together on one node, GiB (each "
+    "job's host_memory_gb, or its plan's, on the nodes its trainer runs on, added up to one decimal, as the pool's "
+    "title says); null where none needs any, or the pool gives no host_ram_gb")
+
+
 class PoolUse(Frozen, defer_build=True):
     """What a placement uses of one pool."""
 
@@ -2807,6 +2820,8 @@ class PoolUse(Frozen, defer_build=True):
     nodes_used: int = Field(description="the nodes at least one placed job uses")
     gpus_used: int = Field(description="the GPUs the placed jobs run on, trainer and rollout (a job on whole nodes "
                            "may leave some of them idle)")
+    host_ram_gb: HostRamGb | None = Field(default=None, description=HOST_RAM_WORDS)
+    fullest_node_host_gb: float | None = Field(default=None, description=FULLEST_NODE_WORDS)
 
 
 class JobGone(Frozen, defer_build=True):
@@ -2948,6 +2963,8 @@ class PoolPurchase(Frozen, defer_build=True):
         "nodes bought are numbered after the pool's own"))
     nodes_used: int = Field(description="the nodes of the pool, with them, that the placement with them uses")
     gpus_used: int = Field(description="the GPUs the placement with them runs on there, trainer and rollout")
+    host_ram_gb: HostRamGb | None = Field(default=None, description=HOST_RAM_WORDS)
+    fullest_node_host_gb: float | None = Field(default=None, description=FULLEST_NODE_WORDS)
 
     @model_validator(mode="before")
     @classmethod

@@ -591,6 +591,21 @@ def fleet_instance(catalog: Catalog, fleet: Any) -> dict | None:
     return {"pools": pools, "jobs": jobs}
 
 
+def _fullest_node_host(placements: list[dict], pool: dict) -> float | None:
+    """What a pool's title and its JSON's fullest_node_host_gb say the jobs placed in `pool` need together on its
+    fullest node, where it gives host_ram_gb: each job's host_memory_gb (else its plan's) on its trainer's nodes
+    (the first ceil(trainer_gpus / gpus_per_node) of its nodes), in tenths of a GiB as its table shows it."""
+    tenths: dict[int, int] = {}
+    for entry in placements:
+        need = entry.get("host_memory_gb")
+        need = entry.get("plan", {}).get("host_memory_gb") if need is None else need
+        if entry.get("pool") != pool["name"] or need is None:
+            continue
+        for node in entry["nodes"][:math.ceil(entry["trainer_gpus"] / pool["gpus_per_node"])]:
+            tenths[node] = tenths.get(node, 0) + round(need * 10)
+    return max(tenths.values()) / 10 if tenths and pool.get("host_ram_gb") is not None else None
+
+
 def check_placements(
     catalog: Catalog,
     instance: dict,
@@ -784,7 +799,9 @@ def check_placements(
                      "nodes_used": len({(entry["pool"], node) for entry in placements if entry.get("pool") == name
                                         for node in entry.get("nodes", [])}),
                      "gpus_used": sum(entry.get("trainer_gpus", 0) + entry.get("rollout_gpus", 0)
-                                      for entry in placements if entry.get("pool") == name)}
+                                      for entry in placements if entry.get("pool") == name),
+                     "host_ram_gb": pool.get("host_ram_gb"),
+                     "fullest_node_host_gb": _fullest_node_host(placements, pool)}
                     for name, pool in pools.items()]
         if result["pools"] != expected:
             problems.append(f"pools {result['pools']}, expected {expected}")

@@ -105,8 +105,9 @@ def checked_required_purchase(instance: dict, required: list[str] | None, tmp_pa
     shown = {"placements": result["placements"], "unplaced": [{"job": name} for name in result["left_out"]],
              "pools": [{"pool": pool["pool"], "nodes": pool["nodes_after"],
                         "gpus": pool["nodes_after"] * spec["gpus_per_node"], "down": pool["down"],
-                        "nodes_used": pool["nodes_used"],
-                        "gpus_used": pool["gpus_used"]} for pool, spec in zip(result["pools"], instance["pools"])]}
+                        "nodes_used": pool["nodes_used"], "gpus_used": pool["gpus_used"],
+                        "host_ram_gb": pool["host_ram_gb"], "fullest_node_host_gb": pool["fullest_node_host_gb"]}
+                       for pool, spec in zip(result["pools"], instance["pools"])]}
     assert check_placements(CATALOG, bought, shown, estimates=True, ignore_unused_gpus=True) == []
     return result
 
@@ -190,7 +191,8 @@ def test_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
                            "memory_model_source", "interrupted", "schema_version", "rft_solver_version"}
     assert (result["required"], result["left_out"], result["placement_proven"]) == (["a", "c", "d"], ["b"], True)
     assert [set(pool) for pool in result["pools"]] == [
-        {"pool", "gpu", "nodes_bought", "gpus_bought", "nodes_after", "down", "nodes_used", "gpus_used"}] * 2
+        {"pool", "gpu", "nodes_bought", "gpus_bought", "nodes_after", "down", "nodes_used", "gpus_used", "host_ram_gb",
+         "fullest_node_host_gb"}] * 2
     assert sorted(entry["job"] for entry in result["placements"]) == ["a", "c", "d"]
 
 

@@ -201,7 +201,8 @@ def test_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     assert (result["status"], result["gpus"], result["nodes"], result["bound"]) == ("optimal", 16, 2, 16)
     assert (result["fewest_gpus"], result["fleet_gpus"]) == (23, 16)  # s81
     assert [set(pool) for pool in result["pools"]] == [
-        {"pool", "gpu", "nodes_bought", "gpus_bought", "nodes_after", "down", "nodes_used", "gpus_used"}] * 2
+        {"pool", "gpu", "nodes_bought", "gpus_bought", "nodes_after", "down", "nodes_used", "gpus_used", "host_ram_gb",
+         "fullest_node_host_gb"}] * 2
     assert (result["wall_clock_stopped"], result["interrupted"], result["fits_nowhere"]) == ([], False, [])
 
 

@@ -47,6 +47,8 @@ def test_two_jobs_sharing_a_node_beside_an_idle_one_take_a_node_each(cli: Cli, t
     assert (status, err) == (0, "")
     assert _placed(out) == [("solo", [0], list(range(8)), 8, 4, 0.32825, None),
                             ("duo", [1], list(range(8)), 8, 4, 0.1625, None)]
+    # The pool's host memory per node and its fullest node's need, as its title gives them (s88).
+    assert [(pool["host_ram_gb"], pool["fullest_node_host_gb"]) for pool in json.loads(out)["pools"]] == [(1024, 325.4)]
     status, out, _ = cli("cluster", str(path))
     assert status == 0 and out.splitlines()[1] == (
         "pool a100: 2 x 8 A100-80GB (1024 GiB host memory each, 325.4 needed on the fullest node); 2 nodes and 16 of "

@@ -134,16 +134,27 @@ def test_a_job_whose_trainer_has_no_layout_beside_its_rollout_says_its_critic_wa
 
 def test_the_planners_reasons_are_kept_by_the_job_shape_they_are_asked_by(tmp_path: Path):
     # `Planner.reasons`' key: model, length, rollout GPUs, training (train batch, LoRA rank, reference model and
-    # critic), pool, and the pools left out; a job of the same shape but its critic asks again.
+    # critic), pool, the pools left out and the fleet's pools; a job of the same shape but its critic asks again.
     path = _fleet(tmp_path, _job("a", "Qwen3-32B", 32768, critic="resident"), _job("b", "Qwen3-32B", 32768))
     fleet = load_fleet(path, CATALOG)
     planner = Planner(CATALOG, load_weights(), "auto")
     with_critic, without = (why_no_option(planner, fleet, index) for index in (0, 1))
     assert list(planner.reasons) == [
-        ("Qwen3-32B", 32768, 0, JobTraining(critic="resident"), None, frozenset()),
-        ("Qwen3-32B", 32768, 0, JobTraining(), None, frozenset())]
+        ("Qwen3-32B", 32768, 0, JobTraining(critic="resident"), None, frozenset(), fleet.pools),
+        ("Qwen3-32B", 32768, 0, JobTraining(), None, frozenset(), fleet.pools)]
     assert "Qwen3-32B with a resident PPO critic on A100-80GB" in with_critic.words.text
     assert "PPO critic" not in without.words.text
+
+
+def test_one_planners_reasons_on_a_pool_of_other_node_counts_count_each_ones_nodes(tmp_path: Path):
+    # One planner serves --buy's pools raised and as bought: a reason asked on 1 node of a pool is not the one on 2.
+    fleet = load_fleet(_fleet(tmp_path, _job("roll", "Qwen3-8B", 32768, 16)), CATALOG)
+    two = fleet.model_copy(update={"pools": (fleet.pools[0].model_copy(update={"nodes": 2}),)})
+    planner = Planner(CATALOG, load_weights(), "auto")
+    assert [why_no_option(planner, given, 0).words.text for given in (fleet, two, fleet)] == [
+        "a100: the job's 16 rollout GPUs are more than the pool's 8 GPUs, leaving none for a trainer",
+        "a100: the job's 16 rollout GPUs take all the pool's 16 GPUs, leaving none for a trainer",
+        "a100: the job's 16 rollout GPUs are more than the pool's 8 GPUs, leaving none for a trainer"]
 
 
 def _current(cli: Cli, fleet: Path, running: Path, *flags: str) -> tuple[list[tuple[Any, ...]], str]:

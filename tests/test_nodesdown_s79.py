@@ -63,7 +63,7 @@ def test_the_job_on_a_node_down_moves_and_the_others_keep_their_nodes_numbered_a
     assert [p["move_reason"] for p in result["placements"] if p["job"] == "sft"] == [
         "node 2 of pool a100, where it runs, is down (down: [2])"]
     assert result["pools"] == [{"pool": "a100", "nodes": 5, "gpus": 40, "down": [2], "nodes_used": 4,
-                                "gpus_used": 32}]
+                                "gpus_used": 32, "host_ram_gb": None, "fullest_node_host_gb": None}]
     instance = {"pools": [{**POOL, "down": [2]}], "jobs": JOBS}
     assert check_placements(CATALOG, instance, result, ignore_unused_gpus=True, estimates=True) == []
     status, text, _ = cli("cluster", str(path), "--current", str(now))
@@ -144,7 +144,8 @@ def test_buy_keeps_the_nodes_down_and_numbers_the_nodes_it_buys_after_the_pools_
     bought = json.loads(out)
     assert (bought["gpus"], bought["nodes"]) == (8, 1)
     assert bought["pools"] == [{"pool": "a100", "gpu": "A100-80GB", "nodes_bought": 1, "gpus_bought": 8,
-                                "nodes_after": 3, "down": [0], "nodes_used": 2, "gpus_used": 16}]
+                                "nodes_after": 3, "down": [0], "nodes_used": 2, "gpus_used": 16,
+                                "host_ram_gb": None, "fullest_node_host_gb": None}]
     assert [(p["job"], p["nodes"]) for p in bought["placements"]] == [("long", [1, 2])]
 
 

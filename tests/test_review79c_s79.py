@@ -42,7 +42,7 @@ def test_down_is_read_in_ascending_order_shown_and_compared_so(cli: Cli, tmp_pat
     assert (status, err) == (0, "")
     result = json.loads(out)
     assert result["pools"] == [{"pool": "a100", "nodes": 3, "gpus": 24, "down": [0, 2], "nodes_used": 1,
-                                "gpus_used": 7}]
+                                "gpus_used": 7, "host_ram_gb": None, "fullest_node_host_gb": None}]
     assert [(p["job"], p["nodes"]) for p in result["placements"]] == [("small", [1])]
     instance = {"pools": [{**POOL, "down": [2, 0]}], "jobs": JOBS}  # the reference checker reads it so too
     assert check_placements(CATALOG, instance, result, ignore_unused_gpus=True, estimates=True) == []

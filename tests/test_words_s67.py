@@ -207,14 +207,23 @@ def test_a_trinity_config_indented_with_a_tab_is_one_line_naming_its_line(cli: C
         2, "", f"solve: error: --from-config {config}: line 2: {TAB_LINE}\n")
 
 
-def test_two_fields_on_a_block_line_are_told_the_comma_joins_them_only_in_braces(cli: Cli, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("command", "text", "said"), [
     # persona88b: a pool's `nodes: 6, down: [3]`, flow style's comma on a block line, got the reader's words alone.
-    fleet = tmp_path / "fleet.yaml"
-    fleet.write_text("pools:\n  - name: h20\n    gpu: H20-96GB\n    nodes: 6, down: [3]\njobs: []\n", encoding="utf-8")
-    said = (f"solve cluster: error: {fleet}: line 4: fields nodes and down on one line, joined by a comma, which "
-            "separates fields only inside {...}: give each field its own line, or write the whole entry in braces, "
-            "{name: ..., ...}\n")
-    assert cli("cluster", str(fleet)) == (2, "", said)
+    (("cluster",), "pools:\n  - name: h20\n    gpu: H20-96GB\n    nodes: 6, down: [3]\njobs: []\n",
+     ("solve cluster: error: {file}: line 4: fields nodes and down on one line, joined by a comma, which separates "
+      "fields only inside {{...}}: give each field its own line, or write the whole entry in braces, {{name: ..., "
+      "...}}")),
+    # s88: a Trinity config's `node_num: 1, gpu_per_node: 8` too; braces round the mapping's own first field.
+    (("--gpu", "h100", "--from-config"), "mode: both\ncluster:\n  node_num: 1, gpu_per_node: 8\n",
+     ("solve: error: --from-config {file}: line 3: fields node_num and gpu_per_node on one line, joined by a comma, "
+      "which separates fields only inside {{...}}: give each field its own line, or write the whole entry in braces, "
+      "{{node_num: ..., ...}}")),
+])
+def test_two_fields_on_a_block_line_are_told_the_comma_joins_them_only_in_braces(
+        cli: Cli, tmp_path: Path, command: tuple[str, ...], text: str, said: str) -> None:
+    given = tmp_path / "given.yaml"
+    given.write_text(text, encoding="utf-8")
+    assert cli(*command, str(given)) == (2, "", said.format(file=given) + "\n")
 
 
 def test_another_yaml_error_keeps_the_readers_words(cli: Cli, tmp_path: Path) -> None:

@@ -183,7 +183,8 @@ def _buy(fleet: Fleet, planner: Planner, workers: int, seed: int, progress: Prog
     placements = grown.placements
     pools = tuple(PoolPurchase(pool=pool.name, gpu=pool.gpu, nodes_bought=more,
                                gpus_bought=more * pool.gpus_per_node, nodes_after=pool.nodes + more, down=pool.down,
-                               nodes_used=use.nodes_used, gpus_used=use.gpus_used)
+                               nodes_used=use.nodes_used, gpus_used=use.gpus_used, host_ram_gb=use.host_ram_gb,
+                               fullest_node_host_gb=use.fullest_node_host_gb)
                   for pool, more, use in zip(fleet.pools, extra, pool_use(after, placements)))
     proven = staged.search.proven and not host_rounded and not undecided and not cut_short
     bought = unfound.model_copy(update={

@@ -284,8 +284,8 @@ class Planner:
         the same answer, unasked."""
         self.reasons: dict[tuple[object, ...], NoWayReason] = {}
         """Why a job of a shape (model, length, rollout GPUs, training: its `JobTraining`, the train batch, LoRA rank,
-        reference model and critic; pool; and the pools the question leaves out) has no way to run, once asked
-        (`why_no_option`)."""
+        reference model and critic; pool; the pools the question leaves out; and the fleet's pools, whose nodes the
+        reasons count) has no way to run, once asked (`why_no_option`)."""
         self.reach_work = WorkBudget(REACH_SHARE * DETERMINISTIC_PER_SECOND * time_limit_s)
         """The deterministic time left to the questions whether more nodes train a length (`REACH_SHARE`), and what
         they spent: the search's stages get that much less (`place`, `buy`)."""

@@ -5,7 +5,7 @@ where they run now, move (and why: `why_moved`), start or stop (`with_current`).
 from __future__ import annotations
 
 import itertools
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TypeVar
 
@@ -33,7 +33,7 @@ from solver.results import (
     trainer_spans_nodes_caution,
 )
 from solver.rules import trainer_node_count, trainer_nodes_of
-from solver.tables import NO_CRITIC, AtLeast, Fleet, Job, RunningJob, and_joined, counted, either
+from solver.tables import NO_CRITIC, AtLeast, Fleet, Job, Pool, RunningJob, and_joined, counted, either
 from solver.tables.peft_match import ALL_LINEAR
 
 Answered = TypeVar("Answered", ClusterResult, PurchaseResult)
@@ -41,12 +41,26 @@ Answered = TypeVar("Answered", ClusterResult, PurchaseResult)
 
 
 def pool_use(fleet: Fleet, placements: Sequence[Placement]) -> tuple[PoolUse, ...]:
-    """What `placements` use of each pool of `fleet`: the nodes a job uses, and the GPUs the jobs take; and the nodes
-    that are down."""
+    """What `placements` use of each pool of `fleet`: the nodes a job uses, the GPUs the jobs take and the host memory
+    they need together on the fullest node (`fullest_node_host_gb`), beside the node's own; and the nodes that are
+    down."""
     return tuple(PoolUse(pool=pool.name, nodes=pool.nodes, gpus=pool.nodes * pool.gpus_per_node, down=pool.down,
                          nodes_used=len({node for p in placements if p.pool == pool.name for node in p.nodes}),
-                         gpus_used=sum(p.trainer_gpus + p.rollout_gpus for p in placements if p.pool == pool.name))
+                         gpus_used=sum(p.trainer_gpus + p.rollout_gpus for p in placements if p.pool == pool.name),
+                         host_ram_gb=pool.host_ram_gb, fullest_node_host_gb=fullest_node_host_gb(pool, placements))
                  for pool in fleet.pools)
+
+
+def fullest_node_host_gb(pool: Pool, placements: Sequence[Placement]) -> float | None:
+    """The most host memory the jobs placed in `pool` (those of `placements` there) need together on one of its nodes,
+    GiB: each one's `host_need_gb` on the nodes its trainer runs on, added up in the tenths the tables show; None where
+    none needs any, or the pool gives no ``host_ram_gb``."""
+    tenths: Counter[int] = Counter()
+    for placement in placements:
+        if placement.pool == pool.name and (need := placement.host_need_gb) is not None:
+            tenths.update(dict.fromkeys(placement.trainer_nodes, round(need * 10)))
+    return max(tenths.values()) / 10 if tenths and pool.host_ram_gb is not None else None
+
 
 
 class IdleRoom:

@@ -743,10 +743,10 @@ def _elsewhere(planner: Planner, fleet: Fleet, index: int, with_room: frozenset[
 def why_no_option(planner: Planner, fleet: Fleet, index: int, without: frozenset[str] = frozenset(),
                   limit: WaysLimit | None = None) -> NoWayReason:
     """Why a job has no plan with a layout in any pool it may use but those named `without` (asked once per job
-    shape), within `limit` (None: none): a shape it reaches first is told that it was not asked (`_not_asked`), here
-    and after."""
+    shape and fleet's pools: one planner serves `buy`'s pools raised and as bought), within `limit` (None: none): a
+    shape it reaches first is told that it was not asked (`_not_asked`), here and after."""
     job = fleet.jobs[index]
-    shape = (job.model, job.max_model_len, job.rollout_gpus, job.training, job.pool, without)
+    shape = (job.model, job.max_model_len, job.rollout_gpus, job.training, job.pool, without, fleet.pools)
     if shape not in planner.reasons:
         reached = None if limit is None else limit.reached(planner)
         planner.reasons[shape] = (_reasons(planner, fleet, index, without) if reached is None

@@ -176,7 +176,8 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     job a cheaper estimate (`_solve_best_words`), or its title alone where nothing is placed; its notes name options
     as `names` do; each job's Trinity release where the placement's jobs are counted for several, or one names its
     own (`releases`, `_named_releases`)."""
-    host_ram = (f" ({shown_number(pool.host_ram_gb)} GiB host memory each{_fullest_node_words(here)})"
+    fullest = "" if use.fullest_node_host_gb is None else f", {use.fullest_node_host_gb:.1f} needed on the fullest node"
+    host_ram = (f" ({shown_number(pool.host_ram_gb)} GiB host memory each{fullest})"
                 if pool.host_ram_gb is not None else "")
     used = (f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used" if pool.nodes
             else "no nodes now (nodes: 0): nothing runs there")
@@ -191,7 +192,7 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     more_rollout = any(placement.rollout_gpus != placement.asked_rollout_gpus for placement in here)
     unnamed = any(placement.plan.trinity_version is None for placement in here)  # its Trinity column's none
     rollout_nodes = columns.offloads and any(placement.trainer_nodes != placement.nodes
-                                             and _host_need(placement) is not None for placement in here)
+                                             and placement.host_need_gb is not None for placement in here)
     notes = ([required_note(names)] if columns.required else []) + (
         [f"{lowered_note(names)}: set it in the job's config"] if columns.lowered else []) + (
         [WIDENED_NOTE] if widened else []) + ([MOVED_NOTE] if moved else []) + (
@@ -322,23 +323,6 @@ def _named_releases(placements: Sequence[Placement], fleet: Fleet) -> bool:
             or any(placement.runs_on_plans_release for placement in placements))
 
 
-def _fullest_node_words(here: list[Placement]) -> str:
-    """``, 381.1 needed on the fullest node``: the most host memory the jobs placed `here` need together on one node of
-    their pool, each its `host GiB/node` cell on the nodes its trainer runs on, added up in the tenths shown; "" where
-    none needs any."""
-    tenths: Counter[int] = Counter()
-    for placement in here:
-        if (need := _host_need(placement)) is not None:
-            tenths.update(dict.fromkeys(placement.trainer_nodes, round(need * 10)))
-    return f", {max(tenths.values()) / 10:.1f} needed on the fullest node" if tenths else ""
-
-
-def _host_need(placement: Placement) -> float | None:
-    """The host memory per node that a placed job's `host GiB/node` cell shows: the placement's (its load on a pool
-    that checks host memory), else its plan's Offload need; None where there is neither."""
-    return placement.host_memory_gb if placement.host_memory_gb is not None else placement.plan.host_memory_gb
-
-
 def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[RenderableType, ...]:
     """A placed job's row in `pool`'s table, under `columns.headers`: its nodes, GPUs, name (marked where it is
     required), trainer GPUs (with those widening added, and whether it moved the job) and rollout GPUs (against
@@ -348,7 +332,7 @@ def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[
     nodes = ", ".join(map(str, placement.nodes))
     indexes = placement.gpu_indexes
     gpus = "all" if len(indexes) == pool.gpus_per_node else index_range(indexes)
-    need = _host_need(placement)
+    need = placement.host_need_gb
     trainer_nodes = placement.trainer_nodes
     named = f"{'node' if len(trainer_nodes) == 1 else 'nodes'} {', '.join(map(str, trainer_nodes))}"
     on = "" if trainer_nodes == placement.nodes else f" ({named})"
@@ -735,7 +719,8 @@ def _placement_with_purchase(result: PurchaseResult, fleet: Fleet, names: Option
     for pool, bought in zip(fleet.pools, result.pools, strict=True):
         after = pool.model_copy(update={"nodes": bought.nodes_after})
         use = PoolUse(pool=pool.name, nodes=bought.nodes_after, gpus=bought.nodes_after * pool.gpus_per_node,
-                      down=bought.down, nodes_used=bought.nodes_used, gpus_used=bought.gpus_used)
+                      down=bought.down, nodes_used=bought.nodes_used, gpus_used=bought.gpus_used,
+                      host_ram_gb=bought.host_ram_gb, fullest_node_host_gb=bought.fullest_node_host_gb)
         lines.append(_pool_view(after, use, [p for p in result.placements if p.pool == pool.name], required, names,
                                 _named_releases(result.placements, fleet)))
     lines += [Text(COST_NOTE, style="dim"), *_offloaded_despite_priority(result.placements, fleet),

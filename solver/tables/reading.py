@@ -313,17 +313,43 @@ def yaml_bare_dash_problem(error: BaseException, text: str) -> str | None:
 
 def yaml_comma_fields_problem(error: BaseException, text: str) -> str | None:
     """Where a YAML loader's `error` marks a second field after a comma on a line of a block mapping (``nodes: 6,
-    down: [3]``: a comma separates fields only inside ``{...}``), the problem in words, with its fix; None for another
-    error."""
+    down: [3]``: a comma separates fields only inside ``{...}``), the problem in words, with its fix (braces shown
+    around the mapping's first field: `_first_field`); None for another error. A cluster, cells or Trinity file's."""
     mark = getattr(error, "problem_mark", None)
     if mark is None or "mapping values are not allowed" not in str(getattr(error, "problem", "")):
         return None
-    line = text.split("\n")[mark.line] if mark.line < text.count("\n") + 1 else ""
-    fields = re.fullmatch(r"\s*(?:-\s+)?([^\s:{}\[\],#]+):[^{}\[\]#]*,\s*([^\s:{}\[\],#]+)\s*", line[:mark.column])
+    lines = text.split("\n")
+    line = lines[mark.line] if mark.line < len(lines) else ""
+    fields = re.fullmatch(_FIELD + r"[^{}\[\]#]*,\s*([^\s:{}\[\],#]+)\s*", line[:mark.column])
     if fields is None:
         return None
-    return (f"fields {fields[1]} and {fields[2]} on one line, joined by a comma, which separates fields only inside "
-            "{...}: give each field its own line, or write the whole entry in braces, {name: ..., ...}")
+    first = fields[3] if fields[1] else _first_field(lines[:mark.line], fields.start(3), fields[3])
+    return (f"fields {fields[3]} and {fields[4]} on one line, joined by a comma, which separates fields only inside "
+            f"{{...}}: give each field its own line, or write the whole entry in braces, {{{first}: ..., ...}}")
+
+
+_FIELD = r"\s*((-\s+)*)([^\s:{}\[\],#]+):"
+"""A block line's field up to its colon: its indentation, a list item's dashes (group 1, the last in group 2) and the
+field (group 3)."""
+
+
+def _first_field(before: list[str], column: int, field: str) -> str:
+    """The first field of the block mapping whose `field` starts at `column` of the line after the lines `before` it:
+    the topmost field above it at that column, with none at a lesser column between (a list item's, where it starts
+    one); lines indented further (the values of its fields) are passed over."""
+    for line in reversed(before):
+        if not line.split("#", 1)[0].strip():
+            continue
+        above = re.match(_FIELD, line)
+        at = above.start(3) if above is not None else len(line) - len(line.lstrip(" "))
+        if at > column:
+            continue
+        if above is None or at < column:
+            break
+        field = above[3]
+        if above[1]:  # the list item's first line
+            break
+    return field
 
 
 def _read_yaml(path: Path, loader: type[UniqueKeyLoader]) -> Any:
@@ -527,8 +553,8 @@ def _unknown_field(error: Any, name: Any, errors: list[Any], schema: type[BaseMo
     `mapping`, the data that holds it, has one written with commas: `_thousands_split`), or else the one it was meant
     to be (`_meant_field`) or else why no such field is asked there (a model's ``not_asked_here``: a job's GPUs are
     the placement's, a pool's GPU type is no job's), or else the GPU type it names, where `gpu_type_named` finds one
-    (``h100:``, a key given for its weight or price); and `errors` less the meant field's missing one, no problem of
-    its own."""
+    (``h100:``, a key given for its weight or price), with where it belongs (a pool's gpu, a job's pool's); and
+    `errors` less the meant field's missing one, no problem of its own."""
     mapping_at = tuple(error["loc"][:-1])
     fields = _fields_at(schema, mapping_at)
     meant = _meant_field(name, fields)
@@ -544,7 +570,10 @@ def _unknown_field(error: Any, name: Any, errors: list[Any], schema: type[BaseMo
     elif isinstance(name, str) and _letters(name) in not_asked:
         note = _fields_note(fields, f"{not_asked[_letters(name)]}; ")
     elif gpu_type_named is not None and isinstance(name, str) and (gpu := gpu_type_named(name)) is not None:
-        how = f"give it as gpu: {gpu}" if "gpu" in fields else not_asked.get("price", "")
+        # A pool takes it as its gpu; a job runs on its pool's (why a job's gpu is not asked says where it belongs).
+        how = (f"give it as gpu: {gpu}" if "gpu" in fields
+               else f"a job runs on its pool's gpu ({not_asked['gpu']})" if "gpu" in not_asked
+               else not_asked.get("price", ""))
         note = _fields_note(fields, f"{name!r} is a GPU type, {gpu}, not a field{f': {how}' if how else ''}; ")
     else:
         note = _fields_note(fields)

@@ -27,6 +27,7 @@ from solver.tables import (
     trinity_release,
     unquoted_text_hint,
     yaml_brief,
+    yaml_comma_fields_problem,
     yaml_error_place,
     yaml_limit,
     yaml_tab_problem,
@@ -183,7 +184,8 @@ def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
         if problem == "second occurrence" and first is not None:  # PyYAML's anchor defined twice
             problem = f"{str(getattr(error, 'context', '')).split(';')[0]} (first on line {first.line + 1})"
         problem = " ".join(str(problem).split())
-        raise ConfigError(f"{name}: {at}{yaml_tab_problem(error, text) or f'malformed YAML: {problem}'}") from None
+        said = yaml_tab_problem(error, text) or yaml_comma_fields_problem(error, text) or f"malformed YAML: {problem}"
+        raise ConfigError(f"{name}: {at}{said}") from None
     if not isinstance(data, Mapping):
         kind = "an empty document" if data is None else "a list" if isinstance(data, list) else yaml_brief(data)
         raise ConfigError(f"{name}: a Trinity config is a mapping of sections (model, cluster, trainer, ...), got {kind}")
