@@ -1220,7 +1220,7 @@ def estimate_memory(
                                   lora_excluded_adapted_caution(resolved, lora_rank, resolved.lora_targets, release,
                                                                 experts, option_names))),
                               transformers_4_unloaded_words(resolved, release, experts),
-                              release_named=trinity_version is not None)
+                              release_named=trinity_version is not None, critic=critic)
 
 
 def _lora_counted(catalog: Catalog, model: str, lora_targets: str | None, lora_rank: int, experts: ExpertLayout,

@@ -1322,6 +1322,8 @@ CAUTION_CODES_BY_WORDS = (
     ("", "GiB to spare where the estimate extrapolates", "thin-headroom"),
     ("Offload needs ", "GiB per GPU, as servers commonly have", "host-memory-unchecked"),
     ("Offload needs ", "GiB a workstation of ", "host-memory-unchecked"),
+    ("The trainer needs ", "GiB per GPU, as servers commonly have", "host-memory-unchecked"),
+    ("The trainer needs ", "GiB a workstation of ", "host-memory-unchecked"),
     ("one trainer GPU: ", "", "single-gpu-advised-against"),
     ("the model has ", "times the parameters of the largest the memory model was calibrated on",
      "far-beyond-calibration"),

@@ -152,7 +152,13 @@ def test_the_host_memory_caution_is_for_needs_past_128_gib_per_trainer_gpu_on_th
         "Offload needs 1024.1 GiB of host memory per node (128.1 GiB per trainer GPU)")  # rounded up: past 128
     assert unchecked_host_need(128.1, server, 1, None, True, "--host-ram").startswith(
         "Offload needs 128.1 GiB of host memory")
-    assert unchecked_host_need(300.0, server, 1, None, False, "--host-ram") is None  # without Offload: start-up
+    # s88: without Offload too: its start-up load, or a critic's states held in host memory (no ranks named)
+    assert unchecked_host_need(128.0, server, 1, None, False, "--host-ram") is None
+    assert unchecked_host_need(300.0, server, 1, None, False, "--host-ram").startswith(
+        "The trainer needs 300.0 GiB of host memory per node while the model loads (every rank loading the model), "
+        "more than the 128 GiB assumed for its one trainer GPU there")
+    assert unchecked_host_need(300.0, server, 1, None, False, "--host-ram", critic="offloaded").startswith(
+        "The trainer needs 300.0 GiB of host memory per node for the critic's offloaded states, more than the 128 GiB")
     assert unchecked_host_need(300.0, server, 1, None, True, None) is None  # host memory given: plans held to it
     assert "give the pool's host_ram_gb what a node can spare" in unchecked_host_need(
         300.0, server, 1, None, True, "the pool's host_ram_gb")

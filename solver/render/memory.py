@@ -23,7 +23,7 @@ from solver.memory import (
 from solver.query import counts_reference, default_margin
 from solver.render.layout import PIPED_WIDTH, check_text_options, view_text
 from solver.render.phrases import CEILING_WORDS
-from solver.results import Calibration
+from solver.results import Calibration, CautionCode
 from solver.rules import (
     API_OPTIONS,
     COMMAND_OPTIONS,
@@ -324,7 +324,8 @@ def _host_memory_line(result: MemoryAnswer, need_gib: float, offload: bool, name
     """The host memory a node needs (`need_gib`; `offload`: for the states too; a critic's where they are held there,
     with their share: `host_need_purpose`, `host_need_detail`),
     and whether --host-ram (the option as `names` name it) holds it, as the plan summary says it
-    (`host_ram_check_words`: where neither Offload nor --host-ram makes it matter, nothing), and as it does, where a
+    (`host_ram_check_words`: where neither Offload, --host-ram nor a caution on the need makes it matter, nothing),
+    and as it does, where a
     Trinity release is named what the other needs where it differs (`estimate_other_release_words`), else where some
     release counts less, that naming one counts its own (`lower_host_count_hint`), for `model` on a GPU of
     `compute_capability`."""
@@ -332,7 +333,7 @@ def _host_memory_line(result: MemoryAnswer, need_gib: float, offload: bool, name
 
     if result.host_ram_gib is not None and not result.host_fits:
         room = f"; more than {host_ram_bound_words(result.host_ram_gib, names.host_ram)}: it does not train there"
-    elif offload or result.host_ram_gib is not None:
+    elif offload or result.host_ram_gib is not None or CautionCode.HOST_MEMORY_UNCHECKED in result.caution_codes:
         room = host_ram_check_words(result.host_ram_gib, names.host_ram)
     else:
         room = ""
