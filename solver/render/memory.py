@@ -120,11 +120,15 @@ def memory_text(answer: MemoryAnswer, catalog: Catalog | None = None, *, width: 
     planner's call (`planner_call`) in place of the command's ``solve ...`` line: with the memory-model file the
     answer was estimated with, or, for a `MemoryModel` passed to `memory_answer`, which the call cannot name, a line
     above it that asks for it by its source; ``catalog=catalog`` where the model or GPU type is one of your own, which
-    the shipped catalogue lacks (`catalog` holds it). `QueryError` (one line) for a bad argument."""
+    the shipped catalogue lacks (`catalog` holds it). `QueryError` (one line) for a bad argument (for
+    `estimate_memory`'s estimate, naming `memory_answer`, which gives one with its question)."""
     if isinstance(answer, list | tuple) and answer and all(isinstance(one, MemoryAnswer) for one in answer):
         raise QueryError(f"answer must be a MemoryAnswer, got a {type(answer).__name__} of "
                          f"{counted(len(answer), 'MemoryAnswer')} (memory_answer gives one alone): pass one, such as "
                          "answers[0]")
+    if isinstance(answer, MemoryEstimate) and not isinstance(answer, MemoryAnswer):
+        raise QueryError("answer must be a MemoryAnswer, got a MemoryEstimate (estimate_memory's, which holds no "
+                         "question to show): call memory_answer with the same arguments for text")
     check_types(("answer", answer, MemoryAnswer), ("catalog", catalog, Catalog | None))
     check_text_options(width, color)
     estimated = catalog if catalog is not None else load_catalog()
