@@ -174,8 +174,8 @@ ANSWER = solver.memory_answer("8B", "h100", 8, 32768)
 @pytest.mark.parametrize(("arguments", "keywords", "message"), [
     (("8B",), {}, "answer must be a MemoryAnswer, got '8B'"),
     ((solver.estimate_memory("8B", "h100", 8, 32768),), {},
-     "answer must be a MemoryAnswer, got a MemoryEstimate (estimate_memory's, which holds no question to show): call "
-     "memory_answer with the same arguments for text"),  # s88: the call that gives one named
+     ("answer must be a MemoryAnswer, got a MemoryEstimate (estimate_memory's, which holds no question to show): "
+      "call memory_answer with the same arguments for text")),  # s88: the call that gives one named
     (((ANSWER,),), {}, ("answer must be a MemoryAnswer, got a tuple of 1 MemoryAnswer (memory_answer gives one alone): "
                         "pass one, such as answers[0]")),
     (([ANSWER, ANSWER],), {}, ("answer must be a MemoryAnswer, got a list of 2 MemoryAnswers (memory_answer gives one "
