@@ -1392,13 +1392,14 @@ def host_moments_gib(model: Model, gpus: int, node_gpus: int | None = None, offl
     placed = first_even_dim_release(version) if placed is None else placed
     reference_held = (reference_bytes * pinned_rounding(model, gpus, reference_bytes, 0, experts, placed)
                       if reference else 0)
-    actor_parameters, actor_states = offloaded_actor_bytes(model, gpus, lora_rank, experts, version, placed=placed)
+    actor_parameters, actor_states = (offloaded_actor_bytes(model, gpus, lora_rank, experts, version, placed=placed)
+                                      if offload else (0.0, 0.0))
     loaded = parameters + (lora_parameters(model, lora_rank, experts) if lora_rank else 0)
-    at_start = LOAD_BYTES * loaded * loaders + (reference_held + (actor_parameters if offload else 0)) * shards
+    at_start = LOAD_BYTES * loaded * loaders + (reference_held + actor_parameters) * shards
     critic_held = host_critic_gib(model, gpus, node_gpus, critic, experts, version, placed=placed) * GIB
     if not offload and not critic_held:
         return at_start / GIB, None
-    training = (reference_held + (actor_states if offload else 0)) * shards + critic_held
+    training = (reference_held + actor_states) * shards + critic_held
     return at_start / GIB, training / GIB
 
 
