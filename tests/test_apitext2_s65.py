@@ -141,7 +141,8 @@ MEMORY_CASES = [
       "margin": 0.1, "node_gpus": 4},
      {"solve --model 30B-A3B --gpu h20 --gpus 4 --len 32768 --node-gpus 4 --margin 0.1":
       'solver.plan("Qwen3-30B-A3B", gpu="H20-96GB", budget_gpus=4, max_model_len=32768, node_gpus=4, margin=0.1)',
-      "--token-budget auto": 'token_budget="auto"', "--trinity-version counts": "trinity_version counts"}),
+      "--token-budget auto": 'token_budget="auto"', "--trinity-version counts": "trinity_version counts",
+      "--host-ram": "host_ram_gb"}),  # s88: its start-up load, past a node of 4's 512 GiB, cautioned
 ]
 
 
