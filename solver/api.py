@@ -2014,12 +2014,13 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     # A model trained one sequence per micro-batch reads no budget (dynamic batch sizes off): its verdict is at that.
     reads_budget = not one_sequence_per_micro_batch(model)
     lowered = _lowered_by_config(config, length, query.estimate) if reads_budget else None
-    problems += (_token_budget_problems(config, length, lowered, query.option_names, query.critic is not None)
-                 if reads_budget else [])
     # A critic counted where the config gives it its own SP: its update at the SPs the releases may run it at.
     run_sps = partial(critic_run_sps, mapping, model, gpus, environ=environ, version=version, train_batch_size=size,
                       train_batch_source=source)
     critic_sps = () if query.critic is None else run_sps()
+    critic_sp = None if query.critic is None else min(critic_sps or (config.sp,))  # its most tokens per GPU
+    problems += (_token_budget_problems(config, length, lowered, query.option_names, critic_sp)
+                 if reads_budget else [])
     if query.critic is None and ConfigProblemCode.ROLE_SP_DIFFERS in {problem.code for problem in problems}:
         # none counted (--critic none): the lines on its SP claim no count of it
         problems = _critic_left_out_said(problems, run_sps(), config.sp, query.option_names)
@@ -2162,17 +2163,18 @@ class _BudgetVerdict(NamedTuple):
 
 
 def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | None, option_names: OptionNames,
-                           critic_counted: bool) -> list[ConfigProblem]:
+                           critic_sp: int | None) -> list[ConfigProblem]:
     """How the config's token budgets differ from the one the verdict at `length` is at (`lowered`, its own lowered
     budget, else Trinity's default, which the tables measured), each with its code: the lowered budget in effect, the
     keys that only write out the default, each other budget key above or below it (the trainer's unset one too, where
     Trinity 0.5 fills it at another SP), the ref over the actor's SP groups and the raised fill of LoRA's pass in its
-    stead that holds no sequence (releases on verl before 0.8), and, where the verdict counts the critic
-    (`critic_counted`: not with ``--critic none``, whose verdict is the actor's alone), each of its budgets above it
-    (naming the patch as `option_names` do)."""
+    stead that holds no sequence (releases on verl before 0.8), and, where the verdict counts the critic at SP
+    `critic_sp` (the least it may run at; None: ``--critic none``, whose verdict is the actor's alone), each of its
+    budgets above it, its micro-batches' sequences too (`_critic_budget_lines`; naming the patch as `option_names`
+    do)."""
     verdict = _BudgetVerdict(config, length, lowered, option_names)
     counted = verdict.sequence_counted
-    critic = _critic_budget_lines(verdict) if critic_counted else []
+    critic = _critic_budget_lines(verdict, critic_sp) if critic_sp is not None else []
     if counted and counted == verdict.passes:  # no pass the verdict counts reads a budget
         return [*_sequence_count_lines(verdict), *critic]
     return [*_lowered_budget_line(verdict), *_set_budget_lines(verdict), *_sequence_count_lines(verdict),
@@ -2474,13 +2476,25 @@ def _unheld_fill_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
                       raised_budget_stop_words("the actor's budget", least, config.sp))]
 
 
-def _critic_budget_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
-    """A line on each of the critic's own budgets above the verdict's."""
+def _critic_budget_lines(verdict: _BudgetVerdict, sp: int) -> list[ConfigProblem]:
+    """A line on each of the critic's own budgets above the verdict's, and on its micro-batches where its passes run
+    with dynamic batch sizes off (`TrinityConfig.critic_micro_batch_sequences`, at its SP `sp`) and one holds more
+    sequences than one, and more tokens per GPU than that, as `_sequence_count_lines` counts the roles': the memory
+    model counts its own update at the verdict's budget (one sequence at an SP of its own, raised to hold it there).
+    """
     from solver.trinity import critic_budget_note
 
-    return [ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, critic_budget_note(
-                key, budget, f"the verdict's {verdict.judged} tokens per GPU"))
-            for key, budget in verdict.config.critic_token_budgets if budget > verdict.judged]
+    judged, sequences = verdict.judged, verdict.config.critic_micro_batch_sequences
+    lines = [ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, critic_budget_note(
+                 key, budget, f"the verdict's {judged} tokens per GPU"))
+             for key, budget in verdict.config.critic_token_budgets if budget > judged]
+    if sequences > 1 and (tokens := sequences * least_token_budget(verdict.length, sp)) > judged:
+        lines.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, (
+            f"the critic's passes run with dynamic batch sizes off: verl reads no token budget there and fills each "
+            f"micro-batch with {sequences} sequences (the largest of its micro-batch sizes), up to {sequences} x "
+            f"ceil({verdict.length} / {sp}) = {tokens} tokens per GPU, more than the verdict's {judged}, where the "
+            "memory model counts its own update: set its micro-batch sizes to 1, or turn dynamic batch sizes on")))
+    return lines
 
 
 def _lowered_by_config(config: TrinityConfig, length: int, estimate: EstimateMode) -> int | None:

@@ -696,6 +696,7 @@ class ConfigProblemCode(str, Enum):
     ROPE_THETA_MISSING_REFUSED = "rope-theta-missing-refused"
     ROPE_THETA_MISSING = "rope-theta-missing"
     ROPE_PARTIAL_DROPPED = "rope-partial-dropped"
+    ROPE_PARTIAL_DIFFERS = "rope-partial-differs"
     PAST_NATIVE_ON_OWN_SCALING_REFUSED = "past-native-on-own-scaling-refused"
     PAST_DERIVED_LENGTH_REFUSED = "past-derived-length-refused"
     SGLANG_LENGTH_REFUSED = "sglang-length-refused"
@@ -706,6 +707,7 @@ class ConfigProblemCode(str, Enum):
     MICRO_BATCH_UNBOUNDED = "micro-batch-unbounded"
     MICRO_BATCH_UNSET = "micro-batch-unset"
     MICRO_BATCH_UNSET_REFUSED = "micro-batch-unset-refused"
+    MICRO_BATCH_DEPRECATED_SIZE = "micro-batch-deprecated-size"
     DPO_PAIR_SPLIT = "dpo-pair-split"
     DPO_PAIR_DOUBLED = "dpo-pair-doubled"
     DPO_PAIR_DYNAMIC = "dpo-pair-dynamic"
@@ -761,7 +763,8 @@ BUDGET_ABOVE_VERDICT_CODES = frozenset({ConfigProblemCode.TOKEN_BUDGET_ABOVE_VER
                                         ConfigProblemCode.MICRO_BATCH_UNBOUNDED})
 """The `ConfigProblemCode`s of problems that say a config lets a GPU take more tokens than the verdict's budget on
 some verl line the release may run, where a setting fits every line (lower the budget or the micro-batch sizes: a
-budget of the trainer's or a role's, one only verl before 0.8 reads too, or a trained critic's own; for a model
+budget of the trainer's or a role's, one only verl before 0.8 reads too, or a trained critic's own, or its
+micro-batches of more sequences than the budget holds with dynamic batch sizes off; for a model
 trained one padded sequence per micro-batch, ``micro-batch-unbounded``: dynamic batch sizes on, or micro-batches of
 more than one sequence, or DPO pair, each padded to the longest, where the verdict counts one, and dynamic batch sizes
 off with one each fits every line): the verdict does not vouch for its settings
@@ -912,6 +915,11 @@ class TrinityConfig(Frozen, defer_build=True):
     """(key, value) of each of the critic's own token budgets the config sets to a whole number (its training's and
     its value forward's, `solver.trinity.keys.CRITIC_BUDGETS`), read for the notes alone: none where the algorithm
     trains no critic."""
+    critic_micro_batch_sequences: int = 0
+    """The most sequences a micro-batch of the trained critic's passes holds on a GPU where they run with dynamic batch
+    sizes off on some verl line of the releases the config may run on (`solver.trinity.config.critic_rows_sequences`):
+    verl reads no critic budget there, so they take up to that many sequences of the length over the critic's SP; 0
+    where none does."""
     version: TrinityVersion | None = None
     """The Trinity release the config was read for (None: not known): with 0.5, the actor's budget is raised before
     the rollout's is filled from it (`role_budgets`)."""

@@ -177,6 +177,21 @@ def mapped_rope_theta(model: Model) -> int | float | None:
     return None if theta is None else _written_number(theta)
 
 
+def mapped_partial_rotary(model: Model) -> tuple[float, str] | None:
+    """The ``partial_rotary_factor`` a YaRN rft-solver writes carries in its mapping, and why, in words: `model`'s own
+    where the rollout's vLLM would otherwise take another (`Model.vllm_partial_rotary_lost`), else the share vLLM
+    rotates where the trainer's transformers rotates another (`Model.trainer_partial_rotary_differs`: a MiniMax-M2
+    config's ``rotary_dim`` over ``head_dim``), so both rotate it; None where neither."""
+    if model.vllm_partial_rotary_lost is not None:
+        own, taken = model.vllm_partial_rotary_lost
+        return own, f"{model.name}'s own; the rollout's vLLM takes {taken!r} where the rope_scaling comes without it"
+    if model.trainer_partial_rotary_differs is not None:
+        trainer, rollout = model.trainer_partial_rotary_differs
+        return rollout, (f"rotary_dim over head_dim, which the rollout's vLLM rotates; the trainer's transformers "
+                         f"rotates {trainer!r} without it")
+    return None
+
+
 def _written_number(number: float) -> int | float:
     """`number` as a config writes it: a whole one as an int (1000000, not 1000000.0)."""
     return int(number) if number.is_integer() else number

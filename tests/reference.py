@@ -877,14 +877,15 @@ def _training_below_load(model: Any, n: int, node_gpus: int, critic: str | None,
     return training if training < loading else None
 
 
-def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: int,
+def _beyond_calibration(gpu_type: Any, model: Any, n: int, sp: int, tokens: int,
                         node_gpus: int, experts: str = "fused", memory: Any | None = None) -> list[tuple[str, str]]:
     """Where an estimated plan with `tokens` per GPU lies outside the memory model's observations (its ``fit``
     range: `memory`'s, None: the shipped one's, which test_memory checks that calibration reproduces; none where it
     records no range), each as (code, words), the code docs/json.md gives it: parameters compared to 0.1B, memory to
     1 GiB; a trainer on more nodes of `node_gpus` GPUs than the observations spanned (those on up to 8 GPUs ran on one
-    node; NCCL's memory is counted as they took it); a mixture of experts' words say how its routed experts were
-    counted (`experts`: `EXPERTS_COUNTED`). A range's fields a file leaves out (None) are not checked."""
+    node; NCCL's memory is counted as they took it, RCCL's on an AMD GPU, `gpu_type`'s ``rocm``, as docs/memory.md
+    names it); a mixture of experts' words say how its routed experts were counted (`experts`: `EXPERTS_COUNTED`).
+    A range's fields a file leaves out (None) are not checked."""
     fit = _memory_model(memory).fit.range
     if fit is None:
         return []
@@ -906,7 +907,7 @@ def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: 
     if model.logit_softcapping:  # no tabled model caps its logits
         found.append(("capped-logits",
                       "capped logits (their extra copy counted from first principles, not calibrated)"))
-    least, most = round(fit.least_memory_gib), round(fit.most_memory_gib)
+    least, most, memory_gib = round(fit.least_memory_gib), round(fit.most_memory_gib), gpu_type.memory_gib
     if not least <= round(memory_gib) <= most:
         seen = f"{least} GiB" if least == most else f"{least} to {most} GiB"
         found.append(("other-gpu-memory", f"{memory_gib:.0f} GiB GPUs (calibrated on {seen})"))
@@ -915,7 +916,8 @@ def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: 
     spanned = -(-fit.most_gpus // 8)  # the nodes of 8 GPUs the observations ran on
     if -(-n // node_gpus) > spanned:
         on = "one node" if spanned == 1 else f"up to {spanned} nodes"
-        found.append(("more-nodes", f"{-(-n // node_gpus)} nodes (NCCL's memory calibrated on {on})"))
+        library = "RCCL" if gpu_type.rocm else "NCCL"
+        found.append(("more-nodes", f"{-(-n // node_gpus)} nodes ({library}'s memory calibrated on {on})"))
     if fit.fewest_gpus is not None and n < fit.fewest_gpus:
         found.append(("fewer-gpus", f"{n} GPU{'s' if n > 1 else ''} (calibrated from {fit.fewest_gpus})"))
     if sp > fit.largest_sp:
@@ -1135,7 +1137,7 @@ def _plan(catalog: Catalog, query: Query, gpu_type: Any, the_model: Any, n: int,
                   query.host_ram_gb, evidence == "estimated", query.margin, query.critic, query.release,
                   gpu_type.compute_capability, query.reference_model, query.dpo, query.memory,
                   _assumed_host_gib(query, gpu_type, n)),
-        **_beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, sp,
+        **_beyond_fields(_beyond_calibration(gpu_type, the_model, n, sp,
                                              _counted_tokens(the_model, length, sp, tokens, query.dpo),
                                              query.node_gpus, query.experts, query.memory)
                          if evidence == "estimated" else []),
@@ -1521,7 +1523,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
         problems.append(f"the memory figures {({k: plan[k] for k in predicted})} differ from the memory model's "
                         f"{predicted}")
 
-    want_beyond = _beyond_fields(_beyond_calibration(gpu_type.memory_gib, the_model, n, s,
+    want_beyond = _beyond_fields(_beyond_calibration(gpu_type, the_model, n, s,
                                                      _counted_tokens(the_model, length, s, want_tokens, query.dpo),
                                                      query.node_gpus, query.experts, query.memory)
                                  if plan["evidence"] == "estimated" else [])

@@ -207,6 +207,9 @@ def test_a_job_built_in_python_is_refused_a_length_in_the_words_a_cluster_file_s
      "must not start or end with a space (output does not show it), got ' p'"),
     (lambda: solver.Job(name="j", model="4B", max_model_len=4096, dpo=True, critic="resident"), None,
      "dpo true trains no PPO critic (Trinity's dpo algorithm uses none): drop critic resident"),
+    (lambda: solver.Job(name="j", model="", max_model_len=4096), "model", "must not be empty, got ''"),  # mutants48
+    (lambda: solver.Job(name="j", model="4B", max_model_len=4096, critic="x"), "critic",
+     "must be 'none', 'resident', 'offloaded' or 'reloaded', got 'x'"),
 ])
 def test_a_job_s_or_pool_s_other_fields_built_in_python_are_refused_in_a_file_s_words(build: Callable[[], object],
                                                                                       field: str | None,

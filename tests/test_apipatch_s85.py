@@ -182,10 +182,16 @@ def test_check_config_judges_text_in_the_apis_words_and_refuses_bad_keywords_in_
                                   "(nor max_prompt_tokens and max_response_tokens); give max_model_len=L")
 
 
-def test_patched_trinity_config_carries_writes_notes_on_unread_variables_and_replaced_interpolations() -> None:
+def test_patched_trinity_config_carries_writes_notes_on_unread_variables_and_replaced_interpolations(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     # api88: --write noted both (unread87); the patch's result said neither, so the API's caller could not tell
     judged = solver.check_config("trinity.yaml", text=UNREAD, gpu="h100", environ={})
     best = judged.answers[0].best
+    # mutants48: without environ, check_config reads this process's environment, as the command its shell's
+    for variable, value in (("DYN", "true"), ("MB", "1"), ("SP", "1")):
+        monkeypatch.setenv(variable, value)
+    current = solver.check_config("trinity.yaml", text=UNREAD, gpu="h100").answers[0].current
+    assert current is not None and (current.unread_keys, current.trains) == ((), True)
     assert best is not None and best.sp == 1
     patched = patched_trinity_config(UNREAD, best, solver.load_catalog().model("8B"), name="trinity.yaml", environ={})
     actor = "trainer.trainer_config.actor_rollout_ref.actor"
@@ -198,3 +204,33 @@ def test_patched_trinity_config_carries_writes_notes_on_unread_variables_and_rep
     read = patched_trinity_config(UNREAD, best, solver.load_catalog().model("8B"), name="trinity.yaml",
                                   environ={"DYN": "true", "MB": "1", "SP": "1"})  # as the run will: nothing to say
     assert (read.unread_note, read.replaced_notes) == (None, ())
+
+
+def test_check_config_names_no_patch_in_its_fixes_where_the_patch_does_not_take_the_config() -> None:
+    # mutants48: planned as another catalogue model than its model_path's, the patch does not take the config
+    # (patch_takes): the fixes say what to set, not that patch_trinity_config does, as --check without --write
+    text = CONFIG_CASES["passes"] + ("trainer: {trainer_config: {actor_rollout_ref: {ref: {fsdp_config: {"
+                                     "ulysses_sequence_parallel_size: 2}}}}}\n")
+    current = solver.check_config("trinity.yaml", text=text, gpu="h100", model="4B", environ={}).answers[0].current
+    assert current is not None and [code.value for code in current.config_problem_codes] == ["role-sp-differs"]
+    assert current.config_problems[0].endswith("; the verdict is at SP 1: set them alike")
+    # the read config's own lines too (Trinity 0.5 runs the trainer at the actor's SP)
+    text = CONFIG_CASES["passes"] + ("trainer: {trainer_config: {actor_rollout_ref: {actor: {"
+                                     "ulysses_sequence_parallel_size: 2}}}}\n")
+    current = solver.check_config("trinity.yaml", text=text, gpu="h100", model="4B", trinity_version="0.5",
+                                  environ={}).answers[0].current
+    assert current is not None and current.config_problems[0].endswith("so the verdict is at SP 2: set them alike")
+
+
+def test_the_unread_note_counts_a_whole_batch_size_over_the_plans_data_parallel_ranks() -> None:
+    # mutants48: the ref's deprecated size for the whole batch, 8, is 8 sequences per GPU on the one data-parallel rank
+    # of SP 8 on 8 GPUs, so the unreadable flag decides whether they share a micro-batch: the note names it (over 8
+    # GPUs, not ranks, it would be 1 sequence, and no note)
+    best = solver.plan("8B", gpu="h100", max_model_len=131072, budget_gpus=8)[0].best
+    assert best is not None and (best.gpus, best.sp) == (8, 8)
+    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 131072}\nalgorithm: {algorithm_type: grpo}\nmode: train\n"
+            "cluster: {node_num: 1, gpu_per_node: 8}\nbuffer: {train_batch_size: 8}\ntrainer: {use_dynamic_bsz: "
+            "'${oc.env:DYN}', trainer_config: {actor_rollout_ref: {ref: {log_prob_micro_batch_size: 8}}}}\n")
+    patched = patched_trinity_config(text, best, solver.load_catalog().model("8B"), name="trinity.yaml", environ={})
+    assert patched.unread_note == ("whether it trains depends on trainer.use_dynamic_bsz, which cannot be read here: "
+                                   "set DYN as the run will, then check it (its header's command)")

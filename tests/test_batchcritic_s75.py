@@ -12,10 +12,16 @@ no size; the engine's sizes are unread keys as the critic's own; a critic under 
 Session 88 (roles88): a critic's own ``critic.strategy`` other than FSDP's under an FSDP trainer fails as the critic
 starts before verl 0.8 (refused with Trinity 0.5); the engine's own flag is judged as a role's own (on for any model,
 off for a padded one, ``--write`` sets it so), off beside the trainer's on it cuts the critic's passes on verl 0.8 by
-the engine's sizes, and unreadable it is an unread key where it decides a micro-batch's sequences."""
+the engine's sizes, and unreadable it is an unread key where it decides a micro-batch's sequences. Session 88
+(critic88): a padded model's critic's own ``critic.use_dynamic_bsz`` on, which Trinity 0.5 reads, is
+``micro-batch-unbounded``; the engine's ``use_remove_padding`` reaches no pass (verl's worker puts the trainer's over
+it); a critic's micro-batches of more sequences than the verdict's budget holds fail ``--check``. Session 88
+(checks88): a critic's own ``critic.use_dynamic_bsz`` off, for any other model, is ``dynamic-batch-off`` where Trinity
+0.5 reads it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -372,9 +378,15 @@ def test_a_critics_own_strategy_other_than_fsdps_under_an_fsdp_trainer_fails_bef
         f"Unknown strategy megatron){on_08}: remove it (the critic then runs at the trainer's strategy), or write "
         "fsdp or fsdp2"))]
     assert (ConfigProblemCode(code) in REFUSED_CONFIG_CODES) is (version == "0.5")  # --check exits 1 on 0.5 alone
+    unset = json_copy(config)  # the trainer's strategy unset: what each release takes then
+    del unset["trainer"]["trainer_strategy"]
+    assert _problems(unset, version, ("not-fsdp",))[0][1].startswith(
+        f"{CRITIC}.strategy is 'megatron' under an FSDP trainer (trainer.trainer_strategy unset: "
+        f"{'Trinity 0.5 takes fsdp' if version == '0.5' else 'Trinity before 0.6 takes fsdp; 0.6, fsdp2'}): {who} ")
     # an FSDP strategy, LoRA (Trinity resets the critic's to fsdp), no critic trained: nothing; a Megatron trainer:
     # the trainer's own line alone
-    assert _problems(_ppo({"strategy": "fsdp", **ENGINE}, use_dynamic_bsz=True), version, ("not-fsdp",)) == []
+    for fsdp in ("fsdp", "fsdp2"):
+        assert _problems(_ppo({"strategy": fsdp, **ENGINE}, use_dynamic_bsz=True), version, ("not-fsdp",)) == []
     lora = json_copy(config)
     lora["model"]["lora_configs"] = [{"lora_rank": 8}]
     grpo = json_copy(config)
@@ -434,3 +446,109 @@ def test_a_critics_engine_off_beside_the_trainers_on_cuts_its_passes_by_the_engi
         nearest=72))]
     # the engine's own flag unset takes the trainer's, on: nothing
     assert _problems(_ppo({}, use_dynamic_bsz=True), version, ("micro-batch", "mini-batch"), 64) == []
+
+
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+def test_a_padded_models_critics_own_dynamic_flag_on_is_unbounded_where_trinity_05_reads_it(version: str | None):
+    # critic88: Trinity 0.5 packs a critic's passes by its own critic.use_dynamic_bsz over the trainer's off, so for a
+    # padded model it is micro-batch-unbounded as the actor's own is, and --write sets it false; Trinity 0.6 sets it
+    # to the trainer's (verl_legacy/verl_config.py:704, FROZEN_KEYS on verl 0.8): no line, nothing written
+    sized = {"ppo_micro_batch_size_per_gpu": 1, "forward_micro_batch_size_per_gpu": 1, "use_dynamic_bsz": True}
+    padded = {"algorithm": {"algorithm_type": "ppo"}, "trainer": {"use_dynamic_bsz": False, "trainer_config": {
+        "actor_rollout_ref": {"model": {"use_remove_padding": False}, "actor": {"ppo_micro_batch_size_per_gpu": 1},
+                              "ref": {"log_prob_micro_batch_size_per_gpu": 1},
+                              "rollout": {"log_prob_micro_batch_size_per_gpu": 1}},
+        "critic": {**sized, "model": {"use_remove_padding": False}, **({} if version == "0.5" else ENGINE)}}}}
+    if version != "0.5":
+        padded["trainer"]["use_remove_padding"] = False
+    found = trinity_config_problems(padded, load_model_config(INTERNLM2), 8, version=version)  # type: ignore[arg-type]
+    own = "on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_dynamic_bsz whatever the verl"
+    assert [(problem.code.value, problem.words) for problem in found] == (
+        [] if version == "0.6" else [("micro-batch-unbounded", f"{CRITIC}.use_dynamic_bsz is true: {WHY} ({own})")])
+    plan, internlm2 = _internlm2_plan(version=version)
+    written = {key.path: key.value for key in keys_for_plan(plan, internlm2, padded, version=version)}
+    assert written.get((*CRITIC.split("."), "use_dynamic_bsz"), "unset") == ("unset" if version == "0.6" else False)
+    # the critic engine's own remove padding reaches no pass on verl 0.8 (its worker puts the model config's, the
+    # trainer's, over it): true there is no line, and --write leaves it
+    if version != "0.5":
+        padded["trainer"]["trainer_config"]["critic"]["fsdp"] = {**ENGINE["fsdp"], "use_remove_padding": True}
+        again = trinity_config_problems(padded, load_model_config(INTERNLM2), 8, version=version)  # type: ignore[arg-type]
+        assert again == found
+        assert (*CRITIC.split("."), "fsdp", "use_remove_padding") not in {
+            key.path for key in keys_for_plan(plan, internlm2, padded, version=version)}
+
+
+PPO_IN_ROWS = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\nalgorithm: {algorithm_type: ppo}\n"
+               "cluster: {node_num: 1, gpu_per_node: 8}\nbuffer: {batch_size: 64, train_batch_size: 64}\n"
+               "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 2}}\n"
+               "trainer:\n  use_dynamic_bsz: false\n  trainer_config:\n"
+               "    actor_rollout_ref: {actor: {ppo_micro_batch_size_per_gpu: 1}, ref: "
+               "{log_prob_micro_batch_size_per_gpu: 1}, rollout: {log_prob_micro_batch_size_per_gpu: 1}}\n"
+               "    critic: {ppo_micro_batch_size_per_gpu: 4, forward_micro_batch_size_per_gpu: 1, "
+               "fsdp: {micro_batch_size_per_gpu: 2, infer_micro_batch_size_per_gpu: 1}}\n")
+"""PPO on Qwen3-8B at 8192 tokens, 4 trainer GPUs, dynamic batch sizes off: the actor's passes one sequence each (the
+verdict at 8192 tokens per GPU), the critic's update 4 before verl 0.8 and 2 on verl 0.8 or later (its engine's)."""
+
+
+def test_a_critics_micro_batches_of_more_tokens_than_the_verdicts_fail_the_check(cli, tmp_path: Path):
+    # critic88: with dynamic batch sizes off a critic's micro-batch takes its size in sequences, as a role's does; the
+    # memory model counts its update at the verdict's budget, so more is a critic-budget-above-verdict line (the
+    # largest over the verl lines) and --check fails (it passed: the critic's sizes were counted in unread_keys alone)
+    config = tmp_path / "ppo.yaml"
+    config.write_text(PPO_IN_ROWS, encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--check", "--json")
+    current = json.loads(out)[0]["current"]
+    line = ("the critic's passes run with dynamic batch sizes off: verl reads no token budget there and fills each "
+            "micro-batch with 4 sequences (the largest of its micro-batch sizes), up to 4 x ceil(8192 / 1) = 32768 "
+            "tokens per GPU, more than the verdict's 8192, where the memory model counts its own update: set its "
+            "micro-batch sizes to 1, or turn dynamic batch sizes on")
+    assert (status, current["trains"], current["max_token_len_per_gpu"]) == (1, False, 8192)
+    assert [words for words, code in zip(current["config_problems"], current["config_problem_codes"], strict=True)
+            if code == "critic-budget-above-verdict"] == [line]
+    # on verl 0.8 alone (the engine's 2) it is 2 sequences; one each fits the verdict
+    config.write_text(PPO_IN_ROWS.replace("ppo_micro_batch_size_per_gpu: 4", "ppo_micro_batch_size_per_gpu: 1"),
+                      encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--check")
+    assert status == 1 and "with 2 sequences (the largest of its micro-batch sizes), up to 2 x" in " ".join(out.split())
+    config.write_text(PPO_IN_ROWS.replace("per_gpu: 4", "per_gpu: 1").replace("per_gpu: 2", "per_gpu: 1"),
+                      encoding="utf-8")
+    assert cli("--from-config", str(config), "--gpu", "h100", "--check")[0] == 0
+
+
+def test_a_critics_engine_off_is_judged_beside_the_trainers_on_for_a_padded_model_and_read_as_the_releases_do():
+    # mutants48: a padded model's critic engine off beside the trainer's on is cut by the engine's sizes on verl 0.8
+    # (unset: the line, whatever the trainer's flag); the critic's own micro-batch, read before verl 0.8 alone, splits
+    # nothing there with the trainer's on; Trinity 0.5 reads no engine flag, so it is no unread key there
+    sized = {"ppo_micro_batch_size_per_gpu": 1, "forward_micro_batch_size_per_gpu": 1}
+    padded = {"algorithm": {"algorithm_type": "ppo"}, "trainer": {
+        "use_dynamic_bsz": True, "use_remove_padding": False, "trainer_config": {
+            "actor_rollout_ref": {"model": {"use_remove_padding": False}},
+            "critic": {**sized, "fsdp": {"use_dynamic_bsz": False}}}}}
+    unset = [(problem.code.value, problem.words.split(":")[0], problem.words.endswith(
+        ": set them to 1 (solver.trinity.patch_trinity_config does)")) for problem in trinity_config_problems(
+        padded, load_model_config(INTERNLM2), 8, version="0.6") if problem.code.value == "micro-batch-unset"]
+    assert unset == [("micro-batch-unset", f"{' and '.join(ENGINE_SIZES)} are not set", True)]
+    engine = {"use_dynamic_bsz": False, "micro_batch_size_per_gpu": 1, "infer_micro_batch_size_per_gpu": 1}
+    assert _problems(_ppo({"ppo_micro_batch_size_per_gpu": 3, "fsdp": engine}, use_dynamic_bsz=True), None,
+                     ("mini-batch",), 64) == []
+    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            "algorithm: {algorithm_type: ppo}\ntrainer: {use_dynamic_bsz: '${oc.env:DYN}', trainer_config: {critic: {"
+            "ppo_micro_batch_size_per_gpu: 2, fsdp: {micro_batch_size_per_gpu: 2, "
+            "use_dynamic_bsz: '${oc.env:DYN}'}}}}\n")
+    assert [read_trinity_config(text, "trinity.yaml", {}, version).memory_unread for version in (None, "0.5")] == [
+        ("trainer.use_dynamic_bsz", ENGINE_DYN), ("trainer.use_dynamic_bsz",)]
+
+
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+def test_a_critics_own_dynamic_flag_off_is_dynamic_batch_off_where_trinity_05_reads_it(version: str | None):
+    # checks88: Trinity 0.5 runs a trained critic's passes by its own critic.use_dynamic_bsz, so off beside the
+    # trainer's on is dynamic-batch-off as the actor's own is (it got none), and --write turns it back on; Trinity 0.6
+    # sets it to the trainer's: no line, nothing written
+    config = _ppo({"use_dynamic_bsz": False, "forward_micro_batch_size_per_gpu": 1, **ENGINE}, use_dynamic_bsz=True)
+    own = "on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_dynamic_bsz whatever the verl"
+    assert _problems(config, version, ("dynamic-batch",)) == ([] if version == "0.6" else [("dynamic-batch-off", (
+        f"{CRITIC}.use_dynamic_bsz is false: verl then ignores the token budget (max_token_len_per_gpu), which the "
+        f"tables measured and the plan sets, and fills micro-batches by sequence count: set it to true ({own})"))])
+    plan, _ = _internlm2_plan(version=version)
+    written = {key.path: key.value for key in keys_for_plan(plan, CATALOG.model("8B"), config, version=version)}
+    assert written.get((*CRITIC.split("."), "use_dynamic_bsz"), "unset") == ("unset" if version == "0.6" else True)

@@ -11,7 +11,15 @@ import pytest
 from pydantic import ValidationError
 
 import solver
-from solver.calibrate import PHYSICAL, PhysicalRange, calibrate, far_from_shipped, observations, unphysical
+from solver.calibrate import (
+    PHYSICAL,
+    PhysicalRange,
+    _far_move,
+    calibrate,
+    far_from_shipped,
+    observations,
+    unphysical,
+)
 from solver.memory import PRIOR
 from solver.render import calibration_json
 from solver.results import UnphysicalCode
@@ -143,6 +151,12 @@ def test_far_from_shipped_names_a_multiplier_beyond_both_anchors_that_no_warning
                                       "states": 4.0, "gathered": 0.0, "fragmentation": 0.1})
     assert far_from_shipped(fitted, shipped) == [("recompute", 5.48, 1.0), ("fragmentation", 0.1, shipped.fragmentation)]
     assert far_from_shipped(shipped, shipped) == []
+    # mutants48: a multiplier at the lower edge of its range (checkpoints 0.1, below a third of both anchors) is warned
+    # of at its edge, not named again
+    assert far_from_shipped(PRIOR.model_copy(update={"checkpoints": 0.1}), shipped) == []
+    assert [_far_move("fragmentation", value, 0.343) for value in (0.1, 0.0)] == [
+        "fragmentation 0.1, down 3.4 times from the shipped fit's 0.343",
+        "fragmentation 0, down from the shipped fit's 0.343 (the term dropped)"]
 
 
 def test_json_with_a_code_missing_for_a_phrase_is_refused():

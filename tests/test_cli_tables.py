@@ -210,7 +210,8 @@ def test_json_for_one_model_across_all_tables(cli):
          "solve: error: argument --minimize: expected one argument (choose from 'gpus')\n"),
         (["map", "--by"], "solve map: error: argument --by: expected one argument (choose from 'model', 'len')\n"),
         (["--model", "8B", "--len", "8k", "--top"], "solve: error: argument --top: expected one argument\n"),
-        (["cluster", "a.yaml", "b.yaml"], "solve cluster: error: unrecognized arguments: b.yaml\n"),
+        (["cluster", "a.yaml", "b.yaml"], ("solve cluster: error: unrecognized arguments: b.yaml (solve cluster reads "
+                                           "one FILE.yaml: join the files in one, or run it once for each)\n")),
         # a goal of the other command: where it is asked
         (["--minimize", "nodes", "--model", "8B", "--len", "32k"],
          ("solve: error: argument --minimize: invalid choice: 'nodes' (choose from 'gpus'); the fewest nodes for "

@@ -1544,6 +1544,11 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     note = solver.render.COST_NOTE
     assert lines.count(note) == 1 and lines[lines.index(note) - 1] == solver.render.AT_LEAST_NOTE
     assert lines[lines.index(note) - 2].startswith("└")
+    # chat-14b (priority 2) on Offload, tiny (1) on vanilla: the tables show no priority, so a note says it places
+    # jobs, not their plans (s88: no word before).
+    assert " ".join(lines[lines.index(note) + 1:]).startswith(
+        "note: chat-14b (priority 2) runs with Offload beside jobs of less priority without it: priority decides which "
+        "jobs are placed, not their plans (length and cost weigh every placed job alike)")
     status, out, _ = cli("cluster", str(path), "--json")
     result = json.loads(out)
     assert list(result) == ["status", "objective", "objective_counts", "bound", "placements", "unplaced",
@@ -2951,7 +2956,9 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
     assert [p["job"] for p in greedy_result["placements"]] == ["chat-a"]
     path = tmp_path / "fleet.yaml"
     status, out, _ = cli("cluster", str(path), "--no-widen")
-    assert status == 1 and "pool a100: 1 x 8 A100-80GB (400 GiB host memory each); 1 node and 4 of 8 GPUs used" in out
+    # The title gives the node's host memory against what its jobs need, 381.1 of 400 (s88: the need unsummed).
+    assert status == 1 and ("pool a100: 1 x 8 A100-80GB (400 GiB host memory each, 381.1 needed on the fullest node); "
+                            "1 node and 4 of 8 GPUs used") in out
     # The 4 GPUs no job can use stay idle: chat-a's setting on 8 GPUs, which the 4-GPU cell vouches for, would run
     # twice as fast, but its 8 ranks would each load the model (no release named): 601.2 GiB, past the node's 400.
     [placement] = result["placements"]
@@ -4554,3 +4561,16 @@ def test_a_model_config_job_one_term_off_a_tabled_shape_gets_the_planner_s_note(
     path.write_text(path.read_text(encoding="utf-8").replace("model_config: my-sft", "model_config: same"),
                     encoding="utf-8")
     assert cli("cluster", str(path))[::2] == (0, "")
+
+
+def test_a_pools_title_adds_up_the_host_memory_its_fullest_node_needs(cli, tmp_path: Path):
+    # s88: the title gave the node's host memory and each row its job's need, never the node's jobs' need together.
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools:\n  - {name: p, gpu: H100, nodes: 1, gpus_per_node: 8, host_ram_gb: 512}\njobs:\n"
+                    "  - {name: a, model: 0.6B, max_model_len: 8192, rollout_gpus: 0}\n"
+                    "  - {name: b, model: 1.7B, max_model_len: 8192, rollout_gpus: 0}\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(path), "--no-widen")
+    rows = {line.split("│")[3].strip(): line.split("│")[-2].strip() for line in out.splitlines() if line.startswith("│")}
+    assert (status, rows) == (0, {"a": "11.9", "b": "34.3"})  # both on node 0: 46.2 together
+    assert out.splitlines()[1].startswith("pool p: 1 x 8 H100-80GB (512 GiB host memory each, 46.2 needed on the "
+                                          "fullest node); 1 node and ")

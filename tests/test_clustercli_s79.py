@@ -102,3 +102,41 @@ def test_buy_is_said_to_name_the_fewest_gpus_then_nodes(cli: Cli, tmp_path: Path
     assert (status, err.splitlines()[-1]) == (1, (
         f"solve cluster: note: to place every job: solve cluster {SMALLER_ASKS} --buy names the fewest GPUs, then "
         "nodes, to add to the pools (and the jobs no number of nodes runs)"))
+
+
+def test_a_second_cluster_file_is_named_as_not_read(cli: Cli) -> None:
+    # Before: "unrecognized arguments: b.yaml" alone, not saying that solve cluster reads one file.
+    status, out, err = cli("cluster", str(SMALLER_ASKS), "--json", "b.yml")
+    assert (status, out) == (2, "")
+    assert err.splitlines()[1:] == [("solve cluster: error: unrecognized arguments: b.yml (solve cluster reads one "
+                                     "FILE.yaml: join the files in one, or run it once for each)")]
+
+
+@pytest.mark.parametrize(("top", "pool_extra", "error"), [
+    ("", ", h100: 2", ("pool p: unknown field 'h100' ('h100' is a GPU type, H100-80GB, not a field: give it as gpu: "
+                       "H100-80GB; fields: name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, "
+                       "gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
+    ("H100: 3\n", "", ("unknown field 'H100' ('H100' is a GPU type, H100-80GB, not a field: a pool has no price: "
+                       "--buy adds the fewest GPUs, then nodes; fields: pools, jobs)")),
+    ("prices: {h100: 3}\n", "", ("unknown field 'prices' (a pool has no price: --buy adds the fewest GPUs, then "
+                                 "nodes; fields: pools, jobs)")),
+    ("weights: {sp: 1}\n", "", ("unknown field 'weights' (solve cluster's --weights FILE gives the cost weights; "
+                                "fields: pools, jobs)")),
+])
+def test_a_gpu_type_or_its_price_as_a_cluster_file_key_is_told_why_not(cli: Cli, tmp_path: Path, top: str,
+                                                                         pool_extra: str, error: str) -> None:
+    # Before: only the list of fields, not that h100 is a GPU type, a pool has no price, --weights gives weights.
+    fleet = tmp_path / "f.yaml"
+    fleet.write_text(f"{top}pools:\n  - {{name: p, gpu: H100, nodes: 1, gpus_per_node: 8{pool_extra}}}\n"
+                     "jobs:\n  - {name: j, model: 4B, max_model_len: 8k}\n", encoding="utf-8")
+    assert cli("cluster", str(fleet)) == (2, "", f"solve cluster: error: {fleet}: {error}\n")
+
+
+def test_a_gpu_type_as_a_weights_file_key_is_told_a_weights_file_has_no_price(cli: Cli, tmp_path: Path) -> None:
+    # Before: "unknown field 'a100' (fields: offload, ...)", no word that a weights file weighs no GPU type.
+    weights = tmp_path / "w.yaml"
+    weights.write_text("a100: 1.5\n", encoding="utf-8")
+    status, out, err = cli("cluster", str(SMALLER_ASKS), "--weights", str(weights))
+    assert (status, out) == (2, "")
+    assert err.startswith(f"solve cluster: error: --weights {weights}: unknown field 'a100' ('a100' is a GPU type, "
+                          "A100-80GB, not a field: a weights file has no price: a cost is a relative step time")

@@ -49,7 +49,8 @@ def test_two_jobs_sharing_a_node_beside_an_idle_one_take_a_node_each(cli: Cli, t
                             ("duo", [1], list(range(8)), 8, 4, 0.1625, None)]
     status, out, _ = cli("cluster", str(path))
     assert status == 0 and out.splitlines()[1] == (
-        "pool a100: 2 x 8 A100-80GB (1024 GiB host memory each); 2 nodes and 16 of 16 GPUs used")
+        "pool a100: 2 x 8 A100-80GB (1024 GiB host memory each, 325.4 needed on the fullest node); 2 nodes and 16 of "
+        "16 GPUs used")
 
 
 def test_the_fewest_nodes_keep_their_jobs_together(cli: Cli, tmp_path: Path):

@@ -339,3 +339,46 @@ def test_the_actor_and_ref_forward_lines_only_where_their_release_and_batch_trip
     assert [words.split(":")[0] for _, words in split(60)] == ["Dynamic batch sizes off in the actor's update"]
     assert split(use_dynamic_bsz=True) == []
     assert split(ref={"log_prob_micro_batch_size_per_gpu": 3, "log_prob_micro_batch_size": 24}) == []
+
+
+def test_engine_sps_are_read_as_verl_runs_them_and_an_unread_bypass_decides_nothing_a_failing_forward_said():
+    """mutants48: under a Megatron trainer, which drops ``fsdp_config``, the roles' engine SPs are neither said nor
+    judged at (the ref's 16 against 64 / 8 rows, not 64 / 4); an actor engine SP whose ranks do not divide the batch
+    fails at the actor's first update, the ref's (which updates nothing) not; an unreadable
+    ``algorithm.bypass_old_logprobs`` decides nothing where LoRA's ref forward fails on the same size first."""
+    def problems(mapping: dict[str, Any], batch: int = 64) -> list[tuple[str, str]]:
+        return [(problem.code, problem.words) for problem in trinity_config_problems(
+            mapping, CATALOG.model("8B"), 8, version="0.6", train_batch_size=batch)
+            if "mini-batch-split" in problem.code or problem.code == "role-sp-differs"]
+
+    engines = {"fsdp_config": {"ulysses_sequence_parallel_size": 2}}
+    megatron = _dpo(16, algorithm="grpo", trainer_strategy="megatron", trainer_config={"actor_rollout_ref": {
+        "actor": {"ppo_micro_batch_size_per_gpu": 16, **engines}, "ref": {"log_prob_micro_batch_size_per_gpu": 16,
+                                                                          **engines},
+        "rollout": {"log_prob_micro_batch_size_per_gpu": 1}}})
+    assert [(code, words.split(":")[0]) for code, words in problems(megatron)] == [
+        ("mini-batch-split-refused", "Dynamic batch sizes off in the actor's update"),
+        ("mini-batch-split", "Dynamic batch sizes off in the ref's forward")]
+    lines = {role: problems(_dpo(2, algorithm="grpo", trainer_config={"actor_rollout_ref": {role: engines}}), 6)
+             for role in ("actor", "ref")}
+    assert [code for code, _ in lines["actor"] + lines["ref"]] == ["role-sp-differs", "role-sp-differs"]
+    assert ("(checking it against nothing), where the train batch of 6 (buffer.train_batch_size) must split evenly "
+            "over the data-parallel ranks, and 4 (8 GPUs / SP=2) do not divide it, which verl asserts at the actor's "
+            "first update (verl 0.8.0 workers/engine_workers.py:258): it fails there;") in lines["actor"][0][1]
+    assert "(checking it against nothing), and with verl before 0.8 Trinity 0.6 drops it;" in lines["ref"][0][1]
+    # the actor's 3 splits 8 rows per GPU before verl 0.8 and 16 at its engine's SP 2 on verl 0.8: a line for each
+    both = _dpo(3, algorithm="grpo", trainer_config={"actor_rollout_ref": {
+        "actor": {"ppo_micro_batch_size_per_gpu": 3, **engines}, "ref": {"log_prob_micro_batch_size_per_gpu": 1},
+        "rollout": {"log_prob_micro_batch_size_per_gpu": 1}}})
+    assert [(code, words.split(", which it does not")[0].split(" over the ")[1]) for code, words in problems(both)
+            if code.startswith("mini")] == [
+        ("mini-batch-split-refused", "8 data-parallel ranks (trainer GPUs 8 / SP 1) = 8"),
+        ("mini-batch-split-refused", "4 data-parallel ranks (trainer GPUs 8 / SP 2) = 16")]
+    lora = _dpo(2, algorithm="grpo", trainer_config={"actor_rollout_ref": {
+        "actor": {"ppo_micro_batch_size_per_gpu": 2}, "ref": {"log_prob_micro_batch_size_per_gpu": 2},
+        "rollout": {"log_prob_micro_batch_size_per_gpu": 3}}})
+    lora["algorithm"]["bypass_old_logprobs"] = "${oc.env:RECOMPUTE88_BYPASS}"
+    lora["model"]["lora_configs"] = [{"lora_rank": 8}]
+    assert forward_unread_keys(lora, CATALOG.model("8B"), 8, train_batch_size=64) == ()
+    assert [words.split(":")[0] for _, words in problems(lora)] == [
+        "Dynamic batch sizes off in the actor's forward for the ref's log-probs (LoRA, model.lora_configs)"]

@@ -919,6 +919,7 @@ def test_the_representative_configs_give_every_code():
     given += [C.MICRO_BATCH_UNSET]  # InternLM2's with dynamic batch sizes off: test_padbound_s71
     given += [C.MICRO_BATCH_UNSET_REFUSED]  # a null size, or the critic's forward unset: test_ownbudget_s72
     given += [C.ROPE_PARTIAL_DROPPED]  # a config.json's partial_rotary_factor: test_ropeseven_s74
+    given += [C.ROPE_PARTIAL_DIFFERS]  # a MiniMax-M2 config.json's rotary_dim alone: test_ropeseven_s74
     given += [C.NO_SUCH_KEY_REFUSED]  # a key no Trinity release has there: test_persona39_s74
     given += [C.LORA_RANK_VLLM_REFUSED]  # a LoRA rank vLLM refuses as max_lora_rank: test_smallslips19_s74
     given += [C.SGLANG_LENGTH_REFUSED]  # an sglang rollout past the native context: test_ropeeight_s75
@@ -943,6 +944,7 @@ def test_the_representative_configs_give_every_code():
     given += [C.MINI_BATCH_SPLIT, C.MINI_BATCH_SPLIT_REFUSED]  # another algorithm's: test_dpoverl08_s85
     given += [C.ROLE_SP_DIFFERS_REFUSED]  # a critic's SP no verl line runs: test_lastfix85_s85
     given += [C.NOT_FSDP_CRITIC_STRATEGY, C.NOT_FSDP_CRITIC_STRATEGY_REFUSED]  # a critic's strategy: test_batchcritic_s75
+    given += [C.MICRO_BATCH_DEPRECATED_SIZE]  # a whole-batch size of one sequence per GPU: test_padbound_s71
     assert set(given) == set(ConfigProblemCode)
     assert {rule for *_, rule, _ in FROM_CONFIG} == {*BrokenRuleCode, None}
 

@@ -441,6 +441,42 @@ def test_contradictions_are_reported_not_fixed(tmp_path: Path):
     assert catalog.new_contradictions(catalog, "A100-80GB") == []
 
 
+def test_a_cell_outside_the_order_contradicts_no_cell_for_the_settings_before_it(tmp_path: Path):
+    # Offload without Env says only that it trained (the planner's failed_settings: none), yet the check read it as
+    # saying Env + SP=8 ran out of memory at 49152 and on 4 GPUs' Env + Offload + SP=4 at 65536: a valid cells file
+    # was refused for planning and calibration. A `-` or an in-order cell on the same rows is still a contradiction.
+    def contradictions(cells_49152: str, cells_65536: str) -> list[str]:
+        cells = tmp_path / "cells.yaml"
+        cells.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: s\ntables:\n"
+                         "  - gpus: 4\n    section: s\n    models: [14B]\n    rows:\n"
+                         "      - {max_model_len: 65536, cells: {14B: Env + Offload + SP=4}}\n"
+                         "  - gpus: 8\n    section: s\n    models: [14B]\n    rows:\n"
+                         f"      - {{max_model_len: 49152, cells: {{14B: {cells_49152}}}}}\n"
+                         f"      - {{max_model_len: 65536, cells: {{14B: {cells_65536}}}}}\n", encoding="utf-8")
+        catalog = load_catalog().with_cells(cells, keep_contradictions=True)
+        return catalog.with_same_memory("H100-80GB").contradictions()
+
+    assert contradictions("Offload + SP=8", "Env + SP=8") == []
+    assert contradictions("SP=8", "Offload + SP=8") == []
+    where = "H100-80GB, 8 GPUs, Qwen3-14B"
+    assert contradictions("Env + Offload + SP=8", "Env + SP=8") == [
+        "H100-80GB, Qwen3-14B at 49152: Env + Offload + SP=4 trains on 4 GPUs (at 65536, the row 49152 falls to) but "
+        "8 GPUs need Env + Offload + SP=8 (more GPUs only shard the states further)",
+        f"{where}: Env + Offload + SP=8 at 49152 but Env + SP=8 trains at the longer 65536 (memory only grows with "
+        "the length)"]
+    assert contradictions("SP=8", '"-"') == [
+        "H100-80GB, Qwen3-14B at 65536: Env + Offload + SP=4 trains on 4 GPUs but 8 GPUs need - (more GPUs only "
+        "shard the states further)"]
+
+
+def test_a_cells_files_models_may_be_named_by_their_hugging_face_id_as_with_model(tmp_path: Path):
+    # --model Qwen/Qwen3-8B plans Qwen3-8B; the same id in a cells file's models was an unknown model, without a guess.
+    path = _one_column_cells_file(tmp_path / "cells.yaml", 1)
+    path.write_text(path.read_text(encoding="utf-8").replace("[8B]", "[Qwen/Qwen3-8B]"),
+                    encoding="utf-8")
+    assert load_gpu_type(path, MODELS).tables[0].models == ("Qwen3-8B",)
+
+
 def _one_column_cells_file(path: Path, rows: int, cell: str = "Env + Offload + SP=8") -> Path:
     """A cells file of one 8-GPU H100 table, Qwen3-8B's column alone, `rows` rows long, every cell `cell`."""
     lines = ["gpu: H100-80GB", "memory_gb: 80", "source: generated", "tables:", "  - gpus: 8", "    section: s",

@@ -47,9 +47,10 @@ MINIMAX_M2 = {
     "model_type": "minimax_m2", "_name_or_path": "MiniMaxAI/MiniMax-M2", "vocab_size": 200064, "hidden_size": 3072,
     "intermediate_size": 1536, "num_hidden_layers": 62, "num_attention_heads": 48, "num_key_value_heads": 8,
     "max_position_embeddings": 196608, "num_local_experts": 256, "num_experts_per_tok": 8, "rope_theta": 5000000,
-    "shared_intermediate_size": 0, "use_qk_norm": True, "scoring_func": "sigmoid"}
+    "shared_intermediate_size": 0, "use_qk_norm": True, "scoring_func": "sigmoid", "rotary_dim": 64}
 """MiniMaxAI/MiniMax-M2's config.json as published, less its fp8 ``quantization_config``, its ``head_dim`` (128, not
-3072 / 48 = 64) and ``tie_word_embeddings`` (false), which ``MiniMaxM2Config``'s defaults give."""
+3072 / 48 = 64) and ``tie_word_embeddings`` (false), which ``MiniMaxM2Config``'s defaults give; its ``rotary_dim``
+(64) as its model card gives it (read from the card, no network here), which vLLM 0.19.1's class needs."""
 
 
 def _read(tmp_path: Path, config: dict[str, object], **changes: object) -> Model:
@@ -265,7 +266,8 @@ TINY = {"vocab_size": 64, "hidden_size": 32, "intermediate_size": 16, "num_hidde
 def test_lora_counts_gpt_oss_minimax_m2_and_ministral3_on_their_own_module_names(
         tmp_path: Path, model_type: str, experts: int, adapter: int):
     model = _read(tmp_path, {"model_type": model_type, **TINY,
-                             **({"num_local_experts": experts, "num_experts_per_tok": 2} if experts else {})})
+                             **({"num_local_experts": experts, "num_experts_per_tok": 2} if experts else {}),
+                             **({"rotary_dim": 4} if model_type == "minimax_m2" else {})})  # vLLM's class needs it
     assert (lora_parameters(model, 2), model.peft_names.assumed) == (adapter, False)
     names = model.peft_names
     # What PEFT would refuse on each: gpt-oss has no mlp.gate (Qwen3-MoE's assumed names had one), MiniMax-M2 fuses

@@ -387,8 +387,8 @@ def test_a_share_beside_rope_parameters_per_layer_type_is_not_judged():
                  "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}
     config = {"model_type": "llama", "partial_rotary_factor": 0.5}
     path = Path("config.json")
-    assert _vllm_partial_rotary_lost(path, {**config, "rope_parameters": per_layer}) is None
-    assert _vllm_partial_rotary_lost(path, {**config, "rope_parameters": per_layer["full_attention"]}) == (0.5, 1.0)
+    assert _vllm_partial_rotary_lost(path, {**config, "rope_parameters": per_layer}, 128) is None
+    assert _vllm_partial_rotary_lost(path, {**config, "rope_parameters": per_layer["full_attention"]}, 128) == (0.5, 1.0)
 
 
 NULL_EXPERT_PARALLEL = """\

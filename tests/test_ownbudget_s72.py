@@ -94,19 +94,24 @@ def test_the_critics_forward_unset_is_refused_only_where_every_verl_fails():
 @pytest.mark.parametrize(("version", "verl"), [("0.5", "Trinity 0.5's verl"), (None, "verl before 0.8")])
 def test_a_deprecated_size_for_the_whole_batch_is_flagged(version: str | None, verl: str):
     roles = {**ONE, "actor": {"ppo_micro_batch_size_per_gpu": 1, "ppo_micro_batch_size": 8}}
-    critic = {"ppo_micro_batch_size_per_gpu": 1, "forward_micro_batch_size_per_gpu": 1, "ppo_micro_batch_size": 4,
-              "forward_micro_batch_size": 4,  # without it the critic fails as it starts: test_batchcritic_s75
+    critic = {"ppo_micro_batch_size_per_gpu": 1, "forward_micro_batch_size_per_gpu": 1, "ppo_micro_batch_size": 12,
+              "forward_micro_batch_size": 12,  # without it the critic fails as it starts: test_batchcritic_s75
               **(ENGINE if version != "0.5" else {})}
-    beside = "" if version == "0.5" else ", and verl 0.8 or later refuses it beside the per-GPU size"
-    words = (f"a deprecated size for the whole batch, which {verl} takes over the per-GPU size, divided by the "
-             f"data-parallel ranks (trainer GPUs / SP), so a micro-batch may hold more than one sequence{beside}: "
-             "remove it, or set it to null, read as unset (solver.trinity.patch_trinity_config does)")
+    beside = "" if version == "0.5" else (", and verl 0.8 or later refuses it beside the per-GPU size as the trainer "
+                                          "starts (a ValueError: both set)")
+
+    def words(size: int) -> str:  # over the 4 data-parallel ranks (checks88: one sequence each is no such line)
+        return (f"{size}: a deprecated size for the whole batch, which {verl} takes over the per-GPU size, {size} over "
+                f"the 4 data-parallel ranks (trainer GPUs 4 / SP 1) = {size // 4} sequences per micro-batch, padded "
+                f"to the longest, which the token budget does not bound{beside}: remove it, or set it to null, read as "
+                "unset (solver.trinity.patch_trinity_config does)")
+
     assert _problems(_config("ppo", version, roles, critic), version) == [
-        ("micro-batch-unbounded", f"{ARR}.actor.ppo_micro_batch_size is 8: {words}"),
-        ("micro-batch-unbounded", f"trainer.trainer_config.critic.ppo_micro_batch_size is 4: {words}")]
+        ("micro-batch-unbounded", f"{ARR}.actor.ppo_micro_batch_size is {words(8)}"),
+        ("micro-batch-unbounded", f"trainer.trainer_config.critic.ppo_micro_batch_size is {words(12)}")]
     # a critic the algorithm does not train: its keys are not judged
     assert _problems(_config("grpo", version, roles, critic), version) == [
-        ("micro-batch-unbounded", f"{ARR}.actor.ppo_micro_batch_size is 8: {words}")]
+        ("micro-batch-unbounded", f"{ARR}.actor.ppo_micro_batch_size is {words(8)}")]
 
 
 @pytest.mark.parametrize(("version", "lines"), [(None, 1), ("0.5", 1), ("0.6", 0)])

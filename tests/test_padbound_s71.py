@@ -5,7 +5,10 @@ counts. So the apply lines, ``--emit trinity`` and ``--write`` also set ``traine
 pass's micro-batch size per GPU to 1 (the actor's, the ref's, the rollout's log-prob recompute, the critic's), keys
 that Trinity 0.5 and 0.6 both read; ``--check`` flags dynamic batching on or a size other than 1
 (``micro-batch-unbounded``, in place of ``dynamic-batch-off``) and a size left unset where a release hands verl none
-(``micro-batch-unset``)."""
+(``micro-batch-unset``). Session 88 (checks88): the rollout's own ``log_prob_use_dynamic_bsz``, which Trinity 0.5 and
+0.6 on verl before 0.8 run the log-prob recompute by, is judged as the ref's; a deprecated size for the whole batch is
+``micro-batch-unbounded`` only where verl before 0.8 makes it more than one sequence per GPU, else verl 0.8's refusal
+alone (``micro-batch-deprecated-size``)."""
 
 from __future__ import annotations
 
@@ -17,12 +20,13 @@ from typing import Any
 import pytest
 import yaml
 
-from solver.query import make_query
+from solver.query import BUDGET_ABOVE_VERDICT_CODES, REFUSED_CONFIG_CODES, ConfigProblemCode, make_query
 from solver.render.summary import apply_lines
 from solver.solve import plan
 from solver.tables import load_catalog
 from solver.tables.model_config import load_model_config
-from solver.trinity import trinity_config_problems
+from solver.trinity import read_trinity_config, trinity_config_problems
+from solver.trinity.plan_keys import keys_for_plan
 from solver.trinity.settings import plan_settings
 
 ROOT = Path(__file__).parent.parent
@@ -232,3 +236,89 @@ def test_verls_own_key_beside_a_micro_batch_size_is_no_misspelling_of_it():
     # verl 0.8's actor key: no misspelling, but Trinity 0.6 on verl before 0.8 drops it (release06, s82)
     assert codes("ppo_infer_micro_batch_size_per_gpu") == ["key-dropped"]
     assert codes("ppo_micro_batch_size_per_gp") == ["misspelt-key"]
+
+
+def test_a_padded_models_unread_critic_flag_counts_where_a_critic_is_trained_and_read():
+    # mutants48: memory_unread_padded lists a flag whose value changes which of a padded model's passes run with dynamic
+    # batch sizes on: the critic's own, before verl 0.8 (Trinity 0.6 sets it to the trainer's), where a critic trains
+    text = ("model: {{model_path: Qwen/Qwen3-8B, max_model_len: 32768}}\ncluster: {{node_num: 1, gpu_per_node: 8}}\n"
+            "algorithm: {{algorithm_type: {algorithm}}}\n"
+            "trainer: {{use_dynamic_bsz: false, trainer_config: {{critic: {{use_dynamic_bsz: '${{oc.env:DYN}}'}}}}}}\n")
+    read = {(algorithm, version): read_trinity_config(text.format(algorithm=algorithm), "trinity.yaml", {}, version)
+            for algorithm in ("grpo", "ppo") for version in (None, "0.6")}
+    assert {key: (config.memory_unread_padded, config.memory_unread) for key, config in read.items()} == {
+        ("grpo", None): ((), ()), ("grpo", "0.6"): ((), ()),
+        ("ppo", None): (("trainer.trainer_config.critic.use_dynamic_bsz",), ()), ("ppo", "0.6"): ((), ())}
+
+
+def test_check_emit_says_a_padded_dpo_pairs_tokens_and_the_unbounded_micro_batch_it_points_to(cli: Cli,
+                                                                                               tmp_path: Path):
+    # mutants48: a padded model's DPO verdict fits at a pair's tokens (2 x 8192, what its estimate counts), and
+    # --check's notes with --emit (no view) name the micro-batch-unbounded line the verdict points to
+    config = tmp_path / "trinity.yaml"
+    config.write_text(
+        "model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\nmode: train\nalgorithm: {algorithm_type: dpo}\n"
+        "cluster: {node_num: 1, gpu_per_node: 8}\nbuffer: {train_batch_size: 64}\ntrainer: {use_dynamic_bsz: true, "
+        "use_remove_padding: false, trainer_config: {actor_rollout_ref: {model: {use_remove_padding: false}, actor: {"
+        "ppo_micro_batch_size_per_gpu: 1}, ref: {log_prob_micro_batch_size_per_gpu: 1}, rollout: {"
+        "log_prob_micro_batch_size_per_gpu: 1}}}}\n", encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--model-config", str(INTERNLM2), "--gpu", "h100", "--check",
+                         "--emit", "trinity", "--trinity-version", "0.6")
+    said = [line for line in err.splitlines() if line.startswith("solve: H100-80GB: --check: ")]
+    assert status == 1 and len(said) == 2
+    assert ": it fits in memory at 16384 tokens per GPU (estimated: " in said[0]
+    why = WHY.replace("solver.trinity.patch_trinity_config does", "--write does")  # the command's words
+    assert said[1] == f"solve: H100-80GB: --check: trainer.use_dynamic_bsz is true: {why}"
+
+
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+def test_the_rollouts_own_dynamic_flag_is_judged_as_the_refs(version: str | None):
+    # checks88: Trinity 0.5, and 0.6 on verl before 0.8, run the actor's log-prob recompute by the rollout's own
+    # log_prob_use_dynamic_bsz (0.6 on verl 0.8 or later by the trainer's): on, for a padded model, it pads that pass's
+    # micro-batches past the budget as the ref's own does (it got no line), and --write turns it off; off, for any
+    # other model, it ignores the budget (dynamic-batch-off), and --write turns it back on
+    flag = f"{ARR}.rollout.log_prob_use_dynamic_bsz"
+    scope = ("on verl before 0.8 only: Trinity 0.6 on verl 0.8 or later ignores the roles' own token budgets and "
+             "dynamic-batch keys, taking the trainer's")
+    sizes = {key.removeprefix("trainer."): 1 for key in SIZES}
+    padded = _off("grpo", **sizes, **{flag.removeprefix("trainer."): True})
+    assert _problems(padded, version) == [("micro-batch-unbounded", f"{flag} is true: {WHY} ({scope})")]
+    other = {"algorithm": {"algorithm_type": "grpo"}, "trainer": {"trainer_config": {"actor_rollout_ref": {
+        "rollout": {"log_prob_use_dynamic_bsz": False}}}}}
+    qwen3 = load_catalog().model("8B")
+    assert _problems(other, version, qwen3) == [("dynamic-batch-off", (
+        f"{flag} is false: verl then ignores the token budget (max_token_len_per_gpu), which the tables measured and "
+        f"the plan sets, and fills micro-batches by sequence count: set it to true ({scope})"))]
+    found, model = _internlm2_plan(version=version)
+    path = tuple(flag.split("."))
+    assert [{key.path: key.value for key in keys_for_plan(found, written, config, version=version)}.get(path)
+            for written, config in ((model, padded), (qwen3, other))] == [False, True]
+
+
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+def test_a_deprecated_whole_batch_size_is_unbounded_only_where_verl_before_08_takes_more_than_one(version: str | None):
+    # checks88: verl before 0.8 takes a deprecated size for the whole batch over the 4 data-parallel ranks: the actor's
+    # 4 is one sequence per GPU, as the verdict counts, so only verl 0.8's refusal of it is said, a line of that verl
+    # line's that fails nothing (none with 0.5); the ref's 8 is two, padded past the budget: micro-batch-unbounded
+    sizes = {key.removeprefix("trainer."): 1 for key in SIZES}
+    config = _off("grpo", **sizes, **{f"trainer_config.actor_rollout_ref.{key}": size for key, size in (
+        ("actor.ppo_micro_batch_size", 4), ("ref.log_prob_micro_batch_size", 8))})
+    before = "Trinity 0.5's verl" if version == "0.5" else "verl before 0.8"
+    on_08 = "verl 0.8 or later refuses it beside the per-GPU size as the trainer starts (a ValueError: both set)"
+    fix = "remove it, or set it to null, read as unset (solver.trinity.patch_trinity_config does)"
+    one = [] if version == "0.5" else [("micro-batch-deprecated-size", (
+        f"{ARR}.actor.ppo_micro_batch_size is 4: a deprecated size for the whole batch, which {before} takes over the "
+        "per-GPU size, 4 over the 4 data-parallel ranks (trainer GPUs 4 / SP 1) = 1 sequence per micro-batch, as the "
+        f"verdict counts; but {on_08}: {fix}"))]
+    assert _problems(config, version) == [*one, ("micro-batch-unbounded", (
+        f"{ARR}.ref.log_prob_micro_batch_size is 8: a deprecated size for the whole batch, which {before} takes over "
+        "the per-GPU size, 8 over the 4 data-parallel ranks (trainer GPUs 4 / SP 1) = 2 sequences per micro-batch, "
+        f"padded to the longest, which the token budget does not bound{'' if version == '0.5' else f', and {on_08}'}: "
+        f"{fix}"))]
+    # the one-sequence line neither refuses the config nor lets a GPU take more than the verdict: --check passes on it
+    assert ConfigProblemCode.MICRO_BATCH_DEPRECATED_SIZE not in BUDGET_ABOVE_VERDICT_CODES | REFUSED_CONFIG_CODES
+    # --write nulls both, as before
+    found, model = _internlm2_plan(version=version)
+    written = {key.path: key.value for key in keys_for_plan(found, model, config, version=version)}
+    assert [written.get((*ARR.split("."), *key.split(".")), "unset") for key in (
+        "actor.ppo_micro_batch_size", "ref.log_prob_micro_batch_size")] == [None, None]

@@ -88,7 +88,8 @@ def test_the_note_on_a_memory_as_sold_names_the_vendors_tool(cli: Callable[..., 
                        "tables, cluster, calibrate, memory, map, examples, or none to plan")),
     (["--model", "8B", "--len", "32k", "tokens"], ("solve: error: unrecognized arguments: tokens (--len took '32k': "
                                                    "an option's value is one word; quote one with spaces)")),
-    (["cluster", "a.yaml", "b.yaml"], "solve cluster: error: unrecognized arguments: b.yaml"),  # FILE is its own
+    (["cluster", "a.yaml", "b.yaml"], ("solve cluster: error: unrecognized arguments: b.yaml (solve cluster reads one "
+                                       "FILE.yaml: join the files in one, or run it once for each)")),  # FILE: its own
 ])
 def test_a_file_named_without_its_option_is_told_the_options_that_read_one(cli: Callable[..., tuple[int, str, str]],
                                                                            argv: list[str], error: str):

@@ -128,7 +128,7 @@ def test_a_placement_given_as_the_cluster_file_is_told_what_it_is(
 
 
 def test_a_placement_beside_the_cluster_file_is_told_current(cli: Callable[..., tuple[int, str, str]], tmp_path: Path):
-    # solve cluster today.yaml yesterday.json: --current forgotten; a second YAML file is stray, with no hint.
+    # solve cluster today.yaml yesterday.json: --current forgotten; a second YAML file is told one is read (s88).
     fleet = _down_fleet(tmp_path, 2, 1, [WHOLE_NODE])
     status, out, err = cli("cluster", str(fleet), "yesterday.json")
     assert (status, out) == (2, "")
@@ -136,4 +136,5 @@ def test_a_placement_beside_the_cluster_file_is_told_current(cli: Callable[..., 
                    "yesterday.json (a placement is named after its option: --current PLACEMENT.json)\n")
     status, _, err = cli("cluster", str(fleet), "other.yaml")
     assert status == 2
-    assert err.endswith("solve cluster: error: unrecognized arguments: other.yaml\n")
+    assert err.endswith("solve cluster: error: unrecognized arguments: other.yaml (solve cluster reads one FILE.yaml: "
+                        "join the files in one, or run it once for each)\n")

@@ -204,3 +204,19 @@ def test_the_pins_named_beside_the_rollout_are_the_fewest_the_reference_finds(
     bests = [_reference_best(query, rollout_gpus=rollout, host_ram_gb=host, **dict.fromkeys(dropped))
              for dropped in combinations(pins, len(named))]
     assert unpinned.model_dump(mode="json") in bests
+
+
+def test_the_fewest_pins_come_before_the_length_and_the_host_memory_is_never_dropped_with_a_pin() -> None:
+    """mutants48: maximising the length beside the rollout, a pin dropped weighs more than any longer length (Qwen3-8B
+    on 6 MI300Xs reaches 174080 tokens with --no-env and --no-offload kept, longer with them dropped too); a host
+    memory no plan fits is never dropped together with a pin: no plan without some of them, both None."""
+    query = _keeping(make_query(CATALOG, gpu="MI300X", model="Qwen3-8B", objective="max_len", budget_gpus=8, sp=8,
+                                env=False, offload=False), 2)
+    lifted, unpinned = fewest_limits_dropped(CATALOG, query, "MI300X")
+    assert lifted is None and unpinned is not None
+    assert (query.pins_unlike(unpinned.sp, unpinned.env, unpinned.offload), unpinned.max_model_len) == (
+        ("--sp 8",), 174080)
+    starved = _keeping(make_query(CATALOG, gpu="MI300X", model="Qwen3-8B", max_model_len=32768, budget_gpus=8,
+                                  host_ram_gb=1.0, sp=8), 2)
+    assert _reference_best(starved, rollout_gpus=2, host_ram_gb=1.0, sp=None) is None  # nothing fits 1 GB
+    assert fewest_limits_dropped(CATALOG, starved, "MI300X") == (None, None)

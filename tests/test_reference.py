@@ -909,3 +909,12 @@ def test_the_nearest_plan_with_the_estimates_no_estimate_turns_off_matches_the_r
     weight = sum(LIFT_WEIGHTS.get(name, USER_LIMIT_WEIGHT) for name in lifted)
     assert (weight, (plan.gpus, plan.env, plan.offload, plan.sp, plan.max_model_len, plan.max_token_len_per_gpu,
                      plan.evidence)) == _nearest_by_reference("cheapest", query, without_estimates=True)
+
+
+def test_more_nodes_on_an_amd_gpu_name_rccl_as_the_reference_names_it():
+    query = {"gpu": "MI300X", "model": "Qwen3-8B", "max_model_len": 8192, "budget_gpus": 8, "node_gpus": 4,
+             "exact": True}
+    (answer,) = solve_plan(make_query(CATALOG, objective="cheapest", **query), CATALOG)
+    (planned,) = [p.model_dump(mode="json") for p in answer.plans]
+    assert "2 nodes (RCCL's memory calibrated on one node)" in planned["beyond_calibration"]  # docs/memory.md's words
+    assert check_plan(CATALOG, planned, estimates=True, **query) == []

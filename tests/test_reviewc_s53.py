@@ -240,3 +240,19 @@ def test_followed_keys_at_different_budgets_get_a_line_each(cli, tmp_path: Path)
     followed = [words.split(":", 1)[0] for code, words in _current(cli, tmp_path, text, "--len", "16384")[3]
                 if "what Trinity gives" in words]
     assert followed == ["trainer.max_token_len_per_gpu 65536", f"{ROLLOUT_BUDGET} 49152"]
+
+
+def test_a_followed_trainer_budget_under_05_names_no_verl_08_scope(cli, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch):
+    # mutants48: the followed trainer budget's line names what each verl line runs at it (on 0.6 or no release);
+    # Trinity 0.5 runs verl before 0.8 alone, so its line says no word of verl 0.8
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    path = tmp_path / "trinity.yaml"
+    path.write_text("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+                    "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
+                    "trainer: {ulysses_sequence_parallel_size: 4, max_token_len_per_gpu: 16384}\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(path), "--gpu", "a100", "--len", "40960", "--trinity-version", "0.5")
+    assert status == 0 and ("but: trainer.max_token_len_per_gpu 16384: what Trinity gives it unset at the config's "
+                            "own 32768 tokens, so read as unset at 40960 tokens too (the verdict is at 20480 tokens "
+                            "per GPU); as written, Trinity keeps 16384 there, fewer tokens per GPU than the verdict "
+                            "assumes; applying the plan leaves it at its budget") in " ".join(out.split())

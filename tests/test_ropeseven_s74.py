@@ -15,6 +15,7 @@ from test_moe_layouts import MINIMAX_M2
 from solver.tables import TableError, load_catalog
 from solver.tables.model_config import load_model_config
 from solver.trinity import load_config_mapping, trinity_config_problems
+from solver.trinity.plan_keys import _yarn_keys
 
 CARD = "{type: yarn, factor: 4.0, original_max_position_embeddings: 32768}"
 """Qwen's model cards' YaRN, its type in the legacy ``type`` alone: it reaches 131072 tokens over 32768."""
@@ -176,24 +177,44 @@ def test_a_partial_rotary_factor_vllm_refuses_is_refused(tmp_path: Path, keys: d
     assert str(raised.value) == f"{path}: {words} (vLLM refuses it too)"
 
 
-@pytest.mark.parametrize(("keys", "lost"), [
-    ({"rotary_dim": 64, "partial_rotary_factor": 0.5}, None),  # vLLM's class puts 64 / 128 back
-    ({"rotary_dim": 64}, None),
-    ({"rotary_dim": 64, "partial_rotary_factor": 0.75}, (0.75, 0.5)),
-    ({"rotary_dim": 128, "partial_rotary_factor": 0.5}, (0.5, 1.0)),
-    ({"partial_rotary_factor": 0.5}, None),  # no rotary_dim, which vLLM's class reads without a default: not judged
+@pytest.mark.parametrize(("keys", "lost", "differs"), [
+    ({"rotary_dim": 64, "partial_rotary_factor": 0.5}, None, None),  # vLLM's class puts 64 / 128 back
+    ({"rotary_dim": 64}, None, (1.0, 0.5)),  # as published: transformers' trainer reads no rotary_dim
+    ({"rotary_dim": 64, "partial_rotary_factor": 0.75}, (0.75, 0.5), None),
+    ({"rotary_dim": 128, "partial_rotary_factor": 0.5}, (0.5, 1.0), None),
+    ({"rotary_dim": 128}, None, None),  # whole heads in both
+    ({"rotary_dim": 64, "rope_parameters": {"rope_type": "default", "partial_rotary_factor": 0.5}}, None, None),
+    ({"rotary_dim": None, "partial_rotary_factor": 0.5}, None, None),  # null: not judged (vLLM's class takes the 0.5)
 ])
 def test_minimax_m2s_vllm_class_takes_its_rotary_dim(tmp_path: Path, keys: dict[str, object],
-                                                    lost: tuple[float, float] | None):
-    # vLLM 0.19.1's MiniMax-M2 class fills partial_rotary_factor in as rotary_dim / head_dim (minimax_m2.py:200-204).
+                                                    lost: tuple[float, float] | None,
+                                                    differs: tuple[float, float] | None):
+    # vLLM 0.19.1's MiniMax-M2 class fills partial_rotary_factor in as rotary_dim / head_dim (minimax_m2.py:200-204);
+    # transformers 5.9.0's rotates whole heads without partial_rotary_factor (modeling_minimax_m2.py:187-189).
     path = tmp_path / "config.json"
     path.write_text(json.dumps({**MINIMAX_M2, **keys}), encoding="utf-8")
-    assert load_model_config(path).vllm_partial_rotary_lost == lost
+    model = load_model_config(path)
+    assert (model.vllm_partial_rotary_lost, model.trainer_partial_rotary_differs) == (lost, differs)
     path.write_text(json.dumps({**MINIMAX_M2, **keys, "rotary_dim": 256}), encoding="utf-8")
     with pytest.raises(TableError) as raised:
         load_model_config(path)
     assert str(raised.value) == (f"{path}: rotary_dim: expected a number above 0 and at most head_dim (128) such as "
                                  "64, got 256 (vLLM refuses it too)")
+
+
+def test_a_minimax_m2_config_without_rotary_dim_is_refused_for_a_vllm_rollout(tmp_path: Path):
+    # vLLM 0.19.1's class reads config.rotary_dim with no default (minimax_m2.py:267), which transformers 5.9.0's
+    # MiniMaxM2Config declares none of: the rollout fails as the engine builds the model; a trainer alone reads it.
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({key: value for key, value in MINIMAX_M2.items() if key != "rotary_dim"}),
+                    encoding="utf-8")
+    refusal = ("no rotary_dim, which vLLM 0.19.1's minimax_m2 class reads with no default (minimax_m2.py:267: "
+               "AttributeError as it builds the model), so Trinity's rollout cannot start; accepted: rotary_dim, the "
+               "dimensions of each head RoPE rotates (64 of head_dim 128 in MiniMax-M2's published config.json)")
+    with pytest.raises(TableError) as raised:
+        load_model_config(path)
+    assert str(raised.value) == f"{path}: {refusal}"
+    assert load_model_config(path, vllm_rollout=False).vllm_refusal == refusal
 
 
 def test_no_catalogue_model_loses_one():
@@ -271,3 +292,48 @@ def test_a_catalogue_models_config_json_gives_its_own_rope_base(tmp_path: Path, 
     assert catalog.model("Qwen3-4B-Instruct-2507").vllm_rope_theta_lost == (5e6, 1e6)  # the catalogue's
     model = catalog.with_model(load_model_config(_qwen3_4b_2507(tmp_path, rope_theta))).model("Qwen3-4B-Instruct-2507")
     assert model.tables_of == "Qwen3-4B" and model.vllm_rope_theta_lost == lost
+
+
+DIFFERS = ("MiniMax-M2's config.json gives rotary_dim and no partial_rotary_factor: the trainer's transformers rotates "
+           "partial_rotary_factor 1.0 of each head's dimensions (its minimax_m2 class reads no rotary_dim, "
+           "modeling_minimax_m2.py:187-189 in 5.9.0), the rollout's vLLM 0.5 (rotary_dim over head_dim, "
+           "minimax_m2.py:200-204 in 0.19.1), so the rollout's log-probs differ from the trainer's; add "
+           "partial_rotary_factor: 0.5 to the config.json")
+MINIMAX_YARN = {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 196608, "rope_theta": 5000000}
+
+
+@pytest.mark.parametrize(("model_keys", "sections", "version", "tail"), [
+    ({}, {}, None, ""),
+    ({"rope_scaling": MINIMAX_YARN}, {}, None,  # the API's words
+     " and to model.rope_scaling (solver.trinity.patch_trinity_config adds it there)"),
+    ({"rope_scaling": {**MINIMAX_YARN, "partial_rotary_factor": 0.5}}, {}, None,
+     " (model.rope_scaling's reaches the trainer on verl before 0.8 alone)"),
+    ({"rope_scaling": {**MINIMAX_YARN, "partial_rotary_factor": 0.5}}, {}, "0.5", None),  # 0.5's trainer takes it
+    ({}, {"mode": "train"}, None, None),  # no vLLM rollout
+])
+def test_minimax_m2s_rotary_dim_alone_is_a_trainer_rollout_mismatch(
+        tmp_path: Path, model_keys: dict[str, object], sections: dict[str, object], version: str | None,
+        tail: str | None):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**MINIMAX_M2, "max_position_embeddings": 196608}), encoding="utf-8")
+    mapping = {"model": {"model_path": "x", "max_model_len": 393216 if model_keys else 8192, **model_keys},
+               **sections}
+    problems = trinity_config_problems(mapping, load_model_config(path), 8, version=version)
+    said = [problem.words for problem in problems if problem.code.value == "rope-partial-differs"]
+    assert said == ([] if tail is None else [DIFFERS + tail])
+
+
+def test_the_yarn_fix_and_write_carry_the_share_vllm_rotates(tmp_path: Path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(MINIMAX_M2), encoding="utf-8")
+    model = load_model_config(path)
+    mapping = {"model": {"model_path": "x", "max_model_len": 393216}}
+    refused = [problem.words for problem in trinity_config_problems(mapping, model, 8)
+               if problem.code.value == "rope-scaling-missing-refused"]
+    assert len(refused) == 1 and ("set {rope_type: yarn, factor: 2.0, original_max_position_embeddings: 196608, "
+                                  "partial_rotary_factor: 0.5, rope_theta: 5000000}") in refused[0]
+    written = {key.path[-1]: (key.value, key.comment) for key in _yarn_keys(("model", "rope_scaling"), model, 2.0,
+                                                                            False, 5000000, factor_words="")}
+    why = "rotary_dim over head_dim, which the rollout's vLLM rotates; the trainer's transformers rotates 1.0 " \
+          "without it"
+    assert written["partial_rotary_factor"] == (0.5, why)

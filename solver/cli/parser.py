@@ -498,17 +498,20 @@ class Parser(argparse.ArgumentParser):
     def file_hint(self, stray: str) -> str:
         """Where `stray`, an unrecognized word and no option, names a file (``solve calibrate cells.yaml``: a YAML or
         JSON file's name), the options of this command that read one, as a file is given; "" otherwise, and for a
-        command that takes a file or folder without an option (``solve cluster FILE.yaml``: a second one is stray),
-        but for a JSON file beside it where the command reads a placement (``solve cluster fleet.yaml now.json``:
-        ``--current PLACEMENT.json``)."""
-        positional = any(not action.option_strings for action in self._actions)
+        command that takes a file or folder without an option, but for a JSON file beside it where the command reads
+        a placement (``solve cluster fleet.yaml now.json``: ``--current PLACEMENT.json``), and for a second YAML file
+        where the command reads one (``solve cluster a.yaml b.yaml``: the second is not read)."""
+        positional = [action.metavar for action in self._actions if not action.option_strings]
         if stray.startswith("-") or not stray.lower().endswith(FILE_SUFFIXES):
             return ""
         if positional:
             placement = [f"{action.option_strings[0]} {action.metavar}" for action in self._actions
                          if action.metavar == "PLACEMENT.json"]
-            return (f" (a placement is named after its option: {placement[0]})"
-                    if placement and stray.lower().endswith(".json") else "")
+            if placement and stray.lower().endswith(".json"):
+                return f" (a placement is named after its option: {placement[0]})"
+            if str(positional[0]).lower().endswith(FILE_SUFFIXES) and not stray.lower().endswith(".json"):
+                return f" ({self.prog} reads one {positional[0]}: join the files in one, or run it once for each)"
+            return ""
         options = [f"{action.option_strings[0]} {action.metavar}" for action in self._actions
                    if action.metavar in ("FILE", "PATH") and action.type is not output_path]
         return f" (a file is named after its option: {either(options)})" if options else ""

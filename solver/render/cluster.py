@@ -176,7 +176,8 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     job a cheaper estimate (`_solve_best_words`), or its title alone where nothing is placed; its notes name options
     as `names` do; each job's Trinity release where the placement's jobs are counted for several, or one names its
     own (`releases`, `_named_releases`)."""
-    host_ram = f" ({shown_number(pool.host_ram_gb)} GiB host memory each)" if pool.host_ram_gb is not None else ""
+    host_ram = (f" ({shown_number(pool.host_ram_gb)} GiB host memory each{_fullest_node_words(here)})"
+                if pool.host_ram_gb is not None else "")
     used = (f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used" if pool.nodes
             else "no nodes now (nodes: 0): nothing runs there")
     down = (f", {'nodes' if len(pool.down) > 1 else 'node'} {and_joined(list(map(str, pool.down)))} down"
@@ -321,6 +322,17 @@ def _named_releases(placements: Sequence[Placement], fleet: Fleet) -> bool:
             or any(placement.runs_on_plans_release for placement in placements))
 
 
+def _fullest_node_words(here: list[Placement]) -> str:
+    """``, 381.1 needed on the fullest node``: the most host memory the jobs placed `here` need together on one node of
+    their pool, each its `host GiB/node` cell on the nodes its trainer runs on, added up in the tenths shown; "" where
+    none needs any."""
+    tenths: Counter[int] = Counter()
+    for placement in here:
+        if (need := _host_need(placement)) is not None:
+            tenths.update(dict.fromkeys(placement.trainer_nodes, round(need * 10)))
+    return f", {max(tenths.values()) / 10:.1f} needed on the fullest node" if tenths else ""
+
+
 def _host_need(placement: Placement) -> float | None:
     """The host memory per node that a placed job's `host GiB/node` cell shows: the placement's (its load on a pool
     that checks host memory), else its plan's Offload need; None where there is neither."""
@@ -399,6 +411,7 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
                                       names, _named_releases(result.placements, fleet)))
     if result.placements:
         renderables.append(Text(COST_NOTE, style="dim"))
+        renderables += _offloaded_despite_priority(result.placements, fleet)
     renderables += [*_move_reasons(result.placements, fleet), *_placed_cautions(result.placements),
                     *_no_rollout_gpus_given(result.placements, fleet, names), *_solve_best_unasked(result, names)]
     if result.unplaced:
@@ -550,6 +563,23 @@ def _no_rollout_gpus_given(placements: tuple[Placement, ...], fleet: Fleet, name
     if unasked := [placement.job for placement in placements if placement.job in ungiven]:
         return [Text(f"note: {named_jobs(unasked)}: {no_rollout_gpus_note(names)}", style="yellow")]
     return []
+
+
+def _offloaded_despite_priority(placements: tuple[Placement, ...], fleet: Fleet) -> list[Text]:
+    """The note on the placed jobs whose plans take Offload, the slowest setting, beside a placed job of less priority
+    whose plan does not: priority decides which jobs are placed, and nothing of their plans (docs/cluster.md's
+    Objectives), which the tables, showing no priority, do not say."""
+    priority = {job.name: job.priority for job in fleet.jobs}
+    least_resident = min((priority[placement.job] for placement in placements if not placement.plan.offload),
+                         default=None)
+    offloaded = [f"{placement.job} (priority {priority[placement.job]})" for placement in placements
+                 if placement.plan.offload and least_resident is not None and priority[placement.job] > least_resident]
+    if not offloaded:
+        return []
+    runs = "runs" if len(offloaded) == 1 else "run"
+    return [Text(f"note: {named_jobs(offloaded)} {runs} with Offload beside jobs of less priority without it: priority "
+                 "decides which jobs are placed, not their plans (length and cost weigh every placed job alike)",
+                 style="yellow")]
 
 
 def _marked_required(required: tuple[str, ...], fleet: Fleet) -> frozenset[str]:
@@ -708,7 +738,8 @@ def _placement_with_purchase(result: PurchaseResult, fleet: Fleet, names: Option
                       down=bought.down, nodes_used=bought.nodes_used, gpus_used=bought.gpus_used)
         lines.append(_pool_view(after, use, [p for p in result.placements if p.pool == pool.name], required, names,
                                 _named_releases(result.placements, fleet)))
-    lines += [Text(COST_NOTE, style="dim"), *_placed_cautions(result.placements),
+    lines += [Text(COST_NOTE, style="dim"), *_offloaded_despite_priority(result.placements, fleet),
+              *_placed_cautions(result.placements),
               *_no_rollout_gpus_given(result.placements, fleet, names), *_solve_best_unasked(result, names)]
     if result.left_out:  # every name: the only place the text lists them (an unplaced table names each job too)
         pools = "with the nodes bought" if result.gpus else "as they are"

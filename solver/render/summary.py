@@ -55,6 +55,7 @@ from solver.rules import (
     host_ram_check_words,
     least_token_budget,
     lora_configs_words,
+    mapped_partial_rotary,
     mapped_rope_theta,
     one_sequence_per_micro_batch,
     padded_micro_batch_words,
@@ -179,7 +180,7 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     elif plan.rope_scaling_factor is not None and rope_scaling is not None:
         lines.append(f"model.rope_scaling: {rope_scaling}")
     elif plan.rope_scaling_factor is not None:
-        partial = model.vllm_partial_rotary_lost  # the model's own, which the rollout's vLLM takes from here alone
+        partial = mapped_partial_rotary(model)  # the share the rollout's vLLM and the trainer take from here alone
         mapped = mapped_rope_theta(model)  # the model's own, which Trinity 0.6's trainer needs here
         lines.append(
             f"model.rope_scaling: {{rope_type: yarn, factor: {plan.rope_scaling_factor!r}, "
@@ -277,8 +278,8 @@ def _kept_yarn(kept_in: str | None, kept: Mapping[tuple[str, ...], str]) -> str 
 def _kept_yarn_lacks(model: Model, kept: Mapping[tuple[str, ...], str]) -> list[str]:
     """The keys --write adds to a config's own YaRN that it keeps (`kept`: `ConfigApplied.kept`), where the mapping
     lacks them: `model`'s ``rope_theta`` (`mapped_rope_theta`) and ``partial_rotary_factor``
-    (`Model.vllm_partial_rotary_lost`), as the guide's YaRN line carries them."""
-    wanted = {"rope_theta": mapped_rope_theta(model), "partial_rotary_factor": model.vllm_partial_rotary_lost}
+    (`mapped_partial_rotary`), as the guide's YaRN line carries them."""
+    wanted = {"rope_theta": mapped_rope_theta(model), "partial_rotary_factor": mapped_partial_rotary(model)}
     return [name for name, value in wanted.items() if value is not None and (*ROPE_SCALING, name) not in kept]
 
 

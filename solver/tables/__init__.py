@@ -124,7 +124,6 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         CountedGpu,
         TableOrigin,
         contradictions_refused,
-        model_name_from_path,
         read_cells_files,
         vouches_for,
     )
@@ -243,6 +242,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         it_or_them,
         length_forms,
         meant_fleet_name,
+        model_name_from_path,
         named_jobs,
         names_a_stream,
         path_text,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import NamedTuple, TypeVar, cast
 
 from pydantic import BaseModel, Field
 
-from solver.tables.bounds import CONFIG_SHAPE, MAX_ESTIMATED_GPUS, MAX_GPUS, MAX_NAME_CHARACTERS
+from solver.tables.bounds import CONFIG_SHAPE, MAX_ESTIMATED_GPUS, MAX_GPUS, MAX_NAME_CHARACTERS, NODE_GPUS
 from solver.tables.inputs import Fleet, Pool
 from solver.tables.peft_names import LoraTargets
 from solver.tables.reading import given_path, load_cells
@@ -46,6 +45,7 @@ from solver.tables.text import (
     gpu_with_count,
     guessed_name,
     memory_size_alone,
+    model_name_from_path,
     normalise,
     shown_value,
     sized_gpu_form,
@@ -100,11 +100,6 @@ class Cell(Frozen, defer_build=True):
     setting: Setting | None
     source: str = Field(description="where its table's numbers come from (`Table.source`, else the GPU type's)")
     section: str = Field(description="its table's heading")
-
-
-def model_name_from_path(model_path: str) -> str:
-    """The model's name in a Hugging Face id or a local path: its last part (``Qwen/Qwen3-8B`` -> ``Qwen3-8B``)."""
-    return re.split(r"[\\/]", model_path.strip().rstrip("/\\"))[-1]
 
 
 _Entry = TypeVar("_Entry", bound=Model | GpuType)
@@ -256,10 +251,18 @@ def vouches_for(table_gpus: int, gpus: int, most: int = MAX_ESTIMATED_GPUS) -> b
     return table_gpus == gpus or 1 < table_gpus < gpus <= most
 
 
-def _longer_contradictions(where: str, column: Sequence[tuple[int, Setting | None]]) -> list[str]:
-    """Where a model's cells (length, setting or None for ``-``, by length) say a setting, or ``-``, at a length
-    while a setting earlier in the escalation order trains at a longer one, in words prefixed by `where`. Only a
-    cell that some longer one undercuts is compared with each longer one: linear in a column that agrees."""
+def says_failures(cell: Setting | None, gpus: int) -> bool:
+    """Whether a cell on `gpus` GPUs says that the settings before it in the order cells are read in ran out of
+    memory: ``-``, or a setting of that order; not Offload without Env, nor an SP degree whose groups span nodes of
+    `NODE_GPUS`, which say only that they trained (as the planner's `failed_settings` reads them)."""
+    return cell is None or not ((cell.offload and not cell.env) or (gpus > NODE_GPUS and NODE_GPUS % cell.sp))
+
+
+def _longer_contradictions(where: str, gpus: int, column: Sequence[tuple[int, Setting | None]]) -> list[str]:
+    """Where a model's cells on `gpus` GPUs (length, setting or None for ``-``, by length) say a setting, or ``-``,
+    at a length (`says_failures`) while a setting earlier in the escalation order trains at a longer one, in words
+    prefixed by `where`. Only a cell that some longer one undercuts is compared with each longer one: linear in a
+    column that agrees."""
     least_after: list[tuple[int, int, int] | None] = [None] * len(column)  # the least key of longer cells that train
     least = None
     for index in range(len(column) - 1, -1, -1):
@@ -271,6 +274,7 @@ def _longer_contradictions(where: str, column: Sequence[tuple[int, Setting | Non
             "only grows with the length)"
             for index, (length, setting) in enumerate(column)
             if (least_key := least_after[index]) is not None and (setting is None or least_key < setting.escalation_key)
+            and says_failures(setting, gpus)
             for longer, later in column[index + 1:]
             if later is not None and (setting is None or later.escalation_key < setting.escalation_key)]
 
@@ -323,7 +327,7 @@ def _wider_table_contradictions(
                 falls = "" if at == length else f" (at {length}, the row {at} falls to)"
                 for twin in (name for name in wider.models if shape_of[name] == shape_of[model]):
                     there = other.setting(twin)  # the model's own cell, or one of its shape's
-                    if there is None or there.escalation_key > setting.escalation_key:
+                    if there is None or (says_failures(there, more) and there.escalation_key > setting.escalation_key):
                         shaped = "" if twin == model else f" ({twin}, of its shape)"
                         found.append(f"{gpu_type.name}, {model} at {at}: {setting.label} trains on "
                                      f"{counted(table.gpus, 'GPU')}{falls} but {more} GPUs{whose} need "
@@ -401,6 +405,12 @@ class Catalog(Frozen):
             return None
         return either(_meant_names(forms[-1], self.gpu_types, self.without_bf16)) or None
 
+    def gpu_type_named(self, name: str) -> str | None:
+        """The name of the GPU type `name` is a name or alias of in one of its forms (``h100``: H100-80GB), or
+        None."""
+        entry = _named_entry(gpu_name_forms(name), self.gpu_types)
+        return entry.name if entry is not None else None
+
     def refuse_without_bf16(self, name: str) -> None:
         """`QueryError` where `name` (in any case, or as nvidia-smi prints it) names a GPU type without bf16."""
         if not isinstance(name, str):
@@ -450,6 +460,8 @@ class Catalog(Frozen):
                                                 "vllm_rope_theta_lost": model.vllm_rope_theta_lost,
                                                 "rope_theta": model.rope_theta,
                                                 "vllm_partial_rotary_lost": model.vllm_partial_rotary_lost,
+                                                "trainer_partial_rotary_differs":
+                                                    model.trainer_partial_rotary_differs,
                                                 "model_type": model.model_type})
         else:
             model = model.model_copy(update={"aliases": ()})
@@ -707,7 +719,8 @@ class Catalog(Frozen):
                 found += _twin_cell_differences(gpu_type, table, shape_of)
                 for model in table.models:
                     column = [(row.max_model_len, row.setting(model)) for row in table.rows]
-                    found += _longer_contradictions(f"{gpu_type.name}, {counted(table.gpus, 'GPU')}, {model}", column)
+                    found += _longer_contradictions(f"{gpu_type.name}, {counted(table.gpus, 'GPU')}, {model}",
+                                                    table.gpus, column)
                     found += _wider_table_contradictions(gpu_type, table, model, column, candidates, origin, shape_of)
         return found
 
@@ -735,12 +748,12 @@ class Catalog(Frozen):
                         column = [(row.max_model_len, row.setting(model)) for row in mine.rows]
                         where = f"{pair}{counted(mine.gpus, 'GPU')}, {model}{whose}"
                         # What either table says alone (its GPU type says it already) is not said again.
-                        alone = {*_longer_contradictions(where, column),
-                                 *_longer_contradictions(where, list(lengths.items()))}
+                        alone = {*_longer_contradictions(where, mine.gpus, column),
+                                 *_longer_contradictions(where, mine.gpus, list(lengths.items()))}
                         own_lengths = {length for length, _ in column}
                         merged = sorted([*column, *((length, setting) for length, setting in lengths.items()
                                                     if length not in own_lengths)], key=lambda cell: cell[0])
-                        found += [said for said in _longer_contradictions(where, merged) if said not in alone]
+                        found += [said for said in _longer_contradictions(where, mine.gpus, merged) if said not in alone]
         return found
 
     def cells(self) -> Iterator[Cell]:

@@ -104,7 +104,7 @@ def read_fleet(path: Path, catalog: Catalog) -> ReadFleet:
     them (`Catalog.with_model`); `TableError` for a bad file. Its pools and jobs' names are checked by
     `checked_fleet`, against a catalogue that may have gained GPU types since (cells files') and these models."""
     entries = load_validated(FleetFile, path, context={TYPED: True, GPU_NAMED: partial(_names_gpu, catalog)},
-                             loader=FleetLoader)
+                             loader=FleetLoader, gpu_type_named=catalog.gpu_type_named)
     return ReadFleet(path, entries, _configured_models(path, entries.jobs, catalog))
 
 

@@ -754,6 +754,13 @@ def _check_fleet_names(pools: tuple[Pool, ...], jobs: tuple[_JobFields, ...]) ->
 class FleetFile(Frozen, defer_build=True):
     """What a cluster file holds: the pools of nodes and the jobs to place on them."""
 
+    not_asked_here: ClassVar[dict[str, str]] = {
+        **dict.fromkeys(("weights", "costs", "costweights"), "solve cluster's --weights FILE gives the cost weights"),
+        **dict.fromkeys(("price", "prices", "gpuprice", "gpuprices"),
+                        "a pool has no price: --buy adds the fewest GPUs, then nodes"),
+    }
+    """Fields a cluster file may be given by mistake at its top (without case or separators), and why it takes none."""
+
     pools: TupleOf[Pool] = Field(min_length=1, max_length=256)
     jobs: TupleOf[JobEntry] = Field(min_length=1, max_length=MAX_JOBS)
 

@@ -79,7 +79,8 @@ def load_weights(path: Path | str | None = None) -> Weights:
     check_types(("path", path, Path | str | None))
     if path is None:
         return _shipped_weights()
-    return load_validated(Weights, given_path("path", path))
+    return load_validated(Weights, given_path("path", path),
+                          gpu_type_named=lambda name: _shipped_catalog().gpu_type_named(name))
 
 
 TRINITY_FIELDS_FILE = "trinity-fields.yaml"

@@ -415,7 +415,8 @@ def load_model_config(path: Path | str, *, vllm_rollout: bool = True) -> Model:
                  vllm_sliding_window=_vllm_sliding_window(path, config, shape["num_layers"]),
                  vllm_refusal=vllm_refusal, rope_theta=(rope_theta := _own_rope_theta(path, config)),
                  vllm_rope_theta_lost=_vllm_rope_theta_lost(config, rope_theta),
-                 vllm_partial_rotary_lost=_vllm_partial_rotary_lost(path, config, shape["head_dim"]))
+                 vllm_partial_rotary_lost=_vllm_partial_rotary_lost(path, config, shape["head_dim"]),
+                 trainer_partial_rotary_differs=_trainer_partial_rotary_differs(config, shape["head_dim"]))
 
 
 def config_keys_differing(first: Path, second: Path) -> list[str]:
@@ -503,10 +504,23 @@ def _vllm_sliding_window(path: Path, config: dict[str, Any], layers: int) -> tup
 
 def _vllm_refusal(path: Path, config: dict[str, Any], layers: int) -> str | None:
     """Why vLLM 0.19.1 refuses to build the model a config.json of `layers` describes (`Model.vllm_refusal`), in
-    words: layers of mixed attention in a class built on its Qwen2 model (`_qwen2_layers_refusal`), or a window it
-    takes for the whole model beside another ``max_window_layers`` (`_whole_window_refusal`); None where it builds
-    it."""
-    return _qwen2_layers_refusal(path, config, layers) or _whole_window_refusal(path, config, layers)
+    words: layers of mixed attention in a class built on its Qwen2 model (`_qwen2_layers_refusal`), a window it
+    takes for the whole model beside another ``max_window_layers`` (`_whole_window_refusal`), or no ``rotary_dim``
+    where its class reads one (`_rotary_dim_refusal`); None where it builds it."""
+    return (_qwen2_layers_refusal(path, config, layers) or _whole_window_refusal(path, config, layers)
+            or _rotary_dim_refusal(config))
+
+
+def _rotary_dim_refusal(config: dict[str, Any]) -> str | None:
+    """Why vLLM 0.19.1 fails to build a `VLLM_ROTARY_DIM_MODEL_TYPES` config without ``rotary_dim``: its class reads
+    ``config.rotary_dim`` with no default (``minimax_m2.py:267``), and transformers 5.9.0's config class declares no
+    such key (``configuration_minimax_m2.py``), so the attribute is missing; in words; None where the key is given."""
+    if config.get("model_type") not in VLLM_ROTARY_DIM_MODEL_TYPES or "rotary_dim" in config:
+        return None
+    return (f"no rotary_dim, which vLLM 0.19.1's {config['model_type']} class reads with no default "
+            "(minimax_m2.py:267: AttributeError as it builds the model), so Trinity's rollout cannot start; accepted: "
+            "rotary_dim, the dimensions of each head RoPE rotates (64 of head_dim 128 in MiniMax-M2's published "
+            "config.json)")
 
 
 def _whole_window_refusal(path: Path, config: dict[str, Any], layers: int) -> str | None:
@@ -1198,6 +1212,23 @@ def _vllm_partial_rotary_lost(path: Path, config: dict[str, Any], head_dim: int)
         raise TableError(f"{path}: {name}: expected a number above 0 and at most 1 such as 0.5, got "
                          f"{json_brief(own)} (vLLM refuses it too)")
     return (float(own), taken) if own != taken else None
+
+
+def _trainer_partial_rotary_differs(config: dict[str, Any], head_dim: int) -> tuple[float, float] | None:
+    """The share of each head's dimensions transformers 5.9.0's trainer rotates and the one vLLM 0.19.1's rollout
+    rotates (`Model.trainer_partial_rotary_differs`) for a `VLLM_ROTARY_DIM_MODEL_TYPES` config that gives a
+    ``rotary_dim`` (checked by `_vllm_partial_rotary_lost`) and no ``partial_rotary_factor`` (its own, or its RoPE
+    parameters'): transformers' class reads the share alone and rotates whole heads without it
+    (``modeling_minimax_m2.py:187-189``), vLLM's puts ``rotary_dim`` over `head_dim` in its place
+    (``minimax_m2.py:200-204``); None where they agree or the share is given."""
+    given = config.get(_rope_key(config))
+    parameters: dict[str, Any] = given if isinstance(given, dict) else {}
+    rotary_dim: Any = config.get("rotary_dim")
+    if (config.get("model_type") not in VLLM_ROTARY_DIM_MODEL_TYPES or not _is_number(rotary_dim)
+            or config.get("partial_rotary_factor") is not None or parameters.get("partial_rotary_factor") is not None):
+        return None
+    whole, rotated = 1.0, rotary_dim / head_dim
+    return (whole, rotated) if rotated != whole else None
 
 
 def _vllm_length_key(path: Path, config: dict[str, Any]) -> tuple[str, int]:

@@ -226,6 +226,10 @@ least): more, in a number a message would write out, are written in exponent not
 _PARSED: ContextVar[dict[tuple[str, str], Any] | None] = ContextVar("parsed", default=None)
 """What `parsed_once` parsed within the current `parsing_once`, per kind of parse and text; None outside one."""
 
+GpuTypeNamed = Callable[[str], str | None] | None
+"""What names the GPU type a word is a name or alias of (``h100``: H100-80GB), else None: `Catalog.gpu_type_named`;
+None where the file's unknown fields are not looked up as GPU types."""
+
 _Parsed = TypeVar("_Parsed")
 
 
@@ -455,16 +459,18 @@ def _members(annotation: Any) -> tuple[Any, ...]:
 
 
 def _validation_message(path: Path | str, raw: Any, error: ValidationError, recheck: Callable[[Any], object],
-                        schema: type[BaseModel], yaml_read: bool = True) -> str:
+                        schema: type[BaseModel], yaml_read: bool = True, gpu_type_named: GpuTypeNamed = None) -> str:
     """`error` in one line after `path` (a file's, or an argument's name), naming a mapping's fields where one is
     missing or unknown (`schema`'s), with a hint where the value refused is a mistake `_HINTS` recognises (in data YAML
     read: `yaml_read`); `recheck` validates other data the same way (for the hint of a number YAML reads as text,
-    which must not suggest a value its field refuses)."""
+    which must not suggest a value its field refuses); `gpu_type_named` tells an unknown field that names a GPU type
+    (`_unknown_field`)."""
     errors = _innermost(error.errors())
     first = _first_said(errors)
     location = _data_location(raw, tuple(first["loc"]))
     if first["type"] == "extra_forbidden":
-        problem, errors = _unknown_field(first, location[-1], errors, schema, _node_at(raw, location[:-1]))
+        problem, errors = _unknown_field(first, location[-1], errors, schema, _node_at(raw, location[:-1]),
+                                         gpu_type_named)
         location = location[:-1]
     elif first["type"] == "missing":
         problem = f"missing field {location[-1]!r}{_fields_note(_fields_at(schema, tuple(first['loc'][:-1])))}"
@@ -516,11 +522,12 @@ def _fields_note(fields: Sequence[str], lead: str = "") -> str:
 
 
 def _unknown_field(error: Any, name: Any, errors: list[Any], schema: type[BaseModel],
-                   mapping: Any = None) -> tuple[str, list[Any]]:
+                   mapping: Any = None, gpu_type_named: GpuTypeNamed = None) -> tuple[str, list[Any]]:
     """An unknown field `name`'s problem, naming its mapping's fields, with the number it splits off (where
     `mapping`, the data that holds it, has one written with commas: `_thousands_split`), or else the one it was meant
     to be (`_meant_field`) or else why no such field is asked there (a model's ``not_asked_here``: a job's GPUs are
-    the placement's, a pool's GPU type is no job's); and `errors` less the meant field's missing one, no problem of
+    the placement's, a pool's GPU type is no job's), or else the GPU type it names, where `gpu_type_named` finds one
+    (``h100:``, a key given for its weight or price); and `errors` less the meant field's missing one, no problem of
     its own."""
     mapping_at = tuple(error["loc"][:-1])
     fields = _fields_at(schema, mapping_at)
@@ -536,6 +543,9 @@ def _unknown_field(error: Any, name: Any, errors: list[Any], schema: type[BaseMo
         errors = [e for e in errors if not (e["type"] == "missing" and tuple(e["loc"]) == (*mapping_at, meant))]
     elif isinstance(name, str) and _letters(name) in not_asked:
         note = _fields_note(fields, f"{not_asked[_letters(name)]}; ")
+    elif gpu_type_named is not None and isinstance(name, str) and (gpu := gpu_type_named(name)) is not None:
+        how = f"give it as gpu: {gpu}" if "gpu" in fields else not_asked.get("price", "")
+        note = _fields_note(fields, f"{name!r} is a GPU type, {gpu}, not a field{f': {how}' if how else ''}; ")
     else:
         note = _fields_note(fields)
     return f"unknown field {name!r}{note}", errors
@@ -903,18 +913,19 @@ def _top_level_kind(raw: object) -> str:
 
 
 def load_validated(model: type[_Schema], path: Path, context: dict[str, Any] | None = None,
-                   loader: type[UniqueKeyLoader] = UniqueKeyLoader) -> _Schema:
+                   loader: type[UniqueKeyLoader] = UniqueKeyLoader, gpu_type_named: GpuTypeNamed = None) -> _Schema:
     """The file at `path` as `model`, read by `loader`, or `TableError` in one line (naming the kind of file it looks
-    like instead, where its top-level keys are another's: `_FILE_KINDS`)."""
+    like instead, where its top-level keys are another's: `_FILE_KINDS`; an unknown field that `gpu_type_named` finds
+    a GPU type's name, that GPU type)."""
     raw = _read_yaml(path, loader)
     if not isinstance(raw, dict):  # a CSV, say, reads as one string: say which keys the file takes
         raise TableError(f"{path}: expected a mapping at the top level, got {_top_level_kind(raw)} (fields: "
                          f"{', '.join(_fields_at(model, ()))})")
-    return validated_data(model, raw, path, context, looks_like(raw, model))
+    return validated_data(model, raw, path, context, looks_like(raw, model), gpu_type_named=gpu_type_named)
 
 
 def validated_data(model: type[_Schema], raw: Any, where: Path | str, context: dict[str, Any] | None = None,
-                   note: str = "", yaml_read: bool = True) -> _Schema:
+                   note: str = "", yaml_read: bool = True, gpu_type_named: GpuTypeNamed = None) -> _Schema:
     """`raw` (a file's data, read: by YAML, or by JSON where not `yaml_read`, which its hints then do not assume) as
     `model`, or `TableError` in one line after `where` (the file): the field named as a file's are, what was found
     and what the field takes, then `note`."""
@@ -922,7 +933,8 @@ def validated_data(model: type[_Schema], raw: Any, where: Path | str, context: d
         return model.model_validate(raw, context=context)
     except ValidationError as error:
         recheck = partial(model.model_validate, context=context)
-        raise TableError(_validation_message(where, raw, error, recheck, model, yaml_read) + note) from None
+        raise TableError(_validation_message(where, raw, error, recheck, model, yaml_read, gpu_type_named)
+                         + note) from None
 
 
 def check_built_again(built: BaseModel, name: str) -> None:

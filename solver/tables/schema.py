@@ -74,6 +74,7 @@ from solver.tables.text import (
     first_repeated,
     gpu_name_forms,
     guessed_name,
+    model_name_from_path,
     normalise,
     plain_words,
     require_printable,
@@ -584,6 +585,13 @@ class Model(Frozen):
     (`vllm_rope_theta_lost`), and vLLM's class takes its own default
     (`solver.tables.model_config.VLLM_DEFAULT_PARTIAL_ROTARY`); None where they agree (every catalogue model rotates
     whole heads)."""
+    trainer_partial_rotary_differs: tuple[Annotated[float, Gt(0), Le(1)], Annotated[float, Gt(0), Le(1)]] | None = None
+    """For a model read from a config.json that gives ``rotary_dim`` and no ``partial_rotary_factor``, of a type whose
+    vLLM 0.19.1 class rotates ``rotary_dim`` (MiniMax-M2's,
+    `solver.tables.model_config.VLLM_ROTARY_DIM_MODEL_TYPES`): the share of each head's dimensions transformers'
+    trainer rotates (whole heads, 1.0: its class reads no ``rotary_dim``) and the one the rollout's vLLM rotates
+    (``rotary_dim`` over ``head_dim``), where they differ, so the rollout's log-probs are not the trainer's; None
+    otherwise."""
     tables_of: Text | None = None
     """Another model of the same shape whose table cells stand for this one where no table names it (a base
     model and its post-trained release differ only in their weights, which the memory they need does not
@@ -857,14 +865,16 @@ class Table(Frozen):
     @model_validator(mode="before")
     @classmethod
     def _canonical_names(cls, raw: Any, info: ValidationInfo) -> Any:
-        """Models named by an alias or in another case (``8B``), where the context maps names to the
-        catalogue's (``names``), under the catalogue's names."""
+        """Models named by an alias, in another case (``8B``) or by a Hugging Face id (``Qwen/Qwen3-8B``), where the
+        context maps names to the catalogue's (``names``), under the catalogue's names."""
         names = (info.context or {}).get("names")
         if not names or not isinstance(raw, dict):
             return raw
 
-        def canonical(name: Any) -> Any:
-            return names.get(normalise(name), name) if isinstance(name, str) else name
+        def canonical(name: Any) -> Any:  # a Hugging Face id or a path by its last part, as --model takes it
+            if not isinstance(name, str):
+                return name
+            return names.get(normalise(name)) or names.get(normalise(model_name_from_path(name)), name)
 
         renamed = dict(raw)
         if isinstance(raw.get("models"), list):

@@ -97,6 +97,11 @@ def cached_names(forms: Callable[[str], _Forms]) -> Callable[[str], _Forms]:
     return named
 
 
+def model_name_from_path(model_path: str) -> str:
+    """The model's name in a Hugging Face id or a local path: its last part (``Qwen/Qwen3-8B`` -> ``Qwen3-8B``)."""
+    return re.split(r"[\\/]", model_path.strip().rstrip("/\\"))[-1]
+
+
 @cached_names
 def normalise(name: str) -> str:
     """A name as it is matched: any case, spaces and underscores as hyphens (``A100 80GB`` = ``a100-80gb``); cached,

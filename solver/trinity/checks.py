@@ -40,6 +40,7 @@ from solver.rules import (
     excluded_adapted_words,
     least_token_budget,
     lora_moe_unsaved_words,
+    mapped_partial_rotary,
     mapped_rope_theta,
     micro_batch_stop_words,
     model_kind_words,
@@ -140,6 +141,7 @@ from solver.trinity.keys import (
     REMOVE_PADDING_KEYS,
     ROLE_BUDGET_KEYS,
     ROLE_BUDGET_PATHS,
+    ROLE_DYNAMIC_BATCH_KEYS,
     ROLE_ENGINE_SP_KEYS,
     ROLE_KEY_SCOPES,
     ROLE_SP_KEYS,
@@ -972,9 +974,11 @@ def _check_prompt_and_response(checks: _ConfigChecks, length: float | None) -> N
 
 def _yarn_setting(model: Model, wanted: float) -> str:
     """The fix that sets the YaRN ``model.rope_scaling`` of factor `wanted` over `model`'s native context, in words,
-    with its own ``rope_theta`` (`mapped_rope_theta`), as --write sets it."""
-    theta = mapped_rope_theta(model)
+    with its ``partial_rotary_factor`` where vLLM or the trainer would otherwise rotate another share
+    (`mapped_partial_rotary`) and its own ``rope_theta`` (`mapped_rope_theta`), as --write sets it."""
+    theta, partial = mapped_rope_theta(model), mapped_partial_rotary(model)
     return (f"set {{rope_type: yarn, factor: {wanted!r}, original_max_position_embeddings: {model.native_context}"
+            + ("" if partial is None else f", partial_rotary_factor: {partial[0]!r}")
             + ("}" if theta is None else f", rope_theta: {theta}}}"))
 
 
@@ -1305,6 +1309,37 @@ def _check_rope_partial(checks: _ConfigChecks, model: Model) -> None:
         f"{taken!r} (the share of each head's dimensions RoPE rotates), not the model's {own!r}, silently "
         f"({HANDED_PAST_WORDS}){_kept_before_vllm_012(checks, 'partial_rotary_factor')}; add partial_rotary_factor: "
         f"{own!r} to it"))
+
+
+def _check_rope_partial_differs(checks: _ConfigChecks, model: Model) -> None:
+    """Check that the trainer and the rollout's vLLM rotate the same share of each head's dimensions where a vLLM
+    rollout starts (`_vllm_rollout`): a MiniMax-M2 config.json with ``rotary_dim`` and no ``partial_rotary_factor``
+    rotates whole heads in transformers' trainer and ``rotary_dim`` in vLLM (`Model.trainer_partial_rotary_differs`).
+    The rollout's log-probs then differ from the trainer's: a `but:` line, as `_check_rope_partial`. The fix is the
+    share in the config.json, and in the RoPE scaling mapping vLLM takes (`_handed_rope`) where it lacks it (--write
+    adds it there); a mapping's own mends it on Trinity 0.5 alone, whose trainer sets the mapping as the model's RoPE
+    parameters, as 0.6's does on verl before 0.8 only (on 0.8 it reads the config.json alone)."""
+    differs = model.trainer_partial_rotary_differs
+    if differs is None or not _vllm_rollout(checks):
+        return
+    handed = _handed_rope(checks)
+    given = handed is not None and "partial_rotary_factor" in handed[1]
+    if given and checks.version == "0.5":
+        return
+    trainer, rollout = differs
+    if handed is None:
+        mapping = ""
+    elif given:
+        mapping = f" ({dotted(handed[0])}'s reaches the trainer on verl before 0.8 alone)"
+    else:
+        adds = f" ({checks.names.write} adds it there)" if checks.names.write_offered else ""
+        mapping = f" and to {dotted(handed[0])}{adds}"
+    checks.add(ConfigProblemCode.ROPE_PARTIAL_DIFFERS, (
+        f"{model.name}'s config.json gives rotary_dim and no partial_rotary_factor: the trainer's transformers rotates "
+        f"partial_rotary_factor {trainer!r} of each head's dimensions (its {model.model_type} class reads no "
+        f"rotary_dim, modeling_minimax_m2.py:187-189 in 5.9.0), the rollout's vLLM {rollout!r} (rotary_dim over "
+        f"head_dim, minimax_m2.py:200-204 in 0.19.1), so the rollout's log-probs differ from the trainer's; add "
+        f"partial_rotary_factor: {rollout!r} to the config.json{mapping}"))
 
 
 def _check_rope_built(checks: _ConfigChecks, model: Model, rope: Any) -> None:
@@ -1724,9 +1759,9 @@ in 0.5.0, ``:1135`` in 0.5.1, ``:1185`` in 0.5.2), refusing them there too; 0.6.
 which drops a key it does not know and keeps a flag as written, so the config loads; ``synchronize_config``
 (``:1305``) then sets two of the flags rft-solver reads to the trainer's (`SET_TO_TRAINERS_BY_06`), and the trainer
 fails as it starts on any other that OmegaConf's bool field refuses (``OmegaConf.structured`` of the typed
-``veRLConfig``, ``trainer/verl_legacy/verl_trainer.py:198``: ``ref.log_prob_use_dynamic_bsz`` and
-``model.enable_gradient_checkpointing``). On verl 0.8 or later it deep-merges the section into verl's own
-(``trinity/trainer/verl/config.py:204``)."""
+``veRLConfig``, ``trainer/verl_legacy/verl_trainer.py:198``: ``ref.log_prob_use_dynamic_bsz``,
+``rollout.log_prob_use_dynamic_bsz`` and ``model.enable_gradient_checkpointing``). On verl 0.8 or later it
+deep-merges the section into verl's own (``trinity/trainer/verl/config.py:204``)."""
 
 
 def _schema_refuses(path: Path, version: TrinityVersion | None) -> bool:
@@ -1812,20 +1847,21 @@ def _check_flags_on(checks: _ConfigChecks, paths: Iterable[tuple[str, ...]], cod
         _check_flag_on(checks, path, code, off + (f" ({scope})" if scope else ""), version, on, unset_on)
 
 
-def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVersion | None) -> None:
-    """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`, and a trained critic's engine's own,
-    `_critic_engine_flags`) are booleans, and on (but the trainer's and the actor's for DPO, which off keep its pairs
-    whole: `_check_dpo_pair_dynamic`), and where they are off the critic's forward size
-    (`_check_critic_forward_unset`) and its engine's (`_check_critic_engine_sizes`); off for a `model` whose
-    micro-batches are padded (`remove_padding_violation`), with one sequence in each (`_check_micro_batch_sizes`, the
-    critic's engine's set too)."""
+def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVersion | None, trainer_gpus: int,
+                         sps: tuple[int, int]) -> None:
+    """Check that the dynamic batch size keys (``trainer.use_dynamic_bsz`` and the roles' own, `_role_dynamic_flags`)
+    are booleans, and on (but the trainer's and the actor's for DPO, which off keep its pairs whole:
+    `_check_dpo_pair_dynamic`), and where they are off the critic's forward size (`_check_critic_forward_unset`) and
+    its engine's (`_check_critic_engine_sizes`); off for a `model` whose micro-batches are padded
+    (`remove_padding_violation`), with one sequence in each (`_check_micro_batch_sizes` on `trainer_gpus` at `sps`,
+    the critic's SP and the trainer's; the critic's engine's set too)."""
     if remove_padding_violation(model) is None:
-        trainer, actor, ref = DYNAMIC_BATCH_KEYS
+        trainer = DYNAMIC_BATCH_KEYS[0]
         # for DPO, off is what keeps the actor's pairs whole (`_check_dpo_pair_dynamic`)
         dpo = trains_dpo(checks.value(("algorithm", "algorithm_type")))
         _check_flags_on(checks, () if dpo else (trainer,), ConfigProblemCode.DYNAMIC_BATCH_OFF,
                         _trainer_dynamic_off_words(checks, version), version)
-        _check_flags_on(checks, ((ref,) if dpo else (actor, ref)) + _critic_engine_flags(checks, version),
+        _check_flags_on(checks, _role_dynamic_flags(checks, version, actor=not dpo),
                         ConfigProblemCode.DYNAMIC_BATCH_OFF, _DYNAMIC_OFF_WORDS, version)
         _check_null_micro_batch_sizes(checks, version)
         _check_critic_forward_unset(checks, version)
@@ -1833,19 +1869,34 @@ def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVe
         if dpo and turned_off(checks.flag(trainer)):
             _check_dpo_sizes_unset(checks, version)
         return
-    trainer, *roles = DYNAMIC_BATCH_KEYS
+    trainer = DYNAMIC_BATCH_KEYS[0]
     why = (f"remove padding off (as {model.name} needs) pads each micro-batch to its longest sequence, and dynamic "
            "batching fills it by the sequences' own lengths, so one of uneven lengths holds more tokens than the "
            f"token budget the memory estimate counts: set it to false, with one sequence per micro-batch"
            f"{checks.names.write_does()}")
     _check_flag_on(checks, trainer, ConfigProblemCode.MICRO_BATCH_UNBOUNDED, why, version, on=False)
-    _check_flags_on(checks, (*roles, *_critic_engine_flags(checks, version)), ConfigProblemCode.MICRO_BATCH_UNBOUNDED,
-                    why, version, on=False, unset_on=False)
+    _check_flags_on(checks, _role_dynamic_flags(checks, version), ConfigProblemCode.MICRO_BATCH_UNBOUNDED, why,
+                    version, on=False, unset_on=False)
     if turned_off(checks.flag(trainer)):
-        _check_micro_batch_sizes(checks, version)
+        _check_micro_batch_sizes(checks, version, trainer_gpus, sps)
     else:
         _check_null_micro_batch_sizes(checks, version)
     _check_critic_engine_sizes(checks, version, checks.names.write_does())
+
+
+def _role_dynamic_flags(checks: _ConfigChecks, version: TrinityVersion | None,
+                        actor: bool = True) -> tuple[tuple[str, ...], ...]:
+    """The roles' own dynamic batch size flags that `_check_dynamic_batch` judges as the trainer's
+    (`ROLE_DYNAMIC_BATCH_KEYS`, each where set): the actor's (not where not `actor`: for DPO off keeps its pairs whole),
+    the ref's, the rollout's, which Trinity 0.5, and 0.6 on verl before 0.8, run the actor's log-prob recompute by
+    (``set_if_none`` from the actor's own, 0.5.0 ``common/verl_config.py:662``, 0.6.0
+    ``trainer/verl_legacy/verl_config.py:692``; ``compute_log_prob``, 0.6.0 ``verl_legacy/fsdp_workers.py:1006-1009``;
+    0.6 on verl 0.8 or later freezes it to the trainer's, ``trainer/verl/config.py:729``), a trained FSDP critic's own
+    (`CRITIC_DYNAMIC_KEY`, `_fsdp_critic`) where `version` may be 0.5, which reads it (0.6 sets it to the trainer's),
+    and its engine's (`_critic_engine_flags`)."""
+    roles = [role for role in ROLE_DYNAMIC_BATCH_KEYS if (actor or role != "actor")
+             and (role != "critic" or version != "0.6" and _fsdp_critic(checks))]
+    return (*(ROLE_DYNAMIC_BATCH_KEYS[role] for role in roles), *_critic_engine_flags(checks, version))
 
 
 def _critic_engine_flags(checks: _ConfigChecks, version: TrinityVersion | None) -> tuple[tuple[str, ...], ...]:
@@ -1897,14 +1948,16 @@ def _micro_batch_fix(checks: _ConfigChecks, pair: bool, version: TrinityVersion 
     return _one_pair_words(version, checks.names.write_does()) if pair else f"set it to 1{checks.names.write_does()}"
 
 
-def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | None, trainer_gpus: int,
+                             sps: tuple[int, int]) -> None:
     """Check, with dynamic batch sizes off, that each pass's micro-batch holds one sequence (`ROLE_MICRO_BATCH_SIZES`,
     and the critic's, `CRITIC_MICRO_BATCH_SIZES`, where the algorithm trains one): more are padded past the token
     budget; a null where every release refuses it (`MICRO_BATCH_SIZES_TYPED_INT`) is refused; unset (or null), a key
     that a release hands verl as none fails as the trainer runs (`_unset_micro_batch_words`), refused where every
     release `version` may be does so (`_fails_on_every_verl`), but for the critic's forward where its deprecated size
     replaces it (`_taken_from_whole_size`); a deprecated size for the whole batch (`DEPRECATED_MICRO_BATCH_SIZES`)
-    replaces or clashes with the per-GPU one."""
+    replaces or clashes with the per-GPU one (`_check_whole_batch_size`, over the data-parallel ranks of
+    `trainer_gpus` at `sps`: the critic's SP, the trainer's)."""
     critic = _fsdp_critic(checks)
     dpo = trains_dpo(checks.value(("algorithm", "algorithm_type")))
     paths = (*ROLE_MICRO_BATCH_SIZES, *(CRITIC_MICRO_BATCH_SIZES if critic else ()))
@@ -1925,10 +1978,43 @@ def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
             _check_unset_size(checks, path, paths, version, fix)
     for path in DEPRECATED_MICRO_BATCH_SIZES[:None if critic else 2]:
         if (size := checks.number(path)) is not None:
-            checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
-                f"{dotted(path)} is {shown_number(size)}: a deprecated size for the whole batch, which "
-                f"{_deprecated_size_words(version)}: remove it, or set it to null, read as unset"
-                f"{checks.names.write_does()}"))
+            role_sp = sps[0] if path[-2] == "critic" else sps[1]
+            _check_whole_batch_size(checks, path, int(size), (trainer_gpus, role_sp), 2 if dpo else 1, version)
+
+
+def _check_whole_batch_size(checks: _ConfigChecks, path: Path, size: int, layout: tuple[int, int], vouched: int,
+                            version: TrinityVersion | None) -> None:
+    """Check, for a padded model with dynamic batch sizes off (`_check_micro_batch_sizes`), the deprecated size for the
+    whole batch at `path` (`DEPRECATED_MICRO_BATCH_SIZES`), `size`, on each verl line the release `version` may run.
+    verl before 0.8 takes it over the per-GPU size, divided by the data-parallel ranks (`layout`: trainer GPUs / the
+    role's SP; no trainer GPUs known: whole), floored (`solver.trinity.config.micro_batch_counts`): more sequences than
+    the verdict's estimate counts per micro-batch (`vouched`: 1, 2 for DPO's pair) are padded past the token budget
+    (``micro-batch-unbounded``: null fits every line). verl 0.8 or later refuses it beside the per-GPU size as the
+    trainer starts (`DEPRECATED_MICRO_BATCH_SIZES`), a refusal of that line alone where the release may be 0.6, whose
+    verl before 0.8 runs it: there a size that takes no more than the verdict counts gets
+    ``micro-batch-deprecated-size``, neither a refusal nor above the verdict, its words saying what each line does;
+    none with 0.5, whose verl runs it so. Below the ranks (0 per GPU) it is `_check_whole_batch_sizes_over_ranks`'."""
+    trainer_gpus, sp = layout
+    ranks = trainer_gpus // sp
+    taken = size // ranks if ranks >= 1 else size
+    if taken < 1 or (taken <= vouched and version == "0.5"):
+        return
+    before = "Trinity 0.5's verl" if version == "0.5" else "verl before 0.8"
+    over = (f"{shown_number(size)} over the {ranks} data-parallel ranks (trainer GPUs {trainer_gpus} / SP {sp}) = "
+            f"{taken} {'sequence' if taken == 1 else 'sequences'} per micro-batch" if ranks >= 1 else
+            f"counted whole, {taken} sequences per micro-batch, as no trainer GPUs are known to divide it by")
+    on_08 = "" if version == "0.5" else (
+        "verl 0.8 or later refuses it beside the per-GPU size as the trainer starts (a ValueError: both set)")
+    fix = f"remove it, or set it to null, read as unset{checks.names.write_does()}"
+    if taken > vouched:
+        checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
+            f"{dotted(path)} is {shown_number(size)}: a deprecated size for the whole batch, which {before} takes over "
+            f"the per-GPU size, {over}, padded to the longest, which the token budget does not bound"
+            f"{f', and {on_08}' if on_08 else ''}: {fix}"))
+    else:
+        checks.add(ConfigProblemCode.MICRO_BATCH_DEPRECATED_SIZE, (
+            f"{dotted(path)} is {shown_number(size)}: a deprecated size for the whole batch, which {before} takes over "
+            f"the per-GPU size, {over}, as the verdict counts; but {on_08}: {fix}"))
 
 
 def _check_dpo_pair_size(checks: _ConfigChecks, size: float, version: TrinityVersion | None) -> None:
@@ -2237,7 +2323,7 @@ def _check_whole_batch_sizes_over_ranks(checks: _ConfigChecks, trainer_gpus: int
     ``trainer/verl_legacy/fsdp_workers.py:247-253``, ``:278-287``; 0.5.0 ``trainer/verl/fsdp_workers.py:223-229``,
     ``:253-263``), so a size below them gives 0 sequences per GPU, on which the actor fails as the trainer starts
     (``mini_batch % 0``, 0.6.0 ``:255-263``) and the ref at its first step (``DataProto.split(0)``, verl 0.7.0
-    ``protocol.py:925``), and verl 0.8 or later refuses the size whatever it is (`_deprecated_size_words`): refused
+    ``protocol.py:925``), and verl 0.8 or later refuses the size whatever it is (`_check_whole_batch_size`): refused
     for any model (``micro-batch-unset-refused``). A size the ranks do not divide is floored, which verl takes and the
     verdict counts (`solver.trinity.config.micro_batch_counts`)."""
     ranks = trainer_gpus // sp
@@ -2543,16 +2629,6 @@ def _null_micro_batch_words(version: TrinityVersion | None) -> str:
     in_06 = ("Trinity 0.6 fails on it as the trainer starts: with verl before 0.8 its typed config refuses it, and "
              "verl 0.8 or later, left with none, refuses dynamic batch sizes off")
     return {"0.5": in_05, "0.6": in_06}.get(version or "", f"{in_05}; {in_06}")
-
-
-def _deprecated_size_words(version: TrinityVersion | None) -> str:
-    """What verl does with a deprecated micro-batch size for the whole batch (`DEPRECATED_MICRO_BATCH_SIZES`) on the
-    releases `version` may be, in words."""
-    before_08 = ("takes over the per-GPU size, divided by the data-parallel ranks (trainer GPUs / SP), so a "
-                 "micro-batch may hold more than one sequence")
-    if version == "0.5":
-        return f"Trinity 0.5's verl {before_08}"
-    return f"verl before 0.8 {before_08}, and verl 0.8 or later refuses it beside the per-GPU size"
 
 
 def _unset_micro_batch_words(path: Path, version: TrinityVersion | None) -> str:
@@ -3044,7 +3120,8 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_sglang_length(checks, model, length)
     _check_rope_theta(checks, model)
     _check_rope_partial(checks, model)
-    _check_dynamic_batch(checks, model, version)
+    _check_rope_partial_differs(checks, model)
+    _check_dynamic_batch(checks, model, version, trainer_gpus, (role_sps["critic"], sp))
     _check_critic_forward_whole_size(checks, version)
     _check_dpo_pairs(checks, model, version)
     _check_dpo_pair_dynamic(checks, version)

@@ -1869,6 +1869,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         train_batch_size=train_batch,
         train_batch_source=train_batch_source,
         critic_token_budgets=critic.budgets,
+        critic_micro_batch_sequences=critic_rows_sequences(reader, trainer_gpus // sp if trainer_gpus else None,
+                                                           version),
         critic=critic.states,
         version=version,
         ref_sp=ref_sp,
@@ -2069,7 +2071,7 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
     flags_decide = any(len(readings) > 1 for readings in by_release) and (bool(sizes_unread) or any(
         sequences > 1 for _, sequences in micro_batch_counts(reader, roles, dpo, ranks).sequences)
         or critic and not roles.isdisjoint(("critic", _CRITIC_ENGINE))
-        and _critic_sequences(reader, ranks, version) > 1)
+        and _critic_sequences(reader, ranks, True, version != "0.5") > 1)
     passes = frozenset(ROLE_DYNAMIC_BATCH_KEYS) - (set() if critic else {"critic"})
     flags_decide |= padded and any(len({counted_roles & passes for counted_roles in readings}) > 1
                                    for readings in by_release)
@@ -2092,15 +2094,32 @@ def unset_variables(reader: ConfigReader, keys: tuple[str, ...]) -> tuple[str, .
     return tuple(variables)
 
 
-def _critic_sequences(reader: ConfigReader, ranks: int | None, version: TrinityVersion | None) -> int:
-    """The most sequences a micro-batch of a critic's passes holds on a GPU with dynamic batch sizes off: its sizes per
-    GPU (`CRITIC_MICRO_BATCH_SIZES`; but for `version` 0.5 its engine's too, `CRITIC_ENGINE_MICRO_BATCH_SIZES`, by which
-    alone Trinity 0.6 on verl 0.8 or later cuts its passes) and its deprecated size for the whole batch over the
-    data-parallel `ranks` (as `micro_batch_counts` takes the actor's), each 1 where unset or unreadable."""
+def _critic_sequences(reader: ConfigReader, ranks: int | None, legacy: bool, engine: bool) -> int:
+    """The most sequences a micro-batch of a critic's passes holds on a GPU with dynamic batch sizes off: where
+    `legacy` (Trinity 0.5, 0.6 on verl before 0.8), its sizes per GPU (`CRITIC_MICRO_BATCH_SIZES`) and its deprecated
+    size for the whole batch over the data-parallel `ranks` (as `micro_batch_counts` takes the actor's); where
+    `engine`, its engine's (`CRITIC_ENGINE_MICRO_BATCH_SIZES`, by which alone Trinity 0.6 on verl 0.8 or later cuts its
+    passes); each 1 where unset or unreadable."""
     whole = read_or_none(reader.integer, DEPRECATED_MICRO_BATCH_SIZES[2])
-    engine = CRITIC_ENGINE_MICRO_BATCH_SIZES if version != "0.5" else ()
-    return max(*(read_or_none(reader.integer, path) or 1 for path in (*CRITIC_MICRO_BATCH_SIZES, *engine)),
-               1 if whole is None else whole // (ranks or 1))
+    paths = (*(CRITIC_MICRO_BATCH_SIZES if legacy else ()), *(CRITIC_ENGINE_MICRO_BATCH_SIZES if engine else ()))
+    return max(1, *(read_or_none(reader.integer, path) or 1 for path in paths),
+               1 if whole is None or not legacy else whole // (ranks or 1))
+
+
+def critic_rows_sequences(reader: ConfigReader, ranks: int | None, version: TrinityVersion | None) -> int:
+    """The most sequences a micro-batch of the trained critic's passes holds on a GPU on the verl lines of the
+    releases `version` may be where they run with dynamic batch sizes off (`TrinityConfig.critic_micro_batch_sequences`,
+    `_critic_sequences` over the data-parallel `ranks`): before verl 0.8 where `sequence_counted_roles` counts the
+    critic on some release, on verl 0.8 or later where its engine runs in rows (`critic_engine_in_rows`); 0 where
+    none does or the algorithm trains no critic."""
+    def flag(path: Path) -> Any:
+        return read_or_none(reader.get, path)
+
+    legacy = any("critic" in sequence_counted_roles(flag, release) for release in releases_may_be(version))
+    engine = version != "0.5" and critic_engine_in_rows(flag)
+    if not trains_critic(read_or_none(reader.word, ("algorithm", "algorithm_type"))) or not (legacy or engine):
+        return 0
+    return _critic_sequences(reader, ranks, legacy, engine)
 
 
 class CriticRead(NamedTuple):

@@ -178,8 +178,13 @@ CRITIC_ENGINE = (*CRITIC, "fsdp")
 flags under ``trainer`` (``_build_critic_config``, ``trainer/verl/config.py:483``; ``_build_fsdp_engine_config``,
 ``:504-506``) and deep-merges this section over (``:204``), under the trainer's strategy (``critic.strategy`` is
 frozen, ``:733``). It reads no ``critic.model.fsdp_config``: the trainer builds the critic's model config itself
-(``trainer/verl/trainer.py:342-361``). Trinity 0.5's typed ``Critic`` refuses this key, and 0.6.0 on verl before 0.8
-drops it (``build_dataclass_from_mapping``, ``common/dataclass_utils.py:17``). Read from the code, not run."""
+(``trainer/verl/trainer.py:342-361``). Nor does its ``use_remove_padding`` count, which Trinity builds as the trainer's
+(``trainer/verl/config.py:518``) and merges the config's over: the critic's worker puts its model config's over it
+(``TrainingWorker.__init__``, ``workers/engine_workers.py:113`` in verl 0.8.0, ``:114`` in 0.9.1) and hands that to each
+pass (``:335``, ``:389``; the FSDP engine reads it there too, ``workers/engine/fsdp/transformer_impl.py:125``), which
+Trinity builds from ``trainer.use_remove_padding`` (``trainer/verl/trainer.py:360``): rft-solver judges that one.
+Trinity 0.5's typed ``Critic`` refuses this key, and 0.6.0 on verl before 0.8 drops it
+(``build_dataclass_from_mapping``, ``common/dataclass_utils.py:17``). Read from the code, not run."""
 DYNAMIC_BATCH_KEYS = (("trainer", "use_dynamic_bsz"), (*ACTOR_ROLLOUT_REF, "actor", "use_dynamic_bsz"),
                       (*ACTOR_ROLLOUT_REF, "ref", "log_prob_use_dynamic_bsz"))
 """Dynamic batch sizes (Trinity's default, and the role keys of verl it sets): token budgets apply only with them."""
@@ -214,13 +219,16 @@ unset."""
 ROLE_KEYS_IGNORED = ("on verl before 0.8 only: Trinity 0.6 on verl 0.8 or later ignores the roles' own token budgets and "
                      "dynamic-batch keys, taking the trainer's")
 """Where the roles' own budgets and the ref's dynamic-batch key count: Trinity 0.6's verl 0.8 path freezes them."""
+CRITIC_DYNAMIC_KEY = (*CRITIC, "use_dynamic_bsz")
+"""The critic's own dynamic batch size flag, which Trinity 0.5 takes over the trainer's for the critic's passes
+(`solver.trinity.reader.sequence_counted_roles`) and 0.6 sets to the trainer's (`SET_TO_TRAINERS_BY_06`)."""
 SET_TO_TRAINERS_BY_06: dict[tuple[str, ...], tuple[str, ...]] = {
-    DYNAMIC_BATCH_KEYS[1]: DYNAMIC_BATCH_KEYS[0], REMOVE_PADDING_KEYS[1]: REMOVE_PADDING_KEYS[0],
-    CRITIC_REMOVE_PADDING_KEY: REMOVE_PADDING_KEYS[0]}
+    DYNAMIC_BATCH_KEYS[1]: DYNAMIC_BATCH_KEYS[0], CRITIC_DYNAMIC_KEY: DYNAMIC_BATCH_KEYS[0],
+    REMOVE_PADDING_KEYS[1]: REMOVE_PADDING_KEYS[0], CRITIC_REMOVE_PADDING_KEY: REMOVE_PADDING_KEYS[0]}
 """The roles' flags that Trinity 0.6 sets to the trainer's own, by key, whatever they say: on verl before 0.8
-``synchronize_config`` (``trainer/verl_legacy/verl_config.py:701``, ``:708``, ``:711``), on verl 0.8 or later
-``FROZEN_KEYS`` (``trainer/verl/config.py:710``, ``:700``) and the critic's model config, built from the trainer's
-(``trainer/verl/trainer.py:360``)."""
+``synchronize_config`` (``trainer/verl_legacy/verl_config.py:701``, ``:704``, ``:708``, ``:711``), on verl 0.8 or
+later ``FROZEN_KEYS`` (``trainer/verl/config.py:710``, ``:735``, ``:700``) and the critic's model config, built from
+the trainer's (``trainer/verl/trainer.py:360``)."""
 CRITIC_TOKEN_BUDGET = (*CRITIC, "ppo_max_token_len_per_gpu")
 CRITIC_FORWARD_BUDGET = (*CRITIC, "forward_max_token_len_per_gpu")
 CRITIC_BUDGETS = (CRITIC_TOKEN_BUDGET, CRITIC_FORWARD_BUDGET)
@@ -252,10 +260,14 @@ verl packs them by the engine's token budget, which Trinity sets to the trainer'
 (``critic.ppo_infer_max_token_len_per_gpu``, frozen, ``trainer/verl/trainer.py:368-371``), and reads neither engine
 micro-batch size (`CRITIC_ENGINE_MICRO_BATCH_SIZES`); false, it cuts them by those sizes. Trinity 0.5's typed
 ``Critic`` refuses the section; 0.6.0 on verl before 0.8 drops it. Read from the code, not run."""
+ROLLOUT_DYNAMIC_KEY = (*ACTOR_ROLLOUT_REF, "rollout", "log_prob_use_dynamic_bsz")
+"""The rollout's own dynamic batch size flag, by which Trinity 0.5, and 0.6 on verl before 0.8, run the actor's
+log-prob recompute where set (`ROLE_DYNAMIC_BATCH_KEYS`); 0.6 on verl 0.8 or later freezes it to the trainer's
+(``trainer/verl/config.py:401``, ``:729`` in 0.6.0)."""
 ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
     **{path: f"on Trinity before 0.6 only: Trinity 0.6 sets it to {'.'.join(trainers)} whatever the verl"
        for path, trainers in SET_TO_TRAINERS_BY_06.items()},
-    DYNAMIC_BATCH_KEYS[2]: ROLE_KEYS_IGNORED,
+    DYNAMIC_BATCH_KEYS[2]: ROLE_KEYS_IGNORED, ROLLOUT_DYNAMIC_KEY: ROLE_KEYS_IGNORED,
     CRITIC_ENGINE_DYNAMIC_KEY: ("for the critic's passes on Trinity 0.6 with verl 0.8 or later only: 0.6 on verl "
                                 "before 0.8 drops the section"),
 }
@@ -263,13 +275,15 @@ ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
 beside a flag that is off."""
 ROLE_DYNAMIC_BATCH_KEYS: dict[str, tuple[str, ...]] = {
     "actor": DYNAMIC_BATCH_KEYS[1], "ref": DYNAMIC_BATCH_KEYS[2],
-    "rollout": (*ACTOR_ROLLOUT_REF, "rollout", "log_prob_use_dynamic_bsz"), "critic": (*CRITIC, "use_dynamic_bsz")}
+    "rollout": ROLLOUT_DYNAMIC_KEY, "critic": CRITIC_DYNAMIC_KEY}
 """Each pass's own dynamic batch size key, by role (the rollout's: the actor's log-prob recompute). Trinity 0.5 takes
 it where set over ``trainer.use_dynamic_bsz``, the rollout's over the actor's (``synchronize_config``,
 ``common/verl_config.py:528``, ``:551``, ``:582``, ``:662`` in 0.5.0); Trinity 0.6 on verl before 0.8 likewise the
 ref's and the rollout's, but sets the actor's and the critic's to the trainer's
-(``trainer/verl_legacy/verl_config.py:572``, ``:692``, ``:701``, ``:704``), and on verl 0.8 or later gives each the
-trainer's (``trainer/verl/config.py:288``, ``:359``, ``:401``, ``:461``)."""
+(``trainer/verl_legacy/verl_config.py:572``, ``:692``, ``:701``, ``:704``; the rollout's unset takes the actor's as
+written, before that, and with neither set is none, which verl 0.7.1's ``compute_log_prob`` reads as off,
+``workers/actor/dp_actor.py:453``, ``:466``), and on verl 0.8 or later gives each the trainer's
+(``trainer/verl/config.py:288``, ``:359``, ``:401``, ``:461``)."""
 ROLE_BUDGET_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
     "actor": ROLE_TOKEN_BUDGETS[:1], "ref": ROLE_TOKEN_BUDGETS[1:2], "rollout": ROLE_TOKEN_BUDGETS[2:],
     "critic": CRITIC_BUDGETS}

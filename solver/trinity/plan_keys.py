@@ -37,6 +37,7 @@ from solver.rules import (
     host_ram_check_words,
     least_token_budget,
     lora_configs_words,
+    mapped_partial_rotary,
     mapped_rope_theta,
     mapped_theta_words,
     one_sequence_per_micro_batch,
@@ -69,6 +70,7 @@ from solver.tables.peft_names import LoraTargets
 from solver.trinity.keys import (
     CRITIC,
     CRITIC_BUDGETS,
+    CRITIC_DYNAMIC_KEY,
     CRITIC_ENGINE,
     CRITIC_ENGINE_DYNAMIC_KEY,
     CRITIC_ENGINE_SP_KEY,
@@ -83,6 +85,7 @@ from solver.trinity.keys import (
     REMOVE_PADDING_KEYS,
     ROLE_BUDGET_KEYS,
     ROLE_BUDGET_PATHS,
+    ROLE_DYNAMIC_BATCH_KEYS,
     ROLE_ENGINE_SP_KEYS,
     ROLE_SP_KEYS,
     ROLES,
@@ -342,7 +345,8 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     on where `config` turns them off (its interpolations resolved from `environ`; not Trinity 0.6's
     ``trainer.use_remove_padding`` for 0.5, which refuses it), remove padding off for a model it would train wrong
     (`remove_padding_violation`; the critic's own too, but for 0.6, which ignores it), and for that model dynamic batch
-    sizes off with one sequence per micro-batch (`_micro_batch_keys`; for DPO, the actor's one pair by `version`: `dpo`,
+    sizes off (the critic's own too where `config` has it, but for 0.6) with one sequence per micro-batch
+    (`_micro_batch_keys`; for DPO, the actor's one pair by `version`: `dpo`,
     whether the plan counted a pair, an answer's `Answer.dpo_pairs`, or else where `config` trains DPO in `environ`,
     `config_trains_dpo`); for DPO the actor's one pair for any model, its update in rows as a config has it off on a
     release `version` may be (`config_dpo_in_rows`) or as the keys turn it off (`turns_dpo_rows`, and for a config that
@@ -376,10 +380,13 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         # a role's keys together, a section's together (the fragment nests them)
         *(key for role in ROLES
           for key in _role_keys(plan, role, config, readings, version, padded, pair, rows, rows_off)),
+        *_dynamic_batch_keys(readings, [ROLE_DYNAMIC_BATCH_KEYS["rollout"]], padded),  # read before verl 0.8
         *_own_budget_keys(plan, "rollout", readings, version),
         *(_micro_batch_keys("rollout") if padded or rows else []),
+        # the critic's own, which 0.5 reads
         *(_remove_padding_keys(model, readings, CRITIC_REMOVE_PADDING_KEY, version, commented=False)
-          if padded and version != "0.6" else []),  # the critic's own, which 0.5 reads
+          if padded and version != "0.6" else []),
+        *(_dynamic_batch_keys(readings, [CRITIC_DYNAMIC_KEY], padded) if version != "0.6" else []),
         # its model's keys beside the one above (the fragment nests them)
         *_grouped([*_critic_keys(plan, version, version_option, readings), *_critic_sp_keys(plan, readings, version),
                    *(_critic_engine_micro_batch_keys(version, version_option) if padded else []),
@@ -485,19 +492,18 @@ def _yarn_keys(rope: Path, model: Model, factor: float, kept: bool, mapped: floa
     of it): `factor` over its native context, each only where missing where the mapping is the user's own that
     reaches the length (`kept`), its type under ``rope_type``, which the rollout's vLLM reads alone (added right after
     a legacy ``type``), and under ``type`` too only where the mapping has that key; and the model's own
-    ``partial_rotary_factor`` where missing and vLLM's class would take another (`Model.vllm_partial_rotary_lost`:
-    Trinity has no key of its own for it), and its own ``rope_theta`` where missing, `mapped` (`mapped_rope_theta`:
-    the release's trainer fails without it on transformers 5, `mapped_words`, `mapped_theta_words`). Comments
-    (`factor_words` on the factor) on ``model.rope_scaling``'s alone."""
-    partial = model.vllm_partial_rotary_lost
+    ``partial_rotary_factor`` where missing and vLLM's class would take another, or the trainer's another
+    (`mapped_partial_rotary`: Trinity has no key of its own for it), and its own ``rope_theta`` where missing,
+    `mapped` (`mapped_rope_theta`: the release's trainer fails without it on transformers 5, `mapped_words`,
+    `mapped_theta_words`). Comments (`factor_words` on the factor) on ``model.rope_scaling``'s alone."""
+    partial = mapped_partial_rotary(model)
     return [
         PlanKey(path=(*rope, "rope_type"), value="yarn", default_only=kept, after="type"),
         PlanKey(path=(*rope, "type"), value="yarn", existing_only=True),
         PlanKey(path=(*rope, "factor"), value=factor, default_only=kept, comment=factor_words),
         PlanKey(path=(*rope, "original_max_position_embeddings"), value=model.native_context, default_only=kept),
         *([PlanKey(path=(*rope, "partial_rotary_factor"), value=partial[0], default_only=True,
-                   comment=None if factor_words is None else f"{model.name}'s own; the rollout's vLLM takes "
-                   f"{partial[1]!r} where the rope_scaling comes without it")]
+                   comment=None if factor_words is None else partial[1])]
           if partial is not None else []),
         *([PlanKey(path=(*rope, "rope_theta"), value=mapped, default_only=True,
                    comment=None if factor_words is None else f"{model.name}'s own" + (
