@@ -465,8 +465,9 @@ def place(
     ``solve cluster --json`` (its running jobs stay where they run unless moving one places more priority; each
     placement says whether it stays, moves or starts), `source` the cluster file a `Fleet` was read from (a `Path` or
     `str`), which a refusal of a running job's LoRA targets under the release it runs on names as the file's others do
-    (a path given as `fleet` names itself). Raises `QueryError` (one line) for a bad option, `TableError` for a bad
-    cluster or `current` file."""
+    (a path given as `fleet` names itself). Its `notes` are those ``solve cluster`` prints on stderr for the fleet (a
+    pool's `host_ram_gb` likely meant as TB: `Fleet.small_host_ram_notes`). Raises `QueryError` (one line) for a bad
+    option, `TableError` for a bad cluster or `current` file."""
     from solver.cluster import place as place_jobs
     from solver.tables import running_releases  # a fleet's module: only where a placement is asked for
 
@@ -485,7 +486,8 @@ def place(
     result = place_jobs(fleet, planner, minimize=minimize, workers=workers, seed=seed, progress=progress, widen=widen,
                         running=running)
     own_source = None if memory is None else memory.own_source
-    return result.model_copy(update={"memory_model_source": own_source, "jobs_gone": gone})
+    return result.model_copy(update={"memory_model_source": own_source, "jobs_gone": gone,
+                                     "notes": fleet.small_host_ram_notes})
 
 
 def _running_now(current: ClusterResult | Path | str, fleet: Fleet,
@@ -1220,7 +1222,7 @@ def estimate_memory(
                                   lora_excluded_adapted_caution(resolved, lora_rank, resolved.lora_targets, release,
                                                                 experts, option_names))),
                               transformers_4_unloaded_words(resolved, release, experts),
-                              release_named=trinity_version is not None)
+                              release_named=trinity_version is not None, critic=critic)
 
 
 def _lora_counted(catalog: Catalog, model: str, lora_targets: str | None, lora_rank: int, experts: ExpertLayout,

@@ -121,6 +121,7 @@ from solver.tables import (
     Setting,
     TrinityVersion,
     counted,
+    host_moment_words,
     loading_ranks,
     lower_host_count_hint,
     sp_rule_violation,
@@ -328,11 +329,13 @@ class MemoryEstimate(Breakdown, defer_build=True):
                       room: MarginRoom, offload: bool = False, node_gpus: int | None = None,
                       option_names: OptionNames = COMMAND_OPTIONS, lora_moe: str | None = None,
                       lora_targets: str | None = None, excluded_adapted: str | None = None,
-                      no_class: str | None = None, release_named: bool = False) -> MemoryEstimate:
+                      no_class: str | None = None, release_named: bool = False,
+                      critic: CriticStates | None = None) -> MemoryEstimate:
         """This estimate of `model` on `gpus` GPUs of type `gpu` at SP `sp` and `max_model_len` tokens, with Env or not
-        (`env`) and Offload or not (`offload`), with its `cautions` (`room`: the margin it was held to,
-        `margin_room`; an Offload need larger than servers commonly have for the GPUs of a node of `node_gpus` (None:
-        not given, for its trainer GPUs on a node of 8), or a workstation for all its cards, where no `host_ram_gib`
+        (`env`) and Offload or not (`offload`), with a PPO `critic` or not, with its `cautions` (`room`: the margin it
+        was held to, `margin_room`; a host memory need, with Offload or without, larger than servers commonly have for
+        the GPUs of a node of `node_gpus` (None: not given, for its trainer GPUs on a node of 8), or a workstation for
+        all its cards, where no `host_ram_gib`
         holds it to anything: `unchecked_host_need`, which where no Trinity release is named (`release_named`)
         says that naming one counts its own, where some release counts it lower (`lower_host_count_hint`); LoRA on a
         mixture of experts whose adapter config Trinity saves cut short, `lora_moe`: `lora_moe_caution`'s, on LoRA
@@ -346,12 +349,14 @@ class MemoryEstimate(Breakdown, defer_build=True):
         single = single_gpu_caution(model, gpus, max_model_len, self.memory_gib)
         uneven = uneven_split_caution(gpus, sp, source=None)
         on_node = trainer_gpus_on_node(gpus, node_gpus or NODE_GPUS)
-        hint = lower_host_count_hint(release_named, self.model_loading, on_node, self.host_training_gib is not None,
+        hint = lower_host_count_hint(release_named, self.model_loading, on_node,
+                                     bool(host_moment_words(self.host_training_gib, self.model_loading, offload,
+                                                            critic)),
                                      self.reference_model, model.tied_embeddings, gpu.compute_capability,
                                      option_names.release_option())
         host = unchecked_host_need(self.host_memory_gib, gpu, on_node, node_gpus, offload,
                                    option_names.host_ram if self.host_ram_gib is None else None,
-                                   option_names.node_gpus, self.host_training_gib, self.model_loading, hint)
+                                   option_names.node_gpus, self.host_training_gib, self.model_loading, hint, critic)
         cautions = cautions_of(model, max_model_len, thin, single, uneven, gpu.rocm and env, host=host,
                                sp_over_pcie=sp_over_pcie_caution(gpu, sp, option_names, costed=False),
                                option_names=option_names, dpo=self.dpo_pairs, lora_moe=lora_moe,
@@ -1387,13 +1392,14 @@ def host_moments_gib(model: Model, gpus: int, node_gpus: int | None = None, offl
     placed = first_even_dim_release(version) if placed is None else placed
     reference_held = (reference_bytes * pinned_rounding(model, gpus, reference_bytes, 0, experts, placed)
                       if reference else 0)
-    actor_parameters, actor_states = offloaded_actor_bytes(model, gpus, lora_rank, experts, version, placed=placed)
+    actor_parameters, actor_states = (offloaded_actor_bytes(model, gpus, lora_rank, experts, version, placed=placed)
+                                      if offload else (0.0, 0.0))
     loaded = parameters + (lora_parameters(model, lora_rank, experts) if lora_rank else 0)
-    at_start = LOAD_BYTES * loaded * loaders + (reference_held + (actor_parameters if offload else 0)) * shards
+    at_start = LOAD_BYTES * loaded * loaders + (reference_held + actor_parameters) * shards
     critic_held = host_critic_gib(model, gpus, node_gpus, critic, experts, version, placed=placed) * GIB
     if not offload and not critic_held:
         return at_start / GIB, None
-    training = (reference_held + (actor_states if offload else 0)) * shards + critic_held
+    training = (reference_held + actor_states) * shards + critic_held
     return at_start / GIB, training / GIB
 
 

@@ -781,49 +781,65 @@ class _ReasonCautions(Frozen):
 
 SERVER_HOST_RAM_PER_GPU_GIB = 128.0
 """The host memory per GPU that GPU servers commonly have, GiB: a DGX A100's 1 TB for its 8 GPUs (a DGX H100 has 2 TB
-for 8): on a GPU type sold in servers (no `GpuType.workstation_host_ram_gib`), an Offload plan that needs more on a node
-than that for each of the node's GPUs (where its size is given), or else of its trainer GPUs there
+for 8): on a GPU type sold in servers (no `GpuType.workstation_host_ram_gib`), a plan that needs more on a node than
+that for each of the node's GPUs (where its size is given), or else of its trainer GPUs there
 (`trainer_gpus_on_node`), gets a caution where no host memory was given to hold it to (`unchecked_host_need`)."""
+
+
+def assumed_host_ram_gib(gpu: GpuType, gpus_on_node: int, node_gpus: int | None) -> float:
+    """The host memory, GiB, a node where a plan has `gpus_on_node` trainer GPUs of type `gpu` is assumed to have where
+    none was given: on a card sold for workstations, its `GpuType.workstation_host_ram_gib` for the whole box; else
+    `SERVER_HOST_RAM_PER_GPU_GIB` for each of its `node_gpus` GPUs where its size was given (None where not), or else
+    for each of its trainer GPUs alone."""
+    if gpu.workstation_host_ram_gib is not None:
+        return float(gpu.workstation_host_ram_gib)
+    return SERVER_HOST_RAM_PER_GPU_GIB * (node_gpus if node_gpus is not None else gpus_on_node)
+
+
+def exceeds_assumed_host_ram(need_gib: float, gpu: GpuType, gpus_on_node: int, node_gpus: int | None) -> bool:
+    """Whether a host memory need of `need_gib` per node (as shown) is more than the node is assumed to have
+    (`assumed_host_ram_gib`): where none was given, the need a caution names (`unchecked_host_need`), and the one a
+    plan without Offload shows for it."""
+    return need_gib > assumed_host_ram_gib(gpu, gpus_on_node, node_gpus)
 
 
 def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int, node_gpus: int | None, offload: bool,
                         unchecked_source: str | None, node_option: str = "--node-gpus",
                         training_gib: float | None = None, loading: ModelLoading = "every-rank",
-                        release_hint: str = "") -> str | None:
-    """The caution for an Offload plan that needs `need_gib` of the host memory of a node where it has `gpus_on_node`
-    trainer GPUs of type `gpu`, more than such a node is assumed to have, where none was given to hold it to
-    (`unchecked_source`: the flag or key that would give it, ``--host-ram``; None where it was given), in words; None
-    otherwise. The node is assumed to have, on a card sold for workstations, its `GpuType.workstation_host_ram_gib` for
-    the whole box; else `SERVER_HOST_RAM_PER_GPU_GIB` for each of its `node_gpus` GPUs where its size was given (None
-    where not: the words name `node_option`, which gives it), or else for each of its trainer GPUs alone. Where the
-    need is the start-up load and training holds less (`training_gib`, as shown; None: training is the peak), the
-    words say so, and which ranks load the model (`loading`: `host_moment_words`), what makes the need so large, and
-    where given, that naming a Trinity release counts its own (`release_hint`: `lower_host_count_hint`)."""
-    if unchecked_source is None or not offload or need_gib is None:
+                        release_hint: str = "", critic: CriticStates | None = None) -> str | None:
+    """The caution for a plan, with Offload (`offload`) or without, that needs `need_gib` of the host memory of a node
+    where it has `gpus_on_node` trainer GPUs of type `gpu`, more than such a node is assumed to have
+    (`exceeds_assumed_host_ram`), where none was given to hold it to (`unchecked_source`: the flag or key that would
+    give it, ``--host-ram``; None where it was given), in words; None otherwise. The words name what the node is
+    assumed to have (`assumed_host_ram_gib`): where the node's size was not given (`node_gpus` None), they name
+    `node_option`, which gives it. They say what the need is for (without Offload, `host_need_purpose`, with a PPO
+    `critic` or not), and where it is the start-up load (training holds less: `training_gib`, as shown; or there is no
+    training moment of its own), which ranks load the model (`loading`: `host_moment_words`), what makes the need so
+    large, and where given, that naming a Trinity release counts its own (`release_hint`: `lower_host_count_hint`)."""
+    if unchecked_source is None or need_gib is None or not exceeds_assumed_host_ram(need_gib, gpu, gpus_on_node,
+                                                                                      node_gpus):
         return None
+    assumed_gib = assumed_host_ram_gib(gpu, gpus_on_node, node_gpus)
     per_gpu = f"{SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU, as servers commonly have: a DGX A100's 1 TB for 8"
     share = ""
     if gpu.workstation_host_ram_gib is not None:
-        assumed_gib = float(gpu.workstation_host_ram_gib)
         assumed = (f"the {gpu.workstation_host_ram_gib} GiB a workstation of {gpu.name} cards commonly has (for the "
                    "whole box, not each card)")
     elif node_gpus is not None:
-        assumed_gib = SERVER_HOST_RAM_PER_GPU_GIB * node_gpus
         assumed = f"the {assumed_gib:g} GiB assumed for a node of {counted(node_gpus, 'GPU')} ({per_gpu})"
     else:
-        assumed_gib = SERVER_HOST_RAM_PER_GPU_GIB * gpus_on_node
         per_trainer_gpu = ceil(need_gib * 10 / gpus_on_node) / 10  # rounded up, as the need is: past the bound
         share = f"{per_trainer_gpu:.1f} GiB per trainer GPU" if gpus_on_node > 1 else ""
         trainer_gpus = f"its {gpus_on_node} trainer GPUs" if gpus_on_node > 1 else "its one trainer GPU"
         assumed = (f"the {assumed_gib:g} GiB assumed for {trainer_gpus} there ({per_gpu}; {node_option} counts "
                    "all of a node's GPUs)")
-    if need_gib <= assumed_gib:
-        return None
-    said = [part for part in (share, host_moment_words(training_gib, loading, offload, None)) if part]
+    said = [part for part in (share, host_moment_words(training_gib, loading, offload, critic)) if part]
     why = f" ({'; '.join(said)})" if said else ""
-    return (f"Offload needs {need_gib:.1f} GiB of host memory per node{why}, more than {assumed}, and nothing "
-            f"checks it: give {unchecked_source} what a node can spare for the trainer (free -g's total less what the "
-            f"OS, Ray and the rollout take) to check it{release_hint}")
+    needs = (f"Offload needs {need_gib:.1f} GiB of host memory per node" if offload else
+             f"The trainer needs {need_gib:.1f} GiB of host memory per node {host_need_purpose(offload, critic)}")
+    return (f"{needs}{why}, more than {assumed}, and nothing checks it: give {unchecked_source} what a node can spare "
+            "for the trainer (free -g's total less what the OS, Ray and the rollout take) to check it"
+            f"{release_hint}")
 
 
 def sp_over_pcie_caution(gpu: GpuType, sp: int, option_names: OptionNames = COMMAND_OPTIONS,
@@ -1298,7 +1314,8 @@ class Plan(Frozen):
         "null without a critic, and in JSON made before the field"))
     host_memory_gb: Amount | None = Field(default=None, description=(
         "host memory per node the plan needs, GiB, rounded up to a tenth (what --host-ram is checked against): "
-        f"{HOST_NEED_WORDS}; null without Offload where --host-ram is not given"))
+        f"{HOST_NEED_WORDS}; null without Offload where --host-ram is not given, unless the need is more than a node "
+        "is assumed to have (the host-memory-unchecked caution names it)"))
     host_critic_gb: GiBFigure | None = Field(default=None, description=(
         "with a PPO critic whose states are in host memory while the actor trains (critic offloaded or reloaded): what "
         "one node holds of them, GiB, part of host_memory_gb's training need (as solve memory's host_critic_gib); "
@@ -1444,11 +1461,13 @@ class Plan(Frozen):
         single = single_gpu_caution(model, self.gpus, self.max_model_len, gpu.memory_gib)
         on_node = trainer_gpus_on_node(self.gpus, node_gpus)
         hint = lower_host_count_hint(self.trinity_version is not None, self.model_loading, on_node,
-                                     self.host_training_gb is not None, self.reference_model, model.tied_embeddings,
-                                     self.compute_capability, option_names.release_option())
+                                     bool(host_moment_words(self.host_training_gb, self.model_loading, self.offload,
+                                                            self.critic)),
+                                     self.reference_model, model.tied_embeddings, self.compute_capability,
+                                     option_names.release_option())
         host = unchecked_host_need(self.host_memory_gb, gpu, on_node, node_gpus if node_gpus_given else None,
                                    self.offload, unchecked_host_ram, option_names.node_gpus, self.host_training_gb,
-                                   self.model_loading, hint)
+                                   self.model_loading, hint, self.critic)
         cautions = cautions_of(model, self.max_model_len, thin, single, uneven, gpu.rocm and self.env, over_gpus, host,
                                sp_over_pcie_caution(gpu, self.sp, option_names, True, fits_without_sp,
                                                     self.max_model_len), option_names,
@@ -2883,6 +2902,9 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "trainer GPUs of the jobs placed on the tables' plans ('solve best': solve_best_unasked counts those left "
         "unasked). Empty: the same file, options and seed give the same answer on every run, whatever the machine's "
         "load (with workers=1); otherwise another run may give another"))
+    notes: tuple[str, ...] = Field(default=(), exclude=True, description=(
+        "the notes solve cluster prints on stderr for the cluster file, in its words: a pool's host_ram_gb below what "
+        "any GPU node has, likely meant as TB (Fleet.small_host_ram_notes; solver.place's)"))
     ways_cut_short: tuple[str, ...] = Field(default=(), description=(
         "the jobs whose ways to run the time limit left unasked (the jobs of more priority are asked first): they are "
         "left out, for want of time, the status is at best 'feasible', and the bound counts the other jobs alone; "

@@ -67,6 +67,7 @@ from solver.results import (
     RoomKept,
     Status,
     beyond_fields,
+    exceeds_assumed_host_ram,
     host_need_words,
     past_validated,
 )
@@ -85,6 +86,7 @@ from solver.rules import (
     rollout_layout_violation,
     sp_degrees_within,
     token_budget,
+    trainer_gpus_on_node,
     trainer_nodes_of,
     validated_length,
     vouching_cell,
@@ -1093,6 +1095,8 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         raise RuntimeError(f"{gpus} trainer + {query.rollout_gpus} rollout GPUs have no layout")
     gpu = catalog.gpu(data.gpu)
     loading = query.model_loading(gpu.compute_capability, bool(offload))
+    host_need = shown_host_need(data.shape, gpus, query.node_gpus, bool(offload), query.trinity_version,
+                                query.reference_model, query.lora_rank, query.critic, query.expert_layout, loading)
     return Plan(
         gpus=gpus,
         unused_gpus=0 if query.open_budget else query.budget_gpus - gpus,
@@ -1110,10 +1114,9 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         evidence=evidence,
         source=source,
         **_memory_figures(data.shape, gpu, query, gpus, setting, length, tokens, estimated=source is None),
-        host_memory_gb=shown_host_need(data.shape, gpus, query.node_gpus, bool(offload), query.trinity_version,
-                                       query.reference_model, query.lora_rank, query.critic, query.expert_layout,
-                                       loading)
-        if offload or query.critic in HOST_HELD_CRITICS or query.host_ram_gb is not None else None,
+        host_memory_gb=host_need if offload or query.critic in HOST_HELD_CRITICS or query.host_ram_gb is not None
+        or exceeds_assumed_host_ram(host_need, gpu, trainer_gpus_on_node(gpus, query.node_gpus),
+                                    query.node_gpus if query.node_gpus_given else None) else None,
         host_critic_gb=host_critic_gib(data.shape, gpus, query.node_gpus, query.critic, query.expert_layout,
                                        query.trinity_version) or None,
         host_training_gb=shown_training_host_need(data.shape, gpus, query.node_gpus, bool(offload),

@@ -681,15 +681,29 @@ def _pinned_values(pin: Any | None, free: list) -> list:
     return free if pin is None else [pin]
 
 
+def _assumed_host_gib(query: Query, gpu_type: Any, n: int) -> float | None:
+    """The host memory a node of `n` trainer GPUs of `gpu_type` is assumed to have where `query` gives none (None where
+    it does): a workstation card's for the whole box, else 128 GiB per GPU of the node where its size is the caller's
+    (`Query.host_node_gpus`), or per trainer GPU on it."""
+    if query.host_ram_gb is not None:
+        return None
+    if gpu_type.workstation_host_ram_gib is not None:
+        return float(gpu_type.workstation_host_ram_gib)
+    return 128.0 * (query.host_node_gpus or min(n, query.node_gpus))
+
+
 def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, offload: bool, sp: int,
             length: int, node_gpus: int, tokens: int | None, host_ram_gb: float | None,
             estimated: bool, margin: float | None = None, critic: str | None = None, release: Release = NO_RELEASE,
             compute_capability: str | None = None, reference_model: bool = True,
-            dpo: bool = False, memory: Any | None = None) -> dict[str, float | str | None]:
+            dpo: bool = False, memory: Any | None = None,
+            assumed_host_gib: float | None = None) -> dict[str, float | str | None]:
     """The plan's predicted peak memory and headroom (whole: `_rounded_figures` as the JSON gives them), from the
     memory model (`memory`, None: the shipped one; not the tables), with a PPO `critic` beside the actor where one is
-    counted; the host memory a node of `node_gpus` needs: with Offload (`_host_need`), or with `host_ram_gb` given or
-    a critic held in host memory (`_load_need`). An `estimated` plan's at the margin estimates there are held to. Each
+    counted; the host memory a node of `node_gpus` needs: with Offload (`_host_need`), or with `host_ram_gb` given, a
+    critic held in host memory or (s88) a need past what the node is assumed to have (`assumed_host_gib`, where no
+    host memory is given: `_assumed_host_gib`) (`_load_need`). An `estimated` plan's at the margin estimates there
+    are held to. Each
     as the Trinity
     `release` counts it on a GPU of `compute_capability` (`Release`), with the reference model's shards where the run
     builds one (`reference_model`); a run that trains DPO (`dpo`: `Query.dpo`) says so, its figures the same unless the
@@ -709,7 +723,8 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
             "headroom_at_critic_pass": result.critic_pass_binds,
             "critic_pass_gb": None if critic is None else result.critic_pass_gib,
             "host_memory_gb": _up_to_a_tenth(_host_need(*counted)) if offload
-            else _up_to_a_tenth(_load_need(*counted)) if host_ram_gb is not None or held else None,
+            else _up_to_a_tenth(_load_need(*counted)) if host_ram_gb is not None or held or (
+                assumed_host_gib is not None and _up_to_a_tenth(_load_need(*counted)) > assumed_host_gib) else None,
             "host_critic_gb": _held_critic(model, n, critic, release) * min(n, node_gpus) / 2**30 if held else None,
             "host_training_gb": _training_below_load(*counted, offload=bool(offload)),
             "reference_model": reference_model,  # whether the needs count the reference model's shards
@@ -1120,7 +1135,8 @@ def _plan(catalog: Catalog, query: Query, gpu_type: Any, the_model: Any, n: int,
         "source": None if source is None else _cited(source, catalog, gpu_type, the_model),
         **_memory(catalog, gpu_type.memory_gib, the_model, n, env, offload, sp, length, query.node_gpus, tokens,
                   query.host_ram_gb, evidence == "estimated", query.margin, query.critic, query.release,
-                  gpu_type.compute_capability, query.reference_model, query.dpo, query.memory),
+                  gpu_type.compute_capability, query.reference_model, query.dpo, query.memory,
+                  _assumed_host_gib(query, gpu_type, n)),
         **_beyond_fields(_beyond_calibration(gpu_type, the_model, n, sp,
                                              _counted_tokens(the_model, length, sp, tokens, query.dpo),
                                              query.node_gpus, query.experts, query.memory)
@@ -1231,7 +1247,8 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     strongly advises more (one GPU of at most 80 GiB, for a model of 4B parameters or more or more than 20480
     tokens), one on the data-parallel ranks exactly where no train batch was given and GPUs / SP is not 1, 2, 4,
     8, ..., one on the trainer GPUs exactly where they do not divide a train batch that a release named may refuse so
-    (`batch_over_gpus`: Trinity 0.5 without its patch), one on host memory exactly where an Offload plan needs more than 128 GiB per GPU of a node of
+    (`batch_over_gpus`: Trinity 0.5 without its patch), one on host memory exactly where a plan (with Offload or,
+    s88, without) needs more than 128 GiB per GPU of a node of
     `host_node_gpus` (None: the node size not given, per trainer GPU on a node of `node_gpus`) and no host memory was
     given (on a workstation card, `workstation_gib`, where it needs more than that for the whole box), one on SP over
     PCIe exactly where SP is above 1 on a GPU type whose
@@ -1277,9 +1294,9 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     uneven = any("data-parallel ranks" in caution and BATCH_OVER_GPUS not in caution for caution in cautions)
     if uneven != (not batch_given and ranks not in {2**k for k in range(17)}):
         problems.append(f"a data-parallel caution {'given' if uneven else 'missing'} ({ranks} ranks)")
-    host = any(caution.startswith("Offload needs ") for caution in cautions)
+    host = any(caution.startswith(("Offload needs ", "The trainer needs ")) for caution in cautions)
     need, on_node = plan.get("host_memory_gb"), host_node_gpus or min(plan.get("gpus", 1), node_gpus)
-    if host != (not host_ram_given and plan.get("offload") is True and isinstance(need, float)
+    if host != (not host_ram_given and isinstance(need, float)  # s88: with Offload or without
                 and need > (128 * on_node if workstation_gib is None else workstation_gib)):
         problems.append(f"a host-memory caution {'given' if host else 'missing'} ({need!r} GiB on {on_node} GPUs, "
                         f"offload {plan.get('offload')!r}, host memory {'given' if host_ram_given else 'not given'})")
@@ -1324,6 +1341,8 @@ CAUTION_CODES_BY_WORDS = (
     ("", "GiB to spare where the estimate extrapolates", "thin-headroom"),
     ("Offload needs ", "GiB per GPU, as servers commonly have", "host-memory-unchecked"),
     ("Offload needs ", "GiB a workstation of ", "host-memory-unchecked"),
+    ("The trainer needs ", "GiB per GPU, as servers commonly have", "host-memory-unchecked"),
+    ("The trainer needs ", "GiB a workstation of ", "host-memory-unchecked"),
     ("one trainer GPU: ", "", "single-gpu-advised-against"),
     ("the model has ", "times the parameters of the largest the memory model was calibrated on",
      "far-beyond-calibration"),
@@ -1497,7 +1516,8 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     # The memory model's prediction (a derived field, computed by solver.memory).
     predicted = _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, query.node_gpus, want_tokens,
                         query.host_ram_gb, plan["evidence"] == "estimated", query.margin, query.critic,
-                        query.release, gpu_type.compute_capability, query.reference_model, query.dpo, query.memory)
+                        query.release, gpu_type.compute_capability, query.reference_model, query.dpo, query.memory,
+                        _assumed_host_gib(query, gpu_type, n))
     predicted.update(_rounded_figures(predicted))
     if {k: plan[k] for k in predicted} != predicted:
         problems.append(f"the memory figures {({k: plan[k] for k in predicted})} differ from the memory model's "

@@ -141,7 +141,8 @@ MEMORY_CASES = [
       "margin": 0.1, "node_gpus": 4},
      {"solve --model 30B-A3B --gpu h20 --gpus 4 --len 32768 --node-gpus 4 --margin 0.1":
       'solver.plan("Qwen3-30B-A3B", gpu="H20-96GB", budget_gpus=4, max_model_len=32768, node_gpus=4, margin=0.1)',
-      "--token-budget auto": 'token_budget="auto"', "--trinity-version counts": "trinity_version counts"}),
+      "--token-budget auto": 'token_budget="auto"', "--trinity-version counts": "trinity_version counts",
+      "--host-ram": "host_ram_gb"}),  # s88: its start-up load, past a node of 4's 512 GiB, cautioned
 ]
 
 
@@ -174,7 +175,8 @@ ANSWER = solver.memory_answer("8B", "h100", 8, 32768)
 @pytest.mark.parametrize(("arguments", "keywords", "message"), [
     (("8B",), {}, "answer must be a MemoryAnswer, got '8B'"),
     ((solver.estimate_memory("8B", "h100", 8, 32768),), {},
-     "answer must be a MemoryAnswer, got a MemoryEstimate"),
+     ("answer must be a MemoryAnswer, got a MemoryEstimate (estimate_memory's, which holds no question to show): "
+      "call memory_answer with the same arguments for text")),  # s88: the call that gives one named
     (((ANSWER,),), {}, ("answer must be a MemoryAnswer, got a tuple of 1 MemoryAnswer (memory_answer gives one alone): "
                         "pass one, such as answers[0]")),
     (([ANSWER, ANSWER],), {}, ("answer must be a MemoryAnswer, got a list of 2 MemoryAnswers (memory_answer gives one "

@@ -202,10 +202,11 @@ def test_map_plans_names_an_unknown_model_before_an_unknown_gpu_type_as_plan_doe
 
 
 def test_memory_answer_gives_a_mixture_of_experts_active_parameters_as_solve_memory_json_does(cli):
-    # Qwen3-30B-A3B: 30.5B parameters, 3.321B of them active (its catalogue entry), as the command prints them.
-    answer = solver.memory_answer("30B-A3B", "h100", 8, 8192).model_dump(mode="json")
+    # Qwen3-30B-A3B: 30.5B parameters, 3.321B of them active (its catalogue entry), as the command prints them. (s88:
+    # the host memory given, for its 1060.3 GiB at start-up would be cautioned, naming host_ram_gb or --host-ram.)
+    answer = solver.memory_answer("30B-A3B", "h100", 8, 8192, host_ram_gb=2048).model_dump(mode="json")
     printed = json.loads(cli("memory", "--model", "30B-A3B", "--gpu", "h100", "--gpus", "8", "--len", "8192",
-                             "--json")[1])
+                             "--host-ram", "2048", "--json")[1])
     assert (answer["model_parameters_b"], answer["model_active_parameters_b"]) == (30.5, 3.321)
     assert answer == printed
 

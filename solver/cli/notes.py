@@ -27,7 +27,6 @@ from solver.tables import (
     power_of_two_cut,
     says_pcie,
     short_length_note,
-    shown_number,
     small_host_ram_note,
     thousands_of_tokens,
 )
@@ -337,11 +336,8 @@ def note_small_host_ram(args: argparse.Namespace, prog: str) -> None:
 def note_small_pool_host_ram(fleet: Fleet, prog: str) -> None:
     """A note on stderr for each pool of a cluster file whose host_ram_gb is below `SMALL_HOST_RAM_GIB`, as
     `note_small_host_ram` for --host-ram."""
-    for pool in fleet.pools:
-        if pool.host_ram_gb is not None:
-            _print_note(prog, small_host_ram_note(f"pool {pool.name}: host_ram_gb", pool.host_ram_gb,
-                                                  lambda terabytes: f"host_ram_gb: {shown_number(terabytes)}TB",
-                                                  HOST_RAM_UNITS))
+    for note in fleet.small_host_ram_notes:
+        _print_note(prog, note)
 
 
 def _print_note(prog: str, note: str | None) -> None:

@@ -23,7 +23,7 @@ from solver.memory import (
 from solver.query import counts_reference, default_margin
 from solver.render.layout import PIPED_WIDTH, check_text_options, view_text
 from solver.render.phrases import CEILING_WORDS
-from solver.results import Calibration
+from solver.results import Calibration, CautionCode
 from solver.rules import (
     API_OPTIONS,
     COMMAND_OPTIONS,
@@ -120,11 +120,15 @@ def memory_text(answer: MemoryAnswer, catalog: Catalog | None = None, *, width: 
     planner's call (`planner_call`) in place of the command's ``solve ...`` line: with the memory-model file the
     answer was estimated with, or, for a `MemoryModel` passed to `memory_answer`, which the call cannot name, a line
     above it that asks for it by its source; ``catalog=catalog`` where the model or GPU type is one of your own, which
-    the shipped catalogue lacks (`catalog` holds it). `QueryError` (one line) for a bad argument."""
+    the shipped catalogue lacks (`catalog` holds it). `QueryError` (one line) for a bad argument (for
+    `estimate_memory`'s estimate, naming `memory_answer`, which gives one with its question)."""
     if isinstance(answer, list | tuple) and answer and all(isinstance(one, MemoryAnswer) for one in answer):
         raise QueryError(f"answer must be a MemoryAnswer, got a {type(answer).__name__} of "
                          f"{counted(len(answer), 'MemoryAnswer')} (memory_answer gives one alone): pass one, such as "
                          "answers[0]")
+    if isinstance(answer, MemoryEstimate) and not isinstance(answer, MemoryAnswer):
+        raise QueryError("answer must be a MemoryAnswer, got a MemoryEstimate (estimate_memory's, which holds no "
+                         "question to show): call memory_answer with the same arguments for text")
     check_types(("answer", answer, MemoryAnswer), ("catalog", catalog, Catalog | None))
     check_text_options(width, color)
     estimated = catalog if catalog is not None else load_catalog()
@@ -324,7 +328,8 @@ def _host_memory_line(result: MemoryAnswer, need_gib: float, offload: bool, name
     """The host memory a node needs (`need_gib`; `offload`: for the states too; a critic's where they are held there,
     with their share: `host_need_purpose`, `host_need_detail`),
     and whether --host-ram (the option as `names` name it) holds it, as the plan summary says it
-    (`host_ram_check_words`: where neither Offload nor --host-ram makes it matter, nothing), and as it does, where a
+    (`host_ram_check_words`: where neither Offload, --host-ram nor a caution on the need makes it matter, nothing),
+    and as it does, where a
     Trinity release is named what the other needs where it differs (`estimate_other_release_words`), else where some
     release counts less, that naming one counts its own (`lower_host_count_hint`), for `model` on a GPU of
     `compute_capability`."""
@@ -332,7 +337,7 @@ def _host_memory_line(result: MemoryAnswer, need_gib: float, offload: bool, name
 
     if result.host_ram_gib is not None and not result.host_fits:
         room = f"; more than {host_ram_bound_words(result.host_ram_gib, names.host_ram)}: it does not train there"
-    elif offload or result.host_ram_gib is not None:
+    elif offload or result.host_ram_gib is not None or CautionCode.HOST_MEMORY_UNCHECKED in result.caution_codes:
         room = host_ram_check_words(result.host_ram_gib, names.host_ram)
     else:
         room = ""

@@ -48,8 +48,9 @@ def _length_cell(plan: Plan) -> Text:
 
 def ranking_view(answer: Answer, model: Model, names: OptionNames = COMMAND_OPTIONS) -> TableOrBlocks:
     """The ranked plans, a row each; with a `YaRN` column where a plan needs YaRN, and a `host GiB/node` column where
-    a plan offloads (its states) or where --host-ram is given (then every plan's need, a plan without Offload its
-    start-up load, as `solve cluster` gives a pool's); its notes name options as `names` do."""
+    a plan offloads (its states), where --host-ram is given (then every plan's need, a plan without Offload its
+    start-up load, as `solve cluster` gives a pool's), or where a plan's need is past what a node is assumed to have
+    (`host-memory-unchecked`: without Offload too); its notes name options as `names` do."""
     lowered = any(plan.lowered_budget for plan in answer.plans)
     spans = answer.rollout_gpus is not None and any((plan.nodes or 1) > 1 for plan in answer.plans)
     needs = [plan.host_memory_gb for plan in answer.plans]

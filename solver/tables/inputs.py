@@ -30,6 +30,7 @@ from solver.tables.bounds import (
     CRITIC_CHOICES,
     DPO_CONFLICTS,
     DPO_NO_EXPLORER,
+    HOST_RAM_UNITS,
     INTERCONNECTS,
     KNOWN_PATCH_RELEASES,
     MAX_GPU_MEMORY_GB,
@@ -49,6 +50,7 @@ from solver.tables.bounds import (
     dpo_conflict,
     read_host_ram,
     release_name,
+    small_host_ram_note,
     trinity_release,
     vllm_lora_rank_refusal,
 )
@@ -792,6 +794,16 @@ class Fleet(Frozen, defer_build=True):
     def node_gpus(self, pool: str) -> int | None:
         """The GPUs per node of the fleet's pool named `pool`; None where it has none of that name."""
         return next((each.gpus_per_node for each in self.pools if each.name == pool), None)
+
+    @property
+    def small_host_ram_notes(self) -> tuple[str, ...]:
+        """A note for each pool whose host_ram_gb is below what any GPU node has (`small_host_ram_note`: likely
+        meant as TB), in the words of the cluster file's key: what ``solve cluster`` prints on stderr and
+        ``solver.place`` gives as its answer's notes."""
+        notes = (small_host_ram_note(f"pool {pool.name}: host_ram_gb", pool.host_ram_gb,
+                                     lambda terabytes: f"host_ram_gb: {shown_number(terabytes)}TB", HOST_RAM_UNITS)
+                 for pool in self.pools if pool.host_ram_gb is not None)
+        return tuple(note for note in notes if note is not None)
 
     @property
     def all_names_every_job(self) -> bool:
