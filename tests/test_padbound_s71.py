@@ -255,8 +255,8 @@ def test_a_padded_models_unread_critic_engine_flag_counts_where_verl_08_runs_the
     # lastread87: the critic's engine's own flag, which Trinity 0.6 on verl 0.8 or later runs a trained critic's passes
     # by (on: micro-batch-unbounded), unread here leaves the verdict unknown (it said "it trains" and --check passed)
     text = ("model: {{model_path: Qwen/Qwen3-8B, max_model_len: 32768}}\ncluster: {{node_num: 1, gpu_per_node: 8}}\n"
-            "algorithm: {{algorithm_type: {algorithm}}}\ntrainer: {{use_dynamic_bsz: false, trainer_config: {{critic: {{"
-            "fsdp: {{use_dynamic_bsz: '${{oc.env:DYN}}'}}}}}}}}\n")
+            "algorithm: {{algorithm_type: {algorithm}}}\ntrainer: {{use_dynamic_bsz: false, trainer_config: {{"
+            "critic: {{fsdp: {{use_dynamic_bsz: '${{oc.env:DYN}}'}}}}}}}}\n")
     read = {(algorithm, version): read_trinity_config(text.format(algorithm=algorithm), "trinity.yaml", {}, version)
             for algorithm in ("grpo", "ppo") for version in (None, "0.5", "0.6")}
     engine = ("trainer.trainer_config.critic.fsdp.use_dynamic_bsz",)
