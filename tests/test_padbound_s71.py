@@ -336,3 +336,12 @@ def test_a_deprecated_whole_batch_size_is_unbounded_only_where_verl_before_08_ta
     written = {key.path: key.value for key in keys_for_plan(found, model, config, version=version)}
     assert [written.get((*ARR.split("."), *key.split(".")), "unset") for key in (
         "actor.ppo_micro_batch_size", "ref.log_prob_micro_batch_size")] == [None, None]
+
+
+def test_a_deprecated_whole_batch_size_counted_whole_says_one_sequence_in_the_singular():
+    # lastread87: with no trainer GPUs to divide it by, the actor's deprecated size 1 is 1 sequence, not "1 sequences"
+    sizes = {key.removeprefix("trainer."): 1 for key in SIZES}
+    config = _off("grpo", **sizes, **{"trainer_config.actor_rollout_ref.actor.ppo_micro_batch_size": 1})
+    found = trinity_config_problems(config, load_model_config(INTERNLM2), 0)  # type: ignore[arg-type]
+    words = [problem.words for problem in found if problem.code == ConfigProblemCode.MICRO_BATCH_DEPRECATED_SIZE]
+    assert len(words) == 1 and ", counted whole, 1 sequence per micro-batch, as no trainer GPUs " in words[0]
