@@ -251,6 +251,20 @@ def test_a_padded_models_unread_critic_flag_counts_where_a_critic_is_trained_and
         ("ppo", None): (("trainer.trainer_config.critic.use_dynamic_bsz",), ()), ("ppo", "0.6"): ((), ())}
 
 
+def test_a_padded_models_unread_critic_engine_flag_counts_where_verl_08_runs_the_critic_by_it():
+    # lastread87: the critic's engine's own flag, which Trinity 0.6 on verl 0.8 or later runs a trained critic's passes
+    # by (on: micro-batch-unbounded), unread here leaves the verdict unknown (it said "it trains" and --check passed)
+    text = ("model: {{model_path: Qwen/Qwen3-8B, max_model_len: 32768}}\ncluster: {{node_num: 1, gpu_per_node: 8}}\n"
+            "algorithm: {{algorithm_type: {algorithm}}}\ntrainer: {{use_dynamic_bsz: false, trainer_config: {{"
+            "critic: {{fsdp: {{use_dynamic_bsz: '${{oc.env:DYN}}'}}}}}}}}\n")
+    read = {(algorithm, version): read_trinity_config(text.format(algorithm=algorithm), "trinity.yaml", {}, version)
+            for algorithm in ("grpo", "ppo") for version in (None, "0.5", "0.6")}
+    engine = ("trainer.trainer_config.critic.fsdp.use_dynamic_bsz",)
+    assert {key: config.memory_unread_padded for key, config in read.items()} == {
+        ("grpo", None): (), ("grpo", "0.5"): (), ("grpo", "0.6"): (),
+        ("ppo", None): engine, ("ppo", "0.5"): (), ("ppo", "0.6"): engine}
+
+
 def test_check_emit_says_a_padded_dpo_pairs_tokens_and_the_unbounded_micro_batch_it_points_to(cli: Cli,
                                                                                                tmp_path: Path):
     # mutants48: a padded model's DPO verdict fits at a pair's tokens (2 x 8192, what its estimate counts), and
@@ -322,3 +336,12 @@ def test_a_deprecated_whole_batch_size_is_unbounded_only_where_verl_before_08_ta
     written = {key.path: key.value for key in keys_for_plan(found, model, config, version=version)}
     assert [written.get((*ARR.split("."), *key.split(".")), "unset") for key in (
         "actor.ppo_micro_batch_size", "ref.log_prob_micro_batch_size")] == [None, None]
+
+
+def test_a_deprecated_whole_batch_size_counted_whole_says_one_sequence_in_the_singular():
+    # lastread87: with no trainer GPUs to divide it by, the actor's deprecated size 1 is 1 sequence, not "1 sequences"
+    sizes = {key.removeprefix("trainer."): 1 for key in SIZES}
+    config = _off("grpo", **sizes, **{"trainer_config.actor_rollout_ref.actor.ppo_micro_batch_size": 1})
+    found = trinity_config_problems(config, load_model_config(INTERNLM2), 0)  # type: ignore[arg-type]
+    words = [problem.words for problem in found if problem.code == ConfigProblemCode.MICRO_BATCH_DEPRECATED_SIZE]
+    assert len(words) == 1 and ", counted whole, 1 sequence per micro-batch, as no trainer GPUs " in words[0]

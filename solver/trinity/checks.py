@@ -67,6 +67,7 @@ from solver.tables import (
     asked_length,
     check_types,
     chosen,
+    counted,
     counted_batch_divisor,
     either,
     it_or_them,
@@ -511,14 +512,14 @@ def _check_role_engine_sps(checks: _ConfigChecks, model: Model, trainer_gpus: in
         if own is None or max(1, int(own)) == sp:
             continue
         if engine_sp == sp:
-            runs = (f"Trinity 0.6 on verl 0.8 or later runs the {role} at SP {sp} all the same (verl puts the role's own "
-                    "SP, which Trinity sets to the trainer's, over its engine's where above 1: workers/config/actor.py"
-                    ":320-321 in verl 0.8.0, :328-329 in 0.9.1)")
+            runs = (f"Trinity 0.6 on verl 0.8 or later runs the {role} at SP {sp} all the same (verl puts the role's "
+                    "own SP, which Trinity sets to the trainer's, over its engine's where above 1: workers/config/"
+                    "actor.py:320-321 in verl 0.8.0, :328-329 in 0.9.1)")
         else:
             heads = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, engine_sp)
-            fails = _engine_failure(trainer_gpus, engine_sp, batch, f"the {role}'s first update" if role == "actor"
-                                    else None) or (f"{heads} of {model.name}, which verl asserts as it loads the model: "
-                                                   "it fails there" if heads else None)
+            update = f"the {role}'s first update" if role == "actor" else None
+            fails = _engine_failure(trainer_gpus, engine_sp, batch, update) or (
+                f"{heads} of {model.name}, which verl asserts as it loads the model: it fails there" if heads else None)
             runs = (f"Trinity 0.6 on verl 0.8 or later runs the {role} at SP {engine_sp}, its engine's over the "
                     f"trainer's 1 (checking it against nothing){f', where {fails}' if fails else ''}")
         checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
@@ -2001,8 +2002,9 @@ def _check_whole_batch_size(checks: _ConfigChecks, path: Path, size: int, layout
         return
     before = "Trinity 0.5's verl" if version == "0.5" else "verl before 0.8"
     over = (f"{shown_number(size)} over the {ranks} data-parallel ranks (trainer GPUs {trainer_gpus} / SP {sp}) = "
-            f"{taken} {'sequence' if taken == 1 else 'sequences'} per micro-batch" if ranks >= 1 else
-            f"counted whole, {taken} sequences per micro-batch, as no trainer GPUs are known to divide it by")
+            f"{counted(taken, 'sequence')} per micro-batch" if ranks >= 1 else
+            f"counted whole, {counted(taken, 'sequence')} per micro-batch, as no trainer GPUs are known to divide it "
+            "by")
     on_08 = "" if version == "0.5" else (
         "verl 0.8 or later refuses it beside the per-GPU size as the trainer starts (a ValueError: both set)")
     fix = f"remove it, or set it to null, read as unset{checks.names.write_does()}"

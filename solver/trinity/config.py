@@ -2036,7 +2036,8 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
     of those releases) and such a pass's micro-batch may hold more than one sequence (`micro_batch_counts`, with `dpo`
     and the data-parallel `ranks`, and the critic's, `_critic_sequences`; one holds a sequence within any budget the
     verdict takes); for a `padded` model (`solver.rules.one_sequence_per_micro_batch`), where their values change
-    which of its passes (the critic's where the algorithm trains one) run with them on, which no budget bounds."""
+    which of its passes (the critic's and its engine's where the algorithm trains one) run with them on, which no
+    budget bounds."""
     critic = trains_critic(read_or_none(reader.word, ("algorithm", "algorithm_type")))
     engine = critic and version != "0.5"  # the critic's engine, which Trinity 0.6 on verl 0.8 or later runs
     flags = (DYNAMIC_BATCH_KEYS[0], *ROLE_DYNAMIC_BATCH_KEYS.values(),
@@ -2072,7 +2073,8 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
         sequences > 1 for _, sequences in micro_batch_counts(reader, roles, dpo, ranks).sequences)
         or critic and not roles.isdisjoint(("critic", _CRITIC_ENGINE))
         and _critic_sequences(reader, ranks, True, version != "0.5") > 1)
-    passes = frozenset(ROLE_DYNAMIC_BATCH_KEYS) - (set() if critic else {"critic"})
+    # a trained critic's passes, its engine's among them (`_CRITIC_ENGINE`: on verl 0.8 or later)
+    passes = frozenset(ROLE_DYNAMIC_BATCH_KEYS) - {"critic"} | ({"critic", _CRITIC_ENGINE} if critic else set())
     flags_decide |= padded and any(len({counted_roles & passes for counted_roles in readings}) > 1
                                    for readings in by_release)
     return tuple(dotted(path) for path in (*(path for path in flags if path in unread and flags_decide),
