@@ -1075,10 +1075,10 @@ def _config_engines(answer: Answer, catalog: Catalog, config: TrinityConfig | No
 
 def engines_refusal(where: str, error: str, node_gpus: int, option_names: OptionNames) -> str:
     """Why the engines of a config (the file `where`) take no fragment of a plan (`error`: an
-    `solver.trinity.EngineError`'s words), on nodes of `node_gpus`: ``--emit``'s, ``--out``'s and ``--write``'s refusal, and
-    ``apply_left_out``; the budget named as `option_names` name it."""
-    return (f"{where}: {error} on nodes of {node_gpus}: choose a trainer size with {option_names.budget} that leaves the "
-            "config's engines exactly their GPUs")
+    `solver.trinity.EngineError`'s words), on nodes of `node_gpus`: ``--emit``'s, ``--out``'s and ``--write``'s
+    refusal, and ``apply_left_out``; the budget named as `option_names` name it."""
+    return (f"{where}: {error} on nodes of {node_gpus}: choose a trainer size with {option_names.budget} that leaves "
+            "the config's engines exactly their GPUs")
 
 
 def config_lora_refusal(layout: Any, plan: Plan, model: Model, where: str, environ: Mapping[str, str] | None,

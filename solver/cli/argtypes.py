@@ -88,7 +88,8 @@ def whole_number(least: int, most: int, listed: str = "") -> Callable[[str], int
             meant = (rewritten_note(text).removeprefix("; ") if rewritten is not None and least <= rewritten <= most
                      else f"write {worded}" if worded is not None and least <= worded <= most else "")
             several = listed.format(text.replace(" ", "")) if listed and listing else ""
-            written = (f" ({gpus})" if gpus else f" (write the product: {times})" if times is not None and least <= times <= most
+            in_range = times is not None and least <= times <= most
+            written = (f" ({gpus})" if gpus else f" (write the product: {times})" if in_range
                        else f" ({'; or '.join(filter(None, (meant, several)))})" if meant or several
                        else "")
             raise argparse.ArgumentTypeError(f"expected a whole number from {least} to {most}, got {brief(text)}"

@@ -122,8 +122,8 @@ SEED_WORDS = ("rft-solver takes no seed: CP-SAT's is fixed, and a proven answer 
 """What a seed is told: which answers repeat (docs/concepts.md, docs/cluster.md's Determinism)."""
 
 ALGORITHM_WORDS = ("without these options rft-solver counts a run as GRPO trains it: the actor and a reference model "
-                   "(none with --lora-rank), no critic; --critic WHERE adds PPO's critic, --dpo DPO and --no-reference a "
-                   "run without a reference model (SFT on Trinity 0.6)")
+                   "(none with --lora-rank), no critic; --critic WHERE adds PPO's critic, --dpo DPO and --no-reference "
+                   "a run without a reference model (SFT on Trinity 0.6)")
 """What an algorithm option is told where its value names no option of `ALGORITHMS_MEANT` (``--algorithm grpo``)."""
 
 COUNTS_NOTHING = {

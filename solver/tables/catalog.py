@@ -753,7 +753,8 @@ class Catalog(Frozen):
                         own_lengths = {length for length, _ in column}
                         merged = sorted([*column, *((length, setting) for length, setting in lengths.items()
                                                     if length not in own_lengths)], key=lambda cell: cell[0])
-                        found += [said for said in _longer_contradictions(where, mine.gpus, merged) if said not in alone]
+                        found += [said for said in _longer_contradictions(where, mine.gpus, merged)
+                                  if said not in alone]
         return found
 
     def cells(self) -> Iterator[Cell]:

@@ -312,8 +312,8 @@ VLLM_FALLBACK_PARTIAL_ROTARY = 1.0
 """The ``partial_rotary_factor`` vLLM 0.19.1's ``get_rope`` takes from a ``rope_parameters`` without one."""
 VLLM_ROTARY_DIM_MODEL_TYPES = ("minimax_m2",)
 """Model types whose vLLM 0.19.1 class puts the config's ``rotary_dim`` over its ``head_dim`` in a ``rope_parameters``
-that lacks ``partial_rotary_factor`` (``minimax_m2.py:200-204``, ``rotary_dim=config.rotary_dim``, ``:267``; MiniMax-M2's
-64 of 128); transformers 5.9.0's class reads no ``rotary_dim`` (only ``partial_rotary_factor``,
+that lacks ``partial_rotary_factor`` (``minimax_m2.py:200-204``, ``rotary_dim=config.rotary_dim``, ``:267``;
+MiniMax-M2's 64 of 128); transformers 5.9.0's class reads no ``rotary_dim`` (only ``partial_rotary_factor``,
 ``modeling_minimax_m2.py:187-189``). RoPE holds no weights, so the share changes no memory rft-solver counts, nor a
 length: only what vLLM rotates where Trinity hands it a RoPE scaling (`_vllm_partial_rotary_lost`)."""
 PARTIAL_ROTARY_KEYS = ("partial_rotary_factor", "rotary_pct", "rotary_emb_fraction")

@@ -398,14 +398,15 @@ ROLE_SP_KEYS = tuple((*ACTOR_ROLLOUT_REF, role, "ulysses_sequence_parallel_size"
 """The roles' own SP: Trinity with verl before 0.8 takes it over the trainer's; Trinity 0.6 on verl 0.8 or later
 ignores it."""
 TRAINER_SP_KEY = ("trainer", "ulysses_sequence_parallel_size")
-ROLE_ENGINE_SP_KEYS = tuple((*ACTOR_ROLLOUT_REF, role, "fsdp_config", "ulysses_sequence_parallel_size") for role in ROLES)
+ROLE_ENGINE_SP_KEYS = tuple((*ACTOR_ROLLOUT_REF, role, "fsdp_config", "ulysses_sequence_parallel_size")
+                            for role in ROLES)
 """The SP of the actor's and the ref's FSDP engine on verl 0.8 or later: Trinity 0.6.0 builds it as the trainer's
 (``_build_fsdp_engine_config``, ``trainer/verl/config.py:514``) and deep-merges the config's over it (no
 ``FROZEN_KEYS``); verl's ``FSDPActorConfig.__post_init__`` takes its engine from it but puts the role's own SP, which
 Trinity freezes to the trainer's, over it where that is above 1 (``workers/config/actor.py:313``, ``:320-321`` in verl
-0.8.0; ``:321``, ``:328-329`` in 0.9.1). So it runs the role only beside a trainer SP of 1 (`solver.trinity.checks`). Trinity
-0.5's typed ``FSDPConfig`` lacks it (`KEYS_05_LACKS`), and 0.6 drops it on verl before 0.8 (its legacy ``FSDPConfig``,
-``verl_legacy/verl_config.py:101``, lacks it too)."""
+0.8.0; ``:321``, ``:328-329`` in 0.9.1). So it runs the role only beside a trainer SP of 1 (`solver.trinity.checks`).
+Trinity 0.5's typed ``FSDPConfig`` lacks it (`KEYS_05_LACKS`), and 0.6 drops it on verl before 0.8 (its legacy
+``FSDPConfig``, ``verl_legacy/verl_config.py:101``, lacks it too)."""
 
 
 class OwnSpRole(NamedTuple):
