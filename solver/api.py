@@ -393,7 +393,7 @@ def plan(
 
 
 def _input_notes(option_names: OptionNames, given_length: object, max_model_len: int | None,
-                host_ram_gb: float | None) -> tuple[str, ...]:
+                 host_ram_gb: float | None) -> tuple[str, ...]:
     """The notes ``solve`` prints on stderr for the same input, in `option_names`' words, for `Answer.notes` and
     `MemoryAnswer.notes`: a `max_model_len` of a few hundred tokens at most (`short_length_note`), or given as
     thousands of 1024 (`given_length`, as written: ``"131k"``) whose thousands cut a power of two of tokens
@@ -995,7 +995,6 @@ def fragment_engines(answer: Answer, catalog: Catalog) -> RolloutEngines | None:
         return None
     return rollout_engines(catalog.model(answer.model), catalog.gpu(answer.gpu).memory_gib, rollout,
                            answer.best.max_model_len, answer.node_gpus, lora_rank=answer.best.lora_rank)
-
 
 
 def with_apply(answers: tuple[Answer, ...], catalog: Catalog, model: Model, node_gpus: int, *,
@@ -2029,9 +2028,9 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                   offload=config.offload, sp=config.sp, critic_sps=critic_sps, max_model_len=length,
                                   length_given=own_length,
                                   max_token_len_per_gpu=lowered, trains=False, plan=None,
-                                   unread_keys=(config.memory_unread if reads_budget else config.memory_unread_padded)
-                                   + forward_unread_keys(mapping, model, gpus, environ=environ, version=version,
-                                                         train_batch_size=size, train_batch_source=source),
+                                  unread_keys=(config.memory_unread if reads_budget else config.memory_unread_padded)
+                                  + forward_unread_keys(mapping, model, gpus, environ=environ, version=version,
+                                                        train_batch_size=size, train_batch_source=source),
                                   broken_rule=broken.words if broken else None,
                                   broken_rule_code=broken.code if broken else None,
                                   config_problems=tuple(problem.words for problem in problems),

@@ -817,7 +817,7 @@ def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int,
     training moment of its own), which ranks load the model (`loading`: `host_moment_words`), what makes the need so
     large, and where given, that naming a Trinity release counts its own (`release_hint`: `lower_host_count_hint`)."""
     if unchecked_source is None or need_gib is None or not exceeds_assumed_host_ram(need_gib, gpu, gpus_on_node,
-                                                                                      node_gpus):
+                                                                                    node_gpus):
         return None
     assumed_gib = assumed_host_ram_gib(gpu, gpus_on_node, node_gpus)
     per_gpu = f"{SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU, as servers commonly have: a DGX A100's 1 TB for 8"

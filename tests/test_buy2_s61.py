@@ -270,7 +270,7 @@ def test_room_and_a_way_to_run_are_named_in_one_note(tmp_path: Path, capsys: pyt
 
 
 def test_a_reason_under_buy_names_no_node_count_the_pool_lacks(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
     # Qwen3-0.6B with 8 rollout GPUs on one node of 8 H100s with 16 GiB of host memory: beside its rollout a trainer
     # takes whole nodes, whose ranks load more than 16 GiB however many there are. --buy asks on the pool raised to
     # 10 nodes, a count the file never gave: the reason said "its 10 nodes" (persona88b).
@@ -284,7 +284,7 @@ def test_a_reason_under_buy_names_no_node_count_the_pool_lacks(tmp_path: Path,
 
 
 def test_ways_cut_short_on_the_pools_as_bought_keep_the_purchase_placement(tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     # The jobs' ways on the pools as bought are asked within the ways' limit, which a busy machine's wall clock may
     # pass by then: the placement there had no ways, placed nothing and said so proven (persona88b, on 2 busy cores).
     buying = sys.modules["solver.cluster.buy"]

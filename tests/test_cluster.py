@@ -776,15 +776,15 @@ def test_a_layout_needs_the_nodes_the_pool_has(tmp_path: Path):
     for minimize_nodes in (False, True):
         result = solved(instance, tmp_path, minimize_nodes=minimize_nodes)
         assert result["unplaced"] == [{"job": "big", "reason": "a: with 7 rollout GPUs, no trainer GPU count that "
-                                                              "trains it (4 at the fewest) has a layout on its 1 node of "
-                                                              "8 GPUs; with rollout_gpus: 4 or fewer, a trainer of 4 "
-                                                              "GPUs has one",
-                                                              "reason_for_several": (
+                                       "trains it (4 at the fewest) has a layout on its 1 node of "
+                                       "8 GPUs; with rollout_gpus: 4 or fewer, a trainer of 4 "
+                                       "GPUs has one",
+                                       "reason_for_several": (
                                                                   "a: with 7 rollout GPUs, no trainer GPU count "
                                                                   "that trains them (4 at the fewest) has a layout "
                                                                   "on its 1 node of 8 GPUs; with rollout_gpus: 4 or "
                                                                   "fewer, a trainer of 4 GPUs has one"),
-                                                              "reason_code": "no-way-to-run",
+                                       "reason_code": "no-way-to-run",
                                        "pools": pool_codes(("a", "no-layout-beside-rollout")), "fits_with": []}]
 
 
@@ -991,7 +991,7 @@ def test_random_instances_with_room_to_spare_widen_as_the_reference_does(seed: i
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(min_value=0, max_value=10_000), minimize_nodes=st.booleans())
 def test_random_tiny_instances_with_lowered_token_budgets_reach_the_brute_force_optimum(seed: int, minimize_nodes: bool,
-                                                                                      tmp_path_factory):
+                                                                                        tmp_path_factory):
     instance = random_instance(random.Random(seed))
     for job in instance["jobs"][::2]:  # some jobs past what the default budget reaches
         job["max_model_len"] = {"at_least": 131072} if isinstance(job["max_model_len"], dict) else 131072
@@ -2113,7 +2113,7 @@ def test_cli_cluster_emit_dir_writes_for_the_trinity_version_asked(cli, tmp_path
 
 
 def test_ways_whose_solve_ran_out_of_time_leave_the_placement_unproven(cli, tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch):
+                                                                       monkeypatch: pytest.MonkeyPatch):
     # A planner solve that times out is not "no plan": the way it asked about is left out, and the status
     # says the placement is not proven (it was "optimal" over the ways decided in time, and varied by run).
     path = tmp_path / "fleet.yaml"
@@ -2532,7 +2532,7 @@ def test_a_pool_of_large_nodes_offers_every_count_within_a_node(tmp_path: Path):
 @pytest.mark.parametrize("cut", ["later stage unsolved", "interrupted after the first stage",
                                  "later stage unproven"])
 def test_a_search_cut_after_the_first_stage_is_feasible_not_optimal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                     cut: str):
+                                                                    cut: str):
     # Every stage must prove its optimum for "optimal"; a stage left without an answer (time) or a Ctrl-C
     # between stages keeps the earlier answer and says "feasible". A stage answered but not proven (time) lets the
     # stages after it run, but not the tie-break: it would only pick among placements not proven the best.
@@ -3492,7 +3492,7 @@ def test_a_placed_plan_carries_the_cautions_solve_gives_it(cli, tmp_path: Path):
     status, out, _ = cli("cluster", str(path), *RANK_0_ON_HOPPER)
     cautions = ["caution: " + text.replace("\n", " ").strip() for text in out.split("┘\n")[-1].split("caution: ")[1:]]
     assert status == 0 and [caution.split(": ")[1] for caution in cautions] == ["llama", "long-a, long-b",
-                                                                                 "long-a, long-b"]
+                                                                                "long-a, long-b"]
     assert cautions[0] == ("caution: llama: beyond the native 131072, which Llama-3.1-8B's own llama3 RoPE scaling "
                            "provides: no YaRN written; vLLM's rollout refuses it, past the 131072 it derives from the "
                            "model's config, unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the model handles it")
@@ -3544,7 +3544,7 @@ def test_widening_questions_out_of_time_leave_the_status_as_placed(tmp_path: Pat
 
 
 def test_a_job_left_out_of_an_unproven_placement_says_the_time_limit_may_be_why(tmp_path: Path,
-                                                                                 monkeypatch: pytest.MonkeyPatch):
+                                                                                monkeypatch: pytest.MonkeyPatch):
     # Out of time before CP-SAT's first placement: the greedy one stands, and a job it left out may have had
     # room in a better one, which its reason says (with the flag that gives the search more time).
     monkeypatch.setattr(StopOnInterrupt, "solve", out_of_work)

@@ -130,8 +130,8 @@ def test_a_second_cluster_file_is_named_as_not_read(cli: Cli) -> None:
                                     "fields: pools, jobs)")),
 ])
 def test_a_gpu_type_or_its_price_as_a_cluster_file_key_is_told_why_not(cli: Cli, tmp_path: Path, top: str,
-                                                                         pool_extra: str, job_extra: str,
-                                                                         error: str) -> None:
+                                                                       pool_extra: str, job_extra: str,
+                                                                       error: str) -> None:
     # Before: only the list of fields, not that h100 is a GPU type, a pool has no price, --weights gives weights.
     fleet = tmp_path / "f.yaml"
     fleet.write_text(f"{top}pools:\n  - {{name: p, gpu: H100, nodes: 1, gpus_per_node: 8{pool_extra}}}\n"

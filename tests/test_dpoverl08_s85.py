@@ -217,7 +217,7 @@ def test_verl_08_runs_the_actor_and_the_ref_at_their_engines_sp_beside_a_trainer
     full = [problem.words for problem in trinity_config_problems(
         _dpo(2, algorithm="grpo", ulysses_sequence_parallel_size=2, trainer_config={"actor_rollout_ref": {
             "ref": {"fsdp_config": {"ulysses_sequence_parallel_size": 4}}}}), CATALOG.model("8B"), 8, version="0.6")
-        if problem.code == "role-sp-differs"]
+            if problem.code == "role-sp-differs"]
     assert full == [(f"{ENGINE_SP.format(role='ref')} 4 is not trainer.ulysses_sequence_parallel_size 2: Trinity 0.6 "
                      "on verl 0.8 or later runs the ref at SP 2 all the same (verl puts the role's own SP, which "
                      "Trinity sets to the trainer's, over its engine's where above 1: workers/config/actor.py:320-321 "

@@ -460,13 +460,13 @@ def test_a_cell_outside_the_order_contradicts_no_cell_for_the_settings_before_it
     assert contradictions("SP=8", "Offload + SP=8") == []
     where = "H100-80GB, 8 GPUs, Qwen3-14B"
     assert contradictions("Env + Offload + SP=8", "Env + SP=8") == [
-        "H100-80GB, Qwen3-14B at 49152: Env + Offload + SP=4 trains on 4 GPUs (at 65536, the row 49152 falls to) but "
-        "8 GPUs need Env + Offload + SP=8 (more GPUs only shard the states further)",
-        f"{where}: Env + Offload + SP=8 at 49152 but Env + SP=8 trains at the longer 65536 (memory only grows with "
-        "the length)"]
+        ("H100-80GB, Qwen3-14B at 49152: Env + Offload + SP=4 trains on 4 GPUs (at 65536, the row 49152 falls to) but "
+         "8 GPUs need Env + Offload + SP=8 (more GPUs only shard the states further)"),
+        (f"{where}: Env + Offload + SP=8 at 49152 but Env + SP=8 trains at the longer 65536 (memory only grows with "
+         "the length)")]
     assert contradictions("SP=8", '"-"') == [
-        "H100-80GB, Qwen3-14B at 65536: Env + Offload + SP=4 trains on 4 GPUs but 8 GPUs need - (more GPUs only "
-        "shard the states further)"]
+        ("H100-80GB, Qwen3-14B at 65536: Env + Offload + SP=4 trains on 4 GPUs but 8 GPUs need - (more GPUs only "
+         "shard the states further)")]
 
 
 def test_a_cells_files_models_may_be_named_by_their_hugging_face_id_as_with_model(tmp_path: Path):

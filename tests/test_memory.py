@@ -431,7 +431,7 @@ def test_fewest_gpus_without_a_budget_searches_every_count_the_estimates_cover()
                                 estimate="never"), CATALOG)
     best = answer.plans[0]
     assert (best.gpus, best.evidence, best.source) == (8, "inferred", SourceCell(model="Qwen3-8B", gpus=4, max_model_len=32768,
-                                                                                    setting="SP=4"))
+                                                                                 setting="SP=4"))
 
 
 def test_documented_cells_win_where_tables_exist():
@@ -1334,7 +1334,7 @@ def test_a_model_config_with_yarn_of_its_own_is_rescaled_from_its_original_conte
 @pytest.mark.parametrize(("full_attention", "own"), [({"rope_type": "linear", "factor": 8.0}, "linear"),
                                                      ({"rope_type": "default"}, None)])
 def test_rope_parameters_per_layer_type_are_read_from_the_full_attention_layers(tmp_path: Path, full_attention: dict,
-                                                                               own: str | None):
+                                                                                own: str | None):
     # transformers 5 gives Gemma-3 one RoPE per layer type; the full-attention layers' sets the context (a YaRN
     # written over Gemma-3's own linear scaling would replace it), the sliding window's does not.
     config = json.loads((HF_CONFIGS / "gemma-2-9b.json").read_text(encoding="utf-8"))
@@ -1868,7 +1868,7 @@ def test_a_memory_model_that_costs_nothing_per_token_is_held_to_the_physical_flo
     # A memory model of your own may fit nothing to the per-token terms: a token still costs a bf16 hidden
     # state per layer (and the embedding's) and 7 bytes per logit, so not every length fits.
     free = PRIOR.model_copy(update={term: 0.0 for term in ("checkpoints", "logits", "recompute", "sp_buffers",
-                                                            "fragmentation")})
+                                                           "fragmentation")})
     shape, setting = CATALOG.model("4B"), Setting(env=True, offload=False, sp=1)
     longest = longest_fitting(shape, 80, 8, setting, free)
     assert longest is not None and longest < CEILING
@@ -1914,7 +1914,7 @@ def test_a_cells_file_may_name_models_as_the_command_line_does(tmp_path: Path):
 
 
 def test_a_model_configs_folder_is_an_input_its_config_json_never_overwritten(cli, tmp_path: Path,
-                                                                               monkeypatch: pytest.MonkeyPatch):
+                                                                              monkeypatch: pytest.MonkeyPatch):
     # --model-config DIR reads DIR/config.json: writing there would replace the file just read.
     monkeypatch.chdir(tmp_path)
     (tmp_path / "mdl").mkdir()
@@ -1934,7 +1934,7 @@ def test_a_model_configs_folder_is_an_input_its_config_json_never_overwritten(cl
 @pytest.mark.parametrize(("name", "shown"), [("ü🚀.yaml", "ü🚀.yaml"), ("x\x85\u2028\"'#: [y].yaml", None),
                                              ("not-utf-8-\udcff.yaml", "not-utf-8-\\xff.yaml")])
 def test_a_calibrated_memory_model_file_loads_back_whatever_the_cells_file_is_called(cli, tmp_path: Path,
-                                                                                      name: str, shown: str | None):
+                                                                                     name: str, shown: str | None):
     # The source line named the cells file in JSON's escapes: a surrogate pair for 🚀, which YAML refuses.
     # A name that is not UTF-8 is named by its byte's escape, as text (as the wrote lines name it).
     cells = tmp_path / name
@@ -2875,7 +2875,7 @@ def test_cells_that_ran_out_where_the_memory_model_fits_get_a_note_with_the_marg
     # margin under which the model agrees with every such cell.
     cells = tmp_path / "mine.yaml"
     cells.write_text(h100_cells(8, "8 x H100", "Qwen3-8B", {65536: "{Qwen3-8B: Env + SP=4}",
-                                                           131072: "{Qwen3-8B: Env + Offload + SP=8}"}),
+                                                            131072: "{Qwen3-8B: Env + Offload + SP=8}"}),
                      encoding="utf-8")
     asked = ("--model", "8B", "--gpu", "h100", "--gpus", "16", "--len", "131072", "--cells", str(cells), "--json")
     status, out, err = cli(*asked)
@@ -2941,7 +2941,7 @@ def test_optimistic_cells_come_the_most_optimistic_first():
 
 # A dense gated-MLP shape; each test adds the keys it is about.
 DENSE_SHAPE = {"hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 32, "num_attention_heads": 32,
-         "num_key_value_heads": 32, "vocab_size": 32064, "max_position_embeddings": 4096}
+               "num_key_value_heads": 32, "vocab_size": 32064, "max_position_embeddings": 4096}
 
 
 def _dense_config(tmp_path: Path, **keys: object) -> Path:
@@ -3410,7 +3410,7 @@ def test_calibrate_names_your_cells_that_the_fit_predicts_the_other_way(cli, tmp
     # fit either, whatever the multipliers, so the fit leaves them where the other cells put them (states at 1).
     cells = tmp_path / "mine.yaml"
     cells.write_text(h100_cells(1, "one", "14B, 0.6B", {8192: "{14B: vanilla, 0.6B: vanilla}",
-                                                       16384: "{14B: '-', 0.6B: vanilla}"}), encoding="utf-8")
+                                                        16384: "{14B: '-', 0.6B: vanilla}"}), encoding="utf-8")
     written = tmp_path / "model.yaml"
     status, out, err = cli("calibrate", "--cells", str(cells), "--out", str(written))
     assert status == 0 and "1 predicted not to fit that did" in out

@@ -266,7 +266,7 @@ def test_a_padded_models_unread_critic_engine_flag_counts_where_verl_08_runs_the
 
 
 def test_check_emit_says_a_padded_dpo_pairs_tokens_and_the_unbounded_micro_batch_it_points_to(cli: Cli,
-                                                                                               tmp_path: Path):
+                                                                                              tmp_path: Path):
     # mutants48: a padded model's DPO verdict fits at a pair's tokens (2 x 8192, what its estimate counts), and
     # --check's notes with --emit (no view) name the micro-batch-unbounded line the verdict points to
     config = tmp_path / "trinity.yaml"

@@ -429,19 +429,19 @@ def test_check_plan_catches_a_wrong_yarn_factor_an_estimate_off_its_grid_and_an_
     # The solver's own answers, each made wrong in one field the checker must catch.
     readme: dict[str, Any] = {"gpu": "A100-80GB", "model": "Qwen3-4B", "budget_gpus": 6}
     (best,) = [p.model_dump(mode="json") for p in solve_plan(make_query(CATALOG, objective="max_len", **readme),
-                                                              CATALOG)[0].plans]
+                                                             CATALOG)[0].plans]
     assert best["rope_scaling_factor"] == 2.5 and check_plan(CATALOG, best, **readme, estimates=True) == []
     assert "rope_scaling_factor=2.0, expected 2.5" in check_plan(CATALOG, dict(best, rope_scaling_factor=2.0),
                                                                  **readme, estimates=True)
     h100: dict[str, Any] = {"gpu": "H100-80GB", "model": "Qwen3-8B", "budget_gpus": 8}
     (estimate,) = [p.model_dump(mode="json") for p in solve_plan(make_query(CATALOG, objective="max_len", **h100),
-                                                                  CATALOG)[0].plans]
+                                                                 CATALOG)[0].plans]
     assert estimate["evidence"] == "estimated" and check_plan(CATALOG, estimate, **h100, estimates=True) == []
     length = estimate["max_model_len"] - 512
     off_grid = dict(estimate, max_model_len=length, max_token_len_per_gpu=-(-2 * length // estimate["sp"]),
                     rope_scaling_factor=length / 40960 if length > 40960 else None)
     assert any("is not a multiple of 1024" in problem for problem in check_plan(CATALOG, off_grid, **h100,
-                                                                                  estimates=True))
+                                                                                estimates=True))
     assert any("expected 'estimated', None" in problem for problem in check_plan(
         CATALOG, dict(estimate, evidence="documented"), **h100, estimates=True))
 
@@ -566,7 +566,7 @@ def test_check_plan_catches_offload_past_the_host_ram():
     (offloaded,) = plans(objective="cheapest", host_ram_gb=512, **query)[:1]
     assert offloaded["offload"] and check_plan(CATALOG, offloaded, host_ram_gb=512, **query) == []
     assert any("more than --host-ram 200" in problem for problem in check_plan(CATALOG, offloaded, host_ram_gb=200,
-                                                                              **query))
+                                                                               **query))
     assert enumerate_plans(CATALOG, objective="cheapest", host_ram_gb=200, **query) == []
 
 
@@ -749,7 +749,7 @@ def test_a_gpu_type_with_a_tabled_types_memory_plans_with_its_tables_as_the_refe
     # The same plans as the A100's, each cell naming the A100-80GB's table.
     (a100,) = solve_plan(make_query(CATALOG, gpu="A100-80GB", top=5, estimate=estimate, **query), CATALOG)
     assert got == [{**p.model_dump(mode="json"), **({"source": {**p.source.model_dump(mode="json"),
-                                                                 "gpu": "A100-80GB"}} if p.source else {})}
+                                                                "gpu": "A100-80GB"}} if p.source else {})}
                    for p in a100.plans]
 
 

@@ -187,8 +187,8 @@ def test_a_partial_rotary_factor_vllm_refuses_is_refused(tmp_path: Path, keys: d
     ({"rotary_dim": None, "partial_rotary_factor": 0.5}, None, None),  # null: not judged (vLLM's class takes the 0.5)
 ])
 def test_minimax_m2s_vllm_class_takes_its_rotary_dim(tmp_path: Path, keys: dict[str, object],
-                                                    lost: tuple[float, float] | None,
-                                                    differs: tuple[float, float] | None):
+                                                     lost: tuple[float, float] | None,
+                                                     differs: tuple[float, float] | None):
     # vLLM 0.19.1's MiniMax-M2 class fills partial_rotary_factor in as rotary_dim / head_dim (minimax_m2.py:200-204);
     # transformers 5.9.0's rotates whole heads without partial_rotary_factor (modeling_minimax_m2.py:187-189).
     path = tmp_path / "config.json"

@@ -107,7 +107,7 @@ def test_dash_is_refused_naming_dev_stdin(cli: Cli):
 @pytest.mark.skipif(not Path("/dev/stdin").exists(), reason="no /dev/stdin on this system")
 @pytest.mark.parametrize("command", [["cluster", "/dev/stdin"], ["--from-config", "/dev/stdin", "--gpu", "h100"]])
 def test_dev_stdin_reads_standard_input(cli: Cli, standard_input: Callable[[str], None], monkeypatch: pytest.MonkeyPatch,
-                                       tmp_path: Path, command: list[str]):
+                                        tmp_path: Path, command: list[str]):
     given = (CLUSTER.format(pool="a100", job="math") if command[0] == "cluster"
              else "model: {model_path: Qwen/Qwen3-4B, max_model_len: 4096}\ncluster: {node_num: 1, gpu_per_node: 8}\n")
     monkeypatch.chdir(tmp_path)

@@ -65,7 +65,7 @@ def test_memory_text_with_a_memory_model_file_is_solve_memory_s_but_for_the_call
     command = f"  solve {' '.join(ARGV)} --memory-model {memory_file}\n"
     call = f'  {CALL}, memory=solver.load_memory_model("{memory_file}"))\n'
     in_api_words = _host_in_api_words(printed.replace(command, call).replace("--token-budget auto",
-                                                                              'token_budget="auto"'))
+                                                                             'token_budget="auto"'))
     # word for word: the keywords' lengths move the host memory caution's wrap (s88)
     assert status == 1 and printed.endswith(command) and text.split() == in_api_words.split()
     assert f"margin 0.01, memory model: {fitted.own_source}\n" in text and "MEMORY" not in text

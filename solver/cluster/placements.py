@@ -62,7 +62,6 @@ def fullest_node_host_gb(pool: Pool, placements: Sequence[Placement]) -> float |
     return max(tenths.values()) / 10 if tenths and pool.host_ram_gb is not None else None
 
 
-
 class IdleRoom:
     """The room the `final` placement (each placed job's option and nodes, grown onto idle GPUs) leaves idle: per
     pool, each node's idle GPUs (`gpus`) and host memory (`host`, tenths of a GiB: the pool's less the placed jobs' own

@@ -445,8 +445,6 @@ def _node_at(raw: Any, location: tuple[Any, ...]) -> Any:
     return node
 
 
-
-
 def _fields_at(schema: type[BaseModel], location: tuple[Any, ...]) -> tuple[str, ...]:
     """The fields of the mapping at a pydantic error's `location` in data of `schema` (the names a file may
     give there, aliases as written), or () where it is not one of rft-solver's models."""

@@ -662,7 +662,7 @@ KEYS_05_LACKS: dict[tuple[str, ...], Lacking05] = {
         "verl 0.8's fsdp_config", "FSDPConfig", "verl before 0.8, which Trinity 0.5 runs, reads the "
         "actor's own") for key in ENTROPY_KEYS},
     **{path: Lacking05("verl 0.8's fsdp_config", "FSDPConfig", "verl before 0.8, which Trinity 0.5 runs, reads the "
-                         "role's own ulysses_sequence_parallel_size") for path in ROLE_ENGINE_SP_KEYS},
+                       "role's own ulysses_sequence_parallel_size") for path in ROLE_ENGINE_SP_KEYS},
     **{(*ACTOR_ROLLOUT_REF, role, IGNORED_SECTION): Lacking05(
         f"verl 0.8's {role}", role.capitalize(), "Trinity 0.5 reads a role's offload flags "
         "from its fsdp_config") for role in ROLES},
