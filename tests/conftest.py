@@ -165,8 +165,8 @@ def reference_problems(fleet: Any, planner: Any, result: Any, minimize_nodes: bo
                             weights=planner.weights, margin=planner.margin, memory=planner.memory)
 
 
-ONE_TABLE = ("give each table once: write the two as one table of one file, naming both files' models, each row a cell "
-             "for every model (a length one file lacks: measure it for the other's models, or leave that row out), "
+ONE_TABLE = ("give each table once: write the two as one table, naming both tables' models, each row a cell for every "
+             "model (a length one table lacks: measure it for the other's models, or leave that row out), in one file "
              "under one source")
 """How a second cells file's table for a GPU type and count that an earlier file has is refused: how to combine them."""
 

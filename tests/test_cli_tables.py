@@ -788,6 +788,23 @@ def test_cells_for_another_gpu_type_than_asked_or_a_near_name_get_a_note(cli, tm
                                      "--gpus", "8")[2]
 
 
+@pytest.mark.parametrize(("name", "memory_gb", "meant"), [
+    ("H880", 80, "H800-80GB"), ("H800-80GiB", 80, "H800-80GB"),  # a key struck twice, a memory size in GiB
+    ("H880", 96, None),  # another card's memory: a GPU type of one's own
+    ("RTX-3090-24GB", 24, None),  # another card, one digit away, with the RTX 4090's memory
+])
+def test_a_slip_in_a_cells_gpu_name_of_a_catalogue_gpus_memory_gets_a_guess(cli, tmp_path: Path, name: str,
+                                                                            memory_gb: int, meant: str | None):
+    # Not refused (a GPU type of one's own may be meant), but named: the cells make a GPU type of their own.
+    cells = tmp_path / "g.yaml"
+    cells.write_text(f"gpu: {name}\nmemory_gb: {memory_gb}\nsource: x\ntables:\n  - gpus: 8\n    section: s\n"
+                     "    models: [8B]\n    rows:\n      - {max_model_len: 65536, cells: {8B: SP=4}}\n", encoding="utf-8")
+    note = (f"solve tables: note: {cells}: {name} is not a GPU type of the catalogue, so its cells make one of their "
+            f"own (did you mean {meant}?)\n")
+    err = cli("tables", "--cells", str(cells), "--check")[2]
+    assert err.startswith(note) if meant else "did you mean" not in err
+
+
 @pytest.mark.parametrize("name", ["Hl00", "HI00"])
 def test_a_letter_l_or_i_for_a_one_in_a_cells_gpu_name_gets_a_guess(cli, tmp_path: Path, name: str):
     # 'Hl00' (a letter l for a one), or 'HI00' (a capital I), is no catalogue GPU type: its cells make one of their own.

@@ -1258,6 +1258,9 @@ def test_a_misspelt_field_in_a_cluster_file_gets_a_guess(tmp_path: Path, job: st
     ("pools:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8, host_memory_gb: 1024}\n",
      ("pool a: unknown field 'host_memory_gb' (did you mean host_ram_gb? fields: name, gpu, nodes, gpus_per_node, "
       "host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
+    ("pools:\n  - {name: a, gpu: a100, nodes: 2, num_gpus: 8}\n",  # a cells table's num_gpus is its gpus
+     ("pool a: unknown field 'num_gpus' (did you mean gpus_per_node? fields: name, gpu, nodes, gpus_per_node, "
+      "host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
     ("pools:\n  - {name: a, gpu_type: a100, nodes: 2, gpus_per_node: 8}\n",
      ("pool a: unknown field 'gpu_type' (did you mean gpu? fields: name, gpu, nodes, gpus_per_node, host_ram_gb, "
       "gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),

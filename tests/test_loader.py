@@ -78,7 +78,9 @@ REJECTIONS = {
     "missing-field": "missing field 'memory_gb'",
     "duplicate-key": "line 3: key 'gpu' appears twice",
     "complex-key": "line 3: a key must be a plain value, not a dict",
-    "duplicate-table": "two tables for 2 trainer GPUs",
+    "duplicate-table": ("two tables for 2 trainer GPUs: give each table once: write the two as one table, naming both "
+                        "tables' models, each row a cell for every model (a length one table lacks: measure it for "
+                        "the other's models, or leave that row out)"),
     "bad-syntax": "at the end of the file: malformed YAML",  # an unclosed bracket: line 6 would not exist
     "python-tag": "line 2: malformed YAML: could not determine a constructor for the tag",
     "empty": "expected a mapping at the top level, got an empty file",
@@ -484,6 +486,18 @@ def _one_column_cells_file(path: Path, rows: int, cell: str = "Env + Offload + S
     lines += [f"      - {{max_model_len: {8 * row}, cells: {{8B: {cell}}}}}" for row in range(1, rows + 1)]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+@pytest.mark.parametrize("written", ["num_gpus", "gpu_count", "n_gpus"])
+def test_a_cells_tables_gpu_count_by_another_name_is_told_gpus(tmp_path: Path, written: str):
+    # As a row's max_len is told max_model_len: the same guess for every field a file names (a pool's num_gpus is
+    # its gpus_per_node), and no second problem for the gpus it lacks.
+    path = _one_column_cells_file(tmp_path / "cells.yaml", 1)
+    path.write_text(path.read_text(encoding="utf-8").replace("  - gpus: 8", f"  - {written}: 8"), encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_gpu_type(path, MODELS)
+    assert str(caught.value) == (f"{path}: tables item 1: unknown field {written!r} (did you mean gpus? fields: gpus, "
+                                 "section, source, models, rows)")
 
 
 @pytest.mark.parametrize(("field", "written", "said"), [

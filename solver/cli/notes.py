@@ -205,7 +205,7 @@ def note_cells_elsewhere(prog: str, cells: Sequence[tuple[Path, GpuType]], catal
     asked = [catalog.with_same_memory(name) for name in named]
     shipped = load_catalog()
     for path, gpu_type in cells:
-        meant = shipped.meant_gpu_type(gpu_type.name)
+        meant = shipped.meant_gpu_type(gpu_type.name, gpu_type.memory_gb)
         if meant is not None and all(each.gpu_types[0].name != gpu_type.name for each in asked):
             print_note(
                 f"{prog}: note: {path}: {gpu_type.name} is not a GPU type of the catalogue, so its cells make one of "

@@ -17,6 +17,7 @@ from solver.tables.inputs import Fleet, Pool
 from solver.tables.peft_names import LoraTargets
 from solver.tables.reading import given_path, load_cells
 from solver.tables.schema import (
+    ONE_TABLE_OF_TWO,
     SHAPE_TERMS,
     Frozen,
     GpuType,
@@ -202,6 +203,21 @@ def _meant_names(wanted: str, entries: tuple[_Entry, ...], refused: tuple[GpuWit
     refused_names = {normalise(known): entry.name for entry in refused for known in (entry.name, *entry.aliases)}
     meant = guessed_name(wanted, names) if guessed_name(wanted, refused_names) is None else None
     return [meant] if meant else []
+
+
+def _slip_of(written: str, known: str) -> bool:
+    """Whether the GPU name `written` is `known` (both normalised) with a slip that `guessed_name` takes for another
+    card's name but a file that gives the card's memory does not: a key struck twice over the next one (h880 for
+    h800; not rtx-3090 for rtx-4090, a digit of its own), or its memory size in GiB for GB (h800-80gib)."""
+    if written.endswith("gib") and written[:-3] + "gb" == known:
+        return True
+    if len(written) != len(known):
+        return False
+    differ = [at for at, (mine, theirs) in enumerate(zip(written, known, strict=True)) if mine != theirs]
+    if len(differ) != 1:
+        return False
+    at = differ[0]
+    return written[at] in written[at - 1:at] + written[at + 1:at + 2]
 
 
 def _model_name_forms(given: str) -> tuple[str, ...]:
@@ -394,16 +410,21 @@ class Catalog(Frozen):
                 continue
         return None
 
-    def meant_gpu_type(self, name: str) -> str | None:
+    def meant_gpu_type(self, name: str, memory_gb: int | None = None) -> str | None:
         """What a GPU name the catalogue lacks (`name`, a cells file's) was likely meant to be, as --gpu's guess
         says it (`_meant_names`): the one GPU type `guessed_name` finds (H10O, with a letter O for a zero, h1000:
         H100-80GB; a100-80: A100-80GB; not RTX-3090 for RTX-4090, another card), or, for a memory size alone, the
-        GPU types with it in words (``96gb``: ``H20-96GB or GH200-96GB``); None for a name the catalogue has in one
-        of its forms (h100-80g, an alias of H100-80GB; l40spcie), or one close to none of them."""
+        GPU types with it in words (``96gb``: ``H20-96GB or GH200-96GB``); else, of those with `memory_gb` (the
+        file's), the one whose name or alias it is with a slip (`_slip_of`: H880 or H800-80GiB, H800-80GB); None for
+        a name the catalogue has in one of its forms (h100-80g, an alias of H100-80GB; l40spcie), or one close to
+        none of them."""
         forms = gpu_name_forms(name)
         if _named_entry(forms, self.gpu_types) is not None:
             return None
-        return either(_meant_names(forms[-1], self.gpu_types, self.without_bf16)) or None
+        meant = _meant_names(forms[-1], self.gpu_types, self.without_bf16)
+        slipped = {gpu.name for gpu in self.gpu_types if gpu.memory_gb == memory_gb
+                   for known in (gpu.name, *gpu.aliases) if _slip_of(forms[-1], normalise(known))}
+        return either(meant) or (slipped.pop() if len(slipped) == 1 else None)
 
     def gpu_type_named(self, name: str) -> str | None:
         """The name of the GPU type `name` is a name or alias of in one of its forms (``h100``: H100-80GB), or
@@ -818,13 +839,6 @@ def contradictions_refused(path: str, found: Sequence[str], *, listed: bool = Tr
     return TableError(f"{path}: {found[0]}{more}{lists}; check the cells")
 
 
-ONE_TABLE_OF_TWO = ("write the two as one table of one file, naming both files' models, each row a cell for every "
-                    "model (a length one file lacks: measure it for the other's models, or leave that row out), "
-                    "under one source")
-"""How two cells files' tables for one GPU type and count are combined (`read_cells_files` refuses them apart): they
-are not merged as read, since a table's rows need a cell for each of its models and a table names one source."""
-
-
 def read_cells_files(catalog: Catalog, paths: Sequence[Path], *, join: bool = True, keep_contradictions: bool = False,
                      flag: str = "") -> tuple[Catalog, tuple[tuple[Path, GpuType], ...]]:
     """`catalog` with the cells files at `paths` (`Catalog.with_measured`, `join` and `keep_contradictions` as there),
@@ -850,7 +864,7 @@ def read_cells_files(catalog: Catalog, paths: Sequence[Path], *, join: bool = Tr
         if repeated is not None:
             other = tabled_by[(measured.name, repeated)]
             raise QueryError(f"{flag}{path}: a table of {measured.name} for {counted(repeated, 'trainer GPU')}, which "
-                             f"{flag}{other} has already: give each table once: {ONE_TABLE_OF_TWO}")
+                             f"{flag}{other} has already: {ONE_TABLE_OF_TWO}, in one file under one source")
         tabled_by.update(dict.fromkeys(((measured.name, table.gpus) for table in measured.tables), path))
         loaded.append((path, measured))
     return catalog, tuple(loaded)

@@ -620,26 +620,26 @@ def _more_problems(raw: Any, first: Any, errors: list[Any]) -> str:
 
 
 FIELDS_MEANT = {
-    **dict.fromkeys(("count", "numnodes", "nodecount", "nnodes", "nodenum", "hosts"), "nodes"),
-    **dict.fromkeys(("length", "seqlen", "maxlen", "maxlength", "maxseqlen", "context", "contextlength",
-                     "contextlen"), "max_model_len"),
-    **dict.fromkeys(("gputype", "gpuname", "device", "type"), "gpu"),
-    **dict.fromkeys(("gpupernode", "numgpus", "gpucount", "nprocpernode"), "gpus_per_node"),
-    **dict.fromkeys(("hostram", "hostmemory", "hostmemorygb", "ramgb", "cpumemorygb", "hostramgib"), "host_ram_gb"),
-    **dict.fromkeys(("rollout", "rolloutgpu", "explorergpus", "vllmgpus"), "rollout_gpus"),
-    **dict.fromkeys(("batchsize", "trainbatch"), "train_batch_size"),
-    **dict.fromkeys(("modelpath", "config", "configpath"), "model_config"),
-    **dict.fromkeys(("nodepools", "fleet", "nodes", "clusters"), "pools"),
-    **dict.fromkeys(("min", "minimum", "least", "atleastlen", "gte", "from"), "at_least"),
-    **dict.fromkeys(("max", "maximum", "most", "cap", "lte", "upto"), "at_most"),
-    **dict.fromkeys(("must", "mustrun", "mandatory", "essential"), "required"),
-    **dict.fromkeys(("downnodes", "nodesdown", "failed", "failednodes", "drained", "drainednodes", "cordoned",
-                     "offline", "offlinenodes", "unhealthy", "broken"), "down"),
+    "nodes": ("count", "numnodes", "nodecount", "nnodes", "nodenum", "hosts"),
+    "max_model_len": ("length", "seqlen", "maxlen", "maxlength", "maxseqlen", "context", "contextlength", "contextlen"),
+    "gpu": ("gputype", "gpuname", "device", "type"),
+    "gpus_per_node": ("gpupernode", "numgpus", "gpucount", "nprocpernode"),
+    "gpus": ("numgpus", "ngpus", "gpucount", "gpunum", "trainergpus"),
+    "host_ram_gb": ("hostram", "hostmemory", "hostmemorygb", "ramgb", "cpumemorygb", "hostramgib"),
+    "rollout_gpus": ("rollout", "rolloutgpu", "explorergpus", "vllmgpus"),
+    "train_batch_size": ("batchsize", "trainbatch"),
+    "model_config": ("modelpath", "config", "configpath"),
+    "pools": ("nodepools", "fleet", "nodes", "clusters"),
+    "at_least": ("min", "minimum", "least", "atleastlen", "gte", "from"),
+    "at_most": ("max", "maximum", "most", "cap", "lte", "upto"),
+    "required": ("must", "mustrun", "mandatory", "essential"),
+    "down": ("downnodes", "nodesdown", "failed", "failednodes", "drained", "drainednodes", "cordoned", "offline",
+             "offlinenodes", "unhealthy", "broken"),
 }
-"""Fields by the names a newcomer may guess for them (a pool's count of nodes, Trinity's max_model_len by other
-tools' names, a fleet's pools as nodes, a length's least as min and its most as max, a pool's nodes down as an
-operator's failed or drained ones), without case or separators:
-an unknown field is told the field it names, where the mapping it is in has that field."""
+"""Each field by the names a newcomer may guess for it, without case or separators (a pool's count of nodes,
+Trinity's max_model_len by other tools' names, a pool's GPUs per node and a table's trainer GPUs both as num_gpus, a
+fleet's pools as nodes, a length's least as min and its most as max, a pool's nodes down as an operator's failed or
+drained ones): an unknown field is told the field of its mapping whose guessed names hold it."""
 
 
 def _letters(text: str) -> str:
@@ -650,7 +650,7 @@ def _letters(text: str) -> str:
 def _meant_field(name: Any, fields: Sequence[str]) -> str | None:
     """The one field of `fields` an unknown field `name` is close to, or None: the same but for case and separators
     (atleast: at_least), else the start of only it (prio: priority; modelc: model_config, not model), else the one
-    `FIELDS_MEANT` gives its name (count: nodes), else with a letter or two wrong (prority: priority); not a field
+    whose `FIELDS_MEANT` names hold it (count: nodes), else with a letter or two wrong (prority: priority); not a field
     that only shares a part (at_most is not at_least)."""
     if not isinstance(name, str) or len(_letters(name)) < 3:
         return None
@@ -658,8 +658,9 @@ def _meant_field(name: Any, fields: Sequence[str]) -> str | None:
     started = [field for known, field in by_letters.items() if known.startswith(_letters(name))]
     if _letters(name) in by_letters or len(started) == 1:
         return by_letters.get(_letters(name)) or started[0]
-    if FIELDS_MEANT.get(_letters(name)) in fields:
-        return FIELDS_MEANT[_letters(name)]
+    guessed = [field for field in fields if _letters(name) in FIELDS_MEANT.get(field, ())]
+    if guessed:
+        return guessed[0]
     close = difflib.get_close_matches(_letters(name), by_letters, n=1, cutoff=0.8)
     return by_letters[close[0]] if close else None
 

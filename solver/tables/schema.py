@@ -1007,6 +1007,14 @@ Interconnect = Annotated[InterconnectName, WrapValidator(_with_interconnect_mean
 cost weighs SP's all-to-all more there: `solver.tables.inputs.Weights.sp_pcie_factor`)."""
 
 
+ONE_TABLE_OF_TWO = ("give each table once: write the two as one table, naming both tables' models, each row a cell "
+                    "for every model (a length one table lacks: measure it for the other's models, or leave that row "
+                    "out)")
+"""How two tables for one GPU type and count are combined, in one file (`GpuType` refuses them) or in two
+(`read_cells_files`): they are not merged as read, since a table's rows need a cell for each of its models and a table
+names one source."""
+
+
 class GpuType(Frozen):
     """A GPU type with its documented tables, one per trainer GPU count (YAML key ``gpu`` names it)."""
 
@@ -1079,7 +1087,7 @@ class GpuType(Frozen):
         counts = [table.gpus for table in self.tables]
         repeated = first_repeated(counts)
         if repeated is not None:
-            raise ValueError(f"two tables for {repeated} trainer GPUs")
+            raise ValueError(f"two tables for {repeated} trainer GPUs: {ONE_TABLE_OF_TWO}")
         cells = sum(len(table.rows) * len(table.models) for table in self.tables)
         if cells > MAX_CELLS:
             raise ValueError(f"{cells} cells, more than the {MAX_CELLS} a GPU type's tables may have (each is a "
