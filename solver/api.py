@@ -537,8 +537,9 @@ def buy_nodes(
     some are: those the fleet marks ``required`` and those `required` names (the others are placed where room is
     left); the jobs with none are named apart. The answer holds the placement with the nodes bought, grown onto
     idle GPUs as a placement's (`widen` False: not). The keywords as `place`'s, but `current`, which is refused as
-    ``solve cluster --buy --current`` is: a purchase weighs no running jobs. Raises `QueryError` (one line) for a bad
-    option, `TableError` for a bad cluster file."""
+    ``solve cluster --buy --current`` is: a purchase weighs no running jobs. Its `notes` are `place`'s, those
+    ``solve cluster --buy`` prints on stderr for the fleet. Raises `QueryError` (one line) for a bad option,
+    `TableError` for a bad cluster file."""
     from solver.cluster import buy
 
     check_types(("option_names", option_names, OptionNames))
@@ -550,7 +551,8 @@ def buy_nodes(
         estimate=estimate, token_budget=token_budget, time_limit_s=time_limit_s, seed=seed,
         trinity_version=trinity_version, required=required, widen=widen, option_names=option_names)
     result = buy(fleet, planner, workers=workers, seed=seed, progress=progress, widen=widen)
-    return result if memory is None else result.model_copy(update={"memory_model_source": memory.own_source})
+    own_source = None if memory is None else memory.own_source
+    return result.model_copy(update={"memory_model_source": own_source, "notes": fleet.small_host_ram_notes})
 
 
 def _with_required(fleet: Fleet, required: Sequence[str] | None, option_names: OptionNames) -> Fleet:

@@ -3065,6 +3065,8 @@ class PurchaseResult(_Timed, Versioned, defer_build=True):
         "jobs placed on the tables' plans: 'solve best'): empty, and only then, the same file gives the same answer "
         "on every run"))
     memory_model_source: str | None = Field(default=None, description="as a placement's")
+    notes: tuple[str, ...] = Field(default=(), exclude=True, description=(
+        "as a placement's: the notes solve cluster --buy prints on stderr for the cluster file (solver.buy_nodes')"))
     interrupted: bool = Field(default=False, description="whether Ctrl-C stopped the search early")
     solve_best_interrupted: bool = Field(default=False, exclude=True, description=(
         "as a placement's: whether Ctrl-C came while solve's best was asked, once the purchase was worked out"))
