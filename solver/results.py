@@ -2825,7 +2825,9 @@ HOST_RAM_WORDS = "the host memory of each of the pool's nodes, GiB (its host_ram
 FULLEST_NODE_WORDS = (
     "where the pool gives host_ram_gb: the most host memory the jobs placed there need together on one node, GiB (each "
     "job's host_memory_gb, or its plan's, on the nodes its trainer runs on, added up to one decimal, as the pool's "
-    "title says); null where none needs any, or the pool gives no host_ram_gb")
+    "title says); null where none needs any, or the pool gives no host_ram_gb (host memory is then not checked, and a "
+    "job without Offload has its load counted only where it passes what such a node is assumed to have: a sum "
+    "would understate the node's)")
 
 
 class PoolUse(Frozen, defer_build=True):

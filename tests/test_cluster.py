@@ -1559,7 +1559,8 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
                             "wall_clock_stopped", "ways_cut_short", "ways_time_limit_s", "solve_best_unasked",
                             "memory_model_source", "jobs_gone", "interrupted", "schema_version", "rft_solver_version"]
     assert result["no_way_to_run"] == []
-    # What the pools' titles say: 2 nodes and 15 of 16 GPUs used in a100, 1 node and 6 of 8 in h20 (no host memory).
+    # What the pools' titles say: 2 nodes and 15 of 16 GPUs used in a100, 1 node and 6 of 8 in h20 (no host memory:
+    # no fullest node's figure, though chat-14b's Offload cell gives its own, as the jobs without Offload count none).
     no_host_ram = {"host_ram_gb": None, "fullest_node_host_gb": None}
     assert result["pools"] == [
         {"pool": "a100", "nodes": 2, "gpus": 16, "down": [], "nodes_used": 2, "gpus_used": 15, **no_host_ram},

@@ -54,7 +54,8 @@ def pool_use(fleet: Fleet, placements: Sequence[Placement]) -> tuple[PoolUse, ..
 def fullest_node_host_gb(pool: Pool, placements: Sequence[Placement]) -> float | None:
     """The most host memory the jobs placed in `pool` (those of `placements` there) need together on one of its nodes,
     GiB: each one's `host_need_gb` on the nodes its trainer runs on, added up in the tenths the tables show; None where
-    none needs any, or the pool gives no ``host_ram_gb``."""
+    none needs any, or the pool gives no ``host_ram_gb`` (most of its jobs without Offload have no need counted then,
+    so a sum would understate the node's: `FULLEST_NODE_WORDS`)."""
     tenths: Counter[int] = Counter()
     for placement in placements:
         if placement.pool == pool.name and (need := placement.host_need_gb) is not None:
