@@ -760,18 +760,24 @@ def _pinned(model: Any, n: int, bytes_per_value: int = 4, placed: bool = False, 
     over the `n` GPUs, rounded up; where `placed` (verl 0.7's placement, `Release.placed`), its values split evenly
     where the GPUs divide one of its dimensions. A mixture of experts' routed experts laid out as `experts`: ``fused``
     (transformers 5's two 3-D tensors a layer, a row per expert), ``separate`` (transformers 4's three matrices an
-    expert) or ``either`` (the layout that pins more). Written out tensor by tensor, by name."""
+    expert) or ``either`` (the layout that pins more); beside them in each expert layer its shared expert's three
+    matrices and their gate (Qwen2-MoE's one row; Llama 4's shared expert has none), where it has them; its dense
+    layers (the first `dense_layers`, or `dense_layer_indices`) a dense MLP `dense_intermediate_size` wide. Written
+    out tensor by tensor, by name."""
     if experts == "either":
         return max(_pinned(model, n, bytes_per_value, placed, layout) for layout in ("fused", "separate"))
     h, d, layers = model.hidden_size, model.head_size, model.num_layers
     tensors = {"embed_tokens": [((model.vocab_size, h), 1)], "norm": [((h, 1), 1)]}  # (dimensions, how many)
     if not model.tied_embeddings:
         tensors["lm_head"] = [((model.vocab_size, h), 1)]
+    moe = model.moe
+    dense = set() if moe is None else set(moe.dense_layer_indices or range(moe.dense_layers))
     for layer in range(layers):
         weights = [((model.num_attention_heads * d, h), 1), ((model.num_key_value_heads * d, h), 2),
                    ((h, model.num_attention_heads * d), 1), ((h, 1), 2), ((d, 1), 2)]
-        if model.moe is None:
-            weights += [((model.intermediate_size, h), 2), ((h, model.intermediate_size), 1)]
+        if moe is None or layer in dense:  # gate_proj and up_proj, then down_proj
+            mlp = model.intermediate_size if moe is None else moe.dense_intermediate_size
+            weights += [((mlp, h), 2), ((h, mlp), 1)]
         elif experts == "fused":  # the router, then gate_up_proj and down_proj
             width = model.moe.moe_intermediate_size
             weights += [((model.moe.experts, h), 1), ((model.moe.experts, 2 * width, h), 1),
@@ -780,6 +786,8 @@ def _pinned(model: Any, n: int, bytes_per_value: int = 4, placed: bool = False, 
             width = model.moe.moe_intermediate_size
             weights += [((model.moe.experts, h), 1), ((width, h), 2 * model.moe.experts),
                         ((h, width), model.moe.experts)]
+        if moe is not None and layer not in dense and (shared := moe.shared_expert_intermediate_size):
+            weights += [((shared, h), 2), ((h, shared), 1)] + ([((1, h), 1)] if moe.shared_expert_gate else [])
         tensors[f"layers.{layer}"] = weights
 
     def shard(dimensions: tuple[int, ...]) -> int:

@@ -189,9 +189,7 @@ def test_a_cluster_job_of_llama4_gets_the_note_and_a_routed_moe_none(cli: Cli, t
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(yaml.safe_dump({
         "pools": [{"name": "h200", "gpu": "H200", "nodes": 2, "gpus_per_node": 8}],
-        # s88: no reference model, whose pinned shards of Llama 4's own tensors the reference does not lay out: its
-        # start-up load, past the node's 1024 GiB, now shows (and is cautioned) without Offload too
-        "jobs": [{"name": "l4", "model_config": str(folder), "max_model_len": 8192, "reference_model": False}]}),
+        "jobs": [{"name": "l4", "model_config": str(folder), "max_model_len": 8192}]}),
         encoding="utf-8")
     _, _, err = cli("cluster", str(fleet), "--json")
     assert f"solve cluster: {SCOUT_NOTE.replace('scout passes', 'scout (job l4) passes')}\n" in err
