@@ -38,6 +38,7 @@ from pydantic_core import CoreSchema
 from solver import __version__
 from solver.query import (
     BUDGET_ABOVE_VERDICT_CODES,
+    BYPASS_OLD_LOGPROBS,
     REFUSED_CONFIG_CODES,
     ConfigAdapter,
     ConfigProblemCode,
@@ -2302,10 +2303,7 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
     if current.broken_rule:
         verdict = [f"it breaks a rule: {current.broken_rule}", *host]
     elif current.unread_keys:
-        one = len(current.unread_keys) == 1
-        verdict = [(f"whether it trains is unknown: the tokens per GPU it takes depend on "
-                    f"{and_joined(list(current.unread_keys))}, which cannot be read here (set "
-                    f"{'it' if one else 'them'} as the run will, and judge again)")]
+        verdict = [_unread_keys_words(current.unread_keys)]
     elif cell is not None:  # the GPU memory first: more host memory would not make it train
         fewer = "; ".join(fewer_reasons(cell, current.gpus, current.offload))
         longer = (f"at {counted(current.max_model_len, 'token')} each GPU holds more than at {cell.max_model_len}" if
@@ -2323,6 +2321,19 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
                if answer.status == "unknown" else "no plan trains either (the reason follows)")
     sentences = [*verdict, *refused, follows]
     return said + " ".join(_sentence(words, first=not i) for i, words in enumerate(sentences))
+
+
+def _unread_keys_words(keys: tuple[str, ...]) -> str:
+    """Why a config's settings are not judged where `keys` (`CurrentSettings.unread_keys`) cannot be read: the tokens
+    per GPU its passes take depend on the keys of its batch sizes, and whether the actor's recompute of the old
+    log-probs runs, which would fail on its rows (a verl assertion), on `BYPASS_OLD_LOGPROBS`."""
+    tokens = [key for key in keys if key != BYPASS_OLD_LOGPROBS]
+    recompute = (f"whether it runs the actor's recompute of the old log-probs, whose micro-batch size does not divide "
+                 f"the rows each GPU takes (a verl assertion fails), depends on {BYPASS_OLD_LOGPROBS}")
+    depends = [f"the tokens per GPU it takes depend on {and_joined(tokens)}"] if tokens else []
+    depends += [recompute] if BYPASS_OLD_LOGPROBS in keys else []
+    return (f"whether it trains is unknown: {', and '.join(depends)}, which cannot be read here (set "
+            f"{'it' if len(keys) == 1 else 'them'} as the run will, and judge again)")
 
 
 def _verdict_tokens(answer: Answer, plan: Plan) -> int:

@@ -5,6 +5,7 @@ catalogue GPU type (``did you mean X?``)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -189,3 +190,12 @@ def test_a_cells_files_gpu_name_with_a_doubled_key_gets_did_you_mean_in_place_of
     assert cli("calibrate", "--cells", str(mine))[2] == (
         f"solve calibrate: note: {mine}: Mine-80GB's memory_gb 80 is taken as 80 GiB; a card reports less (an H100 "
         "80GB: 81559 MiB, 79.6 GiB), so add its memory_mib (nvidia-smi's total) where you have it\n")
+
+
+def test_docs_notes_bullet_names_each_prefix_calibrate_prints():
+    # wording88: docs/cli.md's "Notes and warnings" bullet named `solve calibrate: warning:` alone, not the caution
+    source = (Path(solver.__file__).parent / "cli" / "calibrate.py").read_text(encoding="utf-8")
+    bullet = (EXAMPLES.parent / "cli.md").read_text(encoding="utf-8").split("- **Notes and warnings** (", 1)[1]
+    prefixes = set(re.findall(r"solve calibrate: [a-z]+: ", source))
+    assert prefixes == {"solve calibrate: warning: ", "solve calibrate: caution: "}
+    assert all(f"`{prefix}...`" in bullet.split(") go to", 1)[0] for prefix in prefixes)

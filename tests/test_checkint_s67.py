@@ -48,9 +48,9 @@ def test_a_whole_number_or_its_text_in_an_int_key_says_nothing(value: Any):
     assert _problems({"model": QWEN, "buffer": {"batch_size": value}}) == []
 
 
-@pytest.mark.parametrize(("value", "shown"), [(8.0, "8.0 (write 8)"), (8.5, "8.5"), (1e3, "1000.0 (write 1000)"),
-                                              (math.inf, ".inf"), (True, "true"), ("8.0", "'8.0' (write 8)"),
-                                              ("0x10", "'0x10'"), ("1e3", "'1e3'")])  # s88: a whole one's number told
+@pytest.mark.parametrize(("value", "shown"), [  # s88: a whole one's number told, in the command line's words
+    (8.0, "8.0 (write 8.0 as 8)"), (8.5, "8.5"), (1e3, "1000.0 (write 1000.0 as 1000)"), (math.inf, ".inf"),
+    (True, "true"), ("8.0", "'8.0' (write 8.0 as 8)"), ("0x10", "'0x10'"), ("1e3", "'1e3'")])
 @pytest.mark.parametrize("version", [None, "0.5", "0.6"])
 def test_every_release_refuses_what_an_int_field_does_not_take(value: Any, shown: str, version: str | None):
     assert _problems({"model": QWEN, "buffer": {"batch_size": value}}, version) == [(
@@ -102,7 +102,7 @@ def test_an_interpolation_is_judged_by_what_it_resolves_to(value: str, environ: 
 
 
 TRAINER_CONFIG_SP = ("trainer.trainer_config.critic.ulysses_sequence_parallel_size must be a whole number, got 8.0 "
-                     "(write 8): ")
+                     "(write 8.0 as 8): ")
 NOT_JUDGED = ("keeps it as written, which its trainer's typed config (OmegaConf's int field) refuses as the trainer "
               "starts; the notes that read it are not judged")
 

@@ -194,7 +194,7 @@ def test_an_oc_decode_omegaconf_refuses_in_any_environment_is_refused(value: str
 @pytest.mark.parametrize(("value", "environ", "problem"), [
     # quoted, oc.decode reads the text: the float 8.0, which the int field refuses
     ('${oc.decode:"8.0"}', None, ("wrong-type-refused", (
-        "buffer.batch_size must be a whole number, got 8.0 (write 8): every Trinity release refuses the config as it "
+        "buffer.batch_size must be a whole number, got 8.0 (write 8.0 as 8): every Trinity release refuses the config as it "
         "loads it "
         "(its typed config's int field)"))),
     ("${oc.decode:'8'}", None, None), ("${oc.decode:${oc.env:B}}", {"B": "8"}, None),

@@ -3482,12 +3482,14 @@ def test_write_names_the_variables_its_check_needs_and_notes_an_interpolation_it
 
 
 def test_a_configs_whole_number_written_as_a_float_is_refused_with_how_to_write_it_as_the_clis(cli, tmp_path: Path):
-    # unread87: --gpus 8.0 is refused "(write 8.0 as 8)"; cluster.gpu_per_node: 8.0 gave no such hint
+    # unread87: --gpus 8.0 is refused "(write 8.0 as 8)"; cluster.gpu_per_node: 8.0 gave no such hint. wording88: in
+    # the same words, parenthesised (it said "; write 8.0 as 8"), as the config checks' keys are told too
     config = tmp_path / "trinity.yaml"
     config.write_text(MODEL_8K + "cluster: {node_num: 1, gpu_per_node: 8.0}\n", encoding="utf-8")
     assert cli("--from-config", str(config), "--gpu", "h100", "--check") == (2, "", (
-        f"solve: error: --from-config {config}: cluster.gpu_per_node must be a whole number, got 8.0; write 8.0 as 8"
+        f"solve: error: --from-config {config}: cluster.gpu_per_node must be a whole number, got 8.0 (write 8.0 as 8)"
         "\n"))
+    assert cli("--gpus", "8.0")[2].endswith("got '8.0' (write 8.0 as 8)\n")
 
 
 def test_check_says_where_it_exits_1_in_one_wording_in_its_help_and_docs(cli):

@@ -178,8 +178,13 @@ def test_an_unreadable_bypass_old_logprobs_leaves_the_verdict_unknown(tmp_path: 
         unread["algorithm"]["bypass_old_logprobs"] = "${oc.env:RECOMPUTE88_BYPASS}"
         return unread
 
-    assert _current(tmp_path, cli, config(3), "--trinity-version", "0.6")["unread_keys"] == [
-        "algorithm.bypass_old_logprobs"]
+    current = _current(tmp_path, cli, config(3), "--trinity-version", "0.6")
+    assert current["unread_keys"] == ["algorithm.bypass_old_logprobs"]
+    # wording88: the key decides whether the recompute, which would fail on its rows, runs, not any tokens per GPU
+    assert ("whether it trains is unknown: whether it runs the actor's recompute of the old log-probs, whose "
+            "micro-batch size does not divide the rows each GPU takes (a verl assertion fails), depends on "
+            "algorithm.bypass_old_logprobs, which cannot be read here (set it as the run will, and judge again)"
+            ) in current["verdict"]
     assert forward_unread_keys(config(3), CATALOG.model("8B"), 8, train_batch_size=64) == (
         "algorithm.bypass_old_logprobs",)
     assert forward_unread_keys(config(2), CATALOG.model("8B"), 8, train_batch_size=64) == ()

@@ -500,6 +500,18 @@ def test_a_cells_tables_gpu_count_by_another_name_is_told_gpus(tmp_path: Path, w
                                  "section, source, models, rows)")
 
 
+def test_a_cells_rows_other_length_name_beside_max_model_len_is_told_no_field_it_has(tmp_path: Path):
+    # wording88: seq_len in a row that has max_model_len was asked "did you mean max_model_len?"; alone, it still is.
+    path = _one_column_cells_file(tmp_path / "cells.yaml", 1)
+    text = path.read_text(encoding="utf-8")
+    for row, said in (("{max_model_len: 8, seq_len: 8,", "row max_model_len=8: unknown field 'seq_len' ("),
+                      ("{seq_len: 8,", "rows item 1: unknown field 'seq_len' (did you mean max_model_len? ")):
+        path.write_text(text.replace("{max_model_len: 8,", row), encoding="utf-8")
+        with pytest.raises(TableError) as caught:
+            load_gpu_type(path, MODELS)
+        assert str(caught.value) == f"{path}: table gpus=8, {said}fields: max_model_len, cells)"
+
+
 @pytest.mark.parametrize(("field", "written", "said"), [
     ("memory_gb", "80GB", ("got '80GB' (GB as sold, as a number: 80 for 80 GB; nvidia-smi's total in MiB goes in "
                            "memory_mib)")),

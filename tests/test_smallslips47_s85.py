@@ -348,7 +348,7 @@ def test_a_cluster_files_words_are_taken_in_any_case_as_the_options_take_them(tm
                                     "gpu_memory_gb": 80, "gpu_interconnect": "PCIe"})
 
 
-@pytest.mark.parametrize(("nodes", "said"), [("1.0", "nodes: must be a whole number, got 1.0 (write 1)"),
+@pytest.mark.parametrize(("nodes", "said"), [("1.0", "nodes: must be a whole number, got 1.0 (write 1.0 as 1)"),
                                              ("1卡", "nodes: must be a whole number, got '1卡' (write 1)"),
                                              ("1.5", "nodes: must be a whole number, got 1.5")])
 def test_a_cluster_files_count_written_otherwise_is_told_the_number(tmp_path: Path, nodes: str, said: str):

@@ -218,6 +218,15 @@ def test_a_trinity_config_indented_with_a_tab_is_one_line_naming_its_line(cli: C
      ("solve: error: --from-config {file}: line 3: fields node_num and gpu_per_node on one line, joined by a comma, "
       "which separates fields only inside {{...}}: give each field its own line, or write the whole entry in braces, "
       "{{node_num: ..., ...}}")),
+    # wording88: a mapping as a field's value on the field's own line got the reader's words alone.
+    (("--gpu", "h100", "--from-config"), "mode: both\nmodel: model_path: /m/Qwen3-8B, max_model_len: 8192\n",
+     ("solve: error: --from-config {file}: line 2: field model_path in the value of model, on its line: a mapping as "
+      "a field's value goes inside {{...}} there, model: {{model_path: ..., ...}}, or each of its fields on its own "
+      "line below model, indented (text with ': ' in it goes in quotes)")),
+    (("cluster",), "pools:\n  - a: gpu: h100, nodes: 2\njobs: []\n",
+     ("solve cluster: error: {file}: line 2: field gpu in the value of a, on its line: a mapping as a field's value "
+      "goes inside {{...}} there, a: {{gpu: ..., ...}}, or each of its fields on its own line below a, indented "
+      "(text with ': ' in it goes in quotes)")),
 ])
 def test_two_fields_on_a_block_line_are_told_the_comma_joins_them_only_in_braces(
         cli: Cli, tmp_path: Path, command: tuple[str, ...], text: str, said: str) -> None:

@@ -25,19 +25,19 @@ from solver.tables import (
     ascii_number,
     brief,
     counted,
-    counted_number,
     cut,
     empty_name,
     length_forms,
+    meant_whole_number,
     mib_as_gb_hint,
     names_a_stream,
     percentage_hint,
     read_host_ram,
     rewritten_note,
-    rewritten_whole_number,
     shown_number,
     thousands_of_tokens,
     trinity_release,
+    whole_number_note,
 )
 
 WHOLE_NUMBER = re.compile(r"\s*([+-]?)([0-9]+)\s*")
@@ -83,10 +83,8 @@ def whole_number(least: int, most: int, listed: str = "") -> Callable[[str], int
             numbers = [WHOLE_NUMBER.fullmatch(part) for part in text.split(",")]
             listing = len(numbers) > 1 and all(number is not None and _within(number, least, most) is not None
                                                for number in numbers)
-            rewritten = rewritten_whole_number(text)
-            worded = counted_number(text)
-            meant = (rewritten_note(text).removeprefix("; ") if rewritten is not None and least <= rewritten <= most
-                     else f"write {worded}" if worded is not None and least <= worded <= most else "")
+            number = meant_whole_number(text)
+            meant = whole_number_note(text) if number is not None and least <= number <= most else ""
             several = listed.format(text.replace(" ", "")) if listed and listing else ""
             in_range = times is not None and least <= times <= most
             written = (f" ({gpus})" if gpus else f" (write the product: {times})" if in_range

@@ -34,18 +34,18 @@ from solver.tables.text import (
     brief,
     check_types,
     counted,
-    counted_number,
     cut,
     first_repeated,
     gpu_name_forms,
     length_forms,
+    meant_whole_number,
     named_jobs,
     names_a_stream,
     names_joined_hint,
     normalise,
     plain_words,
-    rewritten_whole_number,
     thousands_of_tokens,
+    whole_number_note,
     yaml_brief,
 )
 
@@ -314,7 +314,9 @@ def yaml_bare_dash_problem(error: BaseException, text: str) -> str | None:
 def yaml_comma_fields_problem(error: BaseException, text: str) -> str | None:
     """Where a YAML loader's `error` marks a second field after a comma on a line of a block mapping (``nodes: 6,
     down: [3]``: a comma separates fields only inside ``{...}``), the problem in words, with its fix (braces shown
-    around the mapping's first field: `_first_field`); None for another error. A cluster, cells or Trinity file's."""
+    around the mapping's first field: `_first_field`); where it marks a mapping written as a field's value on the
+    field's line (``model: model_path: X, max_model_len: 8192``), that, with braces around the value; None for
+    another error. A cluster, cells or Trinity file's."""
     mark = getattr(error, "problem_mark", None)
     if mark is None or "mapping values are not allowed" not in str(getattr(error, "problem", "")):
         return None
@@ -322,7 +324,11 @@ def yaml_comma_fields_problem(error: BaseException, text: str) -> str | None:
     line = lines[mark.line] if mark.line < len(lines) else ""
     fields = re.fullmatch(_FIELD + r"[^{}\[\]#]*,\s*([^\s:{}\[\],#]+)\s*", line[:mark.column])
     if fields is None:
-        return None
+        nested = re.fullmatch(_FIELD + r"\s*([^\s:{}\[\],#]+)\s*", line[:mark.column])
+        return None if nested is None else (
+            f"field {nested[4]} in the value of {nested[3]}, on its line: a mapping as a field's value goes inside "
+            f"{{...}} there, {nested[3]}: {{{nested[4]}: ..., ...}}, or each of its fields on its own line below "
+            f"{nested[3]}, indented (text with ': ' in it goes in quotes)")
     first = fields[3] if fields[1] else _first_field(lines[:mark.line], fields.start(3), fields[3])
     return (f"fields {fields[3]} and {fields[4]} on one line, joined by a comma, which separates fields only inside "
             f"{{...}}: give each field its own line, or write the whole entry in braces, {{{first}: ..., ...}}")
@@ -549,13 +555,13 @@ def _unknown_field(error: Any, name: Any, errors: list[Any], schema: type[BaseMo
                    mapping: Any = None, gpu_type_named: GpuTypeNamed = None) -> tuple[str, list[Any]]:
     """An unknown field `name`'s problem, naming its mapping's fields, with the number it splits off (where
     `mapping`, the data that holds it, has one written with commas: `_thousands_split`), or else the one it was meant
-    to be (`_meant_field`) or else why no such field is asked there (a model's ``not_asked_here``: a job's GPUs are
+    to be (`_meant_field`, of the fields `mapping` lacks) or else why no such field is asked there (a model's ``not_asked_here``: a job's GPUs are
     the placement's, a pool's GPU type is no job's), or else the GPU type it names, where `gpu_type_named` finds one
     (``h100:``, a key given for its weight or price), with where it belongs (a pool's gpu, a job's pool's); and
     `errors` less the meant field's missing one, no problem of its own."""
     mapping_at = tuple(error["loc"][:-1])
     fields = _fields_at(schema, mapping_at)
-    meant = _meant_field(name, fields)
+    meant = _meant_field(name, [field for field in fields if not (isinstance(mapping, dict) and field in mapping)])
     not_asked = getattr(_model_at(schema, mapping_at), "not_asked_here", {})
     if (split := _thousands_split(mapping, name)) is not None:
         words, groups = split
@@ -806,11 +812,10 @@ def _whole_number_written_otherwise(refused: _Refused) -> str | None:
     """A whole number with a zero fraction (``8.0``), digit separators (``1,024``) or a word that counts after it
     (``8卡``, ``8 GPUs``), where the field takes it written alone, as a command line's count is told
     (`solver.cli.argtypes.whole_number`)."""
-    rewritten = rewritten_whole_number(refused.value)
-    meant = counted_number(refused.value) if rewritten is None else rewritten
+    meant = meant_whole_number(refused.value)
     if not refused.whole or meant is None or refused.broken_bound(meant) is not None:
         return None
-    return f" (write {meant})"
+    return f" ({whole_number_note(refused.value)})"
 
 
 def _job_length_in_neither_form(refused: _Refused) -> str | None:

@@ -737,6 +737,23 @@ def counted_number(value: Any) -> int | None:
     return int(match[1]) if match else None
 
 
+def meant_whole_number(value: Any) -> int | None:
+    """The whole number `value` writes otherwise than in digits alone (`rewritten_whole_number`: ``8.0``,
+    ``1,024``) or with a word that counts after it (`counted_number`: ``8卡``); None for any other value."""
+    rewritten = rewritten_whole_number(value)
+    return counted_number(value) if rewritten is None else rewritten
+
+
+def whole_number_note(value: Any) -> str:
+    """How to write `value`, a whole number written otherwise (`meant_whole_number`), where a whole number is asked:
+    ``write 8.0 as 8`` (`rewritten_note`'s words), ``write 8`` for a count with a word after it (``8卡``); "" for any
+    other value. The command line's counts, a Trinity config's and a cells or cluster file's whole numbers say it."""
+    if rewritten_whole_number(value) is not None:
+        return rewritten_note(value).removeprefix("; ")
+    counted = counted_number(value)
+    return "" if counted is None else f"write {counted}"
+
+
 def millions_of_tokens_note(value: Any) -> str | None:
     """For a length in millions (``1m``, ``0.5M``), which no length takes (1M is 1000000 tokens to some tools, 1048576
     to others): why, and the same length in thousands of 1024 where it is whole (``1024k is 1048576 tokens``); None

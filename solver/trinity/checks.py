@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, get_args
 from solver.memory import rollout_sizes
 from solver.query import (
     ACTOR_ROLLOUT_REF,
+    BYPASS_OLD_LOGPROBS_KEY,
     CRITIC_ENGINE_MICRO_BATCH_SIZES,
     CRITIC_MICRO_BATCH_SIZES,
     CRITIC_REMOVE_PADDING_KEY,
@@ -73,10 +74,10 @@ from solver.tables import (
     it_or_them,
     load_trinity_fields,
     remove_padding_violation,
-    rewritten_whole_number,
     shown_number,
     sp_attention_violation,
     sp_rule_violation,
+    whole_number_note,
     yaml_brief,
 )
 from solver.tables.model_config import (
@@ -114,7 +115,6 @@ from solver.trinity.interpolation import (
 )
 from solver.trinity.keys import (
     AUXILIARY_MODELS,
-    BYPASS_OLD_LOGPROBS_KEY,
     CRITIC,
     CRITIC_ENGINE,
     CRITIC_ENGINE_DYNAMIC_KEY,
@@ -365,9 +365,8 @@ class _ConfigChecks:
                     "its SP to compare with model.max_model_len (a TypeError; Trinity 0.5's typed config reads the "
                     "number); write the number, or ${oc.decode:...} around it"))
             return whole
-        meant = rewritten_whole_number(resolved)  # 8.0, '8.0': write 8
-        wrong = (f"{dotted(path)} must be a whole number, got {yaml_brief(resolved)}"
-                 f"{'' if meant is None else f' (write {meant})'}")
+        meant = whole_number_note(resolved)  # 8.0, '8.0': write 8.0 as 8, as the command line's counts are told
+        wrong = f"{dotted(path)} must be a whole number, got {yaml_brief(resolved)}{f' ({meant})' if meant else ''}"
         if _schema_refuses(path, self.version):
             self.add(ConfigProblemCode.WRONG_TYPE_REFUSED, f"{wrong}: {_typed_field_refuses_words(path, 'int')}")
         else:

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 from solver.query import (
     ACTOR_ROLLOUT_REF,
+    BYPASS_OLD_LOGPROBS_KEY,
     CRITIC_ENGINE_MICRO_BATCH_SIZES,
     CRITIC_MICRO_BATCH_SIZES,
     CRITIC_REMOVE_PADDING_KEY,
@@ -501,11 +502,6 @@ LORA_CONFIGS = ("model", "lora_configs")
 """Where a config lists its LoRA configs (Trinity takes one)."""
 VERL_LORA_RANK = (*ACTOR_ROLLOUT_REF, "model", "lora_rank")
 """verl's own LoRA rank, which Trinity 0.5 reads where ``model.lora_configs`` is unset."""
-BYPASS_OLD_LOGPROBS_KEY = ("algorithm", "bypass_old_logprobs")
-"""Trinity 0.6's switch between the rollout's log-probs as the old ones (true, its default: ``common/config.py:657``
-in 0.6.0) and the actor's recompute of them each step (false: ``_compute_old_log_prob``, ``trainer/verl/trainer.py:517``
-and ``:719``, on verl 0.8 or later). Before verl 0.8 the legacy trainer reads another key (it recomputes them unless
-``algorithm.rollout_correction`` sets ``bypass_mode``, ``verl_legacy/verl_trainer.py:528-546``)."""
 ENTROPY_KEYS = ("entropy_from_logits_with_chunking", "entropy_checkpointing")
 """How verl computes the actor's entropy: in chunks, and checkpointed (under the actor before verl 0.8, under its
 ``fsdp_config`` from 0.8): read for a note."""

@@ -21,11 +21,11 @@ from solver.tables import (
     UniqueKeys,
     check_types,
     parsed_once,
-    rewritten_note,
     shown_number,
     thousands_of_tokens,
     trinity_release,
     unquoted_text_hint,
+    whole_number_note,
     yaml_brief,
     yaml_comma_fields_problem,
     yaml_error_place,
@@ -229,8 +229,9 @@ class ConfigReader:
                 raise ConfigError(f"{self.where(path)}: {NUMBER_TOO_LONG}") from None
         if isinstance(value, bool) or not isinstance(value, int):
             tokens = thousands_of_tokens(value) if isinstance(value, str) else None
+            meant = whole_number_note(value)  # as the CLI's counts are refused: 8.0, 32_768
             written = (f" (Trinity reads no thousands of 1024: write {tokens})" if isinstance(tokens, int)
-                       else rewritten_note(value))  # as the CLI's counts are refused: 8.0, 32_768
+                       else f" ({meant})" if meant else "")
             raise ConfigError(f"{self.where(path)} must be a whole number, got {yaml_brief(value)}{written}")
         if value < minimum:
             raise ConfigError(f"{self.where(path)} must be at least {minimum}, got {value}")
