@@ -267,6 +267,9 @@ log-prob recompute where set (`ROLE_DYNAMIC_BATCH_KEYS`); 0.6 on verl 0.8 or lat
 ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
     **{path: f"on Trinity before 0.6 only: Trinity 0.6 sets it to {'.'.join(trainers)} whatever the verl"
        for path, trainers in SET_TO_TRAINERS_BY_06.items()},
+    DYNAMIC_BATCH_KEYS[1]: ("on Trinity before 0.6, and on 0.6 with verl before 0.8 for the rollout's log-prob pass "
+                            "where the rollout sets no log_prob_use_dynamic_bsz of its own: Trinity 0.6 sets it to "
+                            "trainer.use_dynamic_bsz for the actor's update"),
     DYNAMIC_BATCH_KEYS[2]: ROLE_KEYS_IGNORED, ROLLOUT_DYNAMIC_KEY: ROLE_KEYS_IGNORED,
     CRITIC_ENGINE_DYNAMIC_KEY: ("for the critic's passes on Trinity 0.6 with verl 0.8 or later only: 0.6 on verl "
                                 "before 0.8 drops the section"),

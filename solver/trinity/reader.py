@@ -329,6 +329,16 @@ def sequence_counted_roles(flag: Callable[[Path], Any], version: TrinityVersion 
     return frozenset(role for role in ROLE_DYNAMIC_BATCH_KEYS if off(role))
 
 
+def rollout_flag_left_none(flag: Callable[[Path], Any], version: TrinityVersion | None) -> bool:
+    """Whether Trinity 0.6 on verl before 0.8 (a release `version` may be) leaves the rollout's own dynamic batch size
+    flag none, its keys read by `flag`: neither it nor the actor's own is set (``set_if_none`` takes the actor's as
+    written, before setting that to the trainer's: 0.6.0 ``trainer/verl_legacy/verl_config.py:692``, ``:701``), and
+    ``compute_log_prob`` (``verl_legacy/fsdp_workers.py:1009``) hands verl 0.7.1 the none, which it reads as off
+    (``workers/actor/dp_actor.py:453``, ``:466``): the actor's log-prob recompute runs in rows of the rollout's
+    micro-batch size (`solver.trinity.config.micro_batch_counts`), whatever ``trainer.use_dynamic_bsz`` says."""
+    return version != "0.5" and all(flag(ROLE_DYNAMIC_BATCH_KEYS[role]) is None for role in ("rollout", "actor"))
+
+
 def critic_engine_in_rows(flag: Callable[[Path], Any]) -> bool:
     """Whether Trinity 0.6 on verl 0.8 or later cuts a trained critic's passes by its engine's micro-batch sizes
     (`solver.query.CRITIC_ENGINE_MICRO_BATCH_SIZES`), its keys read by `flag`: its engine's own dynamic batch size flag
