@@ -70,10 +70,14 @@ def test_dpo_doubles_the_sizes_written_and_the_rollouts_filled_from_the_actors()
 
 
 def test_dpo_with_dynamic_batch_sizes_on_is_bounded_by_the_token_budget():
-    config = _dpo({"actor": {"ppo_micro_batch_size_per_gpu": 4}}, use_dynamic_bsz=True)
+    # the rollout's own flag set: unset beside the actor's, Trinity 0.6 on verl before 0.8 runs its pass in rows of
+    # the doubled 8 (rowsflag88)
+    roles = {"actor": {"ppo_micro_batch_size_per_gpu": 4}, "rollout": {"log_prob_use_dynamic_bsz": True}}
+    config = _dpo(roles, use_dynamic_bsz=True)
     assert _counted(config, "0.6") == ((), {})
-    assert _verdict(config, "0.6") == _verdict(_config({"actor": {"ppo_micro_batch_size_per_gpu": 4}},
-                                                       use_dynamic_bsz=True), "0.6")
+    assert _verdict(config, "0.6") == _verdict(_config(roles, use_dynamic_bsz=True), "0.6")
+    del config["trainer"]["trainer_config"]["actor_rollout_ref"]["rollout"]
+    assert _counted(config, "0.6") == (((ROLLOUT, 8),), {ROLLOUT: DOUBLED})
 
 
 def test_the_plans_made_from_a_dpo_config_count_its_two_sequences():
