@@ -70,13 +70,13 @@ def test_dpo_doubles_the_sizes_written_and_the_rollouts_filled_from_the_actors()
 
 
 def test_dpo_with_dynamic_batch_sizes_on_is_bounded_by_the_token_budget():
-    # the rollout's own flag set: unset beside the actor's, Trinity 0.6 on verl before 0.8 runs its pass in rows of
-    # the doubled 8 (rowsflag88)
-    roles = {"actor": {"ppo_micro_batch_size_per_gpu": 4}, "rollout": {"log_prob_use_dynamic_bsz": True}}
-    config = _dpo(roles, use_dynamic_bsz=True)
+    config = _dpo({"actor": {"ppo_micro_batch_size_per_gpu": 4}}, use_dynamic_bsz=True)
     assert _counted(config, "0.6") == ((), {})
-    assert _verdict(config, "0.6") == _verdict(_config(roles, use_dynamic_bsz=True), "0.6")
-    del config["trainer"]["trainer_config"]["actor_rollout_ref"]["rollout"]
+    assert _verdict(config, "0.6") == _verdict(_config({"actor": {"ppo_micro_batch_size_per_gpu": 4}},
+                                                       use_dynamic_bsz=True), "0.6")
+    # rowsflag88: where Trinity 0.6's legacy trainer recomputes the old log-probs (bypass_mode false), the rollout's
+    # flag, unset beside the actor's, is none there, which runs that pass in rows of the doubled 8
+    config["trainer"]["trainer_config"]["algorithm"] = {"rollout_correction": {"bypass_mode": False}}
     assert _counted(config, "0.6") == (((ROLLOUT, 8),), {ROLLOUT: DOUBLED})
 
 

@@ -304,10 +304,13 @@ def test_the_rollouts_own_dynamic_flag_is_judged_as_the_refs(version: str | None
 @pytest.mark.parametrize("version", [None, "0.5", "0.6"])
 def test_the_rollouts_flag_left_none_beside_the_actors_runs_its_pass_in_rows(version: str | None):
     # rowsflag88: Trinity 0.6 on verl before 0.8 fills the rollout's log_prob_use_dynamic_bsz from the actor's own as
-    # written, so with neither set it is none, which verl 0.7.1 reads as off: the actor's log-prob recompute runs in
-    # rows of the actor's 4 whatever trainer.use_dynamic_bsz says, 4 x 8192 tokens, above the verdict's default
+    # written, so with neither set it is none, which verl 0.7.1 reads as off: the actor's log-prob recompute, which
+    # its legacy trainer runs with rollout_correction.bypass_mode false, runs in rows of the actor's 4 whatever
+    # trainer.use_dynamic_bsz says, 4 x 8192 tokens, above the verdict's default
     roles = {"actor": {"ppo_micro_batch_size_per_gpu": 4}}
     sized = _config(roles, use_dynamic_bsz=True)
+    assert "token-budget-above-verdict" not in dict(_verdict(sized, version)[1])  # bypass_mode true, its default
+    sized["trainer"]["trainer_config"]["algorithm"] = {"rollout_correction": {"bypass_mode": False}}
     legacy = version != "0.5"  # Trinity 0.5 gives the actor's unset the trainer's first
     above = ("dynamic batch sizes off for the actor's log-prob recompute: verl reads no token budget there and fills "
              "each micro-batch with 4 sequences (the actor's micro-batch size per GPU on Trinity 0.6 with verl before "
@@ -327,7 +330,9 @@ def test_the_rollouts_flag_left_none_beside_the_actors_runs_its_pass_in_rows(ver
     for fixed in ({**roles, "rollout": {"log_prob_use_dynamic_bsz": True}},
                   {"actor": {"ppo_micro_batch_size_per_gpu": 4, "use_dynamic_bsz": True}},
                   {"actor": {"ppo_micro_batch_size_per_gpu": 1}}):
-        assert "token-budget-above-verdict" not in dict(_verdict(_config(fixed, use_dynamic_bsz=True), version)[1])
+        config = _config(fixed, use_dynamic_bsz=True)
+        config["trainer"]["trainer_config"]["algorithm"] = {"rollout_correction": {"bypass_mode": False}}
+        assert "token-budget-above-verdict" not in dict(_verdict(config, version)[1])
     # the actor's own flag counts on 0.6 with verl before 0.8, for that pass: its line says so
     off = _config({"actor": {"use_dynamic_bsz": False}}, use_dynamic_bsz=True)
     assert _problems(off, version, load_catalog().model("8B")) == [("dynamic-batch-off", (

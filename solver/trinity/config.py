@@ -1841,8 +1841,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     dpo = trains_dpo(reader.word(("algorithm", "algorithm_type")))
     rollout_none = "rollout" not in counted and rollout_flag_left_none(lambda path: read_or_none(reader.get, path),
                                                                        version)
-    micro_batches = micro_batch_counts(reader, counted | ({"rollout"} if rollout_none else set()), dpo,
-                                       trainer_gpus // sp if trainer_gpus else None, rollout_none)
+    micro_batches = micro_batch_counts(reader, counted, dpo, trainer_gpus // sp if trainer_gpus else None, rollout_none)
     in_rows = dpo and actor_update_in_rows(lambda path: read_or_none(reader.get, path), version)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic.notes,
              *_lora_counted_as_full_notes(reader, version), *_saved_targets_notes(reader, version),
@@ -2003,8 +2002,10 @@ def micro_batch_counts(reader: ConfigReader, counted: frozenset[str], dpo: bool,
     one rank's; a size below the ranks, 0 per GPU, is refused (`solver.trinity.checks`) and counted as 1. The rollout's
     own deprecated size is read by no Trinity worker (its log-prob pass takes ``log_prob_micro_batch_size_per_gpu``:
     0.6.0 ``verl_legacy/fsdp_workers.py:1006-1007``), so it is not counted. With `rollout_none`
-    (`solver.trinity.reader.rollout_flag_left_none`), the rollout's words say that Trinity 0.6 on verl before 0.8
-    runs its pass in rows whatever the trainer's flag."""
+    (`solver.trinity.reader.rollout_flag_left_none`: Trinity 0.6 on verl before 0.8 runs the rollout's pass in rows
+    whatever the trainer's flag), the rollout's is counted too, with words saying so, where its micro-batch holds more
+    than the verdict counts (a sequence, DPO's pair): fewer are within any budget the verdict takes, and on the other
+    releases the pass reads a budget."""
     actor, ref, rollout = (read_or_none(reader.integer, path) for path in ROLE_MICRO_BATCH_SIZES)
     times = 2 if dpo else 1
     sizes = {"actor": (actor or 1) * times, "ref": (ref or 1) * times,
@@ -2019,12 +2020,13 @@ def micro_batch_counts(reader: ConfigReader, counted: frozenset[str], dpo: bool,
                          f"ranks, trainer GPUs / SP, as verl before 0.8 takes it" if ranks else
                          f"{dotted(path)} {whole}, a deprecated size for the whole batch, counted whole: the config "
                          "gives no trainer GPUs to divide it by")
-    if rollout_none and "rollout" not in sources:  # DPO's doubled words kept (`TrinityConfig.undoubled_sequences`)
+    if rollout_none and sizes["rollout"] > times:
+        counted |= {"rollout"}
         own = "its own" if rollout is not None else "the actor's"
-        sources["rollout"] = (f"{own} micro-batch size per GPU on Trinity 0.6 with verl before 0.8, where neither the rollout's "
-                              "log_prob_use_dynamic_bsz nor the actor's use_dynamic_bsz is set: Trinity leaves the "
-                              "rollout's none, which verl reads as off, whatever trainer.use_dynamic_bsz says; set "
-                              "the rollout's to true")
+        sources.setdefault("rollout", (  # DPO's doubled words kept (`TrinityConfig.undoubled_sequences`)
+            f"{own} micro-batch size per GPU on Trinity 0.6 with verl before 0.8, where neither the rollout's "
+            "log_prob_use_dynamic_bsz nor the actor's use_dynamic_bsz is set: Trinity leaves the rollout's none, which "
+            "verl reads as off, whatever trainer.use_dynamic_bsz says; set the rollout's to true"))
     keys = dict(zip(sizes, (".".join(path) for path in ROLE_TOKEN_BUDGETS), strict=True))
     return MicroBatchCounts(tuple((keys[role], sizes[role]) for role in sizes if role in counted),
                             tuple((keys[role], sources[role]) for role in sources if role in counted))

@@ -506,8 +506,12 @@ VERL_LORA_RANK = (*ACTOR_ROLLOUT_REF, "model", "lora_rank")
 BYPASS_OLD_LOGPROBS_KEY = ("algorithm", "bypass_old_logprobs")
 """Trinity 0.6's switch between the rollout's log-probs as the old ones (true, its default: ``common/config.py:657``
 in 0.6.0) and the actor's recompute of them each step (false: ``_compute_old_log_prob``, ``trainer/verl/trainer.py:517``
-and ``:719``, on verl 0.8 or later). Before verl 0.8 the legacy trainer reads another key (it recomputes them unless
-``algorithm.rollout_correction`` sets ``bypass_mode``, ``verl_legacy/verl_trainer.py:528-546``)."""
+and ``:719``, on verl 0.8 or later). Before verl 0.8 the legacy trainer reads another key (`LEGACY_BYPASS_MODE_KEY`)."""
+LEGACY_BYPASS_MODE_KEY = ("trainer", "trainer_config", "algorithm", "rollout_correction", "bypass_mode")
+"""Whether Trinity 0.6's legacy trainer (verl before 0.8) takes the rollout's log-probs as the old ones, true, its
+default (Trinity's own ``_RolloutCorrectionConfig``, ``trainer/verl_legacy/verl_config.py:340``, over verl 0.7.1's
+false), or recomputes them with the actor each step, false (``verl_legacy/verl_trainer.py:527-546``): the one pass
+that reads the rollout's own keys (`ROLLOUT_DYNAMIC_KEY`)."""
 ENTROPY_KEYS = ("entropy_from_logits_with_chunking", "entropy_checkpointing")
 """How verl computes the actor's entropy: in chunks, and checkpointed (under the actor before verl 0.8, under its
 ``fsdp_config`` from 0.8): read for a note."""
@@ -526,7 +530,9 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
                                     "dtype", "max_model_len", "enable_lora", "extra_engine_args"),
     ("trainer",): ("trainer_type", "trainer_strategy", "ulysses_sequence_parallel_size", "max_token_len_per_gpu",
                    "use_dynamic_bsz", "use_remove_padding", "save_hf_checkpoint", "trainer_config", *OFFLOAD_FLAGS),
-    ("trainer", "trainer_config"): ("actor_rollout_ref", "critic"),
+    ("trainer", "trainer_config"): ("actor_rollout_ref", "critic", LEGACY_BYPASS_MODE_KEY[2]),
+    LEGACY_BYPASS_MODE_KEY[:3]: LEGACY_BYPASS_MODE_KEY[3:4],
+    LEGACY_BYPASS_MODE_KEY[:4]: LEGACY_BYPASS_MODE_KEY[4:],
     CRITIC: ("model", *(path[-1] for path in CRITIC_BUDGETS), "ulysses_sequence_parallel_size", "use_dynamic_bsz",
              *(path[-1] for path in CRITIC_MICRO_BATCH_SIZES), DEPRECATED_MICRO_BATCH_SIZES[2][-1],
              CRITIC_FORWARD_WHOLE_SIZE[-1], "strategy", CRITIC_ENGINE[-1]),

@@ -628,7 +628,8 @@ def _rollout_rows_flag_keys(readings: _ConfigReadings, version: TrinityVersion |
     from solver.trinity.reader import rollout_flag_left_none  # ruamel: only where a config is read
 
     size = next((number for path in ROLE_MICRO_BATCH_SIZES[2::-2] if (number := readings.number(path)) is not None), 1)
-    if size <= 1 or not rollout_flag_left_none(readings.value, version):
+    # the dynamic batch size keys are names alone, as `readings` take them (a reader's paths may hold list indices)
+    if size <= 1 or not rollout_flag_left_none(lambda path: readings.value(tuple(map(str, path))), version):
         return []
     return [PlanKey(path=ROLE_DYNAMIC_BATCH_KEYS["rollout"], value=True, comment=ROLLOUT_ROWS_FLAG_WORDS)]
 
