@@ -314,7 +314,8 @@ def test_the_rollouts_flag_left_none_beside_the_actors_runs_its_pass_in_rows(ver
     legacy = version != "0.5"  # Trinity 0.5 gives the actor's unset the trainer's first
     above = ("dynamic batch sizes off for the actor's log-prob recompute: verl reads no token budget there and fills "
              "each micro-batch with 4 sequences (the actor's micro-batch size per GPU on Trinity 0.6 with verl before "
-             "0.8, where neither the rollout's log_prob_use_dynamic_bsz nor the actor's use_dynamic_bsz is set: "
+             "0.8, whose trainer recomputes the old log-probs with rollout_correction.bypass_mode false, and where "
+             "neither the rollout's log_prob_use_dynamic_bsz nor the actor's use_dynamic_bsz is set: "
              "Trinity leaves the rollout's none, which verl reads as off, whatever trainer.use_dynamic_bsz says; set "
              "the rollout's to true), up to 4 x ceil(8192 / 1) = 32768 tokens per GPU, more than Trinity's default "
              "ceil(2 x 8192 / 1) = 16384, which the tables measured: more tokens per GPU than the verdict assumes; "

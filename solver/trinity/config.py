@@ -2024,7 +2024,8 @@ def micro_batch_counts(reader: ConfigReader, counted: frozenset[str], dpo: bool,
         counted |= {"rollout"}
         own = "its own" if rollout is not None else "the actor's"
         sources.setdefault("rollout", (  # DPO's doubled words kept (`TrinityConfig.undoubled_sequences`)
-            f"{own} micro-batch size per GPU on Trinity 0.6 with verl before 0.8, where neither the rollout's "
+            f"{own} micro-batch size per GPU on Trinity 0.6 with verl before 0.8, whose trainer recomputes the old "
+            "log-probs with rollout_correction.bypass_mode false, and where neither the rollout's "
             "log_prob_use_dynamic_bsz nor the actor's use_dynamic_bsz is set: Trinity leaves the rollout's none, which "
             "verl reads as off, whatever trainer.use_dynamic_bsz says; set the rollout's to true"))
     keys = dict(zip(sizes, (".".join(path) for path in ROLE_TOKEN_BUDGETS), strict=True))

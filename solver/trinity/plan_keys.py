@@ -635,8 +635,8 @@ def _rollout_rows_flag_keys(readings: _ConfigReadings, version: TrinityVersion |
 
 
 ROLLOUT_ROWS_FLAG_WORDS = ("on: unset beside an unset actor's use_dynamic_bsz, Trinity 0.6 on verl before 0.8 leaves "
-                           "it none, and verl runs the actor's log-prob recompute in rows of the micro-batch size, "
-                           "past the token budget")
+                           "it none, and verl runs the old log-prob recompute (bypass_mode false) in rows of the "
+                           "micro-batch size, past the token budget")
 """The comment on the rollout's ``log_prob_use_dynamic_bsz: true`` that `_rollout_rows_flag_keys` writes."""
 PADDED_DYNAMIC_BATCH_WORDS = ("off, with one sequence per micro-batch (the micro-batch sizes of 1 below), as the "
                               "caution says")
