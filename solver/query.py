@@ -146,8 +146,8 @@ ACTOR_ROLLOUT_REF = ("trainer", "trainer_config", "actor_rollout_ref")
 BYPASS_OLD_LOGPROBS_KEY = ("algorithm", "bypass_old_logprobs")
 """Trinity 0.6's switch between the rollout's log-probs as the old ones (true, its default: ``common/config.py:657``
 in 0.6.0) and the actor's recompute of them each step (false: ``_compute_old_log_prob``, ``trainer/verl/trainer.py:517``
-and ``:719``, on verl 0.8 or later). Before verl 0.8 the legacy trainer reads another key (it recomputes them unless
-``algorithm.rollout_correction`` sets ``bypass_mode``, ``verl_legacy/verl_trainer.py:528-546``)."""
+and ``:719``, on verl 0.8 or later). Before verl 0.8 the legacy trainer reads another key
+(`solver.trinity.keys.LEGACY_BYPASS_MODE_KEY`)."""
 BYPASS_OLD_LOGPROBS = ".".join(BYPASS_OLD_LOGPROBS_KEY)
 """`BYPASS_OLD_LOGPROBS_KEY` dotted, as a verdict's ``unread_keys`` name it."""
 ROLE_TOKEN_BUDGETS = ((*ACTOR_ROLLOUT_REF, "actor", "ppo_max_token_len_per_gpu"),

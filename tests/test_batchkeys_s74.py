@@ -74,6 +74,10 @@ def test_dpo_with_dynamic_batch_sizes_on_is_bounded_by_the_token_budget():
     assert _counted(config, "0.6") == ((), {})
     assert _verdict(config, "0.6") == _verdict(_config({"actor": {"ppo_micro_batch_size_per_gpu": 4}},
                                                        use_dynamic_bsz=True), "0.6")
+    # rowsflag88: where Trinity 0.6's legacy trainer recomputes the old log-probs (bypass_mode false), the rollout's
+    # flag, unset beside the actor's, is none there, which runs that pass in rows of the doubled 8
+    config["trainer"]["trainer_config"]["algorithm"] = {"rollout_correction": {"bypass_mode": False}}
+    assert _counted(config, "0.6") == (((ROLLOUT, 8),), {ROLLOUT: DOUBLED})
 
 
 def test_the_plans_made_from_a_dpo_config_count_its_two_sequences():

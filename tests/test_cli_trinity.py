@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import PADDED_051, qwen3_8b_checkpoint
+from test_padbound_s71 import ACTOR_FLAG_SCOPE
 
 import solver
 import solver.api
@@ -2528,7 +2529,7 @@ def test_role_keys_beside_an_offload_plan_are_written_with_its_flags(cli, tmp_pa
     # The verdict's lines on the roles' own keys say which verl takes them.
     status, current = config_verdict(cli, tmp_path, config.read_text(encoding="utf-8"), "a100")
     role_lines = [line for line in current["config_problems"] if ".actor_rollout_ref." in line]
-    actor_dynamic_batches = " (on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_dynamic_bsz whatever the verl)"
+    actor_dynamic_batches = f" ({ACTOR_FLAG_SCOPE})"
     assert all(line.endswith((f" ({ROLE_KEYS_IGNORED})", actor_dynamic_batches)) for line in role_lines)
     assert role_lines or role_keys == "      ref:\n        log_prob_max_token_len_per_gpu: 204800\n"  # the default at SP 1
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
+from test_tokbudget_s72 import _config, _verdict
 
 from solver.query import BUDGET_ABOVE_VERDICT_CODES, REFUSED_CONFIG_CODES, ConfigProblemCode, make_query
 from solver.render.summary import apply_lines
@@ -53,6 +54,11 @@ PADDING_OFF = {"use_remove_padding": False, "trainer_config": {"actor_rollout_re
     "use_remove_padding": False}}}}
 """Remove padding off at both keys, as such a model needs (test_remotepad_s70)."""
 
+
+ACTOR_FLAG_SCOPE = ("on Trinity before 0.6, and on 0.6 with verl before 0.8 for the rollout's log-prob pass where the "
+                    "rollout sets no log_prob_use_dynamic_bsz of its own: Trinity 0.6 sets it to trainer.use_dynamic_bsz "
+                    "for the actor's update")
+"""Where the actor's own ``use_dynamic_bsz`` counts, as a line beside it says (rowsflag88)."""
 
 def _internlm2_plan(length: int = 32768, gpu: str = "h100", version: str | None = None) -> Any:
     """InternLM2-7B's best plan on 8 GPUs of `gpu` at `length` tokens, and the model."""
@@ -133,7 +139,7 @@ def test_check_flags_dynamic_batching_on_or_unset_for_such_a_model_in_place_of_d
     role_on = {"trainer": {**PADDING_OFF, "use_dynamic_bsz": False, "trainer_config": {"actor_rollout_ref": {
         "model": {"use_remove_padding": False}, "actor": {"use_dynamic_bsz": True}}}}, "algorithm": {
         "algorithm_type": "grpo"}}
-    scope = "on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_dynamic_bsz whatever the verl"
+    scope = ACTOR_FLAG_SCOPE
     assert _problems(role_on, "0.5") == [
         ("micro-batch-unbounded", f"{ARR}.actor.use_dynamic_bsz is true: {WHY} ({scope})")]
     # a model of transformers' own code: dynamic batching off is the problem, as before, and with it off the trained
@@ -307,6 +313,47 @@ def test_the_rollouts_own_dynamic_flag_is_judged_as_the_refs(version: str | None
     path = tuple(flag.split("."))
     assert [{key.path: key.value for key in keys_for_plan(found, written, config, version=version)}.get(path)
             for written, config in ((model, padded), (qwen3, other))] == [False, True]
+
+
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+def test_the_rollouts_flag_left_none_beside_the_actors_runs_its_pass_in_rows(version: str | None):
+    # rowsflag88: Trinity 0.6 on verl before 0.8 fills the rollout's log_prob_use_dynamic_bsz from the actor's own as
+    # written, so with neither set it is none, which verl 0.7.1 reads as off: the actor's log-prob recompute, which
+    # its legacy trainer runs with rollout_correction.bypass_mode false, runs in rows of the actor's 4 whatever
+    # trainer.use_dynamic_bsz says, 4 x 8192 tokens, above the verdict's default
+    roles = {"actor": {"ppo_micro_batch_size_per_gpu": 4}}
+    sized = _config(roles, use_dynamic_bsz=True)
+    assert "token-budget-above-verdict" not in dict(_verdict(sized, version)[1])  # bypass_mode true, its default
+    sized["trainer"]["trainer_config"]["algorithm"] = {"rollout_correction": {"bypass_mode": False}}
+    legacy = version != "0.5"  # Trinity 0.5 gives the actor's unset the trainer's first
+    above = ("dynamic batch sizes off for the actor's log-prob recompute: verl reads no token budget there and fills "
+             "each micro-batch with 4 sequences (the actor's micro-batch size per GPU on Trinity 0.6 with verl before "
+             "0.8, whose trainer recomputes the old log-probs with rollout_correction.bypass_mode false, and where "
+             "neither the rollout's log_prob_use_dynamic_bsz nor the actor's use_dynamic_bsz is set: "
+             "Trinity leaves the rollout's none, which verl reads as off, whatever trainer.use_dynamic_bsz says; set "
+             "the rollout's to true), up to 4 x ceil(8192 / 1) = 32768 tokens per GPU, more than Trinity's default "
+             "ceil(2 x 8192 / 1) = 16384, which the tables measured: more tokens per GPU than the verdict assumes; "
+             "set the micro-batch sizes to 1, or turn dynamic batch sizes on")
+    assert [line for line in _verdict(sized, version)[1] if line[0] == "token-budget-above-verdict"] == (
+        [("token-budget-above-verdict", above)] if legacy else [])
+    # --write sets the rollout's to true, after which the pass takes the budget; either flag set, or the actor's 1
+    # (a sequence per micro-batch, within any budget the verdict takes), gets no line either
+    found, _ = _internlm2_plan(version=version)
+    path = (*ARR.split("."), "rollout", "log_prob_use_dynamic_bsz")
+    written = {key.path: key.value for key in keys_for_plan(found, load_catalog().model("8B"), sized, version=version)}
+    assert written.get(path, "unset") == (True if legacy else "unset")
+    for fixed in ({**roles, "rollout": {"log_prob_use_dynamic_bsz": True}},
+                  {"actor": {"ppo_micro_batch_size_per_gpu": 4, "use_dynamic_bsz": True}},
+                  {"actor": {"ppo_micro_batch_size_per_gpu": 1}}) if legacy else ():  # 0.5 gave no line
+        config = _config(fixed, use_dynamic_bsz=True)
+        config["trainer"]["trainer_config"]["algorithm"] = {"rollout_correction": {"bypass_mode": False}}
+        assert "token-budget-above-verdict" not in dict(_verdict(config, version)[1])
+    # the actor's own flag counts on 0.6 with verl before 0.8, for that pass: its line says so
+    off = _config({"actor": {"use_dynamic_bsz": False}}, use_dynamic_bsz=True)
+    assert _problems(off, version, load_catalog().model("8B")) == [("dynamic-batch-off", (
+        f"{ARR}.actor.use_dynamic_bsz is false: verl then ignores the token budget (max_token_len_per_gpu), which the "
+        f"tables measured and the plan sets, and fills micro-batches by sequence count: set it to true "
+        f"({ACTOR_FLAG_SCOPE})"))]
 
 
 @pytest.mark.parametrize("version", [None, "0.5", "0.6"])

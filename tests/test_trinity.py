@@ -1927,14 +1927,15 @@ def test_no_key_trinity_has_is_taken_for_a_misspelt_one() -> None:
         ("trainer", key) for key in TRINITY_06_TRAINER_KEYS} | {
         offload_path(role, "", IGNORED_SECTION)[:-1] for role in ROLES} | {
         GRADIENT_CHECKPOINTING_KEY, ("model", "min_response_tokens"), ("trainer", "trainer_config_path")}
-    assert len(named) == 121  # with the five micro-batch sizes (test_padbound_s71), four deprecated (the critic's
+    assert len(named) == 124  # with the five micro-batch sizes (test_padbound_s71), four deprecated (the critic's
     # forward_micro_batch_size: test_batchcritic_s75), the critic's
     # own remove padding (test_ownbudget_s72), the rollout's and the critic's dynamic batch keys (test_tokbudget_s72),
     # the rollout engine's expert parallelism, memory share, dtype and length (test_rolloutfit_s73), its enable_lora
     # (test_lorarest2_s74), the critic's strategy and engine with its three offload flags (test_criticconfig2_s74),
     # the engine's extra_engine_args, read whole (test_lorarest3_s75), and the critic engine's SP, dynamic batch flag
     # and two micro-batch sizes, which Trinity 0.6 on verl 0.8 reads (criticdyn87: test_batchcritic_s75), and
-    # algorithm.bypass_old_logprobs and the actor's and the ref's engine SP (recompute88: test_dpoverl08_s85)
+    # algorithm.bypass_old_logprobs and the actor's and the ref's engine SP (recompute88: test_dpoverl08_s85), and the
+    # legacy trainer's algorithm.rollout_correction.bypass_mode under trainer_config (rowsflag88: test_padbound_s71)
     for path in sorted(named):
         mapping: dict[str, Any] = {path[-1]: None}
         for part in reversed(path[:-1]):

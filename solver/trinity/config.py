@@ -126,6 +126,7 @@ from solver.trinity.reader import (
     omegaconf_integer,
     read_or_none,
     releases_may_be,
+    rollout_flag_left_none,
     sequence_counted_roles,
     trainer_strategy,
     turned_off,
@@ -1838,7 +1839,9 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     counted = sequence_counted_roles(lambda path: read_or_none(reader.get, path), version)
     critic = _read_critic(reader, version, "critic" in counted, option_names)
     dpo = trains_dpo(reader.word(("algorithm", "algorithm_type")))
-    micro_batches = micro_batch_counts(reader, counted, dpo, trainer_gpus // sp if trainer_gpus else None)
+    rollout_none = "rollout" not in counted and rollout_flag_left_none(lambda path: read_or_none(reader.get, path),
+                                                                       version)
+    micro_batches = micro_batch_counts(reader, counted, dpo, trainer_gpus // sp if trainer_gpus else None, rollout_none)
     in_rows = dpo and actor_update_in_rows(lambda path: read_or_none(reader.get, path), version)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic.notes,
              *_lora_counted_as_full_notes(reader, version), *_saved_targets_notes(reader, version),
@@ -1980,7 +1983,8 @@ class MicroBatchCounts(NamedTuple):
     sources: tuple[tuple[str, str], ...]
 
 
-def micro_batch_counts(reader: ConfigReader, counted: frozenset[str], dpo: bool, ranks: int | None) -> MicroBatchCounts:
+def micro_batch_counts(reader: ConfigReader, counted: frozenset[str], dpo: bool, ranks: int | None,
+                       rollout_none: bool = False) -> MicroBatchCounts:
     """The sequences per micro-batch on a GPU of the roles `counted` (`sequence_counted_roles`), by their token budgets'
     keys, and where they are not the size written, whence, in words. A role's micro-batch size
     (`ROLE_MICRO_BATCH_SIZES`; 1 where unset or unreadable; the rollout's, unset, the actor's), which with `dpo`
@@ -1997,7 +2001,11 @@ def micro_batch_counts(reader: ConfigReader, counted: frozenset[str], dpo: bool,
     ``fsdp_workers.py`` there), so this is the one count that runs. Unknown `ranks` (no trainer GPUs) count it whole,
     one rank's; a size below the ranks, 0 per GPU, is refused (`solver.trinity.checks`) and counted as 1. The rollout's
     own deprecated size is read by no Trinity worker (its log-prob pass takes ``log_prob_micro_batch_size_per_gpu``:
-    0.6.0 ``verl_legacy/fsdp_workers.py:1006-1007``), so it is not counted."""
+    0.6.0 ``verl_legacy/fsdp_workers.py:1006-1007``), so it is not counted. With `rollout_none`
+    (`solver.trinity.reader.rollout_flag_left_none`: Trinity 0.6 on verl before 0.8 runs the rollout's pass in rows
+    whatever the trainer's flag), the rollout's is counted too, with words saying so, where its micro-batch holds more
+    than the verdict counts (a sequence, DPO's pair): fewer are within any budget the verdict takes, and on the other
+    releases the pass reads a budget."""
     actor, ref, rollout = (read_or_none(reader.integer, path) for path in ROLE_MICRO_BATCH_SIZES)
     times = 2 if dpo else 1
     sizes = {"actor": (actor or 1) * times, "ref": (ref or 1) * times,
@@ -2012,6 +2020,14 @@ def micro_batch_counts(reader: ConfigReader, counted: frozenset[str], dpo: bool,
                          f"ranks, trainer GPUs / SP, as verl before 0.8 takes it" if ranks else
                          f"{dotted(path)} {whole}, a deprecated size for the whole batch, counted whole: the config "
                          "gives no trainer GPUs to divide it by")
+    if rollout_none and sizes["rollout"] > times:
+        counted |= {"rollout"}
+        own = "its own" if rollout is not None else "the actor's"
+        sources.setdefault("rollout", (  # DPO's doubled words kept (`TrinityConfig.undoubled_sequences`)
+            f"{own} micro-batch size per GPU on Trinity 0.6 with verl before 0.8, whose trainer recomputes the old "
+            "log-probs with rollout_correction.bypass_mode false, and where neither the rollout's "
+            "log_prob_use_dynamic_bsz nor the actor's use_dynamic_bsz is set: Trinity leaves the rollout's none, which "
+            "verl reads as off, whatever trainer.use_dynamic_bsz says; set the rollout's to true"))
     keys = dict(zip(sizes, (".".join(path) for path in ROLE_TOKEN_BUDGETS), strict=True))
     return MicroBatchCounts(tuple((keys[role], sizes[role]) for role in sizes if role in counted),
                             tuple((keys[role], sources[role]) for role in sources if role in counted))

@@ -268,6 +268,9 @@ log-prob recompute where set (`ROLE_DYNAMIC_BATCH_KEYS`); 0.6 on verl 0.8 or lat
 ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
     **{path: f"on Trinity before 0.6 only: Trinity 0.6 sets it to {'.'.join(trainers)} whatever the verl"
        for path, trainers in SET_TO_TRAINERS_BY_06.items()},
+    DYNAMIC_BATCH_KEYS[1]: ("on Trinity before 0.6, and on 0.6 with verl before 0.8 for the rollout's log-prob pass "
+                            "where the rollout sets no log_prob_use_dynamic_bsz of its own: Trinity 0.6 sets it to "
+                            "trainer.use_dynamic_bsz for the actor's update"),
     DYNAMIC_BATCH_KEYS[2]: ROLE_KEYS_IGNORED, ROLLOUT_DYNAMIC_KEY: ROLE_KEYS_IGNORED,
     CRITIC_ENGINE_DYNAMIC_KEY: ("for the critic's passes on Trinity 0.6 with verl 0.8 or later only: 0.6 on verl "
                                 "before 0.8 drops the section"),
@@ -502,6 +505,11 @@ LORA_CONFIGS = ("model", "lora_configs")
 """Where a config lists its LoRA configs (Trinity takes one)."""
 VERL_LORA_RANK = (*ACTOR_ROLLOUT_REF, "model", "lora_rank")
 """verl's own LoRA rank, which Trinity 0.5 reads where ``model.lora_configs`` is unset."""
+LEGACY_BYPASS_MODE_KEY = ("trainer", "trainer_config", "algorithm", "rollout_correction", "bypass_mode")
+"""Whether Trinity 0.6's legacy trainer (verl before 0.8) takes the rollout's log-probs as the old ones, true, its
+default (Trinity's own ``_RolloutCorrectionConfig``, ``trainer/verl_legacy/verl_config.py:340``, over verl 0.7.1's
+false), or recomputes them with the actor each step, false (``verl_legacy/verl_trainer.py:527-546``): the one pass
+that reads the rollout's own keys (`ROLLOUT_DYNAMIC_KEY`)."""
 ENTROPY_KEYS = ("entropy_from_logits_with_chunking", "entropy_checkpointing")
 """How verl computes the actor's entropy: in chunks, and checkpointed (under the actor before verl 0.8, under its
 ``fsdp_config`` from 0.8): read for a note."""
@@ -520,7 +528,9 @@ READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
                                     "dtype", "max_model_len", "enable_lora", "extra_engine_args"),
     ("trainer",): ("trainer_type", "trainer_strategy", "ulysses_sequence_parallel_size", "max_token_len_per_gpu",
                    "use_dynamic_bsz", "use_remove_padding", "save_hf_checkpoint", "trainer_config", *OFFLOAD_FLAGS),
-    ("trainer", "trainer_config"): ("actor_rollout_ref", "critic"),
+    ("trainer", "trainer_config"): ("actor_rollout_ref", "critic", LEGACY_BYPASS_MODE_KEY[2]),
+    LEGACY_BYPASS_MODE_KEY[:3]: LEGACY_BYPASS_MODE_KEY[3:4],
+    LEGACY_BYPASS_MODE_KEY[:4]: LEGACY_BYPASS_MODE_KEY[4:],
     CRITIC: ("model", *(path[-1] for path in CRITIC_BUDGETS), "ulysses_sequence_parallel_size", "use_dynamic_bsz",
              *(path[-1] for path in CRITIC_MICRO_BATCH_SIZES), DEPRECATED_MICRO_BATCH_SIZES[2][-1],
              CRITIC_FORWARD_WHOLE_SIZE[-1], "strategy", CRITIC_ENGINE[-1]),

@@ -381,6 +381,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         *(key for role in ROLES
           for key in _role_keys(plan, role, config, readings, version, padded, pair, rows, rows_off)),
         *_dynamic_batch_keys(readings, [ROLE_DYNAMIC_BATCH_KEYS["rollout"]], padded),  # read before verl 0.8
+        *([] if padded or pair else _rollout_rows_flag_keys(readings, version)),
         *_own_budget_keys(plan, "rollout", readings, version),
         *(_micro_batch_keys("rollout") if padded or rows else []),
         # the critic's own, which 0.5 reads
@@ -619,6 +620,24 @@ def _dynamic_batch_keys(readings: _ConfigReadings, paths: Iterable[Path], padded
             else PlanKey(path=path, value=False, existing_only=True) for path in paths]
 
 
+def _rollout_rows_flag_keys(readings: _ConfigReadings, version: TrinityVersion | None) -> list[PlanKey]:
+    """The rollout's own dynamic batch size flag, true, where Trinity 0.6 on verl before 0.8 (a release `version` may
+    be) would leave it none, so that verl runs the actor's log-prob recompute in rows
+    (`solver.trinity.reader.rollout_flag_left_none`), of more than one sequence (the rollout's micro-batch size, unset
+    the actor's), which the token budget does not bound; set, that pass takes the budget on every release."""
+    from solver.trinity.reader import rollout_flag_left_none  # ruamel: only where a config is read
+
+    size = next((number for path in ROLE_MICRO_BATCH_SIZES[2::-2] if (number := readings.number(path)) is not None), 1)
+    # the dynamic batch size keys are names alone, as `readings` take them (a reader's paths may hold list indices)
+    if size <= 1 or not rollout_flag_left_none(lambda path: readings.value(tuple(map(str, path))), version):
+        return []
+    return [PlanKey(path=ROLE_DYNAMIC_BATCH_KEYS["rollout"], value=True, comment=ROLLOUT_ROWS_FLAG_WORDS)]
+
+
+ROLLOUT_ROWS_FLAG_WORDS = ("on: unset beside an unset actor's use_dynamic_bsz, Trinity 0.6 on verl before 0.8 leaves "
+                           "it none, and verl runs the old log-prob recompute (bypass_mode false) in rows of the "
+                           "micro-batch size, past the token budget")
+"""The comment on the rollout's ``log_prob_use_dynamic_bsz: true`` that `_rollout_rows_flag_keys` writes."""
 PADDED_DYNAMIC_BATCH_WORDS = ("off, with one sequence per micro-batch (the micro-batch sizes of 1 below), as the "
                               "caution says")
 """The comment on ``trainer.use_dynamic_bsz: false`` for a model whose micro-batches are padded."""

@@ -36,6 +36,7 @@ from solver.trinity.interpolation import ConfigValues, Path
 from solver.trinity.keys import (
     CRITIC_ENGINE_DYNAMIC_KEY,
     DYNAMIC_BATCH_KEYS,
+    LEGACY_BYPASS_MODE_KEY,
     ROLE_DYNAMIC_BATCH_KEYS,
     ConfigError,
     check_environ,
@@ -328,6 +329,19 @@ def sequence_counted_roles(flag: Callable[[Path], Any], version: TrinityVersion 
         return trainer_off if own is None else turned_off(own)
 
     return frozenset(role for role in ROLE_DYNAMIC_BATCH_KEYS if off(role))
+
+
+def rollout_flag_left_none(flag: Callable[[Path], Any], version: TrinityVersion | None) -> bool:
+    """Whether Trinity 0.6 on verl before 0.8 (a release `version` may be) leaves the rollout's own dynamic batch size
+    flag none, its keys read by `flag`: neither it nor the actor's own is set (``set_if_none`` takes the actor's as
+    written, before setting that to the trainer's: 0.6.0 ``trainer/verl_legacy/verl_config.py:692``, ``:701``), and
+    ``compute_log_prob`` (``verl_legacy/fsdp_workers.py:1009``) hands verl 0.7.1 the none, which it reads as off
+    (``workers/actor/dp_actor.py:453``, ``:466``): the actor's log-prob recompute runs in rows of the rollout's
+    micro-batch size (`solver.trinity.config.micro_batch_counts`), whatever ``trainer.use_dynamic_bsz`` says; where
+    its legacy trainer runs that recompute at all (`LEGACY_BYPASS_MODE_KEY` false: true, its default, takes the
+    rollout's log-probs)."""
+    return version != "0.5" and turned_off(flag(LEGACY_BYPASS_MODE_KEY)) and all(
+        flag(ROLE_DYNAMIC_BATCH_KEYS[role]) is None for role in ("rollout", "actor"))
 
 
 def critic_engine_in_rows(flag: Callable[[Path], Any]) -> bool:
