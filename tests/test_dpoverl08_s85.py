@@ -258,9 +258,12 @@ def test_an_engine_sp_verl_08_fails_at_is_said_where_it_fails():
             "model: it fails there, and with verl before 0.8") in heads[0]
 
 
+LORA_REF = "LoRA, model.lora_configs: the actor's engine without its adapter gives the ref's log-probs"
+
+
 @pytest.mark.parametrize(("algorithm", "lora", "why"), [
     ("sft", False, "algorithm_type sft uses no ref model"),
-    ("grpo", True, "LoRA, model.lora_configs: the actor's engine without its adapter gives the ref's log-probs")])
+    ("grpo", True, LORA_REF)])
 def test_the_ref_engine_sp_line_says_no_ref_runs_where_verl_08_builds_none(algorithm: str, lora: bool, why: str):
     """refsp88: SFT uses no ref, and under LoRA verl 0.8 gives the ref's log-probs from the actor (``ref_in_actor``):
     the ref's engine SP runs nothing there. Before, the line said verl 0.8 runs the ref at SP 4."""

@@ -215,12 +215,13 @@ def test_check_flags_a_micro_batch_of_no_sequence():
                                    "the longest, which the token budget does not bound: set it to 1"))]
 
 
+READS_CRITIC_OWN = "reads it (verl 0.8 or later reads trainer.trainer_config.critic.fsdp's sizes instead): "
+
+
 @pytest.mark.parametrize(("version", "scope"), [
     ("0.5", ""),
-    ("0.6", "Trinity 0.6 on verl before 0.8 reads it (verl 0.8 or later reads trainer.trainer_config.critic.fsdp's "
-            "sizes instead): "),
-    (None, "Trinity with verl before 0.8 reads it (verl 0.8 or later reads trainer.trainer_config.critic.fsdp's "
-           "sizes instead): ")])
+    ("0.6", f"Trinity 0.6 on verl before 0.8 {READS_CRITIC_OWN}"),
+    (None, f"Trinity with verl before 0.8 {READS_CRITIC_OWN}")])
 def test_the_critics_own_micro_batch_size_line_names_the_releases_that_read_it(version: str | None, scope: str):
     """refsp88: Trinity 0.6 on verl 0.8 builds the critic's engine from critic.fsdp and reads none of the critic's own
     sizes; the line on one of them said nothing of that."""

@@ -93,8 +93,8 @@ def test_the_apply_block_sets_the_critics_sizes_only_where_the_configs_algorithm
         cli: Cli, tmp_path: Path, algorithm: str):
     # refsp88: an SFT config trains no critic, yet its apply block listed the critic's sizes and its engine's
     config = tmp_path / "trinity.yaml"
-    config.write_text(f"model: {{model_path: internlm/internlm2-7b, max_model_len: 4096}}\nalgorithm: {{algorithm_type: "
-                      f"{algorithm}}}\nbuffer: {{train_batch_size: 64}}\n", encoding="utf-8")
+    config.write_text(f"model: {{model_path: internlm/internlm2-7b, max_model_len: 4096}}\nalgorithm: "
+                      f"{{algorithm_type: {algorithm}}}\nbuffer: {{train_batch_size: 64}}\n", encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--model-config", str(INTERNLM2), "--gpu", "h100", "--gpus", "8",
                          "--trinity-version", "0.6")
     lines = out.splitlines()
