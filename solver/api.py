@@ -1671,7 +1671,8 @@ def config_query(
            "lora_targets": query.lora_targets if lora_targets is not None or lora_exclude_modules is not None else
            None if lora_rank == 0 != config.lora_rank else config.lora_targets,
            "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source,
-           "token_budget_cap_source": config_token_cap_source(config.budget_in_effect_keys(asked))
+           "token_budget_cap_source": config_token_cap_source(config.budget_in_effect_keys(asked),
+                                                              config.budget_in_effect_sequences(asked))
            if token_budget is None and query.token_budget_cap and asked is not None else None}
     return query.model_copy(update=own)
 

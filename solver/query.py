@@ -1092,11 +1092,27 @@ class TrinityConfig(Frozen, defer_build=True):
     def budget_in_effect_keys(self, max_model_len: int) -> tuple[str, ...]:
         """The dotted keys that set the token budget in effect at `max_model_len` (`budget_in_effect`): the one each
         role taking that many tokens per GPU fills its budget from (`role_budget_sources`: its own, the trainer's,
-        the actor's for the rollout), each once, in `ROLE_TOKEN_BUDGETS`' order."""
-        ref, most = ".".join(ROLE_TOKEN_BUDGETS[1]), self.budget_in_effect(max_model_len)
+        the actor's for the rollout), each once, in `ROLE_TOKEN_BUDGETS`' order; none for a role that reads no budget
+        (`micro_batch_sequences`: `budget_in_effect_sequences`)."""
         sources = role_budget_sources(self.own_budgets())
-        return tuple(dict.fromkeys(sources[role] for role, budget in self.role_budgets_in_effect(max_model_len).items()
-                                   if budget == most and (role != ref or self.ref_forward_runs)))
+        sequences = dict(self.micro_batch_sequences)
+        return tuple(dict.fromkeys(sources[role] for role in self._roles_in_effect(max_model_len)
+                                   if role not in sequences))
+
+    def budget_in_effect_sequences(self, max_model_len: int) -> tuple[int, ...]:
+        """The sequences per micro-batch of each role that takes the token budget in effect at `max_model_len`
+        (`budget_in_effect`) with dynamic batch sizes off (`micro_batch_sequences`): its figure comes from them, not
+        from a budget key; each count once, in `ROLE_TOKEN_BUDGETS`' order."""
+        sequences = dict(self.micro_batch_sequences)
+        return tuple(dict.fromkeys(sequences[role] for role in self._roles_in_effect(max_model_len)
+                                   if role in sequences))
+
+    def _roles_in_effect(self, max_model_len: int) -> list[str]:
+        """The roles (token budget keys, dotted) that take the token budget in effect at `max_model_len`
+        (`budget_in_effect`): the ref only where its log-probs are computed (`ref_forward_runs`)."""
+        ref, most = ".".join(ROLE_TOKEN_BUDGETS[1]), self.budget_in_effect(max_model_len)
+        return [role for role, budget in self.role_budgets_in_effect(max_model_len).items()
+                if budget == most and (role != ref or self.ref_forward_runs)]
 
     def raised_actor_budget(self, max_model_len: int) -> RaisedBudget | None:
         """With `version` 0.5, how Trinity raises an actor's budget that holds no sequence of `max_model_len` at `sp`
@@ -1719,13 +1735,18 @@ def token_cap_words(cap: int, source: str | None, option_names: OptionNames | No
     return TOKEN_CAP_WORDS.format(token_cap_source(cap, source, option_names))
 
 
-def config_token_cap_source(keys: Sequence[str]) -> str:
+def config_token_cap_source(keys: Sequence[str], sequences: Sequence[int] = ()) -> str:
     """Where a query's token budget cap came from when a Trinity config's own budgets set it
     (`Query.token_budget_cap_source`), naming the `keys` that set it (`TrinityConfig.budget_in_effect_keys`):
-    `CONFIG_TOKEN_CAP_SOURCE` for the trainer's own, else ``the config's own`` and the roles' keys."""
-    if list(keys) == [TRAINER_TOKEN_BUDGET]:
-        return CONFIG_TOKEN_CAP_SOURCE
-    return f"the config's own {and_joined(keys)}"
+    `CONFIG_TOKEN_CAP_SOURCE` for the trainer's own, else ``the config's own`` and the roles' keys; and the
+    `sequences` per micro-batch of the passes that read no budget (`TrinityConfig.budget_in_effect_sequences`):
+    ``the config's micro-batches of 1 sequence with dynamic batch sizes off``."""
+    micro_batches = (f"micro-batches of {counted(list(sequences), 'sequence')} with dynamic batch sizes off"
+                     if sequences else "")
+    if not keys:
+        return f"the config's {micro_batches}"
+    named = CONFIG_TOKEN_CAP_SOURCE if list(keys) == [TRAINER_TOKEN_BUDGET] else f"the config's own {and_joined(keys)}"
+    return f"{named} and its {micro_batches}" if micro_batches else named
 
 
 def check_token_budget(token_budget: object, estimate: EstimateMode,

@@ -263,6 +263,27 @@ def test_an_engine_sp_verl_08_fails_at_is_said_where_it_fails():
             "model: it fails there, and with verl before 0.8") in heads[0]
 
 
+LORA_REF = "LoRA, model.lora_configs: the actor's engine without its adapter gives the ref's log-probs"
+
+
+@pytest.mark.parametrize(("algorithm", "lora", "why"), [
+    ("sft", False, "algorithm_type sft uses no ref model"),
+    ("grpo", True, LORA_REF)])
+def test_the_ref_engine_sp_line_says_no_ref_runs_where_verl_08_builds_none(algorithm: str, lora: bool, why: str):
+    """refsp88: SFT uses no ref, and under LoRA verl 0.8 gives the ref's log-probs from the actor (``ref_in_actor``):
+    the ref's engine SP runs nothing there. Before, the line said verl 0.8 runs the ref at SP 4."""
+    mapping = _dpo(2, algorithm=algorithm, trainer_config={"actor_rollout_ref": {
+        "ref": {"fsdp_config": {"ulysses_sequence_parallel_size": 4}}}})
+    if lora:
+        mapping["model"]["lora_configs"] = [{"lora_rank": 16}]
+    words = [problem.words for problem in trinity_config_problems(mapping, CATALOG.model("8B"), 8, version="0.6")
+             if problem.code == "role-sp-differs"]
+    assert words == [f"{ENGINE_SP.format(role='ref')} 4 is not trainer.ulysses_sequence_parallel_size 1: Trinity 0.6 "
+                     f"on verl 0.8 or later builds no ref engine, so nothing reads it ({why}), and with verl before "
+                     "0.8 Trinity 0.6 drops it; the verdict is at SP 1: set them alike "
+                     "(solver.trinity.patch_trinity_config does)"]
+
+
 DYNAMIC_FIX = "it runs, but is not DPO: set trainer.use_dynamic_bsz to false (--write does)"
 
 

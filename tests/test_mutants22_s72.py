@@ -213,3 +213,27 @@ def test_check_flags_a_micro_batch_of_no_sequence():
         ("micro-batch-unbounded", ("trainer.trainer_config.actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu is "
                                    "0: with dynamic batch sizes off a micro-batch takes that many sequences, padded to "
                                    "the longest, which the token budget does not bound: set it to 1"))]
+
+
+READS_CRITIC_OWN = "reads it (verl 0.8 or later reads trainer.trainer_config.critic.fsdp's sizes instead): "
+
+
+@pytest.mark.parametrize(("version", "scope"), [
+    ("0.5", ""),
+    ("0.6", f"Trinity 0.6 on verl before 0.8 {READS_CRITIC_OWN}"),
+    (None, f"Trinity with verl before 0.8 {READS_CRITIC_OWN}")])
+def test_the_critics_own_micro_batch_size_line_names_the_releases_that_read_it(version: str | None, scope: str):
+    """refsp88: Trinity 0.6 on verl 0.8 builds the critic's engine from critic.fsdp and reads none of the critic's own
+    sizes; the line on one of them said nothing of that."""
+    trainer = {"use_remove_padding": False, "use_dynamic_bsz": False, "trainer_config": {
+        "actor_rollout_ref": {"model": {"use_remove_padding": False}, **{role: {key: 1} for role, key in (
+            ("actor", "ppo_micro_batch_size_per_gpu"), ("ref", "log_prob_micro_batch_size_per_gpu"),
+            ("rollout", "log_prob_micro_batch_size_per_gpu"))}},
+        "critic": {"ppo_micro_batch_size_per_gpu": 2, "forward_micro_batch_size_per_gpu": 1,
+                   "fsdp": {"micro_batch_size_per_gpu": 1, "infer_micro_batch_size_per_gpu": 1}}}}
+    found = trinity_config_problems({"trainer": trainer, "algorithm": {"algorithm_type": "ppo"}},
+                                    load_model_config(HF_CONFIGS / "internlm2-7b.json"), 4, version=version)
+    assert [problem.words for problem in found if problem.code.value == "micro-batch-unbounded"] == [
+        f"trainer.trainer_config.critic.ppo_micro_batch_size_per_gpu is 2: {scope}with dynamic batch sizes off a "
+        "micro-batch takes that many sequences, padded to the longest, which the token budget does not bound: set it "
+        "to 1"]

@@ -94,6 +94,21 @@ def test_the_apply_lines_turn_dynamic_batching_off_with_one_sequence_per_micro_b
     assert not any("micro_batch" in line or "use_dynamic_bsz" in line for line in qwen3)
 
 
+@pytest.mark.parametrize("algorithm", ["sft", "ppo"])
+def test_the_apply_block_sets_the_critics_sizes_only_where_the_configs_algorithm_trains_one(
+        cli: Cli, tmp_path: Path, algorithm: str):
+    # refsp88: an SFT config trains no critic, yet its apply block listed the critic's sizes and its engine's
+    config = tmp_path / "trinity.yaml"
+    config.write_text(f"model: {{model_path: internlm/internlm2-7b, max_model_len: 4096}}\nalgorithm: "
+                      f"{{algorithm_type: {algorithm}}}\nbuffer: {{train_batch_size: 64}}\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--model-config", str(INTERNLM2), "--gpu", "h100", "--gpus", "8",
+                         "--trinity-version", "0.6")
+    lines = out.splitlines()
+    assert status == 0 and f"{SIZES[2]}: 1" in lines
+    assert [key for key in (*CRITIC_SIZES, *ENGINE_SIZES) if f"{key}: 1" in lines] == (
+        [*CRITIC_SIZES, *ENGINE_SIZES] if algorithm == "ppo" else [])
+
+
 @pytest.mark.parametrize("version", [None, "0.5", "0.6"])
 def test_the_settings_of_every_release_set_the_same_keys(version: str | None):
     found, model = _internlm2_plan(version=version)

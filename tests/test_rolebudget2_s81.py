@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pytest
 from test_rolebudget_s81 import ACTOR, REF, ROLLOUT, WIDE
+from test_tokbudget_s72 import CATALOG
 
+from solver.api import config_query
 from solver.query import TRAINER_TOKEN_BUDGET, config_token_cap_source
 from solver.rules import CONFIG_TOKEN_CAP_SOURCE
 from solver.trinity import ROLE_KEYS_IGNORED, read_trinity_config
@@ -159,3 +161,19 @@ def test_the_keys_that_set_the_budget_in_effect() -> None:
     assert keys("      rollout: {log_prob_max_token_len_per_gpu: 8192}\n") == (TRAINER_TOKEN_BUDGET,)
     assert config_token_cap_source((TRAINER_TOKEN_BUDGET,)) == CONFIG_TOKEN_CAP_SOURCE
     assert config_token_cap_source((ACTOR, REF)) == f"the config's own {ACTOR} and {REF}"
+
+
+@pytest.mark.parametrize("budget", ["", "  max_token_len_per_gpu: 8192\n"])
+def test_a_cap_set_by_micro_batches_of_sequences_says_so(budget: str) -> None:
+    """refsp88: PPO with every pass at dynamic batch sizes off reads no token budget, the trainer's set or not; its cap
+    is 1 sequence per micro-batch, which the row named "the config's own max_token_len_per_gpu" though no pass read
+    it (or the config set none)."""
+    config = read_trinity_config(
+        "model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\nbuffer: {train_batch_size: 64}\n"
+        f"algorithm: {{algorithm_type: ppo}}\ntrainer:\n  use_dynamic_bsz: false\n{budget}", "c.yaml", {})
+    assert (config.budget_in_effect_keys(8192), config.budget_in_effect_sequences(8192)) == ((), (1,))
+    query = config_query(CATALOG, config, gpu="H100-80GB", trinity_version="0.6")
+    assert (query.token_budget_cap, query.token_budget_cap_source) == (
+        8192, "the config's micro-batches of 1 sequence with dynamic batch sizes off")
+    assert config_token_cap_source((TRAINER_TOKEN_BUDGET,), (1, 2)) == (
+        f"{CONFIG_TOKEN_CAP_SOURCE} and its micro-batches of 1, 2 sequences with dynamic batch sizes off")

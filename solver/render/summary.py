@@ -138,7 +138,8 @@ DPO_PAIR_LINE = ("# DPO's actor: one pair, a chosen and a rejected sequence, on 
 def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
                 node_gpus: int = NODE_GPUS, names: OptionNames = COMMAND_OPTIONS, gpu: str | None = None,
                 kept_in: str | None = None, kept: Mapping[tuple[str, ...], str] = NO_CONFIG_APPLIED.kept,
-                rope_scaling: str | None = None, dpo: bool = False, cautions_above: bool = False) -> list[str]:
+                rope_scaling: str | None = None, dpo: bool = False, cautions_above: bool = False,
+                critic: bool = True) -> list[str]:
     """How to apply a plan: the export lines of its environment (`plan_environment`: on every node where the job
     takes several of `node_gpus` GPUs) and the Trinity config keys it sets (for the Trinity release `version` where
     given: 0.5 refuses the trainer's own offload flags and remove padding, off for a model it would train wrong,
@@ -154,7 +155,8 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     the config's mapping as --write leaves it where given (`rope_scaling`: `ConfigApplied.rope_scaling`); for `dpo`
     (`Answer.dpo_pairs`), the actor's one pair, as the fragment writes it (`DPO_PAIR_SIZES`); with `cautions_above`
     (the summary's caution rows give the plan's cautions on its LoRA config's save), the LoRA config's comment points
-    to them (`lora_configs_words`' `said_above`)."""
+    to them (`lora_configs_words`' `said_above`); the critic's micro-batch sizes of a padded model only where a critic
+    may be trained (`critic`: false for a config whose algorithm trains none)."""
     lines = []
     when = env_when(spans_nodes(plan, node_gpus))
     longest = math.floor(model.vllm_longest_as_written(plan.max_model_len))
@@ -212,10 +214,11 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
             lines += [f"# Trinity 0.6 reads this one instead{before}:", "trainer.use_remove_padding: false"]
         pair = DPO_PAIR_SIZES[version == "0.5"] if dpo else 1
         lines += ["# one sequence per micro-batch, as the caution above says:", "trainer.use_dynamic_bsz: false",
-                  *_micro_batch_lines(pair),
-                  "# and the critic's, where the algorithm trains one (ppo, Trinity's default):",
-                  *(f"{'.'.join(path)}: 1" for path in CRITIC_MICRO_BATCH_SIZES)]
-        if version != "0.5":
+                  *_micro_batch_lines(pair)]
+        if critic:
+            lines += ["# and the critic's, where the algorithm trains one (ppo, Trinity's default):",
+                      *(f"{'.'.join(path)}: 1" for path in CRITIC_MICRO_BATCH_SIZES)]
+        if critic and version != "0.5":
             before = "" if version else " (leave them out before 0.6, which refuses them)"
             lines += [f"# Trinity 0.6 on verl 0.8 or later cuts the critic's by these{before}:",
                       *(f"{'.'.join(path)}: 1" for path in CRITIC_ENGINE_MICRO_BATCH_SIZES)]
@@ -432,7 +435,9 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
     unkept = config_keys.lora_unkept
     lines = [*([f"# {unkept}"] if unkept is not None else []),
              *apply_lines(plan, model, version, node_gpus, names, answer.gpu, kept_in, config_keys.kept,
-                          config_keys.rope_scaling, bool(answer.dpo_pairs), not lora_moe_said),
+                          config_keys.rope_scaling, bool(answer.dpo_pairs), not lora_moe_said,
+                          answer.current is None
+                          or ConfigProblemCode.CRITIC_TRAINED in answer.current.config_problem_codes),
              *_config_key_lines(answer, config_keys.changed)]
     lines = [*_with_repeats(lines, config_keys.changes, kept_in),
              *(f"# in {kept_in} {alias} is an alias of {place}, but the plan leaves other values in it than there: "

@@ -500,7 +500,8 @@ def _check_role_engine_sps(checks: _ConfigChecks, model: Model, trainer_gpus: in
     0.8.0, ``:343`` in 0.9.1); else at `sp`, which verl puts over it. Not refused: verl before 0.8, where Trinity 0.6
     drops the key, runs the role at the trainer's SP (without `version`, the line adds that Trinity 0.5 refuses the
     key, `KEYS_05_LACKS`, which says so with 0.5). The verdict is at `sp`; ``--write`` sets the key to the plan's
-    SP."""
+    SP. No ref runs where the algorithm uses none or under LoRA on verl 0.8 (`_no_ref_engine_08`): the ref's line says
+    so."""
     if _megatron_trainer(checks):
         return
     before_08 = ("Trinity 0.6 drops it (and Trinity 0.5 refuses it: its FSDPConfig has no such key)" if version is None
@@ -510,7 +511,10 @@ def _check_role_engine_sps(checks: _ConfigChecks, model: Model, trainer_gpus: in
         engine_sp = _role_engine_sp(checks, role, sp)
         if own is None or max(1, int(own)) == sp:
             continue
-        if engine_sp == sp:
+        no_ref = _no_ref_engine_08(checks, version) if role == "ref" else None
+        if no_ref:
+            runs = f"Trinity 0.6 on verl 0.8 or later builds no ref engine, so nothing reads it ({no_ref})"
+        elif engine_sp == sp:
             runs = (f"Trinity 0.6 on verl 0.8 or later runs the {role} at SP {sp} all the same (verl puts the role's "
                     "own SP, which Trinity sets to the trainer's, over its engine's where above 1: workers/config/"
                     "actor.py:320-321 in verl 0.8.0, :328-329 in 0.9.1)")
@@ -524,6 +528,20 @@ def _check_role_engine_sps(checks: _ConfigChecks, model: Model, trainer_gpus: in
         checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
             f"{dotted(key)} {max(1, int(own))} is not trainer.ulysses_sequence_parallel_size {sp}: {runs}, and with "
             f"verl before 0.8 {before_08}; the verdict is at SP {sp}: set them alike{checks.names.write_does()}"))
+
+
+def _no_ref_engine_08(checks: _ConfigChecks, version: TrinityVersion | None) -> str | None:
+    """Why Trinity 0.6 on verl 0.8 or later builds no ref engine for the config, in words: its algorithm uses no ref
+    (`ref_forward_runs`), or it runs LoRA (`solver.trinity.config.lora_on_08`), the actor without its adapter giving
+    the ref's log-probs (``ref_in_actor``); None where it builds one."""
+    from solver.trinity.config import lora_on_08
+
+    algorithm = checks.value(("algorithm", "algorithm_type"))
+    if not ref_forward_runs(algorithm, version):
+        return f"algorithm_type {algorithm} uses no ref model"
+    if lora_on_08(checks.value):
+        return "LoRA, model.lora_configs: the actor's engine without its adapter gives the ref's log-probs"
+    return None
 
 
 def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp: int, version: TrinityVersion | None,
@@ -1969,8 +1987,9 @@ def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
             _check_dpo_pair_size(checks, size, version)
         elif size is not None and size != 1:
             checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
-                f"{dotted(path)} is {shown_number(size)}: with dynamic batch sizes off a micro-batch takes that many "
-                "sequences, padded to the longest, which the token budget does not bound: set it to 1"))
+                f"{dotted(path)} is {shown_number(size)}: {_critic_size_scope(path, version)}with dynamic batch sizes "
+                "off a micro-batch takes that many sequences, padded to the longest, which the token budget does not "
+                "bound: set it to 1"))
         elif path in MICRO_BATCH_SIZES_TYPED_INT and checks.written_null(path):
             checks.add(ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED, (
                 f"{dotted(path)} is null: {_null_micro_batch_words(version)}: {fix}"))
@@ -1980,6 +1999,17 @@ def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
         if (size := checks.number(path)) is not None:
             role_sp = sps[0] if path[-2] == "critic" else sps[1]
             _check_whole_batch_size(checks, path, int(size), (trainer_gpus, role_sp), 2 if dpo else 1, version)
+
+
+def _critic_size_scope(path: Path, version: TrinityVersion | None) -> str:
+    """Which releases read the critic's own micro-batch size at `path` (`CRITIC_MICRO_BATCH_SIZES`), in words ending
+    in ": ", where the release `version` may be Trinity 0.6: those on verl before 0.8 (`legacy_release_words`), verl
+    0.8 or later cutting the critic's passes by its engine's sizes (`CRITIC_ENGINE_MICRO_BATCH_SIZES`); "" for any
+    other size, or with 0.5, which reads it."""
+    if path not in CRITIC_MICRO_BATCH_SIZES or version == "0.5":
+        return ""
+    return (f"{legacy_release_words(version)} reads it (verl 0.8 or later reads {dotted(CRITIC_ENGINE)}'s sizes "
+            "instead): ")
 
 
 def _check_whole_batch_size(checks: _ConfigChecks, path: Path, size: int, layout: tuple[int, int], vouched: int,
