@@ -37,7 +37,8 @@ def test_a_purchases_pools_say_the_nodes_bought_and_a_placements_the_pools_own(c
     bought = json.loads(out)
     assert (status, bought["schema_version"], bought["gpus"], bought["nodes"]) == (0, 2, 8, 1)
     assert bought["pools"] == [{"pool": "a100", "gpu": "A100-80GB", "nodes_bought": 1, "gpus_bought": 8,
-                                "nodes_after": 2, "down": [], "nodes_used": 2, "gpus_used": 11}]
+                                "nodes_after": 2, "down": [], "nodes_used": 2, "gpus_used": 11, "host_ram_gb": 480,
+                                "fullest_node_host_gb": 381.1}]
     status, out, _ = cli("cluster", str(SMALLER_ASKS), "--json")
     placed = json.loads(out)
     assert (status, placed["schema_version"]) == (1, 1)

@@ -278,10 +278,10 @@ def test_the_ref_engine_sp_line_says_no_ref_runs_where_verl_08_builds_none(algor
         mapping["model"]["lora_configs"] = [{"lora_rank": 16}]
     words = [problem.words for problem in trinity_config_problems(mapping, CATALOG.model("8B"), 8, version="0.6")
              if problem.code == "role-sp-differs"]
-    assert words == [f"{ENGINE_SP.format(role='ref')} 4 is not trainer.ulysses_sequence_parallel_size 1: Trinity 0.6 "
-                     f"on verl 0.8 or later builds no ref engine, so nothing reads it ({why}), and with verl before "
-                     "0.8 Trinity 0.6 drops it; the verdict is at SP 1: set them alike "
-                     "(solver.trinity.patch_trinity_config does)"]
+    assert words == [(f"{ENGINE_SP.format(role='ref')} 4 is not trainer.ulysses_sequence_parallel_size 1: Trinity 0.6 "
+                      f"on verl 0.8 or later builds no ref engine, so nothing reads it ({why}), and with verl before "
+                      "0.8 Trinity 0.6 drops it; the verdict is at SP 1: set them alike "
+                      "(solver.trinity.patch_trinity_config does)")]
 
 
 DYNAMIC_FIX = "it runs, but is not DPO: set trainer.use_dynamic_bsz to false (--write does)"

@@ -234,6 +234,6 @@ def test_the_critics_own_micro_batch_size_line_names_the_releases_that_read_it(v
     found = trinity_config_problems({"trainer": trainer, "algorithm": {"algorithm_type": "ppo"}},
                                     load_model_config(HF_CONFIGS / "internlm2-7b.json"), 4, version=version)
     assert [problem.words for problem in found if problem.code.value == "micro-batch-unbounded"] == [
-        f"trainer.trainer_config.critic.ppo_micro_batch_size_per_gpu is 2: {scope}with dynamic batch sizes off a "
-        "micro-batch takes that many sequences, padded to the longest, which the token budget does not bound: set it "
-        "to 1"]
+        (f"trainer.trainer_config.critic.ppo_micro_batch_size_per_gpu is 2: {scope}with dynamic batch sizes off a "
+         "micro-batch takes that many sequences, padded to the longest, which the token budget does not bound: set it "
+         "to 1")]
