@@ -1833,7 +1833,11 @@ def fewest_limits_dropped(catalog: Catalog, query: Query, gpu: str) -> tuple[Pla
     given and the pins soft): its best plan without the host memory, where that alone rules its plans out, else
     None; and, where it does not, its best plan without the fewest of its pins (`Query.pins`) that rule them out, the
     host memory kept (the pins that plan lacks are those), else None. Both None where the time limit left the solve
-    unproven."""
+    unproven. With one pin and no host memory given, the fewest is that pin: one plain solve without it, which is
+    cheaper than the guarded model's."""
+    pinned = [field for field in PIN_RULES.values() if getattr(query, field) is not None]
+    if query.host_ram_gb is None and len(pinned) == 1:
+        return None, optional_best(catalog, query.model_copy(update={pinned[0]: None}), gpu)
     data = prepare(catalog, gpu, query)  # as asked: --no-env's estimates are of plans that keep the pin
     if data.holds_no_plan(query):
         return None, None
