@@ -284,6 +284,16 @@ def test_the_ref_engine_sp_line_says_no_ref_runs_where_verl_08_builds_none(algor
                       "(solver.trinity.patch_trinity_config does)")]
 
 
+def test_the_actor_engine_sp_line_is_about_the_actors_engine_where_no_ref_runs():
+    # mutants49: only the ref's line says no ref engine is built; the actor's engine runs at its SP under SFT too
+    mapping = _dpo(2, algorithm="sft", trainer_config={"actor_rollout_ref": {
+        "actor": {"fsdp_config": {"ulysses_sequence_parallel_size": 4}}}})
+    [words] = [problem.words for problem in trinity_config_problems(mapping, CATALOG.model("8B"), 8, version="0.6")
+               if problem.code == "role-sp-differs"]
+    assert words.startswith(f"{ENGINE_SP.format(role='actor')} 4 is not trainer.ulysses_sequence_parallel_size 1: "
+                            "Trinity 0.6 on verl 0.8 or later runs the actor at SP 4") and "no ref" not in words
+
+
 DYNAMIC_FIX = "it runs, but is not DPO: set trainer.use_dynamic_bsz to false (--write does)"
 
 

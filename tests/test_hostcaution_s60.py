@@ -258,3 +258,21 @@ def test_a_cluster_plan_without_offload_is_cautioned_on_a_pool_without_host_ram_
             f"model), more than the 1024 GiB assumed for a node of 8 GPUs ({SERVERS}), and nothing checks it: give "
             "the pool's host_ram_gb what" + LOAD_PAST_NODE.split("give --host-ram what", 1)[1].replace(
                 "--trinity-version", "the job's trinity_version")])
+
+
+def test_a_plan_without_offload_on_part_of_a_node_of_unknown_size_and_with_a_critic_is_cautioned_in_its_words():
+    # mutants49: without --node-gpus the node is assumed to have its trainer GPUs' 128 GiB each (6 here: 768 GiB, not
+    # a default node's 1024), and a PPO critic's offloaded states are named as what the need is for
+    [answer] = solver.plan("32B", gpu="h200", budget_gpus=6, max_model_len="4k", offload=False)
+    best = answer.plans[0]
+    assert (best.offload, best.gpus, best.host_memory_gb) == (False, 6, 909.3)
+    assert next(words for code, words in zip(best.caution_codes, best.cautions)
+                if code == CautionCode.HOST_MEMORY_UNCHECKED).startswith(
+        "The trainer needs 909.3 GiB of host memory per node while the model loads (151.6 GiB per trainer GPU; every "
+        "rank loading the model), more than the 768 GiB assumed for its 6 trainer GPUs there")
+    [answer] = solver.plan("32B", gpu="h200", budget_gpus=8, max_model_len="128k", critic="offloaded")
+    best = answer.plans[0]
+    assert next(words for code, words in zip(best.caution_codes, best.cautions)
+                if code == CautionCode.HOST_MEMORY_UNCHECKED).startswith(
+        "The trainer needs 1116.4 GiB of host memory per node for the critic's offloaded states (139.6 GiB per trainer "
+        "GPU; at start-up, every rank loading the model; 651.7 while training), more than the 1024 GiB assumed")

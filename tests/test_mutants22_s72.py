@@ -237,3 +237,17 @@ def test_the_critics_own_micro_batch_size_line_names_the_releases_that_read_it(v
         (f"trainer.trainer_config.critic.ppo_micro_batch_size_per_gpu is 2: {scope}with dynamic batch sizes off a "
          "micro-batch takes that many sequences, padded to the longest, which the token budget does not bound: set it "
          "to 1")]
+
+
+def test_the_actors_micro_batch_size_line_names_no_release_scope():
+    # mutants49: the scope words are the critic's own sizes' alone; the actor's size runs on every release
+    trainer = {"use_remove_padding": False, "use_dynamic_bsz": False, "trainer_config": {"actor_rollout_ref": {
+        "model": {"use_remove_padding": False}, **{role: {key: size} for role, key, size in (
+            ("actor", "ppo_micro_batch_size_per_gpu", 2), ("ref", "log_prob_micro_batch_size_per_gpu", 1),
+            ("rollout", "log_prob_micro_batch_size_per_gpu", 1))}}}}
+    found = trinity_config_problems({"trainer": trainer, "algorithm": {"algorithm_type": "grpo"}},
+                                    load_model_config(HF_CONFIGS / "internlm2-7b.json"), 4, version="0.6")
+    assert [problem.words for problem in found if problem.code.value == "micro-batch-unbounded"] == [(
+        "trainer.trainer_config.actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu is 2: with dynamic batch sizes off "
+        "a micro-batch takes that many sequences, padded to the longest, which the token budget does not bound: set it "
+        "to 1")]

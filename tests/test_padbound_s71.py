@@ -407,3 +407,30 @@ def test_a_deprecated_whole_batch_size_counted_whole_says_one_sequence_in_the_si
     found = trinity_config_problems(config, load_model_config(INTERNLM2), 0)  # type: ignore[arg-type]
     words = [problem.words for problem in found if problem.code == ConfigProblemCode.MICRO_BATCH_DEPRECATED_SIZE]
     assert len(words) == 1 and ", counted whole, 1 sequence per micro-batch, as no trainer GPUs " in words[0]
+
+
+def test_the_rollouts_flag_left_none_counts_its_own_size_and_only_past_one_sequence():
+    # mutants49: the rollout's own size, the actor's unset, runs its pass in rows and --write sets its flag; a size of
+    # 1, a sequence within any budget, is not counted and writes no flag; with trainer.use_dynamic_bsz false the pass
+    # is counted in rows anyway, and its line names no left-none flag
+    path = (*ARR.split("."), "rollout", "log_prob_use_dynamic_bsz")
+    found, _ = _internlm2_plan(version="0.6")
+    qwen3 = load_catalog().model("8B")
+    legacy = {"algorithm": {"rollout_correction": {"bypass_mode": False}}}
+    own, one = ({"rollout": {"log_prob_micro_batch_size_per_gpu": 4}}, {"actor": {"ppo_micro_batch_size_per_gpu": 1}})
+    written = []
+    for roles in (own, one):
+        config = _config(roles, use_dynamic_bsz=True)
+        config["trainer"]["trainer_config"].update(legacy)
+        written.append([key.value for key in keys_for_plan(found, qwen3, config, version="0.6") if key.path == path])
+        read = read_trinity_config(yaml.safe_dump(config), "c.yaml", {}, "0.6")  # type: ignore[arg-type]
+        assert read.micro_batch_sequences == (
+            ((f"{ARR}.rollout.log_prob_max_token_len_per_gpu", 4),) if roles is own else ())
+    assert written == [[True], []]
+    trainer_off = _config({"actor": {"ppo_micro_batch_size_per_gpu": 4}})
+    trainer_off["trainer"]["trainer_config"].update(legacy)
+    assert [words for code, words in _verdict(trainer_off, "0.6")[1] if code == "token-budget-above-verdict"] == [(
+        "dynamic batch sizes off: verl reads no token budget and fills each micro-batch with 4 sequences (the largest "
+        "micro-batch size per GPU, 1 where unset), up to 4 x ceil(8192 / 1) = 32768 tokens per GPU, more than "
+        "Trinity's default ceil(2 x 8192 / 1) = 16384, which the tables measured: more tokens per GPU than the verdict "
+        "assumes; set the micro-batch sizes to 1, or turn dynamic batch sizes on")]

@@ -180,6 +180,7 @@ def test_a_pin_that_rules_nothing_out_beside_the_rollout_is_not_named() -> None:
     # Two sets of two: the one whose best plan is best
     ("H20-96GB", "Qwen3-8B", 65536, 8, None, {"sp": 8, "env": False, "offload": False}, ("--sp 8", "--no-env")),
     ("MI300X", "Qwen3-14B", 32768, 16, 512.0, {"sp": 8, "offload": False}, None),  # the host memory alone
+    ("MI300X", "Qwen3-14B", 32768, 16, 512.0, {"sp": 8}, None),  # mutants49: one pin, the host memory alone
 ])
 def test_the_pins_named_beside_the_rollout_are_the_fewest_the_reference_finds(
         gpu: str, model: str, length: int, budget: int, host: float | None, pins: dict[str, Any],
