@@ -553,12 +553,12 @@ def _fields_note(fields: Sequence[str], lead: str = "") -> str:
 
 def _unknown_field(error: Any, name: Any, errors: list[Any], schema: type[BaseModel],
                    mapping: Any = None, gpu_type_named: GpuTypeNamed = None) -> tuple[str, list[Any]]:
-    """An unknown field `name`'s problem, naming its mapping's fields, with the number it splits off (where
-    `mapping`, the data that holds it, has one written with commas: `_thousands_split`), or else the one it was meant
-    to be (`_meant_field`, of the fields `mapping` lacks) or else why no such field is asked there (a model's ``not_asked_here``: a job's GPUs are
-    the placement's, a pool's GPU type is no job's), or else the GPU type it names, where `gpu_type_named` finds one
-    (``h100:``, a key given for its weight or price), with where it belongs (a pool's gpu, a job's pool's); and
-    `errors` less the meant field's missing one, no problem of its own."""
+    """An unknown field `name`'s problem, naming its mapping's fields, with the number it splits off (where `mapping`,
+    the data that holds it, has one written with commas: `_thousands_split`), or else the one it was meant to be
+    (`_meant_field`, of the fields `mapping` lacks) or else why no such field is asked there (a model's
+    ``not_asked_here``: a job's GPUs are the placement's, a pool's GPU type is no job's), or else the GPU type it names,
+    where `gpu_type_named` finds one (``h100:``, a key given for its weight or price), with where it belongs (a pool's
+    gpu, a job's pool's); and `errors` less the meant field's missing one, no problem of its own."""
     mapping_at = tuple(error["loc"][:-1])
     fields = _fields_at(schema, mapping_at)
     meant = _meant_field(name, [field for field in fields if not (isinstance(mapping, dict) and field in mapping)])

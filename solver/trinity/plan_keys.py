@@ -701,6 +701,12 @@ def config_trains_dpo(config: Any, environ: Mapping[str, str] | None = None) -> 
     return _trains_dpo(_config_readings(config, environ))
 
 
+def config_trains_critic(config: Any, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether `config` (None for none: PPO, Trinity's default) trains a critic, its ``algorithm.algorithm_type`` read
+    in `environ` as `keys_for_plan` reads it (`trains_critic`: where not, the keys set none of the critic's sizes)."""
+    return trains_critic(_config_readings(config, environ).value(("algorithm", "algorithm_type")))
+
+
 def _trains_dpo(readings: _ConfigReadings) -> bool:
     """Whether `readings`' ``algorithm.algorithm_type`` is DPO (`trains_dpo`)."""
     return trains_dpo(readings.value(("algorithm", "algorithm_type")))
