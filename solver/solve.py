@@ -1837,7 +1837,10 @@ def fewest_limits_dropped(catalog: Catalog, query: Query, gpu: str) -> tuple[Pla
     cheaper than the guarded model's."""
     pinned = [field for field in PIN_RULES.values() if getattr(query, field) is not None]
     if query.host_ram_gb is None and len(pinned) == 1:
-        return None, optional_best(catalog, query.model_copy(update={pinned[0]: None}), gpu)
+        try:
+            return None, best_plan(catalog, query.model_copy(update={pinned[0]: None}), gpu, proven=True)
+        except Undecided:
+            return None, None
     data = prepare(catalog, gpu, query)  # as asked: --no-env's estimates are of plans that keep the pin
     if data.holds_no_plan(query):
         return None, None

@@ -109,6 +109,17 @@ def test_the_apply_block_sets_the_critics_sizes_only_where_the_configs_algorithm
         [*CRITIC_SIZES, *ENGINE_SIZES] if algorithm == "ppo" else [])
 
 
+@pytest.mark.parametrize("algorithm", ["sft", "dpo", "ppo", None])
+def test_write_sets_the_critics_sizes_only_where_the_configs_algorithm_trains_one(algorithm: str | None):
+    # lastread88b: the apply block left an SFT config's critic sizes out (refsp88), but --write and --emit still set
+    # them
+    found, model = _internlm2_plan(version="0.6")
+    config = {} if algorithm is None else {"algorithm": {"algorithm_type": algorithm}}
+    written = {".".join(key.path) for key in keys_for_plan(found, model, config, version="0.6")}
+    assert [key for key in (*CRITIC_SIZES, *ENGINE_SIZES) if key in written] == (
+        [*CRITIC_SIZES, *ENGINE_SIZES] if algorithm in ("ppo", None) else [])
+
+
 @pytest.mark.parametrize("version", [None, "0.5", "0.6"])
 def test_the_settings_of_every_release_set_the_same_keys(version: str | None):
     found, model = _internlm2_plan(version=version)

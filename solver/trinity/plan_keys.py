@@ -346,17 +346,18 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     ``trainer.use_remove_padding`` for 0.5, which refuses it), remove padding off for a model it would train wrong
     (`remove_padding_violation`; the critic's own too, but for 0.6, which ignores it), and for that model dynamic batch
     sizes off (the critic's own too where `config` has it, but for 0.6) with one sequence per micro-batch
-    (`_micro_batch_keys`; for DPO, the actor's one pair by `version`: `dpo`,
-    whether the plan counted a pair, an answer's `Answer.dpo_pairs`, or else where `config` trains DPO in `environ`,
-    `config_trains_dpo`); for DPO the actor's one pair for any model, its update in rows as a config has it off on a
-    release `version` may be (`config_dpo_in_rows`) or as the keys turn it off (`turns_dpo_rows`, and for a config that
-    has it on): its micro-batches hold rows, not a token budget, and the plan counts one pair, Trinity's default budget
-    (`solver.query.check_dpo_budget_unread`); no LoRA config where `config` sets LoRA or the plan's LoRA is a config's
-    own that it keeps (`config_lora`: `solver.query.Query.config_lora`), whose adapter it would replace. For `version`
-    0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name for that, as
-    the comment on 0.6's flags says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the comment on no
-    Hugging Face checkpoint says it (`no_checkpoint_words`; None: not known); `token_cap`: how the comment on a budget
-    the plan's cap binds names the cap (`solver.results.Answer.token_cap_words`; None: not known, either source)."""
+    (`_micro_batch_keys`: the critic's only where `config`'s algorithm trains one; for DPO, the actor's one pair by
+    `version`: `dpo`, whether the plan counted a pair, an answer's `Answer.dpo_pairs`, or else where `config` trains DPO
+    in `environ`, `config_trains_dpo`); for DPO the actor's one pair for any model, its update in rows as a config has
+    it off on a release `version` may be (`config_dpo_in_rows`) or as the keys turn it off (`turns_dpo_rows`, and for a
+    config that has it on): its micro-batches hold rows, not a token budget, and the plan counts one pair, Trinity's
+    default budget (`solver.query.check_dpo_budget_unread`); no LoRA config where `config` sets LoRA or the plan's LoRA
+    is a config's own that it keeps (`config_lora`: `solver.query.Query.config_lora`), whose adapter it would replace.
+    For `version` 0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name
+    for that, as the comment on 0.6's flags says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the
+    comment on no Hugging Face checkpoint says it (`no_checkpoint_words`; None: not known); `token_cap`: how the comment
+    on a budget the plan's cap binds names the cap (`solver.results.Answer.token_cap_words`; None: not known, either
+    source)."""
     readings = _config_readings(config, environ)
     padded = one_sequence_per_micro_batch(model)
     # DPO's actor update in rows of one pair, as the plans count it (`solver.api`'s budget: the default's): a config's
@@ -364,6 +365,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     rows_off = turns_dpo_rows(plan, model, config, bool(dpo)) or (_trains_dpo(readings) and not padded)
     pair = bool(dpo) or _trains_dpo(readings) or rows_off
     rows = rows_off or (pair and _actor_update_in_rows(readings, version))
+    critic = trains_critic(readings.value(("algorithm", "algorithm_type")))  # without a config: ppo, Trinity's default
     return [
         *_model_keys(plan, model, config, readings, version, config_lora or _sets_lora(config, environ)),
         *_trainer_keys(plan, version, gpu, padded, token_cap),
@@ -390,11 +392,11 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         *(_dynamic_batch_keys(readings, [CRITIC_DYNAMIC_KEY], padded) if version != "0.6" else []),
         # its model's keys beside the one above (the fragment nests them)
         *_grouped([*_critic_keys(plan, version, version_option, readings), *_critic_sp_keys(plan, readings, version),
-                   *(_critic_engine_micro_batch_keys(version, version_option) if padded else []),
+                   *(_critic_engine_micro_batch_keys(version, version_option) if padded and critic else []),
                    # the engine's own dynamic batch sizes as a role's own (0.5 refuses the section)
                    *(_dynamic_batch_keys(readings, [CRITIC_ENGINE_DYNAMIC_KEY], padded) if version != "0.5" else [])]),
         *_own_budget_keys(plan, "critic", readings, version),  # where the algorithm trains a critic
-        *(_micro_batch_keys("critic") + _deprecated_size_keys("critic") if padded else []),
+        *(_micro_batch_keys("critic") + _deprecated_size_keys("critic") if padded and critic else []),
     ]
 
 
@@ -651,10 +653,10 @@ DPO_DYNAMIC_BATCH_WORDS = ("off for DPO: the actor's micro-batch then holds the 
 
 def _micro_batch_keys(section: str, dpo: bool = False, version: TrinityVersion | None = None) -> list[PlanKey]:
     """One sequence per micro-batch for `section`'s passes (a role's, the rollout's recompute: `ROLE_MICRO_BATCH_SIZES`;
-    the critic's, `CRITIC_MICRO_BATCH_SIZES`, whatever the algorithm: a fragment is merged into a config that may train
-    one), which a padded micro-batch needs to stay within the token budget with dynamic batch sizes off; but the
-    actor's one pair for `dpo` (`DPO_PAIR_SIZES`, by the release `version`). Set outright: Trinity leaves some unset
-    where verl then fails (`solver.trinity.keys.MICRO_BATCH_UNSET_ON_08`)."""
+    the critic's, `CRITIC_MICRO_BATCH_SIZES`, where the config's algorithm trains one or no config is given: a fragment
+    is merged into a config that may train one), which a padded micro-batch needs to stay within the token budget with
+    dynamic batch sizes off; but the actor's one pair for `dpo` (`DPO_PAIR_SIZES`, by the release `version`). Set
+    outright: Trinity leaves some unset where verl then fails (`solver.trinity.keys.MICRO_BATCH_UNSET_ON_08`)."""
     paths = [path for path in (*ROLE_MICRO_BATCH_SIZES, *CRITIC_MICRO_BATCH_SIZES) if path[-2] == section]
     if section == "actor" and dpo:
         size = DPO_PAIR_SIZES[version == "0.5"]
@@ -671,9 +673,9 @@ def _deprecated_size_keys(section: str) -> list[PlanKey]:
 
 
 def _critic_engine_micro_batch_keys(version: TrinityVersion | None, version_option: str) -> list[PlanKey]:
-    """One sequence per micro-batch for the critic's engine (`CRITIC_ENGINE_MICRO_BATCH_SIZES`), whatever the algorithm
-    (as `_micro_batch_keys`' critic's), which Trinity 0.6 on verl 0.8 or later cuts the critic's passes by, leaving them
-    none unset; none for `version` 0.5, which refuses the section (made for no release, the comment names
+    """One sequence per micro-batch for the critic's engine (`CRITIC_ENGINE_MICRO_BATCH_SIZES`), where the critic's own
+    sizes are set (`_micro_batch_keys`), which Trinity 0.6 on verl 0.8 or later cuts the critic's passes by, leaving
+    them none unset; none for `version` 0.5, which refuses the section (made for no release, the comment names
     `version_option`, which leaves them out)."""
     if version == "0.5":
         return []
@@ -697,6 +699,12 @@ def config_trains_dpo(config: Any, environ: Mapping[str, str] | None = None) -> 
     environment, an interpolation's default taken) as `keys_for_plan` reads it (`trains_dpo`, as
     `solver.trinity.read_trinity_config` reads `TrinityConfig.dpo`)."""
     return _trains_dpo(_config_readings(config, environ))
+
+
+def config_trains_critic(config: Any, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether `config` (None for none: PPO, Trinity's default) trains a critic, its ``algorithm.algorithm_type`` read
+    in `environ` as `keys_for_plan` reads it (`trains_critic`: where not, the keys set none of the critic's sizes)."""
+    return trains_critic(_config_readings(config, environ).value(("algorithm", "algorithm_type")))
 
 
 def _trains_dpo(readings: _ConfigReadings) -> bool:

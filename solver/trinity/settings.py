@@ -30,7 +30,13 @@ from solver.tables import (
     written_layout,
 )
 from solver.trinity.keys import REMOTE_ENGINES, check_environ, trains_dpo, value_at
-from solver.trinity.plan_keys import PlanKey, config_trains_dpo, keys_for_plan, turns_dpo_rows
+from solver.trinity.plan_keys import (
+    PlanKey,
+    config_trains_critic,
+    config_trains_dpo,
+    keys_for_plan,
+    turns_dpo_rows,
+)
 
 if TYPE_CHECKING:
     from solver.trinity.interpolation import NoEnvironment
@@ -98,8 +104,12 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames, gpu: 
 
     # DPO's actor size is checked for DPO; its 2 where the release may be on either verl line is what its comment says
     # (a DPO `layout`'s rows too, which the keys turn its dynamic batch sizes off for)
+    # (a `layout` whose algorithm trains no critic is checked as GRPO's, PPO's but the critic, which every release has:
+    # the keys set none of the critic's sizes there, `keys_for_plan`)
     checked = ({**settings.config, "algorithm": {"algorithm_type": "dpo"}}
-               if dpo or turns_dpo_rows(plan, model, layout) or config_trains_dpo(layout, environ) else settings.config)
+               if dpo or turns_dpo_rows(plan, model, layout) or config_trains_dpo(layout, environ)
+               else settings.config if config_trains_critic(layout, environ)
+               else {**settings.config, "algorithm": {"algorithm_type": "grpo"}})
     # LoRA on a mixture of experts whose adapter config Trinity saves cut short, or on targets that one transformers'
     # PEFT alone takes where the release may run either (the plan's caution, checked on the layouts the config is
     # written for): the LoRA key's comment says so
