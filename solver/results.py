@@ -1315,8 +1315,9 @@ class Plan(Frozen):
         "null without a critic, and in JSON made before the field"))
     host_memory_gb: Amount | None = Field(default=None, description=(
         "host memory per node the plan needs, GiB, rounded up to a tenth (what --host-ram is checked against): "
-        f"{HOST_NEED_WORDS}; null without Offload where --host-ram is not given, unless the need is more than a node "
-        "is assumed to have (the host-memory-unchecked caution names it)"))
+        f"{HOST_NEED_WORDS}; null without Offload where --host-ram is not given, unless a PPO critic's states are in "
+        "host memory (critic offloaded or reloaded) or the need is more than a node is assumed to have (the "
+        "host-memory-unchecked caution names it)"))
     host_critic_gb: GiBFigure | None = Field(default=None, description=(
         "with a PPO critic whose states are in host memory while the actor trains (critic offloaded or reloaded): what "
         "one node holds of them, GiB, part of host_memory_gb's training need (as solve memory's host_critic_gib); "
