@@ -103,18 +103,9 @@ def read_fleet(path: Path, catalog: Catalog) -> ReadFleet:
     """A cluster file and its jobs' ``model_config`` files, each read once, their models named as `catalog` names
     them (`Catalog.with_model`); `TableError` for a bad file. Its pools and jobs' names are checked by
     `checked_fleet`, against a catalogue that may have gained GPU types since (cells files') and these models."""
-    entries = load_validated(FleetFile, path, context={TYPED: True, GPU_NAMED: partial(_names_gpu, catalog)},
+    entries = load_validated(FleetFile, path, context={TYPED: True, GPU_NAMED: catalog.gpu_type_named},
                              loader=FleetLoader, gpu_type_named=catalog.gpu_type_named)
     return ReadFleet(path, entries, _configured_models(path, entries.jobs, catalog))
-
-
-def _names_gpu(catalog: Catalog, name: str) -> bool:
-    """Whether `name` names a GPU type of `catalog` (`Catalog.gpu`)."""
-    try:
-        catalog.gpu(name)
-    except QueryError:
-        return False
-    return True
 
 
 def relative_paths_folder(path: Path) -> Path:

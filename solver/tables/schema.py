@@ -979,8 +979,8 @@ TYPED = "typed"
 file's), where a pool's ``host_ram_gb`` is read as ``--host-ram`` reads it (`solver.tables.inputs.Pool`), and a word
 of a field's choices in any case (`choice_as_typed`)."""
 GPU_NAMED = "gpu_named"
-"""The validation context's key, beside `TYPED`, of a test whether text names a GPU type of the catalogue (by
-`Catalog.gpu`'s lookup): a cluster file's pool takes a whole number YAML read unquoted (``gpu: 4090``) as the name
+"""The validation context's key, beside `TYPED`, of what names the GPU type text names in the catalogue, else None
+(`Catalog.gpu_type_named`): a cluster file's pool takes a whole number YAML read unquoted (``gpu: 4090``) as the name
 written where it does (`solver.tables.inputs.Pool`)."""
 
 
