@@ -313,19 +313,23 @@ def _node_problem(n: int, sp: int, node_gpus: int) -> list[str]:
 
 def _host_ram_problem(model: Any, n: int, node_gpus: int, host_ram_gb: float | None, offload: bool,
                       critic: str | None = None, release: Release = NO_RELEASE,
-                      compute_capability: str | None = None, reference_model: bool = True) -> list[str]:
+                      compute_capability: str | None = None, reference_model: bool = True,
+                      lora_rank: int = 0) -> list[str]:
     """With --host-ram: every plan loads the model into host memory at start-up (`_load_need`); Offload keeps the
     states there too, each node its trainer GPUs' share (`_host_need`), and so does an offloaded or reloaded PPO
     `critic` its own, each as the Trinity `release` counts it on a GPU of `compute_capability`, with the reference
-    model's shards where the run builds one (`reference_model`); more than `host_ram_gb`, the need rounded up to a
+    model's shards where the run builds one (`reference_model`), for a LoRA run of `lora_rank` its adapter besides the
+    frozen base (`_host_moments`); more than `host_ram_gb`, the need rounded up to a
     tenth of a GiB as plans give it, does not fit."""
     if host_ram_gb is None:
         return []
     if not offload:
-        need = _up_to_a_tenth(_load_need(model, n, node_gpus, critic, release, compute_capability, reference_model))
+        need = _up_to_a_tenth(_load_need(model, n, node_gpus, critic, release, compute_capability, reference_model,
+                                         lora_rank))
         problem = f"loading the model needs {need:.1f} GiB of host memory per node, more than --host-ram"
         return [f"{problem} {host_ram_gb:g}"] if need > host_ram_gb else []
-    need = _up_to_a_tenth(_host_need(model, n, node_gpus, critic, release, compute_capability, reference_model))
+    need = _up_to_a_tenth(_host_need(model, n, node_gpus, critic, release, compute_capability, reference_model,
+                                     lora_rank))
     return [f"Offload needs {need:.1f} GiB of host memory per node, more than --host-ram {host_ram_gb:g}"] \
         if need > host_ram_gb else []
 
@@ -385,12 +389,12 @@ def _estimate_margin(memory_gib: float, margin: float | None = None, memory: Any
 @functools.cache
 def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offload: bool, sp: int,
                       env_pinned_off: bool, margin: float | None = None, critic: str | None = None,
-                      experts: str = "fused", dpo: bool = False, memory: Any | None = None) -> int:
+                      experts: str = "fused", dpo: bool = False, memory: Any | None = None, lora_rank: int = 0) -> int:
     """The longest length (up to 2**21 tokens) at which the memory model (`memory`, None: the shipped one), with its
     margin, fits this
     setting (with a PPO `critic` beside the actor: its states where they stay on the GPU, and its own update's peak;
     a mixture of experts' routed experts laid out as `experts`, `Release.expert_layout`; for `dpo` a model trained one
-    padded sequence per micro-batch counts a pair of them, `_padded`);
+    padded sequence per micro-batch counts a pair of them, `_padded`; a LoRA run of `lora_rank`, `_lora_breakdown`);
     0 when not even 1 token does, or the setting is not estimated (Env off, unless pinned off).
     Memory grows with the length (a tested property), so a bisection finds it."""
     memory = _memory_model(memory)
@@ -398,9 +402,9 @@ def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offl
         return 0  # estimates turn Env on unless it is pinned off
 
     def fits(length: int) -> bool:
-        return breakdown(the_model, memory_gib, n, Setting(env=env, offload=offload, sp=sp), length,
-                         memory.coefficients, _estimate_margin(memory_gib, margin, memory), critic=critic,
-                         experts=experts, dpo=dpo).fits
+        return _breakdown(the_model, memory_gib, n, Setting(env=env, offload=offload, sp=sp), length,
+                          memory.coefficients, _estimate_margin(memory_gib, margin, memory), critic=critic,
+                          experts=experts, dpo=dpo, lora_rank=lora_rank).fits
 
     if not fits(1):
         return 0
@@ -414,14 +418,14 @@ def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offl
 def _estimated_tokens(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool,
                       offload: bool, sp: int, env_pinned_off: bool, margin: float | None = None,
                       critic: str | None = None, experts: str = "fused", dpo: bool = False,
-                      memory: Any | None = None) -> int:
+                      memory: Any | None = None, lora_rank: int = 0) -> int:
     """Tc: the tokens per GPU of Trinity's default budget at Lc, the longest length estimated for the setting
     (the memory model's longest, no longer than the last row of each refuting table, `_tables_asked`,
     that does not say the setting ran out of memory); one fewer where a refuting table says the setting ran out of
     memory at the longest length that takes Tc, floor(Tc x s / 2) (cells that contradict themselves); 0 when
     nothing is estimated."""
     longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off, margin, critic,
-                                experts, dpo, memory)
+                                experts, dpo, memory, lora_rank)
     asked = _tables_asked(tables, n, bool(offload))
     for table, asked_offload in asked:
         if _ran_out_of_memory(table, the_model, bool(env), asked_offload, sp, longest):
@@ -445,20 +449,21 @@ def _tables_asked(tables: list[dict[int, Table]], n: int, offload: bool) -> list
 
 def _table_stop(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
                 sp: int, env_pinned_off: bool, margin: float | None = None, critic: str | None = None,
-                experts: str = "fused", dpo: bool = False, memory: Any | None = None) -> int | None:
+                experts: str = "fused", dpo: bool = False, memory: Any | None = None,
+                lora_rank: int = 0) -> int | None:
     """Where a refuting table stops the setting's estimate short of the memory model's longest: the longest L that
     `_estimated` holds at, when it does not hold at the memory model's longest; None otherwise (or when no length is
     estimated). A bisection: a length that a table says ran out of memory, so does every longer one."""
     longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off, margin, critic,
-                                experts, dpo, memory)
+                                experts, dpo, memory, lora_rank)
     if not longest or _estimated(tables, the_model, memory_gib, n, env, offload, sp, longest, env_pinned_off, margin,
-                                 critic, experts, dpo, memory):
+                                 critic, experts, dpo, memory, lora_rank):
         return None
     low, high = 0, longest  # estimated at low (0: none), not at high
     while high - low > 1:
         middle = (low + high) // 2
         estimated = _estimated(tables, the_model, memory_gib, n, env, offload, sp, middle, env_pinned_off, margin,
-                               critic, experts, dpo, memory)
+                               critic, experts, dpo, memory, lora_rank)
         low, high = (middle, high) if estimated else (low, middle)
     return low or None
 
@@ -476,12 +481,12 @@ def _lowered_budget(length: int, sp: int, most_tokens: int) -> int | None:
 def _estimated(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
                sp: int, length: int, env_pinned_off: bool, margin: float | None = None,
                critic: str | None = None, experts: str = "fused", dpo: bool = False,
-               memory: Any | None = None) -> bool:
+               memory: Any | None = None, lora_rank: int = 0) -> bool:
     """Whether the memory model vouches for the setting on n GPUs at L (with a PPO `critic`, its states and update
     counted): it fits, and no refuting table (`_tables_asked`) says the setting ran out of memory at L (the tables
     measured the actor alone: what ran out of memory without a critic does with one)."""
     return (length <= _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off,
-                                        margin, critic, experts, dpo, memory)
+                                        margin, critic, experts, dpo, memory, lora_rank)
             and not any(_ran_out_of_memory(table, the_model, bool(env), asked_offload, sp, length)
                         for table, asked_offload in _tables_asked(tables, n, bool(offload))))
 
@@ -598,19 +603,21 @@ def _ran_out_of_memory(table: Table, model: Any, env: bool, offload: bool, sp: i
 
 
 def _evidence(tables: dict[int, Table], model: Any, n: int, env: bool, offload: bool, sp: int,
-              length: int, larger: list[dict[int, Table]] = ()) -> tuple[str, dict] | None:
+              length: int, larger: list[dict[int, Table]] = (), lora: bool = False) -> tuple[str, dict] | None:
     """("documented" | "inferred", source) for the plan on `n` GPUs, or None when no cell vouches for it.
 
     Documented: the cell at row(L) of the n-GPU table is exactly the plan's setting. Inferred: the first
     row >= L whose cell the plan includes, in the n-GPU table, else in the table of the most GPUs below n
     (two or more; n at most 64) that has one (what trains on fewer GPUs trains on more: the states shard
     wider and, with SP at least the cell's, the tokens per GPU are no more) and whose setting no n-GPU table, of
-    the GPU type or of one with at least its memory (`larger`), says runs out of memory at L.
+    the GPU type or of one with at least its memory (`larger`), says runs out of memory at L. For a `lora` run,
+    which holds less than the full fine-tuning the cells measured, a cell that trained infers it (the documented one
+    too) and none that ran out of memory says anything of it.
     """
     own = tables.get(n)
     row = _row_for_length(own, length) if own is not None else None
     cell = row.setting(_cell_column(own, model)) if row is not None else None
-    if row is not None and cell is not None and (cell.env, cell.offload, cell.sp) == (bool(env), bool(offload), sp):
+    if not lora and row is not None and cell is not None and (cell.env, cell.offload, cell.sp) == (bool(env), bool(offload), sp):
         return "documented", {"model": _cell_column(own, model), "gpus": n, "max_model_len": row.max_model_len,
                               "setting": cell.label}
     for count in sorted((m for m in tables if m == n or 2 <= m < n <= 64), reverse=True):
@@ -620,7 +627,7 @@ def _evidence(tables: dict[int, Table], model: Any, n: int, env: bool, offload: 
             cell = candidate.setting(_cell_column(tables[count], model))
             if cell is None or not _includes(env, offload, sp, cell):
                 continue
-            if count != n and any(_ran_out_of_memory(table, model, cell.env, cell.offload, cell.sp, length)
+            if count != n and not lora and any(_ran_out_of_memory(table, model, cell.env, cell.offload, cell.sp, length)
                                   for table in (own, *(other.get(n) for other in larger)) if table is not None):
                 continue  # an n-GPU table (this GPU type's, or one with more memory) says it ran out of memory at L
             return "inferred", {"model": _cell_column(tables[count], model), "gpus": count,
@@ -697,7 +704,7 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
             estimated: bool, margin: float | None = None, critic: str | None = None, release: Release = NO_RELEASE,
             compute_capability: str | None = None, reference_model: bool = True,
             dpo: bool = False, memory: Any | None = None,
-            assumed_host_gib: float | None = None) -> dict[str, float | str | None]:
+            assumed_host_gib: float | None = None, lora_rank: int = 0) -> dict[str, float | str | None]:
     """The plan's predicted peak memory and headroom (whole: `_rounded_figures` as the JSON gives them), from the
     memory model (`memory`, None: the shipped one; not the tables), with a PPO `critic` beside the actor where one is
     counted; the host memory a node of `node_gpus` needs: with Offload (`_host_need`), or with `host_ram_gb` given, a
@@ -707,16 +714,18 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
     as the Trinity
     `release` counts it on a GPU of `compute_capability` (`Release`), with the reference model's shards where the run
     builds one (`reference_model`); a run that trains DPO (`dpo`: `Query.dpo`) says so, its figures the same unless the
-    model trains one padded sequence per micro-batch (`_padded`: a pair counted)."""
+    model trains one padded sequence per micro-batch (`_padded`: a pair counted); a LoRA run of `lora_rank` (0: full
+    fine-tuning) counted as `_lora_breakdown` and `_host_moments` count it, on all-linear's modules."""
     memory = _memory_model(memory)
     held_to = _estimate_margin(memory_gib, margin, memory) if estimated else memory.margin
-    result = breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
-                       memory.coefficients, held_to, tokens, critic=critic, dpo=dpo, experts=release.expert_layout)
+    result = _breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
+                        memory.coefficients, held_to, tokens, critic=critic, dpo=dpo, experts=release.expert_layout,
+                        lora_rank=lora_rank)
     held = critic in ("offloaded", "reloaded")
     # What the margin keeps: its share of the memory the tightest peak may take (the step's 98%, or the usable
     # fraction).
     share = 0.98 if result.step_binds else memory.coefficients.usable_env if env else memory.coefficients.usable
-    counted = (model, n, node_gpus, critic, release, compute_capability, reference_model)
+    counted = (model, n, node_gpus, critic, release, compute_capability, reference_model, lora_rank)
     return {"memory_gb": result.total_gib, "headroom_gb": result.headroom_gib,
             "margin_gb": held_to * share * memory_gib,
             "headroom_at_step": result.step_binds,
@@ -728,8 +737,9 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
             "host_critic_gb": _held_critic(model, n, critic, release) * min(n, node_gpus) / 2**30 if held else None,
             "host_training_gb": _training_below_load(*counted, offload=bool(offload)),
             "reference_model": reference_model,  # whether the needs count the reference model's shards
-            "lora_rank": 0,  # full fine-tuning's states
-            "lora_target_modules": None, "lora_exclude_modules": None, "config_lora": False,  # no adapter
+            "lora_rank": lora_rank,  # 0: full fine-tuning's states
+            "lora_target_modules": None, "lora_exclude_modules": None,  # all-linear, nothing left out
+            "config_lora": False,  # no config's adapter
             "config_adapter": None,  # no config's
             "dpo": dpo, "mode_train": False,  # no config's mode
             "critic": critic,
@@ -790,21 +800,110 @@ def _pinned(model: Any, n: int, bytes_per_value: int = 4, placed: bool = False, 
             weights += [((shared, h), 2), ((h, shared), 1)] + ([((1, h), 1)] if moe.shared_expert_gate else [])
         tensors[f"layers.{layer}"] = weights
 
-    def shard(dimensions: tuple[int, ...]) -> int:
-        if placed and any(size % n == 0 for size in dimensions):
-            return math.prod(dimensions) // n
-        return math.ceil(dimensions[0] / n) * math.prod(dimensions[1:])
-
-    def block(size: int) -> int:
-        power = 1
-        while power < size:
-            power *= 2
-        return power
-
-    pinned = sum(block(bytes_per_value * shard(dimensions)) * count
+    pinned = sum(_block(bytes_per_value * _shard(dimensions, n, placed)) * count
                  for weights in tensors.values() for dimensions, count in weights)
     values = sum(math.prod(dimensions) * count for weights in tensors.values() for dimensions, count in weights)
     return pinned * model.parameters_b * 1e9 / values
+
+
+def _shard(dimensions: tuple[int, ...], n: int, placed: bool) -> int:
+    """The values one GPU of `n` holds of a tensor of `dimensions`: its rows split over the GPUs, rounded up; where
+    `placed` (verl 0.7's placement), its values split evenly where the GPUs divide one of its dimensions."""
+    if placed and any(size % n == 0 for size in dimensions):
+        return math.prod(dimensions) // n
+    return math.ceil(dimensions[0] / n) * math.prod(dimensions[1:])
+
+
+def _block(size: int) -> int:
+    """A pinned block of `size` bytes as the host allocator takes it: rounded up to a power of two."""
+    power = 1
+    while power < size:
+        power *= 2
+    return power
+
+
+# --- LoRA (docs/memory.md, "LoRA") ----------------------------------------------------------------------------
+
+LORA_LINEAR_TYPES = (None, "qwen3", "qwen2", "llama", "mistral")
+"""The model types whose decoder layers hold Qwen3's seven linear modules (the query, key, value and output
+projections; the MLP's gate, up and down projections), all PEFT's ``all-linear`` adapts of a dense model (a catalogue
+model's type is None: Qwen3's layout)."""
+
+
+def lora_counted(model: Any) -> bool:
+    """Whether the reference counts a LoRA adapter on ``all-linear`` of `model`: a dense model of `LORA_LINEAR_TYPES`
+    without latent attention. A mixture of experts' stays uncounted: PEFT converts its routed experts into
+    ``target_parameters`` (fused at twice the rank, per release and layout, the router where it is one), whose pinned
+    blocks follow PEFT's wrappers' shapes, and its LoRA plans carry the release's ``lora-moe-config-unsaved`` caution:
+    a second PEFT, not a cheap check. So does another type's (Phi-3's fused ``qkv_proj``, GLM-4's ``gate_up_proj``:
+    `solver.tables.peft_names`' table per type)."""
+    return model.moe is None and model.mla is None and model.model_type in LORA_LINEAR_TYPES
+
+
+def _adapted_matrices(model: Any) -> tuple[tuple[int, int], ...]:
+    """(inputs, outputs) of each linear module of a decoder layer that ``all-linear`` adapts (`lora_counted`)."""
+    hidden, width = model.hidden_size, model.intermediate_size
+    queries, keys = model.num_attention_heads * model.head_size, model.num_key_value_heads * model.head_size
+    return ((hidden, queries), (hidden, keys), (hidden, keys), (queries, hidden),
+            (hidden, width), (hidden, width), (width, hidden))
+
+
+def _adapter_parameters(model: Any, rank: int) -> int:
+    """The parameters of a LoRA adapter of `rank` on ``all-linear``: rank x (inputs + outputs) per adapted matrix,
+    in every layer (0 for full fine-tuning, rank 0)."""
+    return rank * model.num_layers * sum(inputs + outputs for inputs, outputs in _adapted_matrices(model))
+
+
+def _adapter_pinned(model: Any, n: int, rank: int, release: Release) -> float:
+    """Bytes one GPU of `n` pins for the adapter's fp32 parameters (or its fp32 gradients) under `release`: each
+    adapted matrix's ``lora_A`` (rank x inputs) and ``lora_B`` (outputs x rank), each shard a pinned block."""
+    return model.num_layers * sum(_block(4 * _shard(dimensions, n, release.placed))
+                                  for inputs, outputs in _adapted_matrices(model)
+                                  for dimensions in ((rank, inputs), (outputs, rank)))
+
+
+LORA_BASE_BYTES = 4
+"""What a LoRA run's frozen base holds per parameter on the GPU: its fp32 weights, no gradients, no Adam moments."""
+TRAINED_BYTES, HELD_BYTES, STEP_BYTES = 16, 12, 20
+"""Per trained parameter: the states (fp32 weights, gradients and Adam's two moments); those held while a critic
+updates (the gradients freed); those at the optimizer step (Adam's fp32 temporary besides)."""
+
+
+def _lora_breakdown(model: Any, n: int, setting: Setting, coefficients: Any, full: Any, lora_rank: int,
+                    critic: str | None) -> Any:
+    """The memory model's breakdown of a LoRA run of `lora_rank` on a dense `model` (`lora_counted`), from full
+    fine-tuning's `full` at the same GPUs, setting, tokens and critic, as docs/memory.md's "LoRA" counts it: the states
+    term the frozen base's `LORA_BASE_BYTES` and the adapter's `TRAINED_BYTES` per parameter in place of every
+    parameter's 16 (the calibrated multiplier kept), the activations the same; the optimizer step the base beside the
+    adapter's `STEP_BYTES` (and beside a critic's states as full fine-tuning's step is); a critic's own update the base
+    beside the adapter's `HELD_BYTES`. With Offload nothing of it is on the GPU: full fine-tuning's figures."""
+    if not lora_rank or setting.offload:
+        return full
+    parameters, adapter = model.parameters_b * 1e9 / n, _adapter_parameters(model, lora_rank) / n
+
+    def states_gib(per_adapter: int) -> float:
+        return (LORA_BASE_BYTES * parameters + per_adapter * adapter) / 2**30
+
+    multiplier = full.terms.states / (TRAINED_BYTES * parameters / 2**30)  # the calibrated states' multiplier
+    states = multiplier * states_gib(TRAINED_BYTES)
+    steps = [states_gib(STEP_BYTES) + full.critic_gib]
+    if critic in ("resident", "reloaded"):  # the critic's own step beside the actor's held states
+        steps.append(states_gib(HELD_BYTES) + STEP_BYTES * _critic_parameters(model) / n / 2**30)
+    critic_pass = 0.0 if critic is None else (full.critic_pass_gib - full.terms.states * HELD_BYTES / TRAINED_BYTES
+                                              + multiplier * states_gib(HELD_BYTES))
+    return full.model_copy(update={"terms": full.terms.model_copy(update={"states": states}),
+                                   "total_gib": full.total_gib - full.terms.states + states,
+                                   "step_gib": max(steps) + coefficients.overhead, "critic_pass_gib": critic_pass})
+
+
+def _breakdown(model: Any, memory_gib: float, n: int, setting: Setting, length: int, coefficients: Any,
+               margin: float, tokens: int | None = None, *, critic: str | None, dpo: bool, experts: str,
+               lora_rank: int) -> Any:
+    """The memory model's breakdown (`solver.memory.breakdown`, full fine-tuning's), of a LoRA run of `lora_rank`
+    as `_lora_breakdown` counts it."""
+    full = breakdown(model, memory_gib, n, setting, length, coefficients, margin, tokens, critic=critic, dpo=dpo,
+                     experts=experts)
+    return _lora_breakdown(model, n, setting, coefficients, full, lora_rank, critic)
 
 
 def _critic_parameters(model: Any) -> float:
@@ -833,7 +932,7 @@ def _held_critic(model: Any, n: int, critic: str | None, release: Release = NO_R
 
 def _host_moments(model: Any, n: int, node_gpus: int, critic: str | None = None, release: Release = NO_RELEASE,
                   compute_capability: str | None = None, offload: bool = True,
-                  reference_model: bool = True) -> tuple[float, float]:
+                  reference_model: bool = True, lora_rank: int = 0) -> tuple[float, float]:
     """GiB of host memory a node holds at two moments, (loading, training), under the Trinity `release` on a GPU of
     `compute_capability`. With Offload, training: per trainer GPU on the node, pinned fp32 parameters and pinned fp32
     gradients (`_actor_pinned` each), the reference model's pinned shards (`Release.reference_bytes` a value), Adam's
@@ -843,45 +942,54 @@ def _host_moments(model: Any, n: int, node_gpus: int, critic: str | None = None,
     reference shards. Without Offload, loading: the model beside the node's pinned reference shards, which verl builds
     first; training: the reference shards and the critic's. A run that builds no reference model
     (`reference_model` false: ``--no-reference``, a cluster job's ``reference_model: false``) pins no reference
-    shards (docs/memory.md, "The reference model as Trinity builds it")."""
-    actor = _actor_pinned(model, n, release)
+    shards (docs/memory.md, "The reference model as Trinity builds it"). A LoRA run of `lora_rank` (docs/memory.md,
+    "LoRA") loads its adapter beside the model (PEFT adds it before FSDP shards them); with Offload the frozen base
+    pins its fp32 parameters alone, and the adapter its pinned fp32 parameters and gradients (`_adapter_pinned` each)
+    and Adam's two pageable moments."""
+    actor = _actor_pinned(model, n, release)  # a LoRA run's frozen base pins these fp32 parameters too
     reference = _pinned(model, n, release.reference_bytes, release.placed, release.expert_layout) \
         if reference_model else 0.0
     on_node = min(n, node_gpus)
     loaders = 1 if release.loads_on_rank_0(model, compute_capability) else on_node
-    load = 4 * model.parameters_b * 1e9 * loaders
+    adapter = _adapter_parameters(model, lora_rank)
+    load = 4 * (model.parameters_b * 1e9 + adapter) * loaders
     critic_held = _held_critic(model, n, critic, release)
     if offload:
-        per_gpu = 2 * actor + reference + 8 * model.parameters_b * 1e9 / n + critic_held
-        return (load + (actor + reference) * on_node) / 2**30, per_gpu * on_node / 2**30
+        # What is trained (the adapter, else the model) pins its gradients and keeps Adam's two moments pageable.
+        adapter_blocks = _adapter_pinned(model, n, lora_rank, release) if lora_rank else 0.0
+        parameters, gradients = actor + adapter_blocks, adapter_blocks if lora_rank else actor
+        trained = adapter if lora_rank else model.parameters_b * 1e9
+        per_gpu = parameters + gradients + reference + 8 * trained / n + critic_held
+        return (load + (parameters + reference) * on_node) / 2**30, per_gpu * on_node / 2**30
     return (load + reference * on_node) / 2**30, (reference + critic_held) * on_node / 2**30
 
 
 def _host_need(model: Any, n: int, node_gpus: int, critic: str | None = None, release: Release = NO_RELEASE,
-               compute_capability: str | None = None, reference_model: bool = True) -> float:
+               compute_capability: str | None = None, reference_model: bool = True, lora_rank: int = 0) -> float:
     """GiB of host memory a node needs for Offload, the larger of two moments (`_host_moments`)."""
     return max(_host_moments(model, n, node_gpus, critic, release, compute_capability,
-                             reference_model=reference_model))
+                             reference_model=reference_model, lora_rank=lora_rank))
 
 
 def _load_need(model: Any, n: int, node_gpus: int, critic: str | None = None, release: Release = NO_RELEASE,
-               compute_capability: str | None = None, reference_model: bool = True) -> float:
+               compute_capability: str | None = None, reference_model: bool = True, lora_rank: int = 0) -> float:
     """GiB of host memory a node needs without Offload: while verl loads the model (`_host_moments`); with a `critic`
     held in host memory, the larger of that and what training holds."""
     loading, training = _host_moments(model, n, node_gpus, critic, release, compute_capability, offload=False,
-                                      reference_model=reference_model)
+                                      reference_model=reference_model, lora_rank=lora_rank)
     return max(loading, training) if critic in ("offloaded", "reloaded") else loading
 
 
 def _training_below_load(model: Any, n: int, node_gpus: int, critic: str | None, release: Release = NO_RELEASE,
-                         compute_capability: str | None = None, reference_model: bool = True, *,
-                         offload: bool) -> float | None:
+                         compute_capability: str | None = None, reference_model: bool = True, lora_rank: int = 0,
+                         *, offload: bool) -> float | None:
     """With Offload or a critic held in host memory, where training holds less than loading takes, both as shown (up
     to a tenth of a GiB), what training holds; None otherwise (the plan's `host_training_gb`)."""
     if not offload and critic not in ("offloaded", "reloaded"):
         return None
     loading, training = (_up_to_a_tenth(need) for need in _host_moments(model, n, node_gpus, critic, release,
-                                                                        compute_capability, offload, reference_model))
+                                                                        compute_capability, offload, reference_model,
+                                                                        lora_rank))
     return training if training < loading else None
 
 
@@ -988,6 +1096,11 @@ class Query:
     reference_model: bool = True
     """Whether the run builds a reference model, whose pinned shards the host memory counts (false: ``--no-reference``,
     a cluster job's ``reference_model: false``)."""
+    lora_rank: int = 0
+    """The rank of the LoRA adapter the run trains on ``all-linear`` (0: full fine-tuning), of a model `lora_counted`
+    counts, with no reference model (Trinity takes the actor without its adapter as the reference): the memory figures
+    are `_lora_breakdown`'s and `_host_moments`', a cell that trained vouches for it (``inferred``: no cell documents a
+    LoRA run) and none that ran out of memory refutes it (docs/memory.md, "LoRA")."""
     dpo: bool = False
     """Whether the run trains DPO (``--dpo``, a cluster job's ``dpo: true``). For a model that reads the token budget
     the plans are as without it, at Trinity's default token budget, a pair's tokens (``auto`` lowers none: refused here,
@@ -997,6 +1110,8 @@ class Query:
     def __post_init__(self) -> None:
         if self.dpo and self.token_budget != "default":
             raise ValueError(f"a DPO run reads no token budget: token_budget={self.token_budget!r} is refused")
+        if self.lora_rank and self.reference_model:
+            raise ValueError("a LoRA run builds no reference model: give reference_model=False with lora_rank")
 
     def lowers_budget(self, model: Any) -> bool:
         """Whether the query's estimates may lower the token budget (``auto``): not for a `model` that reads none
@@ -1015,8 +1130,10 @@ class Query:
 
     def cell_evidence(self, tables: dict[int, Table], the_model: Any, n: int, env: bool, offload: bool, sp: int,
                       length: int, refuting: list[dict[int, Table]]) -> tuple[str, Any] | None:
-        """`_evidence`, the cell that vouches for the setting, where the query counts no critic; None with one."""
-        return None if self.critic else _evidence(tables, the_model, n, env, offload, sp, length, refuting)
+        """`_evidence`, the cell that vouches for the setting (of a LoRA run's), where the query counts no critic; None
+        with one."""
+        return None if self.critic else _evidence(tables, the_model, n, env, offload, sp, length, refuting,
+                                                  lora=self.lora_rank > 0)
 
     @property
     def without_env(self) -> bool:
@@ -1032,10 +1149,11 @@ def _query(asked: dict[str, Any]) -> Query:
 
 def _resolved(catalog: Catalog, query: Query) -> tuple[Weights, Any, Any, dict[int, Table], list[dict[int, Table]]]:
     """The query's weights (the shipped ones by default), GPU type and model, and the tables that speak for them:
-    `_own_tables` and `_refuting_tables`."""
+    `_own_tables` and `_refuting_tables` (none for a LoRA run: they measured full fine-tuning, which holds more)."""
     gpu_type, the_model = catalog.gpu(query.gpu), catalog.model(query.model)
     return (load_weights() if query.weights is None else query.weights, gpu_type, the_model,
-            _own_tables(catalog, gpu_type, the_model)[0], _refuting_tables(catalog, gpu_type, the_model))
+            _own_tables(catalog, gpu_type, the_model)[0],
+            [] if query.lora_rank else _refuting_tables(catalog, gpu_type, the_model))
 
 
 def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[dict]:
@@ -1064,7 +1182,8 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
         for e in _pinned_values(query.env, [False, True]):
             for o in _pinned_values(query.offload, [False, True]):
                 if _host_ram_problem(the_model, n, query.node_gpus, query.host_ram_gb, o, query.critic,
-                                     query.release, gpu_type.compute_capability, query.reference_model):
+                                     query.release, gpu_type.compute_capability, query.reference_model,
+                                     query.lora_rank):
                     continue
                 for s in _pinned_values(query.sp, list(range(1, n + 1))):
                     if (_sp_rule_problems(the_model, n, s) or _node_problem(n, s, query.node_gpus)
@@ -1072,17 +1191,17 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                         continue
                     longest = 0 if not query.estimates else _longest_estimate(
                         the_model, gpu_type.memory_gib, n, bool(e), bool(o), s, query.without_env, query.margin,
-                        query.critic, query.experts, query.dpo, query.memory)
+                        query.critic, query.experts, query.dpo, query.memory, query.lora_rank)
                     most_tokens = _estimated_tokens(refuting, the_model, gpu_type.memory_gib, n, e, o, s,
                                                     query.without_env, query.margin, query.critic, query.experts,
-                                                    query.dpo, query.memory) \
+                                                    query.dpo, query.memory, query.lora_rank) \
                         if query.estimates and query.lowers_budget(the_model) else 0
                     reach = max(longest, min(s * most_tokens, 1 << 21))
                     # When maximising: the rows of the tables that may vouch (the tables share one grid of
                     # rows), the estimate's grid, and at the default budget where a table stops the estimate.
                     rows = {row.max_model_len for m, t in tables.items() if m <= n for row in t.rows}
                     stop = _table_stop(refuting, the_model, gpu_type.memory_gib, n, e, o, s, query.without_env,
-                                       query.margin, query.critic, query.experts, query.dpo, query.memory) \
+                                       query.margin, query.critic, query.experts, query.dpo, query.memory, query.lora_rank) \
                         if query.estimates and not query.lowers_budget(the_model) else None
                     lengths = sorted(rows | set(range(1024, reach + 1, 1024)) | ({stop} if stop else set())) \
                         if objective == "max_len" else [query.max_model_len]
@@ -1091,7 +1210,7 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                         tokens = _max_token_len_per_gpu(length, s)
                         if found is None and query.estimates and _estimated(
                                 refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, query.without_env,
-                                query.margin, query.critic, query.experts, query.dpo, query.memory):
+                                query.margin, query.critic, query.experts, query.dpo, query.memory, query.lora_rank):
                             found = ("estimated", None)
                         elif found is None and most_tokens and length <= 1 << 21 and \
                                 (lowered := _lowered_budget(length, s, most_tokens)) is not None:
@@ -1144,7 +1263,7 @@ def _plan(catalog: Catalog, query: Query, gpu_type: Any, the_model: Any, n: int,
         **_memory(catalog, gpu_type.memory_gib, the_model, n, env, offload, sp, length, query.node_gpus, tokens,
                   query.host_ram_gb, evidence == "estimated", query.margin, query.critic, query.release,
                   gpu_type.compute_capability, query.reference_model, query.dpo, query.memory,
-                  _assumed_host_gib(query, gpu_type, n)),
+                  _assumed_host_gib(query, gpu_type, n), query.lora_rank),
         **_beyond_fields(_beyond_calibration(gpu_type, the_model, n, sp,
                                              _counted_tokens(the_model, length, sp, tokens, query.dpo),
                                              query.node_gpus, query.experts, query.memory)
@@ -1467,7 +1586,8 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
             problems.append(f"nodes/rollout_gpus {plan['nodes']}/{plan['rollout_gpus']}, expected "
                             f"{layout['nodes']}/{layout['rollout_gpus']}")
     problems.extend(_host_ram_problem(the_model, n, query.node_gpus, query.host_ram_gb, o, query.critic,
-                                      query.release, gpu_type.compute_capability, query.reference_model))
+                                      query.release, gpu_type.compute_capability, query.reference_model,
+                                      query.lora_rank))
 
     # Pins.
     for name, pin, value in (("sp", query.sp, s), ("env", query.env, e), ("offload", query.offload, o)):
@@ -1480,7 +1600,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
             problems.append(f"max_model_len={length} but {query.max_model_len} was asked for")
     elif plan["evidence"] == "estimated":
         stop = _table_stop(refuting, the_model, gpu_type.memory_gib, n, e, o, s, query.without_env, query.margin,
-                           query.critic, query.experts, query.dpo, query.memory) \
+                           query.critic, query.experts, query.dpo, query.memory, query.lora_rank) \
             if not query.lowers_budget(the_model) else None
         if length % 1024 and length != stop:
             problems.append(f"max_model_len={length} is not a multiple of 1024 (an estimate's grid), nor where a "
@@ -1496,11 +1616,11 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     if estimated and query.lowers_budget(the_model) and plan["evidence"] == "estimated" and \
             query.cell_evidence(tables, the_model, n, e, o, s, length, refuting[1:]) is None and \
             not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, query.without_env,
-                           budget_margin, query.critic, query.experts, query.dpo, query.memory) and \
+                           budget_margin, query.critic, query.experts, query.dpo, query.memory, query.lora_rank) and \
             length <= 1 << 21:
         lowered = _lowered_budget(length, s, _estimated_tokens(refuting, the_model, gpu_type.memory_gib, n, e, o, s,
                                                                query.without_env, budget_margin, query.critic,
-                                                               query.experts, query.dpo, query.memory))
+                                                               query.experts, query.dpo, query.memory, query.lora_rank))
         want_tokens = lowered or want_tokens
     if plan["max_token_len_per_gpu"] != want_tokens:
         problems.append(f"max_token_len_per_gpu={plan['max_token_len_per_gpu']}, expected {want_tokens}")
@@ -1525,7 +1645,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     predicted = _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, query.node_gpus, want_tokens,
                         query.host_ram_gb, plan["evidence"] == "estimated", query.margin, query.critic,
                         query.release, gpu_type.compute_capability, query.reference_model, query.dpo, query.memory,
-                        _assumed_host_gib(query, gpu_type, n))
+                        _assumed_host_gib(query, gpu_type, n), query.lora_rank)
     predicted.update(_rounded_figures(predicted))
     if {k: plan[k] for k in predicted} != predicted:
         problems.append(f"the memory figures {({k: plan[k] for k in predicted})} differ from the memory model's "
@@ -1562,7 +1682,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     else:
         if lowered is None and not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length,
                                               query.without_env, query.margin, query.critic, query.experts,
-                                              query.dpo, query.memory):
+                                              query.dpo, query.memory, query.lora_rank):
             problems.append(f"not feasible: the memory model does not vouch for {Setting(env=e, offload=o, sp=s).label} "
                             f"on {n} GPUs at {length} tokens (it does not fit, or the count's table says it ran out of "
                             "memory)")
