@@ -17,7 +17,10 @@ host memory counts no reference shards, as `reference.enumerate_plans(..., refer
 to none named, or in `check_placements` the
 run's release (else the Trinity release its plans are counted for, as `reference.enumerate_plans(...,
 trinity_version=...)` counts them), `dpo` to false (true: the run trains DPO, its plans as
-`reference.enumerate_plans(..., dpo=True)` counts them, at Trinity's default token budget whatever the run's). GPU and
+`reference.enumerate_plans(..., dpo=True)` counts them, at Trinity's default token budget whatever the run's),
+`lora_rank` to 0 (else a LoRA adapter of that rank, with no reference model, on `lora_modules`: None for all-linear,
+else the module names a job's `lora_targets` lists, as `reference.enumerate_plans(..., lora_rank=...,
+lora_modules=...)` counts them; its rollout engines' LoRA slots are checked, `_vllm_lora_gib`). GPU and
 model names may be aliases.
 
 Rules, with g = the pool's gpus_per_node, r = the job's rollout_gpus, n = trainer GPUs:
@@ -86,8 +89,11 @@ from reference import (
     _load_need,
     _memory_model,
     _up_to_a_tenth,
+    LAYER_LINEARS,
+    Adapter,
     check_plan,
     enumerate_plans,
+    lora_counted,
 )
 
 from solver.memory import margin_room
@@ -238,7 +244,8 @@ def _plans_cached(catalog: Catalog, gpu: str, model: str, n: int, length: int | 
                   estimates: bool, host_ram_gb: float | None, token_budget: str,
                   train_batch_size: int | None, margin: float | None, host_node_gpus: int,
                   critic: str | None, trinity_version: str | None, reference_model: bool,
-                  dpo: bool, memory: Any | None) -> tuple[dict, ...]:
+                  dpo: bool, memory: Any | None, lora_rank: int,
+                  lora_modules: tuple[str, ...] | None) -> tuple[dict, ...]:
     return tuple(
         enumerate_plans(
             catalog, gpu=gpu, model=model, objective="max_len" if length is None else "cheapest", budget_gpus=n,
@@ -246,6 +253,7 @@ def _plans_cached(catalog: Catalog, gpu: str, model: str, n: int, length: int | 
             estimates=estimates, host_ram_gb=host_ram_gb,
             token_budget=token_budget if estimates else "default", train_batch_size=train_batch_size, margin=margin,
             critic=critic, trinity_version=trinity_version, reference_model=reference_model, dpo=dpo, memory=memory,
+            lora_rank=lora_rank, lora_modules=lora_modules,
         )
     )
 
@@ -262,7 +270,8 @@ def _plans(catalog: Catalog, gpu: str, job: dict, n: int, length: int | None, po
     return _plans_cached(catalog, gpu, catalog.model(job["model"]).name, n, length, g if n > g else n, estimates,
                          pool.get("host_ram_gb"), _job_budget(job, token_budget), job.get("train_batch_size"),
                          job.get("margin") if margin is None else margin, g, _critic(job), job.get("trinity_version"),
-                         job.get("reference_model", True), job.get("dpo", False), job.get("memory"))
+                         job.get("reference_model", True), job.get("dpo", False), job.get("memory"),
+                         job.get("lora_rank", 0), job.get("lora_modules"))
 
 
 def _stretch_plan(catalog: Catalog, gpu: str, job: dict, n: int, pool: dict, estimates: bool, token_budget: str,
@@ -307,17 +316,20 @@ def _roomy_margin(catalog: Catalog, gpu: str, job: dict) -> float:
     return room.default + room.thin_gib / room.usable_gib
 
 
-def shared_host_need(catalog: Catalog, model: str, n: int, plan: dict, shape: tuple[str, int], pool: dict) -> float:
-    """GiB of host memory a job takes on a node it shares, where the pool checks host memory: with Offload its
-    states (or the model while it loads), without it the model while it loads, each beside the reference model's pinned
-    shards, and a critic's states where the plan's (its "critic") are held there, as the Trinity release the plan
-    names (its "trinity_version") counts them on the pool's GPU; rounded up to a tenth, as placements give it."""
+def shared_host_need(catalog: Catalog, job: dict, n: int, plan: dict, shape: tuple[str, int], pool: dict) -> float:
+    """GiB of host memory `job` takes with `plan` on a node it shares, where the pool checks host memory: with Offload
+    its states (or the model while it loads), without it the model while it loads, each beside the reference model's
+    pinned shards, and a critic's states where the plan's (its "critic") are held there, a LoRA job's adapter beside
+    the frozen base, as the Trinity release the plan names (its "trinity_version") counts them on the pool's GPU;
+    rounded up to a tenth, as placements give it."""
     if shape[0] != ONE or pool.get("host_ram_gb") is None:
         return 0.0
     need = _host_need if plan["offload"] else _load_need
-    return _up_to_a_tenth(need(catalog.model(model), n, n, plan.get("critic"),
+    rank = job.get("lora_rank", 0)
+    return _up_to_a_tenth(need(catalog.model(job["model"]), n, n, plan.get("critic"),
                                Release.named(plan.get("trinity_version")),
-                               catalog.gpu(pool["gpu"]).compute_capability, plan.get("reference_model", True)))
+                               catalog.gpu(pool["gpu"]).compute_capability, plan.get("reference_model", True),
+                               Adapter(rank, job.get("lora_modules")) if rank else None))
 
 
 def job_candidates(catalog: Catalog, job: dict, pool: dict, estimates: bool = False,
@@ -339,7 +351,6 @@ def _candidates(catalog: Catalog, job: dict, pool: dict, every: bool, estimates:
     """job_candidates over the tables' counts, or with `every` over every count, with `estimates` or not,
     and for an at_least job with estimates also the longest length at each count."""
     gpu = catalog.gpu(pool["gpu"]).name
-    model = catalog.model(job["model"]).name
     g = pool["gpus_per_node"]
     wanted, at_least = _length_request(job)
     found = []
@@ -374,7 +385,7 @@ def _candidates(catalog: Catalog, job: dict, pool: dict, every: bool, estimates:
                     "length": length,
                     "plan": plan,
                     "layout": where,
-                    "host": shared_host_need(catalog, model, n, plan, where, pool),
+                    "host": shared_host_need(catalog, job, n, plan, where, pool),
                     "gain": _gain(job, length),
                     "cost": _cost_int(plan),
                 }
@@ -566,16 +577,28 @@ def counted_model(model: Any) -> bool:
             and not model.uncounted_mtp_layers and model.vllm_sliding_window is None)
 
 
+def _lora_modules(targets: str | None) -> tuple[str, ...] | None | bool:
+    """The linear modules a job's ``lora_targets`` lists (``q_proj, v_proj``: each name once, in its order, an empty
+    one dropped), where each is one of `reference.LAYER_LINEARS`; None for ``all-linear`` (or none given); False for
+    another form (a regex, a name of another module), which the reference does not count."""
+    if targets is None or targets.lower() == "all-linear":
+        return None
+    names = tuple(dict.fromkeys(name.strip() for name in targets.split(",") if name.strip()))
+    return names if names and set(names) <= set(LAYER_LINEARS) else False
+
+
 def fleet_instance(catalog: Catalog, fleet: Any) -> dict | None:
     """The instance of a fleet as `solve cluster` reads it (a `solver.tables.Fleet`: its names resolved, its
     ``model_config`` models in `catalog`, as `Catalog.for_fleet` gives them), as this reference reads one; None where a
-    job trains what the reference does not count: a model not `counted_model`, or a LoRA adapter. LoRA stays skipped:
-    its figures rest on the adapter's parameters, ``rank x (inputs + outputs)`` per matrix whose module name the
-    job's ``lora_targets`` regex (Trinity's default: PEFT's ``all-linear``) matches among the names transformers gives
-    each ``model_type`` (`solver.tables.peft_names`, its own table), and on rules of its own (tables that vouch but
-    refute nothing, host memory of the frozen base and the adapter's states, the adapter's cautions): re-deriving them
-    is a second PEFT, not a cheap check."""
-    if any(job.lora_rank or not counted_model(catalog.model(job.model)) for job in fleet.jobs):
+    job trains what the reference does not count: a model not `counted_model`, or a LoRA adapter but on a model
+    `reference.lora_counted` counts, on ``all-linear`` or the module names its ``lora_targets`` lists (`_lora_modules`).
+    Those stay skipped: their adapters rest on the modules a regex (``lora_targets``, ``lora_exclude_modules``) matches
+    as PEFT matches it among the full names transformers gives each ``model_type``'s modules, layer by layer
+    (`solver.tables.peft_names`), and a mixture of experts' on PEFT's conversion of its routed experts: re-deriving
+    them is a second PEFT, not a cheap check. A LoRA job builds no reference model (docs/memory.md, "LoRA")."""
+    if any(not counted_model(catalog.model(job.model)) or job.lora_rank and (
+            job.lora_exclude_modules is not None or _lora_modules(job.lora_targets) is False
+            or not lora_counted(catalog.model(job.model))) for job in fleet.jobs):
         return None
     pools = [{"name": pool.name, "gpu": pool.gpu, "nodes": pool.nodes, "gpus_per_node": pool.gpus_per_node,
               "host_ram_gb": pool.host_ram_gb, "node_interconnect": pool.node_interconnect, "down": list(pool.down)}
@@ -583,7 +606,8 @@ def fleet_instance(catalog: Catalog, fleet: Any) -> dict | None:
     jobs = [{"name": job.name, "model": job.model, "rollout_gpus": job.rollout_gpus, "priority": job.priority,
              "pool": job.pool, "required": job.required, "train_batch_size": job.train_batch_size,
              "critic": job.critic, "trinity_version": job.trinity_version,
-             "reference_model": job.reference_model is not False, "dpo": job.dpo,
+             "reference_model": job.reference_model is not False and not job.lora_rank, "dpo": job.dpo,
+             "lora_rank": job.lora_rank, "lora_modules": _lora_modules(job.lora_targets) if job.lora_rank else None,
              "max_model_len": job.max_model_len if _is_int(job.max_model_len) else {
                  "at_least": job.max_model_len.at_least,
                  **({} if job.max_model_len.at_most is None else {"at_most": job.max_model_len.at_most})}}
@@ -604,6 +628,38 @@ def _fullest_node_host(placements: list[dict], pool: dict) -> float | None:
         for node in entry["nodes"][:math.ceil(entry["trainer_gpus"] / pool["gpus_per_node"])]:
             tenths[node] = tenths.get(node, 0) + round(need * 10)
     return max(tenths.values()) / 10 if tenths and pool.get("host_ram_gb") is not None else None
+
+
+VLLM_LORA_TOKEN_BYTES, VLLM_BATCHED_TOKENS = 56, 2048
+"""What vLLM's punica wrapper keeps for LoRA per batched token, and the tokens an engine batches (docs/memory.md,
+"LoRA": Qwen3-8B's slots at rank 16 on one GPU hold 114,688 bytes of them)."""
+
+
+def _vllm_lora_gib(model: Any, size: int, rank: int) -> float:
+    """What one GPU of a vLLM rollout engine of tensor-parallel `size` holds for a LoRA adapter of `rank` on a dense
+    model (docs/memory.md, "LoRA"): one slot of rank x (inputs + outputs) bf16 values on every linear layer and the
+    embeddings, whatever the adapter's targets (a column-parallel layer's outputs and a row-parallel one's inputs
+    split over the engine, the KV heads' at least one head a GPU; the vocabulary whole for the embeddings, a tied
+    output projection and the logits), and the punica wrapper's indices per batched token."""
+    hidden, width, layers = model.hidden_size, model.intermediate_size, model.num_layers
+    queries, kv_heads = model.num_attention_heads * model.head_size, model.num_key_value_heads
+    keys = kv_heads * model.head_size / min(size, kv_heads)
+    vocabulary = (model.vocab_size + hidden) * (3 if model.tied_embeddings else 2)
+    layer = (hidden + queries / size) * 2 + (hidden + keys) * 2 + (hidden + width / size) * 3
+    return (2 * rank * (vocabulary + layers * layer) + VLLM_LORA_TOKEN_BYTES * VLLM_BATCHED_TOKENS) / 2**30
+
+
+def _lora_slots_problems(model: Any, job: dict, entry: dict) -> list[str]:
+    """Problems with the LoRA slots a placement's rollout engines hold (``rollout_engines.lora_gib``, at the size it
+    gives): `_vllm_lora_gib` for a LoRA job, none for another."""
+    engines = entry.get("rollout_engines")
+    if not isinstance(engines, dict) or not _is_int(engines.get("size")):
+        return []
+    rank = job.get("lora_rank", 0)
+    want = round(_vllm_lora_gib(model, engines["size"], rank), 2) if rank else None
+    if engines.get("lora_gib") == want:
+        return []
+    return [f"rollout_engines.lora_gib={engines.get('lora_gib')!r}, expected {want!r}"]
 
 
 def check_placements(
@@ -712,10 +768,12 @@ def check_placements(
                                    budget_margin=_roomy_margin(catalog, gpu, job) if stopped else None,
                                    critic=_critic(job), trinity_version=job.get("trinity_version"),
                                    weights=weights, reference_model=job.get("reference_model", True),
-                                   dpo=job.get("dpo", False), margin=margin, memory=memory)
+                                   dpo=job.get("dpo", False), margin=margin, memory=memory,
+                                   lora_rank=job.get("lora_rank", 0), lora_modules=job.get("lora_modules"))
         if ignore_unused_gpus:
             plan_problems = [p for p in plan_problems if not p.startswith("unused_gpus=")]
         problems.extend(f"{where}: plan: {p}" for p in plan_problems)
+        problems.extend(f"{where}: {p}" for p in _lora_slots_problems(catalog.model(model), job, entry))
         spans = "trainer-spans-nodes" in (plan.get("caution_codes") or [])
         if spans != (n > g and pool.get("node_interconnect") not in ("infiniband", "roce")):
             problems.append(f"{where}: a trainer-spans-nodes caution {'given' if spans else 'missing'} ({n} trainer "
@@ -787,7 +845,7 @@ def check_placements(
                 problems.append(f"{where}: node {node} of pool {pool['name']!r} is down")
                 continue
             if shape is not None and shape[0] == ONE:
-                host = shared_host_need(catalog, model, n, plan, shape, pool) if "offload" in plan else 0.0
+                host = shared_host_need(catalog, job, n, plan, shape, pool) if "offload" in plan else 0.0
                 usage.setdefault((pool["name"], node), []).append((name, n + r, False, host))
             else:
                 usage.setdefault((pool["name"], node), []).append((name, g, True, 0.0))
@@ -937,7 +995,7 @@ def idle_room(catalog: Catalog, instance: dict, result: dict) -> dict[tuple[str,
                 idle[entry["pool"], node] = (0, 0.0)
             else:
                 idle[entry["pool"], node] = (gpus - where[1], host - shared_host_need(
-                    catalog, job["model"], entry["trainer_gpus"], entry["plan"], where, pool))
+                    catalog, job, entry["trainer_gpus"], entry["plan"], where, pool))
     return idle
 
 
@@ -958,7 +1016,7 @@ def _fits_idle(catalog: Catalog, instance: dict, job: dict, idle: dict[tuple[str
             estimated = candidate["plan"]["evidence"] == "estimated"
             plans = [p for p in _plans(catalog, gpu, job, n, candidate["length"], pool, estimated, token_budget)
                      if sp_fits_nodes(n, p["sp"], g)]
-            host = min(shared_host_need(catalog, job["model"], n, p, (kind, size), pool) for p in plans)
+            host = min(shared_host_need(catalog, job, n, p, (kind, size), pool) for p in plans)
             fits += [(pool["name"], (node,), n) for node in range(pool["nodes"])
                      if size <= idle[pool["name"], node][0]
                      and (pool.get("host_ram_gb") is None or host <= idle[pool["name"], node][1])]
@@ -1078,13 +1136,12 @@ def _wider_ways(catalog: Catalog, job: dict, pool: dict, placed: dict, idle: int
     plan (the tables alone unless it is an estimate), and in a pool with host memory the best without Offload
     too."""
     gpu = catalog.gpu(pool["gpu"]).name
-    model = catalog.model(job["model"]).name
     wanted, at_least = _length_request(job)
     estimated = estimates and placed["plan"]["evidence"] == "estimated"
     n0, size0 = placed["trainer_gpus"], placed["trainer_gpus"] + _rollout(job)
 
     def way(n: int, plan: dict) -> dict:
-        host = shared_host_need(catalog, model, n, plan, (ONE, n + _rollout(job)), pool)
+        host = shared_host_need(catalog, job, n, plan, (ONE, n + _rollout(job)), pool)
         return {"gain": _gain(job, plan["max_model_len"]), "cost": _cost_int(plan), "gpus": n + _rollout(job),
                 "host": host}
 

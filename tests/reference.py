@@ -60,6 +60,13 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   own update's peak (`breakdown(..., critic=...)`), the tables still refuting; an offloaded or reloaded critic's
   states count in host memory, per trainer GPU what Offload keeps of the actor per parameter for each of the
   critic's parameters (the model's less its untied output projection, with a one-output value head).
+- With a LoRA `lora_rank` (docs/memory.md, "LoRA"; on a dense model of Qwen3's layout, `lora_counted`), an adapter
+  of rank x (inputs + outputs) parameters per adapted matrix of every layer (``all-linear``'s seven, or the
+  `lora_modules` named, whose plans name their regex and are cautioned that Trinity saves it as its characters): no
+  reference model; a cell that trained vouches for it, ``inferred`` (the documented one too), and none refutes it; the
+  states are the frozen base's 4 bytes a parameter and the adapter's 16 (the step's 20), the host memory the base's
+  pinned fp32 parameters beside the adapter's pinned parameters and gradients and pageable moments, the load the
+  adapter too; the rollout's vLLM keeps LoRA slots on every linear layer and the embeddings (`cluster_reference`).
 - Host memory, per node of the trainer (rank 0's): at start-up the whole model in fp32 on the ranks that load it,
   beside the reference model's pinned shards (and with Offload the actor's pinned fp32 parameters); with Offload,
   while training, the pinned fp32 parameters and gradients, the reference model's shards and Adam's two moments;
@@ -76,7 +83,8 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   and else says that no plan without SP fits that length.
 
 What it shares with the solver: the memory model's arithmetic (`solver.memory.breakdown`, with the shipped model's
-coefficients or those of a `memory` model of one's own), for the memory figures and for whether an estimate fits; and
+coefficients or those of a `memory` model of one's own), for the memory figures and for whether an estimate fits (full
+fine-tuning's: a LoRA run's adapter, states, step and host memory are counted here, `_lora_breakdown`); and
 the words of a plan's cautions (`solver.results.Plan.with_cautions`),
 which `check_plan` checks are given where they apply (YaRN past what is validated, Env on an AMD GPU). That arithmetic is checked on its own, by hand, in
 tests/test_memory.py; here the question is whether the planner picks, ranks and reports plans by it.
@@ -314,22 +322,22 @@ def _node_problem(n: int, sp: int, node_gpus: int) -> list[str]:
 def _host_ram_problem(model: Any, n: int, node_gpus: int, host_ram_gb: float | None, offload: bool,
                       critic: str | None = None, release: Release = NO_RELEASE,
                       compute_capability: str | None = None, reference_model: bool = True,
-                      lora_rank: int = 0) -> list[str]:
+                      adapter: Adapter | None = None) -> list[str]:
     """With --host-ram: every plan loads the model into host memory at start-up (`_load_need`); Offload keeps the
     states there too, each node its trainer GPUs' share (`_host_need`), and so does an offloaded or reloaded PPO
     `critic` its own, each as the Trinity `release` counts it on a GPU of `compute_capability`, with the reference
-    model's shards where the run builds one (`reference_model`), for a LoRA run of `lora_rank` its adapter besides the
+    model's shards where the run builds one (`reference_model`), for a LoRA run of `adapter` its adapter besides the
     frozen base (`_host_moments`); more than `host_ram_gb`, the need rounded up to a
     tenth of a GiB as plans give it, does not fit."""
     if host_ram_gb is None:
         return []
     if not offload:
         need = _up_to_a_tenth(_load_need(model, n, node_gpus, critic, release, compute_capability, reference_model,
-                                         lora_rank))
+                                         adapter))
         problem = f"loading the model needs {need:.1f} GiB of host memory per node, more than --host-ram"
         return [f"{problem} {host_ram_gb:g}"] if need > host_ram_gb else []
     need = _up_to_a_tenth(_host_need(model, n, node_gpus, critic, release, compute_capability, reference_model,
-                                     lora_rank))
+                                     adapter))
     return [f"Offload needs {need:.1f} GiB of host memory per node, more than --host-ram {host_ram_gb:g}"] \
         if need > host_ram_gb else []
 
@@ -389,12 +397,13 @@ def _estimate_margin(memory_gib: float, margin: float | None = None, memory: Any
 @functools.cache
 def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offload: bool, sp: int,
                       env_pinned_off: bool, margin: float | None = None, critic: str | None = None,
-                      experts: str = "fused", dpo: bool = False, memory: Any | None = None, lora_rank: int = 0) -> int:
+                      experts: str = "fused", dpo: bool = False, memory: Any | None = None,
+                      adapter: Adapter | None = None) -> int:
     """The longest length (up to 2**21 tokens) at which the memory model (`memory`, None: the shipped one), with its
     margin, fits this
     setting (with a PPO `critic` beside the actor: its states where they stay on the GPU, and its own update's peak;
     a mixture of experts' routed experts laid out as `experts`, `Release.expert_layout`; for `dpo` a model trained one
-    padded sequence per micro-batch counts a pair of them, `_padded`; a LoRA run of `lora_rank`, `_lora_breakdown`);
+    padded sequence per micro-batch counts a pair of them, `_padded`; a LoRA run of `adapter`, `_lora_breakdown`);
     0 when not even 1 token does, or the setting is not estimated (Env off, unless pinned off).
     Memory grows with the length (a tested property), so a bisection finds it."""
     memory = _memory_model(memory)
@@ -404,7 +413,7 @@ def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offl
     def fits(length: int) -> bool:
         return _breakdown(the_model, memory_gib, n, Setting(env=env, offload=offload, sp=sp), length,
                           memory.coefficients, _estimate_margin(memory_gib, margin, memory), critic=critic,
-                          experts=experts, dpo=dpo, lora_rank=lora_rank).fits
+                          experts=experts, dpo=dpo, adapter=adapter).fits
 
     if not fits(1):
         return 0
@@ -418,14 +427,14 @@ def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offl
 def _estimated_tokens(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool,
                       offload: bool, sp: int, env_pinned_off: bool, margin: float | None = None,
                       critic: str | None = None, experts: str = "fused", dpo: bool = False,
-                      memory: Any | None = None, lora_rank: int = 0) -> int:
+                      memory: Any | None = None, adapter: Adapter | None = None) -> int:
     """Tc: the tokens per GPU of Trinity's default budget at Lc, the longest length estimated for the setting
     (the memory model's longest, no longer than the last row of each refuting table, `_tables_asked`,
     that does not say the setting ran out of memory); one fewer where a refuting table says the setting ran out of
     memory at the longest length that takes Tc, floor(Tc x s / 2) (cells that contradict themselves); 0 when
     nothing is estimated."""
     longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off, margin, critic,
-                                experts, dpo, memory, lora_rank)
+                                experts, dpo, memory, adapter)
     asked = _tables_asked(tables, n, bool(offload))
     for table, asked_offload in asked:
         if _ran_out_of_memory(table, the_model, bool(env), asked_offload, sp, longest):
@@ -450,20 +459,20 @@ def _tables_asked(tables: list[dict[int, Table]], n: int, offload: bool) -> list
 def _table_stop(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
                 sp: int, env_pinned_off: bool, margin: float | None = None, critic: str | None = None,
                 experts: str = "fused", dpo: bool = False, memory: Any | None = None,
-                lora_rank: int = 0) -> int | None:
+                adapter: Adapter | None = None) -> int | None:
     """Where a refuting table stops the setting's estimate short of the memory model's longest: the longest L that
     `_estimated` holds at, when it does not hold at the memory model's longest; None otherwise (or when no length is
     estimated). A bisection: a length that a table says ran out of memory, so does every longer one."""
     longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off, margin, critic,
-                                experts, dpo, memory, lora_rank)
+                                experts, dpo, memory, adapter)
     if not longest or _estimated(tables, the_model, memory_gib, n, env, offload, sp, longest, env_pinned_off, margin,
-                                 critic, experts, dpo, memory, lora_rank):
+                                 critic, experts, dpo, memory, adapter):
         return None
     low, high = 0, longest  # estimated at low (0: none), not at high
     while high - low > 1:
         middle = (low + high) // 2
         estimated = _estimated(tables, the_model, memory_gib, n, env, offload, sp, middle, env_pinned_off, margin,
-                               critic, experts, dpo, memory, lora_rank)
+                               critic, experts, dpo, memory, adapter)
         low, high = (middle, high) if estimated else (low, middle)
     return low or None
 
@@ -481,12 +490,12 @@ def _lowered_budget(length: int, sp: int, most_tokens: int) -> int | None:
 def _estimated(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
                sp: int, length: int, env_pinned_off: bool, margin: float | None = None,
                critic: str | None = None, experts: str = "fused", dpo: bool = False,
-               memory: Any | None = None, lora_rank: int = 0) -> bool:
+               memory: Any | None = None, adapter: Adapter | None = None) -> bool:
     """Whether the memory model vouches for the setting on n GPUs at L (with a PPO `critic`, its states and update
     counted): it fits, and no refuting table (`_tables_asked`) says the setting ran out of memory at L (the tables
     measured the actor alone: what ran out of memory without a critic does with one)."""
     return (length <= _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off,
-                                        margin, critic, experts, dpo, memory, lora_rank)
+                                        margin, critic, experts, dpo, memory, adapter)
             and not any(_ran_out_of_memory(table, the_model, bool(env), asked_offload, sp, length)
                         for table, asked_offload in _tables_asked(tables, n, bool(offload))))
 
@@ -617,7 +626,8 @@ def _evidence(tables: dict[int, Table], model: Any, n: int, env: bool, offload: 
     own = tables.get(n)
     row = _row_for_length(own, length) if own is not None else None
     cell = row.setting(_cell_column(own, model)) if row is not None else None
-    if not lora and row is not None and cell is not None and (cell.env, cell.offload, cell.sp) == (bool(env), bool(offload), sp):
+    if not lora and row is not None and cell is not None and \
+            (cell.env, cell.offload, cell.sp) == (bool(env), bool(offload), sp):
         return "documented", {"model": _cell_column(own, model), "gpus": n, "max_model_len": row.max_model_len,
                               "setting": cell.label}
     for count in sorted((m for m in tables if m == n or 2 <= m < n <= 64), reverse=True):
@@ -704,7 +714,7 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
             estimated: bool, margin: float | None = None, critic: str | None = None, release: Release = NO_RELEASE,
             compute_capability: str | None = None, reference_model: bool = True,
             dpo: bool = False, memory: Any | None = None,
-            assumed_host_gib: float | None = None, lora_rank: int = 0) -> dict[str, float | str | None]:
+            assumed_host_gib: float | None = None, adapter: Adapter | None = None) -> dict[str, float | str | None]:
     """The plan's predicted peak memory and headroom (whole: `_rounded_figures` as the JSON gives them), from the
     memory model (`memory`, None: the shipped one; not the tables), with a PPO `critic` beside the actor where one is
     counted; the host memory a node of `node_gpus` needs: with Offload (`_host_need`), or with `host_ram_gb` given, a
@@ -714,18 +724,18 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
     as the Trinity
     `release` counts it on a GPU of `compute_capability` (`Release`), with the reference model's shards where the run
     builds one (`reference_model`); a run that trains DPO (`dpo`: `Query.dpo`) says so, its figures the same unless the
-    model trains one padded sequence per micro-batch (`_padded`: a pair counted); a LoRA run of `lora_rank` (0: full
-    fine-tuning) counted as `_lora_breakdown` and `_host_moments` count it, on all-linear's modules."""
+    model trains one padded sequence per micro-batch (`_padded`: a pair counted); a LoRA run of `adapter` (None: full
+    fine-tuning) counted as `_lora_breakdown` and `_host_moments` count it."""
     memory = _memory_model(memory)
     held_to = _estimate_margin(memory_gib, margin, memory) if estimated else memory.margin
     result = _breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
                         memory.coefficients, held_to, tokens, critic=critic, dpo=dpo, experts=release.expert_layout,
-                        lora_rank=lora_rank)
+                        adapter=adapter)
     held = critic in ("offloaded", "reloaded")
     # What the margin keeps: its share of the memory the tightest peak may take (the step's 98%, or the usable
     # fraction).
     share = 0.98 if result.step_binds else memory.coefficients.usable_env if env else memory.coefficients.usable
-    counted = (model, n, node_gpus, critic, release, compute_capability, reference_model, lora_rank)
+    counted = (model, n, node_gpus, critic, release, compute_capability, reference_model, adapter)
     return {"memory_gb": result.total_gib, "headroom_gb": result.headroom_gib,
             "margin_gb": held_to * share * memory_gib,
             "headroom_at_step": result.step_binds,
@@ -737,8 +747,9 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
             "host_critic_gb": _held_critic(model, n, critic, release) * min(n, node_gpus) / 2**30 if held else None,
             "host_training_gb": _training_below_load(*counted, offload=bool(offload)),
             "reference_model": reference_model,  # whether the needs count the reference model's shards
-            "lora_rank": lora_rank,  # 0: full fine-tuning's states
-            "lora_target_modules": None, "lora_exclude_modules": None,  # all-linear, nothing left out
+            "lora_rank": 0 if adapter is None else adapter.rank,  # 0: full fine-tuning's states
+            "lora_target_modules": None if adapter is None else adapter.target_modules,
+            "lora_exclude_modules": None,  # nothing left out
             "config_lora": False,  # no config's adapter
             "config_adapter": None,  # no config's
             "dpo": dpo, "mode_train": False,  # no config's mode
@@ -825,13 +836,31 @@ def _block(size: int) -> int:
 # --- LoRA (docs/memory.md, "LoRA") ----------------------------------------------------------------------------
 
 LORA_LINEAR_TYPES = (None, "qwen3", "qwen2", "llama", "mistral")
-"""The model types whose decoder layers hold Qwen3's seven linear modules (the query, key, value and output
-projections; the MLP's gate, up and down projections), all PEFT's ``all-linear`` adapts of a dense model (a catalogue
-model's type is None: Qwen3's layout)."""
+"""The model types whose decoder layers hold Qwen3's seven linear modules (`LAYER_LINEARS`), all PEFT's ``all-linear``
+adapts of a dense model (a catalogue model's type is None: Qwen3's layout)."""
+LAYER_LINEARS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+"""The linear modules of a decoder layer of `LORA_LINEAR_TYPES`, by name."""
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """A LoRA adapter of `rank` in every layer on the linear modules `modules` names (of `LAYER_LINEARS`), as a job's
+    ``lora_targets`` lists them (``q_proj,v_proj``, which Trinity's config takes as ``.*\\.(q_proj|v_proj)``);
+    None: all of them, ``all-linear`` (Trinity's default ``target_modules``)."""
+
+    rank: int
+    modules: tuple[str, ...] | None = None
+
+    @property
+    def target_modules(self) -> str | None:
+        """The ``target_modules`` regex a plan names (None: ``all-linear``): each module name's ending, after a dot."""
+        if self.modules is None:
+            return None
+        return ".*\\." + (self.modules[0] if len(self.modules) == 1 else f"({'|'.join(self.modules)})")
 
 
 def lora_counted(model: Any) -> bool:
-    """Whether the reference counts a LoRA adapter on ``all-linear`` of `model`: a dense model of `LORA_LINEAR_TYPES`
+    """Whether the reference counts a LoRA adapter (`Adapter`) on `model`: a dense model of `LORA_LINEAR_TYPES`
     without latent attention. A mixture of experts' stays uncounted: PEFT converts its routed experts into
     ``target_parameters`` (fused at twice the rank, per release and layout, the router where it is one), whose pinned
     blocks follow PEFT's wrappers' shapes, and its LoRA plans carry the release's ``lora-moe-config-unsaved`` caution:
@@ -840,26 +869,31 @@ def lora_counted(model: Any) -> bool:
     return model.moe is None and model.mla is None and model.model_type in LORA_LINEAR_TYPES
 
 
-def _adapted_matrices(model: Any) -> tuple[tuple[int, int], ...]:
-    """(inputs, outputs) of each linear module of a decoder layer that ``all-linear`` adapts (`lora_counted`)."""
+def _adapted_matrices(model: Any, adapter: Adapter) -> tuple[tuple[int, int], ...]:
+    """(inputs, outputs) of each linear module of a decoder layer that `adapter` adapts (`lora_counted`)."""
     hidden, width = model.hidden_size, model.intermediate_size
     queries, keys = model.num_attention_heads * model.head_size, model.num_key_value_heads * model.head_size
-    return ((hidden, queries), (hidden, keys), (hidden, keys), (queries, hidden),
-            (hidden, width), (hidden, width), (width, hidden))
+    shapes = {"q_proj": (hidden, queries), "k_proj": (hidden, keys), "v_proj": (hidden, keys),
+              "o_proj": (queries, hidden), "gate_proj": (hidden, width), "up_proj": (hidden, width),
+              "down_proj": (width, hidden)}
+    return tuple(shapes[name] for name in adapter.modules or LAYER_LINEARS)
 
 
-def _adapter_parameters(model: Any, rank: int) -> int:
-    """The parameters of a LoRA adapter of `rank` on ``all-linear``: rank x (inputs + outputs) per adapted matrix,
-    in every layer (0 for full fine-tuning, rank 0)."""
-    return rank * model.num_layers * sum(inputs + outputs for inputs, outputs in _adapted_matrices(model))
+def _adapter_parameters(model: Any, adapter: Adapter | None) -> int:
+    """The parameters of a LoRA `adapter`: rank x (inputs + outputs) per adapted matrix, in every layer (0 for full
+    fine-tuning, None)."""
+    if adapter is None:
+        return 0
+    widths = sum(inputs + outputs for inputs, outputs in _adapted_matrices(model, adapter))
+    return adapter.rank * model.num_layers * widths
 
 
-def _adapter_pinned(model: Any, n: int, rank: int, release: Release) -> float:
-    """Bytes one GPU of `n` pins for the adapter's fp32 parameters (or its fp32 gradients) under `release`: each
+def _adapter_pinned(model: Any, n: int, adapter: Adapter, release: Release) -> float:
+    """Bytes one GPU of `n` pins for the `adapter`'s fp32 parameters (or its fp32 gradients) under `release`: each
     adapted matrix's ``lora_A`` (rank x inputs) and ``lora_B`` (outputs x rank), each shard a pinned block."""
     return model.num_layers * sum(_block(4 * _shard(dimensions, n, release.placed))
-                                  for inputs, outputs in _adapted_matrices(model)
-                                  for dimensions in ((rank, inputs), (outputs, rank)))
+                                  for inputs, outputs in _adapted_matrices(model, adapter)
+                                  for dimensions in ((adapter.rank, inputs), (outputs, adapter.rank)))
 
 
 LORA_BASE_BYTES = 4
@@ -869,20 +903,20 @@ TRAINED_BYTES, HELD_BYTES, STEP_BYTES = 16, 12, 20
 updates (the gradients freed); those at the optimizer step (Adam's fp32 temporary besides)."""
 
 
-def _lora_breakdown(model: Any, n: int, setting: Setting, coefficients: Any, full: Any, lora_rank: int,
+def _lora_breakdown(model: Any, n: int, setting: Setting, coefficients: Any, full: Any, adapter: Adapter | None,
                     critic: str | None) -> Any:
-    """The memory model's breakdown of a LoRA run of `lora_rank` on a dense `model` (`lora_counted`), from full
+    """The memory model's breakdown of a LoRA run of `adapter` on a dense `model` (`lora_counted`), from full
     fine-tuning's `full` at the same GPUs, setting, tokens and critic, as docs/memory.md's "LoRA" counts it: the states
     term the frozen base's `LORA_BASE_BYTES` and the adapter's `TRAINED_BYTES` per parameter in place of every
     parameter's 16 (the calibrated multiplier kept), the activations the same; the optimizer step the base beside the
     adapter's `STEP_BYTES` (and beside a critic's states as full fine-tuning's step is); a critic's own update the base
     beside the adapter's `HELD_BYTES`. With Offload nothing of it is on the GPU: full fine-tuning's figures."""
-    if not lora_rank or setting.offload:
+    if adapter is None or setting.offload:
         return full
-    parameters, adapter = model.parameters_b * 1e9 / n, _adapter_parameters(model, lora_rank) / n
+    parameters, trained = model.parameters_b * 1e9 / n, _adapter_parameters(model, adapter) / n
 
-    def states_gib(per_adapter: int) -> float:
-        return (LORA_BASE_BYTES * parameters + per_adapter * adapter) / 2**30
+    def states_gib(per_trained: int) -> float:
+        return (LORA_BASE_BYTES * parameters + per_trained * trained) / 2**30
 
     multiplier = full.terms.states / (TRAINED_BYTES * parameters / 2**30)  # the calibrated states' multiplier
     states = multiplier * states_gib(TRAINED_BYTES)
@@ -898,12 +932,12 @@ def _lora_breakdown(model: Any, n: int, setting: Setting, coefficients: Any, ful
 
 def _breakdown(model: Any, memory_gib: float, n: int, setting: Setting, length: int, coefficients: Any,
                margin: float, tokens: int | None = None, *, critic: str | None, dpo: bool, experts: str,
-               lora_rank: int) -> Any:
-    """The memory model's breakdown (`solver.memory.breakdown`, full fine-tuning's), of a LoRA run of `lora_rank`
-    as `_lora_breakdown` counts it."""
+               adapter: Adapter | None) -> Any:
+    """The memory model's breakdown (`solver.memory.breakdown`, full fine-tuning's), of a LoRA run of `adapter` as
+    `_lora_breakdown` counts it."""
     full = breakdown(model, memory_gib, n, setting, length, coefficients, margin, tokens, critic=critic, dpo=dpo,
                      experts=experts)
-    return _lora_breakdown(model, n, setting, coefficients, full, lora_rank, critic)
+    return _lora_breakdown(model, n, setting, coefficients, full, adapter, critic)
 
 
 def _critic_parameters(model: Any) -> float:
@@ -932,7 +966,7 @@ def _held_critic(model: Any, n: int, critic: str | None, release: Release = NO_R
 
 def _host_moments(model: Any, n: int, node_gpus: int, critic: str | None = None, release: Release = NO_RELEASE,
                   compute_capability: str | None = None, offload: bool = True,
-                  reference_model: bool = True, lora_rank: int = 0) -> tuple[float, float]:
+                  reference_model: bool = True, adapter: Adapter | None = None) -> tuple[float, float]:
     """GiB of host memory a node holds at two moments, (loading, training), under the Trinity `release` on a GPU of
     `compute_capability`. With Offload, training: per trainer GPU on the node, pinned fp32 parameters and pinned fp32
     gradients (`_actor_pinned` each), the reference model's pinned shards (`Release.reference_bytes` a value), Adam's
@@ -942,7 +976,7 @@ def _host_moments(model: Any, n: int, node_gpus: int, critic: str | None = None,
     reference shards. Without Offload, loading: the model beside the node's pinned reference shards, which verl builds
     first; training: the reference shards and the critic's. A run that builds no reference model
     (`reference_model` false: ``--no-reference``, a cluster job's ``reference_model: false``) pins no reference
-    shards (docs/memory.md, "The reference model as Trinity builds it"). A LoRA run of `lora_rank` (docs/memory.md,
+    shards (docs/memory.md, "The reference model as Trinity builds it"). A LoRA run of `adapter` (docs/memory.md,
     "LoRA") loads its adapter beside the model (PEFT adds it before FSDP shards them); with Offload the frozen base
     pins its fp32 parameters alone, and the adapter its pinned fp32 parameters and gradients (`_adapter_pinned` each)
     and Adam's two pageable moments."""
@@ -951,37 +985,39 @@ def _host_moments(model: Any, n: int, node_gpus: int, critic: str | None = None,
         if reference_model else 0.0
     on_node = min(n, node_gpus)
     loaders = 1 if release.loads_on_rank_0(model, compute_capability) else on_node
-    adapter = _adapter_parameters(model, lora_rank)
-    load = 4 * (model.parameters_b * 1e9 + adapter) * loaders
+    trained = _adapter_parameters(model, adapter) if adapter else model.parameters_b * 1e9
+    load = 4 * (model.parameters_b * 1e9 + _adapter_parameters(model, adapter)) * loaders
     critic_held = _held_critic(model, n, critic, release)
     if offload:
         # What is trained (the adapter, else the model) pins its gradients and keeps Adam's two moments pageable.
-        adapter_blocks = _adapter_pinned(model, n, lora_rank, release) if lora_rank else 0.0
-        parameters, gradients = actor + adapter_blocks, adapter_blocks if lora_rank else actor
-        trained = adapter if lora_rank else model.parameters_b * 1e9
+        adapter_blocks = _adapter_pinned(model, n, adapter, release) if adapter else 0.0
+        parameters, gradients = actor + adapter_blocks, adapter_blocks if adapter else actor
         per_gpu = parameters + gradients + reference + 8 * trained / n + critic_held
         return (load + (parameters + reference) * on_node) / 2**30, per_gpu * on_node / 2**30
     return (load + reference * on_node) / 2**30, (reference + critic_held) * on_node / 2**30
 
 
 def _host_need(model: Any, n: int, node_gpus: int, critic: str | None = None, release: Release = NO_RELEASE,
-               compute_capability: str | None = None, reference_model: bool = True, lora_rank: int = 0) -> float:
+               compute_capability: str | None = None, reference_model: bool = True,
+               adapter: Adapter | None = None) -> float:
     """GiB of host memory a node needs for Offload, the larger of two moments (`_host_moments`)."""
     return max(_host_moments(model, n, node_gpus, critic, release, compute_capability,
-                             reference_model=reference_model, lora_rank=lora_rank))
+                             reference_model=reference_model, adapter=adapter))
 
 
 def _load_need(model: Any, n: int, node_gpus: int, critic: str | None = None, release: Release = NO_RELEASE,
-               compute_capability: str | None = None, reference_model: bool = True, lora_rank: int = 0) -> float:
+               compute_capability: str | None = None, reference_model: bool = True,
+               adapter: Adapter | None = None) -> float:
     """GiB of host memory a node needs without Offload: while verl loads the model (`_host_moments`); with a `critic`
     held in host memory, the larger of that and what training holds."""
     loading, training = _host_moments(model, n, node_gpus, critic, release, compute_capability, offload=False,
-                                      reference_model=reference_model, lora_rank=lora_rank)
+                                      reference_model=reference_model, adapter=adapter)
     return max(loading, training) if critic in ("offloaded", "reloaded") else loading
 
 
 def _training_below_load(model: Any, n: int, node_gpus: int, critic: str | None, release: Release = NO_RELEASE,
-                         compute_capability: str | None = None, reference_model: bool = True, lora_rank: int = 0,
+                         compute_capability: str | None = None, reference_model: bool = True,
+                         adapter: Adapter | None = None,
                          *, offload: bool) -> float | None:
     """With Offload or a critic held in host memory, where training holds less than loading takes, both as shown (up
     to a tenth of a GiB), what training holds; None otherwise (the plan's `host_training_gb`)."""
@@ -989,7 +1025,7 @@ def _training_below_load(model: Any, n: int, node_gpus: int, critic: str | None,
         return None
     loading, training = (_up_to_a_tenth(need) for need in _host_moments(model, n, node_gpus, critic, release,
                                                                         compute_capability, offload, reference_model,
-                                                                        lora_rank))
+                                                                        adapter))
     return training if training < loading else None
 
 
@@ -1097,10 +1133,12 @@ class Query:
     """Whether the run builds a reference model, whose pinned shards the host memory counts (false: ``--no-reference``,
     a cluster job's ``reference_model: false``)."""
     lora_rank: int = 0
-    """The rank of the LoRA adapter the run trains on ``all-linear`` (0: full fine-tuning), of a model `lora_counted`
+    """The rank of the LoRA adapter the run trains (0: full fine-tuning), on `lora_modules`, of a model `lora_counted`
     counts, with no reference model (Trinity takes the actor without its adapter as the reference): the memory figures
     are `_lora_breakdown`'s and `_host_moments`', a cell that trained vouches for it (``inferred``: no cell documents a
     LoRA run) and none that ran out of memory refutes it (docs/memory.md, "LoRA")."""
+    lora_modules: tuple[str, ...] | None = None
+    """The linear modules of each layer the LoRA adapter adapts, by name (`Adapter`; None: all-linear's)."""
     dpo: bool = False
     """Whether the run trains DPO (``--dpo``, a cluster job's ``dpo: true``). For a model that reads the token budget
     the plans are as without it, at Trinity's default token budget, a pair's tokens (``auto`` lowers none: refused here,
@@ -1112,6 +1150,11 @@ class Query:
             raise ValueError(f"a DPO run reads no token budget: token_budget={self.token_budget!r} is refused")
         if self.lora_rank and self.reference_model:
             raise ValueError("a LoRA run builds no reference model: give reference_model=False with lora_rank")
+
+    @property
+    def adapter(self) -> Adapter | None:
+        """The LoRA adapter the run trains (`lora_rank` on `lora_modules`); None for full fine-tuning."""
+        return Adapter(self.lora_rank, self.lora_modules) if self.lora_rank else None
 
     def lowers_budget(self, model: Any) -> bool:
         """Whether the query's estimates may lower the token budget (``auto``): not for a `model` that reads none
@@ -1153,7 +1196,7 @@ def _resolved(catalog: Catalog, query: Query) -> tuple[Weights, Any, Any, dict[i
     gpu_type, the_model = catalog.gpu(query.gpu), catalog.model(query.model)
     return (load_weights() if query.weights is None else query.weights, gpu_type, the_model,
             _own_tables(catalog, gpu_type, the_model)[0],
-            [] if query.lora_rank else _refuting_tables(catalog, gpu_type, the_model))
+            [] if query.adapter else _refuting_tables(catalog, gpu_type, the_model))
 
 
 def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[dict]:
@@ -1183,7 +1226,7 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
             for o in _pinned_values(query.offload, [False, True]):
                 if _host_ram_problem(the_model, n, query.node_gpus, query.host_ram_gb, o, query.critic,
                                      query.release, gpu_type.compute_capability, query.reference_model,
-                                     query.lora_rank):
+                                     query.adapter):
                     continue
                 for s in _pinned_values(query.sp, list(range(1, n + 1))):
                     if (_sp_rule_problems(the_model, n, s) or _node_problem(n, s, query.node_gpus)
@@ -1191,17 +1234,18 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                         continue
                     longest = 0 if not query.estimates else _longest_estimate(
                         the_model, gpu_type.memory_gib, n, bool(e), bool(o), s, query.without_env, query.margin,
-                        query.critic, query.experts, query.dpo, query.memory, query.lora_rank)
+                        query.critic, query.experts, query.dpo, query.memory, query.adapter)
                     most_tokens = _estimated_tokens(refuting, the_model, gpu_type.memory_gib, n, e, o, s,
                                                     query.without_env, query.margin, query.critic, query.experts,
-                                                    query.dpo, query.memory, query.lora_rank) \
+                                                    query.dpo, query.memory, query.adapter) \
                         if query.estimates and query.lowers_budget(the_model) else 0
                     reach = max(longest, min(s * most_tokens, 1 << 21))
                     # When maximising: the rows of the tables that may vouch (the tables share one grid of
                     # rows), the estimate's grid, and at the default budget where a table stops the estimate.
                     rows = {row.max_model_len for m, t in tables.items() if m <= n for row in t.rows}
                     stop = _table_stop(refuting, the_model, gpu_type.memory_gib, n, e, o, s, query.without_env,
-                                       query.margin, query.critic, query.experts, query.dpo, query.memory, query.lora_rank) \
+                                       query.margin, query.critic, query.experts, query.dpo, query.memory,
+                                       query.adapter) \
                         if query.estimates and not query.lowers_budget(the_model) else None
                     lengths = sorted(rows | set(range(1024, reach + 1, 1024)) | ({stop} if stop else set())) \
                         if objective == "max_len" else [query.max_model_len]
@@ -1210,7 +1254,7 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                         tokens = _max_token_len_per_gpu(length, s)
                         if found is None and query.estimates and _estimated(
                                 refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, query.without_env,
-                                query.margin, query.critic, query.experts, query.dpo, query.memory, query.lora_rank):
+                                query.margin, query.critic, query.experts, query.dpo, query.memory, query.adapter):
                             found = ("estimated", None)
                         elif found is None and most_tokens and length <= 1 << 21 and \
                                 (lowered := _lowered_budget(length, s, most_tokens)) is not None:
@@ -1263,7 +1307,7 @@ def _plan(catalog: Catalog, query: Query, gpu_type: Any, the_model: Any, n: int,
         **_memory(catalog, gpu_type.memory_gib, the_model, n, env, offload, sp, length, query.node_gpus, tokens,
                   query.host_ram_gb, evidence == "estimated", query.margin, query.critic, query.release,
                   gpu_type.compute_capability, query.reference_model, query.dpo, query.memory,
-                  _assumed_host_gib(query, gpu_type, n), query.lora_rank),
+                  _assumed_host_gib(query, gpu_type, n), query.adapter),
         **_beyond_fields(_beyond_calibration(gpu_type, the_model, n, sp,
                                              _counted_tokens(the_model, length, sp, tokens, query.dpo),
                                              query.node_gpus, query.experts, query.memory)
@@ -1365,7 +1409,7 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
                       parameters_b: float, shortfall_gib: float, host_ram_given: bool, node_gpus: int,
                       over_pcie: bool, link_stated: bool, host_node_gpus: int | None = None,
                       batch_over_gpus: bool = False, far_beyond: bool | None = False,
-                      workstation_gib: int | None = None, padded: bool = False) -> list[str]:
+                      workstation_gib: int | None = None, padded: bool = False, saved_split: bool = False) -> list[str]:
     """Problems with a plan's cautions: words, one on YaRN exactly where it goes past what is validated, one on
     ROCm exactly where Env is on an AMD GPU, one on thin headroom exactly where an estimate beyond the calibration
     has less than 1 GiB to spare (on a card of at most 48 GiB too: its default margin holds back the GiB such a card
@@ -1384,7 +1428,9 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     is of more than `FAR_BEYOND_SCALE` times the calibration's largest model at the default margin and the thin-headroom
     caution is not given (`far_beyond`: whether the model is so far and the margin the default; None: the margin raised
     or unknown, where the caution may be missing), one on padded micro-batches exactly where the model trains one padded
-    sequence per micro-batch (`padded`: `_padded`)."""
+    sequence per micro-batch (`padded`: `_padded`), one on a LoRA adapter's ``target_modules`` saved as its characters
+    exactly where a new adapter's is a regex, not ``all-linear`` (`saved_split`: on a dense model, whatever the
+    release; docs/json.md, ``lora-targets-saved-split``)."""
     if not isinstance(cautions, (list, tuple)) or not all(isinstance(caution, str) and caution for caution in cautions):
         return [f"cautions is not a list of words: {cautions!r}"]
     problems = []
@@ -1439,6 +1485,11 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     if remove_padding_off != padded:
         problems.append(f"a padded-micro-batches caution {'given' if remove_padding_off else 'missing'} (the model "
                         f"{'trains' if padded else 'does not train'} one padded sequence per micro-batch)")
+    split = any(caution.startswith("target_modules '") and "as its single characters" in caution
+                for caution in cautions)
+    if split != saved_split:
+        problems.append(f"a lora-targets-saved-split caution {'given' if split else 'missing'} (target_modules "
+                        f"{plan.get('lora_target_modules')!r})")
     expected_codes = [_caution_code(caution) for caution in cautions]
     if plan.get("caution_codes") != expected_codes:
         problems.append(f"caution codes {plan.get('caution_codes')!r}, where the words say {expected_codes!r}")
@@ -1484,6 +1535,7 @@ CAUTION_CODES_BY_WORDS = (
     ("SP=", "which reach one another over PCIe", "sp-over-pcie"),
     ("SP=", "whose interconnect is not stated", "interconnect-not-stated"),
     ("its trainer spans ", "", "trainer-spans-nodes"),
+    ("target_modules '", "as its single characters", "lora-targets-saved-split"),
 )
 """How a caution's words say its kind: (start, words within, code), the first that matches (docs/json.md)."""
 
@@ -1525,6 +1577,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
                                   and query.train_batch_size is not None and _is_int(plan["gpus"]) and plan["gpus"] > 0
                                   and query.train_batch_size % plan["gpus"] != 0,
                                   workstation_gib=gpu_type.workstation_host_ram_gib, padded=_padded(the_model),
+                                  saved_split=query.adapter is not None and query.adapter.target_modules is not None,
                                   far_beyond=_far_beyond(the_model, query.memory) and (
                                       None if query.margin is not None or query.budget_margin is not None else True))
 
@@ -1587,7 +1640,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
                             f"{layout['nodes']}/{layout['rollout_gpus']}")
     problems.extend(_host_ram_problem(the_model, n, query.node_gpus, query.host_ram_gb, o, query.critic,
                                       query.release, gpu_type.compute_capability, query.reference_model,
-                                      query.lora_rank))
+                                      query.adapter))
 
     # Pins.
     for name, pin, value in (("sp", query.sp, s), ("env", query.env, e), ("offload", query.offload, o)):
@@ -1600,7 +1653,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
             problems.append(f"max_model_len={length} but {query.max_model_len} was asked for")
     elif plan["evidence"] == "estimated":
         stop = _table_stop(refuting, the_model, gpu_type.memory_gib, n, e, o, s, query.without_env, query.margin,
-                           query.critic, query.experts, query.dpo, query.memory, query.lora_rank) \
+                           query.critic, query.experts, query.dpo, query.memory, query.adapter) \
             if not query.lowers_budget(the_model) else None
         if length % 1024 and length != stop:
             problems.append(f"max_model_len={length} is not a multiple of 1024 (an estimate's grid), nor where a "
@@ -1616,11 +1669,11 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     if estimated and query.lowers_budget(the_model) and plan["evidence"] == "estimated" and \
             query.cell_evidence(tables, the_model, n, e, o, s, length, refuting[1:]) is None and \
             not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, query.without_env,
-                           budget_margin, query.critic, query.experts, query.dpo, query.memory, query.lora_rank) and \
+                           budget_margin, query.critic, query.experts, query.dpo, query.memory, query.adapter) and \
             length <= 1 << 21:
         lowered = _lowered_budget(length, s, _estimated_tokens(refuting, the_model, gpu_type.memory_gib, n, e, o, s,
                                                                query.without_env, budget_margin, query.critic,
-                                                               query.experts, query.dpo, query.memory, query.lora_rank))
+                                                               query.experts, query.dpo, query.memory, query.adapter))
         want_tokens = lowered or want_tokens
     if plan["max_token_len_per_gpu"] != want_tokens:
         problems.append(f"max_token_len_per_gpu={plan['max_token_len_per_gpu']}, expected {want_tokens}")
@@ -1645,7 +1698,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     predicted = _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, query.node_gpus, want_tokens,
                         query.host_ram_gb, plan["evidence"] == "estimated", query.margin, query.critic,
                         query.release, gpu_type.compute_capability, query.reference_model, query.dpo, query.memory,
-                        _assumed_host_gib(query, gpu_type, n), query.lora_rank)
+                        _assumed_host_gib(query, gpu_type, n), query.adapter)
     predicted.update(_rounded_figures(predicted))
     if {k: plan[k] for k in predicted} != predicted:
         problems.append(f"the memory figures {({k: plan[k] for k in predicted})} differ from the memory model's "
@@ -1682,7 +1735,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     else:
         if lowered is None and not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length,
                                               query.without_env, query.margin, query.critic, query.experts,
-                                              query.dpo, query.memory, query.lora_rank):
+                                              query.dpo, query.memory, query.adapter):
             problems.append(f"not feasible: the memory model does not vouch for {Setting(env=e, offload=o, sp=s).label} "
                             f"on {n} GPUs at {length} tokens (it does not fit, or the count's table says it ran out of "
                             "memory)")
