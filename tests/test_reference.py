@@ -4,6 +4,7 @@ the source tables (tables/feasibility/*.yaml) and the default weights (offload 1
 from __future__ import annotations
 
 import copy
+import math
 import random
 from fractions import Fraction
 from pathlib import Path
@@ -11,8 +12,13 @@ from typing import Any
 
 import pytest
 from command_words import make_query
+from cluster_reference import _vllm_lora_gib
 from reference import (
     PLAN_KEYS,
+    Adapter,
+    Release,
+    _adapter_parameters,
+    _host_moments,
     _host_need,
     _lowered_budget,
     check_plan,
@@ -918,3 +924,29 @@ def test_more_nodes_on_an_amd_gpu_name_rccl_as_the_reference_names_it():
     (planned,) = [p.model_dump(mode="json") for p in answer.plans]
     assert "2 nodes (RCCL's memory calibrated on one node)" in planned["beyond_calibration"]  # docs/memory.md's words
     assert check_plan(CATALOG, planned, estimates=True, **query) == []
+
+
+def test_the_reference_counts_a_lora_adapter_with_docs_memory_figures():
+    # docs/memory.md, "LoRA": the adapter's parameters, the host memory Offload needs, vLLM's slots, each re-derived.
+    dense, larger = CATALOG.model("Qwen3-8B"), CATALOG.model("Qwen3-14B")
+    assert _adapter_parameters(dense, Adapter(64)) == 174_587_904
+    assert _adapter_parameters(dense, Adapter(64, ("q_proj", "v_proj"))) == 30_670_848
+    assert _adapter_parameters(larger, Adapter(32)) == 128_450_560
+    loading, training = _host_moments(dense, 8, 8, release=Release.named("0.5.1"), reference_model=False,
+                                      adapter=Adapter(16))
+    assert (math.ceil(loading * 10) / 10, math.ceil(training * 10) / 10) == (71.5, 41.4)
+    assert _vllm_lora_gib(dense, 1, 16) * 2**30 == 16 * 3_040_000 * 2 + 114_688
+    assert round(_vllm_lora_gib(dense, 4, 64), 2) == 0.21
+
+
+def test_check_plan_holds_the_planners_lora_plans_to_their_adapter():
+    query = {"gpu": "A100-80GB", "model": "Qwen3-8B", "max_model_len": 16384, "budget_gpus": 8, "host_ram_gb": 512}
+    (answer,) = solve_plan(make_query(CATALOG, objective="cheapest", lora_rank=16, top=2, **query), CATALOG)
+    planned = [p.model_dump(mode="json") for p in answer.plans]
+    assert [(p["evidence"], p["lora_rank"], p["reference_model"]) for p in planned] == [("inferred", 16, False)] * 2
+    lora = {**query, "estimates": True, "lora_rank": 16, "reference_model": False}
+    assert [check_plan(CATALOG, p, **lora) for p in planned] == [[], []]
+    assert "memory figures" in check_plan(CATALOG, planned[0], **{**lora, "lora_rank": 8})[0]
+    assert "memory figures" in check_plan(CATALOG, planned[0], **{**query, "estimates": True})[0]  # full fine-tuning
+    assert "evidence='documented', expected 'inferred'" in check_plan(
+        CATALOG, {**planned[0], "evidence": "documented"}, **lora)
