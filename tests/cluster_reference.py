@@ -83,14 +83,14 @@ import re
 from typing import Any
 
 from reference import (
+    LAYER_LINEARS,
+    Adapter,
     Release,
     _estimate_margin,
     _host_need,
     _load_need,
     _memory_model,
     _up_to_a_tenth,
-    LAYER_LINEARS,
-    Adapter,
     check_plan,
     enumerate_plans,
     lora_counted,

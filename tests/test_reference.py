@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from command_words import make_query
 from cluster_reference import _vllm_lora_gib
+from command_words import make_query
 from reference import (
     PLAN_KEYS,
     Adapter,
