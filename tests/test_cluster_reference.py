@@ -516,3 +516,34 @@ def test_the_check_counts_model_configs_of_other_types_past_their_native_context
     assert "job 'phi': plan: rope_scaling_factor=2.0, expected None (no YaRN for phi-4 at 32768 tokens)" in (
         reference_problems(fleet, planner, wrong, False))
 
+
+
+def test_the_check_counts_lora_jobs_on_listed_modules_and_their_rollouts_slots(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # A LoRA job on all-linear with a rollout and one on q_proj,v_proj: the reference counts both (a list, not None),
+    # holds the rollout engines to vLLM's LoRA slots and the plans to their adapter's host memory; a regex stays
+    # uncounted (None: PEFT's matching is not re-derived).
+    asked = kept_calls(monkeypatch, "place")
+    jobs = [{"name": "all", "model": "Qwen3-8B", "max_model_len": 16384, "rollout_gpus": 2, "lora_rank": 16},
+            {"name": "qv", "model": "Qwen3-4B", "max_model_len": 16384, "lora_rank": 64,
+             "lora_targets": "q_proj, v_proj"}]
+    fleet_file = tmp_path / "fleet.yaml"
+    fleet_file.write_text(yaml.safe_dump({"pools": [{**pool(), "host_ram_gb": 1024}], "jobs": jobs}),
+                          encoding="utf-8")
+    solver.place(fleet_file)
+    [(fleet, planner, result)] = asked
+    assert reference_problems(fleet, planner, result, False) == []
+    placed = {entry.job: entry for entry in result.placements}
+    assert (placed["qv"].plan.lora_target_modules, placed["all"].rollout_engines.lora_gib) == (
+        ".*\\.(q_proj|v_proj)", pytest.approx(0.09, abs=0.005))
+    slots = placed["all"].model_copy(update={"rollout_engines": placed["all"].rollout_engines.model_copy(
+        update={"lora_gib": 0.5})})
+    host = placed["qv"].model_copy(update={"plan": placed["qv"].plan.model_copy(
+        update={"host_memory_gb": placed["qv"].plan.host_memory_gb + 1})})
+    wrong = result.model_copy(update={"placements": (slots, host)})
+    problems = reference_problems(fleet, planner, wrong, False)
+    assert "job 'all': rollout_engines.lora_gib=0.5, expected 0.09" in problems
+    assert any(problem.startswith("job 'qv': plan: the memory figures") for problem in problems)
+    regex = fleet.model_copy(update={"jobs": tuple(job.model_copy(update={"lora_targets": ".*\\.q_proj"})
+                                                   for job in fleet.jobs)})
+    assert reference_problems(regex, planner, result, False) is None
