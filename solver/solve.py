@@ -1784,7 +1784,8 @@ def _lifting_release_words(catalog: Catalog, data: PlanningData, query: Query) -
             others = [other for other, _, _ in lifting if other != release]
             return (f"; with {query.option_names.planned_release(release)}, whose {why}, "
                     + _host_words(data.shape, query.node_gpus, best, named)
-                    + (f"; {and_joined(others)} count less host memory too" if others else ""))
+                    + (f"; {and_joined(others)} count{'s' if len(others) == 1 else ''} less host memory too"
+                       if others else ""))
     return ReasonWords()
 
 
