@@ -108,7 +108,7 @@ def test_a_release_that_loads_on_every_rank_may_lift_a_host_limit_too(cli: Cli):
 
 def test_one_other_release_that_lifts_the_host_limit_counts_less_in_the_singular(cli: Cli):
     # persona89d: where one other release lifts the limit too, it said "0.5.0 count less host memory too"
-    status, out, _ = cli("--model", "14B", "--len", "64k", "--gpu", "a100-40g", "--minimize", "gpus",
+    status, out, _ = cli("--model", "14B", "--len", "64k", "--gpu", "a100-40g", "--gpus", "16", "--exact",
                          "--host-ram", "256")
     assert status == 1
     assert ("needs 155.7 GiB of host memory per node; 0.5.0 counts less host memory too --explain says why"
