@@ -1320,13 +1320,16 @@ class _Nearest(NamedTuple):
         more of it, or, where `query.count_nodes` or its node size is given (`Query.node_gpus_given`), more GPUs than
         one of `query`'s nodes: those, in words, with how many it takes in the last case (the trainer's, and the
         rollout's where the plan keeps its layout: ``on 2 nodes of 8 GPUs with more host memory than the pool's 32 GiB,
-        ``, ``on nodes of 8 GPUs, ``; the figure left out where the words before have `named` the host memory:
+        ``, ``on nodes of 16 GPUs (--node-gpus), ``: other nodes than the query's named with the option that gives
+        them; the figure left out where the words before have `named` the host memory:
         `Query.more_host_ram_words`); "" otherwise."""
         layout = (rollout_layout(self.plan.gpus, query.rollout_gpus, self.node_gpus)
                   if query.rollout_gpus and "rollout_layout" not in self.lifted else None)
         nodes = layout[0] if layout else -(-self.plan.gpus // self.node_gpus)
         spans = (query.count_nodes or query.node_gpus_given) and nodes > 1
-        size = f" of {counted(self.node_gpus, 'GPU')}" if self.node_gpus != query.node_gpus or spans else ""
+        larger = self.node_gpus != query.node_gpus  # nodes larger than the query's: named with the option giving them
+        size = (f" of {counted(self.node_gpus, 'GPU')}{f' ({query.option_names.node_gpus})' if larger else ''}"
+                if larger or spans else "")
         more = query.more_host_ram_words(named)
         host = f" {more}" if "host_ram" in self.lifted and more else ""
         return f"on {counted(nodes, 'node') if spans else 'nodes'}{size}{host}, " if size or host else ""
@@ -1784,7 +1787,8 @@ def _lifting_release_words(catalog: Catalog, data: PlanningData, query: Query) -
             others = [other for other, _, _ in lifting if other != release]
             return (f"; with {query.option_names.planned_release(release)}, whose {why}, "
                     + _host_words(data.shape, query.node_gpus, best, named)
-                    + (f"; {and_joined(others)} count less host memory too" if others else ""))
+                    + (f"; {and_joined(others)} count{'s' if len(others) == 1 else ''} less host memory too"
+                       if others else ""))
     return ReasonWords()
 
 

@@ -1600,7 +1600,7 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
     # estimates' plan and the four nearest.
     (answer,) = solver.plan("4B", gpu="a100", max_model_len=524288, budget_gpus=1, exact=True, env=False, offload=False,
                             host_ram_gb=64.0, train_batch_size=3, estimate="never")
-    assert not answer.plans and len(solves) == int(without) and "; on nodes of 16 GPUs, " in answer.reason
+    assert not answer.plans and len(solves) == int(without) and "; on nodes of 16 GPUs (node_gpus), " in answer.reason
     solves.clear()
     # On nodes of 1 given, the two nearest plans are sought there alone, and the reason says none trains it there.
     (answer,) = solver.plan("4B", gpu="a100", max_model_len=65536, budget_gpus=1, exact=True, env=False, offload=False,

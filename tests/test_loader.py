@@ -623,6 +623,9 @@ def test_solve_tables_check(cli, edited_a100_tables, monkeypatch: pytest.MonkeyP
     ("rtx5090", "RTX-5090-32GB"), ("NVIDIA GeForce RTX 5090", "RTX-5090-32GB"), ("rtx-6000-ada", "RTX-6000-Ada-48GB"),
     ("NVIDIA RTX 6000 Ada Generation", "RTX-6000-Ada-48GB"), ("l40", "L40-48GB"), ("L40S", "L40S-48GB"),
     ("b300", "B300"), ("RTX A6000 Ada", "RTX-6000-Ada-48GB"),  # as some clouds list it (was guessed RTX-A6000-48GB)
+    # AWS's A10G (g5 instances), an A10 of the same memory and link, by the names users type and nvidia-smi prints
+    # (was unknown, with no guess; persona89d)
+    ("a10g", "A10-24GB"), ("A10G-24GB", "A10-24GB"), ("NVIDIA A10G", "A10-24GB"),
 ])
 def test_gpu_names_match_in_any_case_with_spaces_or_underscores(name: str, canonical: str):
     assert load_catalog().gpu(name).name == canonical
@@ -782,7 +785,7 @@ def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_or_ends_with_
     ("h100-nv", " (did you mean H100-NVL-94GB?)"),  # the start of one name, as for models
     ("hh100", " (did you mean H100-80GB?)"),  # the first keystroke doubled
     ("h100x", ""),  # one keystroke more, not a doubled one: no guess
-    ("a10g", ""),  # one character from a100 (AWS's A10G, another card): no guess
+    ("a10x", ""),  # one character from a100 and from a10: no guess
     ("h", ""),  # the start of several: no guess
     ("SXM-H100", " (did you mean H100-80GB?)"),  # an alias (h100) after a prefix
     ("h20-141gb", ""),  # a known name with another memory size: another card, no guess (was H20-96GB)

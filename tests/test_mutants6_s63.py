@@ -252,7 +252,7 @@ def test_a_config_without_a_node_size_lets_a_refusal_name_a_plan_on_nodes_of_16(
     (answer,) = json.loads(out)
     assert (status, answer["reason_code"]) == (1, "length-beyond-reach")
     assert answer["reason"].endswith(
-        "; on nodes of 16 GPUs, 131072 tokens trains: Env + Offload + SP=16 on 16 GPUs with a lowered "
+        "; on nodes of 16 GPUs (--node-gpus), 131072 tokens trains: Env + Offload + SP=16 on 16 GPUs with a lowered "
         "max_token_len_per_gpu of 13312 (estimated, extrapolated)")
 
 

@@ -1445,7 +1445,7 @@ def test_a_refusal_on_nodes_given_keeps_to_them_and_on_the_default_nodes_of_8_tr
             f"; no count of nodes of {node_gpus} GPUs (--node-gpus) trains it: an SP group stays within one node, so "
             f"SP={largest} at most")
         assert node_gpus is not None or length != 131072 or answer.reason.endswith(
-            "; on nodes of 16 GPUs, 131072 tokens trains: Env + Offload + SP=16 on 16 GPUs with a lowered "
+            "; on nodes of 16 GPUs (--node-gpus), 131072 tokens trains: Env + Offload + SP=16 on 16 GPUs with a lowered "
             "max_token_len_per_gpu of 13312 (estimated, extrapolated)")
 
 

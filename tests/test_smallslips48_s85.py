@@ -106,6 +106,15 @@ def test_a_release_that_loads_on_every_rank_may_lift_a_host_limit_too(cli: Cli):
             "--token-budget auto") in _words(out)
 
 
+def test_one_other_release_that_lifts_the_host_limit_counts_less_in_the_singular(cli: Cli):
+    # persona89d: where one other release lifts the limit too, it said "0.5.0 count less host memory too"
+    status, out, _ = cli("--model", "14B", "--len", "64k", "--gpu", "a100-40g", "--gpus", "16", "--exact",
+                         "--host-ram", "256")
+    assert status == 1
+    assert ("needs 155.7 GiB of host memory per node; 0.5.0 counts less host memory too --explain says why"
+            in _words(out))
+
+
 @pytest.mark.parametrize("options", [
     ("--trinity-version", "0.6.0"),  # named, its own loading is counted: every rank below compute capability 9
     ("--model", "4B", "--host-ram", "60")])  # tied: every rank loads it; 0.5's 67.9 GiB is more than 60 too
