@@ -635,15 +635,16 @@ HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*")
 
 
 def _check_no_hub_id(path: Path) -> None:
-    """`TableError` where `path` is missing, as its folder is, and its last two parts read as a Hugging Face id
-    (``Qwen/Qwen3-235B-A22B``): nothing is fetched, so the refusal says how to fetch the config.json."""
+    """`TableError` where `path` is missing, as its folder is, and reads as a Hugging Face id, two names relative to
+    the working directory (``Qwen/Qwen3-235B-A22B``): nothing is fetched, so the refusal says how to fetch the
+    config.json."""
     try:
-        if path.exists() or path.parent.exists() or path.suffix == ".json" or len(path.parts) < 2:
+        if len(path.parts) != 2 or path.is_absolute() or path.parent.exists():
             return
     except OSError:  # Path.exists raises on EACCES before Python 3.14: reading config.json says so
         return
-    hub_id = "/".join(path.parts[-2:])
-    if all(HUB_NAME.fullmatch(part) for part in path.parts[-2:]):
+    hub_id = "/".join(path.parts)
+    if all(HUB_NAME.fullmatch(part) for part in path.parts) and path.suffix != ".json":
         raise TableError(f"{path}: no such file or folder; a local config.json (or its folder) is read, not a "
                          f"Hugging Face id, and nothing is fetched: download it first (huggingface-cli download "
                          f"{hub_id} config.json --local-dir DIR) and give DIR")
