@@ -4056,3 +4056,22 @@ def test_the_guides_gpu_type_comparison_is_what_solve_answers(cli, gpu, plan, au
     assert "each needs half as many: 2 H100s or A100s, 1 H200 or B200." in guide
     auto = cli("--model", "14B", "--len", "64k", "--minimize", "gpus", "--gpu", gpu, "--token-budget", "auto")[1]
     assert f"\nplan           {auto_plan}\n" in auto
+
+
+def test_a_hugging_face_id_given_for_a_model_config_says_to_download_its_config_json(cli, tmp_path: Path,
+                                                                                      monkeypatch: pytest.MonkeyPatch):
+    # --model-config Qwen/Qwen3-235B-A22B (and a cluster job's model_config) said "cannot read: No such file or
+    # directory", not that a local file is read and nothing fetched.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "fleet.yaml").write_text("pools:\n  - {name: p, gpu: H20, nodes: 1, gpus_per_node: 8}\njobs:\n"
+                                         "  - {name: j, model_config: Qwen/Qwen3-235B-A22B, max_model_len: 8k}\n",
+                                         encoding="utf-8")
+    said = ("Qwen/Qwen3-235B-A22B: no such file or folder; a local config.json (or its folder) is read, not a Hugging "
+            "Face id, and nothing is fetched: download it first (huggingface-cli download Qwen/Qwen3-235B-A22B "
+            "config.json --local-dir DIR) and give DIR\n")
+    assert cli("--model-config", "Qwen/Qwen3-235B-A22B", "--len", "8k") == (
+        2, "", f"solve: error: --model-config {said}")
+    assert cli("cluster", "fleet.yaml") == (2, "", f"solve cluster: error: fleet.yaml: job j, model_config: {said}")
+    for gone in ("gone", "acme/gone.json", f"{tmp_path}/acme/gone"):  # one name, a .json, an absolute path: no id
+        assert cli("--model-config", gone, "--len", "8k") == (
+            2, "", f"solve: error: --model-config {gone}: cannot read: No such file or directory\n")

@@ -1237,6 +1237,12 @@ def test_an_unknown_job_model_says_how_to_give_your_own(tmp_path: Path):
       "GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, "
       "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
       "reference_model, critic, dpo, trinity_version, model, model_config)")),
+    # Expert parallelism (a mixture of experts' --ep from Megatron): FSDP shards the experts; no field guessed.
+    ("{name: j, model: 30B-A3B, max_model_len: 4096, expert_parallel: 8}",
+     ("job j: unknown field 'expert_parallel' (verl's FSDP trainer has no expert parallelism: FSDP shards the "
+      "experts over the trainer GPUs the placement chooses, like every other weight; fields: name, max_model_len, "
+      "rollout_gpus, priority, pool, required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
+      "reference_model, critic, dpo, trinity_version, model, model_config)")),
     # The other bound by another name (max): at_most, and the missing at_least is a problem of its own.
     ("{name: j, model: 4B, max_model_len: {max: 32768}}",
      ("job j, max_model_len: unknown field 'max' (did you mean at_most? fields: at_least, at_most) (and 1 more "

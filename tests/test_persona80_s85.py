@@ -12,6 +12,9 @@ PIPELINE = ("the trainer rft-solver plans, verl's FSDP, has no pipeline parallel
             "trainer GPUs (--gpus N)")
 SHARDED = ("the trainer rft-solver plans, verl's FSDP, always shards the parameters, gradients and optimizer states "
            "over the trainer GPUs, as ZeRO-3 does; Offload moves them to host memory (--offload)")
+EXPERTS = ("the trainer rft-solver plans, verl's FSDP, has no expert parallelism: FSDP shards the experts over the trainer "
+           "GPUs (--gpus N) like every other weight; the rollout's expert parallelism is its own, "
+           "explorer.rollout_model.enable_expert_parallel")  # --ep was told "did you mean --help?", --ep-size "--sp?"
 
 
 @pytest.mark.parametrize(("written", "words"), [
@@ -22,6 +25,7 @@ SHARDED = ("the trainer rft-solver plans, verl's FSDP, always shards the paramet
     ("--pipeline-model-parallel-size", PIPELINE),
     ("--cp", "the trainer rft-solver plans, verl's FSDP, splits a long sequence over GPUs by Ulysses SP: --sp S"),
     ("--zero3", SHARDED), ("--fsdp", SHARDED), ("--deepspeed", SHARDED),
+    ("--ep", EXPERTS), ("--expert-model-parallel-size", EXPERTS),
 ])
 @pytest.mark.parametrize("command", [(), ("memory",)])
 def test_another_parallelism_is_told_what_the_fsdp_trainer_does_not_a_wrong_guess(cli, written: str, words: str,

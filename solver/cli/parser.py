@@ -208,6 +208,11 @@ OTHER_PARALLELISMS = {
                      "--pipeline-model-parallel-size"),
                     f"{TRAINER} has no pipeline parallelism: FSDP shards every layer over the trainer GPUs"
                     "{--gpus| (--gpus N)}"),
+    **dict.fromkeys(("--ep", "--ep-size", "--expert-parallel", "--expert-parallel-size",
+                     "--expert-model-parallel-size", "--expert-tensor-parallel-size", "--etp"),
+                    f"{TRAINER} has no expert parallelism: FSDP shards the experts over the trainer GPUs"
+                    "{--gpus| (--gpus N)} like every other weight; the rollout's expert parallelism is its own, "
+                    "explorer.rollout_model.enable_expert_parallel"),
     **dict.fromkeys(("--dp", "--dp-size", "--data-parallel", "--data-parallel-size"),
                     "the data-parallel ranks are not given: they are the trainer GPUs over the SP degree"
                     "{--sp| (--gpus N, --sp S)}"),

@@ -699,6 +699,10 @@ class JobEntry(_JobFields):
             ("margin", "--margin F"), ("safetymargin", "--margin F"), ("memorymodel", "--memory-model FILE"),
             ("tokenbudget", "--token-budget MODE|N"), ("estimate", "--estimate or --no-estimate"),
             ("cells", "--cells FILE"))},
+        **dict.fromkeys(
+            ("ep", "epsize", "expertparallel", "expertparallelsize", "expertmodelparallelsize"),
+            "verl's FSDP trainer has no expert parallelism: FSDP shards the experts over the trainer GPUs the placement "
+            "chooses, like every other weight"),
         **dict.fromkeys(("lora", "uselora", "enablelora"),
                         "a LoRA job gives its adapter's rank: lora_rank: RANK (absent or 0: full fine-tuning)"),
         **dict.fromkeys(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -383,6 +384,7 @@ def load_model_config(path: Path | str, *, vllm_rollout: bool = True) -> Model:
     refuses to build it (`Model.vllm_refusal`, kept there for a trainer alone). `Catalog.with_model` adds it to a
     catalogue, for ``catalog=``."""
     path = model_config_file(given_path("path", path))
+    _check_no_hub_id(path)
     _check_no_adapter_alone(path)
     config = _config_json(path)
     if "peft_type" in config:
@@ -626,6 +628,26 @@ def _ulysses_unreached(config: dict[str, Any]) -> str | None:
     else:
         what = f"{_unchecked_layout(config)}, not one rft-solver knows transformers to have a class of,"
     return f"{what} runs the checkpoint's own modeling code (its auto_map); {ULYSSES_UNREACHED}"
+
+
+HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*")
+"""A part of a Hugging Face id (``Qwen``, ``Qwen3-235B-A22B``): letters, digits, ``_``, ``.`` and ``-``."""
+
+
+def _check_no_hub_id(path: Path) -> None:
+    """`TableError` where `path` is missing, as its folder is, and reads as a Hugging Face id, two names relative to
+    the working directory (``Qwen/Qwen3-235B-A22B``): nothing is fetched, so the refusal says how to fetch the
+    config.json."""
+    try:
+        if len(path.parts) != 2 or path.is_absolute() or path.parent.exists():
+            return
+    except OSError:  # Path.exists raises on EACCES before Python 3.14: reading config.json says so
+        return
+    hub_id = "/".join(path.parts)
+    if all(HUB_NAME.fullmatch(part) for part in path.parts) and path.suffix != ".json":
+        raise TableError(f"{path}: no such file or folder; a local config.json (or its folder) is read, not a "
+                         f"Hugging Face id, and nothing is fetched: download it first (huggingface-cli download "
+                         f"{hub_id} config.json --local-dir DIR) and give DIR")
 
 
 def _check_no_adapter_alone(path: Path) -> None:
