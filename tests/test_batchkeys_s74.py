@@ -126,7 +126,7 @@ def test_a_deprecated_size_replaces_the_dpo_doubled_one_and_counts_whole_without
 def _refused(config: dict[str, Any], version: str | None = None) -> list[tuple[str, str]]:
     """The ``micro-batch-unset-refused`` lines of `config` for Qwen3-8B on its 8 trainer GPUs."""
     found = trinity_config_problems(config, CATALOG.model("8B"), 8, version=version)  # type: ignore[arg-type]
-    return [(problem.code.value, problem.words) for problem in found if problem.code.value.startswith("micro-batch")]
+    return [(problem.code.value, problem.words) for problem in found if problem.code.value == "micro-batch-unset-refused"]
 
 
 def test_a_deprecated_size_below_the_data_parallel_ranks_is_refused():
