@@ -241,7 +241,3 @@ def test_write_sets_no_rollout_flag_for_dpo_its_recompute_runs_in_rows_of_one(tm
     code, out, _ = cli("--from-config", str(tmp_path / "w.yaml"), *PLAN, "--check", "--json")
     current = json.loads(out)[0]["current"]
     assert (code, current["trains"], current["config_problem_codes"]) == (0, True, ["dpo-doubled-above-verdict"])
-    # GRPO's own rows keep its actor's size: there --write turns the rollout's flag on
-    config["algorithm"]["algorithm_type"] = "grpo"
-    rollout = _written(tmp_path, cli, config)[2]["trainer"]["trainer_config"]["actor_rollout_ref"]["rollout"]
-    assert rollout == {"log_prob_use_dynamic_bsz": True}
