@@ -127,7 +127,8 @@ def test_a_deprecated_size_replaces_the_dpo_doubled_one_and_counts_whole_without
 def _refused(config: dict[str, Any], version: str | None = None) -> list[tuple[str, str]]:
     """The ``micro-batch-unset-refused`` lines of `config` for Qwen3-8B on its 8 trainer GPUs."""
     found = trinity_config_problems(config, CATALOG.model("8B"), 8, version=version)  # type: ignore[arg-type]
-    return [(problem.code.value, problem.words) for problem in found if problem.code.value == "micro-batch-unset-refused"]
+    return [(problem.code.value, problem.words) for problem in found
+            if problem.code.value == "micro-batch-unset-refused"]
 
 
 def test_a_deprecated_size_below_the_data_parallel_ranks_is_refused():
@@ -182,8 +183,9 @@ def test_trinity_0_5_counts_the_refs_pass_at_its_own_sp_1_whole_and_above_1_at_t
 # checks89: Trinity doubles DPO's per-GPU size as it loads the config, then its actor worker puts the deprecated
 # whole-batch size over the ranks in its place, doubled by nothing (0.6.0 trainer/verl_legacy/fsdp_workers.py:247-253)
 PAIR_SPLIT = (f"{ARR}.actor.ppo_micro_batch_size is {{size}} for DPO with dynamic batch sizes off: a deprecated size "
-              "for the whole batch, which {who} takes over the per-GPU size (trainer/verl_legacy/fsdp_workers.py:247-253 "
-              "in Trinity 0.6.0), after doubling that one for DPO, and does not double: {size} over the 8 data-parallel "
+              "for the whole batch, which {who} takes over the per-GPU size (trainer/verl_legacy/"
+              "fsdp_workers.py:247-253 in Trinity 0.6.0), after doubling that one for DPO, and does not double: {size} "
+              "over the 8 data-parallel "
               "ranks (trainer GPUs 8 / SP 1) = {taken}, and Trinity's DPO loss takes a micro-batch's rows in pairs, a "
               "chosen and a rejected sequence: {split}; it runs, but is not DPO: remove it, or set it to null, read as "
               "unset (solver.trinity.patch_trinity_config does)")

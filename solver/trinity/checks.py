@@ -2329,8 +2329,8 @@ def _check_dpo_whole_size_pairs(checks: _ConfigChecks, trainer_gpus: int, sp: in
     (`_check_whole_batch_sizes_over_ranks`). Read from the code, not run."""
     path = DEPRECATED_MICRO_BATCH_SIZES[0]
     size, ranks = checks.number(path), trainer_gpus // sp
-    if (size is None or not trains_dpo(checks.value(("algorithm", "algorithm_type")))
-            or not any("actor" in sequence_counted_roles(checks.flag, release) for release in releases_may_be(version))):
+    in_rows = any("actor" in sequence_counted_roles(checks.flag, release) for release in releases_may_be(version))
+    if size is None or not in_rows or not trains_dpo(checks.value(("algorithm", "algorithm_type"))):
         return
     taken = int(size) // ranks if ranks >= 1 else int(size)
     if taken < 1 or taken % 2 == 0:
