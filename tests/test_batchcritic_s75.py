@@ -552,3 +552,22 @@ def test_a_critics_own_dynamic_flag_off_is_dynamic_batch_off_where_trinity_05_re
     plan, _ = _internlm2_plan(version=version)
     written = {key.path: key.value for key in keys_for_plan(plan, CATALOG.model("8B"), config, version=version)}
     assert written.get((*CRITIC.split("."), "use_dynamic_bsz"), "unset") == ("unset" if version == "0.6" else True)
+
+
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+def test_a_critics_deprecated_size_below_its_ranks_fails_its_worker_before_verl_0_8(version: str | None):
+    # checks89: the worker divides it by the ranks to 0 and asserts mini-batch % 0 (0.6.0
+    # trainer/verl_legacy/fsdp_workers.py:1318-1331); verl 0.8 cuts the critic's passes by its engine's sizes
+    code, who, _ = FAILS[version]
+    on_08 = "" if version == "0.5" else ("; Trinity 0.6 on verl 0.8 or later cuts the critic's passes by its engine's "
+                                         "sizes instead")
+    line = (code, (f"{WHOLE} is 4, a deprecated size for the whole batch, below the 8 data-parallel ranks (trainer "
+                   f"GPUs 8 / SP 1): {who} divides it by them to 0 sequences per GPU with dynamic batch sizes off and "
+                   "fails on that as it starts (its mini-batch % 0, trainer/verl_legacy/fsdp_workers.py:1318-1331 in "
+                   f"0.6.0){on_08}: remove it (solver.trinity.patch_trinity_config does), and set "
+                   "ppo_micro_batch_size_per_gpu instead"))
+    critic = {"ppo_micro_batch_size": 4, "forward_micro_batch_size": 4, **ENGINE}
+    assert _problems(_ppo(critic), version) == [line]
+    # 8 over 8 ranks, one per GPU, or dynamic batch sizes on (no assertion): no line
+    assert _problems(_ppo({**critic, "ppo_micro_batch_size": 8}), version) == []
+    assert _problems(_ppo(critic, use_dynamic_bsz=True), version) == []

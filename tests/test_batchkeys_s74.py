@@ -8,6 +8,7 @@ they are sliced over the actor's SP groups, so they count at the actor's SP."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -126,7 +127,8 @@ def test_a_deprecated_size_replaces_the_dpo_doubled_one_and_counts_whole_without
 def _refused(config: dict[str, Any], version: str | None = None) -> list[tuple[str, str]]:
     """The ``micro-batch-unset-refused`` lines of `config` for Qwen3-8B on its 8 trainer GPUs."""
     found = trinity_config_problems(config, CATALOG.model("8B"), 8, version=version)  # type: ignore[arg-type]
-    return [(problem.code.value, problem.words) for problem in found if problem.code.value.startswith("micro-batch")]
+    return [(problem.code.value, problem.words) for problem in found
+            if problem.code.value == "micro-batch-unset-refused"]
 
 
 def test_a_deprecated_size_below_the_data_parallel_ranks_is_refused():
@@ -176,3 +178,86 @@ def test_trinity_0_5_counts_the_refs_pass_at_its_own_sp_1_whole_and_above_1_at_t
     # Trinity 0.6 on verl 0.8 or later runs the ref at the trainer's SP, but on verl before 0.8 at its own SP 1, as
     # 0.5 does (verl_legacy/fsdp_workers.py:158-180 builds the groups from the actor's SP): counted there, the most
     assert _verdict(_ref_sp(1), "0.6") == (None, [])
+
+
+# checks89: Trinity doubles DPO's per-GPU size as it loads the config, then its actor worker puts the deprecated
+# whole-batch size over the ranks in its place, doubled by nothing (0.6.0 trainer/verl_legacy/fsdp_workers.py:247-253)
+PAIR_SPLIT = (f"{ARR}.actor.ppo_micro_batch_size is {{size}} for DPO with dynamic batch sizes off: a deprecated size "
+              "for the whole batch, which {who} takes over the per-GPU size (trainer/verl_legacy/"
+              "fsdp_workers.py:247-253 in Trinity 0.6.0), after doubling that one for DPO, and does not double: {size} "
+              "over the 8 data-parallel "
+              "ranks (trainer GPUs 8 / SP 1) = {taken}, and Trinity's DPO loss takes a micro-batch's rows in pairs, a "
+              "chosen and a rejected sequence: {split}; it runs, but is not DPO: remove it, or set it to null, read as "
+              "unset (solver.trinity.patch_trinity_config does)")
+ONE_ROW = ("each micro-batch holds one sequence, so the loss finds no rejected one: it sums the empty half to 0 and "
+           "trains every sequence, the rejected ones too, as a chosen one")
+
+
+def _pair_lines(config: dict[str, Any], version: str | None = None) -> list[tuple[str, str]]:
+    """(code, words) of `config`'s ``dpo-pair-split`` and ``micro-batch-deprecated-size`` lines on its 8 GPUs."""
+    found = trinity_config_problems(config, CATALOG.model("8B"), 8, version=version)  # type: ignore[arg-type]
+    return [(problem.code.value, problem.words) for problem in found
+            if problem.code.value in ("dpo-pair-split", "micro-batch-deprecated-size")]
+
+
+def test_a_dpo_deprecated_size_of_an_odd_quotient_splits_pairs_before_verl_0_8():
+    one = PAIR_SPLIT.format(size=8, taken="1 sequence per micro-batch", split=ONE_ROW,
+                            who="Trinity with verl before 0.8")
+    assert [line for line in _pair_lines(_dpo({"actor": {"ppo_micro_batch_size": 8}})) if line[0][0] == "d"] == [
+        ("dpo-pair-split", one)]
+    three = _pair_lines(_dpo({"actor": {"ppo_micro_batch_size": 24}}), "0.5")
+    assert three == [("dpo-pair-split", PAIR_SPLIT.format(
+        size=24, taken="3 sequences per micro-batch", who="Trinity 0.5", split=(
+            "each micro-batch holds 3 sequences, which splits a pair over two micro-batches, and the loss takes the "
+            "next one's rows the other way round, its rejected sequences as chosen")))]
+    # one pair per GPU (16 over 8), GRPO, or dynamic batch sizes on (dpo-pair-dynamic's): no such line
+    assert _pair_lines(_dpo({"actor": {"ppo_micro_batch_size": 16}}), "0.5") == []
+    assert _pair_lines(_config({"actor": {"ppo_micro_batch_size": 8}}), "0.5") == []
+    assert _pair_lines(_dpo({"actor": {"ppo_micro_batch_size": 8}}, use_dynamic_bsz=True), "0.6") == []
+
+
+def test_verl_0_8_refuses_a_deprecated_size_beside_the_per_gpu_one_for_every_model():
+    # verl 0.8.0 ActorConfig.__post_init__ (workers/config/actor.py:199-205) raises whatever the model: Qwen3's too
+    roles = {"actor": {"ppo_micro_batch_size": 16, "ppo_micro_batch_size_per_gpu": 1}}
+    line = (f"{ARR}.actor.ppo_micro_batch_size is 16: a deprecated size for the whole batch, which verl before 0.8 "
+            "takes over the per-GPU size, 16 over the 8 data-parallel ranks (trainer GPUs 8 / SP 1) = 2 sequences per "
+            "micro-batch, as the verdict counts; but verl 0.8 or later refuses it beside the per-GPU size as the "
+            "trainer starts (a ValueError: both set): remove it, or set it to null, read as unset "
+            "(solver.trinity.patch_trinity_config does)")
+    assert _pair_lines(_config(roles)) == _pair_lines(_config(roles), "0.6") == [("micro-batch-deprecated-size", line)]
+    # Trinity 0.5's verl runs it; dynamic batch sizes on, verl 0.8 checks neither size
+    assert _pair_lines(_config(roles), "0.5") == _pair_lines(_config(roles, use_dynamic_bsz=True), "0.6") == []
+
+
+def test_write_nulls_a_deprecated_size_for_any_model(cli: Cli, tmp_path: Path):
+    path, written = tmp_path / "trinity.yaml", tmp_path / "out.yaml"
+    path.write_text(yaml.safe_dump(_dpo({"actor": {"ppo_micro_batch_size": 8}})))
+    code, _, err = cli("--from-config", str(path), "--gpu", "h100", "--write", str(written))
+    actor = yaml.safe_load(written.read_text())["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]
+    assert (code, actor) == (0, {"ppo_micro_batch_size": None, "ppo_micro_batch_size_per_gpu": 2}), err
+    found = trinity_config_problems(yaml.safe_load(written.read_text()), CATALOG.model("8B"), 8)
+    assert [problem.code.value for problem in found if "deprecated" in problem.words] == []
+
+
+def test_an_unreadable_bypass_mode_is_an_unread_key_where_the_recompute_would_run_in_rows(cli: Cli, tmp_path: Path):
+    # Trinity 0.6's legacy trainer recomputes the old log-probs with bypass_mode false, in rows of the actor's 4
+    # (the rollout's flag left none), past the verdict's budget: unreadable, whether the config trains is unknown
+    config = _config({"actor": {"ppo_micro_batch_size_per_gpu": 4}}, use_dynamic_bsz=True)
+    config["trainer"]["trainer_config"]["algorithm"] = {"rollout_correction": {"bypass_mode": "${oc.env:BYPASS}"}}
+    path = tmp_path / "trinity.yaml"
+    path.write_text(yaml.safe_dump(config))
+    key = "trainer.trainer_config.algorithm.rollout_correction.bypass_mode"
+    read = read_trinity_config(path.read_text(), "c.yaml", {})
+    assert (read.memory_unread, read_trinity_config(path.read_text(), "c.yaml", {}, "0.5").memory_unread) == (
+        (key,), ())
+    assert read_trinity_config(path.read_text(), "c.yaml", {"BYPASS": "true"}).memory_unread == ()
+    code, out, _ = cli("--from-config", str(path), "--gpu", "h100", "--check", "--json")
+    assert (code, json.loads(out)[0]["current"]["unread_keys"]) == (1, [key])
+    # the actor's 1: the recompute's rows hold what the verdict counts, so nothing rests on the key
+    config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["ppo_micro_batch_size_per_gpu"] = 1
+    assert read_trinity_config(yaml.safe_dump(config), "c.yaml", {}).memory_unread == ()
+    # not a boolean: Trinity 0.6's legacy trainer types it bool (verl_legacy/verl_config.py:340), said so
+    config["trainer"]["trainer_config"]["algorithm"]["rollout_correction"]["bypass_mode"] = "maybe"
+    found = trinity_config_problems(config, CATALOG.model("8B"), 8, version="0.6")  # type: ignore[arg-type]
+    assert [(problem.code.value, problem.words) for problem in found if key in problem.words] == [
+        ("wrong-type", f"{key} must be true or false, got 'maybe': the notes that read it are not judged")]

@@ -227,3 +227,17 @@ def test_an_unreadable_dynamic_batch_size_key_is_not_called_unset_for_dpo():
     (words,) = [problem.words for problem in trinity_config_problems(config, CATALOG.model("8B"), 8, environ={})
                 if problem.code == "dpo-pair-dynamic"]
     assert words.startswith("trainer.use_dynamic_bsz is unreadable here, so may be true (Trinity's default) for DPO: ")
+
+
+def test_write_sets_no_rollout_flag_for_dpo_its_recompute_runs_in_rows_of_one(tmp_path: Path, cli: Cli):
+    # checks89 (mutants49's p1): Trinity 0.6's legacy trainer recomputes the old log-probs for DPO too where
+    # bypass_mode is false (verl_legacy/verl_trainer.py:527-546, for every algorithm), at the rollout's flag and size;
+    # --write writes the rollout's size 1 for DPO's rows, within the pair the verdict counts, so no flag is needed
+    config = _dpo(2, use_dynamic_bsz=True)
+    config["trainer"]["trainer_config"]["algorithm"] = {"rollout_correction": {"bypass_mode": False}}
+    status, err, written = _written(tmp_path, cli, config)
+    rollout = written["trainer"]["trainer_config"]["actor_rollout_ref"]["rollout"]
+    assert (status, rollout) == (0, {"log_prob_micro_batch_size_per_gpu": 1}), err
+    code, out, _ = cli("--from-config", str(tmp_path / "w.yaml"), *PLAN, "--check", "--json")
+    current = json.loads(out)[0]["current"]
+    assert (code, current["trains"], current["config_problem_codes"]) == (0, True, ["dpo-doubled-above-verdict"])

@@ -129,6 +129,7 @@ from solver.trinity.keys import (
     FORWARD_BUDGETS,
     GRADIENT_CHECKPOINTING_KEY,
     KEYS_05_LACKS,
+    LEGACY_BYPASS_MODE_KEY,
     LORA_CONFIGS,
     MICRO_BATCH_SIZES_TYPED_INT,
     MICRO_BATCH_UNSET_ON_08,
@@ -1872,7 +1873,10 @@ def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVe
     `_check_dpo_pair_dynamic`), and where they are off the critic's forward size (`_check_critic_forward_unset`) and
     its engine's (`_check_critic_engine_sizes`); off for a `model` whose micro-batches are padded
     (`remove_padding_violation`), with one sequence in each (`_check_micro_batch_sizes` on `trainer_gpus` at `sps`,
-    the critic's SP and the trainer's; the critic's engine's set too)."""
+    the critic's SP and the trainer's; the critic's engine's set too); for any other model, with the trainer's off,
+    the deprecated sizes of the roles that run with them off on every release (`_check_whole_batch_sizes`), which
+    verl 0.8 or later refuses beside the per-GPU size whatever the model (the critic's where that is set: verl 0.8
+    cuts the critic's passes by its engine's sizes, needing none of its own)."""
     if remove_padding_violation(model) is None:
         trainer = DYNAMIC_BATCH_KEYS[0]
         # for DPO, off is what keeps the actor's pairs whole (`_check_dpo_pair_dynamic`)
@@ -1886,6 +1890,11 @@ def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVe
         _check_critic_engine_sizes(checks, version)
         if dpo and turned_off(checks.flag(trainer)):
             _check_dpo_sizes_unset(checks, version)
+        if turned_off(checks.flag(trainer)):  # verl 0.8 refuses a deprecated size beside the per-GPU one, any model
+            # the critic's only beside its own per-GPU size: verl 0.8 cuts its passes by its engine's, needing none
+            critic = _fsdp_critic(checks) and checks.number(CRITIC_MICRO_BATCH_SIZES[0]) is not None
+            roles = sequence_counted_roles(checks.flag, version) & {"actor", "ref", *(("critic",) if critic else ())}
+            _check_whole_batch_sizes(checks, version, (trainer_gpus, sps), roles, None)
         return
     trainer = DYNAMIC_BATCH_KEYS[0]
     why = (f"remove padding off (as {model.name} needs) pads each micro-batch to its longest sequence, and dynamic "
@@ -1995,10 +2004,20 @@ def _check_micro_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
                 f"{dotted(path)} is null: {_null_micro_batch_words(version)}: {fix}"))
         else:
             _check_unset_size(checks, path, paths, version, fix)
-    for path in DEPRECATED_MICRO_BATCH_SIZES[:None if critic else 2]:
-        if (size := checks.number(path)) is not None:
+    _check_whole_batch_sizes(checks, version, (trainer_gpus, sps), {"actor", "ref", *(("critic",) if critic else ())},
+                             2 if dpo else 1)
+
+
+def _check_whole_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | None, layout: tuple[int, tuple[int, int]],
+                             roles: Iterable[str], vouched: int | None) -> None:
+    """Check, with the trainer's dynamic batch sizes off, the deprecated size for the whole batch
+    (`DEPRECATED_MICRO_BATCH_SIZES`) of each of `roles` that the config sets (`_check_whole_batch_size`, `vouched`
+    sequences per micro-batch; the ranks from `layout`: trainer GPUs, and the critic's SP and the trainer's)."""
+    trainer_gpus, sps = layout
+    for path in DEPRECATED_MICRO_BATCH_SIZES:
+        if path[-2] in roles and (size := checks.number(path)) is not None:
             role_sp = sps[0] if path[-2] == "critic" else sps[1]
-            _check_whole_batch_size(checks, path, int(size), (trainer_gpus, role_sp), 2 if dpo else 1, version)
+            _check_whole_batch_size(checks, path, int(size), (trainer_gpus, role_sp), vouched, version)
 
 
 def _critic_size_scope(path: Path, version: TrinityVersion | None) -> str:
@@ -2012,22 +2031,26 @@ def _critic_size_scope(path: Path, version: TrinityVersion | None) -> str:
             "instead): ")
 
 
-def _check_whole_batch_size(checks: _ConfigChecks, path: Path, size: int, layout: tuple[int, int], vouched: int,
-                            version: TrinityVersion | None) -> None:
-    """Check, for a padded model with dynamic batch sizes off (`_check_micro_batch_sizes`), the deprecated size for the
-    whole batch at `path` (`DEPRECATED_MICRO_BATCH_SIZES`), `size`, on each verl line the release `version` may run.
-    verl before 0.8 takes it over the per-GPU size, divided by the data-parallel ranks (`layout`: trainer GPUs / the
-    role's SP; no trainer GPUs known: whole), floored (`solver.trinity.config.micro_batch_counts`): more sequences than
-    the verdict's estimate counts per micro-batch (`vouched`: 1, 2 for DPO's pair) are padded past the token budget
-    (``micro-batch-unbounded``: null fits every line). verl 0.8 or later refuses it beside the per-GPU size as the
-    trainer starts (`DEPRECATED_MICRO_BATCH_SIZES`), a refusal of that line alone where the release may be 0.6, whose
-    verl before 0.8 runs it: there a size that takes no more than the verdict counts gets
-    ``micro-batch-deprecated-size``, neither a refusal nor above the verdict, its words saying what each line does;
-    none with 0.5, whose verl runs it so. Below the ranks (0 per GPU) it is `_check_whole_batch_sizes_over_ranks`'."""
+def _check_whole_batch_size(checks: _ConfigChecks, path: Path, size: int, layout: tuple[int, int],
+                            vouched: int | None, version: TrinityVersion | None) -> None:
+    """Check, with dynamic batch sizes off (`_check_whole_batch_sizes`), the deprecated size for the whole batch at
+    `path` (`DEPRECATED_MICRO_BATCH_SIZES`), `size`, on each verl line the release `version` may run. verl before 0.8
+    takes it over the per-GPU size, divided by the data-parallel ranks (`layout`: trainer GPUs / the role's SP; no
+    trainer GPUs known: whole), floored (`solver.trinity.config.micro_batch_counts`): for a padded model, more
+    sequences than the verdict's estimate counts per micro-batch (`vouched`: 1, 2 for DPO's pair; None for a model
+    whose micro-batches hold their sequences' own tokens, the verdict counting them all) are padded past the token
+    budget (``micro-batch-unbounded``: null fits every line). verl 0.8 or later refuses it beside the per-GPU size as
+    the trainer starts, for any model (``ActorConfig.__post_init__``, ``workers/config/actor.py:199-205`` in verl
+    0.8.0; the ref's as an ``ActorConfig`` too, ``workers/engine_workers.py:508-515``; the critic's,
+    ``workers/config/critic.py:107``), a refusal of that line alone where the release may be 0.6, whose verl before
+    0.8 runs it: there a size that takes no more than the verdict counts gets ``micro-batch-deprecated-size``,
+    neither a refusal nor above the verdict, its words saying what each line does; none with 0.5, whose verl runs it
+    so. Below the ranks (0 per GPU) it is `_check_whole_batch_sizes_over_ranks`'."""
     trainer_gpus, sp = layout
     ranks = trainer_gpus // sp
     taken = size // ranks if ranks >= 1 else size
-    if taken < 1 or (taken <= vouched and version == "0.5"):
+    within = vouched is None or taken <= vouched
+    if taken < 1 or (within and version == "0.5"):
         return
     before = "Trinity 0.5's verl" if version == "0.5" else "verl before 0.8"
     over = (f"{shown_number(size)} over the {ranks} data-parallel ranks (trainer GPUs {trainer_gpus} / SP {sp}) = "
@@ -2037,7 +2060,7 @@ def _check_whole_batch_size(checks: _ConfigChecks, path: Path, size: int, layout
     on_08 = "" if version == "0.5" else (
         "verl 0.8 or later refuses it beside the per-GPU size as the trainer starts (a ValueError: both set)")
     fix = f"remove it, or set it to null, read as unset{checks.names.write_does()}"
-    if taken > vouched:
+    if not within:
         checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
             f"{dotted(path)} is {shown_number(size)}: a deprecated size for the whole batch, which {before} takes over "
             f"the per-GPU size, {over}, padded to the longest, which the token budget does not bound"
@@ -2273,10 +2296,7 @@ def _check_dpo_pairs(checks: _ConfigChecks, model: Model, version: TrinityVersio
     if (version == "0.5" or not trains_dpo(checks.value(("algorithm", "algorithm_type")))
             or not turned_off(checks.flag(DYNAMIC_BATCH_KEYS[0])) or size is None or size % 2 != 1):
         return
-    split = ("each micro-batch holds one sequence, so the loss finds no rejected one: it sums the empty half to 0 "
-             "and trains every sequence, the rejected ones too, as a chosen one" if size == 1 else
-             f"each micro-batch holds {shown_number(size)} sequences, which splits a pair over two micro-batches, and "
-             "the loss takes the next one's rows the other way round, its rejected sequences as chosen")
+    split = _pair_split_words(size)
     even = (f"{shown_number(size + 1)}, an even size (" if size == 1 or remove_padding_violation(model) is None else
             "2, one pair (more sequences are padded past the token budget: micro-batch-unbounded; ")
     checks.add(ConfigProblemCode.DPO_PAIR_SPLIT, (
@@ -2284,6 +2304,47 @@ def _check_dpo_pairs(checks: _ConfigChecks, model: Model, version: TrinityVersio
         "does not double it, as Trinity on verl before 0.8 does, and Trinity's DPO loss takes a micro-batch's rows in "
         f"pairs, a chosen and a rejected sequence: {split}; it runs, but is not DPO: on verl 0.8 or later set it to "
         f"{even}on verl before 0.8, Trinity doubles what is written)"))
+
+
+def _pair_split_words(size: float) -> str:
+    """What Trinity's DPO loss makes of micro-batches of an odd `size` in rows (`_check_dpo_pairs`), in words."""
+    if size == 1:
+        return ("each micro-batch holds one sequence, so the loss finds no rejected one: it sums the empty half to 0 "
+                "and trains every sequence, the rejected ones too, as a chosen one")
+    return (f"each micro-batch holds {shown_number(size)} sequences, which splits a pair over two micro-batches, and "
+            "the loss takes the next one's rows the other way round, its rejected sequences as chosen")
+
+
+def _check_dpo_whole_size_pairs(checks: _ConfigChecks, trainer_gpus: int, sp: int,
+                                version: TrinityVersion | None) -> None:
+    """Check, for DPO, the actor's deprecated size for the whole batch (`DEPRECATED_MICRO_BATCH_SIZES`), for any model,
+    where the actor's update runs with dynamic batch sizes off on a release `version` may be whose verl is before 0.8
+    (`sequence_counted_roles`; Trinity 0.6 on verl 0.8 or later refuses the size, `_check_whole_batch_size`). Trinity
+    doubles the per-GPU size for DPO as it loads the config (``trainer/verl_legacy/verl_config.py:685-688`` in 0.6.0),
+    but its actor worker then puts this size over the data-parallel ranks, `trainer_gpus` / `sp`, floored, in the
+    per-GPU one's place, doubled by nothing (``trainer/verl_legacy/fsdp_workers.py:247-253`` in 0.6.0,
+    ``trainer/verl/fsdp_workers.py:223-229`` in 0.5.0), and the actor cuts its mini-batch into micro-batches of that
+    many rows in order, which Trinity's DPO loss takes in pairs (`_check_dpo_pairs`): an odd number splits its
+    pairs. It runs, but is not DPO: ``dpo-pair-split``, not a refusal; 0 per GPU is refused elsewhere
+    (`_check_whole_batch_sizes_over_ranks`). Read from the code, not run."""
+    path = DEPRECATED_MICRO_BATCH_SIZES[0]
+    size, ranks = checks.number(path), trainer_gpus // sp
+    in_rows = any("actor" in sequence_counted_roles(checks.flag, release) for release in releases_may_be(version))
+    if size is None or not in_rows or not trains_dpo(checks.value(("algorithm", "algorithm_type"))):
+        return
+    taken = int(size) // ranks if ranks >= 1 else int(size)
+    if taken < 1 or taken % 2 == 0:
+        return
+    over = (f"{shown_number(size)} over the {ranks} data-parallel ranks (trainer GPUs {trainer_gpus} / SP {sp}) = "
+            f"{counted(taken, 'sequence')}" if ranks >= 1 else
+            f"counted whole, {counted(taken, 'sequence')}, as no trainer GPUs are known to divide it by")
+    checks.add(ConfigProblemCode.DPO_PAIR_SPLIT, (
+        f"{dotted(path)} is {shown_number(size)} for DPO with dynamic batch sizes off: a deprecated size for the whole "
+        f"batch, which {legacy_release_words(version)} takes over the per-GPU size (trainer/verl_legacy/"
+        "fsdp_workers.py:247-253 in Trinity 0.6.0), after doubling that one for DPO, and does not double: "
+        f"{over} per micro-batch, and Trinity's DPO loss takes a micro-batch's rows in pairs, a chosen and a rejected "
+        f"sequence: {_pair_split_words(taken)}; it runs, but is not DPO: remove it, or set it to null, read as unset"
+        f"{checks.names.write_does()}"))
 
 
 def _check_dpo_pair_dynamic(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
@@ -2367,6 +2428,35 @@ def _check_whole_batch_sizes_over_ranks(checks: _ConfigChecks, trainer_gpus: int
                 f"data-parallel ranks (trainer GPUs {trainer_gpus} / SP {sp}): verl before 0.8 divides it by them to 0 "
                 "sequences per GPU, on which the trainer fails, and verl 0.8 or later refuses it: remove it, and set "
                 f"{ROLE_MICRO_BATCH_SIZES[0 if path[-2] == 'actor' else 1][-1]} instead"))
+
+
+def _check_critic_whole_size_over_ranks(checks: _ConfigChecks, trainer_gpus: int, critic_sp: int,
+                                        version: TrinityVersion | None) -> None:
+    """Check a trained critic's deprecated size for the whole batch (`DEPRECATED_MICRO_BATCH_SIZES`), for any model,
+    against its data-parallel ranks, `trainer_gpus` / `critic_sp`, where the critic runs with dynamic batch sizes off
+    on a release `version` may be whose verl is before 0.8 (`sequence_counted_roles`): its worker divides the size by
+    them, floored, into the per-GPU one, and asserts that this divides the mini-batch per GPU as it starts (0.6.0
+    ``trainer/verl_legacy/fsdp_workers.py:1318-1331``), so a size below the ranks, 0 per GPU, fails there (``% 0``).
+    Trinity 0.6 on verl 0.8 or later cuts the critic's passes by its engine's sizes (`CRITIC_ENGINE_MICRO_BATCH_SIZES`)
+    and builds no check of this size over the ranks (verl's ``FSDPCriticConfig.validate``, ``workers/config/
+    critic.py:221-229`` in verl 0.8.0, which Trinity does not call): refused (``micro-batch-unset-refused``) with 0.5
+    alone, else ``micro-batch-unset``."""
+    path = DEPRECATED_MICRO_BATCH_SIZES[2]
+    size, ranks = checks.number(path), trainer_gpus // critic_sp
+    failing = [release for release in releases_may_be(version)
+               if "critic" in sequence_counted_roles(checks.flag, release)]
+    if not _fsdp_critic(checks) or size is None or ranks < 1 or size >= ranks or not failing:
+        return
+    on_08 = "" if version == "0.5" else ("; Trinity 0.6 on verl 0.8 or later cuts the critic's passes by its engine's "
+                                         "sizes instead")
+    code = ConfigProblemCode.MICRO_BATCH_UNSET_REFUSED if version == "0.5" else ConfigProblemCode.MICRO_BATCH_UNSET
+    checks.add(code, (
+        f"{dotted(path)} is {shown_number(size)}, a deprecated size for the whole batch, below the {ranks} "
+        f"data-parallel ranks (trainer GPUs {trainer_gpus} / SP {critic_sp}): "
+        f"{_legacy_critic_worker_words(failing[0] if len(failing) == 1 else version)} divides it by them to 0 "
+        "sequences per GPU with dynamic batch sizes off and fails on that as it starts (its mini-batch % 0, "
+        f"trainer/verl_legacy/fsdp_workers.py:1318-1331 in 0.6.0){on_08}: remove it"
+        f"{checks.names.write_does()}, and set {CRITIC_MICRO_BATCH_SIZES[0][-1]} instead"))
 
 
 def _check_actor_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, batch: TrainBatch,
@@ -3134,6 +3224,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     sp, role_sps = _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
     _check_batch_over_trainer_gpus(checks, trainer_gpus, batch, sp, role_sps.values())
     _check_whole_batch_sizes_over_ranks(checks, trainer_gpus, sp, version)
+    _check_critic_whole_size_over_ranks(checks, trainer_gpus, role_sps["critic"], version)
     _check_actor_mini_batch(checks, trainer_gpus, sp, batch, version)
     _check_forward_micro_batch(checks, trainer_gpus, sp, batch, version)
     _check_critic_mini_batch(checks, trainer_gpus, (role_sps["critic"], sp), batch, version)
@@ -3155,6 +3246,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_dynamic_batch(checks, model, version, trainer_gpus, (role_sps["critic"], sp))
     _check_critic_forward_whole_size(checks, version)
     _check_dpo_pairs(checks, model, version)
+    _check_dpo_whole_size_pairs(checks, trainer_gpus, sp, version)
     _check_dpo_pair_dynamic(checks, version)
     _check_gradient_checkpointing(checks, version)
     _check_remove_padding(checks, model, version)
@@ -3175,7 +3267,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
 
 
 FLAG_KEYS = frozenset(("enable", "use_dynamic_bsz", "log_prob_use_dynamic_bsz", "use_remove_padding", "enable_lora",
-                       "enable_expert_parallel", *OFFLOAD_FLAGS, *ENTROPY_KEYS))
+                       "enable_expert_parallel", LEGACY_BYPASS_MODE_KEY[-1], *OFFLOAD_FLAGS, *ENTROPY_KEYS))
 """The keys of `READ_KEYS` that hold a boolean."""
 TEXT_KEYS = frozenset(("mode", "algorithm_type", "entropy_loss_fn", "model_path", "critic_model_path", "engine_type",
                        "trainer_type", "trainer_strategy", "save_hf_checkpoint", "lora_adapter_path", "path"))

@@ -91,6 +91,7 @@ from solver.trinity.keys import (
     ENGINE_KEYS_05_LACKS,
     ENTROPY_KEYS,
     IGNORED_SECTION,
+    LEGACY_BYPASS_MODE_KEY,
     LORA_CONFIGS,
     NOT_OPTIONAL_KEYS,
     NOT_OPTIONAL_SECTIONS,
@@ -2072,8 +2073,10 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
 
     unread = {path for path in flags if unreadable(reader.get, path)} | {
         path for path in sizes if unreadable(reader.integer, path)}
+    bypass = (dotted(LEGACY_BYPASS_MODE_KEY),) if unreadable(reader.get, LEGACY_BYPASS_MODE_KEY) and _recompute_in_rows(
+        reader, version, dpo, ranks) else ()
     if not unread:
-        return ()
+        return bypass
 
     def counted(reading: bool | None, release: TrinityVersion) -> frozenset[str]:
         def flag(path: Path) -> Any:
@@ -2093,8 +2096,20 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
     passes = frozenset(ROLE_DYNAMIC_BATCH_KEYS) - {"critic"} | ({"critic", _CRITIC_ENGINE} if critic else set())
     flags_decide |= padded and any(len({counted_roles & passes for counted_roles in readings}) > 1
                                    for readings in by_release)
-    return tuple(dotted(path) for path in (*(path for path in flags if path in unread and flags_decide),
-                                           *sizes_unread))
+    return (*(dotted(path) for path in (*(path for path in flags if path in unread and flags_decide),
+                                        *sizes_unread)), *bypass)
+
+
+def _recompute_in_rows(reader: ConfigReader, version: TrinityVersion | None, dpo: bool, ranks: int | None) -> bool:
+    """Whether Trinity 0.6's legacy trainer, were it to recompute the old log-probs (`LEGACY_BYPASS_MODE_KEY` false),
+    would run that pass in rows of more sequences than the verdict counts (`micro_batch_counts` with `rollout_none`):
+    the rollout's flag left none (`rollout_flag_left_none`) where the pass is not counted in rows already. An
+    unreadable `LEGACY_BYPASS_MODE_KEY` then decides the tokens per GPU (`memory_unread_keys`)."""
+    def flag(path: Path) -> Any:
+        return False if path == LEGACY_BYPASS_MODE_KEY else read_or_none(reader.get, path)
+    counted = sequence_counted_roles(flag, version)
+    return ("rollout" not in counted and rollout_flag_left_none(flag, version)
+            and bool(micro_batch_counts(reader, frozenset(), dpo, ranks, True).sequences))
 
 
 def unset_variables(reader: ConfigReader, keys: tuple[str, ...]) -> tuple[str, ...]:

@@ -396,7 +396,8 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
                    # the engine's own dynamic batch sizes as a role's own (0.5 refuses the section)
                    *(_dynamic_batch_keys(readings, [CRITIC_ENGINE_DYNAMIC_KEY], padded) if version != "0.5" else [])]),
         *_own_budget_keys(plan, "critic", readings, version),  # where the algorithm trains a critic
-        *(_micro_batch_keys("critic") + _deprecated_size_keys("critic") if padded and critic else []),
+        *(_micro_batch_keys("critic") if padded and critic else []),
+        *(_deprecated_size_keys("critic") if critic else []),
     ]
 
 
@@ -666,8 +667,10 @@ def _micro_batch_keys(section: str, dpo: bool = False, version: TrinityVersion |
 
 def _deprecated_size_keys(section: str) -> list[PlanKey]:
     """`section`'s deprecated micro-batch size for the whole batch (`DEPRECATED_MICRO_BATCH_SIZES`) null, read as unset,
-    where the config has it, for a padded model (`_micro_batch_keys`' one sequence each): verl before 0.8 takes it over
-    the per-GPU size, divided by the data-parallel ranks, and verl 0.8 or later refuses it beside that size."""
+    where the config has it, for any model: verl before 0.8 takes it over the per-GPU size (`_micro_batch_keys`' where
+    written), divided by the data-parallel ranks, not doubled for DPO (an odd number splits its pairs), and verl 0.8
+    or later refuses it beside that size whatever the model (with dynamic batch sizes on, which `--write` turns back
+    on for a model not padded, neither reads it)."""
     return [PlanKey(path=path, value=None, existing_only=True) for path in DEPRECATED_MICRO_BATCH_SIZES
             if path[-2] == section]
 
@@ -805,7 +808,7 @@ def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
         readings, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)), padded, dpo=dpo,
         dpo_rows=rows_off and role == "actor")
     keys += _micro_batch_keys(role, dpo, version) if padded or rows else []
-    keys += _deprecated_size_keys(role) if padded else []
+    keys += _deprecated_size_keys(role)
     keys += _own_budget_keys(plan, role, readings, version)
     if role == "ref" and not plan.reference_model:
         return keys
