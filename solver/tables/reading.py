@@ -509,7 +509,9 @@ def _validation_message(path: Path | str, raw: Any, error: ValidationError, rech
         problem = listed
     elif first["type"] in PLAIN_PROBLEMS:
         refused = _Refused(first["type"], first["input"], location, raw, recheck)
-        problem = f"{_plain_problem(first)}, got {yaml_brief(first['input'])}{_hint(refused) if yaml_read else ''}"
+        bound = _bound_written_otherwise(refused)
+        problem = (f"{bound}, got {yaml_brief(first['input'])}" if bound else
+                   f"{_plain_problem(first)}, got {yaml_brief(first['input'])}{_hint(refused) if yaml_read else ''}")
     else:
         problem = own_words(first)
     where = _describe_location(raw, location)
@@ -816,6 +818,13 @@ def _whole_number_written_otherwise(refused: _Refused) -> str | None:
     if not refused.whole or meant is None or refused.broken_bound(meant) is not None:
         return None
     return f" ({whole_number_note(refused.value)})"
+
+
+def _bound_written_otherwise(refused: _Refused) -> str | None:
+    """The bound its field's whole number written otherwise (``-2.0``, `meant_whole_number`) breaks (``must be at
+    least 0``), said in place of how to write it, which would not mend it; None otherwise."""
+    meant = meant_whole_number(refused.value)
+    return refused.broken_bound(meant) if refused.whole and meant is not None else None
 
 
 def _job_length_in_neither_form(refused: _Refused) -> str | None:
