@@ -860,12 +860,9 @@ class _Placed(NamedTuple):
 def _now_words_arguments(placement: Placement, fleet: Fleet) -> tuple[str | None, str | None, str | None]:
     """`placement`'s `current`, and where it moves where it does, where it runs now in `placed_on_words`' words (on
     the nodes of its pool now in `fleet`: `moved_from_words`) and why (`running_now_words`' arguments)."""
-    was = placement.moved_from
-    if was is None:  # a placement read from JSON made before moved_from
-        return placement.current, None, placement.move_reason
-    from solver.trinity import moved_from_words  # the fragment's module: only for a job that moves
+    from solver.trinity import moved_from_words  # ruamel: only where fragments are made
 
-    return placement.current, moved_from_words(was, fleet.node_gpus(was.pool)), placement.move_reason
+    return placement.current, moved_from_words(placement.moved_from, fleet), placement.move_reason
 
 
 def _placements_made(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,

@@ -605,8 +605,34 @@ def test_a_cells_files_table_without_models_or_rows_names_the_field(cli, tmp_pat
     cells = tmp_path / "cells.yaml"
     cells.write_text(f"gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - {table}\n", encoding="utf-8")
     assert cli("calibrate", "--cells", str(cells)) == (2, "", (
-        f"solve calibrate: error: --cells {cells}: table gpus=8: missing field '{field}' (fields: gpus, section, "
-        "source, models, rows)\n"))
+        f"solve calibrate: error: --cells {cells}: line 5: table gpus=8: missing field '{field}' (fields: gpus, "
+        "section, source, models, rows)\n"))
+
+
+@pytest.mark.parametrize(("mistake", "said"), [
+    (("Qwen3-14B: SP=4", "Qwen3-14B: env"), (
+        "line 9: table gpus=8, row max_model_len=32768, cells: Qwen3-14B: setting 'env' is not in the source's form; "
+        "write 'Env'")),
+    (("- max_model_len: 65536", "- max_model_lenx: 65536"), (
+        "line 11: table gpus=8, rows item 2: unknown field 'max_model_lenx' (did you mean max_model_len? fields: "
+        "max_model_len, cells)")),
+    (("gpus: 8", "gpus: -8.0"), "line 5: table gpus=-8.0, gpus: must be above 0, got -8.0"),
+    (("memory_gb: 80", "memory_gb: 80GB"), (
+        "line 2: memory_gb: must be a whole number, got '80GB' (GB as sold, as a number: 80 for 80 GB; nvidia-smi's "
+        "total in MiB goes in memory_mib)")),
+])
+def test_a_cells_files_data_mistake_names_its_line(cli, tmp_path: Path, mistake: tuple[str, str], said: str):
+    # words89: a refusal named the file, the table and the row, not the line (the YAML loader dropped its marks)
+    cells = tmp_path / "cells.yaml"
+    cells.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: s\n"
+                     "    models: [Qwen3-8B, Qwen3-14B]\n    rows:\n"
+                     "      - {max_model_len: 32768, cells: {Qwen3-8B: SP=2, Qwen3-14B: SP=4}}\n"
+                     "      # a comment\n      - max_model_len: 65536\n"
+                     "        cells:\n          Qwen3-8B: SP=4\n          Qwen3-14B: SP=8\n".replace(*mistake),
+                     encoding="utf-8")
+    for command in (("--model", "8B", "--gpu", "h100", "--gpus", "8"), ("calibrate",)):
+        prog = "solve calibrate" if command == ("calibrate",) else "solve"
+        assert cli(*command, "--cells", str(cells)) == (2, "", f"{prog}: error: --cells {cells}: {said}\n")
 
 
 def test_a_cells_files_aliases_are_checked_as_the_catalogues_are(cli, tmp_path: Path):
@@ -847,10 +873,11 @@ def test_tables_for_more_gpus_than_plans_take_are_checked_too(cli, tmp_path: Pat
 
 
 @pytest.mark.parametrize(("source", "section", "message"), [
-    ('"made \\e[31mup"', "1 x L40S", "source: must be printable text (no control characters), got 'made \\x1b[31mup'"),
+    ('"made \\e[31mup"', "1 x L40S",
+     "line 3: source: must be printable text (no control characters), got 'made \\x1b[31mup'"),
     ("made up", '"1 x \\e[2J L40S"',
-     "table gpus=1, section: must be printable text (no control characters), got '1 x \\x1b[2J L40S'"),
-    ('"made\\tup"', "1 x L40S", "source: must be printable text (no control characters), got 'made\\tup'"),
+     "line 5: table gpus=1, section: must be printable text (no control characters), got '1 x \\x1b[2J L40S'"),
+    ('"made\\tup"', "1 x L40S", "line 3: source: must be printable text (no control characters), got 'made\\tup'"),
 ], ids=["source", "section", "tab"])
 def test_a_cells_file_with_control_characters_where_output_shows_its_words_is_refused(
         cli, tmp_path: Path, source: str, section: str, message: str):

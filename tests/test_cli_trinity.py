@@ -3493,6 +3493,19 @@ def test_a_configs_whole_number_written_as_a_float_is_refused_with_how_to_write_
     assert cli("--gpus", "8.0")[2].endswith("got '8.0' (write 8.0 as 8)\n")
 
 
+@pytest.mark.parametrize(("written", "said"), [("-2.0", "must be at least 1, got -2.0"),
+                                               ("1e9", "must be at most 65536, got 1000000000.0")])
+def test_a_configs_whole_number_written_as_a_float_out_of_range_is_told_its_bound_not_how_to_write_it(
+        cli, tmp_path: Path, written: str, said: str):
+    # words89: cluster.gpu_per_node: -2.0 was told "(write -2.0 as -2)", and -2 then refused: the bound, once, as
+    # --gpus -2.0 is told its range
+    config = tmp_path / "trinity.yaml"
+    config.write_text(MODEL_8K + f"cluster: {{node_num: 1, gpu_per_node: {written}}}\n", encoding="utf-8")
+    assert cli("--from-config", str(config), "--gpu", "h100", "--check") == (
+        2, "", f"solve: error: --from-config {config}: cluster.gpu_per_node {said}\n")
+    assert cli("--gpus", "-2.0")[2].endswith("expected a whole number from 1 to 65536, got '-2.0'\n")
+
+
 def test_check_says_where_it_exits_1_in_one_wording_in_its_help_and_docs(cli):
     # budgetrule87: the --check line and the exit-status summary said "do not train", leaving out the settings the
     # verdict cannot vouch for (a key unread here, a budget above its own), which exit 1 too: one wording, as

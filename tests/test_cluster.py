@@ -3243,6 +3243,23 @@ def test_lengths_in_a_cluster_file_may_be_thousands_of_tokens_as_on_the_command_
         load_fleet(path, CATALOG)
 
 
+@pytest.mark.parametrize(("nodes", "per_node", "said"), [
+    ("-2.0", "8", "pool a, nodes: must be at least 0, got -2.0"),
+    ("2.0", "8", "pool a, nodes: must be a whole number, got 2.0 (write 2.0 as 2)"),
+    ("1", "0.0", "pool a, gpus_per_node: must be above 0, got 0.0"),
+])
+def test_a_cluster_files_whole_number_written_as_a_float_is_told_the_bound_it_breaks(tmp_path: Path, nodes: str,
+                                                                                     per_node: str, said: str):
+    # words89: nodes: -2.0 was told it is no whole number, and 0.0 for gpus_per_node "write 0.0 as 0", a number
+    # refused too: the bound the number breaks is named, once
+    path = tmp_path / "fleet.yaml"
+    path.write_text(f"pools:\n  - {{name: a, gpu: a100, nodes: {nodes}, gpus_per_node: {per_node}}}\njobs:\n"
+                    "  - {name: j, model: 4B, max_model_len: 32k}\n", encoding="utf-8")
+    with pytest.raises(TableError) as refused:
+        load_fleet(path, CATALOG)
+    assert str(refused.value) == f"{path}: {said}"
+
+
 @pytest.mark.parametrize(("length", "where", "shown"), [
     ("32kb", "job j, max_model_len", "'32kb'"),
     ("'32768 tokens'", "job j, max_model_len", "'32768 tokens'"),

@@ -41,7 +41,7 @@ def _cells_with_source(tmp_path: Path, source: str) -> Path:
 ], ids=["missing", "unknown", "mapping-field-type", "number", "list"])
 def test_a_cells_files_source_problem_names_its_field_not_pydantic_tags(cli, tmp_path: Path, source: str, problem: str):
     path = _cells_with_source(tmp_path, source)
-    assert cli("--cells", str(path), *QUERY) == (2, "", f"solve: error: --cells {path}: {problem}\n")
+    assert cli("--cells", str(path), *QUERY) == (2, "", f"solve: error: --cells {path}: line 3: {problem}\n")
 
 
 def test_a_cells_files_source_of_either_form_still_loads(cli, tmp_path: Path):

@@ -163,7 +163,8 @@ def test_a_bad_workstation_host_ram_is_refused_in_one_line(cli, tmp_path: Path, 
     cells.write_text(CELLS.format(field=f"workstation_host_ram_gib: {value}\n"))
     status, out, err = cli("--cells", str(cells), "--gpu", "RTX-3090-24GB", "--gpus", "2", "--model", "4B",
                            "--len", "4096")
-    assert (status, out, err) == (2, "", f"solve: error: --cells {cells}: workstation_host_ram_gib: {problem}\n")
+    assert (status, out, err) == (2, "", (f"solve: error: --cells {cells}: line 3: workstation_host_ram_gib: "
+                                          f"{problem}\n"))
     gpus = tmp_path / "gpus.yaml"
     gpus.write_text("gpus:\n  - {name: RTX-3090-24GB, memory_gb: 24, source: mine, workstation_host_ram_gib: "
                     f"{value}}}\n")

@@ -188,8 +188,8 @@ def test_a_quoted_rocm_is_refused_as_every_flag_is(cli, tmp_path: Path, written:
     with pytest.raises(TableError) as raised:
         load_gpu_type(cells, MODELS)
     assert str(raised.value) == message
-    assert cli("--model", "8B", "--gpu", "h100", "--len", "8k", "--cells", str(cells)) == (
-        2, "", f"solve: error: --cells {message}\n")
+    assert cli("--model", "8B", "--gpu", "h100", "--len", "8k", "--cells", str(cells)) == (  # a cells file: its line
+        2, "", f"solve: error: --cells {cells}: line 1: rocm: must be true or false, {said}\n")
 
 
 @pytest.mark.parametrize(("written", "rocm"), [("true", True), ("yes", True), ("True", True), ("false", False)])

@@ -2329,8 +2329,8 @@ def test_calibrate_fits_on_cells_of_a_model_the_catalogue_lacks(cli, tmp_path: P
                      encoding="utf-8")
     status, _, err = cli("calibrate", "--cells", str(cells))  # it says how to add the model, in one line
     assert status == 2 and err.count("\n") == 1 and err.startswith(
-        f"solve calibrate: error: --cells {cells}: table gpus=8: unknown model 'my-sft-8b' in the table's models "
-        "(known: ")
+        f"solve calibrate: error: --cells {cells}: line 5: table gpus=8: unknown model 'my-sft-8b' in the table's "
+        "models (known: ")
     assert err.endswith("; a model of your own: give its config.json with --model-config)\n")
     fitted = tmp_path / "fit.yaml"
     status, out, _ = cli("calibrate", "--cells", str(cells), "--model-config", str(folder), "--out", str(fitted))

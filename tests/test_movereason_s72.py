@@ -176,13 +176,20 @@ def test_a_moving_job_names_where_it_runs_now_in_its_json_and_its_config(cli: Cl
 
 def test_a_job_moving_from_a_whole_node_names_all_its_gpus() -> None:
     # mutants47: a job that ran on every GPU of its node ran on all of them, not on GPUs 0-7 of a larger node
+    # words89: it takes the fleet, which both its callers looked the pool's node size up in
     from solver.results import RunsAt
+    from solver.tables import Fleet
     from solver.trinity import moved_from_words
 
+    def fleet(pool: str, node_gpus: int) -> Fleet:
+        return Fleet(pools=[{"name": pool, "gpu": "a100", "nodes": 2, "gpus_per_node": node_gpus}],
+                     jobs=[{"name": "j", "model": "4B", "max_model_len": 8192}])
+
     whole = RunsAt(pool="a100", nodes=(1,), gpu_indexes=tuple(range(8)))
-    assert moved_from_words(whole, 8) == "node 1 of pool a100 (all its GPUs)"
-    assert moved_from_words(whole, 16) == "node 1 of pool a100 (GPUs 0-7)"
-    assert moved_from_words(whole, None) == "node 1 of pool a100 (GPUs 0-7)"  # its pool's size unknown
+    assert moved_from_words(whole, fleet("a100", 8)) == "node 1 of pool a100 (all its GPUs)"
+    assert moved_from_words(whole, fleet("a100", 16)) == "node 1 of pool a100 (GPUs 0-7)"
+    assert moved_from_words(whole, fleet("h100", 8)) == "node 1 of pool a100 (GPUs 0-7)"  # its pool's size unknown
+    assert moved_from_words(None, fleet("a100", 8)) is None  # it does not move, or JSON made before moved_from
 
 
 def test_each_config_says_whether_its_job_stays_or_starts(cli: Cli, tmp_path: Path):

@@ -273,7 +273,7 @@ def test_a_bad_cells_file_interconnect_is_refused_naming_the_accepted_values(cli
                      encoding="utf-8")
     status, out, err = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "64k", "--cells", str(cells))
     assert (status, out) == (2, "")
-    assert err == (f"solve: error: --cells {cells}: interconnect: must be 'nvlink', 'infinity-fabric' or "
+    assert err == (f"solve: error: --cells {cells}: line 9: interconnect: must be 'nvlink', 'infinity-fabric' or "
                    f"'pcie', got {link!r}{meant}\n")
 
 

@@ -92,8 +92,8 @@ def test_a_cell_of_nothing_trained_written_another_way_is_told_the_dash(cli, tmp
     # memory as OOM: each was an unknown setting, without the '-' that the source writes there.
     cells = _h20_cells(tmp_path, cell)
     assert cli("tables", "--gpu", "h20", "--cells", str(cells)) == (2, "", (
-        f"solve tables: error: --cells {cells}: table gpus=8, row max_model_len=65536, cells: Qwen3-14B: setting "
-        f"{cell!r} is not in the source's form; write '-' (no setting trained there)\n"))
+        f"solve tables: error: --cells {cells}: line 5: table gpus=8, row max_model_len=65536, cells: Qwen3-14B: "
+        f"setting {cell!r} is not in the source's form; write '-' (no setting trained there)\n"))
 
 
 def test_why_six_gpus_stop_short_names_the_row_the_next_length_falls_to(cli):

@@ -57,8 +57,8 @@ def test_a_cells_files_nvidia_smi_mib_as_memory_gb_is_refused_with_the_mib_hint(
         "gpu: H100-80GB", "gpu: Mine-16G").replace("memory_gb: 80", "memory_gb: 16376"), encoding="utf-8")
     status, out, err = cli("--cells", str(cells), "--model", "8B", "--gpu", "mine-16g", "--len", "8k")
     assert (status, out) == (2, "")
-    assert err.splitlines()[-1] == (f"solve: error: --cells {cells}: memory_gb: must be at most 4096, got 16376 "
-                                    "(no GPU has 16376 GB; if it is nvidia-smi's total in MiB, 16.0 GiB, give "
+    assert err.splitlines()[-1] == (f"solve: error: --cells {cells}: line 8: memory_gb: must be at most 4096, got "
+                                    "16376 (no GPU has 16376 GB; if it is nvidia-smi's total in MiB, 16.0 GiB, give "
                                     "memory_mib: 16376)")
 
 

@@ -91,7 +91,8 @@ def test_a_cells_files_gpu_name_read_as_true_is_told_to_be_quoted(cli: Cli, tmp_
     cells = tmp_path / "cells.yaml"
     text = (EXAMPLES / "my-cells.yaml").read_text(encoding="utf-8")
     cells.write_text(text.replace("\ngpu: H100-80GB", "\ngpu: yes", 1), encoding="utf-8")
-    message = f"--cells {cells}: gpu: must be text, got true (YAML reads it, unquoted, as true or false: {QUOTE}"
+    message = (f"--cells {cells}: line 6: gpu: must be text, got true (YAML reads it, unquoted, as true or false: "
+               f"{QUOTE}")
     assert cli("--cells", str(cells), "--model", "8B", "--gpu", "a100") == (2, "", f"solve: error: {message}\n")
 
 

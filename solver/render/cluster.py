@@ -584,11 +584,11 @@ def _move_reasons(placements: tuple[Placement, ...], fleet: Fleet) -> list[Text]
 def _moving_words(placement: Placement, fleet: Fleet) -> str | None:
     """Where `placement`'s job runs now and why it moves (`moving_words`, its pool's nodes as `fleet` gives them);
     None where it does not move."""
-    if (was := placement.moved_from) is None or placement.move_reason is None:
+    if placement.moved_from is None or placement.move_reason is None:
         return placement.move_reason
     from solver.trinity import moved_from_words, moving_words  # solver.trinity: loaded only where a job moves
 
-    return moving_words(moved_from_words(was, fleet.node_gpus(was.pool)), placement.move_reason)
+    return moving_words(moved_from_words(placement.moved_from, fleet), placement.move_reason)
 
 
 def _current_reasons(said: Iterable[tuple[str, str | None, str]]) -> list[Text]:

@@ -193,6 +193,39 @@ class UniqueKeyLoader(WrittenKeys, UniqueKeys, getattr(yaml, "CSafeLoader", yaml
     a user's files that a schema validates."""
 
 
+ValueLines = dict[int, dict[Any, int]]
+"""The line (from 1) each value of a file's mappings and lists starts on: by the container's id, then its key or
+index (`LineMarkingLoader`)."""
+
+
+class LineMarkingLoader(UniqueKeyLoader):
+    """`UniqueKeyLoader` that keeps the line each value of its mappings and lists starts on (`value_lines`), which a
+    cells file's refusal names (`load_validated`)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.value_lines: ValueLines = {}
+
+    def construct_marked_mapping(self, node: yaml.MappingNode) -> Iterator[dict[Any, Any]]:
+        """The mapping of `node`, its values' lines kept (as PyYAML's own, filled once yielded: anchors)."""
+        data: dict[Any, Any] = {}
+        yield data
+        data.update(self.construct_mapping(node))
+        self.value_lines[id(data)] = {self.construct_object(key): value.start_mark.line + 1
+                                      for key, value in node.value}
+
+    def construct_marked_list(self, node: yaml.SequenceNode) -> Iterator[list[Any]]:
+        """The list of `node`, its items' lines kept."""
+        data: list[Any] = []
+        yield data
+        data.extend(self.construct_sequence(node))
+        self.value_lines[id(data)] = {index: item.start_mark.line + 1 for index, item in enumerate(node.value)}
+
+
+LineMarkingLoader.add_constructor("tag:yaml.org,2002:map", LineMarkingLoader.construct_marked_mapping)
+LineMarkingLoader.add_constructor("tag:yaml.org,2002:seq", LineMarkingLoader.construct_marked_list)
+
+
 class WrittenNames:
     """For a PyYAML loader (before it in the bases): the value of a key `NAME_KEYS` names that YAML 1.1 reads as
     something other than text (``010``, ``1.50``, ``on``, ``2024-01-01``) is its text as written, so that
@@ -358,10 +391,16 @@ def _first_field(before: list[str], column: int, field: str) -> str:
     return field
 
 
-def _read_yaml(path: Path, loader: type[UniqueKeyLoader]) -> Any:
+def _read_yaml(path: Path, loader: type[UniqueKeyLoader]) -> tuple[Any, ValueLines | None]:
+    """The data of the YAML file at `path`, read by `loader`, and its values' lines where it keeps them
+    (`LineMarkingLoader`); `TableError` in one line where it is no YAML `loader` reads."""
     text = read_user_file(path)
     try:
-        return yaml.load(text, Loader=loader)
+        reading = loader(text)
+        try:
+            return reading.get_single_data(), getattr(reading, "value_lines", None)
+        finally:
+            reading.dispose()
     except TableError as error:
         raise TableError(f"{path}: {error}") from None
     except (RecursionError, ValueError) as error:  # a limit, or a scalar that cannot be built (the date 2020-13-45)
@@ -489,8 +528,10 @@ def _members(annotation: Any) -> tuple[Any, ...]:
 
 
 def _validation_message(path: Path | str, raw: Any, error: ValidationError, recheck: Callable[[Any], object],
-                        schema: type[BaseModel], yaml_read: bool = True, gpu_type_named: GpuTypeNamed = None) -> str:
-    """`error` in one line after `path` (a file's, or an argument's name), naming a mapping's fields where one is
+                        schema: type[BaseModel], yaml_read: bool = True, gpu_type_named: GpuTypeNamed = None,
+                        lines: ValueLines | None = None) -> str:
+    """`error` in one line after `path` (a file's, or an argument's name) and the line of the value refused (or of
+    the mapping that lacks a field) where `lines` has it (`_line_at`), naming a mapping's fields where one is
     missing or unknown (`schema`'s), with a hint where the value refused is a mistake `_HINTS` recognises (in data YAML
     read: `yaml_read`); `recheck` validates other data the same way (for the hint of a number YAML reads as text,
     which must not suggest a value its field refuses); `gpu_type_named` tells an unknown field that names a GPU type
@@ -498,6 +539,7 @@ def _validation_message(path: Path | str, raw: Any, error: ValidationError, rech
     errors = _innermost(error.errors())
     first = _first_said(errors)
     location = _data_location(raw, tuple(first["loc"]))
+    line = _line_at(raw, location, lines) if lines is not None else None  # an unknown field's own line
     if first["type"] == "extra_forbidden":
         problem, errors = _unknown_field(first, location[-1], errors, schema, _node_at(raw, location[:-1]),
                                          gpu_type_named)
@@ -509,11 +551,24 @@ def _validation_message(path: Path | str, raw: Any, error: ValidationError, rech
         problem = listed
     elif first["type"] in PLAIN_PROBLEMS:
         refused = _Refused(first["type"], first["input"], location, raw, recheck)
-        problem = f"{_plain_problem(first)}, got {yaml_brief(first['input'])}{_hint(refused) if yaml_read else ''}"
+        bound = _bound_written_otherwise(refused)
+        problem = (f"{bound}, got {yaml_brief(first['input'])}" if bound else
+                   f"{_plain_problem(first)}, got {yaml_brief(first['input'])}{_hint(refused) if yaml_read else ''}")
     else:
         problem = own_words(first)
     where = _describe_location(raw, location)
-    return f"{path}: {where + ': ' if where else ''}{problem}{_more_problems(raw, first, errors)}"
+    at = "" if line is None else f"line {line}: "
+    return f"{path}: {at}{where + ': ' if where else ''}{problem}{_more_problems(raw, first, errors)}"
+
+
+def _line_at(raw: Any, location: tuple[Any, ...], lines: ValueLines) -> int | None:
+    """The line of the value at `location` of `raw` (keys of mappings and indexes of lists), or of the deepest value
+    above it that `lines` has (a field missing: its mapping's); None where it has none."""
+    line, node = None, raw
+    for key in location:
+        line = lines.get(id(node), {}).get(key, line)
+        node = _node_at(node, (key,))
+    return line
 
 
 def _mapping_for_a_list(error: Any, schema: type[BaseModel]) -> str | None:
@@ -818,6 +873,13 @@ def _whole_number_written_otherwise(refused: _Refused) -> str | None:
     return f" ({whole_number_note(refused.value)})"
 
 
+def _bound_written_otherwise(refused: _Refused) -> str | None:
+    """The bound its field's whole number written otherwise (``-2.0``, `meant_whole_number`) breaks (``must be at
+    least 0``), said in place of how to write it, which would not mend it; None otherwise."""
+    meant = meant_whole_number(refused.value)
+    return refused.broken_bound(meant) if refused.whole and meant is not None else None
+
+
 def _job_length_in_neither_form(refused: _Refused) -> str | None:
     """A job's length (a whole-number field that takes ``32k`` too) in neither form it takes (``32kb``)."""
     if not (refused.whole and refused.broken_bound("32k") is None):
@@ -949,24 +1011,26 @@ def load_validated(model: type[_Schema], path: Path, context: dict[str, Any] | N
                    loader: type[UniqueKeyLoader] = UniqueKeyLoader, gpu_type_named: GpuTypeNamed = None) -> _Schema:
     """The file at `path` as `model`, read by `loader`, or `TableError` in one line (naming the kind of file it looks
     like instead, where its top-level keys are another's: `_FILE_KINDS`; an unknown field that `gpu_type_named` finds
-    a GPU type's name, that GPU type)."""
-    raw = _read_yaml(path, loader)
+    a GPU type's name, that GPU type; the line, where `loader` keeps lines: `LineMarkingLoader`)."""
+    raw, lines = _read_yaml(path, loader)
     if not isinstance(raw, dict):  # a CSV, say, reads as one string: say which keys the file takes
         raise TableError(f"{path}: expected a mapping at the top level, got {_top_level_kind(raw)} (fields: "
                          f"{', '.join(_fields_at(model, ()))})")
-    return validated_data(model, raw, path, context, looks_like(raw, model), gpu_type_named=gpu_type_named)
+    return validated_data(model, raw, path, context, looks_like(raw, model), gpu_type_named=gpu_type_named,
+                          lines=lines)
 
 
 def validated_data(model: type[_Schema], raw: Any, where: Path | str, context: dict[str, Any] | None = None,
-                   note: str = "", yaml_read: bool = True, gpu_type_named: GpuTypeNamed = None) -> _Schema:
+                   note: str = "", yaml_read: bool = True, gpu_type_named: GpuTypeNamed = None,
+                   lines: ValueLines | None = None) -> _Schema:
     """`raw` (a file's data, read: by YAML, or by JSON where not `yaml_read`, which its hints then do not assume) as
-    `model`, or `TableError` in one line after `where` (the file): the field named as a file's are, what was found
-    and what the field takes, then `note`."""
+    `model`, or `TableError` in one line after `where` (the file), and the line where `lines` (`ValueLines`) has it:
+    the field named as a file's are, what was found and what the field takes, then `note`."""
     try:
         return model.model_validate(raw, context=context)
     except ValidationError as error:
         recheck = partial(model.model_validate, context=context)
-        raise TableError(_validation_message(where, raw, error, recheck, model, yaml_read, gpu_type_named)
+        raise TableError(_validation_message(where, raw, error, recheck, model, yaml_read, gpu_type_named, lines)
                          + note) from None
 
 
@@ -1034,18 +1098,20 @@ def load_models(path: Path) -> tuple[Model, ...]:
 
 
 def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = (),
-                  made_by: Mapping[str, Path] | None = None) -> GpuType:
+                  made_by: Mapping[str, Path] | None = None, loader: type[UniqueKeyLoader] = UniqueKeyLoader) -> GpuType:
     """Load and check one GPU type's feasibility tables against the known `models`; a GPU type of the
     `hardware` catalogue (named by its name or an alias) takes its ``memory_gb`` where it gives none, and must match
     its entry there, whose name, aliases,
     driver-reported memory, ROCm, workstation host memory and interconnect it takes (each of these it states must be
     that entry's: `TableError` otherwise). `made_by` names the earlier cells file that made each GPU type of
-    `hardware` the catalogue lacks (by name), which a value that differs from its own is said to be from."""
+    `hardware` the catalogue lacks (by name), which a value that differs from its own is said to be from; `loader`
+    reads the file (`load_validated`)."""
     names = {normalise(name): model.name for model in models for name in (model.name, *model.aliases)}
     head_counts = {model.name: (model.num_attention_heads, model.num_key_value_heads) for model in models}
     memory_gb_of = {normalise(name): gpu.memory_gb for gpu in hardware for name in (gpu.name, *gpu.aliases)}
     tabled = load_validated(GpuType, path, context={"models": [model.name for model in models], "names": names,
-                                                    "heads": head_counts, "memory_gb_of": memory_gb_of, TYPED: True})
+                                                    "heads": head_counts, "memory_gb_of": memory_gb_of, TYPED: True},
+                            loader=loader)
     by_name = {model.name: model for model in models}
     for table in tabled.tables:  # a setting no run can have: the model's heads rule its SP degree out
         for row in table.rows:
@@ -1088,8 +1154,9 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
 
 def load_cells(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = (),
                made_by: Mapping[str, Path] | None = None) -> GpuType:
-    """A cells file you measured (`load_gpu_type`), which gives at least one table (`TableError` otherwise)."""
-    measured = load_gpu_type(path, models, hardware, made_by)
+    """A cells file you measured (`load_gpu_type`), which gives at least one table (`TableError` otherwise); a value
+    its schema refuses is named by its line too (`LineMarkingLoader`)."""
+    measured = load_gpu_type(path, models, hardware, made_by, LineMarkingLoader)
     if not measured.tables:
         raise TableError(f"{path}: no tables: a cells file gives at least one (gpus, models, rows)")
     return measured

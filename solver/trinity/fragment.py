@@ -47,6 +47,7 @@ from solver.rules import (
 from solver.tables import (
     MAX_GPUS,
     NO_CRITIC,
+    Fleet,
     Model,
     QueryError,
     TrinityVersion,
@@ -436,10 +437,14 @@ def placed_on_words(pool: str, nodes: tuple[int, ...], shared_gpus: tuple[int, .
     return f"{numbered(nodes)} of pool {pool} ({gpus})"
 
 
-def moved_from_words(moved_from: RunsAt, node_gpus: int | None) -> str:
-    """Where a job that moves runs now (`Placement.moved_from`), in `placed_on_words`' words, on nodes of `node_gpus`
-    GPUs (``node 1 of pool a100 (all its GPUs)``; None: its pool's size unknown, its GPUs named), its trainer's
-    nodes named where its rollout has others (``its trainer on node 0``)."""
+def moved_from_words(moved_from: RunsAt | None, fleet: Fleet) -> str | None:
+    """Where a job that moves runs now (`Placement.moved_from`), in `placed_on_words`' words, on its pool's nodes as
+    `fleet` gives them (``node 1 of pool a100 (all its GPUs)``; a pool `fleet` lacks, its GPUs named), its trainer's
+    nodes named where its rollout has others (``its trainer on node 0``); None for None (a job that does not move, or
+    one read from JSON made before ``moved_from``)."""
+    if moved_from is None:
+        return None
+    node_gpus = fleet.node_gpus(moved_from.pool)
     whole = node_gpus is not None and moved_from.gpu_indexes == tuple(range(node_gpus))
     trainer = moved_from.trainer_nodes if moved_from.trainer_nodes is not None else moved_from.nodes
     return placed_on_words(moved_from.pool, moved_from.nodes, None if whole else moved_from.gpu_indexes, trainer)

@@ -20,6 +20,7 @@ from solver.tables import (
     TrinityVersion,
     UniqueKeys,
     check_types,
+    meant_whole_number,
     parsed_once,
     shown_number,
     thousands_of_tokens,
@@ -219,7 +220,7 @@ class ConfigReader:
     def integer(self, path: tuple[str, ...], default: int | None = None, minimum: int = 1,
                 maximum: int = MAX_TOKENS) -> int | None:
         """The whole number at `path` (a digit string too), within `minimum` to `maximum`; `default` where it is
-        absent."""
+        absent. One written otherwise (``8.0``) is told how to write it, or, out of range (``-2.0``), the bound."""
         value = self.get(path)
         if value is None:
             return default
@@ -228,16 +229,20 @@ class ConfigReader:
                 value = int(value)
             except ValueError:  # longer than Python converts (4300 digits)
                 raise ConfigError(f"{self.where(path)}: {NUMBER_TOO_LONG}") from None
+        shown: Any = value
         if isinstance(value, bool) or not isinstance(value, int):
             tokens = thousands_of_tokens(value) if isinstance(value, str) else None
-            meant = whole_number_note(value)  # as the CLI's counts are refused: 8.0, 32_768
-            written = (f" (Trinity reads no thousands of 1024: write {tokens})" if isinstance(tokens, int)
-                       else f" ({meant})" if meant else "")
-            raise ConfigError(f"{self.where(path)} must be a whole number, got {yaml_brief(value)}{written}")
+            number = meant_whole_number(value)  # as the CLI's counts are refused: 8.0, 32_768
+            if isinstance(tokens, int) or number is None or minimum <= number <= maximum:
+                meant = whole_number_note(value)
+                written = (f" (Trinity reads no thousands of 1024: write {tokens})" if isinstance(tokens, int)
+                           else f" ({meant})" if meant else "")
+                raise ConfigError(f"{self.where(path)} must be a whole number, got {yaml_brief(value)}{written}")
+            value, shown = number, yaml_brief(value)  # -2.0: told its bound, which writing -2 would not mend
         if value < minimum:
-            raise ConfigError(f"{self.where(path)} must be at least {minimum}, got {value}")
+            raise ConfigError(f"{self.where(path)} must be at least {minimum}, got {shown}")
         if value > maximum:
-            raise ConfigError(f"{self.where(path)} must be at most {maximum}, got {value}")
+            raise ConfigError(f"{self.where(path)} must be at most {maximum}, got {shown}")
         return value
 
     def count(self, path: tuple[str, ...], default: int, minimum: int = 1) -> int:
