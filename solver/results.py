@@ -1716,7 +1716,7 @@ class Plan(Frozen):
             return (f"estimated: the memory model predicts {self.memory_gb:.1f} GiB per GPU{self.peaks_words}, "
                     f"{self.room_words}"
                     f"{self.beyond_calibration_words}")
-        cell = self.source.words(gpu, model)
+        cell = self.source.words(gpu, model, memory="the same")
         if self.evidence == "documented":
             between = (f", the row that {self.max_model_len} falls to"
                        if self.source.max_model_len > self.max_model_len else "")

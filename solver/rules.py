@@ -56,6 +56,9 @@ from solver.tables.peft_names import LoraTargets
 
 Evidence = Literal["documented", "inferred", "estimated"]
 
+CellMemory = Literal["at least", "the same", "at most"]
+"""How the memory of the GPU type whose table holds a cell stands to the plan's GPU type's (`SourceCell.words`)."""
+
 
 class BrokenRuleCode(str, Enum):
     """The machine-readable code of the rule of Trinity's or verl's a config's settings break
@@ -109,14 +112,16 @@ class SourceCell(LeftOutWhenNone):
         "where the cell's table comes from where it is measured cells of yours (--cells: the file's source); left "
         "out for the source document's"))
 
-    def words(self, gpu: str, model: str | None = None, *, smaller: bool = False) -> str:
+    def words(self, gpu: str, model: str | None = None, *, memory: CellMemory = "at least") -> str:
         """The cell in words, for a plan of `model` on `gpu` (empty: "the table"); naming the cell's
         model where it stands for `model` (a model of the same shape), and its GPU type where it is another's, with
-        how its memory stands to `gpu`'s: at least as much (a larger or same-memory GPU type's table), or for a
-        `smaller` card's (`smaller_card_words`) at most as much."""
+        how its memory stands to `gpu`'s (`memory`): at least as much (a table that says a setting ran out of memory,
+        a larger or same-memory GPU type's), the same (a cell that vouches for a plan: only a GPU type of the same
+        memory lends its tables), or for a smaller card's (`smaller_card_words`) at most as much."""
         table = table_words(self.gpu or gpu, self.gpus, self.table_source)
         if self.gpu and gpu:
-            table += f" (its GPU has {'at most' if smaller else 'at least'} the memory of {gpu})"
+            table += (f" (its GPU has the same memory as {gpu})" if memory == "the same" else
+                      f" (its GPU has {memory} the memory of {gpu})")
         said = f"{table} says {self.setting!r} at {self.max_model_len}"
         return said if model in (None, self.model) else f"{said} for {self.model}, of the same shape"
 
@@ -873,7 +878,7 @@ def smaller_card_words(vouching: TablesVerdict, gpu: str, model: str) -> str:
     """A `smaller_card_vouching` verdict of a setting of `model` that an estimate on `gpu` does not fit, in words: its
     cell, and that the estimate is on the safe side there but still decides (``solve memory``'s line, the planner's
     reasons)."""
-    return (f"{vouching.source.words(gpu, model, smaller=True)} ({vouching.evidence}): the estimate is on the safe "
+    return (f"{vouching.source.words(gpu, model, memory='at most')} ({vouching.evidence}): the estimate is on the safe "
             "side there, and still decides, as a smaller card's cells vouch for no other GPU type")
 
 
@@ -893,7 +898,7 @@ def larger_tables(catalog: Catalog, gpu: str, model: Model) -> tuple[tuple[str, 
 def tables_said(tables: TablesVerdict, gpu: str, model: str, gpus: int, offload: bool) -> str:
     """What a GPU type's tables say of a setting (with `offload` or not) on `gpus` GPUs, in words: it trains (and which
     cell vouches), or it runs out of memory (and which cell says so)."""
-    cell = tables.source.words(gpu, model)
+    cell = tables.source.words(gpu, model, memory="the same" if tables.trains else "at least")
     cells = "your cells" if tables.source.table_source else "the source's cells"
     return (f"it trains ({tables.evidence}: {cell})" if tables.trains else
             f"it runs out of memory ({cell}: {cells} read as the first setting that trained in their order, '-' "

@@ -2457,7 +2457,7 @@ def test_an_a800_config_is_judged_by_the_a100_tables(cli, tmp_path: Path, monkey
     assert current["trains"] and current["plan"]["source"] == {
         "model": "Qwen3-4B", "gpus": 2, "max_model_len": 32768, "setting": "Env + SP=2", "gpu": "A100-80GB"}
     _, out, _ = cli("--from-config", str(config), "--gpu", "a800")
-    assert ("it trains (documented: the A100-80GB table for 2 GPUs (its GPU has at least the memory of A800-80GB) "
+    assert ("it trains (documented: the A100-80GB table for 2 GPUs (its GPU has the same memory as A800-80GB) "
             "says 'Env + SP=2' at 32768)") in " ".join(out.split())
 
 

@@ -31,7 +31,8 @@ SHOWN_REFUSED = ("--maximise", "--max-model-len", "--max", "--num-gpus", "--gpus
                  "--host-memory", "--n-gpus-per-node", "--rollout-n", "--repeat-times", "--micro-batch-size",
                  "--ppo-micro-batch-size-per-gpu", "--max-response-length", "--max-prompt-tokens", "--strategy",
                  "--use-dynamic-bsz", "--gradient-checkpointing", "--use-remove-padding", "--offload-param",
-                 "--offload-optimizer", "--verl-version", "--ep", "--expert-model-parallel-size")
+                 "--offload-optimizer", "--verl-version", "--ep", "--expert-model-parallel-size", "--documented",
+                 "--tables-only", "--evidence")
 """The options docs/cli.md names as what `solve` refuses, with a guess (another tool's names, slips, a flag's
 opposite)."""
 

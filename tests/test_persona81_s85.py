@@ -41,3 +41,11 @@ def test_a_name_of_another_tool_still_guesses_the_option_it_starts_by_whole_word
     # --trinity (solve's --emit trinity) is the start of solve memory's --trinity-version, word for word.
     assert cli("memory", "--gpus", "8", *ASKED, "--trinity")[2].endswith(
         "solve memory: error: unrecognized arguments: --trinity (did you mean --trinity-version?)\n")
+
+
+@pytest.mark.parametrize("written", ["--documented", "--tables-only", "--evidence documented"])
+def test_asking_for_the_tables_alone_is_told_no_estimate(cli, written: str):
+    # A maintainer auditing the tables asks for the tables alone (s89's persona89c): it was told nothing.
+    assert cli(*ASKED, "--gpus", "2", *written.split()) == (2, "", (
+        "usage: solve [options] (--help lists them)\n"
+        f"solve: error: unrecognized arguments: {written} (did you mean --no-estimate?)\n"))

@@ -25,14 +25,17 @@ SMALLER_NOTE = ("the H20-96GB table for 2 GPUs (its GPU has at most the memory o
 
 def test_a_cell_of_another_gpu_type_says_how_its_memory_stands_next_to_its_table():
     cell = SourceCell(model="Qwen3-8B", gpus=2, max_model_len=16384, setting="SP=2", gpu="H20-96GB")
-    assert cell.words("big", "Qwen3-8B", smaller=True) == (
+    assert cell.words("big", "Qwen3-8B", memory="at most") == (
         "the H20-96GB table for 2 GPUs (its GPU has at most the memory of big) says 'SP=2' at 16384")
     assert cell.words("H100-80GB", "Qwen3-4B") == (
         "the H20-96GB table for 2 GPUs (its GPU has at least the memory of H100-80GB) says 'SP=2' at 16384 for "
         "Qwen3-8B, of the same shape")
+    # A cell that vouches for a plan is a same-memory GPU type's (a larger card's lends none): said so, not "at least".
+    assert cell.words("H20-like", "Qwen3-8B", memory="the same") == (
+        "the H20-96GB table for 2 GPUs (its GPU has the same memory as H20-like) says 'SP=2' at 16384")
     assert cell.words("", "Qwen3-8B") == "the H20-96GB table for 2 GPUs says 'SP=2' at 16384"  # no GPU to compare
     own = cell.model_copy(update={"gpu": None})
-    assert own.words("big", smaller=True) == "the big table for 2 GPUs says 'SP=2' at 16384"  # its own: none said
+    assert own.words("big", memory="at most") == "the big table for 2 GPUs says 'SP=2' at 16384"  # its own: none said
 
 
 def test_the_smaller_card_note_is_the_cell_s_words_for_a_smaller_card():

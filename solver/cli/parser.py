@@ -51,6 +51,8 @@ MEANT = {
     **dict.fromkeys(("--param-offload", "--optimizer-offload", "--offload-policy", "--fsdp-offload", "--offload-param",
                      "--offload-optimizer"), ("--offload",)),
     "--expandable-segments": ("--env",),
+    **dict.fromkeys(("--documented", "--tables-only", "--only-tables", "--measured-only", "--no-memory-model",
+                     "--evidence"), ("--no-estimate",)),
     **dict.fromkeys(("--model-name", "--model-path", "--model-name-or-path", "--models"), ("--model",)),
     **dict.fromkeys(("--trinity", "--emit-trinity", "--yaml", "--yml"), ("--emit trinity", "--emit-dir")),
     **dict.fromkeys(("--release", "--trinity-release"), ("--trinity-version",)),
