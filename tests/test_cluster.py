@@ -37,7 +37,7 @@ from cluster_reference import (
     widening_value,
 )
 from command_words import make_query
-from conftest import fragment_comment, qwen3_8b_checkpoint
+from conftest import fragment_comment, planner_answers_shared, qwen3_8b_checkpoint
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
@@ -935,7 +935,16 @@ def reaches_the_optimum_then_widens(instance: dict, tmp_path: Path, minimize_nod
     the room and the priority that places a job is true; widened, it keeps every job where it was but those it moves
     (not with `minimize_nodes`: each alone, from a node it shared to one of its pool no job used, faster or longer
     there), and each node no job moved from reaches the reference's best widening; and, both ways, the fewer rollout
-    GPUs that would fit a job left out into the idle room are the brute force's."""
+    GPUs that would fit a job left out into the idle room are the brute force's. The jobs' ways (the planner's solves,
+    the same both ways) are worked out once per test process (`planner_answers_shared`)."""
+    with pytest.MonkeyPatch.context() as patched:
+        planner_answers_shared(patched)
+        _reaches_the_optimum_then_widens(instance, tmp_path, minimize_nodes, estimates, token_budget)
+
+
+def _reaches_the_optimum_then_widens(instance: dict, tmp_path: Path, minimize_nodes: bool, estimates: bool,
+                                     token_budget: str) -> None:
+    """`reaches_the_optimum_then_widens`'s checks."""
     unwidened = solved(instance, tmp_path, minimize_nodes, estimates, widen=False, token_budget=token_budget)
     expected = best_value(CATALOG, instance, minimize_nodes, estimates=estimates, token_budget=token_budget)
     if expected is None:
