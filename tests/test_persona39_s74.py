@@ -94,3 +94,29 @@ def test_a_key_yaml_reads_as_no_text_is_refused_as_yaml_writes_it(cli, tmp_path:
     assert [problem.split(":")[0] for problem in current["config_problems"]] == [
         "trainer.2", "trainer.null", "trainer.1.5", "trainer.true"]
     assert set(current["config_problem_codes"]) == {"no-such-key-refused"}
+
+
+def test_a_slip_of_a_key_no_release_has_names_the_field_its_section_lacks(cli, tmp_path: Path):
+    """A migrating user's slip of a key rft-solver does not read (``save_intervall``) got 'remove it, or move it where
+    Trinity reads it', not the key meant (persona 89a); a slip of one its section has already names none."""
+    status, current = _check(cli, tmp_path, CONFIG_8K.replace("save_interval: 100", "save_intervall: 100"))
+    assert status == 1 and current["config_problem_codes"] == ["no-such-key-refused"]
+    assert current["config_problems"] == [(
+        "trainer.save_intervall: no release of Trinity (0.5.0 to 0.6.0) has this key there, so Trinity refuses the "
+        "config (it knows no such key): did you mean save_interval? Rename it, or remove it")]
+    both = CONFIG_8K.replace("save_interval: 100", "save_interval: 100\n  save_intervl: 1")
+    status, current = _check(cli, tmp_path, both)
+    assert current["config_problems"][0].endswith("remove it, or move it where Trinity reads it")
+
+
+def test_a_reference_to_nothing_in_a_key_not_read_refuses_the_config(cli, tmp_path: Path):
+    """Trinity resolves every value as it loads the config, so ``name: ${project_name}`` with no such key refuses it;
+    --check passed it (exit 0: only the keys rft-solver reads were resolved). One whose variable the run may set
+    (``${oc.env:RUN}``) is still left to the run's environment (persona 89a)."""
+    status, current = _check(cli, tmp_path, "name: ${project_name}-8k\n" + CONFIG_8K)
+    assert (status, current["refused"], current["config_problem_codes"]) == (1, True, ["unresolved-value-refused"])
+    assert current["config_problems"] == [(
+        "name: cannot resolve '${project_name}': the config has no project_name; every Trinity release refuses the "
+        "config as it loads it (OmegaConf resolves each value then)")]
+    status, current = _check(cli, tmp_path, "name: ${oc.env:RFT_SOLVER_UNSET_89}\n" + CONFIG_8K)
+    assert (status, current["config_problem_codes"]) == (0, [])

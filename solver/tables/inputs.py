@@ -217,6 +217,14 @@ class TrinitySections(Frozen, defer_build=True):
         walk(config, "", ())
         return tuple(lacked)
 
+    def fields_at(self, path: tuple[str | int, ...]) -> tuple[str, ...]:
+        """The field names of the section that holds the key at `path` (its last key), as `lacked` walks the
+        sections; none where the keys above it lead to no section."""
+        section = ""
+        for key in path[:-1]:
+            section = self._child(section, key)
+        return self.sections.get(section, ())
+
     def _child(self, section: str, key: str | int) -> str:
         """The path of the section at `key` in `section` (its items', where `section` holds sections as items)."""
         item = f"{section}.{ITEM}".removeprefix(".")

@@ -270,10 +270,7 @@ class _ConfigChecks:
             if isinstance(error, MissingValue):
                 self.say_missing(error)
             elif isinstance(error, ResolvesToNothing) and not _schema_fills(error, self.version):
-                releases = f"Trinity {self.version}" if self.version else "every Trinity release"
-                self.add(ConfigProblemCode.UNRESOLVED_VALUE_REFUSED, (
-                    f"{error}{_schema_lacks_words(error, self.version, releases)}; {releases} refuses the config as it "
-                    "loads it (OmegaConf resolves each value then)"))
+                self.refuse_unresolved(error)
             else:
                 self.add(ConfigProblemCode.UNRESOLVED_VALUE, f"cannot check {error}")
             self.unreadable.add(path)
@@ -289,6 +286,15 @@ class _ConfigChecks:
                 f"{dotted(path)} is the text {yaml_brief(resolved)}: {dotted(path[:2])} reaches the model as written "
                 f"({why}); {fix}"))
         return decoded
+
+    def refuse_unresolved(self, error: ResolvesToNothing) -> None:
+        """Say that the release checked for refuses the config for a value that resolves to nothing, `error`, as it
+        loads it (``unresolved-value-refused``); once for each message, however many values lead to it."""
+        releases = f"Trinity {self.version}" if self.version else "every Trinity release"
+        words = (f"{error}{_schema_lacks_words(error, self.version, releases)}; {releases} refuses the config as it "
+                 "loads it (OmegaConf resolves each value then)")
+        if all(problem.words != words for problem in self.problems):
+            self.add(ConfigProblemCode.UNRESOLVED_VALUE_REFUSED, words)
 
     def say_missing(self, error: MissingValue) -> None:
         """Say the ``???`` that `error` read, once for its place however many values read it: refused inside one of
@@ -409,6 +415,39 @@ def _check_missing_kept(checks: _ConfigChecks) -> None:
 
     for section in MISSING_KEPT_SECTIONS:
         walk(value_at(checks.mapping, section), section)
+
+
+def _check_unread_references(checks: _ConfigChecks) -> None:
+    """Check each value of the config that rft-solver does not read (not `_ConfigChecks.read`) and that holds an
+    interpolation for one that resolves to nothing whatever the environment (`ResolvesToNothing`: a key the config and
+    Trinity's typed ``Config`` lack, a cycle, an ``oc.decode`` OmegaConf refuses): Trinity's ``load_config`` resolves
+    every value (``OmegaConf.to_object``, ``trinity/common/config.py:1059`` in 0.6.0), so it refuses the config
+    (`_ConfigChecks.refuse_unresolved`). A value that depends on the environment (an ``oc.env`` without a default,
+    another resolver) is left to the run's. Each mapping and list is walked once, at its first place: an alias repeats
+    it, and aliases of aliases would repeat it exponentially often."""
+    read = checks.read()
+    values = ConfigValues(checks.mapping, checks.environ)  # its own: the variables these read are not the checks'
+    walked: set[int] = set()
+
+    def walk(node: Any, at: Path) -> None:
+        if isinstance(node, str) and "${" in node and at not in read:
+            try:
+                values.get(at)
+            except ResolvesToNothing as error:
+                if not _schema_fills(error, checks.version):
+                    checks.refuse_unresolved(error)
+            except ConfigError:
+                pass  # the run's environment decides it, or rft-solver cannot: not judged
+        if isinstance(node, (Mapping, list)):
+            if id(node) in walked:
+                return
+            walked.add(id(node))
+        items = node.items() if isinstance(node, Mapping) else enumerate(node) if isinstance(node, list) else ()
+        for key, value in items:
+            if isinstance(key, (str, int)):
+                walk(value, (*at, key))
+
+    walk(checks.mapping, ())
 
 
 def _schema_fills(error: ResolvesToNothing, version: TrinityVersion | None) -> bool:
@@ -3263,6 +3302,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_ref_model(checks, version)
     _check_keys_read_elsewhere(checks, version, said_05)
     _check_missing_kept(checks)
+    _check_unread_references(checks)
     return checks
 
 
@@ -3442,8 +3482,8 @@ def _check_no_such_keys(checks: _ConfigChecks, said: frozenset[Path], version: T
     for path, lacked_by in lacking.items():
         having = [name for name in fields.releases if name not in lacked_by]
         if path in refused:
-            checks.add(ConfigProblemCode.NO_SUCH_KEY_REFUSED, _no_such_key_words(path, [*fields.releases], version,
-                                                                                 having))
+            checks.add(ConfigProblemCode.NO_SUCH_KEY_REFUSED, _no_such_key_words(
+                path, [*fields.releases], version, having, _key_meant(checks, path, chosen)))
         elif version is not None and chosen & set(lacked_by) and not any(below[:len(path)] == path
                                                                          for below in refused):
             checks.add(ConfigProblemCode.UNKNOWN_KEY, _some_lack_words(
@@ -3689,15 +3729,31 @@ def _releases_of(fields: TrinityFields, version: TrinityVersion | None) -> list[
     return [name for name in fields.releases if version is None or name.startswith(f"{version}.")]
 
 
-def _no_such_key_words(path: Path, releases: list[str], version: TrinityVersion | None, having: list[str]) -> str:
+def _key_meant(checks: _ConfigChecks, path: Path, releases: set[str]) -> str | None:
+    """The field of the section holding the key at `path` in the typed ``Config`` of the `releases` that its key is
+    most likely a slip of (difflib's ratio `DROPPED_NEAR_CUTOFF` or more), among those the config's section lacks;
+    None where there is none."""
+    fields = load_trinity_fields()
+    known = {name for release in releases for name in fields.releases[release].fields_at(path)}
+    section = value_at(checks.mapping, path[:-1]) if path[:-1] else checks.mapping
+    lacking = sorted(name for name in known if not isinstance(section, Mapping) or name not in section)
+    near = difflib.get_close_matches(str(path[-1]), lacking, n=1, cutoff=DROPPED_NEAR_CUTOFF)
+    return near[0] if near else None
+
+
+def _no_such_key_words(path: Path, releases: list[str], version: TrinityVersion | None, having: list[str],
+                       meant: str | None = None) -> str:
     """Why the key at `path` is refused, in words: none of the `releases` (the table's) has it, or (`version` given)
-    none of `version`'s, and those `having` it do. A top-level key may only park YAML anchors (``base: &roles``), which
-    Trinity refuses alike (OmegaConf 2.3.0's merge into the typed ``Config`` raises ``ConfigKeyError``,
-    ``trinity/common/config.py:1058`` in 0.6.0, ``:983`` in 0.5.2): its line says where they go instead."""
+    none of `version`'s, and those `having` it do; where the key is likely a slip of a field its section lacks,
+    `meant` (`_key_meant`), the fix renames it to that. A top-level key may only park YAML anchors (``base:
+    &roles``), which Trinity refuses alike (OmegaConf 2.3.0's merge into the typed ``Config`` raises
+    ``ConfigKeyError``, ``trinity/common/config.py:1058`` in 0.6.0, ``:983`` in 0.5.2): its line says where they go
+    instead."""
     if not having:
         anchors = ("; where it parks YAML anchors, put each anchor on the first key that uses it, then remove it"
-                   if len(path) == 1 else "")
+                   if len(path) == 1 and meant is None else "")
         fix = (f"remove it{_worker_path_words(version)}" if path[-1] == WORKER_PATH_KEY
+               else f"did you mean {meant}? Rename it, or remove it" if meant
                else "remove it, or move it where Trinity reads it")
         return (f"{dotted(path)}: no release of Trinity ({min(releases)} to {max(releases)}) has this "
                 f"key there, so Trinity refuses the config (it knows no such key): {fix}{anchors}")

@@ -1788,7 +1788,8 @@ def verdict_length_note(note: ConfigProblem, config_length: int | None, length: 
 def read_trinity_config(text: str, name: str, environ: Mapping[str, str], version: str | None = None,
                         option_names: OptionNames = API_OPTIONS) -> TrinityConfig:
     """Read what rft-solver needs from a Trinity config's text; `name` (the file name) heads messages.  Only the keys
-    read are resolved, so interpolations elsewhere in the file do not matter. A value may be, or contain,
+    read are resolved here (a value elsewhere that resolves to nothing is a problem of the checks'). A value may be, or
+    contain,
     ``${oc.env:VAR,default}`` or ``${oc.env:VAR}`` (resolved from `environ`, else the default; unset without a default
     is an error; those set in `environ` are given with their values, in ``environment``), possibly wrapped in
     ``${oc.decode:...}``, or a reference to another key (``${model.max_model_len}``, ``${..key}``, ``${a.b[0]}``), all
