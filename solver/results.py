@@ -1831,8 +1831,9 @@ class CurrentSettings(Frozen, defer_build=True):
         "the verdict in words, one line, as the text prints it under the answer's heading: whether these settings "
         "train, and why not (the rule, the cell, the host memory or the memory model's figures), and that the config "
         "is refused where `refused`; where they fit, the host-memory-unchecked caution of their plan, where it has "
-        "one (a need past what a node is assumed to have, with no host memory given: trains stays true); with `--check`, why it exits 1 where `trains` is false or `refused` true (the "
-        "answer's `reason` is about the best plan, null where there is one); null in JSON made before it"))
+        "one (a need past what a node is assumed to have, with no host memory given: trains stays true); with "
+        "`--check`, why it exits 1 where `trains` is false or `refused` true (the answer's `reason` is about the best "
+        "plan, null where there is one); null in JSON made before it"))
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -2278,7 +2279,8 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
     ``solve --from-config`` prints it and `CurrentSettings.verdict` holds it: whether they train, and why not (a
     broken rule, a cell that ran out of memory, the host memory, or nothing that vouches), in short sentences; where
     they fit, the caution their plan carries on a host memory need past what a node is assumed to have, where no host
-    memory was given to hold it to (`unchecked_host_need`), as the plans' say it; options named as `query` names them."""
+    memory was given to hold it to (`unchecked_host_need`), as the plans' say it; options named as `query` names
+    them."""
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
     count = counted(current.gpus, "trainer GPU") + ("" if current.gpus_given else
                                                     " (the budget's: the config does not give its GPUs)")

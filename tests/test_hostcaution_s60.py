@@ -319,9 +319,10 @@ def test_the_fewer_gpus_row_carries_its_plans_host_memory_caution(cli):
     flags = ("--model", "8B", "--gpu", "h20", "--minimize", "gpus", "--len", "32k", "--gpus", "8")
     status, out, _ = cli(*flags)
     words = " ".join(out.split())
-    assert status == 0 and ("fewer GPUs --token-budget auto trains it on 1 GPU (1 fewer): Env + Offload with a lowered "
-                            "max_token_len_per_gpu of 57344 (estimated); caution: Offload needs 183.0 GiB of host memory "
-                            "per node, more than the 128 GiB assumed for its one trainer GPU there") in words
+    assert status == 0 and (
+        "fewer GPUs --token-budget auto trains it on 1 GPU (1 fewer): Env + Offload with a lowered "
+        "max_token_len_per_gpu of 57344 (estimated); caution: Offload needs 183.0 GiB of host memory per node, more "
+        "than the 128 GiB assumed for its one trainer GPU there") in words
     assert words.count("Offload needs") == 1  # the best plan's 2 GPUs are assumed 256 GiB: no caution of its own
     # With --host-ram short of the plan on fewer GPUs, the solver offers none: the host memory is a constraint there
     # (Qwen3-1.7B at 40960 tokens on A100s: SP=2 on 2 GPUs loads 21.4 GiB; Env + Offload on 1, 38.6).
