@@ -1830,8 +1830,10 @@ class CurrentSettings(Frozen, defer_build=True):
     verdict: str | None = Field(default=None, description=(
         "the verdict in words, one line, as the text prints it under the answer's heading: whether these settings "
         "train, and why not (the rule, the cell, the host memory or the memory model's figures), and that the config "
-        "is refused where `refused`; with `--check`, why it exits 1 where `trains` is false or `refused` true (the "
-        "answer's `reason` is about the best plan, null where there is one); null in JSON made before it"))
+        "is refused where `refused`; where they fit, the host-memory-unchecked caution of their plan, where it has "
+        "one (a need past what a node is assumed to have, with no host memory given: trains stays true); with "
+        "`--check`, why it exits 1 where `trains` is false or `refused` true (the answer's `reason` is about the best "
+        "plan, null where there is one); null in JSON made before it"))
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -2275,8 +2277,10 @@ def check_answers_of(answers: Sequence[Answer], query: Query, model: str) -> Non
 def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> str:
     """The verdict on a config's own settings (`current`, judged on `answer`'s GPU type) in words, one line, as
     ``solve --from-config`` prints it and `CurrentSettings.verdict` holds it: whether they train, and why not (a
-    broken rule, a cell that ran out of memory, the host memory, or nothing that vouches), in short sentences; options
-    named as `query` names them."""
+    broken rule, a cell that ran out of memory, the host memory, or nothing that vouches), in short sentences; where
+    they fit, the caution their plan carries on a host memory need past what a node is assumed to have, where no host
+    memory was given to hold it to (`unchecked_host_need`), as the plans' say it; options named as `query` names
+    them."""
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
     count = counted(current.gpus, "trainer GPU") + ("" if current.gpus_given else
                                                     " (the budget's: the config does not give its GPUs)")
@@ -2287,16 +2291,19 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
     said = f"{runs} {setting.label} on {count} at {counted(current.max_model_len, 'token')} ({length}{env}): "
     if current.plan is not None:
         evidence = current.plan.evidence_text(answer.gpu, answer.model)
+        # as the plans say it: the host memory a node needs, past what one is assumed to have, that nothing checks
+        host_unchecked = "".join(f" {_sentence(words)}"
+                                 for words in current.plan.cautions_coded(CautionCode.HOST_MEMORY_UNCHECKED))
         if current.refused:
             return (f"{said}it fits in memory ({evidence}), but {_config_refused(current)} "
-                    f"({_refusing_lines(current)}).{_dearer(answer, current, query)}")
+                    f"({_refusing_lines(current)}).{host_unchecked}{_dearer(answer, current, query)}")
         if above := current.budget_above_verdict:
             lines = ("the problem on its tokens per GPU says how many" if above == 1 else
                      f"the {above} problems on its tokens per GPU say how many")
             return (f"{said}it fits in memory at {counted(_verdict_tokens(answer, current.plan), 'token')} per GPU "
                     f"({evidence}), but the config lets a GPU take more, which this verdict does not vouch for: "
-                    f"whether it trains there is unknown ({lines}).{_dearer(answer, current, query)}")
-        return f"{said}it trains ({evidence}).{_dearer(answer, current, query)}"
+                    f"whether it trains there is unknown ({lines}).{host_unchecked}{_dearer(answer, current, query)}")
+        return f"{said}it trains ({evidence}).{host_unchecked}{_dearer(answer, current, query)}"
     cell = current.out_of_memory
     host = [] if current.host_memory_needed is None else [(
         f"{host_need_words(f'{current.host_memory_needed:.1f}', current.offload, query.critic)}, more than "

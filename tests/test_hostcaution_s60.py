@@ -276,3 +276,58 @@ def test_a_plan_without_offload_on_part_of_a_node_of_unknown_size_and_with_a_cri
                 if code == CautionCode.HOST_MEMORY_UNCHECKED).startswith(
         "The trainer needs 1116.4 GiB of host memory per node for the critic's offloaded states (139.6 GiB per trainer "
         "GPU; at start-up, every rank loading the model; 651.7 while training), more than the 1024 GiB assumed")
+
+
+OFFLOAD_14B_ON_2 = ("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-14B, max_model_len: 8192}\n"
+                    "cluster: {node_num: 1, gpu_per_node: 2}\nexplorer: {rollout_model: {engine_num: 0}}\ntrainer:\n"
+                    "  trainer_strategy: fsdp2\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
+                    "        fsdp_config: {param_offload: true, optimizer_offload: true, offload_policy: true}\n")
+"""s89: a Trinity config of Qwen3-14B with Offload on its node's 2 GPUs, whose 351.6 GiB of host memory per node is
+past the 256 GiB such a node is assumed to have."""
+
+
+def test_a_configs_verdict_carries_its_own_host_memory_caution_and_host_ram_judges_it(cli, tmp_path):
+    # host89: the verdict said "it trains" with no word of its own layout's host memory, past the node's assumed 256
+    # GiB (only the best plan's caution, below it, said one). Nothing gives the node's memory: --check passes.
+    config = tmp_path / "trinity.yaml"
+    config.write_text(OFFLOAD_14B_ON_2, encoding="utf-8")
+    asked = ("--from-config", str(config), "--gpu", "h100", "--json")
+    status, out, _ = cli(*asked, "--check")
+    [answer] = json.loads(out)
+    current = answer["current"]
+    caution = ("Offload needs 351.6 GiB of host memory per node, more than the 256 GiB assumed for a node of 2 GPUs "
+               f"({SERVERS}), and nothing checks it: give --host-ram what a node can spare")
+    assert (status, current["trains"], current["plan"]["offload"], current["plan"]["caution_codes"][0]) == (
+        0, True, True, "host-memory-unchecked")
+    assert current["plan"]["cautions"][0].startswith(caution)
+    assert f"it trains (estimated: the memory model predicts 31.6 GiB per GPU, 39.4 GiB to spare). {caution}" in (
+        current["verdict"])
+    # With --host-ram short of it, the host memory rules the settings out and --check fails; within it, no caution.
+    status, out, _ = cli(*asked, "--check", "--host-ram", "256")
+    current = json.loads(out)[0]["current"]
+    assert (status, current["trains"], current["host_memory_needed"]) == (1, False, 351.6)
+    status, out, _ = cli(*asked, "--check", "--host-ram", "512")
+    current = json.loads(out)[0]["current"]
+    assert (status, current["trains"], current["plan"]["caution_codes"]) == (0, True, [])
+    assert "host memory" not in current["verdict"]
+
+
+def test_the_fewer_gpus_row_carries_its_plans_host_memory_caution(cli):
+    # host89: --minimize gpus named the plan on fewer GPUs a lowered budget gives with its thin-headroom caution alone,
+    # though it needs more host memory than its node is assumed to have (Qwen3-235B-A22B's on 1 H20: 5235 GiB). Here
+    # Qwen3-8B's Offload on 1 H20, 183.0 GiB, past 128; on 2 GPUs, the best plan, within 256.
+    flags = ("--model", "8B", "--gpu", "h20", "--minimize", "gpus", "--len", "32k", "--gpus", "8")
+    status, out, _ = cli(*flags)
+    words = " ".join(out.split())
+    assert status == 0 and (
+        "fewer GPUs --token-budget auto trains it on 1 GPU (1 fewer): Env + Offload with a lowered "
+        "max_token_len_per_gpu of 57344 (estimated); caution: Offload needs 183.0 GiB of host memory per node, more "
+        "than the 128 GiB assumed for its one trainer GPU there") in words
+    assert words.count("Offload needs") == 1  # the best plan's 2 GPUs are assumed 256 GiB: no caution of its own
+    # With --host-ram short of the plan on fewer GPUs, the solver offers none: the host memory is a constraint there
+    # (Qwen3-1.7B at 40960 tokens on A100s: SP=2 on 2 GPUs loads 21.4 GiB; Env + Offload on 1, 38.6).
+    lowered = ("--model", "1.7B", "--gpu", "a100-80g", "--minimize", "gpus", "--len", "40k", "--gpus", "8", "--json")
+    offered = {host_ram: json.loads(cli(*lowered, "--host-ram", host_ram)[1])[0] for host_ram in ("64", "32")}
+    assert [(answer["plans"][0]["gpus"], answer["plans"][0]["host_memory_gb"],
+             (fewer := answer.get("token_budget_auto")) and (fewer["gpus"], fewer["host_memory_gb"]))
+            for answer in offered.values()] == [(2, 21.4, (1, 38.6)), (2, 21.4, None)]

@@ -739,13 +739,15 @@ def _limit_cost_words(answer: Answer, plan: Plan, free: Plan, lifted: str, limit
 
 def _lowered_fewer_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
     """The summary's ``fewer GPUs`` row: the plan on fewer GPUs that --token-budget auto gives, with its lowered
-    budget, and the thin-headroom caution where it carries it (an estimate that fits there with little room, as the
-    best plan's own row would say; None where the answer has none: `Answer.token_budget_auto`)."""
+    budget, and the thin-headroom and host-memory-unchecked cautions where it carries them (an estimate that fits there
+    with little room, a host memory need past what a node is assumed to have, as the best plan's own rows would say;
+    None where the answer has none: `Answer.token_budget_auto`)."""
     if (fewer := answer.token_budget_auto) is None:
         return None
-    thin = "".join(f"; caution: {caution}" for caution in fewer.cautions_coded(CautionCode.THIN_HEADROOM))
+    cautions = "".join(f"; caution: {caution}" for caution in fewer.cautions_coded(
+        CautionCode.THIN_HEADROOM, CautionCode.HOST_MEMORY_UNCHECKED))
     return (f"{names.token_budget_auto} trains it on {counted(fewer.gpus, 'GPU')} ({plan.gpus - fewer.gpus} fewer): "
-            f"{fewer.setting.label}{fewer.lowered_words} ({fewer.evidence_and_single_gpu}){thin}")
+            f"{fewer.setting.label}{fewer.lowered_words} ({fewer.evidence_and_single_gpu}){cautions}")
 
 
 def _evidence_words(answer: Answer, plan: Plan) -> str:
