@@ -2343,11 +2343,11 @@ def _unread_keys_words(current: CurrentSettings) -> str:
     depends = [f"the tokens per GPU it takes depend on {and_joined(tokens)}"] if tokens else []
     depends += [recompute] if BYPASS_OLD_LOGPROBS in keys else []
     depends += [f"the share of the states each GPU holds depends on {and_joined(shares)}"] if shares else []
-    said = ([f"{', and '.join(depends)}, which cannot be read here (set {'it' if len(keys) == 1 else 'them'} as the "
-             "run will, and judge again)"] if keys else [])
-    said += [f"{and_joined(hybrid)} {'shards' if len(hybrid) == 1 else 'shard'} the states over groups of fewer GPUs, "
-             "so each GPU holds more of them than this verdict counts (set -1, every GPU, and judge again)"
-             ] if hybrid else []
+    unread = (f"{', and '.join(depends)}, which cannot be read here (set {'it' if len(keys) == 1 else 'them'} as the "
+              "run will, and judge again)")
+    grouped = (f"{and_joined(hybrid)} {'shards' if len(hybrid) == 1 else 'shard'} the states over groups of fewer "
+               "GPUs, so each GPU holds more of them than this verdict counts (set -1, every GPU, and judge again)")
+    said = [*([unread] if keys else []), *([grouped] if hybrid else [])]
     return f"whether it trains is unknown: {'; and '.join(said)}"
 
 

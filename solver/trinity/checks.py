@@ -126,8 +126,8 @@ from solver.trinity.keys import (
     ENGINE_KEYS_05_LACKS,
     ENTROPY_KEYS,
     EXTERNAL_MODEL,
-    FSDP_SIZE_KEYS,
     FORWARD_BUDGETS,
+    FSDP_SIZE_KEYS,
     GRADIENT_CHECKPOINTING_KEY,
     KEYS_05_LACKS,
     LEGACY_BYPASS_MODE_KEY,
@@ -2278,9 +2278,10 @@ def _check_fsdp_size(checks: _ConfigChecks, path: Path, size: int, trainer_gpus:
     grouped = 1 <= size < trainer_gpus
     short = grouped and trainer_gpus % size != 0
     fix = f"set it to -1, every GPU{checks.names.write_does()}"
-    refusals = [f"{before} refuses the config as it loads it (\"The number of GPUs ({trainer_gpus}) must be divisible "
-                f"by `{role}.fsdp_config.fsdp_size` ({size}). Please change `{role}.fsdp_config.fsdp_size` in verl "
-                "config to a reasonable value.\")"] if legacy.checked and short else []
+    trinity = (f"{before} refuses the config as it loads it (\"The number of GPUs ({trainer_gpus}) must be divisible "
+               f"by `{role}.fsdp_config.fsdp_size` ({size}). Please change `{role}.fsdp_config.fsdp_size` in verl "
+               "config to a reasonable value.\")")
+    refusals = [trinity] if legacy.checked and short else []
     mesh = "create_device_mesh, workers/engine/fsdp/utils.py:52-57 in verl 0.8.0"
     if engine is not None and engine.meshed and size == 0:
         refusals.append(f"verl 0.8 or later divides the GPUs by it as it builds the {role}'s device mesh ({mesh}), "
@@ -2299,11 +2300,11 @@ def _check_fsdp_size(checks: _ConfigChecks, path: Path, size: int, trainer_gpus:
     meshed = [line is not None and line.meshed for line in lines]
     if not grouped or not any(meshed):
         return
-    where = ("" if all(each or line is None for each, line in zip(meshed, lines, strict=True))
-             else f"{before}, " if meshed[0] else "on verl 0.8 or later, ")
+    who = ("verl" if all(each or line is None for each, line in zip(meshed, lines, strict=True))
+           else before if meshed[0] else "verl 0.8 or later")
     groups = trainer_gpus // size
     checks.add(ConfigProblemCode.FSDP_SIZE_HYBRID, (
-        f"{dotted(path)} is {size}: {where}verl shards {_FSDP_SIZE_HELD[FSDP_SIZE_KEYS.index(path)]} over groups of "
+        f"{dotted(path)} is {size}: {who} shards {_FSDP_SIZE_HELD[FSDP_SIZE_KEYS.index(path)]} over groups of "
         f"{size} of the {trainer_gpus} trainer GPUs and keeps a copy in each of the {groups} groups (hybrid "
         f"sharding), so each GPU holds {groups} times the share that the verdict counts, over all {trainer_gpus}: "
         f"whether it trains is unknown; {fix}"))
