@@ -1960,7 +1960,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     breaks Trinity's rules or is not what a verdict on them assumes; with the query at the config's
     length, for `_vouched` to say whether they train. None when there is no length to judge them at."""
     from solver.trinity import critic_run_sps, load_config_mapping, trinity_config_problems
-    from solver.trinity.checks import forward_unread_keys, refused_sp_roles
+    from solver.trinity.checks import forward_unread_keys, fsdp_unread_keys, refused_sp_roles
     from solver.trinity.config import refused_lora_note, verdict_critic_note, verdict_length_note, verdict_lora_note
 
     gpus = config.trainer_gpus or query.budget_gpus
@@ -2030,7 +2030,8 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                   max_token_len_per_gpu=lowered, trains=False, plan=None,
                                   unread_keys=(config.memory_unread if reads_budget else config.memory_unread_padded)
                                   + forward_unread_keys(mapping, model, gpus, environ=environ, version=version,
-                                                        train_batch_size=size, train_batch_source=source),
+                                                        train_batch_size=size, train_batch_source=source)
+                                  + fsdp_unread_keys(mapping, gpus, environ=environ, version=version),
                                   broken_rule=broken.words if broken else None,
                                   broken_rule_code=broken.code if broken else None,
                                   config_problems=tuple(problem.words for problem in problems),

@@ -743,6 +743,9 @@ class ConfigProblemCode(str, Enum):
     NOT_FSDP_STRATEGY = "not-fsdp-strategy"
     NOT_FSDP_CRITIC_STRATEGY = "not-fsdp-critic-strategy"
     NOT_FSDP_CRITIC_STRATEGY_REFUSED = "not-fsdp-critic-strategy-refused"
+    FSDP_SIZE_HYBRID = "fsdp-size-hybrid"
+    FSDP_SIZE_MESH = "fsdp-size-mesh"
+    FSDP_SIZE_MESH_REFUSED = "fsdp-size-mesh-refused"
     TRAIN_BATCH_REQUIRED = "train-batch-required"
     CRITIC_TRAINED = "critic-trained"
     LORA_COUNTED_AS_FULL = "lora-counted-as-full"
@@ -804,7 +807,8 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.SGLANG_PARALLEL_REFUSED, ConfigProblemCode.VERL_KEY_REFUSED,
     ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED, ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED,
     ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED, ConfigProblemCode.MINI_BATCH_SPLIT_REFUSED,
-    ConfigProblemCode.ROLE_SP_DIFFERS_REFUSED, ConfigProblemCode.NOT_FSDP_CRITIC_STRATEGY_REFUSED})
+    ConfigProblemCode.ROLE_SP_DIFFERS_REFUSED, ConfigProblemCode.NOT_FSDP_CRITIC_STRATEGY_REFUSED,
+    ConfigProblemCode.FSDP_SIZE_MESH_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a flag
 or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, a key no release's typed section has,
@@ -824,7 +828,8 @@ tensor-parallel size is no multiple of its data-parallel size, LoRA on a mixture
 Trinity 0.6 saves cut short, which its explorer's vLLM fails to reload at the first weight sync, a PPO critic's own
 SP that verl before 0.8 refuses beside an engine SP on which verl 0.8's engine fails to start, a PPO critic's own
 strategy other than FSDP's under an FSDP trainer, with ``--trinity-version 0.5``, whose FSDP critic worker fails on it
-as it starts): the config as written does not run,
+as it starts, a role's ``fsdp_size`` that the trainer GPUs do not divide, on which every verl line the release may run
+fails as it loads the config or starts): the config as written does not run,
 which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve --check`` fails on them as on a
 verdict that it does not train. docs/trinity.md lists each code and the Trinity release code that refuses it; a code
 that only some releases or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean`` and

@@ -1796,9 +1796,11 @@ class CurrentSettings(Frozen, defer_build=True):
         "verdict's budget where the config lets a GPU take more (trains false)"))
     unread_keys: tuple[str, ...] = Field(default=(), description=(
         "the config's keys that decide how many tokens a pass takes per GPU (dynamic batch sizes, micro-batch sizes), "
-        "or whether a pass fails on its rows (algorithm.bypass_old_logprobs), and cannot be read here (an environment "
-        "variable this shell lacks): where any, whether the settings train is unknown (trains false, and the verdict "
-        "says so), unless they break a rule"))
+        "or whether a pass fails on its rows (algorithm.bypass_old_logprobs), or the share of the states a GPU holds (a "
+        "role's fsdp_size), and cannot be read here (an environment variable this shell lacks), and a role's "
+        "fsdp_size that shards its states over groups of fewer GPUs (fsdp-size-hybrid), which the verdict does not "
+        "count: where any, whether the settings train is unknown (trains false, and the verdict says so), unless they "
+        "break a rule"))
     broken_rule: str | None = Field(default=None, description="the rule of Trinity's or verl's these settings break")
     broken_rule_code: BrokenRuleCode | None = Field(default=None, description=(
         "the code of `broken_rule` (docs/json.md); null where broken_rule is, and in JSON made before codes"))
@@ -2311,7 +2313,7 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
     if current.broken_rule:
         verdict = [f"it breaks a rule: {current.broken_rule}", *host]
     elif current.unread_keys:
-        verdict = [_unread_keys_words(current.unread_keys)]
+        verdict = [_unread_keys_words(current)]
     elif cell is not None:  # the GPU memory first: more host memory would not make it train
         fewer = "; ".join(fewer_reasons(cell, current.gpus, current.offload))
         longer = (f"at {counted(current.max_model_len, 'token')} each GPU holds more than at {cell.max_model_len}" if
@@ -2331,17 +2333,29 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
     return said + " ".join(_sentence(words, first=not i) for i, words in enumerate(sentences))
 
 
-def _unread_keys_words(keys: tuple[str, ...]) -> str:
-    """Why a config's settings are not judged where `keys` (`CurrentSettings.unread_keys`) cannot be read: the tokens
-    per GPU its passes take depend on the keys of its batch sizes, and whether the actor's recompute of the old
-    log-probs runs, which would fail on its rows (a verl assertion), on `BYPASS_OLD_LOGPROBS`."""
-    tokens = [key for key in keys if key != BYPASS_OLD_LOGPROBS]
+def _unread_keys_words(current: CurrentSettings) -> str:
+    """Why a config's settings (`current`) are not judged where its `CurrentSettings.unread_keys` cannot be read: the
+    tokens per GPU its passes take depend on the keys of its batch sizes, whether the actor's recompute of the old
+    log-probs runs, which would fail on its rows (a verl assertion), on `BYPASS_OLD_LOGPROBS`, and the share of the
+    states a GPU holds on an ``fsdp_size``; or, for an ``fsdp_size`` read that shards the states over groups of fewer
+    GPUs (its ``fsdp-size-hybrid`` line), that the verdict does not count that share."""
+    hybrid = [key for key in current.unread_keys if any(
+        code == ConfigProblemCode.FSDP_SIZE_HYBRID and words.startswith(f"{key} ")
+        for code, words in zip(current.config_problem_codes, current.config_problems, strict=False))]
+    keys = [key for key in current.unread_keys if key not in hybrid]
+    shares = [key for key in keys if key.endswith(".fsdp_size")]
+    tokens = [key for key in keys if key != BYPASS_OLD_LOGPROBS and key not in shares]
     recompute = (f"whether it runs the actor's recompute of the old log-probs, whose micro-batch size does not divide "
                  f"the rows each GPU takes (a verl assertion fails), depends on {BYPASS_OLD_LOGPROBS}")
     depends = [f"the tokens per GPU it takes depend on {and_joined(tokens)}"] if tokens else []
     depends += [recompute] if BYPASS_OLD_LOGPROBS in keys else []
-    return (f"whether it trains is unknown: {', and '.join(depends)}, which cannot be read here (set "
-            f"{'it' if len(keys) == 1 else 'them'} as the run will, and judge again)")
+    depends += [f"the share of the states each GPU holds depends on {and_joined(shares)}"] if shares else []
+    unread = (f"{', and '.join(depends)}, which cannot be read here (set {'it' if len(keys) == 1 else 'them'} as the "
+              "run will, and judge again)")
+    grouped = (f"{and_joined(hybrid)} {'shards' if len(hybrid) == 1 else 'shard'} the states over groups of fewer "
+               "GPUs, so each GPU holds more of them than this verdict counts (set -1, every GPU, and judge again)")
+    said = [*([unread] if keys else []), *([grouped] if hybrid else [])]
+    return f"whether it trains is unknown: {'; and '.join(said)}"
 
 
 def _verdict_tokens(answer: Answer, plan: Plan) -> int:

@@ -18,6 +18,7 @@ from test_tokbudget_s72 import ARR, CATALOG, Cli, _config, _verdict
 
 from solver.api import config_query
 from solver.trinity import read_trinity_config, trinity_config_problems
+from solver.trinity.checks import fsdp_unread_keys
 
 ACTOR, REF, ROLLOUT = (f"{ARR}.{key}" for key in (
     "actor.ppo_max_token_len_per_gpu", "ref.log_prob_max_token_len_per_gpu", "rollout.log_prob_max_token_len_per_gpu"))
@@ -261,3 +262,81 @@ def test_an_unreadable_bypass_mode_is_an_unread_key_where_the_recompute_would_ru
     found = trinity_config_problems(config, CATALOG.model("8B"), 8, version="0.6")  # type: ignore[arg-type]
     assert [(problem.code.value, problem.words) for problem in found if key in problem.words] == [
         ("wrong-type", f"{key} must be true or false, got 'maybe': the notes that read it are not judged")]
+
+
+# fsdp89: a role's fsdp_size below the trainer GPUs shards its states over groups of it (hybrid sharding), which the
+# verdict did not read; one the GPUs do not divide Trinity refuses before verl 0.8 (verl_legacy/verl_config.py:458)
+FSDP = f"{ARR}.{{role}}.fsdp_config.fsdp_size"
+CRITIC_FSDP = "trainer.trainer_config.critic.model.fsdp_config.fsdp_size"
+FIX = "set it to -1, every GPU (solver.trinity.patch_trinity_config does)"
+HYBRID = ("{key} is {size}: {who} shards {held} over groups of {size} of the 8 trainer GPUs and keeps a copy in "
+          "each of the {groups} groups (hybrid sharding), so each GPU holds {groups} times the share that the verdict "
+          "counts, over all 8: whether it trains is unknown; " + FIX)
+TRINITY_REFUSES = ("{who} refuses the config as it loads it (\"The number of GPUs (8) must be divisible by "
+                   "`{role}.fsdp_config.fsdp_size` (3). Please change `{role}.fsdp_config.fsdp_size` in verl config to "
+                   "a reasonable value.\")")
+MESH = "create_device_mesh, workers/engine/fsdp/utils.py:52-57 in verl 0.8.0"
+
+
+def _fsdp_lines(config: dict[str, Any], version: str | None = None) -> list[tuple[str, str]]:
+    """(code, words) of `config`'s ``fsdp-size`` lines on its 8 GPUs."""
+    found = trinity_config_problems(config, CATALOG.model("8B"), 8, version=version)  # type: ignore[arg-type]
+    return [(problem.code.value, problem.words) for problem in found if problem.code.value.startswith("fsdp-size")]
+
+
+def _sized(role: str, size: Any) -> dict[str, Any]:
+    """`_config`'s (GRPO, which uses a ref) with `role`'s fsdp_size `size`."""
+    return _config({role: {"fsdp_config": {"fsdp_size": size}}})
+
+
+def test_an_fsdp_size_below_the_gpus_is_hybrid_sharding_and_one_they_do_not_divide_is_refused():
+    actor, ref = FSDP.format(role="actor"), FSDP.format(role="ref")
+    hybrid = HYBRID.format(key=actor, size=4, who="verl", held="the actor's states", groups=2)
+    assert _fsdp_lines(_sized("actor", 4)) == _fsdp_lines(_sized("actor", 4), "0.5") == [("fsdp-size-hybrid", hybrid)]
+    # every GPU: the default -1, another below 1 (Trinity reads it as the GPUs), or at least the GPUs
+    for size in (-1, -2, 8, 16):
+        assert _fsdp_lines(_sized("actor", size)) == []
+    # 0: verl 0.8's engine divides by it, where Trinity before verl 0.8 (0.5 alone here) reads it as every GPU
+    assert _fsdp_lines(_sized("actor", 0), "0.5") == []
+    assert _fsdp_lines(_sized("actor", 0), "0.6") == [("fsdp-size-mesh", (
+        f"{actor} is 0: verl 0.8 or later divides the GPUs by it as it builds the actor's device mesh ({MESH}), a "
+        f"ZeroDivisionError as the trainer starts; Trinity 0.6 on verl before 0.8 reads it as every GPU: {FIX}"))]
+    # 3 does not divide 8: every verl line fails on it, refused
+    assert _fsdp_lines(_sized("actor", 3)) == [("fsdp-size-mesh-refused", (
+        f"{actor} is 3: {TRINITY_REFUSES.format(who='Trinity with verl before 0.8', role='actor')}; and verl 0.8 or "
+        f"later builds the actor's device mesh of 2 x 3 = 6 of the 8 ranks ({MESH}), leaving 2 out, and fails as the "
+        f"trainer starts: {FIX}"))]
+    assert _fsdp_lines(_sized("actor", 3), "0.5") == [("fsdp-size-mesh-refused", (
+        f"{actor} is 3: {TRINITY_REFUSES.format(who='Trinity 0.5', role='actor')}: {FIX}"))]
+    # the ref's: before verl 0.8 only checked (the actor's sizes its mesh), on verl 0.8 its engine's mesh
+    assert _fsdp_lines(_sized("ref", 4), "0.5") == []
+    assert _fsdp_lines(_sized("ref", 4)) == [("fsdp-size-hybrid", HYBRID.format(
+        key=ref, size=4, who="verl 0.8 or later", held="the ref's weights", groups=2))]
+    # the critic's where none is trained (GRPO): checked before verl 0.8 alone
+    grpo = _config()
+    grpo["trainer"]["trainer_config"]["critic"] = {"model": {"fsdp_config": {"fsdp_size": 3}}}
+    refusal = TRINITY_REFUSES.format(who="Trinity with verl before 0.8", role="critic")
+    assert _fsdp_lines(grpo) == [("fsdp-size-mesh", (
+        f"{CRITIC_FSDP} is 3: {refusal}; verl 0.8 or later does not read it: {FIX}"))]
+    assert [code for code, _ in _fsdp_lines(grpo, "0.5")] == ["fsdp-size-mesh-refused"]
+
+
+def test_check_fails_on_hybrid_sharding_and_write_sets_minus_1_whose_copy_passes(cli: Cli, tmp_path: Path):
+    path, written = tmp_path / "trinity.yaml", tmp_path / "out.yaml"
+    config = _config({"actor": {"fsdp_config": {"fsdp_size": 4}}}, use_dynamic_bsz=True)
+    path.write_text(yaml.safe_dump(config))
+    code, out, _ = cli("--from-config", str(path), "--gpu", "h100", "--check", "--json")
+    current = json.loads(out)[0]["current"]
+    assert (code, current["trains"], current["unread_keys"]) == (1, False, [FSDP.format(role="actor")])
+    assert current["verdict"].split(": ", 2)[1:] == ["whether it trains is unknown", (
+        f"{FSDP.format(role='actor')} shards the states over groups of fewer GPUs, so each GPU holds more of them than "
+        "this verdict counts (set -1, every GPU, and judge again). The best plan follows.")]
+    code, _, err = cli("--from-config", str(path), "--gpu", "h100", "--write", str(written))
+    actor = yaml.safe_load(written.read_text())["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]
+    assert (code, actor["fsdp_config"]) == (0, {"fsdp_size": -1}), err
+    assert cli("--from-config", str(written), "--gpu", "h100", "--check")[0] == 0
+    # an fsdp_size that cannot be read here decides the share too, on a line that sizes a mesh by it: unread
+    config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["fsdp_config"]["fsdp_size"] = "${oc.env:FSDP}"
+    assert fsdp_unread_keys(config, 8) == (FSDP.format(role="actor"),)
+    assert fsdp_unread_keys(config, 8, environ={"FSDP": "-1"}) == ()
+    assert fsdp_unread_keys(_config({"ref": {"fsdp_config": {"fsdp_size": "${oc.env:FSDP}"}}}), 8, version="0.5") == ()

@@ -127,6 +127,7 @@ from solver.trinity.keys import (
     ENTROPY_KEYS,
     EXTERNAL_MODEL,
     FORWARD_BUDGETS,
+    FSDP_SIZE_KEYS,
     GRADIENT_CHECKPOINTING_KEY,
     KEYS_05_LACKS,
     LEGACY_BYPASS_MODE_KEY,
@@ -2252,6 +2253,103 @@ def _check_critic_strategy(checks: _ConfigChecks, version: TrinityVersion | None
                    "fsdp2"))
 
 
+class _MeshReading(NamedTuple):
+    """What one verl line does with an ``fsdp_size`` key (`FSDP_SIZE_KEYS`): whether Trinity checks that the GPUs
+    divide it as it loads the config (`checked`), and whether it sizes the device mesh of states the memory counts
+    (`meshed`)."""
+
+    checked: bool
+    meshed: bool
+
+
+_FSDP_SIZE_ROLES = ("actor", "ref", "critic", "critic")
+"""Each of `FSDP_SIZE_KEYS`' role, as Trinity's words name its component."""
+_FSDP_SIZE_HELD = ("the actor's states", "the ref's weights", "the critic's states", "the critic's states")
+"""What each of `FSDP_SIZE_KEYS` shards."""
+
+
+def _fsdp_size_lines(checks: _ConfigChecks, path: Path,
+                     version: TrinityVersion | None) -> tuple[_MeshReading, _MeshReading | None]:
+    """What the verl lines `version` may run do with the ``fsdp_size`` at `path` (`FSDP_SIZE_KEYS`): before verl 0.8,
+    and on verl 0.8 or later (None for 0.5, which runs none). Before 0.8 Trinity checks the actor's, the ref's and the
+    critic's; the actor's sizes the mesh of both the actor and the ref, the critic's its own where one is trained. On
+    0.8 each engine's own sizes its mesh: the actor's, the ref's where its engine runs (not with LoRA, whose actor gives
+    the ref's log-probs: `solver.trinity.config.lora_on_08`), the critic engine's where one is trained."""
+    from solver.trinity.config import lora_on_08
+
+    index, critic = FSDP_SIZE_KEYS.index(path), _fsdp_critic(checks)
+    legacy = _MeshReading(checked=index < 3, meshed=index == 0 or (index == 2 and critic))
+    ref_engine = ref_forward_runs(checks.value(("algorithm", "algorithm_type")), "0.6") and not lora_on_08(checks.value)
+    engine = _MeshReading(checked=False, meshed=(True, ref_engine, False, critic)[index])
+    return legacy, None if version == "0.5" else engine
+
+
+def _check_fsdp_sizes(checks: _ConfigChecks, trainer_gpus: int, version: TrinityVersion | None) -> None:
+    """Check each ``fsdp_size`` (`FSDP_SIZE_KEYS`) a verl line `version` may run reads (`_fsdp_size_lines`) against
+    the `trainer_gpus`. -1 (the default), another below 1 or one of at least the GPUs shards over every GPU, as the
+    verdict counts (before verl 0.8 Trinity reads one below 1 as the GPUs, ``verl_legacy/verl_config.py:456-457`` in
+    0.6.0; verl's ``create_device_mesh`` one below 0). A size the GPUs do not divide Trinity refuses before verl 0.8
+    (``:458-464``), and verl 0.8 or later builds a mesh of fewer ranks than the GPUs of it, as of 0, which it divides
+    by (``workers/engine/fsdp/utils.py:52-57`` in verl 0.8.0): ``fsdp-size-mesh-refused`` where every line refuses it,
+    else ``fsdp-size-mesh``. One they divide shards the states over groups of it (hybrid sharding), more per GPU than
+    the verdict counts: ``fsdp-size-hybrid``, the key among the verdict's unread keys, as one that cannot be read here
+    where a line sizes a mesh by it (`fsdp_unread_keys`)."""
+    for path in FSDP_SIZE_KEYS:
+        legacy, engine = _fsdp_size_lines(checks, path, version)
+        lines = [line for line in (legacy, engine) if line is not None]
+        if not any(line.checked or line.meshed for line in lines):
+            continue
+        size = checks.number(path)
+        if path in checks.unreadable and any(line.meshed for line in lines):
+            checks.unread_deciding.add(path)
+        if size is not None and float(size).is_integer():
+            _check_fsdp_size(checks, path, int(size), trainer_gpus, (legacy, engine), version)
+
+
+def _check_fsdp_size(checks: _ConfigChecks, path: Path, size: int, trainer_gpus: int,
+                     lines: tuple[_MeshReading, _MeshReading | None], version: TrinityVersion | None) -> None:
+    """`_check_fsdp_sizes`' check of the ``fsdp_size`` at `path`, `size`, on the `lines` before verl 0.8 and on 0.8
+    or later (None: not run)."""
+    legacy, engine = lines
+    role = _FSDP_SIZE_ROLES[FSDP_SIZE_KEYS.index(path)]
+    before = {"0.5": "Trinity 0.5", "0.6": "Trinity 0.6 on verl before 0.8"}.get(str(version),
+                                                                              "Trinity with verl before 0.8")
+    grouped = 1 <= size < trainer_gpus
+    short = grouped and trainer_gpus % size != 0
+    fix = f"set it to -1, every GPU{checks.names.write_does()}"
+    trinity = (f"{before} refuses the config as it loads it (\"The number of GPUs ({trainer_gpus}) must be divisible "
+               f"by `{role}.fsdp_config.fsdp_size` ({size}). Please change `{role}.fsdp_config.fsdp_size` in verl "
+               "config to a reasonable value.\")")
+    refusals = [trinity] if legacy.checked and short else []
+    mesh = "create_device_mesh, workers/engine/fsdp/utils.py:52-57 in verl 0.8.0"
+    if engine is not None and engine.meshed and size == 0:
+        refusals.append(f"verl 0.8 or later divides the GPUs by it as it builds the {role}'s device mesh ({mesh}), "
+                        "a ZeroDivisionError as the trainer starts")
+    elif engine is not None and engine.meshed and short:
+        refusals.append(f"verl 0.8 or later builds the {role}'s device mesh of {trainer_gpus // size} x {size} = "
+                        f"{trainer_gpus // size * size} of the {trainer_gpus} ranks ({mesh}), leaving "
+                        f"{trainer_gpus % size} out, and fails as the trainer starts")
+    if refusals:
+        every = len(refusals) == sum(1 for line in lines if line is not None)
+        other = ("" if every else f"; {before} does not read it" if not legacy.checked
+                 else f"; {before} reads it as every GPU" if size == 0 else "; verl 0.8 or later does not read it")
+        checks.add(ConfigProblemCode.FSDP_SIZE_MESH_REFUSED if every else ConfigProblemCode.FSDP_SIZE_MESH, (
+            f"{dotted(path)} is {size}: {'; and '.join(refusals)}{other}: {fix}"))
+        return
+    meshed = [line is not None and line.meshed for line in lines]
+    if not grouped or not any(meshed):
+        return
+    who = ("verl" if all(each or line is None for each, line in zip(meshed, lines, strict=True))
+           else before if meshed[0] else "verl 0.8 or later")
+    groups = trainer_gpus // size
+    checks.add(ConfigProblemCode.FSDP_SIZE_HYBRID, (
+        f"{dotted(path)} is {size}: {who} shards {_FSDP_SIZE_HELD[FSDP_SIZE_KEYS.index(path)]} over groups of "
+        f"{size} of the {trainer_gpus} trainer GPUs and keeps a copy in each of the {groups} groups (hybrid "
+        f"sharding), so each GPU holds {groups} times the share that the verdict counts, over all {trainer_gpus}: "
+        f"whether it trains is unknown; {fix}"))
+    checks.unread_deciding.add(path)
+
+
 def _critic_engine_unsized(checks: _ConfigChecks, version: TrinityVersion | None) -> list[Path]:
     """The micro-batch sizes of the critic's engine (`CRITIC_ENGINE_MICRO_BATCH_SIZES`) that the config leaves without a
     value where Trinity 0.6 on verl 0.8 or later cuts the critic's passes by them: the release `version` may be 0.6,
@@ -2705,6 +2803,17 @@ def forward_unread_keys(mapping: Mapping[str, Any], model: Model, trainer_gpus: 
     sp, _ = _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
     _check_forward_micro_batch(checks, trainer_gpus, sp, batch, version)
     return tuple(dotted(path) for path in sorted(checks.unread_deciding))
+
+
+def fsdp_unread_keys(mapping: Mapping[str, Any], trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
+                     version: TrinityVersion | None = None) -> tuple[str, ...]:
+    """The ``fsdp_size`` keys (`FSDP_SIZE_KEYS`) of the config (nested `mapping`s, Env read from `environ`) on
+    `trainer_gpus` that size a device mesh on a verl line the releases of `version` may run and either shard the
+    states over groups of fewer GPUs (``fsdp-size-hybrid``), which the verdict does not count, or cannot be read here,
+    dotted (`_check_fsdp_sizes`). Whether the config trains is then unknown (`CurrentSettings.unread_keys`)."""
+    checks = _ConfigChecks(mapping, environ or {}, API_OPTIONS, version)
+    _check_fsdp_sizes(checks, trainer_gpus, version)
+    return tuple(dotted(path) for path in checks.unread_deciding)
 
 
 def _role_engine_sp(checks: _ConfigChecks, role: str, sp: int) -> int:
@@ -3269,6 +3378,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_critic_mini_batch(checks, trainer_gpus, (role_sps["critic"], sp), batch, version)
     _check_megatron_critic(checks)
     _check_critic_strategy(checks, version)
+    _check_fsdp_sizes(checks, trainer_gpus, version)
     length = max_model_len if max_model_len is not None else checks.number(("model", "max_model_len"))
     _check_token_budgets(checks, length, sp, role_sps, version)
     _check_prompt_and_response(checks, length)

@@ -78,6 +78,7 @@ from solver.trinity.keys import (
     CRITIC_SP_KEY,
     DEPRECATED_MICRO_BATCH_SIZES,
     DYNAMIC_BATCH_KEYS,
+    FSDP_SIZE_KEYS,
     GRADIENT_CHECKPOINTING_KEY,
     IGNORED_SECTION,
     LORA_CONFIGS,
@@ -352,8 +353,8 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     it off on a release `version` may be (`config_dpo_in_rows`) or as the keys turn it off (`turns_dpo_rows`, and for a
     config that has it on): its micro-batches hold rows, not a token budget, and the plan counts one pair, Trinity's
     default budget (`solver.query.check_dpo_budget_unread`); no LoRA config where `config` sets LoRA or the plan's LoRA
-    is a config's own that it keeps (`config_lora`: `solver.query.Query.config_lora`), whose adapter it would replace.
-    For `version` 0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name
+    is a config's own that it keeps (`config_lora`: `solver.query.Query.config_lora`), whose adapter it would replace;
+    a role's ``fsdp_size`` -1 where `config` has it (`_fsdp_size_keys`). For `version` 0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name
     for that, as the comment on 0.6's flags says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the
     comment on no Hugging Face checkpoint says it (`no_checkpoint_words`; None: not known); `token_cap`: how the comment
     on a budget the plan's cap binds names the cap (`solver.results.Answer.token_cap_words`; None: not known, either
@@ -392,6 +393,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         *(_dynamic_batch_keys(readings, [CRITIC_DYNAMIC_KEY], padded) if version != "0.6" else []),
         # its model's keys beside the one above (the fragment nests them)
         *_grouped([*_critic_keys(plan, version, version_option, readings), *_critic_sp_keys(plan, readings, version),
+                   *_fsdp_size_keys(CRITIC, version),
                    *(_critic_engine_micro_batch_keys(version, version_option) if padded and critic else []),
                    # the engine's own dynamic batch sizes as a role's own (0.5 refuses the section)
                    *(_dynamic_batch_keys(readings, [CRITIC_ENGINE_DYNAMIC_KEY], padded) if version != "0.5" else [])]),
@@ -675,6 +677,15 @@ def _deprecated_size_keys(section: str) -> list[PlanKey]:
             if path[-2] == section]
 
 
+def _fsdp_size_keys(section: tuple[str, ...], version: TrinityVersion | None) -> list[PlanKey]:
+    """The ``fsdp_size`` keys under `section` (a role's, the critic's: `FSDP_SIZE_KEYS`; not the critic engine's for
+    `version` 0.5, which refuses that section) -1, sharding the states over every trainer GPU as the plan counts them,
+    where the config has them: a size below the GPUs shards them over groups of fewer (or fails, where the GPUs do not
+    divide it: `solver.trinity.checks`)."""
+    return [PlanKey(path=path, value=-1, existing_only=True) for path in FSDP_SIZE_KEYS
+            if path[:len(section)] == section and not (version == "0.5" and path[:-1] == CRITIC_ENGINE)]
+
+
 def _critic_engine_micro_batch_keys(version: TrinityVersion | None, version_option: str) -> list[PlanKey]:
     """One sequence per micro-batch for the critic's engine (`CRITIC_ENGINE_MICRO_BATCH_SIZES`), where the critic's own
     sizes are set (`_micro_batch_keys`), which Trinity 0.6 on verl 0.8 or later cuts the critic's passes by, leaving
@@ -810,6 +821,7 @@ def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
     keys += _micro_batch_keys(role, dpo, version) if padded or rows else []
     keys += _deprecated_size_keys(role)
     keys += _own_budget_keys(plan, role, readings, version)
+    keys += _fsdp_size_keys((*ACTOR_ROLLOUT_REF, role), version)
     if role == "ref" and not plan.reference_model:
         return keys
     for section in ("fsdp_config", *([IGNORED_SECTION] if version != "0.5" else [])):
