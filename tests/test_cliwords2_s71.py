@@ -162,3 +162,13 @@ def test_explain_says_where_a_tables_rows_end_not_a_last_row_that_reads_as_a_lim
         ("no_setting the A100-80GB table for 2 GPUs says '-' for Qwen3-14B from 51200 tokens to 71680, where its rows "
          "end: nothing trained there")]
     assert "last row" not in out
+
+
+def test_the_train_batch_help_says_which_releases_need_the_trainer_gpus_to_divide_it():
+    # A user on Trinity 0.5.1 reads solve's --train-batch-size help, picks a batch the data-parallel ranks divide,
+    # and gets no plan: the rule the planner keeps for 0.5.0 and 0.5.1 (docs/planner.md, solve map's
+    # --trinity-version help) is the trainer GPUs themselves, which the help of every command that takes the
+    # option must say.
+    for prog in ("solve", "solve map"):
+        (batch,) = [action for action in _parsers()[prog]._actions if "--train-batch-size" in action.option_strings]
+        assert batch.help is not None and "0.5.0 and 0.5.1" in batch.help and "trainer GPUs" in batch.help, prog

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from shown_output import BLOCK, pages, printed
 
+from solver import estimate_memory
 from solver.cli.calibrate import build_calibrate_parser
 from solver.cli.cluster import build_cluster_parser
 from solver.cli.examples import build_examples_parser
@@ -179,3 +180,16 @@ def test_each_benchmark_describes_itself_in_its_help_whole(script: Path, monkeyp
     shown = capsys.readouterr().out
     described = " ".join(shown.split("\n\n")[1].split())
     assert described.endswith(".") and len(described) > 40
+
+
+def test_solve_memorys_terms_are_told_where_a_newcomer_reads_its_table():
+    # A newcomer's first `solve memory` prints terms (gathered, recompute, sp buffers, ...) that the guide's section
+    # on it and the command's help left unexplained: the guide says what each term holds, and both point to the
+    # memory model's formulas.
+    guide = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
+    section = guide.split("### One GPU's memory, term by term", 1)[1].split("\n### ", 1)[0]
+    told = section.split("```", 2)[2]  # the words after the shown output
+    assert "(memory.md#the-model)" in told
+    for term in dict(estimate_memory("8B", "a100", 4, 32768, sp=4).terms.items()):
+        assert f"`{term.replace('_', ' ')}`" in told, term
+    assert "docs/memory.md" in (build_memory_parser().description or "")

@@ -42,7 +42,8 @@ CONFIG_VERDICT = ("for a Trinity config's own settings, solve --from-config FILE
 def build_memory_parser() -> Parser:
     """The argument parser for ``solve memory``."""
     parser = Parser(prog="solve memory",
-                    description=("Predicted peak memory of one trainer GPU, term by term, and whether it fits, for "
+                    description=("Predicted peak memory of one trainer GPU, term by term (each term: docs/memory.md in "
+                                 "rft-solver's source, The model), and whether it fits, for "
                                  f"the setting its options give; {CONFIG_VERDICT}."),
                     instead={"--from-config": CONFIG_VERDICT},
                     epilog="Exit status: 0 the setting trains, 1 it does not (a table says it ran out of memory, "

@@ -174,7 +174,8 @@ def add_train_batch_option(parser: argparse.ArgumentParser | argparse._ArgumentG
     parser.add_argument("--train-batch-size", metavar="N", type=whole_number(1, MAX_TRAIN_BATCH),
                         help="experiences per training step (Trinity's buffer.train_batch_size, by default batch_size "
                              "x repeat_times): only trainers whose data-parallel ranks (GPUs / SP) divide it, as "
-                             f"Trinity requires{default}")
+                             "Trinity requires, or with --trinity-version 0.5.0 and 0.5.1 the trainer GPUs themselves"
+                             f"{default}")
 
 
 PLANS_HOST_RAM = f"it rules out plans that do not fit there ({HOST_NEED_WORDS})"

@@ -40,7 +40,7 @@ def check_outputs_spare_inputs(args: argparse.Namespace) -> None:
     """`QueryError`, before any work, when a file the command would write is one it reads (nothing given
     is ever lost), is not a regular file, is not writable, is where the command's own output goes, has no
     folder to go in, goes in the shipped GPU tables' folder (`refuse_tables_folder`), or, for --out, is named
-    ``.json`` (`refuse_json_name`)."""
+    ``.json`` (`refuse_json_name`), or, for --svg, as another format's file (`refuse_other_image_name`)."""
     from solver.tables import resolved_path, same_file
     inputs = input_paths(args)
     written: list[tuple[str, Path]] = []
@@ -62,6 +62,8 @@ def check_outputs_spare_inputs(args: argparse.Namespace) -> None:
         refuse_overwriting(name, target, inputs)
         if name == "out":
             refuse_json_name(target)
+        if name == "svg":
+            refuse_other_image_name(target)
         refuse_tables_folder(resolved.parent, f"--{name} {target}", "file")  # a new file there loads as a table
 
 
@@ -79,6 +81,18 @@ def refuse_json_name(target: Path) -> None:
     if target.suffix.lower() == ".json":
         raise QueryError(f"--out {target}: --out writes YAML, not JSON: name the file .yaml (--json prints the JSON "
                          f"on standard output: redirect that, > {target})")
+
+
+NOT_SVG_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff", ".pdf", ".eps", ".ps",
+                   ".html", ".htm", ".json", ".yaml", ".yml")
+"""The file names --svg refuses: another format's, which a viewer of that format would not open SVG text as."""
+
+
+def refuse_other_image_name(target: Path) -> None:
+    """`QueryError` where --svg's `target` is named as a file of another format (`NOT_SVG_SUFFIXES`: ``map.png``):
+    --svg writes SVG text alone, whatever the name."""
+    if target.suffix.lower() in NOT_SVG_SUFFIXES:
+        raise QueryError(f"--svg {target}: --svg writes SVG, not {target.suffix[1:].upper()}: name the file .svg")
 
 
 def refuse_overwriting(name: str, target: Path, inputs: list[tuple[str, Path]]) -> None:
