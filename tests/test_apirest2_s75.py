@@ -72,6 +72,16 @@ def test_out_refuses_a_json_name_it_would_fill_with_yaml(cli, tmp_path: Path, mo
     assert list(tmp_path.iterdir()) == []
 
 
+def test_svg_refuses_a_json_name_it_would_fill_with_an_image(cli, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # solve map --json --svg map.json wrote the SVG image into map.json (s89), where --out p.json is refused
+    monkeypatch.chdir(tmp_path)
+    assert cli("map", "--gpu", "a100", "--model", "4B", "--json", "--svg", "map.json") == (2, "", (
+        "solve map: error: --svg map.json: --svg writes an SVG image, not JSON: name the file .svg (--json prints the "
+        "JSON on standard output: redirect that, > map.json)\n"))
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_out_with_json_writes_its_yaml_and_prints_the_json(cli, tmp_path: Path) -> None:
     target = tmp_path / "p.yaml"
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "8k", "--gpus", "2", "--json", "--out", str(target))

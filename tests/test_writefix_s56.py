@@ -5,6 +5,7 @@ kept."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from functools import cache
@@ -282,6 +283,22 @@ def test_a_changed_flow_collection_is_written_on_one_line_without_the_comments_i
     assert patch_trinity_config(text, plans()[1], catalog().model("4B")) == (
         "model: {model_path: q/Qwen3-4B, max_model_len: 24576}    # flow\n"
         "trainer: {ulysses_sequence_parallel_size: 2, note: x, max_token_len_per_gpu: 24576}\n# end\n")
+
+
+def test_a_config_written_as_json_is_written_back_as_json() -> None:
+    # A scheduler that writes its configs as JSON (which YAML reads) reads the copy back with a JSON parser: the keys
+    # and strings the plan adds are quoted, as the config's own are (s89: they were plain, `max_token_len_per_gpu:`
+    # and `yarn`, which no JSON parser reads).
+    text = json.dumps({"model": {"model_path": "q/Qwen3-4B", "max_model_len": 8192}, "trainer": {"save_interval": 5}},
+                      indent=2) + "\n"
+    offload, sp2 = plans()
+    for plan in (offload, sp2):
+        patched = json.loads(patch_trinity_config(text, plan, catalog().model("4B")))
+        assert patched["trainer"]["ulysses_sequence_parallel_size"] == plan.sp
+        assert patched["trainer"]["save_interval"] == 5
+    assert patched["model"] == {"model_path": "q/Qwen3-4B", "max_model_len": 24576}
+    rope = json.loads(patch_trinity_config(text, offload, catalog().model("4B")))["model"]["rope_scaling"]
+    assert rope["rope_type"] == "yarn" and rope["factor"] == 2.5
 
 
 def test_an_anchor_in_a_block_before_an_alias_beside_that_block_keeps_its_comment() -> None:

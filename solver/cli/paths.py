@@ -39,7 +39,7 @@ def refuse_missing_examples(args: argparse.Namespace) -> None:
 def check_outputs_spare_inputs(args: argparse.Namespace) -> None:
     """`QueryError`, before any work, when a file the command would write is one it reads (nothing given
     is ever lost), is not a regular file, is not writable, is where the command's own output goes, has no
-    folder to go in, goes in the shipped GPU tables' folder (`refuse_tables_folder`), or, for --out, is named
+    folder to go in, goes in the shipped GPU tables' folder (`refuse_tables_folder`), or, for --out and --svg, is named
     ``.json`` (`refuse_json_name`), or, for --svg, as another format's file (`refuse_other_image_name`)."""
     from solver.tables import resolved_path, same_file
     inputs = input_paths(args)
@@ -60,8 +60,8 @@ def check_outputs_spare_inputs(args: argparse.Namespace) -> None:
                 raise QueryError(f"--{other} and --{name} both write {target}: give each its own file")
         written.append((name, target))
         refuse_overwriting(name, target, inputs)
-        if name == "out":
-            refuse_json_name(target)
+        if name in WRITTEN_AS:
+            refuse_json_name(name, target)
         if name == "svg":
             refuse_other_image_name(target)
         refuse_tables_folder(resolved.parent, f"--{name} {target}", "file")  # a new file there loads as a table
@@ -75,17 +75,24 @@ def refuse_nameless(flag: str, path: Path) -> None:
         file_identity(path)
 
 
-def refuse_json_name(target: Path) -> None:
-    """`QueryError` where --out's `target` is named ``.json``: every --out writes YAML (a Trinity fragment, a memory
-    model), and --json prints its JSON on standard output, never to --out's file."""
+WRITTEN_AS = {"out": ("YAML", ".yaml"), "svg": ("an SVG image", ".svg")}
+"""What the options that write a file of one kind write, and the suffix to name it with: never JSON."""
+
+
+def refuse_json_name(name: str, target: Path) -> None:
+    """`QueryError` where the `target` of option `name` (`WRITTEN_AS`) is named ``.json``: every --out writes YAML (a
+    Trinity fragment, a memory model), --svg an image, and --json prints its JSON on standard output, never to
+    their file."""
+    kind, suffix = WRITTEN_AS[name]
     if target.suffix.lower() == ".json":
-        raise QueryError(f"--out {target}: --out writes YAML, not JSON: name the file .yaml (--json prints the JSON "
-                         f"on standard output: redirect that, > {target})")
+        raise QueryError(f"--{name} {target}: --{name} writes {kind}, not JSON: name the file {suffix} (--json prints "
+                         f"the JSON on standard output: redirect that, > {target})")
 
 
 NOT_SVG_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff", ".pdf", ".eps", ".ps",
-                   ".html", ".htm", ".json", ".yaml", ".yml")
-"""The file names --svg refuses: another format's, which a viewer of that format would not open SVG text as."""
+                   ".html", ".htm", ".yaml", ".yml")
+"""The file names --svg refuses beside ``.json`` (`refuse_json_name`): another format's, which a viewer of that
+format would not open SVG text as."""
 
 
 def refuse_other_image_name(target: Path) -> None:

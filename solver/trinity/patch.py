@@ -27,7 +27,7 @@ from ruamel.yaml.compat import ordereddict
 from ruamel.yaml.error import CommentMark
 from ruamel.yaml.representer import RoundTripRepresenter
 from ruamel.yaml.scalarbool import ScalarBoolean
-from ruamel.yaml.scalarstring import ScalarString
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString, ScalarString
 from ruamel.yaml.tokens import CommentToken
 
 from solver.query import (
@@ -924,6 +924,8 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
                                         check_note, flags_noted, option_names)
     except ConfigError as error:
         raise ConfigError(f"{name}: {error}") from None
+    if _is_json(text):  # a config written as JSON stays JSON: the keys and strings the plan adds are quoted
+        _json_quoted(data)
     patched = _alias_comments_kept(text, _kept_lines(text, unpatched, _dumped(yaml, data, text), name))
     # what 0.5 refuses and the patch leaves: an anchor merges it in (a key the section set too shows through)
     merged = keys_05_refuses(value_at(load_config_mapping(patched, name), ("trainer",))) if version == "0.5" else ()
@@ -1116,6 +1118,33 @@ def _on_nodes(nodes: int, node_gpus: int | None) -> str:
     if nodes == 1:
         return "on one node" + ("" if node_gpus is None else f" of {node_gpus}")
     return f"on {nodes} nodes of {node_gpus}"
+
+
+def _is_json(text: str) -> bool:
+    """Whether the config `text` is written as JSON (a JSON object, which YAML reads as a flow mapping)."""
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
+def _json_quoted(node: Any) -> Any:
+    """`node` with every plain string in it, key or value, double-quoted as JSON writes it (in place for a mapping
+    or a list), so that a config read from JSON is written back as JSON with the keys and values a plan adds."""
+    if isinstance(node, CommentedMap):
+        for index, key in enumerate(list(node)):
+            value = _json_quoted(node[key])
+            if type(key) is str:
+                del node[key]
+                node.insert(index, DoubleQuotedScalarString(key), value)
+            else:
+                node[key] = value
+    elif isinstance(node, CommentedSeq):
+        for index, item in enumerate(node):
+            node[index] = _json_quoted(item)
+    elif type(node) is str:
+        return DoubleQuotedScalarString(node)
+    return node
 
 
 def _dumped(yaml: YAML, data: CommentedMap, text: str) -> str:
