@@ -75,6 +75,19 @@ def test_two_jobs_that_move_take_the_idle_nodes_in_file_order(tmp_path: Path):
         0: (16, 8192), 1: (16, 102400), 3: (4, 105472)}
     assert widened.moved == {0: 1, 1: 2}
 
+def test_jobs_growing_on_a_node_keep_within_its_gpus(tmp_path: Path):
+    # Two 1-GPU jobs on a node of 5 A100s may each grow to 2 or 4: one grows to 4, the other keeps its 1 GPU (4 and 2
+    # would take 6 of the 5).
+    shared = {"rollout_gpus": 0, "max_model_len": {"at_least": "8k"}, "model": "Qwen3-4B", "train_batch_size": 4}
+    fleet = fleet_of({"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 5}],
+                      "jobs": [{**shared, "name": "a"}, {**shared, "name": "b"}]}, tmp_path)
+    planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto")
+    chosen = {job: next(o for o in job_options(planner, fleet, job) if o.plan.gpus == 1) for job in (0, 1)}
+    widened = widen_jobs(planner, fleet, chosen, {0: [0], 1: [0]}, 0, frozenset(), False, time.monotonic() + 60)
+    assert {job: (option.plan.gpus, option.plan.max_model_len) for job, option in widened.grown.items()} == {
+        0: (4, 102400)}
+
+
 def test_a_job_alone_on_its_node_gets_no_ways_on_an_idle_node(tmp_path: Path):
     # An idle node of its pool is the same to it as its own (W1): its ways there alone, the model as small as before.
     fleet = fleet_of({"pools": [A100_NODES], "jobs": [DUO]}, tmp_path)
