@@ -16,6 +16,7 @@ from solver.calibrate import (
     PHYSICAL,
     PhysicalRange,
     _far_move,
+    at_bounds,
     calibrate,
     far_from_shipped,
     observations,
@@ -199,3 +200,11 @@ def test_docs_notes_bullet_names_each_prefix_calibrate_prints():
     prefixes = set(re.findall(r"solve calibrate: [a-z]+: ", source))
     assert prefixes == {"solve calibrate: warning: ", "solve calibrate: caution: "}
     assert all(f"`{prefix}...`" in bullet.split(") go to", 1)[0] for prefix in prefixes)
+
+
+def test_usable_env_a_hair_below_all_of_the_memory_is_at_the_edge_of_its_range():
+    # Within the fit's GAP (0.005) of 1, an observation holds usable_env a hair below all of the memory: at the edge
+    # all the same; further below it is not.
+    shipped = load_memory_model().coefficients
+    assert at_bounds(shipped.model_copy(update={"usable_env": 0.996})) == ["usable_env 0.996"]
+    assert at_bounds(shipped.model_copy(update={"usable_env": 0.99})) == []

@@ -3054,6 +3054,11 @@ def test_the_ranked_tables_host_need_names_the_trainers_nodes_where_others_hold_
         "\n* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP), which does not fit "
         "(--token-budget auto)\nhost GiB/node (N of M): needed on the N nodes its trainer runs on; the others hold "
         "its rollout alone\n") in out
+    # Within one node beside its rollout no plan spans nodes: no rollout or nodes columns.
+    status, out, _ = cli("--model", "8B", "--len", "32k", "--gpu", "a100-80g", "--gpus", "4", "--rollout-gpus", "4",
+                         "--top", "2")
+    header = next(line for line in out.splitlines() if line.startswith("┃"))
+    assert status == 0 and [cell.strip() for cell in header.split("┃")[1:4]] == ["#", "GPUs", "setting"]
 
 
 def test_the_ranked_table_has_a_yarn_column_only_where_a_plan_needs_yarn(cli):

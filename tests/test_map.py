@@ -17,8 +17,8 @@ import solver.maps
 import solver.solve
 from solver.maps import UNTABLED_LENGTHS, cheapest_by_length, gpu_map, length_rows, longest_by_model, mapped_models
 from solver.query import make_query
-from solver.render import PLAIN_TEXT, map_view, short_label
-from solver.results import GpuMap, LengthMapRow, ModelMapRow, single_gpu_caution
+from solver.render import PLAIN_TEXT, fitting_budgets, map_view, map_views, maps_width, short_label
+from solver.results import CautionCode, GpuMap, LengthMapRow, ModelMapRow, single_gpu_caution
 from solver.solve import best_plan
 from solver.tables import Setting, Undecided, load_catalog
 
@@ -642,3 +642,40 @@ def test_an_svg_named_as_another_format_is_refused_before_any_map(cli, tmp_path:
     assert cli("map", "--gpu", "h20", "--model", "8B", "--svg", str(target)) == (
         2, "", f"solve map: error: --svg {target}: --svg writes SVG, not {kind}: name the file .svg\n")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_map_of_nine_columns_spaces_its_gpu_counts_and_names_a_cautions_three_cells_and_fits_its_exact_width():
+    # Nine budget columns (nodes of 16: none merged) put a space before each GPU count; a caution on three cells, as
+    # many as the legend names, names them; a width the map's table takes exactly fits it, all its budgets kept.
+    plan = cheapest_by_length(CATALOG, "A100-80GB", "Qwen3-0.6B", [4096], [1])[4096, 1]
+    thin = plan.model_copy(update={"cautions": ("thin headroom",), "caution_codes": (CautionCode.THIN_HEADROOM,)})
+    budgets = tuple(range(1, 10))
+    nine = GpuMap(gpu="A100-80GB", by="model", node_gpus=16, budget_gpus=budgets,
+                  rows=(ModelMapRow(model="Qwen3-0.6B", plans=(thin, thin, thin, *[plan] * 6)),))
+    out = io.StringIO()
+    Console(width=300, file=out).print(map_view(nine, "map"))
+    assert "4k van @1" in out.getvalue() and "van@1" not in out.getvalue()
+    assert out.getvalue().endswith("other cautions, unmarked (their words: --json): thin-headroom (3 cells: ≤1, ≤2, "
+                                   "≤3)\n")
+    two = GpuMap(gpu="A100-80GB", by="model", budget_gpus=(1, 2), rows=(ModelMapRow(model="Qwen3-0.6B",
+                                                                                      plans=(plan, None)),))
+    whole = maps_width(map_views([two]))
+    assert fitting_budgets([two], whole) == (1, 2) and fitting_budgets([two], whole - 1) != (1, 2)
+
+
+def test_a_map_past_a_node_of_as_many_runs_as_its_columns_keeps_each_run(cli):
+    # Budgets 1 to 16 on nodes of 8 whose plans make five runs, as many as a map past a node shows: each keeps its
+    # column, ≤3 too, which holds no power of two.
+    plan = cheapest_by_length(CATALOG, "A100-80GB", "Qwen3-0.6B", [4096], [1])[4096, 1]
+    plans = [plan.model_copy(update={"gpus": min(budget, 4) if budget <= 8 else 9}) for budget in range(1, 17)]
+    runs = GpuMap(gpu="A100-80GB", by="model", budget_gpus=tuple(range(1, 17)),
+                  rows=(ModelMapRow(model="Qwen3-0.6B", plans=tuple(plans)),))
+    out = io.StringIO()
+    Console(width=300, file=out).print(map_view(runs, "map"))
+    header = next(line for line in out.getvalue().splitlines() if "model" in line)
+    assert re.findall(r"≤[\d-]+", header) == ["≤1", "≤2", "≤3", "≤4-8", "≤9-16"] and "left out" not in out.getvalue()
+    # Nodes of 8 GPUs given are the default's: neither the title nor the JSON names them.
+    status, out, _ = cli("map", "--gpu", "a100-80g", "--model", "0.6B", "--gpus-up-to", "1", "--node-gpus", "8")
+    assert status == 0 and out.splitlines()[0] == "A100-80GB: longest context per model and GPU budget"
+    assert "node_gpus" not in json.loads(cli("map", "--gpu", "a100-80g", "--model", "0.6B", "--gpus-up-to", "1",
+                                             "--node-gpus", "8", "--json")[1])[0]

@@ -129,6 +129,9 @@ def test_targets_one_mapped_model_lacks_are_refused_naming_that_model(cli: Cli):
                            "--lora-targets", r".*mlp\.gate")
     assert (status, out) == (2, "")
     assert err.startswith(r"solve map: error: --lora-targets '.*mlp\.gate' matches no module of Qwen3-8B (")
+    # checked on every row before any solve (targets without --lora-exclude too), naming the row that counts them
+    assert err.endswith("; of the map's 2 models, they are counted on Qwen3-30B-A3B alone: map those "
+                        "(--model Qwen3-30B-A3B)\n")
 
 
 def test_from_config_is_refused_saying_what_to_give_instead(cli: Cli):

@@ -34,24 +34,26 @@ Cli = Callable[..., tuple[int, str, str]]
 
 
 def test_widening_moves_the_fewest_jobs_before_it_weighs_their_places_in_the_file(tmp_path: Path):
-    # a (1 GPU), b (4) and c (1) share node 0 of three A100 nodes; pad, never placed, stands between a and b in the
-    # file. a moving to node 1 and growing to 8 there leaves c room to grow to 4 on node 0; b and c moving (c growing
-    # to 4 on node 2) leave a room to grow to 8 on node 0: the same lengths, cost and GPUs. One move goes before two,
-    # though b and c come later in the file than a.
+    # a (1 GPU), b (4) and c (1) share node 0 of three A100 nodes; two pads, never placed, stand between a and b in
+    # the file. a moving to node 1 and growing to 8 there leaves c room to grow to 4 on node 0; b and c moving (c
+    # growing to 4 on node 2) leave a room to grow to 8 on node 0: the same lengths, cost and GPUs. One move goes
+    # before two, though b and c come later in the file than a, so far later that by their places alone (without the
+    # weight of a move's count, mutants50's w2) moving both weighs less than moving a.
     shared = {"rollout_gpus": 0, "max_model_len": {"at_least": "16k"}}
     jobs = [{**shared, "name": "a", "model": "Qwen3-4B", "train_batch_size": 1},
             {**shared, "name": "pad", "model": "Qwen3-4B", "max_model_len": "8k"},
+            {**shared, "name": "pad2", "model": "Qwen3-4B", "max_model_len": "8k"},
             {**shared, "name": "b", "model": "Qwen2.5-7B", "max_model_len": {"at_least": "8k"}, "train_batch_size": 16},
             {**shared, "name": "c", "model": "Qwen2.5-7B", "train_batch_size": 8}]
     fleet = fleet_of({"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 3, "gpus_per_node": 8}], "jobs": jobs},
                      tmp_path)
     planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto")
     chosen = {job: next(o for o in job_options(planner, fleet, job) if o.plan.gpus == gpus)
-              for job, gpus in ((0, 1), (2, 4), (3, 1))}
+              for job, gpus in ((0, 1), (3, 4), (4, 1))}
     widened = widen_jobs(planner, fleet, chosen, {job: [0] for job in chosen}, 0, frozenset(), True,
                          time.monotonic() + 60)
     assert {job: (option.plan.gpus, option.plan.max_model_len) for job, option in widened.grown.items()} == {
-        0: (8, 102400), 3: (4, 105472)}
+        0: (8, 102400), 4: (4, 105472)}
     assert widened.moved == {0: 1}
 
 
@@ -72,6 +74,19 @@ def test_two_jobs_that_move_take_the_idle_nodes_in_file_order(tmp_path: Path):
     assert {job: (option.plan.gpus, option.plan.max_model_len) for job, option in widened.grown.items()} == {
         0: (16, 8192), 1: (16, 102400), 3: (4, 105472)}
     assert widened.moved == {0: 1, 1: 2}
+
+def test_jobs_growing_on_a_node_keep_within_its_gpus(tmp_path: Path):
+    # Two 1-GPU jobs on a node of 5 A100s may each grow to 2 or 4: one grows to 4, the other keeps its 1 GPU (4 and 2
+    # would take 6 of the 5).
+    shared = {"rollout_gpus": 0, "max_model_len": {"at_least": "8k"}, "model": "Qwen3-4B", "train_batch_size": 4}
+    fleet = fleet_of({"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 5}],
+                      "jobs": [{**shared, "name": "a"}, {**shared, "name": "b"}]}, tmp_path)
+    planner = Planner(CATALOG.for_fleet(fleet), load_weights(), "auto")
+    chosen = {job: next(o for o in job_options(planner, fleet, job) if o.plan.gpus == 1) for job in (0, 1)}
+    widened = widen_jobs(planner, fleet, chosen, {0: [0], 1: [0]}, 0, frozenset(), False, time.monotonic() + 60)
+    assert {job: (option.plan.gpus, option.plan.max_model_len) for job, option in widened.grown.items()} == {
+        0: (4, 102400)}
+
 
 def test_a_job_alone_on_its_node_gets_no_ways_on_an_idle_node(tmp_path: Path):
     # An idle node of its pool is the same to it as its own (W1): its ways there alone, the model as small as before.

@@ -13,6 +13,7 @@ import pytest
 from command_words import make_query
 from reference import enumerate_plans, ranked_alternatives
 
+from solver.maps import length_rows
 from solver.rules import (
     default_budget_reach,
     failures_by_row,
@@ -166,3 +167,10 @@ def test_solve_memory_at_a_budget_the_row_before_measured_is_not_refuted(cli, tm
     tables = json.loads(out)["tables"]
     assert (exit_status, tables and (tables["trains"], tables["source"]["max_model_len"])) == (
         status, refuted_at and (False, refuted_at))
+
+
+def test_a_length_maps_rows_past_an_odd_last_row_go_on_from_the_grid(odd_catalog: Catalog):
+    # Past the last row, 40000 (off the estimates' 1024-token grid), the rows go on from 39936 + 10240, on the grid,
+    # to the longest length 4 GPUs reach.
+    assert length_rows(odd_catalog, "H800-80GB", "Qwen3-8B", [4]) == [15001, 20001, 25003, 30001, 40000, 50176, 60416,
+                                                                       70656, 80896, 91136, 101376]
