@@ -1253,6 +1253,10 @@ def host_need_words(amount: str, offload: bool, critic: CriticStates | None = No
     return f"it needs {amount} GiB of host memory per node {host_need_purpose(offload, critic)}"
 
 
+PLAN_LEFT_OUT_WHEN_NONE = ("gpu_hours",)
+"""The fields a plan's JSON leaves out where they are None (its schema says so)."""
+
+
 class Plan(Frozen):
     """One way to lay out the trainer: GPUs, settings, length, what it costs and why it trains."""
 
@@ -1291,6 +1295,9 @@ class Plan(Frozen):
         "the relative step time (lower is faster): it counts the trainer GPUs and the settings, not the model's "
         "size or the GPU type's speed (1 is the model's vanilla step on one GPU), so compare within one model and "
         "GPU type"))
+    gpu_hours: Amount | None = Field(default=None, description=(
+        "the GPU time a step takes, relative: gpus x cost, in the cost's units (1 is the model's vanilla step on one "
+        "GPU), which the answer's objective min_gpu_hours ranks by; left out for the other objectives"))
     evidence: Evidence = Field(description=(
         "documented (the table's cell at its count and length is exactly its setting), inferred (a cell at its "
         "length or longer, for its count or fewer GPUs, names a setting it includes) or estimated (no cell vouches: "
@@ -1566,6 +1573,11 @@ class Plan(Frozen):
         """Whether its ``max_token_len_per_gpu`` is below Trinity's default (``--token-budget auto``)."""
         return self.max_token_len_per_gpu < token_budget(self.max_model_len, self.sp)
 
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """Its JSON Schema: the fields of `PLAN_LEFT_OUT_WHEN_NONE` are optional, never null."""
+        return left_out_when_none(handler(core_schema), handler, PLAN_LEFT_OUT_WHEN_NONE)
+
     @model_validator(mode="before")
     @classmethod
     def _derived_budget_flag(cls, raw: Any) -> Any:
@@ -1578,7 +1590,7 @@ class Plan(Frozen):
 
     @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
     def _budget_flag_beside_budget(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
-        data: dict[str, Any] = handler(self)
+        data: dict[str, Any] = without_none(handler(self), PLAN_LEFT_OUT_WHEN_NONE)
         if "lowered_budget" not in data or "max_token_len_per_gpu" not in data:  # include/exclude left one out
             return data
         flag, ordered = data.pop("lowered_budget"), {}

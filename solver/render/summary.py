@@ -410,6 +410,8 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("token budget", _budget_words(answer, plan, model, version, names)),
         ("cost", f"{plan.cost:.4g} relative step time ({best})"
                  + (f"; {ACROSS_GPU_TYPES}" if several_gpu_types else "")),
+        ("GPU-hours", None if plan.gpu_hours is None else
+         f"{plan.gpu_hours:.4g} ({plan.gpus} GPUs x the cost: the GPU time a step takes, in the cost's units)"),
         ("evidence", _evidence_words(answer, plan)),
         ("larger GPU", _larger_gpu_words(answer)),
         ("memory", _memory_line(answer, plan, memory_source)),
