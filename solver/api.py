@@ -42,6 +42,7 @@ from solver.memory import (
     shown_training_host_need,
 )
 from solver.query import (
+    CHOOSES_COUNT,
     CONFIG_DPO_SOURCE,
     MODEL_PATH_KEY,
     NODE_SIZE_KEY,
@@ -1634,7 +1635,7 @@ def config_query(
     query = make_query(
         catalog, model=model if model is not None else config.model, gpu=gpu, objective=objective,
         budget_gpus=config.trainer_gpus if from_config else budget_gpus,
-        exact=exact if exact is not None else from_config and objective != "min_gpus",
+        exact=exact if exact is not None else from_config and objective not in CHOOSES_COUNT,
         # the config's GPUs, less its rollout's, are the trainer's exactly
         exact_source=exact_source if exact_source is not None else (
             "the config's cluster" if exact is None and from_config else None),
