@@ -337,8 +337,9 @@ def plan(
     """Answer a planning question, one `Answer` per GPU type: `gpu`'s (a name, or a list or tuple of names, answered
     in that order, a GPU type named twice once, within one GPU budget), else every documented one's.
 
-    ``objective``: ``"cheapest"`` (needs `max_model_len`), ``"max_len"`` (needs `budget_gpus`) or
-    ``"min_gpus"`` (needs `max_model_len`). `max_model_len`: tokens, or a str of thousands of 1024 (``"64k"``), read
+    ``objective``: ``"cheapest"`` (needs `max_model_len`), ``"max_len"`` (needs `budget_gpus`), ``"min_gpus"`` or
+    ``"min_gpu_hours"`` (the fewest GPUs x cost, then the fewest GPUs; both need `max_model_len`, and without
+    `budget_gpus` weigh every count up to 64). `max_model_len`: tokens, or a str of thousands of 1024 (``"64k"``), read
     as a `Job`'s (`asked_tokens`); at most `SHORT_LENGTH_NOTED`, the answers' `notes` say so, as ``--len 64``'s note
     does, and so for thousands that cut a power of two (``"131k"``) and a `host_ram_gb` below `SMALL_HOST_RAM_GIB`
     (`_input_notes`). ``token_budget="auto"`` lets an estimated plan whose

@@ -2089,15 +2089,18 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
     model: str = Field(description="the model, as the catalogue names it")
     objective: Objective = Field(description=(
         "the question: cheapest (the least cost for max_model_len), max_len (the longest context within "
-        "budget_gpus) or min_gpus (the fewest trainer GPUs for max_model_len)"))
+        "budget_gpus), min_gpus (the fewest trainer GPUs for max_model_len) or min_gpu_hours (the fewest GPU-hours, "
+        "gpus x cost, for max_model_len: each plan's gpu_hours, then the fewest GPUs)"))
     budget_gpus: int = Field(ge=1, description=(
         "the most trainer GPUs the plans may take (--gpus; with open_budget the planner's bound), rollout GPUs not "
         "counted"))
     open_budget: bool = Field(default=False, description=(
-        "the budget is the planner's search bound, not the user's (--minimize gpus without --gpus); plans then "
+        "the budget is the planner's search bound, not the user's (--minimize gpus or gpu-hours without --gpus); "
+        "plans then "
         "claim no GPUs left for rollout"))
     max_model_len: PositiveInt | None = Field(default=None, description=(
-        "the length asked for (--len) of a cheapest or fewest-GPU answer; null when maximising the length"))
+        "the length asked for (--len) of a cheapest, fewest-GPU or fewest-GPU-hour answer; null when maximising the "
+        "length"))
     exact: bool = Field(default=False, description="whether the plans must use exactly budget_gpus (--exact)")
     pins: Pins = Field(default=Pins(), description="the settings the query pins; null where it leaves one free")
     train_batch_size: PositiveInt | None = Field(default=None, description=(
