@@ -2396,11 +2396,13 @@ def _dearer(answer: Answer, current: CurrentSettings, query: Query) -> str:
     its length's). Estimates keep Env on unless --no-env (`estimates_setting`), so the config's were no candidate;
     where the plan differs in Env alone, Env's ranking weight is all its cost adds. A token budget that
     differs too (the config's own lowered one; the plan's, the most that fits) the cost does not count. Under
-    --minimize gpus a plan on fewer GPUs ranks first for that alone, as the answer's heading says: "" there too.
+    --minimize gpus a plan on fewer GPUs ranks first for that alone, as the answer's heading says: "" there too, and
+    so under --minimize gpu-hours for a plan of fewer GPU-hours.
     Options are named as `query`'s names do."""
     own, best = current.plan, answer.plans[0] if answer.plans else None
     if (own is None or best is None or best.cost <= own.cost or own.evidence != "estimated" or own.env
-            or best.max_model_len != own.max_model_len or query.objective == "min_gpus" and best.gpus < own.gpus):
+            or best.max_model_len != own.max_model_len or query.objective == "min_gpus" and best.gpus < own.gpus
+            or query.objective == "min_gpu_hours" and best.gpus * best.cost < own.gpus * own.cost):
         return ""
     costs = f"{best.cost:.4g} against {own.cost:.4g}"
     if (best.offload, best.sp, best.gpus) != (own.offload, own.sp, own.gpus):

@@ -53,7 +53,7 @@ from solver.model import (
     objective_expression,
     prepare,
 )
-from solver.query import Pins, Query, token_cap_source
+from solver.query import CHOOSES_COUNT, Pins, Query, token_cap_source
 from solver.results import (
     AlternativeName,
     Alternatives,
@@ -1513,8 +1513,9 @@ def _alternative_best(catalog: Catalog, query: Query, changed: Query, name: Alte
 
 def _fewest_at_length(catalog: Catalog, query: Query, gpu: str, longest: Plan) -> Plan:
     """`longest`, the longest plan of `query` (maximising the length ranks its plans by cost), or, where `query`
-    minimises GPUs, the plan with the fewest GPUs at its length (the longest's are the cheapest)."""
-    if query.objective != "min_gpus":
+    minimises GPUs or GPU-hours, the plan with the fewest GPUs (or GPU-hours) at its length (the longest's are the
+    cheapest)."""
+    if query.objective not in CHOOSES_COUNT:
         return longest
     at_length = query.model_copy(update={"max_model_len": longest.max_model_len, "top": 1})
     return optional_best(catalog, at_length, gpu) or longest

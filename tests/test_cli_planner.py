@@ -531,6 +531,15 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
          ("solve: error: --model and --model-config both name the model: give one")),
         (["--model", "4B", "--len", "8192", "--gpus", "4", "--exact", "--minimize", "gpus"],
          ("solve: error: --minimize gpus chooses the GPU count: drop --exact")),
+        (["--model", "4B", "--len", "8192", "--gpus", "4", "--exact", "--minimize", "gpu-hours"],
+         ("solve: error: --minimize gpu-hours chooses the GPU count: drop --exact")),
+        (["--model", "4B", "--minimize", "gpu-hours"], "solve: error: --minimize gpu-hours needs a length: --len L"),
+        (["--model", "4B", "--len", "8k", "--minimize", "gpu-time"],
+         ("solve: error: argument --minimize: invalid choice: 'gpu-time' (choose from 'gpus', 'gpu-hours'); did you "
+          "mean 'gpu-hours'?")),
+        (["--model", "4B", "--len", "8k", "--minimize", "gpu_hours"],
+         ("solve: error: argument --minimize: invalid choice: 'gpu_hours' (choose from 'gpus', 'gpu-hours'); did you "
+          "mean 'gpu-hours'?")),
         (["--model", "4B", "--len", "8192", "--emit", "trinity", "--top", "2"],
          "solve: error: --emit trinity prints the best plan's YAML alone: drop --top and --explain"),
         (["--model", "4B", "--len", "8192", "--emit", "trinity", "--explain"],
@@ -3472,7 +3481,7 @@ def test_gpus_help_says_rollout_gpus_are_extra_and_the_default_budget_it_plans_w
     said = ("  --gpus N              trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus; "
             "--total-gpus counts them); "
             "default: the largest count of the GPU types' tables (6 for the A100 and H20), else 8, one budget for "
-            "every GPU type answered; with --minimize gpus, any count up to 64\n")
+            "every GPU type answered; with --minimize gpus (or gpu-hours), any count up to 64\n")
     assert said in cli("--help")[1]
     assert "within 6 GPUs: optimal" in cli("--model", "4B", "--len", "32k", "--gpu", "a100")[1]
     assert "within 8 GPUs: optimal" in cli("--model", "4B", "--len", "32k", "--gpu", "h100")[1]
