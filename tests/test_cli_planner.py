@@ -3475,6 +3475,29 @@ def test_every_commands_help_ends_with_its_exit_statuses(cli, command: list[str]
                              "(| head), 70 an internal error."), statuses
 
 
+def test_fewest_gpu_hours_say_so_in_words_and_json(cli, monkeypatch):
+    # A renter's question: the heading names it, the GPU-hours (GPUs x cost) are shown beside the cost and ranked by;
+    # the JSON's objective is min_gpu_hours and each plan has gpu_hours. 6 GPUs, not the cheapest plan's 8.
+    from test_json import jsonschema_errors
+    monkeypatch.setenv("COLUMNS", "200")
+    asked = ("--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "32k", "--minimize", "gpu-hours")
+    status, out, _ = cli(*asked, "--top", "2")
+    assert status == 0
+    assert out.startswith("A100-80GB · Qwen3-8B · fewest GPU-hours for 32768 tokens (budget 8): optimal\n"
+                          "plan           Env + SP=2 on 6 of 8 GPUs")
+    assert "\nGPU-hours      1.111 (6 GPUs x the cost: the GPU time a step takes, in the cost's units)\n" in out
+    assert re.search(r"│ 1 │\s+6/8 │ Env \+ SP=2 .*│ 0\.1852 \(best\)\s+│\s+1\.111 │", out)
+    assert re.search(r"│ 2 │\s+8/8 │ Env \+ SP=2 .*│ 0\.1389 \(0\.75x #1\)\s+│\s+1\.111 │", out)
+    status, out, _ = cli(*asked, "--json")
+    (answer,) = json.loads(out)
+    best = answer["plans"][0]
+    assert (status, answer["objective"], best["gpus"], best["gpu_hours"]) == (0, "min_gpu_hours", 6, 1.111)
+    assert list(best)[list(best).index("cost") + 1] == "gpu_hours"
+    assert jsonschema_errors("solve", [answer]) == []
+    (cheapest,) = json.loads(cli(*asked[:-2], "--json")[1])
+    assert "gpu_hours" not in cheapest["plans"][0] and jsonschema_errors("solve", [cheapest]) == []
+
+
 def test_gpus_help_says_rollout_gpus_are_extra_and_the_default_budget_it_plans_with(cli, monkeypatch):
     # Someone with 8 GPUs in all reads --gpus as their total: the help says it is the trainer's, and its default.
     monkeypatch.setenv("COLUMNS", "300")  # one line per option: argparse wraps at hyphens too
