@@ -3504,7 +3504,7 @@ def test_gpus_help_says_rollout_gpus_are_extra_and_the_default_budget_it_plans_w
     said = ("  --gpus N              trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus; "
             "--total-gpus counts them); "
             "default: the largest count of the GPU types' tables (6 for the A100 and H20), else 8, one budget for "
-            "every GPU type answered; with --minimize gpus (or gpu-hours), any count up to 64\n")
+            "every GPU type answered; with --minimize, any count up to 64\n")
     assert said in cli("--help")[1]
     assert "within 6 GPUs: optimal" in cli("--model", "4B", "--len", "32k", "--gpu", "a100")[1]
     assert "within 8 GPUs: optimal" in cli("--model", "4B", "--len", "32k", "--gpu", "h100")[1]

@@ -148,8 +148,8 @@ def build_parser() -> Parser:
                         help="trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus; "
                         "--total-gpus counts them); "
                         "default: the largest count of the GPU types' tables (6 for the A100 and H20), else "
-                        f"{NODE_GPUS}, one budget for every GPU type answered; with --minimize gpus (or gpu-hours), "
-                        f"any count up to {MAX_ESTIMATED_GPUS}")
+                        f"{NODE_GPUS}, one budget for every GPU type answered; with --minimize, any count up to "
+                        f"{MAX_ESTIMATED_GPUS}")
     parser.add_argument("--total-gpus", metavar="T", type=whole_number(1, MAX_GPUS),
                         help="the GPUs you have in all, trainer and rollout together, on whole nodes past one "
                         "(--node-gpus): with --rollout-gpus R, the trainer's budget is T - R (in place of --gpus)")
