@@ -132,7 +132,8 @@ def build_parser() -> Parser:
                    **dict.fromkeys((("minimize", "cost"), ("minimize", "time"), ("maximize", "speed"),
                                     ("maximize", "throughput")),
                                    "the cheapest plan (the shortest step time) is what solve answers without "
-                                   "--minimize or --maximize: --len L")},
+                                   "--minimize or --maximize: --len L; the fewest GPU-hours (GPUs x cost): "
+                                   "--minimize gpu-hours")},
         several={"--model": MODELS_COMPARED},
         formatter_class=KeptLinesFormatter,
     )
