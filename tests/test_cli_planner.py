@@ -3477,8 +3477,8 @@ def test_every_commands_help_ends_with_its_exit_statuses(cli, command: list[str]
 
 def test_fewest_gpu_hours_say_so_in_words_and_json(cli, monkeypatch):
     # A renter's question: the heading names it, the GPU-hours (GPUs x cost) are shown beside the cost and ranked by;
-    # the JSON's objective is min_gpu_hours and each plan has gpu_hours. 6 GPUs, not the cheapest plan's 8.
-    from test_json import jsonschema_errors
+    # the JSON's objective is min_gpu_hours and each plan has gpu_hours after its cost (the other objectives' plans
+    # leave it out: PLAN_ORDER above; test_json checks it against the schema). 6 GPUs, not the cheapest plan's 8.
     monkeypatch.setenv("COLUMNS", "200")
     asked = ("--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "32k", "--minimize", "gpu-hours")
     status, out, _ = cli(*asked, "--top", "2")
@@ -3493,9 +3493,6 @@ def test_fewest_gpu_hours_say_so_in_words_and_json(cli, monkeypatch):
     best = answer["plans"][0]
     assert (status, answer["objective"], best["gpus"], best["gpu_hours"]) == (0, "min_gpu_hours", 6, 1.111)
     assert list(best)[list(best).index("cost") + 1] == "gpu_hours"
-    assert jsonschema_errors("solve", [answer]) == []
-    (cheapest,) = json.loads(cli(*asked[:-2], "--json")[1])
-    assert "gpu_hours" not in cheapest["plans"][0] and jsonschema_errors("solve", [cheapest]) == []
 
 
 def test_gpus_help_says_rollout_gpus_are_extra_and_the_default_budget_it_plans_with(cli, monkeypatch):

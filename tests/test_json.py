@@ -353,6 +353,7 @@ def test_the_schema_leaves_out_only_what_the_json_leaves_out():
      "8", "--host-ram", "512", "--top", "2"),
     ("--model", "32B", "--gpu", "a10", "--gpus", "2", "--len", "32k", "--no-estimate", "--explain"),
     ("--model", "30B-A3B", "--gpu", "l40s", "--minimize", "gpus", "--len", "64k", "--explain"),
+    ("--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "32k", "--minimize", "gpu-hours", "--top", "2"),
 ])
 def test_real_solve_json_is_valid_against_its_schema(cli, monkeypatch, flags: tuple[str, ...]):
     monkeypatch.chdir(ROOT)
