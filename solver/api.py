@@ -42,6 +42,7 @@ from solver.memory import (
     shown_training_host_need,
 )
 from solver.query import (
+    CHOOSES_COUNT,
     CONFIG_DPO_SOURCE,
     MODEL_PATH_KEY,
     NODE_SIZE_KEY,
@@ -336,8 +337,9 @@ def plan(
     """Answer a planning question, one `Answer` per GPU type: `gpu`'s (a name, or a list or tuple of names, answered
     in that order, a GPU type named twice once, within one GPU budget), else every documented one's.
 
-    ``objective``: ``"cheapest"`` (needs `max_model_len`), ``"max_len"`` (needs `budget_gpus`) or
-    ``"min_gpus"`` (needs `max_model_len`). `max_model_len`: tokens, or a str of thousands of 1024 (``"64k"``), read
+    ``objective``: ``"cheapest"`` (needs `max_model_len`), ``"max_len"`` (needs `budget_gpus`), ``"min_gpus"`` or
+    ``"min_gpu_hours"`` (the fewest GPUs x cost, then the fewest GPUs; both need `max_model_len`, and without
+    `budget_gpus` weigh every count up to 64). `max_model_len`: tokens, or a str of thousands of 1024 (``"64k"``), read
     as a `Job`'s (`asked_tokens`); at most `SHORT_LENGTH_NOTED`, the answers' `notes` say so, as ``--len 64``'s note
     does, and so for thousands that cut a power of two (``"131k"``) and a `host_ram_gb` below `SMALL_HOST_RAM_GIB`
     (`_input_notes`). ``token_budget="auto"`` lets an estimated plan whose
@@ -1634,7 +1636,7 @@ def config_query(
     query = make_query(
         catalog, model=model if model is not None else config.model, gpu=gpu, objective=objective,
         budget_gpus=config.trainer_gpus if from_config else budget_gpus,
-        exact=exact if exact is not None else from_config and objective != "min_gpus",
+        exact=exact if exact is not None else from_config and objective not in CHOOSES_COUNT,
         # the config's GPUs, less its rollout's, are the trainer's exactly
         exact_source=exact_source if exact_source is not None else (
             "the config's cluster" if exact is None and from_config else None),

@@ -244,10 +244,10 @@ class _Prober:
 def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...]:
     """Why `answer` (for one GPU type) is what it is, as a list of rules and what they mean here.
 
-    With an open budget (the fewest GPUs, no --gpus) the plan's own GPU count bounds the search: every
-    plan that ranks before it has no more GPUs."""
+    With an open budget for the fewest GPUs (no --gpus) the plan's own GPU count bounds the search: every
+    plan that ranks before it has no more GPUs (not so for the fewest GPU-hours, whose plans before it may have more)."""
     scope = query.fewest_gpus_scope
-    if query.open_budget and answer.plans:
+    if query.open_budget and answer.plans and query.objective == "min_gpus":
         query = query.model_copy(update={"budget_gpus": answer.plans[0].gpus, "open_budget": False})
     if answer.status == "unknown":  # the deadline as it was when the answer's search ended (not as it is now)
         return (Reason(rule="undecided", detail=(
@@ -288,6 +288,9 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
     elif query.objective == "min_gpus":
         choice = (f"{chosen} is the plan with the fewest GPUs ({scope}), then the cheapest, at {best.max_model_len} "
                   "tokens")
+    elif query.objective == "min_gpu_hours":
+        choice = (f"{chosen} is the plan with the fewest GPU-hours, GPUs x cost ({scope}), then the fewest GPUs, at "
+                  f"{best.max_model_len} tokens")
     else:
         choice = f"{chosen} is the cheapest plan at {counted(best.max_model_len, 'token')} {query.within_budget}"
     # Counts within the budget that the planner never weighs (more GPUs would cost less): the whole-nodes rule's too.

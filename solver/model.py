@@ -18,7 +18,7 @@ from typing import NamedTuple
 from ortools.sat.python import cp_model
 
 from solver.memory import CEILING, GRID, estimated_cells, estimated_counts, fits_host_ram, shown_host_need
-from solver.query import EstimateMode, Objective, Query, resolve_margin
+from solver.query import CHOOSES_COUNT, EstimateMode, Objective, Query, resolve_margin
 from solver.rules import (
     NO_CELLS,
     TableCells,
@@ -269,11 +269,14 @@ def _weight_fractions(weights: Weights, interconnect: Interconnect | None) -> tu
 
 def ranking_key(objective: Objective, combination: Combination, cost: Fraction | int) -> tuple[Fraction | int, ...]:
     """The objective's order on combinations, given each one's exact `cost` (or any multiple of it by
-    one positive number): cost (GPUs first for min_gpus), then fewer GPUs, fewer settings on, lower SP,
-    no Env, no Offload. It is total, so the best plan is unique."""
+    one positive number): cost (GPUs first for min_gpus; for min_gpu_hours the GPU-hours, GPUs x cost, first), then
+    fewer GPUs, fewer settings on, lower SP, no Env, no Offload. It is total, so the best plan is unique.
+
+    The cost is 1/n of its setting's cost on one GPU, so a setting's GPU-hours are the same on every count: of equal
+    GPU-hours, the fewest GPUs come first (the longer step of the same GPU-hours)."""
     n, env, offload, sp = combination
     settings_on = env + offload + (sp > 1)
-    lead = (n, cost) if objective == "min_gpus" else (cost, n)
+    lead = {"min_gpus": (n, cost), "min_gpu_hours": (n * cost, n)}.get(objective, (cost, n))
     return (*lead, settings_on, sp, env, offload)
 
 
@@ -491,8 +494,8 @@ def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights, 
                interconnect: Interconnect | None, critic: CriticStates | None = None) -> tuple[RankedCombination, ...]:
     """(n, e, o, s, rank, cost rank, cost tier) for every combination of the GPU `counts`, Env, Offload and SP
     up to the largest count, for a model of `held_per_active` parameters on GPUs joined by `interconnect`, with a PPO
-    `critic` or none (`exact_cost`): its place in the objective's order, 0 for the best, and in the cheapest plan's
-    order, and the cost rank of the first combination of exactly its cost (its tier: equal costs, one tier).
+    `critic` or none (`exact_cost`): its place in the objective's order (`ranking_key`: the fewest GPU-hours, a
+    constant per combination, are a rank like the others), 0 for the best, and in the cheapest plan's order, and the cost rank of the first combination of exactly its cost (its tier: equal costs, one tier).
     Every combination gets them, feasible or not; the constraints decide which the plan may take."""
     combinations = [
         (n, env, offload, sp)
@@ -511,7 +514,7 @@ def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights, 
     whole_cost = {c: on_one_gpu[c[1:]] // c[0] for c in combinations}  # worked out once: 16384 for 64 GPUs
 
     by_cost = sorted(combinations, key=lambda c: ranking_key("cheapest", c, whole_cost[c]))
-    ordered = by_cost if objective != "min_gpus" else sorted(
+    ordered = by_cost if objective not in CHOOSES_COUNT else sorted(
         combinations, key=lambda c: ranking_key(objective, c, whole_cost[c]))
     cost_rank = {combination: rank for rank, combination in enumerate(by_cost)}
     tier: dict[int, int] = {}  # whole cost -> the first cost rank of that cost
@@ -869,8 +872,8 @@ def objective_expression(data: PlanningData, query: Query, plan: PlanVariables) 
 
 def _ranks_apart(query: Query) -> bool:
     """Whether the cost rank needs a variable of its own: only for ranked plans (`exclude_dominated`) when the
-    fewest GPUs come first; otherwise the objective's order is the cost's."""
-    return query.objective == "min_gpus" and query.top > 1
+    fewest GPUs or GPU-hours come first; otherwise the objective's order is the cost's."""
+    return query.objective in CHOOSES_COUNT and query.top > 1
 
 
 def add_objective(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables) -> None:

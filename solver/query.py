@@ -126,7 +126,11 @@ def check_trinity_version(name: str, value: object, counts_taken: bool = False) 
         raise QueryError(f"{name} must be one of None, 0.5, 0.6 (the minor version), got {brief(value)}: pass "
                          f"{release!r}{with_counts}")
     check_choice(name, value, (None, *get_args(TrinityVersion)))
-Objective = Literal["cheapest", "max_len", "min_gpus"]
+Objective = Literal["cheapest", "max_len", "min_gpus", "min_gpu_hours"]
+
+CHOOSES_COUNT: tuple[Objective, ...] = ("min_gpus", "min_gpu_hours")
+"""The objectives that choose the trainer GPU count: without a budget, any count up to `MAX_ESTIMATED_GPUS` (an open
+budget), and never an exact one."""
 GpuNames = str | list[str] | tuple[str, ...] | None
 """The GPU types a question asks about (`asked_gpus`): a name, a list or tuple of names, or None for each GPU type with
 tables."""
@@ -447,7 +451,7 @@ class Query(Frozen):
 
     @property
     def fewest_gpus_scope(self) -> str:
-        """The GPU counts --minimize gpus chooses from, in words: ``any count up to 64`` (no --gpus), or
+        """The GPU counts --minimize gpus (or gpu-hours) chooses from, in words: ``any count up to 64`` (no --gpus), or
         ``budget 6``, or with `total_gpus` ``budget 8 of 16 in all, 8 for the rollout``."""
         if self.total_gpus is not None:
             return f"budget {self.budget_gpus} of {self.total_gpus} in all, {self.rollout_gpus} for the rollout"
@@ -1588,12 +1592,12 @@ def asked_gpus(catalog: Catalog, gpu: GpuNames,
 
 def _budget(catalog: Catalog, gpu_names: tuple[str, ...], objective: Objective,
             budget_gpus: int | None) -> tuple[int, bool]:
-    """The GPU budget and whether it is open (not the user's): the one given; else, for the fewest GPUs, every count
-    the planner considers (`MAX_ESTIMATED_GPUS`: tables vouch past their counts too); else the largest count the
-    GPU types' tables have (one node without tables)."""
+    """The GPU budget and whether it is open (not the user's): the one given; else, for the fewest GPUs or GPU-hours
+    (`CHOOSES_COUNT`), every count the planner considers (`MAX_ESTIMATED_GPUS`: tables vouch past their counts too);
+    else the largest count the GPU types' tables have (one node without tables)."""
     if budget_gpus is not None:
         return budget_gpus, False
-    if objective == "min_gpus":
+    if objective in CHOOSES_COUNT:
         return MAX_ESTIMATED_GPUS, True
     return default_budget_gpus(catalog, gpu_names), False
 
@@ -1602,6 +1606,12 @@ def default_budget_gpus(catalog: Catalog, gpu_names: Sequence[str]) -> int:
     """The GPU budget a question on `gpu_names` gets where none is given (but for the fewest GPUs): the largest count
     their tables have, one budget for them all; one node (`NODE_GPUS`) where none of them has tables."""
     return max((count for name in gpu_names for count in catalog.tabled_counts(name)), default=NODE_GPUS)
+
+
+def minimize_option(objective: Objective, names: OptionNames) -> str:
+    """The option, with its value, that asks for a count-choosing `objective` (`CHOOSES_COUNT`), in `names`' words:
+    ``--minimize gpu-hours``."""
+    return names.minimize_gpu_hours if objective == "min_gpu_hours" else names.minimize_gpus
 
 
 def _check_objective(objective: Objective, budget_gpus: int | None, max_model_len: int | None, exact: bool,
@@ -1618,13 +1628,13 @@ def _check_objective(objective: Objective, budget_gpus: int | None, max_model_le
         if budget_gpus is None:
             raise QueryError(f"{names.maximize_len} needs a GPU budget: {give_budget}")
     elif max_model_len is None:
-        wanted = names.minimize_gpus if objective == "min_gpus" else "a cheapest plan"
-        longest = ("" if objective == "min_gpus"
+        wanted = minimize_option(objective, names) if objective in CHOOSES_COUNT else "a cheapest plan"
+        longest = ("" if objective in CHOOSES_COUNT
                    else f"; or, for the longest context, "
                    f"{names.joined((names.maximize_len, names.valued(names.budget, 'N')))}")
         raise QueryError(f"{wanted} needs a length: {names.valued(names.length, 'L')} (tokens, e.g. 32768){longest}")
-    if exact and objective == "min_gpus":  # before the budget: with one, it would be refused all the same
-        raise QueryError(f"{names.minimize_gpus} chooses the GPU count: drop {names.exact}")
+    if exact and objective in CHOOSES_COUNT:  # before the budget: with one, it would be refused all the same
+        raise QueryError(f"{minimize_option(objective, names)} chooses the GPU count: drop {names.exact}")
     if exact and budget_gpus is None:
         raise QueryError(f"{names.exact} needs {give_budget}")
 

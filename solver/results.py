@@ -1253,6 +1253,10 @@ def host_need_words(amount: str, offload: bool, critic: CriticStates | None = No
     return f"it needs {amount} GiB of host memory per node {host_need_purpose(offload, critic)}"
 
 
+PLAN_LEFT_OUT_WHEN_NONE = ("gpu_hours",)
+"""The fields a plan's JSON leaves out where they are None (its schema says so)."""
+
+
 class Plan(Frozen):
     """One way to lay out the trainer: GPUs, settings, length, what it costs and why it trains."""
 
@@ -1291,6 +1295,9 @@ class Plan(Frozen):
         "the relative step time (lower is faster): it counts the trainer GPUs and the settings, not the model's "
         "size or the GPU type's speed (1 is the model's vanilla step on one GPU), so compare within one model and "
         "GPU type"))
+    gpu_hours: Amount | None = Field(default=None, description=(
+        "the GPU time a step takes, relative: gpus x cost, in the cost's units (1 is the model's vanilla step on one "
+        "GPU), which the answer's objective min_gpu_hours ranks by; left out for the other objectives"))
     evidence: Evidence = Field(description=(
         "documented (the table's cell at its count and length is exactly its setting), inferred (a cell at its "
         "length or longer, for its count or fewer GPUs, names a setting it includes) or estimated (no cell vouches: "
@@ -1566,6 +1573,11 @@ class Plan(Frozen):
         """Whether its ``max_token_len_per_gpu`` is below Trinity's default (``--token-budget auto``)."""
         return self.max_token_len_per_gpu < token_budget(self.max_model_len, self.sp)
 
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """Its JSON Schema: the fields of `PLAN_LEFT_OUT_WHEN_NONE` are optional, never null."""
+        return left_out_when_none(handler(core_schema), handler, PLAN_LEFT_OUT_WHEN_NONE)
+
     @model_validator(mode="before")
     @classmethod
     def _derived_budget_flag(cls, raw: Any) -> Any:
@@ -1578,7 +1590,7 @@ class Plan(Frozen):
 
     @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
     def _budget_flag_beside_budget(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
-        data: dict[str, Any] = handler(self)
+        data: dict[str, Any] = without_none(handler(self), PLAN_LEFT_OUT_WHEN_NONE)
         if "lowered_budget" not in data or "max_token_len_per_gpu" not in data:  # include/exclude left one out
             return data
         flag, ordered = data.pop("lowered_budget"), {}
@@ -2081,15 +2093,18 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
     model: str = Field(description="the model, as the catalogue names it")
     objective: Objective = Field(description=(
         "the question: cheapest (the least cost for max_model_len), max_len (the longest context within "
-        "budget_gpus) or min_gpus (the fewest trainer GPUs for max_model_len)"))
+        "budget_gpus), min_gpus (the fewest trainer GPUs for max_model_len) or min_gpu_hours (the fewest GPU-hours, "
+        "gpus x cost, for max_model_len: each plan's gpu_hours, then the fewest GPUs)"))
     budget_gpus: int = Field(ge=1, description=(
         "the most trainer GPUs the plans may take (--gpus; with open_budget the planner's bound), rollout GPUs not "
         "counted"))
     open_budget: bool = Field(default=False, description=(
-        "the budget is the planner's search bound, not the user's (--minimize gpus without --gpus); plans then "
+        "the budget is the planner's search bound, not the user's (--minimize gpus or gpu-hours without --gpus); "
+        "plans then "
         "claim no GPUs left for rollout"))
     max_model_len: PositiveInt | None = Field(default=None, description=(
-        "the length asked for (--len) of a cheapest or fewest-GPU answer; null when maximising the length"))
+        "the length asked for (--len) of a cheapest, fewest-GPU or fewest-GPU-hour answer; null when maximising the "
+        "length"))
     exact: bool = Field(default=False, description="whether the plans must use exactly budget_gpus (--exact)")
     pins: Pins = Field(default=Pins(), description="the settings the query pins; null where it leaves one free")
     train_batch_size: PositiveInt | None = Field(default=None, description=(
@@ -2402,11 +2417,13 @@ def _dearer(answer: Answer, current: CurrentSettings, query: Query) -> str:
     its length's). Estimates keep Env on unless --no-env (`estimates_setting`), so the config's were no candidate;
     where the plan differs in Env alone, Env's ranking weight is all its cost adds. A token budget that
     differs too (the config's own lowered one; the plan's, the most that fits) the cost does not count. Under
-    --minimize gpus a plan on fewer GPUs ranks first for that alone, as the answer's heading says: "" there too.
+    --minimize gpus a plan on fewer GPUs ranks first for that alone, as the answer's heading says: "" there too, and
+    so under --minimize gpu-hours for a plan of fewer GPU-hours.
     Options are named as `query`'s names do."""
     own, best = current.plan, answer.plans[0] if answer.plans else None
     if (own is None or best is None or best.cost <= own.cost or own.evidence != "estimated" or own.env
-            or best.max_model_len != own.max_model_len or query.objective == "min_gpus" and best.gpus < own.gpus):
+            or best.max_model_len != own.max_model_len or query.objective == "min_gpus" and best.gpus < own.gpus
+            or query.objective == "min_gpu_hours" and best.gpus * best.cost < own.gpus * own.cost):
         return ""
     costs = f"{best.cost:.4g} against {own.cost:.4g}"
     if (best.offload, best.sp, best.gpus) != (own.offload, own.sp, own.gpus):

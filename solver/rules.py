@@ -1148,6 +1148,8 @@ class OptionNames(NamedTuple):
     """The option, with its value, that asks for the longest length within a GPU budget."""
     minimize_gpus: str
     """The option, with its value, that asks for the fewest GPUs."""
+    minimize_gpu_hours: str
+    """The option, with its value, that asks for the fewest GPU-hours (GPUs x cost)."""
     tokens_per_gpu: str
     """The option that gives a trainer GPU's tokens (Trinity's ``max_token_len_per_gpu``) to a memory estimate."""
     gpus_up_to: str
@@ -1309,7 +1311,8 @@ COMMAND_OPTIONS = OptionNames(
     no_estimate="--no-estimate", estimate_only="--estimate", time_limit="--time-limit", write="--write",
     length="--len", budget="--gpus", total_gpus="--total-gpus", planner="solve {}", estimator="solve memory {}",
     minimize_nodes="--minimize nodes",
-    buy="--buy", maximize_len="--maximize len", minimize_gpus="--minimize gpus", tokens_per_gpu="--token-budget",
+    buy="--buy", maximize_len="--maximize len", minimize_gpus="--minimize gpus",
+    minimize_gpu_hours="--minimize gpu-hours", tokens_per_gpu="--token-budget",
     gpus_up_to="--gpus-up-to", budgets="--budgets", map_data="--json", map_by_len="--by len",
     one_model="--model M (or --model-config PATH)",
     required="--required", fragment_writers="--out or solve cluster --emit-dir",
@@ -1324,7 +1327,8 @@ API_OPTIONS = OptionNames(
     write="solver.trinity.patch_trinity_config", length="max_model_len", budget="budget_gpus",
     total_gpus="total_gpus", planner="solver.plan({})", estimator="solver.estimate_memory({})",
     minimize_nodes='minimize="nodes"', buy="solver.buy_nodes",
-    maximize_len='objective="max_len"', minimize_gpus='objective="min_gpus"', tokens_per_gpu="max_token_len_per_gpu",
+    maximize_len='objective="max_len"', minimize_gpus='objective="min_gpus"',
+    minimize_gpu_hours='objective="min_gpu_hours"', tokens_per_gpu="max_token_len_per_gpu",
     gpus_up_to="gpus_up_to", budgets="budgets", map_data="the GpuMap", map_by_len='by="len"', one_model="model=M",
     required="required",
     fragment_writers="solver.trinity_config or solver.placement_configs",

@@ -53,7 +53,7 @@ from solver.model import (
     objective_expression,
     prepare,
 )
-from solver.query import Pins, Query, token_cap_source
+from solver.query import CHOOSES_COUNT, Pins, Query, token_cap_source
 from solver.results import (
     AlternativeName,
     Alternatives,
@@ -1097,6 +1097,8 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     loading = query.model_loading(gpu.compute_capability, bool(offload))
     host_need = shown_host_need(data.shape, gpus, query.node_gpus, bool(offload), query.trinity_version,
                                 query.reference_model, query.lora_rank, query.critic, query.expert_layout, loading)
+    cost = exact_cost(query.weights, data.shape.held_per_active, data.interconnect, (gpus, env, offload, sp),
+                      query.critic)
     return Plan(
         gpus=gpus,
         unused_gpus=0 if query.open_budget else query.budget_gpus - gpus,
@@ -1109,8 +1111,8 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         rope_scaling_factor=data.shape.yarn_factor(length),
         yarn_beyond_validated=data.shape.yarn_beyond_validated(length),
         past_validated_length=past_validated(data.shape, length),
-        cost=float(exact_cost(query.weights, data.shape.held_per_active, data.interconnect, (gpus, env, offload, sp),
-                              query.critic)),
+        cost=float(cost),
+        gpu_hours=float(gpus * cost) if query.objective == "min_gpu_hours" else None,
         evidence=evidence,
         source=source,
         **_memory_figures(data.shape, gpu, query, gpus, setting, length, tokens, estimated=source is None),
@@ -1511,8 +1513,9 @@ def _alternative_best(catalog: Catalog, query: Query, changed: Query, name: Alte
 
 def _fewest_at_length(catalog: Catalog, query: Query, gpu: str, longest: Plan) -> Plan:
     """`longest`, the longest plan of `query` (maximising the length ranks its plans by cost), or, where `query`
-    minimises GPUs, the plan with the fewest GPUs at its length (the longest's are the cheapest)."""
-    if query.objective != "min_gpus":
+    minimises GPUs or GPU-hours, the plan with the fewest GPUs (or GPU-hours) at its length (the longest's are the
+    cheapest)."""
+    if query.objective not in CHOOSES_COUNT:
         return longest
     at_length = query.model_copy(update={"max_model_len": longest.max_model_len, "top": 1})
     return optional_best(catalog, at_length, gpu) or longest

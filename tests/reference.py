@@ -3,7 +3,7 @@
 Written from the planner's spec only, as plainly as possible: no ortools, no cleverness. It lists every
 (n, env, offload, sp, max_model_len) candidate, keeps the feasible ones and sorts them by the objective's key.
 
-A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
+A plan is a dict with exactly the keys of `PLAN_KEYS` (and, for min_gpu_hours, ``gpu_hours``: gpus x cost). In short:
 
 - n trainer GPUs must be a count with a table for the GPU type naming the model, or a count more than
   such a table's (within one node of `node_gpus`, or whole nodes, up to 64); n <= budget (n == budget
@@ -102,7 +102,7 @@ from solver.memory import breakdown, margin_room
 from solver.results import Plan
 from solver.tables import Catalog, Setting, Table, Weights, load_memory_model, load_weights
 
-OBJECTIVES = ("cheapest", "min_gpus", "max_len")
+OBJECTIVES = ("cheapest", "min_gpus", "max_len", "min_gpu_hours")
 
 PLAN_ORDER = (
     "gpus",
@@ -689,6 +689,8 @@ def rank_key(objective: str, n: int, env: bool, offload: bool, sp: int, length: 
         return (cost, n, *tail)
     if objective == "min_gpus":
         return (n, cost, *tail)
+    if objective == "min_gpu_hours":  # GPU-hours, n x cost: the same on every n for one setting, so fewer GPUs next
+        return (n * cost, n, *tail)
     if objective == "max_len":
         return (-length, cost, n, *tail)
     raise ValueError(f"unknown objective {objective!r}; accepted: {', '.join(OBJECTIVES)}")
@@ -1279,7 +1281,20 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                 evidence.append(found[6][0])
                 kept.append((key, found))
         ranked = kept
-    return [_plan(catalog, query, gpu_type, the_model, *found) for _, found in ranked]
+    plans = [_plan(catalog, query, gpu_type, the_model, *found) for _, found in ranked]
+    if objective != "min_gpu_hours":
+        return plans
+    return [_with_gpu_hours(plan, found[0] * found[7]) for plan, (_, found) in zip(plans, ranked, strict=True)]
+
+
+def _with_gpu_hours(plan: dict, gpu_hours: Fraction) -> dict:
+    """`plan` as a min_gpu_hours answer gives it: its exact `gpu_hours` (gpus x cost) after its ``cost``."""
+    ordered = {}
+    for key, value in plan.items():
+        ordered[key] = value
+        if key == "cost":
+            ordered["gpu_hours"] = float(gpu_hours)
+    return ordered
 
 
 def _plan(catalog: Catalog, query: Query, gpu_type: Any, the_model: Any, n: int, env: bool, offload: bool, sp: int,
@@ -1560,7 +1575,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
 
     if not isinstance(plan, dict):
         return [f"the plan is a {type(plan).__name__}, not a dict"]
-    keys = set(plan)
+    keys = set(plan) - {"gpu_hours"}  # a min_gpu_hours answer's plans have it (checked below)
     if keys != PLAN_KEYS:
         missing = sorted(PLAN_KEYS - keys)
         extra = sorted(keys - PLAN_KEYS)
@@ -1716,6 +1731,8 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     want_cost = float(exact_cost(weights, the_model, gpu_type, n, e, o, s, query.critic))
     if not math.isclose(plan["cost"], want_cost, rel_tol=1e-12, abs_tol=0.0):
         problems.append(f"cost={plan['cost']!r}, expected {want_cost!r}")
+    if "gpu_hours" in plan and not math.isclose(plan["gpu_hours"], n * want_cost, rel_tol=1e-12, abs_tol=0.0):
+        problems.append(f"gpu_hours={plan['gpu_hours']!r}, expected {n * want_cost!r} (gpus x cost)")
 
     # Evidence and source: a cell when one vouches, else the memory model's estimate.
     found = query.cell_evidence(tables, the_model, n, e, o, s, length, refuting[1:])

@@ -150,7 +150,7 @@ def test_the_exported_functions_annotations_resolve_at_run_time_without_ortools_
 
 def test_the_choices_types_are_exported_for_annotations():
     # A launcher that reads its objective from its own config annotates it so for mypy --strict, which refuses a str.
-    assert get_args(solver.Objective) == ("cheapest", "max_len", "min_gpus")
+    assert get_args(solver.Objective) == ("cheapest", "max_len", "min_gpus", "min_gpu_hours")
     assert get_args(solver.EstimateMode) == ("auto", "only", "never")
     assert get_args(solver.TokenBudgetMode) == ("default", "auto")
     assert get_args(solver.TrinityVersion) == ("0.5", "0.6")
@@ -489,7 +489,13 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
     ("call", "message"),
     [
         (lambda: solver.plan("8B", objective="bogus", max_model_len=4096),
-         "objective must be one of cheapest, max_len, min_gpus, got 'bogus'"),
+         "objective must be one of cheapest, max_len, min_gpus, min_gpu_hours, got 'bogus'"),
+        (lambda: solver.plan("8B", objective="gpu_hours", max_model_len=4096),
+         "objective must be one of cheapest, max_len, min_gpus, min_gpu_hours, got 'gpu_hours'"),
+        (lambda: solver.plan("8B", objective="min_gpu_hours", max_model_len=4096, budget_gpus=8, exact=True),
+         'objective="min_gpu_hours" chooses the GPU count: drop exact=True'),
+        (lambda: solver.plan("8B", objective="min_gpu_hours"),
+         'objective="min_gpu_hours" needs a length: max_model_len=L (tokens, e.g. 32768)'),
         (lambda: solver.plan("8B", estimate="maybe", max_model_len=4096),
          "estimate must be one of auto, only, never, got 'maybe'"),
         (lambda: solver.plan("8B", token_budget="half", max_model_len=4096),
@@ -547,7 +553,7 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         # a choice: an array is none of them (not numpy's "truth value of an array is ambiguous"); a value that
         # reads as a str choice but is not a str says so; and a long one is cut, as other values are
         (lambda: solver.plan("4B", max_model_len=8192, objective=numpy.array([1, 2])),
-         "objective must be one of cheapest, max_len, min_gpus, got array([1, 2])"),
+         "objective must be one of cheapest, max_len, min_gpus, min_gpu_hours, got array([1, 2])"),
         (lambda: solver.trinity_config(solver.plan("4B", gpu="h20", max_model_len=8192)[0], version=0.5),
          f"version {TRINITY_TAKES}, as a string, or None, got 0.5 (a float: pass the string '0.5')"),
         (lambda: solver.trinity_config(solver.plan("4B", gpu="h20", max_model_len=8192)[0], version=10 ** 5000),

@@ -531,6 +531,15 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
          ("solve: error: --model and --model-config both name the model: give one")),
         (["--model", "4B", "--len", "8192", "--gpus", "4", "--exact", "--minimize", "gpus"],
          ("solve: error: --minimize gpus chooses the GPU count: drop --exact")),
+        (["--model", "4B", "--len", "8192", "--gpus", "4", "--exact", "--minimize", "gpu-hours"],
+         ("solve: error: --minimize gpu-hours chooses the GPU count: drop --exact")),
+        (["--model", "4B", "--minimize", "gpu-hours"], "solve: error: --minimize gpu-hours needs a length: --len L"),
+        (["--model", "4B", "--len", "8k", "--minimize", "gpu-time"],
+         ("solve: error: argument --minimize: invalid choice: 'gpu-time' (choose from 'gpus', 'gpu-hours'); did you "
+          "mean 'gpu-hours'?")),
+        (["--model", "4B", "--len", "8k", "--minimize", "gpu_hours"],
+         ("solve: error: argument --minimize: invalid choice: 'gpu_hours' (choose from 'gpus', 'gpu-hours'); did you "
+          "mean 'gpu-hours'?")),
         (["--model", "4B", "--len", "8192", "--emit", "trinity", "--top", "2"],
          "solve: error: --emit trinity prints the best plan's YAML alone: drop --top and --explain"),
         (["--model", "4B", "--len", "8192", "--emit", "trinity", "--explain"],
@@ -3471,13 +3480,33 @@ def test_every_commands_help_ends_with_its_exit_statuses(cli, command: list[str]
                              "(| head), 70 an internal error."), statuses
 
 
+def test_fewest_gpu_hours_say_so_in_words_and_json(cli, monkeypatch):
+    # A renter's question: the heading names it, the GPU-hours (GPUs x cost) are shown beside the cost and ranked by;
+    # the JSON's objective is min_gpu_hours and each plan has gpu_hours after its cost (the other objectives' plans
+    # leave it out: PLAN_ORDER above; test_json checks it against the schema). 6 GPUs, not the cheapest plan's 8.
+    monkeypatch.setenv("COLUMNS", "200")
+    asked = ("--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "32k", "--minimize", "gpu-hours")
+    status, out, _ = cli(*asked, "--top", "2")
+    assert status == 0
+    assert out.startswith("A100-80GB · Qwen3-8B · fewest GPU-hours for 32768 tokens (budget 8): optimal\n"
+                          "plan           Env + SP=2 on 6 of 8 GPUs")
+    assert "\nGPU-hours      1.111 (6 GPUs x the cost: the GPU time a step takes, in the cost's units)\n" in out
+    assert re.search(r"│ 1 │\s+6/8 │ Env \+ SP=2 .*│ 0\.1852 \(best\)\s+│\s+1\.111 │", out)
+    assert re.search(r"│ 2 │\s+8/8 │ Env \+ SP=2 .*│ 0\.1389 \(0\.75x #1\)\s+│\s+1\.111 │", out)
+    status, out, _ = cli(*asked, "--json")
+    (answer,) = json.loads(out)
+    best = answer["plans"][0]
+    assert (status, answer["objective"], best["gpus"], best["gpu_hours"]) == (0, "min_gpu_hours", 6, 1.111)
+    assert list(best)[list(best).index("cost") + 1] == "gpu_hours"
+
+
 def test_gpus_help_says_rollout_gpus_are_extra_and_the_default_budget_it_plans_with(cli, monkeypatch):
     # Someone with 8 GPUs in all reads --gpus as their total: the help says it is the trainer's, and its default.
     monkeypatch.setenv("COLUMNS", "300")  # one line per option: argparse wraps at hyphens too
     said = ("  --gpus N              trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus; "
             "--total-gpus counts them); "
             "default: the largest count of the GPU types' tables (6 for the A100 and H20), else 8, one budget for "
-            "every GPU type answered; with --minimize gpus, any count up to 64\n")
+            "every GPU type answered; with --minimize, any count up to 64\n")
     assert said in cli("--help")[1]
     assert "within 6 GPUs: optimal" in cli("--model", "4B", "--len", "32k", "--gpu", "a100")[1]
     assert "within 8 GPUs: optimal" in cli("--model", "4B", "--len", "32k", "--gpu", "h100")[1]

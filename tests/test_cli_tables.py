@@ -207,15 +207,15 @@ def test_json_for_one_model_across_all_tables(cli):
         (["--model", "8B", "--len", "8k", "--emit"],
          "solve: error: argument --emit: expected one argument (choose from 'trinity')\n"),
         (["--model", "8B", "--len", "8k", "--minimize", "--gpus", "4"],
-         "solve: error: argument --minimize: expected one argument (choose from 'gpus')\n"),
+         "solve: error: argument --minimize: expected one argument (choose from 'gpus', 'gpu-hours')\n"),
         (["map", "--by"], "solve map: error: argument --by: expected one argument (choose from 'model', 'len')\n"),
         (["--model", "8B", "--len", "8k", "--top"], "solve: error: argument --top: expected one argument\n"),
         (["cluster", "a.yaml", "b.yaml"], ("solve cluster: error: unrecognized arguments: b.yaml (solve cluster reads "
                                            "one FILE.yaml: join the files in one, or run it once for each)\n")),
         # a goal of the other command: where it is asked
         (["--minimize", "nodes", "--model", "8B", "--len", "32k"],
-         ("solve: error: argument --minimize: invalid choice: 'nodes' (choose from 'gpus'); the fewest nodes for "
-          "many jobs: solve cluster FLEET.yaml --minimize nodes\n")),
+         ("solve: error: argument --minimize: invalid choice: 'nodes' (choose from 'gpus', 'gpu-hours'); the fewest "
+          "nodes for many jobs: solve cluster FLEET.yaml --minimize nodes\n")),
         (["cluster", "--minimize", "gpus", "fleet.yaml"],
          ("solve cluster: error: argument --minimize: invalid choice: 'gpus' (choose from 'nodes'); the fewest GPUs "
           "for one job: solve --minimize gpus --model M --len L\n")),

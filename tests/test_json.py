@@ -24,6 +24,7 @@ from solver.results import (
     ANSWER_LEFT_OUT_WHEN_NONE,
     MAP_LEFT_OUT_WHEN_NONE,
     PLACEMENT_LEFT_OUT_WHEN_NONE,
+    PLAN_LEFT_OUT_WHEN_NONE,
     ROLLOUT_ENGINES_LEFT_OUT_WHEN_NONE,
     UNPLACED_LEFT_OUT_WHEN_NONE,
     BeyondCode,
@@ -331,6 +332,7 @@ def test_the_schema_leaves_out_only_what_the_json_leaves_out():
                 **{(command, "RolloutEngines"): set(ROLLOUT_ENGINES_LEFT_OUT_WHEN_NONE)
                    for command in ("cluster", "cluster-buy")},
                 **{(command, "SourceCell"): {"gpu", "table_source"} for command in JSON_SCHEMA_TYPES},
+                **{(command, "Plan"): set(PLAN_LEFT_OUT_WHEN_NONE) for command in JSON_SCHEMA_TYPES},  # gpu_hours
                 ("solve", "ConfigKeyChange"): set(ConfigKeyChange.left_out_where_none)}  # "removed" (review81a, s81)
     for command in JSON_SCHEMA_TYPES:
         schema = json.loads(json_schema(command))
@@ -351,6 +353,7 @@ def test_the_schema_leaves_out_only_what_the_json_leaves_out():
      "8", "--host-ram", "512", "--top", "2"),
     ("--model", "32B", "--gpu", "a10", "--gpus", "2", "--len", "32k", "--no-estimate", "--explain"),
     ("--model", "30B-A3B", "--gpu", "l40s", "--minimize", "gpus", "--len", "64k", "--explain"),
+    ("--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "32k", "--minimize", "gpu-hours", "--top", "2"),
 ])
 def test_real_solve_json_is_valid_against_its_schema(cli, monkeypatch, flags: tuple[str, ...]):
     monkeypatch.chdir(ROOT)

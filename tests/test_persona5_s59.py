@@ -43,13 +43,13 @@ def test_host_ram_in_other_units_is_still_refused(cli, given: str):
     (("--minimize", "GPU"), "did you mean 'gpus'?"),  # GPUs, a choice in another case, is taken
     (("--maximize", "length"), "did you mean 'len'?"),
     (("--minimize", "cost"), ("the cheapest plan (the shortest step time) is what solve answers without --minimize or "
-                              "--maximize: --len L")),
+                              "--maximize: --len L; the fewest GPU-hours (GPUs x cost): --minimize gpu-hours")),
     (("--minimize", "time"), ("the cheapest plan (the shortest step time) is what solve answers without --minimize or "
-                              "--maximize: --len L")),
+                              "--maximize: --len L; the fewest GPU-hours (GPUs x cost): --minimize gpu-hours")),
     (("--minimize", "nodes"), "the fewest nodes for many jobs: solve cluster FLEET.yaml --minimize nodes")])
 def test_a_goal_in_the_users_words_is_told_the_one_meant(cli, goal: tuple[str, str], hint: str):
     status, out, err = cli("--model", "14B", "--gpu", "h100", "--len", "32k", *goal)
-    accepted = "'gpus'" if goal[0] == "--minimize" else "'len'"
+    accepted = "'gpus', 'gpu-hours'" if goal[0] == "--minimize" else "'len'"
     assert (status, out) == (2, "")
     assert err.splitlines() == [USAGE, (f"solve: error: argument {goal[0]}: invalid choice: '{goal[1]}' (choose from "
                                         f"{accepted}); {hint}")]

@@ -183,6 +183,50 @@ def test_fewest_gpus_for_a_long_context():
     assert best.source.max_model_len == 71680  # 65536 falls between rows: the next row up vouches
 
 
+def test_fewest_gpu_hours_by_hand_from_the_cost_model():
+    # cost = (1/n)(1 + w_off*o)(1 + w_sp*(s-1))(1 + w_env*e), weights 1, 0.1, 0.01: GPU-hours (n x cost) are the
+    # setting's, on any n. Qwen3-8B at 65536 on 40 GB A100s: the fewest GPUs, 8, need Env + Offload + SP=8, 2 x 1.7 x
+    # 1.01 = 3.434 GPU-hours; Env + SP=8, 1.7 x 1.01 = 1.717, fits from 16 GPUs (the settings of fewer GPU-hours fit
+    # no count up to 64), so the fewest GPU-hours are there, on the fewest GPUs that take them.
+    query = {"model": "8B", "max_model_len": 65536}
+    fewest = solve_one("A100-40GB", objective="min_gpus", **query).plans[0]
+    assert (fewest.gpus, fewest.setting.label, fewest.gpu_hours) == (8, "Env + Offload + SP=8", None)
+    (answer,) = plan(make_query(CATALOG, gpu="A100-40GB", objective="min_gpu_hours", top=3, **query), CATALOG)
+    assert (answer.objective, answer.open_budget, answer.budget_gpus) == ("min_gpu_hours", True, 64)
+    hours = float(Fraction(17, 10) * Fraction(101, 100))
+    assert [(p.gpus, p.setting.label, p.gpu_hours) for p in answer.plans] == [
+        (16, "Env + SP=8", hours), (24, "Env + SP=8", hours), (32, "Env + SP=8", hours)]  # then the shorter steps
+    assert answer.plans[0].gpu_hours == pytest.approx(fewest.gpu_hours or 8 * fewest.cost / 2)
+    assert solver.plan("8B", gpu="a100-40gb", max_model_len=65536, objective="min_gpu_hours")[0].plans == answer.plans[:1]
+
+
+@pytest.mark.parametrize(("gpu", "model", "length"), [("A100-80GB", "Qwen3-8B", 32768), ("L40S-48GB", "Qwen3-8B", 16384)])
+def test_fewest_gpu_hours_ranked_are_the_reference_ones(gpu: str, model: str, length: int):
+    # Brute force: every feasible plan, ranked by GPU-hours, then fewer GPUs (reference.rank_key), less those an
+    # earlier one dominates. On 8 A100s the cheapest plan takes all 8 (Env + SP=2), the fewest GPU-hours 6 of them.
+    request = {"gpu": gpu, "model": model, "budget_gpus": 8, "max_model_len": length}
+    every = enumerate_plans(CATALOG, objective="min_gpu_hours", estimates=True, **request)
+    (answer,) = plan(make_query(CATALOG, objective="min_gpu_hours", top=6, **request), CATALOG)
+    expected = ranked_alternatives(every, CATALOG.model(model), CATALOG.gpu(gpu))[:6]
+    assert len(expected) >= 3
+    assert [p.model_dump(mode="json") for p in answer.plans] == expected
+    assert all(not check_plan(CATALOG, p, estimates=True, **request) for p in expected)
+    if gpu == "A100-80GB":
+        assert [(p["gpus"], p["sp"], p["gpu_hours"]) for p in expected[:2]] == [(6, 2, 1.111), (8, 2, 1.111)]
+        assert solve_one(gpu, model=model, budget_gpus=8, max_model_len=length).plans[0].gpus == 8
+
+
+def test_fewest_gpu_hours_without_a_plan():
+    # Past any count's reach: no plan within every count up to 64; the longest plan named is the fewest GPU-hours'
+    # at its length (Env + Offload + SP=8 on 8 GPUs, as many GPU-hours as on 64), as --minimize gpus names it.
+    answer = solve_one("A100-80GB", model="4B", objective="min_gpu_hours", max_model_len=1 << 20)
+    assert (answer.status, answer.plans, answer.open_budget) == ("infeasible", (), True)
+    assert answer.reason.startswith(
+        "1048576 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-4B on A100-80GB "
+        "within 64 GPUs: the longest is 222208 on the 1024-token grid (Env + Offload + SP=8 on 8 GPUs, estimated, "
+        "extrapolated)")
+
+
 def test_an_impossible_length_says_how_far_the_tables_go():
     answer = solve_one("H20-96GB", model="14B", max_model_len=131072, budget_gpus=4)
     assert (answer.status, answer.plans) == ("infeasible", ())
@@ -311,6 +355,9 @@ def test_pins_that_leave_nothing_are_explained():
         (dict(model="4B", objective="max_len", budget_gpus=4, max_model_len=8192), "--maximize len chooses the length"),
         (dict(model="4B"), "a cheapest plan needs a length: --len L"),
         (dict(model="4B", objective="min_gpus"), "--minimize gpus needs a length"),
+        ({"model": "4B", "objective": "min_gpu_hours"}, "--minimize gpu-hours needs a length: --len L"),
+        ({"model": "4B", "objective": "min_gpu_hours", "max_model_len": 8192, "budget_gpus": 4, "exact": True},
+         "--minimize gpu-hours chooses the GPU count: drop --exact"),
         (dict(model="4B", max_model_len=8192, exact=True), "--exact needs --gpus N"),
         (dict(model="4B", max_model_len=8192, sp=3), "--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads"),
         (dict(model="14B", max_model_len=8192, sp=16), "--sp 16 is not allowed for Qwen3-14B: SP=16 does not divide its 40 attention heads"),

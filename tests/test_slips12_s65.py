@@ -19,9 +19,9 @@ MAXIMIZE_LEN = "did you mean --maximize len (the longest context within --gpus o
     (["--maximize", "gpu", "--len", "32k"],
      f"solve: error: argument --maximize: invalid choice: 'gpu' (choose from 'len'); {MINIMIZE_GPUS}"),
     (["--minimize", "len", "--gpus", "4"],
-     f"solve: error: argument --minimize: invalid choice: 'len' (choose from 'gpus'); {MAXIMIZE_LEN}"),
+     f"solve: error: argument --minimize: invalid choice: 'len' (choose from 'gpus', 'gpu-hours'); {MAXIMIZE_LEN}"),
     (["--minimize", "length", "--gpus", "4"],
-     f"solve: error: argument --minimize: invalid choice: 'length' (choose from 'gpus'); {MAXIMIZE_LEN}"),
+     f"solve: error: argument --minimize: invalid choice: 'length' (choose from 'gpus', 'gpu-hours'); {MAXIMIZE_LEN}"),
     # A slip within the option's own choices still gets that choice.
     (["--maximize", "length", "--gpus", "4"],
      "solve: error: argument --maximize: invalid choice: 'length' (choose from 'len'); did you mean 'len'?"),

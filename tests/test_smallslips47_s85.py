@@ -290,7 +290,7 @@ def test_a_list_of_counts_is_read_one_way_or_refused_naming_it(cli, argv: tuple[
     (("--minimize", "context"), "did you mean --maximize len (the longest context within --gpus or --total-gpus)?"),
     (("--minimize", "hosts"), "the fewest nodes for many jobs: solve cluster FLEET.yaml --minimize nodes"),
     (("--maximize", "speed"), ("the cheapest plan (the shortest step time) is what solve answers without --minimize or "
-                               "--maximize: --len L")),
+                               "--maximize: --len L; the fewest GPU-hours (GPUs x cost): --minimize gpu-hours")),
 ])
 def test_a_goal_by_another_word_is_told_the_choice_it_means(cli, argv: tuple[str, ...], hint: str):
     # --maximize context was refused with no guess: invalid choice: 'context' (choose from 'len')

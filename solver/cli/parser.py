@@ -85,6 +85,7 @@ CHOICES_MEANT = {
                      "max-model-len", "seq", "seq-len", "seqlen", "sequence", "sequence-length", "tokens"), "len"),
     **dict.fromkeys(("gpu", "num-gpus", "gpu-count", "devices", "cards", "trainer-gpus"), "gpus"),
     **dict.fromkeys(("node", "num-nodes", "hosts", "machines", "servers"), "nodes"),
+    **dict.fromkeys(("gpu-time", "gpuhours", "gpu-hour", "gpu-h", "gpu-cost", "gpu-seconds"), "gpu-hours"),
     **dict.fromkeys(("models", "model-name"), "model"),
 }
 """Choices by other words for them (``--maximize context``, ``--minimize devices``, ``solve map --by context``), hyphens

@@ -91,6 +91,9 @@ CHECK_FAILS_WHERE = (
 """Where ``solve --from-config --check`` exits 1 besides an answer without a plan, in the words of the help's
 ``--check`` line, its exit-status summary and docs/cli.md's exit-status table."""
 
+MINIMIZED: dict[str | None, Objective] = {"gpus": "min_gpus", "gpu-hours": "min_gpu_hours"}
+"""The objective each choice of --minimize asks for."""
+
 MODELS_COMPARED = "solve map --model {} compares several: the longest context of each per GPU budget"
 """What ``solve`` says of several models given to --model (``8B,14B``, or ``8B 14B``), the list in place of ``{}``."""
 
@@ -129,7 +132,8 @@ def build_parser() -> Parser:
                    **dict.fromkeys((("minimize", "cost"), ("minimize", "time"), ("maximize", "speed"),
                                     ("maximize", "throughput")),
                                    "the cheapest plan (the shortest step time) is what solve answers without "
-                                   "--minimize or --maximize: --len L")},
+                                   "--minimize or --maximize: --len L; the fewest GPU-hours (GPUs x cost): "
+                                   "--minimize gpu-hours")},
         several={"--model": MODELS_COMPARED},
         formatter_class=KeptLinesFormatter,
     )
@@ -145,7 +149,7 @@ def build_parser() -> Parser:
                         help="trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus; "
                         "--total-gpus counts them); "
                         "default: the largest count of the GPU types' tables (6 for the A100 and H20), else "
-                        f"{NODE_GPUS}, one budget for every GPU type answered; with --minimize gpus, any count up to "
+                        f"{NODE_GPUS}, one budget for every GPU type answered; with --minimize, any count up to "
                         f"{MAX_ESTIMATED_GPUS}")
     parser.add_argument("--total-gpus", metavar="T", type=whole_number(1, MAX_GPUS),
                         help="the GPUs you have in all, trainer and rollout together, on whole nodes past one "
@@ -154,7 +158,9 @@ def build_parser() -> Parser:
                         help="max_model_len in tokens (32768 or 32k)")
     goal = parser.add_mutually_exclusive_group()
     goal.add_argument("--maximize", choices=["len"], help="the longest context within --gpus or --total-gpus")
-    goal.add_argument("--minimize", choices=["gpus"], help="the fewest trainer GPUs for --len")
+    goal.add_argument("--minimize", choices=["gpus", "gpu-hours"],
+                      help="the fewest trainer GPUs for --len (gpus), or the fewest GPU-hours, GPUs x cost (gpu-hours): "
+                      "the least GPU time a step takes, on the fewest GPUs that take it")
     parser.add_argument("--exact", action="store_true", help="the trainer uses exactly the budget's GPUs: --gpus, or "
                         "--total-gpus less --rollout-gpus")
     parser.add_argument("--sp", metavar="S", type=whole_number(1, MAX_GPUS),
@@ -254,7 +260,7 @@ def _answer(args: argparse.Namespace) -> int:
     catalog, added, cells = _planner_catalog(args, config)
     if args.model is not None:
         catalogue_model(catalog, args.model, listed=MODELS_COMPARED)  # an unknown name: how to give one's own
-    objective: Objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
+    objective: Objective = "max_len" if args.maximize else MINIMIZED.get(args.minimize, "cheapest")
     if config is not None:
         check_planner_config(args, catalog, added, config, objective)
         if args.check:

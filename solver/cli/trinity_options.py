@@ -213,18 +213,21 @@ def _write_cluster_refusal(args: argparse.Namespace, objective: Objective, confi
     """Why --write refuses these options: it changes the plan's keys, not the config's cluster, so the plan must use
     the trainer GPUs the config gives it (or, for a config that does not say, that --gpus gives), on its nodes; None
     where they keep to that."""
+    from solver.query import CHOOSES_COUNT, minimize_option
+    from solver.rules import COMMAND_OPTIONS
     if config.trainer_gpus is None:
         unsaid = (f"--write keeps {args.from_config}'s cluster, which does not say how many GPUs the trainer gets (no "
                   "cluster.gpu_per_node)")
-        if objective == "min_gpus":  # the count is the question: a plan on fewer GPUs would not be the config's
-            return (f"{unsaid}: drop --minimize gpus and give them with --gpus N (or use --out FILE for a fragment "
-                    "with its own cluster)")
+        if objective in CHOOSES_COUNT:  # the count is the question: a plan on fewer GPUs would not be the config's
+            return (f"{unsaid}: drop {minimize_option(objective, COMMAND_OPTIONS)} and give them with --gpus N (or use "
+                    "--out FILE for a fragment with its own cluster)")
         return f"{unsaid}: give them with --gpus N" if args.gpus is None else None
     trainer = counted(config.trainer_gpus, "GPU")
     keeps = (f"--write keeps {args.from_config}'s cluster, which gives the trainer {trainer}, so the plan must use "
              "exactly that many")
-    if objective == "min_gpus":
-        return f"{keeps}: drop --minimize gpus (or use --out FILE for a fragment with its own cluster)"
+    if objective in CHOOSES_COUNT:
+        return (f"{keeps}: drop {minimize_option(objective, COMMAND_OPTIONS)} (or use --out FILE for a fragment with "
+                "its own cluster)")
     if args.gpus is not None and args.gpus != config.trainer_gpus:
         return (f"{keeps}: drop --gpus {args.gpus} or change the config's cluster (or use --out FILE for a fragment "
                 "with its own cluster)")

@@ -12,7 +12,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from solver.query import Query
+from solver.query import CHOOSES_COUNT, Query
 from solver.render.layout import PIPED_WIDTH, check_text_options, view_text
 from solver.render.ranking import ranking_view
 from solver.render.summary import NO_CONFIG_APPLIED, ConfigApplied, plan_summary
@@ -32,8 +32,9 @@ def _goal(query: Query) -> str:
     """What the query asks for, in words (a heading)."""
     if query.objective == "max_len":
         return f"longest context {query.within_budget}"
-    if query.objective == "min_gpus":
-        return f"fewest GPUs for {counted(query.max_model_len or 0, 'token')} ({query.fewest_gpus_scope})"
+    if query.objective in CHOOSES_COUNT:
+        fewest = "GPUs" if query.objective == "min_gpus" else "GPU-hours"
+        return f"fewest {fewest} for {counted(query.max_model_len or 0, 'token')} ({query.fewest_gpus_scope})"
     return f"cheapest plan for {counted(query.max_model_len or 0, 'token')} {query.within_budget}"
 
 

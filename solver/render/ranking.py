@@ -69,10 +69,12 @@ def ranking_view(answer: Answer, model: Model, names: OptionNames = COMMAND_OPTI
         [f"#1 has thin headroom: {roomy}"] if (roomy := room_kept_words(answer, answer.plans[0], names)) else [])
     view = Table(title="ranked plans", title_justify="left", caption="\n".join(notes) or None, caption_justify="left")
     yarn = any(plan.rope_scaling_factor for plan in answer.plans)  # an empty column only takes a narrow screen's room
-    numbers = ("#", "GPUs", "rollout", "nodes", "max_model_len", "tokens/GPU", "YaRN")
+    hours = any(plan.gpu_hours is not None for plan in answer.plans)  # --minimize gpu-hours: what it ranks by
+    numbers = ("#", "GPUs", "rollout", "nodes", "max_model_len", "tokens/GPU", "YaRN", "GPU-hours")
     host = "host GiB/node"  # for Offload, as `solve cluster` names it: a number whose header may wrap
     for header in ("#", "GPUs", *(("rollout", "nodes") if spans else ()), "setting", "max_model_len", "tokens/GPU",
-                   *(("YaRN",) if yarn else ()), *((host,) if host_needs else ()), "cost", "evidence", "source cell"):
+                   *(("YaRN",) if yarn else ()), *((host,) if host_needs else ()), "cost",
+                   *(("GPU-hours",) if hours else ()), "evidence", "source cell"):
         # Numbers keep their width; words wrap when the table is wider than the screen.
         view.add_column(header, no_wrap=header in numbers, overflow="ellipsis" if header in numbers else "fold",
                         justify="right" if header in (*numbers, host) else "left")
@@ -88,6 +90,7 @@ def ranking_view(answer: Answer, model: Model, names: OptionNames = COMMAND_OPTI
             *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if yarn else ()),
             *((f"{need:.1f}{nodes}" if need is not None else "",) if host_needs else ()),
             f"{plan.cost:.4g} ({_relative(rank, plan.cost, best)})",
+            *((f"{plan.gpu_hours:.4g}" if plan.gpu_hours is not None else "",) if hours else ()),
             plan.evidence_label,
             (f"{counted(plan.source.gpus, 'GPU')} @ {plan.source.max_model_len}: {plan.source.setting}"
              f"{'' if plan.source.model == answer.model else f' ({plan.source.model})'}" if plan.source

@@ -410,6 +410,8 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("token budget", _budget_words(answer, plan, model, version, names)),
         ("cost", f"{plan.cost:.4g} relative step time ({best})"
                  + (f"; {ACROSS_GPU_TYPES}" if several_gpu_types else "")),
+        ("GPU-hours", None if plan.gpu_hours is None else
+         f"{plan.gpu_hours:.4g} ({plan.gpus} GPUs x the cost: the GPU time a step takes, in the cost's units)"),
         ("evidence", _evidence_words(answer, plan)),
         ("larger GPU", _larger_gpu_words(answer)),
         ("memory", _memory_line(answer, plan, memory_source)),
@@ -718,7 +720,7 @@ def _another_plan(free: Plan | None, plan: Plan) -> bool:
 def _limit_cost_words(answer: Answer, plan: Plan, free: Plan, lifted: str, limit_costs: str, kept: str) -> str:
     """What one of the caller's limits costs the best `plan`, against `free`, the best plan of the same question
     without it (`lifted`: how, in words): nothing (``{limit_costs} nothing: {kept}``), or in the objective's terms,
-    tokens (a longer plan), GPUs (the fewest), else the relative step time (`cost_ratio_words`; none where `plan`
+    tokens (a longer plan), GPUs (the fewest), GPU-hours (the fewest), else the relative step time (`cost_ratio_words`; none where `plan`
     ranks cheaper, a plan the question without the pins does not ask): ``{lifted}, the best plan is ...:
     {limit_costs} ...``."""
     if not _another_plan(free, plan):
@@ -728,6 +730,8 @@ def _limit_cost_words(answer: Answer, plan: Plan, free: Plan, lifted: str, limit
         cost = counted(free.max_model_len - plan.max_model_len, "token")
     elif answer.objective == "min_gpus" and free.gpus != plan.gpus:
         length, cost = "", counted(plan.gpus - free.gpus, "GPU")
+    elif plan.gpu_hours is not None and free.gpu_hours and plan.gpu_hours != free.gpu_hours:
+        length, cost = "", f"{plan.gpu_hours / free.gpu_hours:.2f}x the GPU-hours"
     elif plan.cost < free.cost:  # a plan the question without the pins does not ask (--no-env's estimates)
         rests = f", but this plan is {plan.evidence_label}" if plan.evidence != free.evidence else ""
         length, cost = "", f"no relative step time ({plan.cost / free.cost:.2f}x){rests}"
