@@ -245,8 +245,8 @@ def test_verl_0_8_refuses_a_deprecated_size_of_a_role_whose_own_flag_is_on_befor
         # Trinity 0.5 reads the role's own flag, on: neither size is read
         assert _pair_lines(_config(roles), "0.5") == []
     # Trinity 0.6 sets the actor's to the trainer's on verl before 0.8 too, which takes the size over the per-GPU one
-    assert _pair_lines(_config(roles), "0.6")[0][1].startswith(f"{ARR}.actor.ppo_micro_batch_size is 16: a deprecated "
-                                                                 "size for the whole batch, which verl before 0.8 takes")
+    before = f"{ARR}.actor.ppo_micro_batch_size is 16: a deprecated size for the whole batch, which verl before 0.8"
+    assert _pair_lines(_config(roles), "0.6")[0][1].startswith(before)
 
 def test_write_nulls_a_deprecated_size_for_any_model(cli: Cli, tmp_path: Path):
     path, written = tmp_path / "trinity.yaml", tmp_path / "out.yaml"
@@ -280,6 +280,6 @@ def test_an_unreadable_bypass_mode_is_an_unread_key_where_the_recompute_would_ru
     config["trainer"]["trainer_config"]["algorithm"]["rollout_correction"]["bypass_mode"] = "maybe"
     found = trinity_config_problems(config, CATALOG.model("8B"), 8, version="0.6")  # type: ignore[arg-type]
     assert [(problem.code.value, problem.words) for problem in found if key in problem.words] == [
-        ("wrong-type", f"{key} must be true or false, got 'maybe': Trinity 0.6 on verl before 0.8 keeps it as "
-         "written, which its trainer's typed config (OmegaConf's bool field) refuses as the trainer starts; the notes "
-         "that read it are not judged")]
+        ("wrong-type", (f"{key} must be true or false, got 'maybe': Trinity 0.6 on verl before 0.8 keeps it as "
+                        "written, which its trainer's typed config (OmegaConf's bool field) refuses as the trainer "
+                        "starts; the notes that read it are not judged"))]

@@ -2079,8 +2079,8 @@ def _check_whole_batch_sizes_own_on(checks: _ConfigChecks, roles: Iterable[str])
             checks.add(ConfigProblemCode.MICRO_BATCH_DEPRECATED_SIZE, (
                 f"{dotted(path)} is {shown_number(size)}: a deprecated size for the whole batch, which verl 0.8 or "
                 "later refuses beside the per-GPU size as the trainer starts (a ValueError: both set), as Trinity 0.6 "
-                f"gives the role there {dotted(DYNAMIC_BATCH_KEYS[0])}, false, over {dotted(own)}, true (which before verl "
-                "0.8, where it counts, reads neither size): remove it, or set it to null, read as unset"
+                f"gives the role there {dotted(DYNAMIC_BATCH_KEYS[0])}, false, over {dotted(own)}, true (which "
+                "before verl 0.8, where it counts, reads neither size): remove it, or set it to null, read as unset"
                 f"{checks.names.write_does()}"))
 
 
