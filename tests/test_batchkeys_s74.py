@@ -230,6 +230,25 @@ def test_verl_0_8_refuses_a_deprecated_size_beside_the_per_gpu_one_for_every_mod
     assert _pair_lines(_config(roles), "0.5") == _pair_lines(_config(roles, use_dynamic_bsz=True), "0.6") == []
 
 
+
+def test_verl_0_8_refuses_a_deprecated_size_of_a_role_whose_own_flag_is_on_before_0_8():
+    # checks89b: Trinity 0.6 on verl 0.8 gives every role the trainer's flag, off (trainer/verl/config.py:288, :359),
+    # so the ref's own log_prob_use_dynamic_bsz (read before 0.8 only) does not spare its size verl 0.8's refusal
+    for role, size, own in (("ref", "log_prob_micro_batch_size", "log_prob_use_dynamic_bsz"),
+                            ("actor", "ppo_micro_batch_size", "use_dynamic_bsz")):
+        roles = {role: {size: 16, f"{size}_per_gpu": 1, own: True}}
+        line = (f"{ARR}.{role}.{size} is 16: a deprecated size for the whole batch, which verl 0.8 or later refuses "
+                "beside the per-GPU size as the trainer starts (a ValueError: both set), as Trinity 0.6 gives the role "
+                f"there trainer.use_dynamic_bsz, false, over {ARR}.{role}.{own}, true (which before verl 0.8, where it "
+                "counts, reads neither size): remove it, or set it to null, read as unset "
+                "(solver.trinity.patch_trinity_config does)")
+        assert _pair_lines(_config(roles)) == [("micro-batch-deprecated-size", line)], role
+        # Trinity 0.5 reads the role's own flag, on: neither size is read
+        assert _pair_lines(_config(roles), "0.5") == []
+    # Trinity 0.6 sets the actor's to the trainer's on verl before 0.8 too, which takes the size over the per-GPU one
+    before = f"{ARR}.actor.ppo_micro_batch_size is 16: a deprecated size for the whole batch, which verl before 0.8"
+    assert _pair_lines(_config(roles), "0.6")[0][1].startswith(before)
+
 def test_write_nulls_a_deprecated_size_for_any_model(cli: Cli, tmp_path: Path):
     path, written = tmp_path / "trinity.yaml", tmp_path / "out.yaml"
     path.write_text(yaml.safe_dump(_dpo({"actor": {"ppo_micro_batch_size": 8}})))
@@ -257,11 +276,14 @@ def test_an_unreadable_bypass_mode_is_an_unread_key_where_the_recompute_would_ru
     # the actor's 1: the recompute's rows hold what the verdict counts, so nothing rests on the key
     config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["ppo_micro_batch_size_per_gpu"] = 1
     assert read_trinity_config(yaml.safe_dump(config), "c.yaml", {}).memory_unread == ()
-    # not a boolean: Trinity 0.6's legacy trainer types it bool (verl_legacy/verl_config.py:340), said so
+    # not a boolean: Trinity 0.6's legacy trainer types it bool (verl_legacy/verl_config.py:340) as it starts
+    # (verl_trainer.py:198, OmegaConf.structured), said so (checks89b)
     config["trainer"]["trainer_config"]["algorithm"]["rollout_correction"]["bypass_mode"] = "maybe"
     found = trinity_config_problems(config, CATALOG.model("8B"), 8, version="0.6")  # type: ignore[arg-type]
     assert [(problem.code.value, problem.words) for problem in found if key in problem.words] == [
-        ("wrong-type", f"{key} must be true or false, got 'maybe': the notes that read it are not judged")]
+        ("wrong-type", (f"{key} must be true or false, got 'maybe': Trinity 0.6 on verl before 0.8 keeps it as "
+                        "written, which its trainer's typed config (OmegaConf's bool field) refuses as the trainer "
+                        "starts; the notes that read it are not judged"))]
 
 
 # fsdp89: a role's fsdp_size below the trainer GPUs shards its states over groups of it (hybrid sharding), which the

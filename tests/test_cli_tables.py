@@ -635,6 +635,18 @@ def test_a_cells_files_data_mistake_names_its_line(cli, tmp_path: Path, mistake:
         assert cli(*command, "--cells", str(cells)) == (2, "", f"{prog}: error: --cells {cells}: {said}\n")
 
 
+
+def test_a_cells_files_other_problem_is_named_by_its_line_and_cell(cli, tmp_path: Path):
+    # checks89b: the count of other problems named the cells mapping alone, without the cell or a line to find it by
+    cells = tmp_path / "cells.yaml"
+    cells.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n"
+                     "    models: [Qwen3-8B, Qwen3-14B]\n    rows:\n      - max_model_len: 32768\n        cells:\n"
+                     "          Qwen3-8B: SP=2\n          Qwen3-14B: Env+Offload+SP=2\n", encoding="utf-8")
+    assert cli("tables", "--cells", str(cells), "--check") == (2, "", (
+        f"solve tables: error: --cells {cells}: line 5: table gpus=8: missing field 'section' (fields: gpus, section, "
+        "source, models, rows) (and 1 more problem, at 'table gpus=8, row max_model_len=32768, cells, Qwen3-14B' "
+        "(line 11))\n"))
+
 def test_a_cells_files_aliases_are_checked_as_the_catalogues_are(cli, tmp_path: Path):
     # A new GPU type's alias that names a catalogue GPU type would be ambiguous; a catalogue GPU type keeps its own.
     body = (Path(__file__).parent / "data" / "cells" / "h800.yaml").read_text(encoding="utf-8").split("\n", 2)[2]

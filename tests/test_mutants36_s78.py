@@ -133,10 +133,13 @@ def test_moves_come_before_stays():
                   Placement.model_construct(job="b", move_reason="gone", stay_reason=None,
                                             moved_from=RunsAt(pool="p", nodes=(1,), gpu_indexes=(0, 1))),
                   Placement.model_construct(job="c", move_reason="gone", stay_reason=None,
-                                            moved_from=RunsAt(pool="q", nodes=(0, 2), gpu_indexes=(0, 1))))
+                                            moved_from=RunsAt(pool="q", nodes=(0, 2), gpu_indexes=(0, 1))),
+                  # (checks89b) read from JSON made before moved_from: as its config's "# now:" line, not the bare why
+                  Placement.model_construct(job="d", move_reason="gone", stay_reason=None, moved_from=None))
     assert [line.plain for line in _move_reasons(placements, fleet)] == [
         "moves: b: it runs on node 1 of pool p (all its GPUs) now, and restarts as placed: gone",
-        "moves: c: it runs on nodes 0 and 2 of pool q (GPUs 0-1) now, and restarts as placed: gone", "stays: a: kept"]
+        "moves: c: it runs on nodes 0 and 2 of pool q (GPUs 0-1) now, and restarts as placed: gone",
+        "moves: d: it restarts as placed: gone", "stays: a: kept"]
 
 
 @pytest.mark.usefixtures("python_ctrl_c")  # Python's own Ctrl-C handler, also in a suite run with Ctrl-C ignored

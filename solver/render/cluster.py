@@ -582,10 +582,11 @@ def _move_reasons(placements: tuple[Placement, ...], fleet: Fleet) -> list[Text]
 
 
 def _moving_words(placement: Placement, fleet: Fleet) -> str | None:
-    """Where `placement`'s job runs now and why it moves (`moving_words`, its pool's nodes as `fleet` gives them);
-    None where it does not move."""
-    if placement.moved_from is None or placement.move_reason is None:
-        return placement.move_reason
+    """Where `placement`'s job runs now and why it moves (`moving_words`, its pool's nodes as `fleet` gives them; a
+    placement read from JSON made before ``moved_from`` says why alone, as its config's ``# now:`` line); None where
+    it does not move."""
+    if placement.move_reason is None:
+        return None
     from solver.trinity import moved_from_words, moving_words  # solver.trinity: loaded only where a job moves
 
     return moving_words(moved_from_words(placement.moved_from, fleet), placement.move_reason)

@@ -558,7 +558,7 @@ def _validation_message(path: Path | str, raw: Any, error: ValidationError, rech
         problem = own_words(first)
     where = _describe_location(raw, location)
     at = "" if line is None else f"line {line}: "
-    return f"{path}: {at}{where + ': ' if where else ''}{problem}{_more_problems(raw, first, errors)}"
+    return f"{path}: {at}{where + ': ' if where else ''}{problem}{_more_problems(raw, first, errors, lines)}"
 
 
 def _line_at(raw: Any, location: tuple[Any, ...], lines: ValueLines) -> int | None:
@@ -670,14 +670,29 @@ def _thousands_split(mapping: Any, name: Any) -> tuple[str, list[str]] | None:
             f"{field}: {''.join([str(value), *groups])}, without commas"), groups
 
 
-def _more_problems(raw: Any, first: Any, errors: list[Any]) -> str:
-    """`` (and 2 more problems, at 'pool a, nodes', 'job j')``: where `errors` other than the `first` are, by place
-    (`SHOWN_PROBLEMS` of them); "" where there are none."""
-    first_at = _data_location(raw, tuple(first["loc"]))
-    others = [_describe_location(raw, at) or "the top level" for at in
-              dict.fromkeys(_data_location(raw, tuple(e["loc"])) for e in errors) if at != first_at]
-    named = ", ".join(f"'{at}'" for at in others[:SHOWN_PROBLEMS]) + (", ..." if len(others) > SHOWN_PROBLEMS else "")
+def _more_problems(raw: Any, first: Any, errors: list[Any], lines: ValueLines | None = None) -> str:
+    """`` (and 2 more problems, at 'pool a, nodes' (line 3), 'job j' (line 9))``: where `errors` other than the
+    `first` are, by place (`SHOWN_PROBLEMS` of them), each with its line where `lines` has it (`_line_at`); "" where
+    there are none."""
+    first_at = _keyed_location(raw, first)
+    places = [at for at in dict.fromkeys(_keyed_location(raw, e) for e in errors) if at != first_at]
+    others = [f"'{_describe_location(raw, at) or 'the top level'}'"
+              + ("" if lines is None or (line := _line_at(raw, at, lines)) is None else f" (line {line})")
+              for at in places]
+    named = ", ".join(others[:SHOWN_PROBLEMS]) + (", ..." if len(others) > SHOWN_PROBLEMS else "")
     return f" (and {counted(len(others), 'more problem')}, at {named})" if others else ""
+
+
+def _keyed_location(raw: Any, error: Any) -> tuple[Any, ...]:
+    """Where in `raw` the pydantic `error` is (`_data_location`), down to the key of a mapping its validator's words
+    start by naming (a cells mapping's ``Qwen3-14B: setting 'Env+SP=2' is not in the source's form``), as the
+    problem said first names it (`_validation_message`)."""
+    at = _data_location(raw, tuple(error["loc"]))
+    node = _node_at(raw, at)
+    if isinstance(node, dict):
+        named = [key for key in node if own_words(error).startswith(f"{key}: ")]
+        return (*at, named[0]) if len(named) == 1 else at
+    return at
 
 
 FIELDS_MEANT = {

@@ -1916,7 +1916,8 @@ def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVe
     the critic's SP and the trainer's; the critic's engine's set too); for any other model, with the trainer's off,
     the deprecated sizes of the roles that run with them off on every release (`_check_whole_batch_sizes`), which
     verl 0.8 or later refuses beside the per-GPU size whatever the model (the critic's where that is set: verl 0.8
-    cuts the critic's passes by its engine's sizes, needing none of its own)."""
+    cuts the critic's passes by its engine's sizes, needing none of its own), and where the release may be 0.6 those
+    of the roles whose own flag is on before 0.8 (`_check_whole_batch_sizes_own_on`)."""
     if remove_padding_violation(model) is None:
         trainer = DYNAMIC_BATCH_KEYS[0]
         # for DPO, off is what keeps the actor's pairs whole (`_check_dpo_pair_dynamic`)
@@ -1933,8 +1934,11 @@ def _check_dynamic_batch(checks: _ConfigChecks, model: Model, version: TrinityVe
         if turned_off(checks.flag(trainer)):  # verl 0.8 refuses a deprecated size beside the per-GPU one, any model
             # the critic's only beside its own per-GPU size: verl 0.8 cuts its passes by its engine's, needing none
             critic = _fsdp_critic(checks) and checks.number(CRITIC_MICRO_BATCH_SIZES[0]) is not None
-            roles = sequence_counted_roles(checks.flag, version) & {"actor", "ref", *(("critic",) if critic else ())}
-            _check_whole_batch_sizes(checks, version, (trainer_gpus, sps), roles, None)
+            roles = {"actor", "ref", *(("critic",) if critic else ())}
+            counted = sequence_counted_roles(checks.flag, version)
+            _check_whole_batch_sizes(checks, version, (trainer_gpus, sps), roles & counted, None)
+            if version != "0.5":  # verl 0.8 gives every role the trainer's flag, off
+                _check_whole_batch_sizes_own_on(checks, roles - counted)
         return
     trainer = DYNAMIC_BATCH_KEYS[0]
     why = (f"remove padding off (as {model.name} needs) pads each micro-batch to its longest sequence, and dynamic "
@@ -2058,6 +2062,27 @@ def _check_whole_batch_sizes(checks: _ConfigChecks, version: TrinityVersion | No
         if path[-2] in roles and (size := checks.number(path)) is not None:
             role_sp = sps[0] if path[-2] == "critic" else sps[1]
             _check_whole_batch_size(checks, path, int(size), (trainer_gpus, role_sp), vouched, version)
+
+
+def _check_whole_batch_sizes_own_on(checks: _ConfigChecks, roles: Iterable[str]) -> None:
+    """Check, with the trainer's dynamic batch sizes off where the release may be Trinity 0.6, the deprecated size for
+    the whole batch (`DEPRECATED_MICRO_BATCH_SIZES`) of each of `roles` that the config sets, roles whose own flag
+    (`ROLE_DYNAMIC_BATCH_KEYS`), true, turns dynamic batch sizes on where it counts before verl 0.8 (not
+    `sequence_counted_roles`): Trinity 0.6 on verl 0.8 or later gives every role the trainer's flag
+    (``trainer/verl/config.py:288``, ``:359``, ``:461``, frozen, ``:710-735`` in 0.6.0), which verl 0.8.0 then reads
+    (the ref's as ``ref.log_prob_use_dynamic_bsz``, ``workers/engine_workers.py:511``), so it refuses the size beside
+    the per-GPU one as the trainer starts (``workers/config/actor.py:199-205``, ``workers/config/critic.py:107``):
+    ``micro-batch-deprecated-size``, as `_check_whole_batch_size` says of the roles that run with them off on every
+    release."""
+    for path in DEPRECATED_MICRO_BATCH_SIZES:
+        own = ROLE_DYNAMIC_BATCH_KEYS[path[-2]]
+        if path[-2] in roles and omegaconf_boolean(checks.flag(own)) and (size := checks.number(path)) is not None:
+            checks.add(ConfigProblemCode.MICRO_BATCH_DEPRECATED_SIZE, (
+                f"{dotted(path)} is {shown_number(size)}: a deprecated size for the whole batch, which verl 0.8 or "
+                "later refuses beside the per-GPU size as the trainer starts (a ValueError: both set), as Trinity 0.6 "
+                f"gives the role there {dotted(DYNAMIC_BATCH_KEYS[0])}, false, over {dotted(own)}, true (which "
+                "before verl 0.8, where it counts, reads neither size): remove it, or set it to null, read as unset"
+                f"{checks.names.write_does()}"))
 
 
 def _critic_size_scope(path: Path, version: TrinityVersion | None) -> str:
@@ -3477,7 +3502,11 @@ def _check_read_type(checks: _ConfigChecks, path: Path, version: TrinityVersion 
     """Check that the boolean (`FLAG_KEYS`) or the text (`TEXT_KEYS`) at `path` is of its type (a flag whose type a
     check judged already, `_ConfigChecks.flags_judged`, is left alone): refused where Trinity's typed config refuses
     it as it loads the config (`_schema_refuses`: OmegaConf 2.3.0's bool field refuses what `omegaconf_boolean` does
-    not take, its str field a list or a mapping), else the notes that read it are not judged."""
+    not take, its str field a list or a mapping), else the notes that read it are not judged; a non-boolean
+    `LEGACY_BYPASS_MODE_KEY` fails as Trinity 0.6's legacy trainer starts: ``build_dataclass_from_mapping`` keeps it
+    as written (``common/config_validator.py:1291``), and ``OmegaConf.structured`` types it by the trainer's bool field
+    (``trainer/verl_legacy/verl_trainer.py:198``, ``verl_config.py:340`` in 0.6.0; verl 0.8 or later reads no
+    ``trainer_config.algorithm``, ``_MERGEABLE_KEYS``, ``trainer/verl/config.py:744``)."""
     if path in checks.flags_judged:
         return
     value = checks.flag(path) if path[-1] in FLAG_KEYS else checks.value(path)
@@ -3490,6 +3519,10 @@ def _check_read_type(checks: _ConfigChecks, path: Path, version: TrinityVersion 
         return
     if _schema_refuses(path, version):
         checks.add(code, f"{dotted(path)} {wrong}: {_typed_field_refuses_words(path, field)}")
+    elif path == LEGACY_BYPASS_MODE_KEY:  # kept as written, then typed as the legacy trainer starts
+        checks.add(ConfigProblemCode.WRONG_TYPE, f"{dotted(path)} {wrong}: " + _unchecked_words(version, (
+            "keeps it as written, which its trainer's typed config (OmegaConf's bool field) refuses as the trainer "
+            "starts")) + "; the notes that read it are not judged")
     else:
         checks.add(ConfigProblemCode.WRONG_TYPE, f"{dotted(path)} {wrong}: the notes that read it are not judged")
 
