@@ -1609,7 +1609,7 @@ def test_a_fragment_without_rollout_gpus_passes_its_own_check(cli, tmp_path: Pat
     status, _, _ = cli("--model", "8B", "--len", "64k", "--gpus", "4", "--gpu", "a100", "--rollout-gpus", "0",
                        "--out", str(fragment))
     text = fragment.read_text(encoding="utf-8")
-    assert status == 0 and "\nmode: train  # no explorer here: it runs elsewhere, in mode explore\n" in text
+    assert status == 0 and "\nmode: train  # no explorer here: it runs elsewhere, in mode explore, or none does (SFT)\n" in text
     config = tmp_path / "trinity.yaml"
     # Merged into a user's config, which in mode train gives buffer.train_batch_size (Trinity refuses it unset).
     merged = "buffer: {train_batch_size: 64}\n" + text.replace("model:\n", "algorithm: {algorithm_type: grpo}\n"
