@@ -27,6 +27,7 @@ from solver.cli.notes import (
     note_cells_elsewhere,
     note_check_without_gpu,
     note_config_nodes_outgrown,
+    note_critic_not_trained,
     note_gpu_variant,
     note_replaced_yarn_factor,
     note_shared_budget,
@@ -284,6 +285,8 @@ def _answer(args: argparse.Namespace) -> int:
     if args.gpus is None and args.total_gpus is None and not query.open_budget and (
             config is None or config.trainer_gpus is None):  # the budget make_query defaults to
         note_shared_budget("solve", catalog, query.gpus, query.budget_gpus)
+    if config is not None:
+        note_critic_not_trained("solve", file_name_shown(args.from_config), config, args.critic)
     if config is not None and args.gpus is not None:
         note_config_nodes_outgrown("solve", file_name_shown(args.from_config), config, answers)
     if args.check and args.gpu is None:
