@@ -182,7 +182,8 @@ def build_parser() -> Parser:
     add_lora_targets_option(estimates, "a --from-config config's target_modules, else all-linear", written=True)
     add_critic_option(estimates, "none; --from-config a config's PPO critic, as its flags hold it")
     add_dpo_option(estimates, "not DPO; --from-config a config's algorithm_type says it",
-                   ", and write the actor's size for it")
+                   "what it writes turns dynamic batch sizes off, which would split its pairs, and gives the actor's "
+                   "micro-batch one pair; ")
     add_node_gpus_option(estimates, from_config=True)
     estimates.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                            help=f"{MODEL_CONFIG_HELP}, for a model the catalogue lacks")
