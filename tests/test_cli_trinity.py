@@ -1609,7 +1609,7 @@ def test_a_fragment_without_rollout_gpus_passes_its_own_check(cli, tmp_path: Pat
     status, _, _ = cli("--model", "8B", "--len", "64k", "--gpus", "4", "--gpu", "a100", "--rollout-gpus", "0",
                        "--out", str(fragment))
     text = fragment.read_text(encoding="utf-8")
-    assert status == 0 and "\nmode: train  # no explorer here: it runs elsewhere, in mode explore\n" in text
+    assert status == 0 and "\nmode: train  # no explorer here: it runs elsewhere, in mode explore, or none does (SFT)\n" in text
     config = tmp_path / "trinity.yaml"
     # Merged into a user's config, which in mode train gives buffer.train_batch_size (Trinity refuses it unset).
     merged = "buffer: {train_batch_size: 64}\n" + text.replace("model:\n", "algorithm: {algorithm_type: grpo}\n"
@@ -1924,6 +1924,15 @@ def test_a_relative_model_path_without_a_config_says_where_it_was_looked_for(cli
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4")
     assert status == 2 and (f"(and no config.json at ../ckpt, from the working directory {tmp_path}, as Trinity reads "
                             "it): give --model M") in err
+    # an SFT stage's checkpoint named as the next stage's model, no ./ before it (s89): no Hugging Face id has two
+    # slashes, so it was looked for here too, which the refusal said only of ./ and ../ paths
+    config.write_text("model: {model_path: ckpts/sft/global_step_400/hf, max_model_len: 8192}\n", encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4")
+    assert status == 2 and ("model.model_path: unknown model 'hf' (and no config.json at ckpts/sft/global_step_400/hf, "
+                            f"from the working directory {tmp_path}, as Trinity reads it): give --model M") in err
+    config.write_text("model: {model_path: my-org/my-sft, max_model_len: 8192}\n", encoding="utf-8")  # an id
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4")
+    assert status == 2 and "model.model_path: unknown model 'my-sft': give --model M" in err
 
 
 def test_a_write_refused_for_a_yaml_alias_bomb_is_one_short_line_at_once(cli, tmp_path: Path):

@@ -234,3 +234,19 @@ def test_a_critic_asked_of_an_algorithm_that_trains_none_is_named_in_the_written
     assert command.endswith(f"solve --from-config {patched} --check --gpu A100-80GB --critic reloaded")
     assert verdict(cli, patched, "--critic", "reloaded")["critic"] == "reloaded"
     assert verdict(cli, patched)["critic"] is None
+
+
+def test_a_critic_asked_of_an_algorithm_that_trains_none_gets_a_note(cli: Cli, tmp_path: Path):
+    # an SFT stage's config checked with --critic (s89): its verdict counted a critic SFT never builds, unsaid
+    path = tmp_path / "sft.yaml"
+    path.write_text("algorithm: {algorithm_type: sft}\n" + CONFIG, encoding="utf-8")
+    status, _, err = cli("--from-config", str(path), "--gpu", "A100-80GB", "--critic", "resident")
+    assert status == 0 and err.splitlines()[-1] == (
+        "solve: note: sft.yaml's algorithm.algorithm_type trains no PPO critic (ppo, Trinity's default, alone trains "
+        "one), but --critic resident counts one beside the actor all the same, in the verdict and the plans; leave "
+        "--critic out to judge the run as the config trains it")
+    assert "trains no PPO critic" not in cli("--from-config", str(path), "--gpu", "A100-80GB", "--critic", "none")[2]
+    ppo = tmp_path / "ppo.yaml"  # PPO trains one: --critic says only where its states are
+    ppo.write_text(CONFIG, encoding="utf-8")
+    assert "trains no PPO critic" not in cli("--from-config", str(ppo), "--gpu", "A100-80GB", "--critic",
+                                             "offloaded")[2]

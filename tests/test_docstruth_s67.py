@@ -25,7 +25,7 @@ SHOWN_REFUSED = ("--maximise", "--max-model-len", "--max", "--num-gpus", "--gpus
                  "--nowiden", "--noenv", "--threads", "--num-workers", "--ppo", "--lora", "--tp",
                  "--tensor-parallel-size", "--tensor-model-parallel-size", "--output", "--release",
                  "--max-token-len-per-gpu", "--param-offload", "--offload-policy", "--expandable-segments",
-                 "--no-color", "--color", "--output-format", "--yaml", "--algorithm", "--lora-alpha", "--seed",
+                 "--no-color", "--color", "--output-format", "--yaml", "--algorithm", "--sft", "--grpo", "--lora-alpha", "--seed",
                  "--dp", "--pp", "--cp", "--zero3", "--fsdp", "--deepspeed", "--maximize-len", "--min-gpus",
                  "--fewest-gpus", "--longest", "--max-seq-length", "--seq-length", "--cutoff-len", "--mem",
                  "--host-memory", "--n-gpus-per-node", "--rollout-n", "--repeat-times", "--micro-batch-size",

@@ -94,6 +94,18 @@ def test_dpo_on_a_model_that_reads_its_budget_counts_nothing_more():
     assert with_dpo.cautions == without.cautions
 
 
+@pytest.mark.parametrize("command", [(), ("memory",)])
+def test_the_dpo_help_says_what_it_does_for_a_model_that_reads_its_budget(cli: Cli, command: tuple[str, ...]):
+    # A Qwen3 DPO user (s89) read --dpo's help as about --model-config's padded models alone: it writes the pair's
+    # keys for every model, and another model's estimates are as without it (the test above).
+    status, out, _ = cli(*command, "--help")
+    words = " ".join(out[out.index("  --dpo "):].split())
+    assert status == 0 and "(another model's estimates are as without it)" in words
+    written = ("the run trains DPO: what it writes turns dynamic batch sizes off, which would split its pairs, and "
+               "gives the actor's micro-batch one pair; for a model")
+    assert (written in words) == (command == ())  # solve memory writes nothing
+
+
 @pytest.mark.parametrize(("options", "message"), [
     (("--critic", "resident"),
      "--dpo trains no PPO critic (Trinity's dpo algorithm uses none): drop --critic resident"),

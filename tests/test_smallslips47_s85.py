@@ -15,6 +15,10 @@ from solver.tables.text import asked_tokens, rewritten_note, rewritten_whole_num
 from solver.trinity import patch_trinity_config, read_trinity_config
 
 CONFIG = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
+ALGORITHM_HINT = ("(without these options rft-solver counts a run as GRPO trains it: the actor and a reference model "
+                  "(none with --lora-rank), no critic; --critic WHERE adds PPO's critic, --dpo DPO and --no-reference a "
+                  "run without a reference model (SFT on Trinity 0.6))")
+"""What an algorithm named where no option counts it is told."""
 
 
 @pytest.mark.parametrize("release", ["0.6.0", "v0.6.0"])
@@ -54,9 +58,10 @@ def test_config_functions_read_a_release_as_plan_does(release: str):
     (("--algorithm", "ppo"), "(did you mean --critic?)"),
     (("--algorithm=DPO",), "(did you mean --dpo?)"),
     # a GRPO user (s88) got no word that GRPO is what the plans count without these options
-    (("--algorithm", "grpo"), ("(without these options rft-solver counts a run as GRPO trains it: the actor and a "
-                               "reference model (none with --lora-rank), no critic; --critic WHERE adds PPO's critic, "
-                               "--dpo DPO and --no-reference a run without a reference model (SFT on Trinity 0.6))")),
+    (("--algorithm", "grpo"), ALGORITHM_HINT),
+    # an SFT-then-GRPO user (s89) wrote the algorithm as a flag and got no word at all
+    (("--sft",), ALGORITHM_HINT),
+    (("--grpo",), ALGORITHM_HINT),
     (("--lora-alpha", "32"), "(LoRA's alpha changes no memory: --lora-rank is what counts)"),
     # verl's and Trinity's names (s86): --rollout-n was guessed as --rollout-gpus, which would plan 8 rollout GPUs
     (("--rollout-n", "8"), ("(a prompt's rollouts count only in the train batch: --train-batch-size B, the "

@@ -141,6 +141,16 @@ def note_config_nodes_outgrown(prog: str, config_name: str, config: TrinityConfi
         print_note(f"{prog}: note: {note}")
 
 
+def note_critic_not_trained(prog: str, config_name: str, config: TrinityConfig, critic: str | None) -> None:
+    """A note on stderr where --critic counts a PPO critic (`critic`) beside a --from-config config whose algorithm
+    trains none (an SFT, GRPO or DPO run's: `TrinityConfig.critic` None; DPO's is refused before): the verdict and
+    the plans count one all the same, which that run never builds."""
+    if config.critic is None and critic is not None and critic != "none":
+        print_note(f"{prog}: note: {config_name}'s algorithm.algorithm_type trains no PPO critic (ppo, Trinity's "
+                   f"default, alone trains one), but --critic {critic} counts one beside the actor all the same, "
+                   "in the verdict and the plans; leave --critic out to judge the run as the config trains it")
+
+
 def note_shared_budget(prog: str, catalog: Catalog, gpus: Sequence[str], budget: int) -> None:
     """A note on stderr where `budget`, the one the GPU types `gpus` got without --gpus (`default_budget_gpus`: one
     for them all), is not the one some of them would get alone: which tables it came from, and what those would

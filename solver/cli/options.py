@@ -251,12 +251,12 @@ def add_critic_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
 
 def add_dpo_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str, writes: str = "") -> None:
     """--dpo, for the commands that estimate a setting or plan (`default`: what counts without it; `writes`: what the
-    option writes besides, where the command writes a config)."""
+    option writes, where the command writes a config, for every model)."""
     parser.add_argument("--dpo", action="store_true",
-                        help="the run trains DPO: for a model trained one padded sequence per micro-batch (of "
+                        help=f"the run trains DPO: {writes}for a model trained one padded sequence per micro-batch (of "
                         "--model-config, running its own modeling code), count a pair per micro-batch, a chosen and a "
-                        f"rejected sequence{writes}; refused with a PPO critic, and without LoRA with --no-reference "
-                        f"(default: {default})")
+                        "rejected sequence (another model's estimates are as without it); refused with a PPO critic, "
+                        f"and without LoRA with --no-reference (default: {default})")
 
 
 def add_memory_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

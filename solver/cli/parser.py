@@ -131,7 +131,7 @@ ALGORITHM_WORDS = ("without these options rft-solver counts a run as GRPO trains
 
 COUNTS_NOTHING = {
     "--seed": (None, SEED_WORDS),
-    **dict.fromkeys(ALGORITHM_OPTIONS, ("--critic", ALGORITHM_WORDS)),
+    **dict.fromkeys((*ALGORITHM_OPTIONS, "--sft", "--grpo"), ("--critic", ALGORITHM_WORDS)),
     "--lora-alpha": ("--lora-rank", "LoRA's alpha changes no memory: --lora-rank is what counts"),
     **dict.fromkeys(("--verl-version", "--verl"), ("--trinity-version", VERL_RELEASE_WORDS)),
     **dict.fromkeys(("--rollout-n", "--repeat-times", "--n-samples", "--num-generations", "--group-size"),
@@ -150,7 +150,8 @@ COUNTS_NOTHING = {
 }
 """Options of training scripts that rft-solver does not take (as nothing it counts, or counted in another option),
 with the option of this command the words point to (None: none) and the words an unknown one is told: verl's
-rollout.n, micro-batch sizes and release, Trinity's repeat_times and max_response_tokens, TRL's num_generations."""
+rollout.n, micro-batch sizes and release, Trinity's repeat_times and max_response_tokens, TRL's num_generations, and
+an algorithm given as a flag (--sft, --grpo: --ppo and --dpo are guessed as the options that count them)."""
 
 
 def _one_typo_apart(written: str, name: str) -> bool:

@@ -27,6 +27,7 @@ from solver.cli.notes import (
     note_cells_elsewhere,
     note_check_without_gpu,
     note_config_nodes_outgrown,
+    note_critic_not_trained,
     note_gpu_variant,
     note_replaced_yarn_factor,
     note_shared_budget,
@@ -187,7 +188,8 @@ def build_parser() -> Parser:
     add_lora_targets_option(estimates, "a --from-config config's target_modules, else all-linear", written=True)
     add_critic_option(estimates, "none; --from-config a config's PPO critic, as its flags hold it")
     add_dpo_option(estimates, "not DPO; --from-config a config's algorithm_type says it",
-                   ", and write the actor's size for it")
+                   "what it writes turns dynamic batch sizes off, which would split its pairs, and gives the actor's "
+                   "micro-batch one pair; ")
     add_node_gpus_option(estimates, from_config=True)
     estimates.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                            help=f"{MODEL_CONFIG_HELP}, for a model the catalogue lacks")
@@ -290,6 +292,8 @@ def _answer(args: argparse.Namespace) -> int:
     if args.gpus is None and args.total_gpus is None and not query.open_budget and (
             config is None or config.trainer_gpus is None):  # the budget make_query defaults to
         note_shared_budget("solve", catalog, query.gpus, query.budget_gpus)
+    if config is not None:
+        note_critic_not_trained("solve", file_name_shown(args.from_config), config, args.critic)
     if config is not None and args.gpus is not None:
         note_config_nodes_outgrown("solve", file_name_shown(args.from_config), config, answers)
     if args.check and args.gpu is None:

@@ -52,12 +52,12 @@ def local_config_json(config: TrinityConfig | None) -> Path | None:
 
 
 def _not_found_locally(config: TrinityConfig) -> str:
-    """Where the config's model path is a local one (not a Hugging Face id) without a config.json: where it was
-    looked for, in words ("" otherwise)."""
+    """Where the config's model path is a local one (not a Hugging Face id, ``namespace/name`` at most) without a
+    config.json: where it was looked for, in words ("" otherwise)."""
     path = config.model_path or ""
     if path.startswith("/"):
         return f" (and no config.json at {path})"
-    if path.startswith(("./", "../")):  # else a Hugging Face id, or a name
+    if path.startswith(("./", "../")) or path.rstrip("/").count("/") > 1:  # else a Hugging Face id, or a name
         return f" (and no config.json at {path}, from the working directory {Path.cwd()}, as Trinity reads it)"
     return ""
 

@@ -119,7 +119,7 @@ def no_rollout_gpus_note(names: OptionNames) -> str:
     """What a cluster's output says of the placed jobs that give no rollout_gpus (they get none, unlike a job that
     asks for 0, which says so), naming what writes their configs as `names` do."""
     return (f"no rollout_gpus given, so no GPUs for the explorer here ({names.placement_writer} writes mode: train); "
-            "give rollout_gpus, or 0 where the explorer runs elsewhere")
+            "give rollout_gpus, or 0 where the explorer runs elsewhere or none does (SFT)")
 
 
 NO_ROLLOUT_GPUS_NOTE = no_rollout_gpus_note(COMMAND_OPTIONS)

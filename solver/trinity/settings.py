@@ -156,7 +156,7 @@ def _cluster_keys(plan: Plan, rollout_gpus: int, nodes: int, engines: tuple[int,
     or do not divide the rollout GPUs."""
     idle = f"; {counted(plan.unused_gpus, 'GPU')} of the budget unused" if plan.unused_gpus else ""
     why_train = ("Trinity trains DPO in mode train alone, with no explorer anywhere" if plan.dpo else
-                 "no explorer here: it runs elsewhere, in mode explore")
+                 "no explorer here: it runs elsewhere, in mode explore, or none does (SFT)")
     no_explorer = [PlanKey(path=("mode",), value="train", comment=why_train),
                    *([PlanKey(path=TRAIN_BATCH_PATH, value=train_batch_size,
                               comment="the batch planned for, which Trinity requires in mode train")]
