@@ -98,9 +98,9 @@ both from 0.8, where the plan's trainer.max_token_len_per_gpu runs."""
 
 
 @pytest.mark.parametrize(("version", "length", "cap", "source"), [
-    ("0.6", 65536, 32768, "the config's own trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu "
-     "(raised to hold a sequence at the actor's SP, as Trinity 0.6 runs it on verl before 0.8; on 0.8 or later it "
-     "runs the plan's trainer.max_token_len_per_gpu)"),
+    ("0.6", 65536, 32768, ("the config's own trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu "
+                           "(raised to hold a sequence at the actor's SP, as Trinity 0.6 runs it on verl before 0.8; "
+                           "on 0.8 or later it runs the plan's trainer.max_token_len_per_gpu)")),
     ("0.6", 32768, 16384, ROLES_CAP),  # it holds one at the actor's SP 2: kept as written
     ("0.5", 65536, None, None)])  # 0.5 runs the trainer at the actor's SP and raises it to its default (0.5.0's)
 def test_trinity_06s_cap_is_the_actors_budget_as_verl_before_08_raises_it(version: str, length: int, cap: int | None,
