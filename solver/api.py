@@ -1670,8 +1670,9 @@ def config_query(
            "lora_targets": query.lora_targets if lora_targets is not None or lora_exclude_modules is not None else
            None if lora_rank == 0 != config.lora_rank else config.lora_targets,
            "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source,
-           "token_budget_cap_source": config_token_cap_source(config.budget_in_effect_keys(asked),
-                                                              config.budget_in_effect_sequences(asked))
+           "token_budget_cap_source": config_token_cap_source(
+               config.budget_in_effect_keys(asked, planned=True), config.budget_in_effect_sequences(asked, True),
+               config.budget_in_effect(asked, planned=True) > config.budget_in_effect(asked))
            if token_budget is None and query.token_budget_cap and asked is not None else None}
     return query.model_copy(update=own)
 
@@ -1944,7 +1945,8 @@ def _config_budget_mode(config: TrinityConfig, length: int | None, estimate: Est
                         model: Model) -> TokenBudgetMode | int:
     """The planner's token budget for a query from a Trinity config (without --token-budget) of `model`: the
     config's own budget in effect where it lowers Trinity's default at `length` at the config's SP (where estimates
-    are on), kept as every plan's cap, so that plans may lower budgets too but never raise the config's, at a length
+    are on; Trinity 0.6's actor budget raised as its verl before 0.8 raises it, `TrinityConfig.raised_actor_budget`,
+    planned), kept as every plan's cap, so that plans may lower budgets too but never raise the config's, at a length
     longer than the config's too, where it may hold no sequence at the config's SP (the plans then take an SP that
     holds one, `solver.model.add_token_cap`); else ``default``, as for a model whose plans read no budget
     (`one_sequence_per_micro_batch`: they are the default's, which says what was judged), and for a config that
@@ -1952,7 +1954,7 @@ def _config_budget_mode(config: TrinityConfig, length: int | None, estimate: Est
     passes, with dynamic batch sizes off as the config has them or as ``--write`` turns them (`TrinityConfig.dpo`)."""
     if length is None or estimate == "never" or one_sequence_per_micro_batch(model) or config.dpo:
         return "default"
-    own = config.budget_in_effect(length)
+    own = config.budget_in_effect(length, planned=True)
     return own if own < token_budget(length, config.sp) else "default"
 
 

@@ -907,6 +907,10 @@ class TrinityConfig(Frozen, defer_build=True):
     trainer_sp: int | None = None
     """``trainer.ulysses_sequence_parallel_size`` where the trainer runs at another SP, `sp` (Trinity 0.5 runs it at
     the actor's own): Trinity still fills the unset token budget at it (`default_budget`); None where it is `sp`."""
+    actor_sp: int | None = None
+    """The actor's own SP where a release the config may be (0.6) runs it at another than `sp` on verl before 0.8
+    (``trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size``): there it raises the actor's
+    token budget at it (`raised_actor_budget`); None where it is `sp` or the release is 0.5, which runs `sp` at it."""
     offload: bool = False
     max_token_len_per_gpu: int | None = None
     role_token_budgets: tuple[tuple[str, int], ...] = ()
@@ -1063,13 +1067,14 @@ class TrinityConfig(Frozen, defer_build=True):
         written = ((TRAINER_TOKEN_BUDGET, self.max_token_len_per_gpu), *self.role_token_budgets)
         return {key: budget for key, budget in written if budget is not None and key not in followed}
 
-    def role_budgets_in_effect(self, max_model_len: int) -> dict[str, int]:
+    def role_budgets_in_effect(self, max_model_len: int, planned: bool = False) -> dict[str, int]:
         """Each role's token budget at `max_model_len` (`role_budgets`, by dotted key): its own (`own_budgets`), else
         the trainer's, else the one Trinity fills it with (`default_budget`); where it reads none
-        (`micro_batch_sequences`), its sequences' tokens per GPU at the actor's SP."""
+        (`micro_batch_sequences`), its sequences' tokens per GPU at the actor's SP. The actor's raised as
+        `raised_actor_budget` says (`planned`: for a plan's cap)."""
         own = self.own_budgets()
         trainer = own.pop(TRAINER_TOKEN_BUDGET, None) or self.default_budget(max_model_len)
-        budgets = role_budgets(trainer, own, self.raised_actor_budget(max_model_len))
+        budgets = role_budgets(trainer, own, self.raised_actor_budget(max_model_len, planned))
         return budgets | {key: sequences * least_token_budget(max_model_len, self.sequence_pass_sp(key))
                           for key, sequences in self.micro_batch_sequences}
 
@@ -1091,44 +1096,54 @@ class TrinityConfig(Frozen, defer_build=True):
         group's size), so each GPU takes its share at the actor's SP."""
         return 1 if key == ".".join(ROLE_TOKEN_BUDGETS[1]) and self.ref_sp == 1 else self.sp
 
-    def budget_in_effect(self, max_model_len: int) -> int:
-        """The most tokens per GPU any role takes at `max_model_len` (`role_budgets_in_effect`): the ref's only where
-        its log-probs are computed (`ref_forward_runs`)."""
+    def budget_in_effect(self, max_model_len: int, planned: bool = False) -> int:
+        """The most tokens per GPU any role takes at `max_model_len` (`role_budgets_in_effect`, `planned` for a plan's
+        cap): the ref's only where its log-probs are computed (`ref_forward_runs`)."""
         ref = ".".join(ROLE_TOKEN_BUDGETS[1])
-        return max(budget for role, budget in self.role_budgets_in_effect(max_model_len).items()
+        return max(budget for role, budget in self.role_budgets_in_effect(max_model_len, planned).items()
                    if role != ref or self.ref_forward_runs)
 
-    def budget_in_effect_keys(self, max_model_len: int) -> tuple[str, ...]:
-        """The dotted keys that set the token budget in effect at `max_model_len` (`budget_in_effect`): the one each
+    def budget_in_effect_keys(self, max_model_len: int, planned: bool = False) -> tuple[str, ...]:
+        """The dotted keys that set the token budget in effect at `max_model_len` (`budget_in_effect`, `planned` for a
+        plan's cap): the one each
         role taking that many tokens per GPU fills its budget from (`role_budget_sources`: its own, the trainer's,
         the actor's for the rollout), each once, in `ROLE_TOKEN_BUDGETS`' order; none for a role that reads no budget
         (`micro_batch_sequences`: `budget_in_effect_sequences`)."""
         sources = role_budget_sources(self.own_budgets())
         sequences = dict(self.micro_batch_sequences)
-        return tuple(dict.fromkeys(sources[role] for role in self._roles_in_effect(max_model_len)
+        return tuple(dict.fromkeys(sources[role] for role in self._roles_in_effect(max_model_len, planned)
                                    if role not in sequences))
 
-    def budget_in_effect_sequences(self, max_model_len: int) -> tuple[int, ...]:
+    def budget_in_effect_sequences(self, max_model_len: int, planned: bool = False) -> tuple[int, ...]:
         """The sequences per micro-batch of each role that takes the token budget in effect at `max_model_len`
         (`budget_in_effect`) with dynamic batch sizes off (`micro_batch_sequences`): its figure comes from them, not
         from a budget key; each count once, in `ROLE_TOKEN_BUDGETS`' order."""
         sequences = dict(self.micro_batch_sequences)
-        return tuple(dict.fromkeys(sequences[role] for role in self._roles_in_effect(max_model_len)
+        return tuple(dict.fromkeys(sequences[role] for role in self._roles_in_effect(max_model_len, planned)
                                    if role in sequences))
 
-    def _roles_in_effect(self, max_model_len: int) -> list[str]:
+    def _roles_in_effect(self, max_model_len: int, planned: bool = False) -> list[str]:
         """The roles (token budget keys, dotted) that take the token budget in effect at `max_model_len`
-        (`budget_in_effect`): the ref only where its log-probs are computed (`ref_forward_runs`)."""
-        ref, most = ".".join(ROLE_TOKEN_BUDGETS[1]), self.budget_in_effect(max_model_len)
-        return [role for role, budget in self.role_budgets_in_effect(max_model_len).items()
+        (`budget_in_effect`, `planned` for a plan's cap): the ref only where its log-probs are computed
+        (`ref_forward_runs`)."""
+        ref, most = ".".join(ROLE_TOKEN_BUDGETS[1]), self.budget_in_effect(max_model_len, planned)
+        return [role for role, budget in self.role_budgets_in_effect(max_model_len, planned).items()
                 if budget == most and (role != ref or self.ref_forward_runs)]
 
-    def raised_actor_budget(self, max_model_len: int) -> RaisedBudget | None:
+    def raised_actor_budget(self, max_model_len: int, planned: bool = False) -> RaisedBudget | None:
         """With `version` 0.5, how Trinity raises an actor's budget that holds no sequence of `max_model_len` at `sp`
         before the rollout's is filled from it (``_adjust_token_len_if_needed``, then ``synchronize_config``'s
         rollout fill): 0.5.1 and 0.5.2 to ``ceil(L/SP)``, 0.5.0 to its default ``ceil(2L/SP)``, the one taken (the
-        most any 0.5 release gives). None for other releases, whose raise and fill depend on verl (0.6 fills the
-        rollout's from the raised actor's before verl 0.8, from the trainer's from 0.8)."""
+        most any 0.5 release gives). With 0.6, whose raise and fill depend on verl, only where `planned` (a plan's
+        cap, `solver.api`'s ``_config_budget_mode``): on verl before 0.8 it raises the actor's to ``ceil(L/SP)`` at
+        the actor's own SP (`actor_sp`, else `sp`; ``verl_legacy/verl_config.py:469`` in 0.6.0) and fills the
+        rollout's from it; on verl 0.8 or later it ignores
+        both and runs every pass at the trainer's budget, which a plan writes, at the most the cap; so the cap is the
+        raised budget, as each verl runs the plan at it. Not for the config's own settings, whose roles' budgets below a
+        sequence are judged at Trinity's default, as verl 0.8 or later runs them. None for other releases."""
+        if self.version == "0.6" and planned:
+            least = least_token_budget(max_model_len, self.actor_sp or self.sp)
+            return RaisedBudget(least, least)
         if self.version != "0.5":
             return None
         return RaisedBudget(least_token_budget(max_model_len, self.sp), token_budget(max_model_len, self.sp))
@@ -1750,17 +1765,25 @@ def token_cap_words(cap: int, source: str | None, option_names: OptionNames | No
     return TOKEN_CAP_WORDS.format(token_cap_source(cap, source, option_names))
 
 
-def config_token_cap_source(keys: Sequence[str], sequences: Sequence[int] = ()) -> str:
+RAISED_CAP_WORDS = ("raised to hold a sequence at the actor's SP, as Trinity 0.6 runs it on verl before 0.8; on 0.8 or "
+                    "later it runs the plan's trainer.max_token_len_per_gpu")
+"""How the cap from a Trinity 0.6 config's actor budget below a sequence is that budget raised
+(`TrinityConfig.raised_actor_budget`, planned), in words (`config_token_cap_source`)."""
+
+
+def config_token_cap_source(keys: Sequence[str], sequences: Sequence[int] = (), raised: bool = False) -> str:
     """Where a query's token budget cap came from when a Trinity config's own budgets set it
     (`Query.token_budget_cap_source`), naming the `keys` that set it (`TrinityConfig.budget_in_effect_keys`):
-    `CONFIG_TOKEN_CAP_SOURCE` for the trainer's own, else ``the config's own`` and the roles' keys; and the
-    `sequences` per micro-batch of the passes that read no budget (`TrinityConfig.budget_in_effect_sequences`):
-    ``the config's micro-batches of 1 sequence with dynamic batch sizes off``."""
+    `CONFIG_TOKEN_CAP_SOURCE` for the trainer's own, else ``the config's own`` and the roles' keys, `raised` as
+    Trinity 0.6 raises them (`RAISED_CAP_WORDS`); and the `sequences` per micro-batch of the passes that read no
+    budget (`TrinityConfig.budget_in_effect_sequences`): ``the config's micro-batches of 1 sequence with dynamic batch
+    sizes off``."""
     micro_batches = (f"micro-batches of {counted(list(sequences), 'sequence')} with dynamic batch sizes off"
                      if sequences else "")
     if not keys:
         return f"the config's {micro_batches}"
     named = CONFIG_TOKEN_CAP_SOURCE if list(keys) == [TRAINER_TOKEN_BUDGET] else f"the config's own {and_joined(keys)}"
+    named += f" ({RAISED_CAP_WORDS})" if raised else ""
     return f"{named} and its {micro_batches}" if micro_batches else named
 
 

@@ -89,6 +89,29 @@ def test_a_config_that_trains_as_written_keeps_its_budget() -> None:
     assert raised.best is not None and round(raised.best.headroom_gb or 0, 1) == 0.7
 
 
+LONG_06 = (CONFIG.format(model="Qwen/Qwen3-8B", lora="", gpus=8, engines=2).replace("32768", "16384")
+           .replace("max_model_len: 16384", "max_model_len: 65536")
+           .replace("      actor:\n", "      actor:\n        ulysses_sequence_parallel_size: 2\n"))
+"""persona89a's long.yaml, in short: 65536 tokens, the actor at SP 2 (the trainer at 1), its and the ref's budgets
+16384, which hold no sequence there: Trinity 0.6 raises the actor's to ceil(65536 / 2) before verl 0.8 and ignores
+both from 0.8, where the plan's trainer.max_token_len_per_gpu runs."""
+
+
+@pytest.mark.parametrize(("version", "length", "cap", "source"), [
+    ("0.6", 65536, 32768, ("the config's own trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu "
+                           "(raised to hold a sequence at the actor's SP, as Trinity 0.6 runs it on verl before 0.8; "
+                           "on 0.8 or later it runs the plan's trainer.max_token_len_per_gpu)")),
+    ("0.6", 32768, 16384, ROLES_CAP),  # it holds one at the actor's SP 2: kept as written
+    ("0.5", 65536, None, None)])  # 0.5 runs the trainer at the actor's SP and raises it to its default (0.5.0's)
+def test_trinity_06s_cap_is_the_actors_budget_as_verl_before_08_raises_it(version: str, length: int, cap: int | None,
+                                                                          source: str | None) -> None:
+    # release89: the cap was 16384 on 0.6, so no plan trained 65536 tokens, though both verl lines run more
+    config = read_trinity_config(LONG_06.replace("max_model_len: 65536", f"max_model_len: {length}"), "long.yaml",
+                                 {}, version)
+    query = config_query(CATALOG, config, gpu="A100-80GB")
+    assert (query.token_budget_cap, query.token_budget_cap_source) == (cap, source)
+
+
 def test_a_cap_below_the_configs_budget_changes_the_plan_not_the_verdict_on_the_config(cli: Cli,
                                                                                        tmp_path: Path) -> None:
     assert _plans(_answer(H20_CONFIG, "h20", token_budget=16384)) == [

@@ -73,11 +73,31 @@ def test_no_key_dropped_line_for_trinity_05_nor_for_known_keys():
     known = with_key(f"{ARR}.actor.ppo_mini_batch_size", 16)
     for key, value in ((f"{ARR}.actor.optim.lr", 1e-6), (f"{ARR}.model.override_config.attention_dropout", 0.0),
                        (f"{ARR}.actor.checkpoint.anything_verl_takes", 1),  # verl's CheckpointConfig: not judged
-                       (f"{ARR}.actor.policy_loss.loss_mode", "vanilla"), ("trainer.trainer_config.trainer.nnodes", 1),
+                       (f"{ARR}.actor.policy_loss.loss_mode", "vanilla"),
                        (f"{ARR}.ref.fsdp_config.param_offload", False), (f"{ARR}.model.rope_scaling.factor", 2.0),
                        ("trainer.trainer_config.algorithm.rollout_correction.whatever", 1)):
         known = with_key(key, value, known)
     assert check_trinity_config(known, load_catalog().model("Qwen3-8B"), 4, version="0.6") == []
+
+
+DROPPED_08 = ("{}: Trinity 0.6 on verl 0.8 or later drops it (it passes verl model, actor, ref, rollout and critic "
+              "alone), so it does nothing there, though its veRLConfig on verl before 0.8 has the key{}")
+"""The note on a key 0.6's legacy veRLConfig has that 0.6 on verl 0.8 drops (release89)."""
+
+
+@pytest.mark.parametrize("version", [None, "0.6", "0.5"])
+def test_keys_trinity_06_drops_on_verl_08_alone_get_a_note(version: str | None):
+    # release89: 0.6's legacy veRLConfig has these keys (no key-dropped line for lacking them), but on verl 0.8 or
+    # later Trinity passes verl the roles alone; balance_batch is Trinity's own trainer key there; 0.5 takes them all
+    config = with_key("trainer.trainer_config.trainer.balance_batch", False)
+    config = with_key(f"{ARR}.hybrid_engine", True, config)
+    config = with_key("trainer.trainer_config.trainer.nnodes", 1, config)
+    lines = [words for code, words in _problems(config, version) if code == "key-dropped"]
+    assert lines == ([] if version == "0.5" else [
+        DROPPED_08.format("trainer.trainer_config.trainer.balance_batch",
+                          "; Trinity 0.6 reads its own trainer.balance_batch there in its place"),
+        DROPPED_08.format("trainer.trainer_config.trainer.nnodes", ""),
+        DROPPED_08.format(f"{ARR}.hybrid_engine", "")])
 
 
 def test_lines_said_elsewhere_are_not_said_again():

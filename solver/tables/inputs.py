@@ -197,7 +197,18 @@ class TrinitySections(Frozen, defer_build=True):
         ``Any`` or ``dict`` keeps any key; an item of a list or mapping of sections is checked as a section). A key
         YAML reads as no text (``1:``, ``true:``, ``null:``), which no section has, is lacked too, named as YAML writes
         it."""
-        lacked: list[tuple[str | int, ...]] = []
+        return tuple(path for path, has in self._walked(config) if not has)
+
+    def held(self, config: Mapping[str, Any]) -> tuple[tuple[str | int, ...], ...]:
+        """The paths of `config`'s keys that these typed sections have, in the config's order, each where `lacked`'s
+        walk stops below it: a field that holds a value, one typed ``Any`` or ``dict`` (its keys are not walked), or
+        a section the config gives no mapping."""
+        return tuple(path for path, has in self._walked(config) if has)
+
+    def _walked(self, config: Mapping[str, Any]) -> list[tuple[tuple[str | int, ...], bool]]:
+        """Each path where the walk of `config` by these sections stops (`lacked`, `held`), in the config's order,
+        with whether the section holding its key has it."""
+        walked: list[tuple[tuple[str | int, ...], bool]] = []
 
         def walk(node: Any, section: str, at: tuple[str | int, ...]) -> None:
             item = f"{section}.{ITEM}".removeprefix(".")
@@ -208,14 +219,23 @@ class TrinitySections(Frozen, defer_build=True):
             elif section in self.sections and isinstance(node, Mapping):
                 for key, value in node.items():
                     if not isinstance(key, str):
-                        lacked.append((*at, _yaml_key_text(key)))
-                    elif key in self.sections[section]:
+                        walked.append(((*at, _yaml_key_text(key)), False))
+                    elif key not in self.sections[section]:
+                        walked.append(((*at, key), False))
+                    elif self._walks_into(f"{section}.{key}".removeprefix("."), value):
                         walk(value, f"{section}.{key}".removeprefix("."), (*at, key))
                     else:
-                        lacked.append((*at, key))
+                        walked.append(((*at, key), True))
 
         walk(config, "", ())
-        return tuple(lacked)
+        return walked
+
+    def _walks_into(self, section: str, node: Any) -> bool:
+        """Whether the walk (`_walked`) goes below the field at `section` that holds `node`: a section given a
+        mapping, or a list or mapping of sections given one."""
+        if f"{section}.{ITEM}" in self.sections:
+            return isinstance(node, (Mapping, list))
+        return section in self.sections and isinstance(node, Mapping)
 
     def fields_at(self, path: tuple[str | int, ...]) -> tuple[str, ...]:
         """The field names of the section that holds the key at `path` (its last key), as `lacked` walks the

@@ -3433,6 +3433,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     said = said_05 | _check_misspelt_keys(checks, version)
     _check_no_such_keys(checks, said, version)
     _check_verl_config_keys(checks, version, said)
+    _check_verl_08_dropped(checks, version, said)
     _check_algorithm(checks, version)
     _check_ref_model(checks, version)
     _check_keys_read_elsewhere(checks, version, said_05)
@@ -3685,14 +3686,27 @@ VERL_08_SET_KEYS = frozenset((
 ``_deep_merge``, ``:819`` to ``:838``)."""
 
 
+VERL_08_DROPS_WORDS = f"it passes verl {and_joined([*VERL_08_SECTIONS])} alone"
+"""Why Trinity 0.6 on verl 0.8 or later drops a key of ``trainer.trainer_config`` outside `VERL_08_SECTIONS`."""
+
+
+def _verl_08_role(below: Path) -> tuple[str, Path]:
+    """The role of the key at `below` in ``trainer.trainer_config`` as Trinity 0.6 on verl 0.8 or later reads it (its
+    first key, or ``actor_rollout_ref``'s next; a `VERL_08_SECTIONS` name where it passes verl the key, ``""`` for
+    ``actor_rollout_ref`` itself), and the keys below that role."""
+    if below[0] != ARR_SECTION:
+        return str(below[0]), below[1:]
+    return (str(below[1]), below[2:]) if len(below) > 1 else ("", ())
+
+
 def _verl_08_merge(section: Mapping[str, Any], below: Path) -> tuple[str, str]:
     """Where Trinity 0.6 on verl 0.8 or later merges the key at `below` in ``trainer.trainer_config`` `section` into
     verl's own config (`VERL_08_SECTIONS`): (that section, the key's path in verl's config, dotted), or, where it
     drops or ignores the key (`VERL_08_SET_KEYS`), ("", why in words)."""
     nested, flat = section.get(ARR_SECTION), below[0] != ARR_SECTION
-    role, rest = (str(below[0]), below[1:]) if flat else (str(below[1]), below[2:]) if len(below) > 1 else ("", ())
+    role, rest = _verl_08_role(below)
     if role not in VERL_08_SECTIONS:
-        return "", f"it passes verl {and_joined([*VERL_08_SECTIONS])} alone"
+        return "", VERL_08_DROPS_WORDS
     if not flat and role == "critic" and "critic" in section:
         return "", "it takes the section's own critic in its place"
     if flat and role != "critic" and isinstance(nested, Mapping) and role in nested:
@@ -3803,6 +3817,40 @@ def _check_verl_config_keys(checks: _ConfigChecks, version: TrinityVersion | Non
             else:
                 also = f", and {dropping}" if len(refusing) < len(lacking) else ""
                 checks.add(ConfigProblemCode.VERL_KEY, f"{refused}{also}{meant}")
+
+
+def _check_verl_08_dropped(checks: _ConfigChecks, version: TrinityVersion | None, said: frozenset[Path]) -> None:
+    """Check for keys under ``trainer.trainer_config`` (and each stage's: `_verl_config_sections`) that the legacy
+    ``veRLConfig`` of Trinity 0.6 (`TrinityRelease.verl_legacy`, its trainer on verl before 0.8) has, so that
+    `_check_verl_config_keys` says nothing of them, but that lie outside `VERL_08_SECTIONS`, which Trinity 0.6 on verl
+    0.8 or later drops (``_normalize_trainer_config``, ``trainer/verl/config.py:779`` to ``:816`` in 0.6.0):
+    ``trainer.balance_batch``, ``trainer.resume_mode``, ``actor_rollout_ref.hybrid_engine``, ``algorithm``'s, ...; a
+    note (`ConfigProblemCode.KEY_DROPPED`) naming that verl line, and, for a key of its ``trainer`` that Trinity's own
+    ``trainer`` section has too, that key, which 0.6 reads there in its place (``balance_batch`` at
+    ``trainer/verl/trainer.py:493``, ``critic_warmup`` at ``:560``). Where the release `version` may be (None: any)
+    has no such trainer (0.5), none; left to their own lines: a key some release of `version` lacks, and in the
+    config's own section, a key `said` (and those below it) or one rft-solver reads (`READ_KEYS`)."""
+    fields = load_trinity_fields()
+    chosen = _releases_of(fields, version)
+    legacy = next((name for name in chosen if fields.releases[name].verl_legacy is not None), None)
+    if legacy is None:
+        return
+    typed = fields.releases[legacy].verl_legacy
+    assert typed is not None  # chosen so
+    trinity_trainer = fields.releases[legacy].sections.get("trainer", ())
+    for at, section, _ in _verl_config_sections(checks.mapping):
+        lacked = fields.verl_lacking(section)
+        for below in typed.held(section):
+            own = (*UNCHECKED_SECTION, *(str(key) for key in below))
+            if (_verl_08_role(below)[0] in VERL_08_SECTIONS or any(name in chosen for name in lacked.get(below, ()))
+                    or (at == UNCHECKED_SECTION and (any(own[:len(above)] == above for above in said)
+                                                     or own[-1] in READ_KEYS.get(own[:-1], ())))):
+                continue
+            also = (f"; Trinity 0.6 reads its own trainer.{below[1]} there in its place"
+                    if len(below) == 2 and below[0] == "trainer" and below[1] in trinity_trainer else "")
+            checks.add(ConfigProblemCode.KEY_DROPPED,
+                       f"{dotted((*at, *below))}: Trinity 0.6 on verl 0.8 or later drops it ({VERL_08_DROPS_WORDS}), "
+                       f"so it does nothing there, though its veRLConfig on verl before 0.8 has the key{also}")
 
 
 def _releases_named(names: list[str]) -> list[str]:

@@ -1837,6 +1837,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     no_ref = _no_ref_algorithm(reader, version)
     skipped = _ref_step_skipped(reader, no_ref, version)
     sp, trainer_sp, ref_sp, lora_ref_sp, sp_notes = _read_sequence_parallel(reader, version, skipped, option_names)
+    actor_sp = None if version == "0.5" else read_or_none(reader.integer, ROLE_SP_KEYS[0])  # 0.5 runs sp at it
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
     counted = sequence_counted_roles(lambda path: read_or_none(reader.get, path), version)
     critic = _read_critic(reader, version, "critic" in counted, option_names)
@@ -1862,6 +1863,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         rollout_gpus=rollout,
         sp=sp,
         trainer_sp=trainer_sp,
+        actor_sp=actor_sp if actor_sp != sp else None,
         offload=offload,
         max_token_len_per_gpu=reader.integer(("trainer", "max_token_len_per_gpu")),
         role_token_budgets=_role_token_budgets(data, name, variables),
