@@ -558,12 +558,15 @@ def _lower_count_hint(plan: Plan, model: Model, names: OptionNames) -> str:
 
 def _tables_best_words(answer: Answer, plan: Plan) -> str | None:
     """The summary's ``tables' best`` row, where the plan is estimated: the tables' best plan for the same question,
-    where they have one, its cost against the plan's (`cost_ratio_words`; None otherwise)."""
+    where they have one, its cost against the plan's (`cost_ratio_words`; None otherwise), and, where the plan lowers
+    the token budget, that the tables measured the default alone: a setting they say ran out of memory did so there."""
     if (measured := answer.measured) is None:
         return None
+    lowered = ("; the tables measured Trinity's default token budget alone, which this plan lowers (a setting they say "
+               "ran out of memory did so at the default)" if plan.lowered_budget else "")
     return (f"{measured.setting.label} on {counted(measured.gpus, 'GPU')} at {measured.max_model_len} "
             f"({measured.evidence_and_single_gpu}; {cost_ratio_words(measured, plan)}), if you "
-            "prefer the tables' evidence to the memory model's")
+            f"prefer the tables' evidence to the memory model's{lowered}")
 
 
 def _tables_verdict(answer: Answer, plan: Plan, names: OptionNames) -> Text | None:
