@@ -407,7 +407,7 @@ def _input_notes(option_names: OptionNames, given_length: object, max_model_len:
         notes += [cut_thousands_note(f"{option_names.length} {max_model_len // 1024}k", max_model_len,
                                      option_names.thousands_written) if isinstance(given_length, str) else None]
     if host_ram_gb is not None:
-        notes += [small_host_ram_note(option_names.host_ram, host_ram_gb, option_names.terabytes_written,
+        notes += [small_host_ram_note(option_names.host_ram, host_ram_gb, option_names.host_ram_written,
                                       "GB as sold" if option_names.keywords else HOST_RAM_UNITS)]
     return tuple(note for note in notes if note is not None)
 

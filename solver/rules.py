@@ -1278,12 +1278,12 @@ class OptionNames(NamedTuple):
         ``max_model_len=65536``."""
         return f"{self.length}={thousands * 1024}" if self.keywords else f"{self.length} {thousands}k"
 
-    def terabytes_written(self, terabytes: float) -> str:
-        """A node's host memory of `terabytes` TB, as the caller gives it: ``--host-ram 2TB``, or ``host_ram_gb=2048``
-        (the keyword takes GB alone)."""
+    def host_ram_written(self, amount: float, unit: str) -> str:
+        """A node's host memory of `amount` `unit` (``GB`` or ``TB``), as the caller gives it: ``--host-ram 2TB``, or
+        ``host_ram_gb=2048`` (the keyword takes GB alone)."""
         if self.keywords:
-            return f"{self.host_ram}={shown_number(terabytes * 1024)}"
-        return f"{self.host_ram} {shown_number(terabytes)}TB"
+            return f"{self.host_ram}={shown_number(amount * (1024 if unit == 'TB' else 1))}"
+        return f"{self.host_ram} {shown_number(amount)}{unit}"
 
     def joined(self, options: Sequence[str]) -> str:
         """Several options given together, as the caller writes them: ``--sp 2 --no-env``, ``sp=2, env=False``."""

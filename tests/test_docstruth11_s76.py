@@ -3,7 +3,8 @@
 benchmarks/README.md's ranges over the quiet runs since 2026-12-02 are the same in its target table and in the
 planner's paragraph (which said a start-up ratio of 1.47 to 1.89 and explanations of 0.20 to 3.31 s where the
 table, and s73's end at 1.93, said 1.93 and 0.16); and README.md's list of solver/ names each of its modules and
-packages (it left out clock.py); and every `solve` command the pages' bash blocks give to run parses."""
+packages (it left out clock.py); and every `solve` command the pages' bash blocks give to run parses, reading
+files that are shipped, written before or named as placeholders (s89)."""
 
 from __future__ import annotations
 
@@ -140,3 +141,22 @@ def test_every_command_the_pages_give_to_run_parses():
     assert [(page, command, _refusal(command)) for page, command in commands if _refusal(command)] == []
     assert _refusal("solve --model 8B --max-model-len 8k") == (
         "solve: error: unrecognized arguments: --max-model-len 8k (did you mean --len?)")
+
+
+INPUT_FILE_OPTIONS = re.compile(r"(?:--cells|--model-config|--memory-model|--weights|--current)[ =](\S+)")
+"""The options of the pages' commands that read a file the user has (or the repository ships)."""
+
+
+def test_every_file_the_pages_commands_read_is_shipped_written_before_or_a_placeholder():
+    # s89: memory.md's calibrate block read my-h100.yaml and my-sft/, which exist nowhere, so a copied command failed
+    # with "cannot read": a file a command reads is the repository's, one an earlier line of its block writes (--out),
+    # or a name in capitals that says it stands for the user's own (MY-CELLS.yaml).
+    missing = []
+    for page in PAGES:
+        for block in re.findall(r"```bash\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.DOTALL):
+            written: set[str] = set()
+            for line in block.replace("\\\n", " ").splitlines():
+                missing += [(page.name, name) for name in INPUT_FILE_OPTIONS.findall(line.split(" #")[0])
+                            if not ((ROOT / name).exists() or name in written or re.fullmatch(r"[A-Z][A-Z-]*\S*", name))]
+                written.update(re.findall(r"--out[ =](\S+)", line))
+    assert missing == []

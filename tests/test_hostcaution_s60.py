@@ -331,3 +331,17 @@ def test_the_fewer_gpus_row_carries_its_plans_host_memory_caution(cli):
     assert [(answer["plans"][0]["gpus"], answer["plans"][0]["host_memory_gb"],
              (fewer := answer.get("token_budget_auto")) and (fewer["gpus"], fewer["host_memory_gb"]))
             for answer in offered.values()] == [(2, 21.4, (1, 38.6)), (2, 21.4, None)]
+
+
+def test_a_configs_own_layout_as_the_best_plan_says_its_host_memory_caution_once(cli, tmp_path, monkeypatch):
+    # s89: with Env on, the config's Env + Offload on 2 GPUs is the best plan: the caution the verdict says (host89)
+    # was its caution row again. The text says it once, in the verdict (the JSON's plans keep their cautions).
+    config = tmp_path / "trinity.yaml"
+    config.write_text(OFFLOAD_14B_ON_2, encoding="utf-8")
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h100")
+    words = " ".join(out.split())
+    assert status == 0 and "runs Env + Offload on 2 trainer GPUs" in words and "plan Env + Offload on 2 of 2" in words
+    assert words.count("Offload needs 351.6 GiB of host memory per node") == 1 and "caution" not in words
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF")  # Env off: the plan adds it, another layout, with its own row
+    assert " ".join(cli("--from-config", str(config), "--gpu", "h100")[1].split()).count("Offload needs 351.6") == 2

@@ -138,6 +138,13 @@ def test_the_api_reads_the_same_placement(tmp_path: Path, current: Path):
                            "cluster --json printed")),
     ('[{"gpu": "A100-80GB"}]', ("not solve cluster --json's output (a JSON object with schema_version and "
                                 "placements): a placement is what solve cluster --json printed")),
+    # s89: a file of another kind is named as other options' refusals name it, not only "not JSON"
+    ("model: {model_path: m}\ntrainer: {}\n", ("not JSON (Expecting value: line 1 column 1 (char 0)) (this looks like "
+                                               "a Trinity config, for --from-config): a placement is what solve "
+                                               "cluster --json printed")),
+    ('{"model_type": "qwen3", "vocab_size": 151936}', (
+        "not solve cluster --json's output (a JSON object with schema_version and placements) (this looks like a "
+        "Hugging Face config.json, for --model-config): a placement is what solve cluster --json printed")),
     ('{"schema_version": 2, "placements": []}', ("schema_version is 2: this release of rft-solver reads 1 (place "
                                                  "the fleet again with this release's solve cluster --json)")),
     (('{"schema_version": 1, "placements": [{"job": "a", "pool": "p", "nodes": ["0"], "gpu_indexes": [0], '
@@ -148,7 +155,7 @@ def test_the_api_reads_the_same_placement(tmp_path: Path, current: Path):
       '{"job": "b", "pool": "p", "nodes": [0], "gpu_indexes": [1], "trainer_gpus": 1, "rollout_gpus": 0, '
       '"plan": {"max_model_len": 8192, "sp": 1, "offload": false}}]}'),
      "jobs a and b both take GPU 1 of node 0 in pool p"),
-], ids=["not-json", "planner-json", "schema-version", "node-as-text", "gpu-twice"])
+], ids=["not-json", "planner-json", "trinity-config", "model-config", "schema-version", "node-as-text", "gpu-twice"])
 def test_a_bad_current_file_is_refused_in_one_line(cli: Cli, tmp_path: Path, content: str, problem: str):
     path = tmp_path / "bad.json"
     path.write_text(content, encoding="utf-8")

@@ -89,19 +89,20 @@ def test_a_running_job_the_file_lacks_is_named_in_the_json_as_gone(cli, tmp_path
     assert (status, json.loads(out)["jobs_gone"], err) == (0, [], "")
 
 
-@pytest.mark.parametrize(("given", "words"), [
-    ("1024MB", ("--host-ram reads as 1 GiB per node, less than any GPU node has (GB as sold; MB are free -m's MiB); "
-                "for 1 TB write --host-ram 1TB")),
-    ("1.5", ("--host-ram reads as 1.5 GiB per node, less than any GPU node has (GB as sold; MB are free -m's MiB); "
-             "for 1.5 TB write --host-ram 1.5TB")),
+@pytest.mark.parametrize(("given", "gib", "meant"), [
+    ("1024MB", 1, "1024 GB write --host-ram 1024GB"),
+    ("256MB", 0.2, "256 GB write --host-ram 256GB"),  # s89: not 0.2 TB, the figure read to a tenth of a GiB
+    ("1.5", 1.5, "1.5 TB write --host-ram 1.5TB"),
 ])
-def test_a_host_ram_below_any_gpu_node_is_noted_as_read_in_gib(cli, given: str, words: str):
-    # taken as given (MB are free -m's MiB), silently before
+def test_a_host_ram_below_any_gpu_node_is_noted_as_read_in_gib(cli, given: str, gib: float, meant: str):
+    # taken as given (MB are free -m's MiB), silently before; the figure as written a unit up is what it likely meant
     status, out, err = cli("memory", "--model", "0.6B", "--gpu", "h100", "--gpus", "1", "--len", "4096",
                            "--host-ram", given, "--json")
     answer = json.loads(out)
+    words = (f"--host-ram reads as {gib} GiB per node, less than any GPU node has (GB as sold; MB are free -m's MiB); "
+             f"for {meant}")
     assert (status, err, answer["host_ram_gib"], answer["host_fits"]) == (
-        1, f"solve memory: note: {words}\n", 1 if given == "1024MB" else 1.5, False)  # 5.2 GiB needed
+        1, f"solve memory: note: {words}\n", gib, False)  # 5.2 GiB needed
     assert cli("memory", "--model", "0.6B", "--gpu", "h100", "--gpus", "1", "--len", "4096", "--host-ram", "8",
                "--json")[2] == ""
 

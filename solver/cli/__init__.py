@@ -164,7 +164,7 @@ def _parse_and_run(parser: Parser, handler: Callable[[argparse.Namespace], int],
     note_memory_as_sold(args, parser.prog)  # after the answer: bad input has one line on stderr
     note_short_length(args, parser.prog)
     note_thousands_meant(args, parser.prog, argv)
-    note_small_host_ram(args, parser.prog)
+    note_small_host_ram(args, parser.prog, argv)
     return status
 
 

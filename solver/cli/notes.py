@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Iterable, Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -332,15 +333,17 @@ def _note_if_short(prog: str, given: str, length: int, written: str) -> None:
     _print_note(prog, short_length_note(given, length, written))
 
 
-def note_small_host_ram(args: argparse.Namespace, prog: str) -> None:
-    """A note on stderr where --host-ram is below `SMALL_HOST_RAM_GIB`: ``--host-ram 1024MB`` is 1 GiB, likely meant
-    as 1 TB."""
+def note_small_host_ram(args: argparse.Namespace, prog: str, argv: Sequence[str]) -> None:
+    """A note on stderr where --host-ram is below `SMALL_HOST_RAM_GIB`: ``--host-ram 256MB`` is 0.2 GiB, likely meant
+    as 256 GB (the figure as written in `argv`, a unit up)."""
     host_ram = getattr(args, "host_ram", None)
     if host_ram is not None and host_ram < SMALL_HOST_RAM_GIB:
         from solver.rules import COMMAND_OPTIONS  # pydantic's: not for a usage error
 
-        _print_note(prog, small_host_ram_note("--host-ram", host_ram, COMMAND_OPTIONS.terabytes_written,
-                                              HOST_RAM_UNITS))
+        given = [after for before, after in pairwise(argv) if before == "--host-ram"]
+        given += [word.removeprefix("--host-ram=") for word in argv if word.startswith("--host-ram=")]
+        _print_note(prog, small_host_ram_note("--host-ram", host_ram, COMMAND_OPTIONS.host_ram_written,
+                                              HOST_RAM_UNITS, given[-1] if given else ""))
 
 
 def note_small_pool_host_ram(fleet: Fleet, prog: str) -> None:

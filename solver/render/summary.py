@@ -379,6 +379,17 @@ def _lora_moe_said(answer: Answer) -> bool:
     }.isdisjoint(answer.current.config_problem_codes)
 
 
+def _verdict_host_cautions(answer: Answer, plan: Plan) -> set[str]:
+    """The host-memory-unchecked caution of `plan` where the --from-config's verdict above it says it already: the
+    plan is the config's own layout (its setting on its GPUs at its length), whose fitting verdict carries its plan's
+    caution (`config_verdict`); none otherwise."""
+    current = answer.current.plan if answer.current is not None else None
+    if current is None or (current.setting, current.gpus, current.max_model_len) != (
+            plan.setting, plan.gpus, plan.max_model_len):
+        return set()
+    return {*current.cautions_coded(CautionCode.HOST_MEMORY_UNCHECKED)}
+
+
 def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None,
                  memory_source: str | None, several_gpu_types: bool, write_unoffered: bool, names: OptionNames,
                  config_keys: ConfigApplied = NO_CONFIG_APPLIED, pins: Sequence[str] = (), host_limit: str = "",
@@ -399,6 +410,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
     best += f" with {and_joined(kept)}" if kept else ""
     kept_in = answer.current.config if answer.current is not None else None
     said = {*length_cautions(model, plan.max_model_len)}  # beside the length
+    said |= _verdict_host_cautions(answer, plan)  # in the --from-config's verdict
     if lora_moe_said := _lora_moe_said(answer):
         said |= {*plan.cautions_coded(CautionCode.LORA_MOE_CONFIG_UNSAVED, CautionCode.LORA_TARGETS_SAVED_SPLIT)}
     rows: list[tuple[str, RenderableType | None]] = [
@@ -560,12 +572,15 @@ def _lower_count_hint(plan: Plan, model: Model, names: OptionNames) -> str:
 
 def _tables_best_words(answer: Answer, plan: Plan) -> str | None:
     """The summary's ``tables' best`` row, where the plan is estimated: the tables' best plan for the same question,
-    where they have one, its cost against the plan's (`cost_ratio_words`; None otherwise)."""
+    where they have one, its cost against the plan's (`cost_ratio_words`; None otherwise), and, where the plan lowers
+    the token budget, that the tables measured the default alone: a setting they say ran out of memory did so there."""
     if (measured := answer.measured) is None:
         return None
+    lowered = ("; the tables measured Trinity's default token budget alone, which this plan lowers (a setting they say "
+               "ran out of memory did so at the default)" if plan.lowered_budget else "")
     return (f"{measured.setting.label} on {counted(measured.gpus, 'GPU')} at {measured.max_model_len} "
             f"({measured.evidence_and_single_gpu}; {cost_ratio_words(measured, plan)}), if you "
-            "prefer the tables' evidence to the memory model's")
+            f"prefer the tables' evidence to the memory model's{lowered}")
 
 
 def _tables_verdict(answer: Answer, plan: Plan, names: OptionNames) -> Text | None:

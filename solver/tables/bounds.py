@@ -173,22 +173,37 @@ HOST_NEED_WORDS = f"{LOADING_HOST_NEED}; with Offload, {OFFLOAD_HOST_NEED}"
 
 SMALL_HOST_RAM_GIB = 8
 """The host memory per node (GiB) below which a figure gets a note that it reads as GiB: no GPU node has less, so
-``--host-ram 1024MB`` (1 GiB: MB are ``free -m``'s MiB) or a pool's ``host_ram_gb: 1.5`` was likely meant in TB."""
+``--host-ram 256MB`` (0.2 GiB: MB are ``free -m``'s MiB) was likely meant as 256 GB, and a pool's ``host_ram_gb: 1.5``
+as 1.5 TB (`_likely_host_ram`)."""
 
 
 HOST_RAM_UNITS = "GB as sold; MB are free -m's MiB"
 """How --host-ram and a pool's host_ram_gb read a figure, for the note on one too small (`small_host_ram_note`)."""
 
 
-def small_host_ram_note(given: str, gib: float, written: Callable[[float], str], units: str) -> str | None:
+def _likely_host_ram(gib: float, as_written: str = "") -> tuple[float, str]:
+    """What a node's host memory of `gib` GiB, below any GPU node's, was likely meant as, from the figure as written
+    (`as_written`, ``--host-ram``'s text; "" for a number of GB): that figure a unit up, as its amount and unit:
+    ``256MB`` (``free -m``'s MiB, read to a tenth of a GiB) as ``(256, "GB")``, ``2`` or ``2GB`` as ``(2, "TB")``;
+    a figure in TB as its GiB in TB."""
+    unit = HOST_MEMORY_UNIT.search(as_written)
+    scale = HOST_MEMORY_UNITS[unit[1][0].lower()] if unit else 1
+    if unit is None or scale >= 1:
+        return gib, "TB"
+    return ascii_number(as_written[:unit.start()]) * scale * 1024, "GB"
+
+
+def small_host_ram_note(given: str, gib: float, written: Callable[[float, str], str], units: str,
+                        as_written: str = "") -> str | None:
     """Where `gib` of host memory per node (`given`, in words: ``--host-ram``) is below `SMALL_HOST_RAM_GIB`, that it
-    reads as GiB (`units` saying how the figure is read), and how to write that many TB (`written`, given them:
-    ``--host-ram 2TB``, ``host_ram_gb=2048``), as it was likely meant; else None."""
+    reads as GiB (`units` saying how the figure is read), and how to write what it likely meant (`_likely_host_ram`,
+    from the figure `as_written`, where known), given its amount and unit (`written`: ``--host-ram 256GB``,
+    ``host_ram_gb=2048``); else None."""
     if gib >= SMALL_HOST_RAM_GIB:
         return None
-    amount = shown_number(gib)
-    return (f"{given} reads as {amount} GiB per node, less than any GPU node has ({units}); for {amount} TB write "
-            f"{written(gib)}")
+    amount, unit = _likely_host_ram(gib, as_written)
+    return (f"{given} reads as {shown_number(gib)} GiB per node, less than any GPU node has ({units}); for "
+            f"{shown_number(amount)} {unit} write {written(amount, unit)}")
 
 
 def host_need_purpose(offload: bool, critic: CriticStates | None = None) -> str:

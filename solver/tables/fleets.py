@@ -29,8 +29,10 @@ from solver.tables.reading import (
     check_built_again,
     given_path,
     load_validated,
+    looks_like,
     read_user_file,
     validated_data,
+    yaml_looks_like,
 )
 from solver.tables.schema import GPU_NAMED, TYPED, GpuType, Model
 from solver.tables.text import (
@@ -353,7 +355,8 @@ which a placement saved with ``2>&1`` holds beside the JSON."""
 
 def _current_json(path: Path) -> dict[str, Any]:
     """The JSON object at `path`, with the two keys every ``solve cluster --json`` has; `TableError` otherwise (for
-    a file that holds standard error's notes too, saying to save standard output alone)."""
+    a file that holds standard error's notes too, saying to save standard output alone; for a file of another kind,
+    a Trinity config or a fleet file, naming it: `looks_like`)."""
     text = read_user_file(path)  # its own one-line error where the file cannot be read
     try:
         raw = json.loads(text)
@@ -361,12 +364,14 @@ def _current_json(path: Path) -> dict[str, Any]:
         mixed = ("; solve's notes on standard error are in it too: a placement is what solve cluster --json printed on "
                  "standard output alone (> FILE, not 2>&1)" if STDERR_LINE.search(text) else
                  ": a placement is what solve cluster --json printed")
-        raise TableError(f"{path}: not JSON ({' '.join(str(error).split())}){mixed}") from None
+        kind = yaml_looks_like(text, CurrentFile)
+        raise TableError(f"{path}: not JSON ({' '.join(str(error).split())}){kind}{mixed}") from None
     except RecursionError:  # arrays in arrays thousands deep: json's own limit is Python's stack
         raise TableError(f"{path}: nested too deeply: a placement is what solve cluster --json printed") from None
     if not isinstance(raw, dict) or not {"schema_version", "placements"} <= raw.keys():
+        kind = looks_like(raw, CurrentFile) if isinstance(raw, dict) else ""
         raise TableError(f"{path}: not solve cluster --json's output (a JSON object with schema_version and "
-                         "placements): a placement is what solve cluster --json printed")
+                         f"placements){kind}: a placement is what solve cluster --json printed")
     if PURCHASE_KEY in raw:  # its placement is on nodes to buy: what the fleet would run, not what it runs
         raise TableError(f"{path}: solve cluster --buy --json's output, what to buy, not what the fleet runs now: a "
                          "placement is what solve cluster --json printed")

@@ -833,7 +833,7 @@ class Fleet(Frozen, defer_build=True):
         meant as TB), in the words of the cluster file's key: what ``solve cluster`` prints on stderr and
         ``solver.place`` gives as its answer's notes."""
         notes = (small_host_ram_note(f"pool {pool.name}: host_ram_gb", pool.host_ram_gb,
-                                     lambda terabytes: f"host_ram_gb: {shown_number(terabytes)}TB", HOST_RAM_UNITS)
+                                     lambda amount, unit: f"host_ram_gb: {shown_number(amount)}{unit}", HOST_RAM_UNITS)
                  for pool in self.pools if pool.host_ram_gb is not None)
         return tuple(note for note in notes if note is not None)
 
