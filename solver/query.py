@@ -19,6 +19,7 @@ from solver.rules import (
     CONFIG_TOKEN_CAP_SOURCE,
     SP_NODE_RULE_OWNER,
     TOKEN_CAP_WORDS,
+    BrokenRuleCode,
     OptionNames,
     batch_words,
     host_ram_bound_words,
@@ -847,6 +848,16 @@ whose 0.5.0 also takes a vLLM before 0.12; ``micro-batch-unset``, where only som
 size; ``lora-moe-config-unsaved``, where the release may be 0.5, which transformers 4 saves whole, or the run, in mode
 train, never reloads the adapter; ``not-fsdp-critic-strategy``, which Trinity 0.6 on verl 0.8 or later ignores) is not
 one."""
+
+REFUSED_BROKEN_RULES = frozenset({BrokenRuleCode.SP_MODEL_HEADS})
+"""The `BrokenRuleCode`s of the rules that every release the verdict may be for stops on, whatever the memory, where
+the config's own settings break them: an SP the model's heads do not suit, which Trinity's ``_check_parallel_config``
+refuses as it loads the config (verl before 0.8) and the Ulysses patch asserts as the trainer builds its model (every
+verl line; docs/trinity.md#json-current). With one, the config as written is refused
+(`solver.results.CurrentSettings.refused`) where the model judged is the config's own. Not the rules on GPUs, nodes
+and the train batch (``whole-nodes``, ``sp-divides-gpus``, ``sp-within-node``, ``batch-divides``), which the verdict
+may judge on GPUs or nodes that are not the config's (the budget's, ``--node-gpus``'), nor ``sp-model-attention``,
+on which nothing raises."""
 
 
 class ConfigProblem(NamedTuple):

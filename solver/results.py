@@ -39,6 +39,7 @@ from solver import __version__
 from solver.query import (
     BUDGET_ABOVE_VERDICT_CODES,
     BYPASS_OLD_LOGPROBS,
+    REFUSED_BROKEN_RULES,
     REFUSED_CONFIG_CODES,
     ConfigAdapter,
     ConfigProblemCode,
@@ -1853,8 +1854,15 @@ class CurrentSettings(Frozen, defer_build=True):
     @property
     def refused(self) -> bool:
         """Whether Trinity, verl or PyTorch refuse the config as written whatever its memory: one of its problems'
-        codes is in `REFUSED_CONFIG_CODES` (false in JSON made before codes)."""
-        return not REFUSED_CONFIG_CODES.isdisjoint(self.config_problem_codes)
+        codes is in `REFUSED_CONFIG_CODES`, or the rule it breaks refuses it (`rule_refuses`; false in JSON made
+        before codes)."""
+        return self.rule_refuses or not REFUSED_CONFIG_CODES.isdisjoint(self.config_problem_codes)
+
+    @property
+    def rule_refuses(self) -> bool:
+        """Whether the rule the settings break (`broken_rule_code`) is one every release stops on
+        (`REFUSED_BROKEN_RULES`), broken by the config's own model (no `config_model`: not another one's heads)."""
+        return self.broken_rule_code in REFUSED_BROKEN_RULES and self.config_model is None
 
     @property
     def check_fails(self) -> bool:
@@ -1882,13 +1890,17 @@ class CurrentSettings(Frozen, defer_build=True):
     @model_validator(mode="before")
     @classmethod
     def _derived_refused(cls, raw: Any) -> Any:
-        """Settings rebuilt from their JSON: ``refused`` is derived from ``config_problem_codes``, so it is dropped
-        where it agrees with them (and refused where it does not)."""
-        return _without_derived(
-            raw, "refused",
-            lambda data: not REFUSED_CONFIG_CODES.isdisjoint(map(ConfigProblemCode,
-                                                                 data.get("config_problem_codes", ()))),
-            (TypeError, ValueError), "config_problem_codes say")
+        """Settings rebuilt from their JSON: ``refused`` is derived from ``config_problem_codes`` and the broken rule,
+        so it is dropped where it agrees with them (and refused where it does not); false beside a rule that refuses
+        the config is JSON printed before the rule counted (s89), read as the codes say."""
+        def derived(data: dict[str, Any]) -> bool:
+            by_rule = (BrokenRuleCode(code) in REFUSED_BROKEN_RULES and data.get("config_model") is None
+                       if (code := data.get("broken_rule_code")) is not None else False)
+            by_codes = not REFUSED_CONFIG_CODES.isdisjoint(map(ConfigProblemCode, data.get("config_problem_codes", ())))
+            return by_codes or (by_rule and raw["refused"] is not False)
+
+        return _without_derived(raw, "refused", derived, (TypeError, ValueError),
+                                "config_problem_codes and broken_rule_code say")
 
     @model_validator(mode="after")
     def _codes_match_words(self) -> CurrentSettings:
@@ -2326,7 +2338,9 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
         f"{host_need_words(f'{current.host_memory_needed:.1f}', current.offload, query.critic)}, more than "
         f"{query.host_ram_bound_words}")]
     if current.broken_rule:
-        verdict = [f"it breaks a rule: {current.broken_rule}", *host]
+        refusing = (" (Trinity and verl stop on it as the trainer starts: the config as written is refused)"
+                    if current.rule_refuses else "")
+        verdict = [f"it breaks a rule: {current.broken_rule}{refusing}", *host]
     elif current.unread_keys:
         verdict = [_unread_keys_words(current)]
     elif cell is not None:  # the GPU memory first: more host memory would not make it train
@@ -2341,7 +2355,8 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
         smaller = ("" if current.smaller_card is None else
                    f", though {smaller_card_words(current.smaller_card, answer.gpu, answer.model)}")
         verdict = [f"nothing in {query.evidence_sources} says it trains{_predicted(current)}{smaller}", *host]
-    refused = [f"{_config_refused(current)} too ({_refusing_lines(current)})"] if current.refused else []
+    refused = ([f"{_config_refused(current)} too ({_refusing_lines(current)})"]
+               if any(refusing_problems(current)) else [])
     follows = ("the best plan follows" if answer.plans else "no plan was found within the time limit"
                if answer.status == "unknown" else "no plan trains either (the reason follows)")
     sentences = [*verdict, *refused, follows]

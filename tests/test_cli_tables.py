@@ -233,6 +233,13 @@ def test_json_for_one_model_across_all_tables(cli):
                                     "cluster, calibrate, memory, map, examples, or none to plan\n")),
         (["m"], ("solve: error: unknown command 'm'; commands: tables, cluster, calibrate, memory, map, examples, or "
                  "none to plan\n")),
+        # the program's name again (solve solve ..., python -m solver solve ...): drop it (s89)
+        (["solve", "--model", "4B"], ("solve: error: unknown command 'solve' (the program's own name, given again: "
+                                      "drop it, and solve reads the words after it); commands: tables, cluster, "
+                                      "calibrate, memory, map, examples, or none to plan\n")),
+        (["solver", "cluster"], ("solve: error: unknown command 'solver' (the program's own name, given again: drop "
+                                 "it, and solve reads the words after it); commands: tables, cluster, calibrate, "
+                                 "memory, map, examples, or none to plan\n")),
         (["explain", "--model", "4B"], ("solve: error: unknown command 'explain' (did you mean the option "
                                         "--explain?); commands: tables, cluster, calibrate, memory, map, examples, "
                                         "or none to plan\n")),

@@ -594,7 +594,8 @@ def test_from_config_names_a_broken_rule_and_a_missing_plan(cli, user_config: Pa
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
     assert status == 0 and ("trinity.yaml runs SP=3 on 6 trainer GPUs at 32768 tokens (Env off, "
                             "PYTORCH_CUDA_ALLOC_CONF unset in this shell): it breaks a rule: Qwen3-8B: SP=3 does not "
-                            "divide its 32 attention heads. The best plan follows.") in " ".join(out.split())
+                            "divide its 32 attention heads (Trinity and verl stop on it as the trainer starts: the "
+                            "config as written is refused). The best plan follows.") in " ".join(out.split())
     user_config.write_text(text.replace("  use_dynamic_bsz: true", "  use_dynamic_bsz: true\n  ulysses_sequence_parallel_size: 4"),
                            encoding="utf-8")
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--json")

@@ -970,8 +970,20 @@ def test_a_config_verdict_derives_refused_from_its_codes_and_reads_it_back():
     settings = CurrentSettings.model_validate({key: value for key, value in current.items() if key != "refused"})
     assert (settings.refused, settings.model_dump(mode="json")["refused"]) == (True, True)
     assert CurrentSettings.model_validate({**current, "refused": True}) == settings
-    with pytest.raises(ValidationError, match="refused is False, but config_problem_codes say True"):
+    with pytest.raises(ValidationError, match="refused is False, but config_problem_codes and broken_rule_code say "
+                                              "True"):
         CurrentSettings.model_validate({**current, "refused": False})
+    # s89: SP the config's own model's heads do not suit refuses it (every release stops on it); another rule, or
+    # another model's heads (--model), does not; false beside it is JSON printed before the rule counted
+    rule = {key: value for key, value in current.items() if key != "refused"} | {
+        "config_problem_codes": ["critic-trained"] * 2, "broken_rule": "Qwen3-8B: SP=3 does not divide its 32 "
+        "attention heads", "broken_rule_code": "sp-model-heads"}
+    assert CurrentSettings.model_validate(rule).refused
+    assert CurrentSettings.model_validate({**rule, "refused": False}).refused
+    assert not CurrentSettings.model_validate({**rule, "config_model": "Qwen3-4B"}).refused
+    with pytest.raises(ValidationError, match="refused is True, but config_problem_codes and broken_rule_code say "
+                                              "False"):
+        CurrentSettings.model_validate({**rule, "broken_rule_code": "sp-divides-gpus", "refused": True})
     # a code that refuses nothing, and JSON made before codes (or before refused): not refused
     assert not CurrentSettings.model_validate({**current, "config_problem_codes": ["critic-trained"] * 2}).refused
     assert not CurrentSettings.model_validate({**current, "config_problem_codes": []}).refused

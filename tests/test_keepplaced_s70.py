@@ -119,14 +119,25 @@ def test_a_node_the_pool_no_longer_has_is_not_running(cli: Cli, tmp_path: Path, 
     assert left_out == [("c8-a", "stops"), ("c8-b", None), ("q14-b", None)]
 
 
+def test_a_placement_made_before_schema_version_is_read_as_version_1(cli: Cli, tmp_path: Path, current: Path):
+    # docs/json.md: JSON made before schema_version is version 1; a scheduler feeding back such a placement keeps its
+    # jobs (s89: --current refused it, though ClusterResult read it).
+    old = {key: value for key, value in json.loads(current.read_text(encoding="utf-8")).items()
+           if key not in ("schema_version", "rft_solver_version")}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old), encoding="utf-8")
+    status, out, err = cli("cluster", str(_write(tmp_path / "same.yaml", JOBS)), "--current", str(path))
+    assert (status, out.splitlines()[1], "error" in err) == (1, "running now: 5 stay, 0 move, 0 stop; 0 start", False)
+
+
 def test_the_api_reads_the_same_placement(tmp_path: Path, current: Path):
     fleet = _write(tmp_path / "raised.yaml", _raised("c8-b", 3))
     bad = tmp_path / "bad.json"
     bad.write_text("[]", encoding="utf-8")
     with pytest.raises(solver.TableError) as refused:  # in words that name no command-line option
         solver.place(fleet, current=bad)
-    assert str(refused.value) == (f"{bad}: not solve cluster --json's output (a JSON object with schema_version and "
-                                  "placements): a placement is what solve cluster --json printed")
+    assert str(refused.value) == (f"{bad}: not solve cluster --json's output (a JSON object with placements): a "
+                                  "placement is what solve cluster --json printed")
     result = solver.place(fleet, current=current)
     assert [(p.job, p.current) for p in result.placements] == [
         ("p06-a", "stays"), ("m4-a", "stays"), ("m4-b", "stays"), ("c8-b", "starts"), ("q14-a", "moves")]
@@ -136,14 +147,14 @@ def test_the_api_reads_the_same_placement(tmp_path: Path, current: Path):
 @pytest.mark.parametrize(("content", "problem"), [
     ("status: optimal\n", ("not JSON (Expecting value: line 1 column 1 (char 0)): a placement is what solve "
                            "cluster --json printed")),
-    ('[{"gpu": "A100-80GB"}]', ("not solve cluster --json's output (a JSON object with schema_version and "
-                                "placements): a placement is what solve cluster --json printed")),
+    ('[{"gpu": "A100-80GB"}]', ("not solve cluster --json's output (a JSON object with placements): a placement is "
+                                "what solve cluster --json printed")),
     # s89: a file of another kind is named as other options' refusals name it, not only "not JSON"
     ("model: {model_path: m}\ntrainer: {}\n", ("not JSON (Expecting value: line 1 column 1 (char 0)) (this looks like "
                                                "a Trinity config, for --from-config): a placement is what solve "
                                                "cluster --json printed")),
     ('{"model_type": "qwen3", "vocab_size": 151936}', (
-        "not solve cluster --json's output (a JSON object with schema_version and placements) (this looks like a "
+        "not solve cluster --json's output (a JSON object with placements) (this looks like a "
         "Hugging Face config.json, for --model-config): a placement is what solve cluster --json printed")),
     ('{"schema_version": 2, "placements": []}', ("schema_version is 2: this release of rft-solver reads 1 (place "
                                                  "the fleet again with this release's solve cluster --json)")),

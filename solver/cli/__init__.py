@@ -141,12 +141,13 @@ def _built_parser(names: tuple[str, str, str]) -> Parser:
 
 def _refuse_unknown_command(parser: Parser, word: str) -> NoReturn:
     """The usage error for a first `word` that names no command (the planner takes options): the command it is
-    close to, or the one it starts alone (``solve mem``: memory), or the planner's option it names (``solve
-    explain``: --explain), or the option whose value it is (``solve 8b 32k``: --model 8b)."""
+    close to, or the one it starts alone (``solve mem``: memory), or to drop it where it is the program's own name
+    (``solve solve``), or the planner's option it names (``solve explain``: --explain), or the option whose value it
+    is (``solve 8b 32k``: --model 8b)."""
     started = [command for command in _COMMANDS if len(word) > 1 and command.startswith(word.lower())]
     close = difflib.get_close_matches(word, _COMMANDS, n=1, cutoff=0.7) or (started if len(started) == 1 else [])
-    guess = (f" (did you mean {close[0]}?)" if close else
-             parser.option_word_hint(word) or parser.file_hint(word) or parser.value_hint(word))
+    guess = (f" (did you mean {close[0]}?)" if close else parser.program_name_hint(word)
+             or parser.option_word_hint(word) or parser.file_hint(word) or parser.value_hint(word))
     parser.error(f"unknown command {brief(word)}{guess}; commands: {', '.join(_COMMANDS)}, or none to plan")
 
 

@@ -525,6 +525,13 @@ class Parser(argparse.ArgumentParser):
                    if action.metavar in ("FILE", "PATH") and action.type is not output_path]
         return f" (a file is named after its option: {either(options)})" if options else ""
 
+    def program_name_hint(self, stray: str) -> str:
+        """Where `stray`, an unrecognized first word, is the program's own name given again (``solve solve --model
+        4B``, ``python -m solver solve ...``, ``python -m solver solver ...``): to drop it; "" otherwise."""
+        own = self.prog.split()[0]
+        return (f" (the program's own name, given again: drop it, and {own} reads the words after it)"
+                if stray in (own, __name__.partition(".")[0]) else "")
+
     def option_word_hint(self, stray: str) -> str:
         """Where `stray`, an unrecognized word, is the name of an option of this command without its hyphens (``solve
         map help``, ``solve tables json``): that option; "" otherwise."""

@@ -285,9 +285,10 @@ def current_jobs(raw: dict[str, Any], where: str, fleet: Fleet, schema_version: 
     """The jobs of `fleet` that run now, as the placement `raw` places them (``solve cluster --json``'s JSON object, or
     a `ClusterResult`'s ``model_dump(mode="json")``, of `schema_version`), in its order, as `read_current` reads
     them; `TableError`, one line starting with `where` (the file), where it is no such placement."""
-    if isinstance(raw["schema_version"], bool) or raw["schema_version"] != schema_version:  # true == 1 in Python
-        raise TableError(f"{where}: schema_version is {yaml_brief(raw['schema_version'])}: this release of rft-solver "
-                         f"reads {schema_version} (place the fleet again with this release's solve cluster --json)")
+    given = raw.get("schema_version", CurrentFile.model_fields["schema_version"].default)  # JSON made before the key
+    if isinstance(given, bool) or given != schema_version:  # true == 1 in Python
+        raise TableError(f"{where}: schema_version is {yaml_brief(given)}: this release of rft-solver reads "
+                         f"{schema_version} (place the fleet again with this release's solve cluster --json)")
     current = validated_data(CurrentFile, raw, where, yaml_read=False)  # JSON, not YAML: no YAML hints
     jobs = {job.name: index for index, job in enumerate(fleet.jobs)}
     pools = {pool.name: index for index, pool in enumerate(fleet.pools)}
@@ -354,9 +355,9 @@ which a placement saved with ``2>&1`` holds beside the JSON."""
 
 
 def _current_json(path: Path) -> dict[str, Any]:
-    """The JSON object at `path`, with the two keys every ``solve cluster --json`` has; `TableError` otherwise (for
-    a file that holds standard error's notes too, saying to save standard output alone; for a file of another kind,
-    a Trinity config or a fleet file, naming it: `looks_like`)."""
+    """The JSON object at `path`, with the ``placements`` every ``solve cluster --json`` has (its ``schema_version``
+    too, since JSON had one); `TableError` otherwise (for a file that holds standard error's notes too, saying to save
+    standard output alone; for a file of another kind, a Trinity config or a fleet file, naming it: `looks_like`)."""
     text = read_user_file(path)  # its own one-line error where the file cannot be read
     try:
         raw = json.loads(text)
@@ -368,10 +369,10 @@ def _current_json(path: Path) -> dict[str, Any]:
         raise TableError(f"{path}: not JSON ({' '.join(str(error).split())}){kind}{mixed}") from None
     except RecursionError:  # arrays in arrays thousands deep: json's own limit is Python's stack
         raise TableError(f"{path}: nested too deeply: a placement is what solve cluster --json printed") from None
-    if not isinstance(raw, dict) or not {"schema_version", "placements"} <= raw.keys():
+    if not isinstance(raw, dict) or "placements" not in raw:
         kind = looks_like(raw, CurrentFile) if isinstance(raw, dict) else ""
-        raise TableError(f"{path}: not solve cluster --json's output (a JSON object with schema_version and "
-                         f"placements){kind}: a placement is what solve cluster --json printed")
+        raise TableError(f"{path}: not solve cluster --json's output (a JSON object with placements){kind}: a "
+                         "placement is what solve cluster --json printed")
     if PURCHASE_KEY in raw:  # its placement is on nodes to buy: what the fleet would run, not what it runs
         raise TableError(f"{path}: solve cluster --buy --json's output, what to buy, not what the fleet runs now: a "
                          "placement is what solve cluster --json printed")

@@ -996,7 +996,8 @@ class CurrentFile(_Read):
     """An earlier ``solve cluster --json`` (``--current``): its placements, each job once, each naming a node or GPU
     index once, no GPU taken twice, none using more GPUs (trainer and rollout) than its nodes and GPU indexes name."""
 
-    schema_version: Annotated[int, Strict()]
+    schema_version: Annotated[int, Strict()] = 1
+    """Its JSON's format (1: JSON made before it had the key, as docs/json.md reads it)."""
     placements: tuple[CurrentPlacement, ...]
 
     @model_validator(mode="after")

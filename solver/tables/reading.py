@@ -1081,9 +1081,9 @@ that tell it apart."""
 
 _UNREAD_KINDS: dict[str, set[str]] = {
     "solve cluster --json's output, a placement: give it with --current, beside the cluster file, to keep its jobs "
-    "where they run": {"schema_version", "placements", "unplaced"},
+    "where they run": {"placements", "unplaced"},
     "solve cluster --buy --json's output, what to buy: set each pool's nodes to its nodes_after in the cluster file":
-        {"schema_version", "placements", "fits_nowhere"},
+        {"placements", "fits_nowhere"},
     "verl's own config, its actor_rollout_ref at the top: --from-config reads a Trinity-RFT config, which takes "
     "verl's keys under trainer.trainer_config and its model, lengths and GPUs as model.* and cluster.*":
         {"actor_rollout_ref"},
