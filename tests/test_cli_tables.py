@@ -829,6 +829,12 @@ def test_a_slip_in_a_cells_gpu_name_of_a_catalogue_gpus_memory_gets_a_guess(cli,
             f"own (did you mean {meant}?)\n")
     err = cli("tables", "--cells", str(cells), "--check")[2]
     assert err.startswith(note) if meant else "did you mean" not in err
+    # The same GPU type given by --gpu NAME --gpu-memory SIZE gets the same guess, on stderr after the plan.
+    status, out, err = cli("--gpu", name, "--gpu-memory", str(memory_gb), "--model", "0.6B", "--len", "8k", "--gpus", "1")
+    note = (f"solve: note: --gpu {name} is not a GPU type of the catalogue, so --gpu-memory makes one of its own (did "
+            f"you mean {meant}?)\n")
+    assert (status, out.startswith(f"{name} · Qwen3-0.6B")) == (0, True)
+    assert err.startswith(note) if meant else "did you mean" not in err
 
 
 @pytest.mark.parametrize("name", ["Hl00", "HI00"])

@@ -38,17 +38,33 @@ if TYPE_CHECKING:
 
 
 def note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
-    """A note on stderr where --gpu-memory gives GB as sold, which the memory model takes as GiB and which borrows no
-    other GPU type's tables (the driver's figure does): a card of HBM or of GDDR with ECC may report less, and
-    nvidia-smi's total is exact."""
+    """A note on stderr where --gpu-memory gives GB as sold (``24``, ``24G`` or ``24GB``, each named as the last, the
+    unit it is read in), which the memory model takes as GiB and which borrows no other GPU type's tables (the
+    driver's figure does): a card of HBM or of GDDR with ECC may report less, and nvidia-smi's total is exact."""
     memory = getattr(args, "gpu_memory", None)
     if memory is not None and memory[1] is None:
         print_note(
-            f"{prog}: note: --gpu-memory {memory[0]} is taken as {memory[0]} GiB, and as sold it borrows no other "
+            f"{prog}: note: --gpu-memory {memory[0]}GB is taken as {memory[0]} GiB, and as sold it borrows no other "
             f"GPU type's tables ({memory[0]}GiB or nvidia-smi's total would, where a GPU type's driver reports as "
             "much); a card may report less than it is sold with, of HBM (an H100 80GB: 79.6 GiB) or of GDDR with "
             "ECC (an L40S 48GB: 45.0 GiB), so give nvidia-smi's total where you have it (--gpu-memory 81559MiB for "
             "an H100 80GB, 46068MiB for an L40S)")
+
+
+def note_gpu_name_meant(args: argparse.Namespace, prog: str) -> None:
+    """A note on stderr where --gpu NAME --gpu-memory SIZE describes a GPU type whose name is close to one the
+    catalogue has (`Catalog.meant_gpu_type`, as for a --cells file's GPU type: ``H880`` of 80 GB, H800-80GB): a typo
+    makes a GPU type of its own, silently, and planning it is not refused, as a card of one's own may be so named."""
+    memory = getattr(args, "gpu_memory", None)
+    if memory is None:
+        return
+    from solver.tables import described_gpu_type, load_catalog
+    shipped = load_catalog()
+    for name in given_gpus(getattr(args, "gpu", None)):
+        meant = shipped.meant_gpu_type(name, described_gpu_type(name, *memory).memory_gb)
+        if meant is not None:
+            print_note(f"{prog}: note: --gpu {name} is not a GPU type of the catalogue, so --gpu-memory makes one of "
+                       f"its own (did you mean {meant}?)")
 
 
 def note_near_tabled_shape(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:
