@@ -1613,7 +1613,7 @@ def test_a_note_comes_before_the_output_in_one_log(written_to_streams: dict[str,
     # `solve ... >log 2>&1`: stderr's lines are written as they come, not held until the command ends.
     status, out, _, _ = written_to_streams["one-log"]
     lines = out.splitlines()
-    assert (status, lines[0][:37]) == (0, "solve: note: --gpu-memory 40 is taken")
+    assert (status, lines[0][:37]) == (0, "solve: note: --gpu-memory 40GB is tak")
     assert lines[1] == "mine · Qwen3-4B · cheapest plan for 32768 tokens within 8 GPUs: optimal"
 
 

@@ -837,6 +837,14 @@ def test_a_slip_in_a_cells_gpu_name_of_a_catalogue_gpus_memory_gets_a_guess(cli,
     assert err.startswith(note) if meant else "did you mean" not in err
 
 
+@pytest.mark.parametrize("name", ["desk-4090", "a100-mine", "my4090", "a1oo"])
+def test_a_gpu_name_of_ones_own_more_than_one_slip_from_a_catalogue_name_gets_no_guess(cli, name: str):
+    # --gpu-memory describes a card of one's own: a name that holds a catalogue name (as the guide's desk-4090 does),
+    # or two slips from one, is taken as meant; only one slip from a catalogue name (H880, above) is guessed at.
+    status, _, err = cli("memory", "--gpu", name, "--gpu-memory", "80", "--model", "0.6B", "--gpus", "1", "--len", "4k")
+    assert (status, err.count("\n")) == (0, 1) and err.startswith("solve memory: note: --gpu-memory 80GB is taken as ")
+
+
 @pytest.mark.parametrize("name", ["Hl00", "HI00"])
 def test_a_letter_l_or_i_for_a_one_in_a_cells_gpu_name_gets_a_guess(cli, tmp_path: Path, name: str):
     # 'Hl00' (a letter l for a one), or 'HI00' (a capital I), is no catalogue GPU type: its cells make one of their own.
