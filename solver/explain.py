@@ -295,7 +295,9 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
         choice = f"{chosen} is the cheapest plan at {counted(best.max_model_len, 'token')} {query.within_budget}"
     # Counts within the budget that the planner never weighs (more GPUs would cost less): the whole-nodes rule's too.
     unweighed = _not_whole_nodes(data, query, range(best.gpus + 1, query.budget_gpus + 1))
-    reasons = [Reason(rule="choice", detail=f"{choice}; {_ranked_before(cheaper, unweighed)}")]
+    ruled_out = [combination for combination in cheaper
+                 if (combination[0] != query.budget_gpus if query.exact else combination[0] > query.budget_gpus)]
+    reasons = [Reason(rule="choice", detail=f"{choice}; {_ranked_before(cheaper, unweighed, ruled_out)}")]
     reasons += words.group(prober.classify(cheaper, length) + unweighed, best.max_model_len)
     if query.objective == "max_len":
         longer = [length for length in data.lengths if length > best.max_model_len]
@@ -312,21 +314,35 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
     return tuple(reasons)
 
 
-def _ranked_before(cheaper: list[Combination], unweighed: list[tuple[Combination, str]]) -> str:
+def _ranked_before(cheaper: list[Combination], unweighed: list[tuple[Combination, str]],
+                   ruled_out: list[Combination]) -> str:
     """The `choice` line's words on what would rank before the plan: how many of the combinations the planner weighs
-    (`cheaper`), on which GPU counts (a longest length's are only those that cost less there: fewer GPUs may come
-    under what stops the next length alone), and the counts it never weighs (`unweighed`, `_not_whole_nodes`)."""
+    (`cheaper`) within the budget, on which GPU counts (a longest length's are only those that cost less there: fewer
+    GPUs may come under what stops the next length alone), then how many of them on counts the budget rules out
+    (`ruled_out`, more GPUs than it, or another count than --exact's), and the counts it never weighs (`unweighed`,
+    `_not_whole_nodes`)."""
     of = "of GPU count, Env, Offload and SP"
+    within = [combination for combination in cheaper if combination not in ruled_out]
     never = counted([combination[0] for combination, _ in unweighed], "GPU", runs) if unweighed else ""
-    if not cheaper:
-        return (f"no combination {of} ranks before it" if not never else
-                f"no combination {of} that the planner weighs ranks before it; those on {never} would, and fail a "
-                "rule:")
-    on = counted(sorted({combination[0] for combination in cheaper}), "GPU", runs)
-    also = f", as do those on {never}, which the planner does not weigh" if never else ""
-    return (f"the one combination {of} that would rank before it (on {on}) fails a rule{also}:" if len(cheaper) == 1
-            else f"each of the {len(cheaper)} combinations {of} that would rank before it (on {on}) fails a "
-                 f"rule{also}:")
+    past = counted(sorted({combination[0] for combination in ruled_out}), "GPU", runs) if ruled_out else ""
+    those_past = f"{'the one' if len(ruled_out) == 1 else f'the {len(ruled_out)}'} on {past}"
+    qualified = f"{of} within the budget" if ruled_out else of
+    if not within:
+        weighed = " that the planner weighs" if never else ""
+        would = [words for words, given in (
+            (f"those on {never} would, and fail a rule", never),
+            (f"{those_past} would, and the budget rules {'it' if len(ruled_out) == 1 else 'them'} out", past))
+            if given]
+        return f"no combination {qualified}{weighed} ranks before it{''.join(f'; {words}' for words in would)}" + (
+            ":" if would else "")
+    also = [words for words, given in ((f"those on {never}, which the planner does not weigh", never),
+                                       (f"{those_past}, which the budget rules out", past)) if given]
+    also_words = f", as do {' and '.join(also)}" if also else ""
+    on = counted(sorted({combination[0] for combination in within}), "GPU", runs)
+    return (f"the one combination {qualified} that would rank before it (on {on}) fails a rule{also_words}:"
+            if len(within) == 1 else
+            f"each of the {len(within)} combinations {qualified} that would rank before it (on {on}) fails a "
+            f"rule{also_words}:")
 
 
 def _not_whole_nodes(data: PlanningData, query: Query, counts: range) -> list[tuple[Combination, str]]:

@@ -838,7 +838,7 @@ def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int,
     said = [part for part in (share, host_moment_words(training_gib, loading, offload, critic)) if part]
     why = f" ({'; '.join(said)})" if said else ""
     needs = (f"Offload needs {need_gib:.1f} GiB of host memory per node" if offload else
-             f"The trainer needs {need_gib:.1f} GiB of host memory per node {host_need_purpose(offload, critic)}")
+             f"the trainer needs {need_gib:.1f} GiB of host memory per node {host_need_purpose(offload, critic)}")
     return (f"{needs}{why}, more than {assumed}, and nothing checks it: give {unchecked_source} what a node can spare "
             "for the trainer (free -g's total less what the OS, Ray and the rollout take) to check it"
             f"{release_hint}")

@@ -1482,7 +1482,7 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     uneven = any("data-parallel ranks" in caution and BATCH_OVER_GPUS not in caution for caution in cautions)
     if uneven != (not batch_given and ranks not in {2**k for k in range(17)}):
         problems.append(f"a data-parallel caution {'given' if uneven else 'missing'} ({ranks} ranks)")
-    host = any(caution.startswith(("Offload needs ", "The trainer needs ")) for caution in cautions)
+    host = any(caution.startswith(("Offload needs ", "the trainer needs ")) for caution in cautions)
     need, on_node = plan.get("host_memory_gb"), host_node_gpus or min(plan.get("gpus", 1), node_gpus)
     if host != (not host_ram_given and isinstance(need, float)  # s88: with Offload or without
                 and need > (128 * on_node if workstation_gib is None else workstation_gib)):
@@ -1534,8 +1534,8 @@ CAUTION_CODES_BY_WORDS = (
     ("", "GiB to spare where the estimate extrapolates", "thin-headroom"),
     ("Offload needs ", "GiB per GPU, as servers commonly have", "host-memory-unchecked"),
     ("Offload needs ", "GiB a workstation of ", "host-memory-unchecked"),
-    ("The trainer needs ", "GiB per GPU, as servers commonly have", "host-memory-unchecked"),
-    ("The trainer needs ", "GiB a workstation of ", "host-memory-unchecked"),
+    ("the trainer needs ", "GiB per GPU, as servers commonly have", "host-memory-unchecked"),
+    ("the trainer needs ", "GiB a workstation of ", "host-memory-unchecked"),
     ("one trainer GPU: ", "", "single-gpu-advised-against"),
     ("the model has ", "times the parameters of the largest the memory model was calibrated on",
      "far-beyond-calibration"),

@@ -1413,7 +1413,7 @@ def test_standard_streams_without_a_descriptor_are_written_as_they_are(monkeypat
         monkeypatch.setattr(sys, name, stream)
     assert solver.cli.main(["--model", "4B", "--gpu", "mine", "--gpu-memory", "40", "--len", "32k", "--json"]) == 0
     assert json.loads(out.getvalue())[0]["model"] == "Qwen3-4B"
-    assert err.getvalue().startswith("solve: note: --gpu-memory 40 is taken as 40 GiB")
+    assert err.getvalue().startswith("solve: note: --gpu-memory 40GB is taken as 40 GiB")
     assert (sys.stdout, sys.stderr) == (out, err)
 
 
@@ -1622,7 +1622,7 @@ def test_a_note_comes_before_the_output_in_one_log(written_to_streams: dict[str,
     # `solve ... >log 2>&1`: stderr's lines are written as they come, not held until the command ends.
     status, out, _, _ = written_to_streams["one-log"]
     lines = out.splitlines()
-    assert (status, lines[0][:37]) == (0, "solve: note: --gpu-memory 40 is taken")
+    assert (status, lines[0][:37]) == (0, "solve: note: --gpu-memory 40GB is tak")
     assert lines[1] == "mine · Qwen3-4B · cheapest plan for 32768 tokens within 8 GPUs: optimal"
 
 
@@ -1716,12 +1716,12 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
                      "    models: [4B]\n    rows:\n      - {max_model_len: 8192, cells: {4B: Env}}\n", encoding="utf-8")
     coefficients = tmp_path / "mine.yaml"
     assert cli("calibrate", "--cells", str(cells), "--with-tables", "--out", str(coefficients))[0] == 0
-    status, out, err = cli("--model", "4B", "--gpu", "MyAccel-64GB", "--gpu-memory", "64", "--gpus", "2", "--len",
+    status, out, err = cli("--model", "4B", "--gpu", "MyAccel-64GB", "--gpu-memory", "64G", "--gpus", "2", "--len",
                            "8k", "--memory-model", str(coefficients), "--json")
     [answer] = json.loads(out)
     assert (status, answer["gpu"], answer["memory_model_source"]) == (
         0, "MyAccel-64GB", "calibrated on cells.yaml and the documented tables")  # the memory line's words
-    assert err == ("solve: note: --gpu-memory 64 is taken as 64 GiB, and as sold it borrows no other GPU type's "
+    assert err == ("solve: note: --gpu-memory 64GB is taken as 64 GiB, and as sold it borrows no other GPU type's "
                    "tables (64GiB or nvidia-smi's total would, where a GPU type's driver reports as much); a card may "
                    "report less than it is sold with, of HBM (an H100 80GB: 79.6 GiB) or of GDDR with ECC (an L40S "
                    "48GB: 45.0 GiB), so give nvidia-smi's total where you have it (--gpu-memory 81559MiB for an H100 "

@@ -848,6 +848,20 @@ def test_a_slip_in_a_cells_gpu_name_of_a_catalogue_gpus_memory_gets_a_guess(cli,
             f"own (did you mean {meant}?)\n")
     err = cli("tables", "--cells", str(cells), "--check")[2]
     assert err.startswith(note) if meant else "did you mean" not in err
+    # The same GPU type given by --gpu NAME --gpu-memory SIZE gets the same guess, on stderr after the plan.
+    status, out, err = cli("--gpu", name, "--gpu-memory", str(memory_gb), "--model", "0.6B", "--len", "8k", "--gpus", "1")
+    note = (f"solve: note: --gpu {name} is not a GPU type of the catalogue, so --gpu-memory makes one of its own (did "
+            f"you mean {meant}?)\n")
+    assert (status, out.startswith(f"{name} · Qwen3-0.6B")) == (0, True)
+    assert err.startswith(note) if meant else "did you mean" not in err
+
+
+@pytest.mark.parametrize("name", ["desk-4090", "a100-mine", "my4090", "a1oo"])
+def test_a_gpu_name_of_ones_own_more_than_one_slip_from_a_catalogue_name_gets_no_guess(cli, name: str):
+    # --gpu-memory describes a card of one's own: a name that holds a catalogue name (as the guide's desk-4090 does),
+    # or two slips from one, is taken as meant; only one slip from a catalogue name (H880, above) is guessed at.
+    status, _, err = cli("memory", "--gpu", name, "--gpu-memory", "80", "--model", "0.6B", "--gpus", "1", "--len", "4k")
+    assert (status, err.count("\n")) == (0, 1) and err.startswith("solve memory: note: --gpu-memory 80GB is taken as ")
 
 
 @pytest.mark.parametrize("name", ["Hl00", "HI00"])

@@ -43,6 +43,11 @@ def test_six_gpus_exact_names_the_divisibility_rules():
             in details(reasons, "no_setting"))
     # 3 and 5 GPUs have no table, but the cells of the tables for fewer GPUs vouch for plans there.
     assert details(reasons, "budget") == ["3-5 GPUs: --exact asks for 6", "1-5 GPUs: --exact asks for 6"]
+    # The choice counts the combinations on 6 GPUs apart from those on the counts --exact rules out.
+    assert details(reasons, "choice") == [(
+        "51200 tokens is the longest length with a plan on exactly 6 GPUs, and Env + Offload + SP=2 on 6 GPUs is the "
+        "cheapest plan there; each of the 15 combinations of GPU count, Env, Offload and SP within the budget that "
+        "would rank before it (on 6 GPUs) fails a rule, as do the 26 on 3-5 GPUs, which the budget rules out:")]
 
 
 def test_a_count_that_both_an_exact_budget_and_whole_nodes_rule_out_is_blamed_on_the_budget():
@@ -499,6 +504,11 @@ def test_long_runs_of_sp_degrees_are_ranges():
 def test_one_gpu_is_one_gpu_in_explanations():
     _, reasons = explained(gpu="a100", model="0.6B", max_model_len=4096, budget_gpus=1, offload=True)
     assert details(reasons, "pin") == ["--offload rules out vanilla on 1 GPU, Env on 1 GPU"]
+    # The combinations within the budget of 1 GPU are counted apart from those on more, which it rules out.
+    assert details(reasons, "choice") == [(
+        "Offload on 1 GPU is the cheapest plan at 4096 tokens within 1 GPU; each of the 12 combinations of GPU count, "
+        "Env, Offload and SP within the budget that would rank before it (on 1 GPU) fails a rule, as do the 72 on 2, "
+        "4, 6 GPUs, which the budget rules out:")]
 
 
 def test_an_unmeasured_setting_is_said_to_have_no_cell_of_a_table_for_fewer_gpus_either():

@@ -172,3 +172,21 @@ def test_plan_and_map_plans_refuse_an_empty_list_a_non_name_and_an_unknown_name(
         solver.plan("4B", gpu=gpu, max_model_len=32768)  # type: ignore[arg-type]
     with pytest.raises(solver.QueryError, match=message):
         solver.map_plans("4B", gpu=gpu, gpus_up_to=1)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("argv", "hint"), [
+    (("--gpu", "all", *LENGTH), "; leave --gpu out for an answer on each GPU type with tables"),
+    (("--gpu", "a100,Every", *LENGTH), "; leave --gpu out for an answer on each GPU type with tables"),
+    (("map", "--gpu", "ALL"), "; leave --gpu out for a map of each GPU type with tables"),
+    (("map", "--model", "8B,all"), "; leave --model out to map each model the GPU type's tables document"),
+    (("--model", "*", "--gpu", "a100", "--len", "32k"),
+     "; solve map, without --model, maps each model the GPU type's tables document"),
+    (("map", "--by", "len", "--model", "all", "--gpu", "a100"), ""),  # --by len maps one model: none to leave out
+    (("--gpu", "alll", *LENGTH), ""),  # a name of its own, not a word for all
+    (("memory", "--gpu", "all", "--model", "4B", "--gpus", "1", "--len", "4k"), ""),  # one GPU type asked for
+])
+def test_a_word_for_all_is_refused_with_what_answers_each(cli, argv, hint):
+    # --gpu all and --model all name no entry; leaving the option out answers each, which the one line says.
+    status, out, err = cli(*argv)
+    assert (status, out, err.count("\n")) == (2, "", 1) and " error: unknown " in err
+    assert err.endswith(("--gpu-memory SIZE", "--model-config PATH")[" model " in err] + hint + "\n")

@@ -155,10 +155,10 @@ def test_the_host_memory_caution_is_for_needs_past_128_gib_per_trainer_gpu_on_th
     # s88: without Offload too: its start-up load, or a critic's states held in host memory (no ranks named)
     assert unchecked_host_need(128.0, server, 1, None, False, "--host-ram") is None
     assert unchecked_host_need(300.0, server, 1, None, False, "--host-ram").startswith(
-        "The trainer needs 300.0 GiB of host memory per node while the model loads (every rank loading the model), "
+        "the trainer needs 300.0 GiB of host memory per node while the model loads (every rank loading the model), "
         "more than the 128 GiB assumed for its one trainer GPU there")
     assert unchecked_host_need(300.0, server, 1, None, False, "--host-ram", critic="offloaded").startswith(
-        "The trainer needs 300.0 GiB of host memory per node for the critic's offloaded states, more than the 128 GiB")
+        "the trainer needs 300.0 GiB of host memory per node for the critic's offloaded states, more than the 128 GiB")
     assert unchecked_host_need(300.0, server, 1, None, True, None) is None  # host memory given: plans held to it
     assert "give the pool's host_ram_gb what a node can spare" in unchecked_host_need(
         300.0, server, 1, None, True, "the pool's host_ram_gb")
@@ -211,7 +211,7 @@ def test_a_trinity_fragment_carries_the_host_memory_caution(cli):
 
 
 LOAD_PAST_NODE = (
-    "The trainer needs 1116.4 GiB of host memory per node while the model loads (139.6 GiB per trainer GPU; every rank "
+    "the trainer needs 1116.4 GiB of host memory per node while the model loads (139.6 GiB per trainer GPU; every rank "
     "loading the model), more than the 1024 GiB assumed for its 8 trainer GPUs there (128 GiB per GPU, as servers "
     "commonly have: a DGX A100's 1 TB for 8; --node-gpus counts all of a node's GPUs), and nothing checks it: give "
     "--host-ram what a node can spare for the trainer (free -g's total less what the OS, Ray and the rollout take) to "
@@ -254,7 +254,7 @@ def test_a_cluster_plan_without_offload_is_cautioned_on_a_pool_without_host_ram_
     [placed] = json.loads(out)["placements"]
     assert (status, placed["plan"]["offload"], placed["plan"]["host_memory_gb"], placed["plan"]["cautions"]) == (
         0, False, 1116.4, [
-            "The trainer needs 1116.4 GiB of host memory per node while the model loads (every rank loading the "
+            "the trainer needs 1116.4 GiB of host memory per node while the model loads (every rank loading the "
             f"model), more than the 1024 GiB assumed for a node of 8 GPUs ({SERVERS}), and nothing checks it: give "
             "the pool's host_ram_gb what" + LOAD_PAST_NODE.split("give --host-ram what", 1)[1].replace(
                 "--trinity-version", "the job's trinity_version")])
@@ -268,13 +268,13 @@ def test_a_plan_without_offload_on_part_of_a_node_of_unknown_size_and_with_a_cri
     assert (best.offload, best.gpus, best.host_memory_gb) == (False, 6, 909.3)
     assert next(words for code, words in zip(best.caution_codes, best.cautions)
                 if code == CautionCode.HOST_MEMORY_UNCHECKED).startswith(
-        "The trainer needs 909.3 GiB of host memory per node while the model loads (151.6 GiB per trainer GPU; every "
+        "the trainer needs 909.3 GiB of host memory per node while the model loads (151.6 GiB per trainer GPU; every "
         "rank loading the model), more than the 768 GiB assumed for its 6 trainer GPUs there")
     [answer] = solver.plan("32B", gpu="h200", budget_gpus=8, max_model_len="128k", critic="offloaded")
     best = answer.plans[0]
     assert next(words for code, words in zip(best.caution_codes, best.cautions)
                 if code == CautionCode.HOST_MEMORY_UNCHECKED).startswith(
-        "The trainer needs 1116.4 GiB of host memory per node for the critic's offloaded states (139.6 GiB per trainer "
+        "the trainer needs 1116.4 GiB of host memory per node for the critic's offloaded states (139.6 GiB per trainer "
         "GPU; at start-up, every rank loading the model; 651.7 while training), more than the 1024 GiB assumed")
 
 

@@ -102,7 +102,7 @@ def test_the_threshold_is_the_whole_boxs_however_many_cards():
     # s88: without Offload too, the start-up load (every rank loading the model) past the box's 64 GiB
     assert unchecked_host_need(64.0, box, 2, None, False, "--host-ram") is None
     assert unchecked_host_need(300.0, box, 2, None, False, "--host-ram") == (
-        "The trainer needs 300.0 GiB of host memory per node while the model loads (every rank loading the model), "
+        "the trainer needs 300.0 GiB of host memory per node while the model loads (every rank loading the model), "
         + workstation_caution("300.0").split(", ", 1)[1])
     assert unchecked_host_need(300.0, box, 2, None, True, None) is None  # host memory given: plans held to it
 

@@ -292,7 +292,7 @@ def test_the_helps_say_g_is_gib_for_both_memory_flags(cli, monkeypatch: pytest.M
 @pytest.mark.parametrize("given", ["24", "24G", "24GB"])
 def test_gpu_memory_in_gb_is_taken_as_gib(cli, given: str):
     status, _, err = cli("--gpu", "mycard", "--gpu-memory", given, "--model", "1.7B", "--gpus", "1", "--len", "4096")
-    assert status == 0 and err.startswith("solve: note: --gpu-memory 24 is taken as 24 GiB, and as sold it borrows no ")
+    assert status == 0 and err.startswith("solve: note: --gpu-memory 24GB is taken as 24 GiB, and as sold it borrows no ")
     assert cli("--gpu", "mycard", "--gpu-memory", "24GiB", "--model", "1.7B", "--gpus", "1", "--len", "4096")[::2] == (
         0, "")  # the driver's figure: no note
 

@@ -98,7 +98,7 @@ def test_a_gpu_type_of_your_own_is_checked_at_its_memory(cli, tmp_path: Path):
     config = _config(tmp_path, "Qwen3-8B", "engine_num: 2, tensor_parallel_size: 1", length=4096, gpus=4)
     status, out, err = cli("--from-config", str(config), "--gpu", "my-16g", "--gpu-memory", "16", "--json")
     [current] = [answer["current"] for answer in json.loads(out)]
-    assert status == 0 and err.count("\n") == 1 and err.startswith("solve: note: --gpu-memory 16 is taken as 16 GiB")
+    assert status == 0 and err.count("\n") == 1 and err.startswith("solve: note: --gpu-memory 16GB is taken as 16 GiB")
     assert current["config_problem_codes"] == [CODE] and current["config_problems"][0].startswith(
         "explorer.rollout_model.tensor_parallel_size 1: Qwen3-8B's 16-bit weights (15.3 GiB) and one 4096-token "
         "sequence's KV cache (0.6 GiB) per GPU take more than what vLLM takes of one my-16g (13.4 GiB: Trinity's "

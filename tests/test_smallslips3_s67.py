@@ -44,7 +44,7 @@ def test_the_rows_of_a_one_token_plan_count_it_as_one(cli: Cli, tmp_path: Path):
         "them out (without them: Offload on 6 trainer GPUs with --total-gpus 8 --rollout-gpus 2); give the rollout "
         "GPUs beside these instead: --gpus 8 --rollout-gpus R")
     assert next(line for line in lines if line.startswith("choice")).startswith(
-        "choice           SP=8 on 8 GPUs is the cheapest plan at 1 token on exactly 8 GPUs; each of the 32 ")
+        "choice           SP=8 on 8 GPUs is the cheapest plan at 1 token on exactly 8 GPUs; each of the 14 ")
 
 
 def test_the_longest_length_of_one_token_is_counted_as_one(tmp_path: Path):

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(os.name == "nt", reason="a pseudo-terminal")
 MEMORY_AS_SOLD = ["--gpu", "mycard", "--gpu-memory", "24", "--model", "1.7B", "--gpus", "1", "--len", "8192",
                   "--margin", "0.01"]  # a plan (exit 0) at the memory model's own margin, not a 24 GiB card's default
 MEMORY_AS_SOLD_NOTE = (
-    "solve: note: --gpu-memory 24 is taken as 24 GiB, and as sold it borrows no other GPU type's tables (24GiB or "
+    "solve: note: --gpu-memory 24GB is taken as 24 GiB, and as sold it borrows no other GPU type's tables (24GiB or "
     "nvidia-smi's total would, where a GPU type's driver reports as much); a card may report less than it is sold "
     "with, of HBM (an H100 80GB: 79.6 GiB) or of GDDR with ECC (an L40S 48GB: 45.0 GiB), so give nvidia-smi's total "
     "where you have it (--gpu-memory 81559MiB for an H100 80GB, 46068MiB for an L40S)")
@@ -40,8 +40,8 @@ def _stderr_on_a_terminal(command: list[str], columns: str) -> tuple[int, str]:
 def test_a_note_on_an_80_column_terminal_wraps_at_spaces_with_a_hanging_indent(solve_script: Path):
     status, shown = _stderr_on_a_terminal([str(solve_script), *MEMORY_AS_SOLD], "80")
     assert (status, shown) == (0, (
-        "solve: note: --gpu-memory 24 is taken as 24 GiB, and as sold it borrows no other\n"
-        "  GPU type's tables (24GiB or nvidia-smi's total would, where a GPU type's\n"
+        "solve: note: --gpu-memory 24GB is taken as 24 GiB, and as sold it borrows no\n"
+        "  other GPU type's tables (24GiB or nvidia-smi's total would, where a GPU type's\n"
         "  driver reports as much); a card may report less than it is sold with, of HBM\n"
         "  (an H100 80GB: 79.6 GiB) or of GDDR with ECC (an L40S 48GB: 45.0 GiB), so give\n"
         "  nvidia-smi's total where you have it (--gpu-memory 81559MiB for an H100 80GB,\n"

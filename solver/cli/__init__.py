@@ -31,7 +31,13 @@ from types import FrameType
 from typing import NoReturn
 
 from solver.cli.atomic import WriteFailed
-from solver.cli.notes import note_memory_as_sold, note_short_length, note_small_host_ram, note_thousands_meant
+from solver.cli.notes import (
+    note_gpu_name_meant,
+    note_memory_as_sold,
+    note_short_length,
+    note_small_host_ram,
+    note_thousands_meant,
+)
 from solver.cli.output import OutputError, print_escaped, standard_streams_open
 from solver.cli.parser import Parser, full_width_note
 from solver.cli.paths import check_inputs_apart, check_outputs_spare_inputs, refuse_missing_examples
@@ -162,7 +168,8 @@ def _parse_and_run(parser: Parser, handler: Callable[[argparse.Namespace], int],
     check_inputs_apart(args)
     check_outputs_spare_inputs(args)
     status = handler(args)
-    note_memory_as_sold(args, parser.prog)  # after the answer: bad input has one line on stderr
+    note_gpu_name_meant(args, parser.prog)  # after the answer: bad input has one line on stderr
+    note_memory_as_sold(args, parser.prog)
     note_short_length(args, parser.prog)
     note_thousands_meant(args, parser.prog, argv)
     note_small_host_ram(args, parser.prog, argv)

@@ -16,6 +16,16 @@ if TYPE_CHECKING:
     from solver.tables import Catalog, GpuType, Interconnect, Model
 
 
+EVERY_WORDS = frozenset({"all", "every", "*"})
+"""Names (in any case) that ask for every GPU type or model, which none has: their refusal says what answers each."""
+
+
+def _every_hint(name: str, every: str) -> str:
+    """What an unknown `name`'s refusal adds where it asks for all (`EVERY_WORDS`): `every`, the words that say what
+    answers each ("" for none)."""
+    return f"; {every}" if every and name.strip().casefold() in EVERY_WORDS else ""
+
+
 class CommandCatalog(NamedTuple):
     """The catalogue a command plans with (`catalog_with`), the name of the model it added ("" without one), and
     each --cells file with the GPU type it gave, as read (once: a pipe reads once)."""
@@ -35,7 +45,8 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
                  memory: tuple[int | None, int | None] | None = None,
                  cells: Sequence[Path] = (), start: Catalog | None = None,
                  keep_contradictions: bool = False, join: bool = True,
-                 interconnect: Interconnect | None = None, count_option: str = "--gpus") -> CommandCatalog:
+                 interconnect: Interconnect | None = None, count_option: str = "--gpus",
+                 every: str = "") -> CommandCatalog:
     """The shipped catalogue (or `start`), with `model` added (--model-config's), the tables of the --cells
     files (which may name it; with `keep_contradictions`, even where they contradict themselves or the tables, to
     list them; without `join`, their GPU types alone, as `solve calibrate` reads them: `read_cells_files`),
@@ -43,7 +54,8 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
     the one the catalogue lacks), with --gpu-interconnect's `interconnect` where given; and that model's name as
     the catalogue gives it ("" without one); and the GPU type each --cells file gave (`CommandCatalog`). An unknown
     --gpu name that is a known one with a count (``a100x4``) is refused with the options that give them apart, the
-    count to `count_option`."""
+    count to `count_option`; one that asks for all (``--gpu all``) with `every`'s words, where given (what answers
+    each GPU type)."""
     from solver.tables import OWN_GPU_HINT, check_once, described_gpu_type, load_catalog, read_cells_files
     catalog, added = start or load_catalog(), ""
     if model is not None:
@@ -66,7 +78,8 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
             unknown.append((name, error))
     if memory is None and unknown:
         _refuse_a_count(catalog, names, unknown[0][0], count_option)
-        raise QueryError(with_own_hint(unknown[0][1], OWN_GPU_HINT.format('--gpu-memory SIZE')))
+        raise QueryError(with_own_hint(unknown[0][1], OWN_GPU_HINT.format('--gpu-memory SIZE'))
+                         + _every_hint(unknown[0][0], every))
     if memory is not None:
         if len(unknown) > 1:
             raise QueryError(f"--gpu names {len(unknown)} GPU types the catalogue lacks "
@@ -106,11 +119,12 @@ def check_model_flags(args: argparse.Namespace, ways: str, given: bool = False) 
         raise QueryError(f"which model? give {ways}")
 
 
-def catalogue_model(catalog: Catalog, name: str, listed: str = "") -> Model:
+def catalogue_model(catalog: Catalog, name: str, listed: str = "", every: str = "") -> Model:
     """The model `name` names in `catalog`; `QueryError` for an unknown name, which also says how to give a model
     the catalogue lacks (--model-config, with `name` where it is a checkpoint's folder or config.json:
-    `own_model_option`), or for a list of models (``8B,14B``), `listed` after it where given (the list in place of
-    ``{}``: the command that compares them)."""
+    `own_model_option`), and for one that asks for all (``all``) `every`'s words where given (what answers each
+    model), or for a list of models (``8B,14B``), `listed` after it where given (the list in place of ``{}``: the
+    command that compares them)."""
     from solver.tables import OWN_MODEL_HINT, ListedNamesError, own_model_option
     try:
         return catalog.model(name)
@@ -119,4 +133,4 @@ def catalogue_model(catalog: Catalog, name: str, listed: str = "") -> Model:
         raise QueryError(f"{error}{compared}") from None
     except QueryError as error:
         option = own_model_option(shlex.quote(name), Path(name), "--model-config ", "--model", "--model-config PATH")
-        raise QueryError(with_own_hint(error, OWN_MODEL_HINT.format(option))) from None
+        raise QueryError(with_own_hint(error, OWN_MODEL_HINT.format(option)) + _every_hint(name, every)) from None

@@ -126,9 +126,11 @@ def run_map(args: argparse.Namespace) -> int:
     check_model_flags(args, "--model M or --model-config PATH", given=True)  # one at most: a map may have none
     catalog, added, cells = catalog_with(model_config_option(args.model_config),
                                          args.gpu, args.gpu_memory, args.cells or (),
-                                         interconnect=args.gpu_interconnect, count_option="--gpus-up-to")
+                                         interconnect=args.gpu_interconnect, count_option="--gpus-up-to",
+                                         every="leave --gpu out for a map of each GPU type with tables")
     memory, weights = memory_model_option(args.memory_model, "solve map"), weights_option(args.weights)
-    asked = list(dict.fromkeys(catalogue_model(catalog, name).name for name in args.model)) \
+    every = "" if args.by == "len" else "leave --model out to map each model the GPU type's tables document"
+    asked = list(dict.fromkeys(catalogue_model(catalog, name, every=every).name for name in args.model)) \
         if args.model is not None else [added] if added else None
     gpu_maps = map_plans(asked, gpu=args.gpu, by=args.by, gpus_up_to=args.gpus_up_to, budgets=args.budgets,
                          weights=weights, estimate=args.estimate_mode, margin=args.margin,

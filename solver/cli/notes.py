@@ -39,17 +39,52 @@ if TYPE_CHECKING:
 
 
 def note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
-    """A note on stderr where --gpu-memory gives GB as sold, which the memory model takes as GiB and which borrows no
-    other GPU type's tables (the driver's figure does): a card of HBM or of GDDR with ECC may report less, and
-    nvidia-smi's total is exact."""
+    """A note on stderr where --gpu-memory gives GB as sold (``24``, ``24G`` or ``24GB``, each named as the last, the
+    unit it is read in), which the memory model takes as GiB and which borrows no other GPU type's tables (the
+    driver's figure does): a card of HBM or of GDDR with ECC may report less, and nvidia-smi's total is exact."""
     memory = getattr(args, "gpu_memory", None)
     if memory is not None and memory[1] is None:
         print_note(
-            f"{prog}: note: --gpu-memory {memory[0]} is taken as {memory[0]} GiB, and as sold it borrows no other "
+            f"{prog}: note: --gpu-memory {memory[0]}GB is taken as {memory[0]} GiB, and as sold it borrows no other "
             f"GPU type's tables ({memory[0]}GiB or nvidia-smi's total would, where a GPU type's driver reports as "
             "much); a card may report less than it is sold with, of HBM (an H100 80GB: 79.6 GiB) or of GDDR with "
             "ECC (an L40S 48GB: 45.0 GiB), so give nvidia-smi's total where you have it (--gpu-memory 81559MiB for "
             "an H100 80GB, 46068MiB for an L40S)")
+
+
+def note_gpu_name_meant(args: argparse.Namespace, prog: str) -> None:
+    """A note on stderr where --gpu NAME --gpu-memory SIZE describes a GPU type whose name is one slip away
+    (`_one_slip_apart`) from the catalogue's name or alias of the GPU type it was likely meant to be
+    (`Catalog.meant_gpu_type`, as for a --cells file's GPU type: ``H880`` of 80 GB, H800-80GB): a typo makes a GPU type
+    of its own, silently. Not refused, as a card of one's own may be so named; and not for a name of one's own that
+    holds a catalogue name (``desk-4090``, ``my-h100-pcie``, as the notes on --gpu-memory suggest)."""
+    memory = getattr(args, "gpu_memory", None)
+    if memory is None:
+        return
+    from solver.tables import QueryError, described_gpu_type, load_catalog
+    from solver.tables.text import normalise
+    shipped = load_catalog()
+    for name in given_gpus(getattr(args, "gpu", None)):
+        meant = shipped.meant_gpu_type(name, described_gpu_type(name, *memory).memory_gb)
+        try:
+            known = shipped.gpu(meant) if meant is not None else None  # "H20-96GB or GH200-96GB": no one slip
+        except QueryError:
+            known = None
+        if known is not None and any(_one_slip_apart(normalise(name), normalise(known_name))
+                                     for known_name in (known.name, *known.aliases)):
+            print_note(f"{prog}: note: --gpu {name} is not a GPU type of the catalogue, so --gpu-memory makes one of "
+                       f"its own (did you mean {meant}?)")
+
+
+def _one_slip_apart(written: str, known: str) -> bool:
+    """Whether `written` is `known` with one slip: a character struck for another, added or left out, or two
+    adjacent ones swapped."""
+    if len(written) == len(known):
+        differ = [at for at, (mine, theirs) in enumerate(zip(written, known, strict=True)) if mine != theirs]
+        return len(differ) == 1 or (len(differ) == 2 and differ[1] == differ[0] + 1
+                                    and written[differ[0]] == known[differ[1]] and written[differ[1]] == known[differ[0]])
+    shorter, longer = sorted((written, known), key=len)
+    return len(longer) == len(shorter) + 1 and any(longer[:at] + longer[at + 1:] == shorter for at in range(len(longer)))
 
 
 def note_near_tabled_shape(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:

@@ -261,7 +261,8 @@ def _answer(args: argparse.Namespace) -> int:
                                       args.from_config) or ("", None)
     catalog, added, cells = _planner_catalog(args, config)
     if args.model is not None:
-        catalogue_model(catalog, args.model, listed=MODELS_COMPARED)  # an unknown name: how to give one's own
+        catalogue_model(catalog, args.model, listed=MODELS_COMPARED,  # an unknown name: how to give one's own
+                        every="solve map, without --model, maps each model the GPU type's tables document")
     objective: Objective = "max_len" if args.maximize else MINIMIZED.get(args.minimize, "cheapest")
     if config is not None:
         check_planner_config(args, catalog, added, config, objective)
@@ -322,7 +323,8 @@ def _planner_catalog(args: argparse.Namespace, config: TrinityConfig | None) -> 
         described = local_model(local, config, vllm_rollout=vllm_rollout)
     else:
         described = None
-    return catalog_with(described, args.gpu, args.gpu_memory, args.cells or (), interconnect=args.gpu_interconnect)
+    return catalog_with(described, args.gpu, args.gpu_memory, args.cells or (), interconnect=args.gpu_interconnect,
+                        every="leave --gpu out for an answer on each GPU type with tables")
 
 
 def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, config: TrinityConfig | None,
