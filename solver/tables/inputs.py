@@ -703,6 +703,8 @@ class JobEntry(_JobFields):
             ("gpu", "gputype", "gpuspernode", "hostramgb", "gpumemorygb", "gpumemorymib", "gpuinterconnect",
              "nodeinterconnect", "down"),
             "a pool's field, not a job's: to keep a job to a pool, give it pool: NAME"),
+        "nodegpus": ("a node's GPUs are its pool's gpus_per_node (solve's --node-gpus), not a job's: to keep a job to a "
+                     "pool, give it pool: NAME"),
         **{field: f"solve cluster's {option} gives it, for every job of the file" for field, option in (
             ("margin", "--margin F"), ("safetymargin", "--margin F"), ("memorymodel", "--memory-model FILE"),
             ("tokenbudget", "--token-budget MODE|N"), ("estimate", "--estimate or --no-estimate"),
