@@ -1727,7 +1727,8 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
                named: bool = False) -> ReasonWords:
     """When --host-ram is what rules the plans out (without it one exists): the plan without it, and the host
     memory per node it needs, in words, with the least a plan needs where that is less; where the pins rule out
-    the plans without it, the plan without both; else where Trinity's default token budget rules them out too (a
+    the plans without it and it those without them, the plan without both (nothing where the pins alone rule them
+    out: the nearest plan's words name them); else where Trinity's default token budget rules them out too (a
     lowered one alone trains nothing), the plan without it at a lowered one (``--token-budget auto``); "" otherwise.
     `named`: the words before name the query's host memory (`Query.without_host_ram_words`)."""
     if query.host_ram_gb is None:
@@ -1743,6 +1744,8 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
                 + least_host_words(catalog, unlimited, best, data.gpu)
                 + _lifting_release_words(catalog, data, query))
     if query.pin_flags:
+        if answer_for(catalog, _unpinned(query, top=1), data.gpu, explained=False).best is not None:
+            return ReasonWords()  # the pins alone rule the plans out: the nearest plan's words name them
         best = answer_for(catalog, _unpinned(unlimited), data.gpu, explained=False).best
         if best is not None:
             return (f"; without {query.pin_flags} and {query.host_ram_source}, "

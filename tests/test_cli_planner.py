@@ -2530,6 +2530,16 @@ def test_pins_and_host_memory_that_rule_out_the_plans_together_name_the_plan_wit
                             "host memory per node --explain") in " ".join(out.split())
 
 
+def test_pins_that_rule_out_the_plans_alone_blame_no_host_memory_that_fits(cli):
+    # --host-ram 1024 GiB holds SP=4 on 4 GPUs (81.1 GiB per node): --sp 1 alone rules it out, so the reason names
+    # dropping the pin, as it does without --host-ram, not "without --sp 1 and --host-ram".
+    status, out, _ = cli("--model", "4B", "--len", "64k", "--gpu", "a100-80gb", "--gpus", "4", "--sp", "1",
+                         "--host-ram", "1024")
+    words = " ".join(out.split())
+    assert status == 1 and "65536 tokens trains if you drop --sp 1: SP=4 on 4 GPUs (documented)" in words
+    assert "and --host-ram" not in words
+
+
 def test_host_memory_and_the_default_token_budget_that_rule_out_the_plans_together_name_the_plan_without_both(cli):
     # Without --host-ram, 131072 tokens still needs a lowered token budget; with it, no plan fits 100 GB: only lifting
     # the one and lowering the other trains it, and the reason says so (under Trinity 0.5.1: rank 0 alone loads it).

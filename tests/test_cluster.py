@@ -1246,6 +1246,11 @@ def test_an_unknown_job_model_says_how_to_give_your_own(tmp_path: Path):
       "GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, "
       "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
       "reference_model, critic, dpo, trinity_version, model, model_config)")),
+    ("{name: j, model: 4B, max_model_len: 4096, node_gpus: 4}",
+     ("job j: unknown field 'node_gpus' (a node's GPUs are its pool's gpus_per_node (solve's --node-gpus), not a "
+      "job's: to keep a job to a pool, give it pool: NAME; fields: name, max_model_len, rollout_gpus, priority, pool, "
+      "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
+      "reference_model, critic, dpo, trinity_version, model, model_config)")),
     # Expert parallelism (a mixture of experts' --ep from Megatron): FSDP shards the experts; no field guessed.
     ("{name: j, model: 30B-A3B, max_model_len: 4096, expert_parallel: 8}",
      ("job j: unknown field 'expert_parallel' (verl's FSDP trainer has no expert parallelism: FSDP shards the "
@@ -1281,6 +1286,13 @@ def test_a_misspelt_field_in_a_cluster_file_gets_a_guess(tmp_path: Path, job: st
       "gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
     ("nodes:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8}\n",
      "unknown field 'nodes' (did you mean pools? fields: pools, jobs)"),
+    # solve's --node-gpus by its own name, and the network between nodes as an admin calls it.
+    ("pools:\n  - {name: a, gpu: a100, nodes: 2, node_gpus: 4}\n",
+     ("pool a: unknown field 'node_gpus' (did you mean gpus_per_node? fields: name, gpu, nodes, gpus_per_node, "
+      "host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
+    ("pools:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8, fabric: infiniband}\n",
+     ("pool a: unknown field 'fabric' (did you mean node_interconnect? fields: name, gpu, nodes, gpus_per_node, "
+      "host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
     # Only a job's: a pool's sp is no field, and gets no word on the placement.
     ("pools:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8, sp: 2}\n",
      ("pool a: unknown field 'sp' (fields: name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, "

@@ -181,8 +181,11 @@ def test_a_fast_node_interconnect_or_a_trainer_within_a_node_is_not_cautioned(cl
 
 
 def test_a_node_interconnect_of_another_name_is_refused_in_one_line(cli: Cli, tmp_path: Path):
+    # An admin's short name is told the one it is; a word of none is refused naming the three.
     fleet = tmp_path / "fleet.yaml"
-    fleet.write_text(SMALL_JOB_FLEET.format(link=", node_interconnect: ib"), encoding="utf-8")
-    refusal = (f"solve cluster: error: {fleet}: pool lab, node_interconnect: must be 'infiniband', 'roce' or "
-               "'ethernet', got 'ib'\n")
-    assert cli("cluster", str(fleet)) == (2, "", refusal)
+    for written, meant in (("IB", "; did you mean 'infiniband'? (IB is InfiniBand)"),
+                           ("RoCE v2", "; did you mean 'roce'? (RoCE v2 is RoCE)"), ("myrinet", "")):
+        fleet.write_text(SMALL_JOB_FLEET.format(link=f", node_interconnect: {written}"), encoding="utf-8")
+        refusal = (f"solve cluster: error: {fleet}: pool lab, node_interconnect: must be 'infiniband', 'roce' or "
+                   f"'ethernet', got {written!r}{meant}\n")
+        assert cli("cluster", str(fleet)) == (2, "", refusal)

@@ -334,10 +334,23 @@ INTERCONNECTS_BY_OTHER_NAMES = {
 the interconnect meant (`interconnect_meant`)."""
 
 
-def interconnect_meant(written: object) -> str:
-    """For an interconnect `written` by another tool's name (`INTERCONNECTS_BY_OTHER_NAMES`, in any case), the guess
-    of the one it is: ``did you mean 'infinity-fabric'? (...)``; "" otherwise."""
-    other = INTERCONNECTS_BY_OTHER_NAMES.get(written.strip().lower()) if isinstance(written, str) else None
+NODE_INTERCONNECTS_BY_OTHER_NAMES = {
+    "ib": ("infiniband", "IB is InfiniBand"),
+    "rocev2": ("roce", "RoCE v2 is RoCE"),
+    "roce v2": ("roce", "RoCE v2 is RoCE"),
+    "eth": ("ethernet", "eth is Ethernet"),
+    "tcp": ("ethernet", "NCCL over TCP sockets runs on Ethernet"),
+}
+"""Node interconnects by the short names admins write (``IB``), with the one each is and why: a pool's
+``node_interconnect`` refused names the one meant (`interconnect_meant`)."""
+
+
+def interconnect_meant(written: object,
+                       other_names: dict[str, tuple[str, str]] = INTERCONNECTS_BY_OTHER_NAMES) -> str:
+    """For an interconnect `written` by another name (`other_names`, in any case: a GPU's links by default, or
+    `NODE_INTERCONNECTS_BY_OTHER_NAMES`), the guess of the one it is: ``did you mean 'infinity-fabric'? (...)``; ""
+    otherwise."""
+    other = other_names.get(written.strip().lower()) if isinstance(written, str) else None
     return f"did you mean {other[0]!r}? ({other[1]})" if other else ""
 
 

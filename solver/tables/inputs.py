@@ -67,6 +67,7 @@ from solver.tables.schema import (
     Interconnect,
     Model,
     Multiplier,
+    NodeInterconnectField,
     PlainWorded,
     PrintableText,
     Text,
@@ -417,7 +418,7 @@ class Pool(PlainWorded, defer_build=True):
         "for a GPU type the catalogue lacks, with its memory: how its GPUs in a node reach one another, nvlink, "
         "infinity-fabric or pcie, as --gpu-interconnect; absent, not stated: its SP is weighed as on NVLink, and an SP "
         "plan is cautioned to state it"))
-    node_interconnect: NodeInterconnect | None = Field(default=None, description=(
+    node_interconnect: NodeInterconnectField | None = Field(default=None, description=(
         "how the pool's nodes reach one another: infiniband or roce (a fast fabric), or ethernet; absent, not "
         "stated: a job whose trainer spans nodes there is cautioned (trainer-spans-nodes), as on ethernet"))
     down: Annotated[tuple[Annotated[int, Strict(), Ge(0), Le(MAX_GPUS)], ...], AfterValidator(_ascending)] = Field(
@@ -723,6 +724,8 @@ class JobEntry(_JobFields):
             ("gpu", "gputype", "gpuspernode", "hostramgb", "gpumemorygb", "gpumemorymib", "gpuinterconnect",
              "nodeinterconnect", "down"),
             "a pool's field, not a job's: to keep a job to a pool, give it pool: NAME"),
+        "nodegpus": ("a node's GPUs are its pool's gpus_per_node (solve's --node-gpus), not a job's: to keep a job to a "
+                     "pool, give it pool: NAME"),
         **{field: f"solve cluster's {option} gives it, for every job of the file" for field, option in (
             ("margin", "--margin F"), ("safetymargin", "--margin F"), ("memorymodel", "--memory-model FILE"),
             ("tokenbudget", "--token-budget MODE|N"), ("estimate", "--estimate or --no-estimate"),

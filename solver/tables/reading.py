@@ -699,8 +699,9 @@ FIELDS_MEANT = {
     "nodes": ("count", "numnodes", "nodecount", "nnodes", "nodenum", "hosts"),
     "max_model_len": ("length", "seqlen", "maxlen", "maxlength", "maxseqlen", "context", "contextlength", "contextlen"),
     "gpu": ("gputype", "gpuname", "device", "type"),
-    "gpus_per_node": ("gpupernode", "numgpus", "gpucount", "nprocpernode"),
+    "gpus_per_node": ("gpupernode", "numgpus", "gpucount", "nprocpernode", "nodegpus"),
     "gpus": ("numgpus", "ngpus", "gpucount", "gpunum", "trainergpus"),
+    "node_interconnect": ("fabric", "nodefabric", "network", "nodenetwork", "internode", "interconnectnodes"),
     "host_ram_gb": ("hostram", "hostmemory", "hostmemorygb", "ramgb", "cpumemorygb", "hostramgib"),
     "rollout_gpus": ("rollout", "rolloutgpu", "explorergpus", "vllmgpus"),
     "train_batch_size": ("batchsize", "trainbatch"),
@@ -713,9 +714,10 @@ FIELDS_MEANT = {
              "offlinenodes", "unhealthy", "broken"),
 }
 """Each field by the names a newcomer may guess for it, without case or separators (a pool's count of nodes,
-Trinity's max_model_len by other tools' names, a pool's GPUs per node and a table's trainer GPUs both as num_gpus, a
-fleet's pools as nodes, a length's least as min and its most as max, a pool's nodes down as an operator's failed or
-drained ones): an unknown field is told the field of its mapping whose guessed names hold it."""
+Trinity's max_model_len by other tools' names, a pool's GPUs per node as solve's --node-gpus names it, and with a
+table's trainer GPUs as num_gpus, the network between a pool's nodes as its fabric, a fleet's pools as nodes, a
+length's least as min and its most as max, a pool's nodes down as an operator's failed or drained ones): an unknown
+field is told the field of its mapping whose guessed names hold it."""
 
 
 def _letters(text: str) -> str:

@@ -37,6 +37,7 @@ from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 from solver.tables.bounds import (
     DRIVER_SHARE,
     INTERCONNECTS,
+    INTERCONNECTS_BY_OTHER_NAMES,
     LEAST_DRIVER_MIB,
     LEAST_GPU_MEMORY_GB,
     MAX_CELLS,
@@ -44,8 +45,10 @@ from solver.tables.bounds import (
     MAX_GPUS,
     MAX_HOST_RAM_GB,
     MAX_TOKENS,
+    NODE_INTERCONNECTS_BY_OTHER_NAMES,
     HeldExperts,
     InterconnectName,
+    NodeInterconnect,
     TrinityVersion,
     folded_choice,
     interconnect_meant,
@@ -990,21 +993,31 @@ def choice_as_typed(value: Any, info: ValidationInfo, choices: tuple[str, ...]) 
     return folded_choice(value, choices) if (info.context or {}).get(TYPED) else value
 
 
-def _with_interconnect_meant(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-    """Pydantic's check of an interconnect, its refusal of one by another tool's name in the words of any other
-    (``must be 'nvlink', ... or 'pcie', got 'xgmi'``) ended with the one meant."""
+def _with_interconnect_meant(value: Any, handler: ValidatorFunctionWrapHandler,
+                             other_names: dict[str, tuple[str, str]] = INTERCONNECTS_BY_OTHER_NAMES) -> Any:
+    """Pydantic's check of an interconnect, its refusal of one by another name (`other_names`) in the words of any
+    other (``must be 'nvlink', ... or 'pcie', got 'xgmi'``) ended with the one meant."""
     try:
         return handler(value)
     except ValidationError as error:
-        meant = interconnect_meant(value)
+        meant = interconnect_meant(value, other_names)
         if not meant:
             raise
         raise ValueError(f"must be {error.errors()[0]['ctx']['expected']}, got {yaml_brief(value)}; {meant}") from None
 
 
+def _with_node_interconnect_meant(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """`_with_interconnect_meant` for a pool's nodes: ``got 'IB'; did you mean 'infiniband'? (...)``."""
+    return _with_interconnect_meant(value, handler, NODE_INTERCONNECTS_BY_OTHER_NAMES)
+
+
 Interconnect = Annotated[InterconnectName, WrapValidator(_with_interconnect_meant)]
 """How a GPU type's GPUs in one node reach one another: NVLink, AMD's Infinity Fabric links, or PCIe alone (the
 cost weighs SP's all-to-all more there: `solver.tables.inputs.Weights.sp_pcie_factor`)."""
+
+NodeInterconnectField = Annotated[NodeInterconnect, WrapValidator(_with_node_interconnect_meant)]
+"""How a pool's nodes reach one another, as a cluster file's field: a short name (``IB``) refused names the one
+meant."""
 
 
 ONE_TABLE_OF_TWO = ("give each table once: write the two as one table, naming both tables' models, each row a cell "
