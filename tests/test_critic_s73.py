@@ -222,3 +222,12 @@ def test_the_api_takes_a_critic_in_any_case_as_the_command_does() -> None:
     assert config_query(catalog, config, gpu="h100", critic="None").critic is None  # type: ignore[arg-type]
     with pytest.raises(QueryError, match="^critic must be one of None, none, .*, reloaded, got 'res'$"):
         memory_answer("8B", "h100", 8, 8192, critic="res")  # type: ignore[arg-type]
+
+
+def test_a_critic_beside_a_lora_actor_is_counted_in_full() -> None:
+    # sft89: Trinity gives LoRA to the actor's model config alone (0.6 on verl 0.8 or later builds the critic's without
+    # a rank, trainer/verl/trainer.py:355; before 0.8 its CriticModel has no LoRA field), so the critic trains in full
+    full = estimate_memory("8B", "h100", 8, 32768, critic="resident")
+    lora = estimate_memory("8B", "h100", 8, 32768, critic="resident", lora_rank=16)
+    assert lora.critic_gib == full.critic_gib == pytest.approx(12 * critic_parameters(load_catalog().model("8B")) / 8
+                                                               / GIB)
