@@ -135,7 +135,7 @@ SEED_WORDS = ("rft-solver takes no seed: CP-SAT's is fixed, and a proven answer 
 
 ALGORITHM_WORDS = ("without these options rft-solver counts a run as GRPO trains it: the actor and a reference model "
                    "(none with --lora-rank), no critic; --critic WHERE adds PPO's critic, --dpo DPO and --no-reference "
-                   "a run without a reference model (SFT on Trinity 0.6)")
+                   "a run without a reference model (SFT on Trinity 0.6, with --rollout-gpus 0: no rollout)")
 """What an algorithm option is told where its value names no option of `ALGORITHMS_MEANT` (``--algorithm grpo``)."""
 
 COUNTS_NOTHING = {
