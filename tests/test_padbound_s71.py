@@ -120,6 +120,17 @@ def test_write_sets_the_critics_sizes_only_where_the_configs_algorithm_trains_on
         [*CRITIC_SIZES, *ENGINE_SIZES] if algorithm in ("ppo", None) else [])
 
 
+@pytest.mark.parametrize("version", [None, "0.6"])
+def test_a_dpo_plans_fragment_and_apply_lines_set_no_critic_sizes(version: str | None):
+    # sft89: DPO trains no critic, yet solve --dpo's fragment and apply lines (no config: PPO's keys) set the critic's
+    found, model = _internlm2_plan(version=version)
+    written = {".".join(key.path): key.value for key in keys_for_plan(found, model, None, version=version, dpo=True)}
+    lines = apply_lines(found, model, version, dpo=True)  # type: ignore[arg-type]
+    assert written[SIZES[0]] == 2 and f"{SIZES[0]}: 2" in lines  # the actor's one pair
+    assert not [key for key in (*CRITIC_SIZES, *ENGINE_SIZES) if key in written or f"{key}: 1" in lines]
+    assert not any("the critic's" in line for line in lines)
+
+
 @pytest.mark.parametrize("version", [None, "0.5", "0.6"])
 def test_the_settings_of_every_release_set_the_same_keys(version: str | None):
     found, model = _internlm2_plan(version=version)

@@ -17,7 +17,7 @@ from solver.trinity import patch_trinity_config, read_trinity_config
 CONFIG = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
 ALGORITHM_HINT = ("(without these options rft-solver counts a run as GRPO trains it: the actor and a reference model "
                   "(none with --lora-rank), no critic; --critic WHERE adds PPO's critic, --dpo DPO and --no-reference a "
-                  "run without a reference model (SFT on Trinity 0.6))")
+                  "run without a reference model (SFT on Trinity 0.6, with --rollout-gpus 0: no rollout))")
 """What an algorithm named where no option counts it is told."""
 
 

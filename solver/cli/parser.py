@@ -92,6 +92,15 @@ CHOICES_MEANT = {
 for underscores, with the choice they mean: a refusal names it where the option takes it, or else where another
 option or command takes it (`Parser.elsewhere`: ``solve --minimize hosts``, solve cluster's --minimize nodes)."""
 
+OPTION_CHOICES_MEANT = {
+    "critic": {**dict.fromkeys(("cpu", "host", "host-memory", "ram"), "offloaded"),
+               **dict.fromkeys(("gpu", "gpus", "true", "yes", "on"), "resident"),
+               **dict.fromkeys(("false", "no", "off"), "none")},
+}
+"""Choices by other words for them that one option takes in its own sense, by its dest, hyphens for underscores, with
+the choice they mean, before `CHOICES_MEANT`'s (``--critic cpu``: 'offloaded', its states in host memory; ``--critic
+gpu``, ``--critic true``: 'resident', on the GPUs; where ``--minimize gpu`` means 'gpus')."""
+
 OUTPUT_OPTIONS = ("--output", "--output-file", "-o", "--format", "--output-format")
 """Other tools' options for where, or in what format, output goes: given a format's name (`FORMATS_MEANT`), they mean
 that format's option, not --out (which writes a fragment to a file of that name) nor --json (``--format yaml``)."""
@@ -126,7 +135,7 @@ SEED_WORDS = ("rft-solver takes no seed: CP-SAT's is fixed, and a proven answer 
 
 ALGORITHM_WORDS = ("without these options rft-solver counts a run as GRPO trains it: the actor and a reference model "
                    "(none with --lora-rank), no critic; --critic WHERE adds PPO's critic, --dpo DPO and --no-reference "
-                   "a run without a reference model (SFT on Trinity 0.6)")
+                   "a run without a reference model (SFT on Trinity 0.6, with --rollout-gpus 0: no rollout)")
 """What an algorithm option is told where its value names no option of `ALGORITHMS_MEANT` (``--algorithm grpo``)."""
 
 COUNTS_NOTHING = {
@@ -697,13 +706,15 @@ class Parser(argparse.ArgumentParser):
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         """argparse's, with the invalid choice shown as `brief` shows it (argparse shows it whole), and where
         another option or command takes it (`elsewhere`), or else the choice another word for it means
-        (`CHOICES_MEANT`: ``--maximize context``, 'len'), or where another takes that choice (``--minimize context``:
-        --maximize len), or else the choice it most likely meant (``--minimize gpu``: 'gpus'), or else where another
-        takes the value it most likely meant (``--minimize length``: --maximize len)."""
+        (`OPTION_CHOICES_MEANT`: ``--critic cpu``, 'offloaded'; `CHOICES_MEANT`: ``--maximize context``, 'len'), or
+        where another takes that choice (``--minimize context``: --maximize len), or else the choice it most likely
+        meant (``--minimize gpu``: 'gpus'), or else where another takes the value it most likely meant (``--minimize
+        length``: --maximize len)."""
         if action.choices is not None and value not in action.choices:
             accepted = ", ".join(map(repr, action.choices))
             written = str(value).lower()
-            meant = CHOICES_MEANT.get(written.replace("_", "-"))
+            word = written.replace("_", "-")
+            meant = OPTION_CHOICES_MEANT.get(action.dest, {}).get(word) or CHOICES_MEANT.get(word)
             taken_elsewhere = {other: hint for (dest, other), hint in self.elsewhere.items() if dest == action.dest}
             close = difflib.get_close_matches(written, [str(choice) for choice in action.choices], n=1)
             near = difflib.get_close_matches(written, taken_elsewhere, n=1)

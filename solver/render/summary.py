@@ -156,7 +156,7 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     (`Answer.dpo_pairs`), the actor's one pair, as the fragment writes it (`DPO_PAIR_SIZES`); with `cautions_above`
     (the summary's caution rows give the plan's cautions on its LoRA config's save), the LoRA config's comment points
     to them (`lora_configs_words`' `said_above`); the critic's micro-batch sizes of a padded model only where a critic
-    may be trained (`critic`: false for a config whose algorithm trains none)."""
+    may be trained (`critic`: false for a config whose algorithm trains none; none for `dpo` either)."""
     lines = []
     when = env_when(spans_nodes(plan, node_gpus))
     longest = math.floor(model.vllm_longest_as_written(plan.max_model_len))
@@ -215,10 +215,10 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
         pair = DPO_PAIR_SIZES[version == "0.5"] if dpo else 1
         lines += ["# one sequence per micro-batch, as the caution above says:", "trainer.use_dynamic_bsz: false",
                   *_micro_batch_lines(pair)]
-        if critic:
+        if critic and not dpo:  # DPO trains no critic
             lines += ["# and the critic's, where the algorithm trains one (ppo, Trinity's default):",
                       *(f"{'.'.join(path)}: 1" for path in CRITIC_MICRO_BATCH_SIZES)]
-        if critic and version != "0.5":
+        if critic and not dpo and version != "0.5":
             before = "" if version else " (leave them out before 0.6, which refuses them)"
             lines += [f"# Trinity 0.6 on verl 0.8 or later cuts the critic's by these{before}:",
                       *(f"{'.'.join(path)}: 1" for path in CRITIC_ENGINE_MICRO_BATCH_SIZES)]

@@ -347,7 +347,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     ``trainer.use_remove_padding`` for 0.5, which refuses it), remove padding off for a model it would train wrong
     (`remove_padding_violation`; the critic's own too, but for 0.6, which ignores it), and for that model dynamic batch
     sizes off (the critic's own too where `config` has it, but for 0.6) with one sequence per micro-batch
-    (`_micro_batch_keys`: the critic's only where `config`'s algorithm trains one; for DPO, the actor's one pair by
+    (`_micro_batch_keys`: the critic's where the algorithm trains one, not DPO's; for DPO, the actor's one pair by
     `version`: `dpo`, whether the plan counted a pair, an answer's `Answer.dpo_pairs`, or else where `config` trains DPO
     in `environ`, `config_trains_dpo`); for DPO the actor's one pair for any model, its update in rows as a config has
     it off on a release `version` may be (`config_dpo_in_rows`) or as the keys turn it off (`turns_dpo_rows`, and for a
@@ -366,7 +366,8 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     rows_off = turns_dpo_rows(plan, model, config, bool(dpo)) or (_trains_dpo(readings) and not padded)
     pair = bool(dpo) or _trains_dpo(readings) or rows_off
     rows = rows_off or (pair and _actor_update_in_rows(readings, version))
-    critic = trains_critic(readings.value(("algorithm", "algorithm_type")))  # without a config: ppo, Trinity's default
+    # without a config: ppo, Trinity's default, but for a plan that counted DPO's pair (DPO trains no critic)
+    critic = trains_critic(readings.value(("algorithm", "algorithm_type"))) and not pair
     return [
         *_model_keys(plan, model, config, readings, version, config_lora or _sets_lora(config, environ)),
         *_trainer_keys(plan, version, gpu, padded, token_cap),
