@@ -356,7 +356,8 @@ def _lowered_fewer_reasons(catalog: Catalog, prober: _Prober, words: _Words, que
                            answer: Answer) -> list[Reason]:
     """Under --minimize gpus at Trinity's default token budget, where --token-budget auto may lower it: that the rules
     above hold at that budget, and the plan on fewer GPUs a lowered one gives (the answer's `token_budget_auto`, else
-    `lowered_fewer` solved within the explanation's deadline), or that none does; none where the question does not
+    `lowered_fewer` solved within the explanation's deadline) with the cautions it carries that the best plan does
+    not (`Plan.cautions_beside`), or that none does; none where the question does not
     arise, or the deadline left it undecided (counted in `undecided`)."""
     best, asked = answer.plans[0], query.max_model_len or 0
     fewer = answer.token_budget_auto
@@ -378,7 +379,7 @@ def _lowered_fewer_reasons(catalog: Catalog, prober: _Prober, words: _Words, que
             f"{words.gpus(best.gpus)} either"))]
     return [Reason(rule="lower_token_budget", detail=(
         f"{held}; {query.option_names.token_budget_auto} trains {counted(asked, 'token')} on {words.gpus(fewer.gpus)}, "
-        f"{best.gpus - fewer.gpus} fewer: {words.plan(fewer)}"))]
+        f"{best.gpus - fewer.gpus} fewer: {words.plan(fewer)}{fewer.cautions_beside(best)}"))]
 
 
 def _with_rollout_words(plan: Plan, asked: int) -> str:

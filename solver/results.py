@@ -231,6 +231,14 @@ class CautionCode(str, Enum):
     LORA_TARGETS_SAVED_SPLIT = "lora-targets-saved-split"
 
 
+BESIDE_CAUTION_CODES = (
+    CautionCode.PAST_VALIDATED_LENGTH, CautionCode.YARN_UNVALIDATED_MODEL, CautionCode.PAST_NATIVE_ON_OWN_SCALING,
+    CautionCode.PAST_NATIVE_NO_YARN, CautionCode.PAST_DERIVED_LENGTH, CautionCode.PAST_SLIDING_WINDOW,
+    CautionCode.THIN_HEADROOM, CautionCode.HOST_MEMORY_UNCHECKED)
+"""The cautions a second plan shown beside the best one says (`Plan.cautions_beside`): those on whether it trains as
+shown, its length's, thin headroom and a host memory need nothing checks."""
+
+
 class Caution(NamedTuple):
     """A caution: its `code` and its `words`, as the text shows them."""
 
@@ -1642,6 +1650,13 @@ class Plan(Frozen):
         """The plan's cautions whose code is one of `codes`, in order (none where its JSON was made before codes)."""
         return tuple(caution for caution, coded in zip(self.cautions, self.caution_codes, strict=False)
                      if coded in codes)
+
+    def cautions_beside(self, best: Plan) -> str:
+        """This plan's cautions of `BESIDE_CAUTION_CODES` that the `best` plan it is shown beside does not carry
+        already, each as ``; caution: ...``, as a summary's row or an --explain line on a second plan ends ("" where
+        none): a user who takes this plan instead is told what it risks that the best plan's own cautions do not say."""
+        return "".join(f"; caution: {caution}" for caution in self.cautions_coded(*BESIDE_CAUTION_CODES)
+                       if caution not in best.cautions)
 
     @property
     def evidence_and_single_gpu(self) -> str:

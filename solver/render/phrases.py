@@ -42,7 +42,8 @@ def cost_ratio_words(other: Plan, plan: Plan) -> str:
 def room_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
     """What the margin that the best `plan`'s thin-headroom caution names (``--margin 0.04``, as `names` name it)
     gives: its best plan (its GPUs, setting, length, relative step time against `plan`'s, `cost_ratio_words`,
-    evidence and, estimated, its memory at that margin), or that none trains it then; None where the answer did not
+    evidence and, estimated, its memory at that margin, then the cautions it carries that `plan` does not:
+    `Plan.cautions_beside`), or that none trains it then; None where the answer did not
     ask (`Answer.room_kept`). The summary's ``more room`` row and the ranking's note on plan #1 say it."""
     if (kept := answer.room_kept) is None:
         return None
@@ -56,4 +57,4 @@ def room_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str | Non
               if other.max_model_len != plan.max_model_len else counted(other.max_model_len, "token"))
     return (f"{margin} keeps the room its caution asks for: {other.setting.label} on {counted(other.gpus, 'GPU')}"
             f"{other.lowered_words}, {length}, {cost_ratio_words(other, plan)} "
-            f"({other.evidence_and_single_gpu}{memory})")
+            f"({other.evidence_and_single_gpu}{memory}){other.cautions_beside(plan)}")

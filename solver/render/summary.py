@@ -611,14 +611,14 @@ def _trainer_alone_words(answer: Answer, names: OptionNames) -> str:
 
 
 def _fewer_nodes_words(answer: Answer, plan: Plan, node_gpus: int, names: OptionNames) -> str | None:
-    """The summary's ``fewer nodes`` row: the plan on fewer nodes of `node_gpus` GPUs, and what it trades
-    (None where the answer has none)."""
+    """The summary's ``fewer nodes`` row: the plan on fewer nodes of `node_gpus` GPUs, what it trades and the
+    cautions it carries that `plan` does not (`Plan.cautions_beside`; None where the answer has none)."""
     if (fewer := answer.fewer_nodes) is None:
         return None
     return (f"{counted(fewer.nodes or 1, 'node')} of {counted(node_gpus, 'GPU')} instead of "
             f"{counted(plan.nodes or 1, 'node')}: {fewer.setting.label} on {fewer.gpus} trainer + "
             f"{fewer.rollout_gpus} rollout GPUs, {_trade_words(fewer, plan)} ({fewer.evidence_and_single_gpu}): "
-            f"{_budget_flag(answer, fewer.gpus, fewer.rollout_gpus, names)}")
+            f"{_budget_flag(answer, fewer.gpus, fewer.rollout_gpus, names)}{fewer.cautions_beside(plan)}")
 
 
 def _budget_flag(answer: Answer, gpus: int, rollout_gpus: int | None, names: OptionNames) -> str:
@@ -640,7 +640,8 @@ def _trade_words(other: Plan, plan: Plan) -> str:
 def _rollout_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
     """The summary's ``for rollout`` row, where the best plan takes the whole budget and leaves the rollout none: the
     flags that keep some of it for the rollout (``--total-gpus N --rollout-gpus R``: the N GPUs asked for, now in
-    all, which a plan that takes them whole makes one node or whole nodes), their best plan and what it trades; or,
+    all, which a plan that takes them whole makes one node or whole nodes), their best plan, what it trades and the
+    cautions it carries that `plan` does not (`Plan.cautions_beside`); or,
     where they have none (or,
     for one GPU, would leave the trainer none), that, and how to give the rollout GPUs beside the budget instead
     (and, for one GPU, Trinity's mode colocate: `colocate_words`) (None where the answer did not ask:
@@ -662,7 +663,7 @@ def _rollout_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str |
                 f"instead: {beside}")
     return (f"{kept_for_it} keeps {rollout} of the {budget} for it: "
             f"{other.setting.label} on {counted(other.gpus, 'trainer GPU')}, {_trade_words(other, plan)} "
-            f"({other.evidence_and_single_gpu})")
+            f"({other.evidence_and_single_gpu}){other.cautions_beside(plan)}")
 
 
 def _pins_ruled_out_words(answer: Answer, unpinned: Plan | None, kept_for_it: str) -> str:
@@ -691,8 +692,8 @@ def _host_ruled_out_words(answer: Answer, lifted: Plan | None) -> str:
 
 def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
     """The summary's ``other batch`` row: the better plan a train batch that its data-parallel ranks divide (for
-    Trinity 0.5.0 and 0.5.1, its GPUs: `dividing_batch_words`) would run, and what it trades (None where the answer
-    has none)."""
+    Trinity 0.5.0 and 0.5.1, its GPUs: `dividing_batch_words`) would run, what it trades and the cautions it carries
+    that `plan` does not (`Plan.cautions_beside`; None where the answer has none)."""
     if (other := answer.other_batch) is None:
         return None
     gpus_divide = answer.query is not None and answer.query.batch_divisor == "gpus"
@@ -702,17 +703,19 @@ def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
              else f"{counted(plan.gpus - other.gpus, 'GPU')} fewer, {step}" if other.gpus < plan.gpus else step)
     return (f"with {dividing_batch_words(other.gpus, other.sp, gpus_divide)}: "
             f"{other.setting.label} on {counted(other.gpus, 'GPU')}, {trade} "
-            f"({other.evidence_and_single_gpu})")
+            f"({other.evidence_and_single_gpu}){other.cautions_beside(plan)}")
 
 
 def _unpinned_words(answer: Answer, plan: Plan, pins: Sequence[str], names: OptionNames) -> str | None:
     """The summary's ``unpinned`` row: what the `pins` (as `names` give them) cost (`_limit_cost_words`: ``the pin
-    costs nothing: the best plan has it``; None where the answer has no best plan without them: `Answer.unpinned`)."""
+    costs nothing: the best plan has it``), and the cautions that plan carries that `plan` does not
+    (`Plan.cautions_beside`; None where the answer has no best plan without them: `Answer.unpinned`)."""
     if (free := answer.unpinned) is None:
         return None
     the_pins, costs, them = ("the pins", "cost", "them") if len(pins) > 1 else ("the pin", "costs", "it")
+    cautions = free.cautions_beside(plan) if _another_plan(free, plan) else ""
     return _limit_cost_words(answer, plan, free, f"without {names.joined(pins)}", f"{the_pins} {costs}",
-                             f"the best plan has {them}")
+                             f"the best plan has {them}") + cautions
 
 
 def _host_limit_words(answer: Answer, plan: Plan, host_limit: str) -> str | None:
@@ -758,15 +761,14 @@ def _limit_cost_words(answer: Answer, plan: Plan, free: Plan, lifted: str, limit
 
 def _lowered_fewer_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
     """The summary's ``fewer GPUs`` row: the plan on fewer GPUs that --token-budget auto gives, with its lowered
-    budget, and the thin-headroom and host-memory-unchecked cautions where it carries them (an estimate that fits there
-    with little room, a host memory need past what a node is assumed to have, as the best plan's own rows would say;
-    None where the answer has none: `Answer.token_budget_auto`)."""
+    budget, and the cautions it carries that the best plan does not (`Plan.cautions_beside`: thin headroom, a
+    host memory need past what a node is assumed to have, ...; None where the answer has none:
+    `Answer.token_budget_auto`)."""
     if (fewer := answer.token_budget_auto) is None:
         return None
-    cautions = "".join(f"; caution: {caution}" for caution in fewer.cautions_coded(
-        CautionCode.THIN_HEADROOM, CautionCode.HOST_MEMORY_UNCHECKED))
     return (f"{names.token_budget_auto} trains it on {counted(fewer.gpus, 'GPU')} ({plan.gpus - fewer.gpus} fewer): "
-            f"{fewer.setting.label}{fewer.lowered_words} ({fewer.evidence_and_single_gpu}){cautions}")
+            f"{fewer.setting.label}{fewer.lowered_words} ({fewer.evidence_and_single_gpu})"
+            f"{fewer.cautions_beside(plan)}")
 
 
 def _evidence_words(answer: Answer, plan: Plan) -> str:
