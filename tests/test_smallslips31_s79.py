@@ -154,7 +154,7 @@ def test_the_fewer_nodes_row_carries_its_plans_host_caution(cli: Cli) -> None:
 def test_the_more_room_and_for_rollout_rows_carry_their_plans_host_caution(cli: Cli) -> None:
     # The best plan's own host caution is another (1060.3 GiB while the model loads, no Offload): each row says its own.
     status, out, _ = cli("--model", "30B-A3B", "--gpu", "h20", "--gpus", "8", "--len", "65536")
-    assert status == 0 and "caution        The trainer needs 1060.3 GiB of host memory per node" in out
+    assert status == 0 and "caution        the trainer needs 1060.3 GiB of host memory per node" in out
     assert _beside(out, "more room").startswith(
         "; caution: Offload needs 1211.5 GiB of host memory per node (151.5 GiB per trainer GPU;")
     assert _beside(out, "for rollout").startswith(
