@@ -3508,6 +3508,12 @@ def test_fewest_gpu_hours_say_so_in_words_and_json(cli, monkeypatch):
     best = answer["plans"][0]
     assert (status, answer["objective"], best["gpus"], best["gpu_hours"]) == (0, "min_gpu_hours", 6, 1.111)
     assert list(best)[list(best).index("cost") + 1] == "gpu_hours"
+    # what a pin costs is said in GPU-hours; a --no-env estimate of fewer, which the question without it does not ask,
+    # costs none (it said "the pin costs 0.99x the GPU-hours")
+    unpinned = "the best plan is Env + SP=2 on 6 GPUs, cost 0.1852 (documented): the pin costs"
+    assert f"without --offload, {unpinned} 2.00x the GPU-hours\n" in cli(*asked, "--offload")[1]
+    assert (f"without --no-env, {unpinned} no GPU-hours (0.99x), but this plan is estimated, extrapolated\n"
+            in cli(*asked, "--no-env")[1])
 
 
 def test_gpus_help_says_rollout_gpus_are_extra_and_the_default_budget_it_plans_with(cli, monkeypatch):
@@ -4116,6 +4122,7 @@ def test_a_hugging_face_id_given_for_a_model_config_says_to_download_its_config_
     assert cli("--model-config", "Qwen/Qwen3-235B-A22B", "--len", "8k") == (
         2, "", f"solve: error: --model-config {said}")
     assert cli("cluster", "fleet.yaml") == (2, "", f"solve cluster: error: fleet.yaml: job j, model_config: {said}")
-    for gone in ("gone", "acme/gone.json", f"{tmp_path}/acme/gone"):  # one name, a .json, an absolute path: no id
+    for gone in ("gone", "acme/gone.json", f"{tmp_path}/acme/gone", "ckpts/acme/gone"):  # one name, a .json, an
+        # absolute path, a deeper one: no id
         assert cli("--model-config", gone, "--len", "8k") == (
             2, "", f"solve: error: --model-config {gone}: cannot read: No such file or directory\n")

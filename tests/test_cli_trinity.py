@@ -1927,9 +1927,9 @@ def test_a_relative_model_path_without_a_config_says_where_it_was_looked_for(cli
                             "it): give --model M") in err
     # an SFT stage's checkpoint named as the next stage's model, no ./ before it (s89): no Hugging Face id has two
     # slashes, so it was looked for here too, which the refusal said only of ./ and ../ paths
-    config.write_text("model: {model_path: ckpts/sft/global_step_400/hf, max_model_len: 8192}\n", encoding="utf-8")
+    config.write_text("model: {model_path: sft/global_step_400/hf, max_model_len: 8192}\n", encoding="utf-8")  # 3 parts
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4")
-    assert status == 2 and ("model.model_path: unknown model 'hf' (and no config.json at ckpts/sft/global_step_400/hf, "
+    assert status == 2 and ("model.model_path: unknown model 'hf' (and no config.json at sft/global_step_400/hf, "
                             f"from the working directory {tmp_path}, as Trinity reads it): give --model M") in err
     config.write_text("model: {model_path: my-org/my-sft, max_model_len: 8192}\n", encoding="utf-8")  # an id
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4")
@@ -2272,6 +2272,9 @@ def test_a_verdict_on_settings_a_no_env_estimate_trains_says_why_the_best_plan_c
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--no-env")
     said = " ".join(out.split())
     assert status == 0 and "did not rank these settings" not in said and "plan Offload + SP=4 on 4 of 4 GPUs" in said
+    # Under --minimize gpu-hours the plan's 4 GPUs x 0.6565 are more GPU-hours than the settings' 4 x 0.65: said too
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--minimize", "gpu-hours")
+    assert status == 0 and "The plan below adds Env: its cost is higher (0.6565 against 0.65)" in " ".join(out.split())
     # The longest context's plan is longer, and costs more for its length: Env is no reason, and none is given.
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--maximize", "len")
     said = " ".join(out.split())

@@ -738,9 +738,9 @@ def _another_plan(free: Plan | None, plan: Plan) -> bool:
 def _limit_cost_words(answer: Answer, plan: Plan, free: Plan, lifted: str, limit_costs: str, kept: str) -> str:
     """What one of the caller's limits costs the best `plan`, against `free`, the best plan of the same question
     without it (`lifted`: how, in words): nothing (``{limit_costs} nothing: {kept}``), or in the objective's terms,
-    tokens (a longer plan), GPUs (the fewest), GPU-hours (the fewest), else the relative step time (`cost_ratio_words`; none where `plan`
-    ranks cheaper, a plan the question without the pins does not ask): ``{lifted}, the best plan is ...:
-    {limit_costs} ...``."""
+    tokens (a longer plan), GPUs (the fewest), GPU-hours (the fewest), else the relative step time
+    (`cost_ratio_words`); none of the GPU-hours or the step time where `plan` ranks below `free`, a plan the question
+    without the pins does not ask (`_not_asked_words`): ``{lifted}, the best plan is ...: {limit_costs} ...``."""
     if not _another_plan(free, plan):
         return f"{limit_costs} nothing: {kept}"
     if free.max_model_len != plan.max_model_len:
@@ -749,14 +749,22 @@ def _limit_cost_words(answer: Answer, plan: Plan, free: Plan, lifted: str, limit
     elif answer.objective == "min_gpus" and free.gpus != plan.gpus:
         length, cost = "", counted(plan.gpus - free.gpus, "GPU")
     elif plan.gpu_hours is not None and free.gpu_hours and plan.gpu_hours != free.gpu_hours:
-        length, cost = "", f"{plan.gpu_hours / free.gpu_hours:.2f}x the GPU-hours"
-    elif plan.cost < free.cost:  # a plan the question without the pins does not ask (--no-env's estimates)
-        rests = f", but this plan is {plan.evidence_label}" if plan.evidence != free.evidence else ""
-        length, cost = "", f"no relative step time ({plan.cost / free.cost:.2f}x){rests}"
+        ratio = f"{plan.gpu_hours / free.gpu_hours:.2f}x"
+        length, cost = "", (f"{ratio} the GPU-hours" if plan.gpu_hours > free.gpu_hours else
+                            f"no GPU-hours ({ratio}){_not_asked_words(plan, free)}")
+    elif plan.cost < free.cost:
+        length, cost = "", f"no relative step time ({plan.cost / free.cost:.2f}x){_not_asked_words(plan, free)}"
     else:
         length, cost = "", cost_ratio_words(plan, free)
     return (f"{lifted}, the best plan is {free.setting.label} on {counted(free.gpus, 'GPU')}{length}, cost "
             f"{free.cost:.4g} ({free.evidence_and_single_gpu}): {limit_costs} {cost}")
+
+
+def _not_asked_words(plan: Plan, free: Plan) -> str:
+    """Why `plan` ranks below `free`, the best plan of the question without the caller's limits, though that question
+    does not ask it (--no-env's estimates), in words after a comma (``, but this plan is estimated``); "" where their
+    evidence is alike."""
+    return f", but this plan is {plan.evidence_label}" if plan.evidence != free.evidence else ""
 
 
 def _lowered_fewer_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
