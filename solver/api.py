@@ -862,7 +862,9 @@ class _Placed(NamedTuple):
 def _now_words_arguments(placement: Placement, fleet: Fleet) -> tuple[str | None, str | None, str | None]:
     """`placement`'s `current`, and where it moves where it does, where it runs now in `placed_on_words`' words (on
     the nodes of its pool now in `fleet`: `moved_from_words`) and why (`running_now_words`' arguments)."""
-    from solver.trinity import moved_from_words  # ruamel: only where fragments are made
+    if placement.moved_from is None:  # a job that does not move: the fragment's module is not loaded for it
+        return placement.current, None, placement.move_reason
+    from solver.trinity import moved_from_words  # the fragment's module: only for a job that moves
 
     return placement.current, moved_from_words(placement.moved_from, fleet), placement.move_reason
 
