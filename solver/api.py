@@ -1672,7 +1672,7 @@ def config_query(
            "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source,
            "token_budget_cap_source": config_token_cap_source(
                config.budget_in_effect_keys(asked, planned=True), config.budget_in_effect_sequences(asked, True),
-               config.budget_in_effect(asked, planned=True) > config.budget_in_effect(asked))
+               config.budget_in_effect(asked, planned=True) > config.budget_in_effect(asked), config.version)
            if token_budget is None and query.token_budget_cap and asked is not None else None}
     return query.model_copy(update=own)
 
@@ -2028,7 +2028,8 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
         # none counted (--critic none): the lines on its SP claim no count of it
         problems = _critic_left_out_said(problems, run_sps(), config.sp, query.option_names)
     return query, CurrentSettings(config=name, config_model=_config_model_unplanned(model, config), gpus=gpus,
-                                  gpus_given=config.trainer_gpus is not None, env=False,
+                                  gpus_given=config.trainer_gpus is not None,
+                                  nodes_given=config.node_gpus == query.node_gpus, env=False,
                                   offload=config.offload, sp=config.sp, critic_sps=critic_sps, max_model_len=length,
                                   length_given=own_length,
                                   max_token_len_per_gpu=lowered, trains=False, plan=None,
