@@ -1808,10 +1808,10 @@ def config_token_cap_source(keys: Sequence[str], sequences: Sequence[int] = (), 
                             version: TrinityVersion | None = None) -> str:
     """Where a query's token budget cap came from when a Trinity config's own budgets set it
     (`Query.token_budget_cap_source`), naming the `keys` that set it (`TrinityConfig.budget_in_effect_keys`):
-    `CONFIG_TOKEN_CAP_SOURCE` for the trainer's own, else ``the config's own`` and the roles' keys, `raised` as
-    the release named, `version` (0.6 or none), raises them (`RAISED_CAP_WORDS`); and the `sequences` per micro-batch of the passes that read no
-    budget (`TrinityConfig.budget_in_effect_sequences`): ``the config's micro-batches of 1 sequence with dynamic batch
-    sizes off``."""
+    `CONFIG_TOKEN_CAP_SOURCE` for the trainer's own, else ``the config's own`` and the roles' keys, `raised` as the
+    release named, `version` (0.6 or none), raises them (`RAISED_CAP_WORDS`); and the `sequences` per micro-batch of
+    the passes that read no budget (`TrinityConfig.budget_in_effect_sequences`): ``the config's micro-batches of 1
+    sequence with dynamic batch sizes off``."""
     micro_batches = (f"micro-batches of {counted(list(sequences), 'sequence')} with dynamic batch sizes off"
                      if sequences else "")
     if not keys:

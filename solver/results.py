@@ -1899,9 +1899,9 @@ class CurrentSettings(Frozen, defer_build=True):
         so it is dropped where it agrees with them (and refused where it does not); false beside a rule that refuses
         the config is JSON printed before the rule counted (s89), read as the codes say."""
         def derived(data: dict[str, Any]) -> bool:
-            by_rule = broken_rule_refuses(None if (code := data.get("broken_rule_code")) is None else BrokenRuleCode(code),
-                                          data.get("config_model"), data.get("gpus_given", True),
-                                          data.get("nodes_given", False))
+            code = data.get("broken_rule_code")
+            by_rule = broken_rule_refuses(None if code is None else BrokenRuleCode(code), data.get("config_model"),
+                                          data.get("gpus_given", True), data.get("nodes_given", False))
             by_codes = not REFUSED_CONFIG_CODES.isdisjoint(map(ConfigProblemCode, data.get("config_problem_codes", ())))
             return by_codes or (by_rule and raw["refused"] is not False)
 
