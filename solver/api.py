@@ -1945,10 +1945,11 @@ def _config_budget_mode(config: TrinityConfig, length: int | None, estimate: Est
                         model: Model) -> TokenBudgetMode | int:
     """The planner's token budget for a query from a Trinity config (without --token-budget) of `model`: the
     config's own budget in effect where it lowers Trinity's default at `length` at the config's SP (where estimates
-    are on; Trinity 0.6's actor budget raised as its verl before 0.8 raises it, `TrinityConfig.raised_actor_budget`,
-    planned), kept as every plan's cap, so that plans may lower budgets too but never raise the config's, at a length
-    longer than the config's too, where it may hold no sequence at the config's SP (the plans then take an SP that
-    holds one, `solver.model.add_token_cap`); else ``default``, as for a model whose plans read no budget
+    are on; the actor's budget raised to hold a sequence at the actor's SP as Trinity 0.6 on verl before 0.8 does
+    and, with no release named, as the least any release runs it, `TrinityConfig.raised_actor_budget`, planned),
+    kept as every plan's cap, so that plans may lower budgets too but never raise the config's, at a length longer
+    than the config's too, where it may still hold no sequence at the config's SP (the plans then take an SP
+    that holds one, `solver.model.add_token_cap`); else ``default``, as for a model whose plans read no budget
     (`one_sequence_per_micro_batch`: they are the default's, which says what was judged), and for a config that
     trains DPO, whose actor's micro-batches hold one pair, up to the default budget, whatever the budgets of its other
     passes, with dynamic batch sizes off as the config has them or as ``--write`` turns them (`TrinityConfig.dpo`)."""
