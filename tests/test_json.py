@@ -307,7 +307,7 @@ def test_the_schema_check_finds_keys_left_out_nulls_and_tuples_of_another_length
 
 
 CURRENT_SETTINGS = {"config": "trinity.yaml", "config_model": None,
-                    "gpus": 8, "gpus_given": True, "env": False, "offload": False, "sp": 1,
+                    "gpus": 8, "gpus_given": True, "nodes_given": False, "env": False, "offload": False, "sp": 1,
                     "critic_sps": [],
                     "max_model_len": 32768, "length_given": True, "max_token_len_per_gpu": None, "trains": False,
                     "plan": None, "unread_keys": [], "broken_rule": None, "host_memory_needed": None,
