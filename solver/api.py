@@ -1674,7 +1674,7 @@ def config_query(
            "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source,
            "token_budget_cap_source": config_token_cap_source(
                config.budget_in_effect_keys(asked, planned=True), config.budget_in_effect_sequences(asked, True),
-               config.budget_in_effect(asked, planned=True) > config.budget_in_effect(asked))
+               config.budget_in_effect(asked, planned=True) > config.budget_in_effect(asked), config.version)
            if token_budget is None and query.token_budget_cap and asked is not None else None}
     return query.model_copy(update=own)
 
@@ -1947,10 +1947,11 @@ def _config_budget_mode(config: TrinityConfig, length: int | None, estimate: Est
                         model: Model) -> TokenBudgetMode | int:
     """The planner's token budget for a query from a Trinity config (without --token-budget) of `model`: the
     config's own budget in effect where it lowers Trinity's default at `length` at the config's SP (where estimates
-    are on; Trinity 0.6's actor budget raised as its verl before 0.8 raises it, `TrinityConfig.raised_actor_budget`,
-    planned), kept as every plan's cap, so that plans may lower budgets too but never raise the config's, at a length
-    longer than the config's too, where it may hold no sequence at the config's SP (the plans then take an SP that
-    holds one, `solver.model.add_token_cap`); else ``default``, as for a model whose plans read no budget
+    are on; the actor's budget raised to hold a sequence at the actor's SP as Trinity 0.6 on verl before 0.8 does
+    and, with no release named, as the least any release runs it, `TrinityConfig.raised_actor_budget`, planned),
+    kept as every plan's cap, so that plans may lower budgets too but never raise the config's, at a length longer
+    than the config's too, where it may still hold no sequence at the config's SP (the plans then take an SP
+    that holds one, `solver.model.add_token_cap`); else ``default``, as for a model whose plans read no budget
     (`one_sequence_per_micro_batch`: they are the default's, which says what was judged), and for a config that
     trains DPO, whose actor's micro-batches hold one pair, up to the default budget, whatever the budgets of its other
     passes, with dynamic batch sizes off as the config has them or as ``--write`` turns them (`TrinityConfig.dpo`)."""
@@ -2030,7 +2031,8 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
         # none counted (--critic none): the lines on its SP claim no count of it
         problems = _critic_left_out_said(problems, run_sps(), config.sp, query.option_names)
     return query, CurrentSettings(config=name, config_model=_config_model_unplanned(model, config), gpus=gpus,
-                                  gpus_given=config.trainer_gpus is not None, env=False,
+                                  gpus_given=config.trainer_gpus is not None,
+                                  nodes_given=config.node_gpus == query.node_gpus, env=False,
                                   offload=config.offload, sp=config.sp, critic_sps=critic_sps, max_model_len=length,
                                   length_given=own_length,
                                   max_token_len_per_gpu=lowered, trains=False, plan=None,

@@ -39,13 +39,14 @@ from solver import __version__
 from solver.query import (
     BUDGET_ABOVE_VERDICT_CODES,
     BYPASS_OLD_LOGPROBS,
-    REFUSED_BROKEN_RULES,
     REFUSED_CONFIG_CODES,
+    REFUSING_BROKEN_RULES,
     ConfigAdapter,
     ConfigProblemCode,
     Objective,
     Pins,
     Query,
+    broken_rule_refuses,
     lora_targets_given,
     margin_keeping,
     token_cap_words,
@@ -1785,6 +1786,9 @@ class CurrentSettings(Frozen, defer_build=True):
     gpus: PositiveInt = Field(description="the trainer GPUs the config gives (or, where it gives none, the budget)")
     gpus_given: bool = Field(default=True, description=(
         "whether the config gives its GPUs (cluster.node_num and cluster.gpu_per_node); else gpus is the budget's"))
+    nodes_given: bool = Field(default=False, description=(
+        "whether the node size the verdict judges the trainer GPUs on is the config's own cluster.gpu_per_node (not "
+        "--node-gpus of another size, nor the default where the config gives none); false in JSON made before it"))
     env: bool = Field(description="from the environment: env_variable has expandable_segments:True")
     env_variable: str = Field(default=ENV_VARIABLE[0], description=(
         "the allocator variable env was read from: the first set of PYTORCH_CUDA_ALLOC_CONF, PYTORCH_HIP_ALLOC_CONF "
@@ -1875,9 +1879,10 @@ class CurrentSettings(Frozen, defer_build=True):
 
     @property
     def rule_refuses(self) -> bool:
-        """Whether the rule the settings break (`broken_rule_code`) is one every release stops on
-        (`REFUSED_BROKEN_RULES`), broken by the config's own model (no `config_model`: not another one's heads)."""
-        return self.broken_rule_code in REFUSED_BROKEN_RULES and self.config_model is None
+        """Whether the rule the settings break (`broken_rule_code`) is one every release stops on, broken by the
+        config's own model, GPUs and nodes (`broken_rule_refuses`: not another model's heads, the budget's GPUs or
+        --node-gpus' nodes)."""
+        return broken_rule_refuses(self.broken_rule_code, self.config_model, self.gpus_given, self.nodes_given)
 
     @property
     def check_fails(self) -> bool:
@@ -1909,8 +1914,9 @@ class CurrentSettings(Frozen, defer_build=True):
         so it is dropped where it agrees with them (and refused where it does not); false beside a rule that refuses
         the config is JSON printed before the rule counted (s89), read as the codes say."""
         def derived(data: dict[str, Any]) -> bool:
-            by_rule = (BrokenRuleCode(code) in REFUSED_BROKEN_RULES and data.get("config_model") is None
-                       if (code := data.get("broken_rule_code")) is not None else False)
+            code = data.get("broken_rule_code")
+            by_rule = broken_rule_refuses(None if code is None else BrokenRuleCode(code), data.get("config_model"),
+                                          data.get("gpus_given", True), data.get("nodes_given", False))
             by_codes = not REFUSED_CONFIG_CODES.isdisjoint(map(ConfigProblemCode, data.get("config_problem_codes", ())))
             return by_codes or (by_rule and raw["refused"] is not False)
 
@@ -2353,8 +2359,8 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
         f"{host_need_words(f'{current.host_memory_needed:.1f}', current.offload, query.critic)}, more than "
         f"{query.host_ram_bound_words}")]
     if current.broken_rule:
-        refusing = (" (Trinity and verl stop on it as the trainer starts: the config as written is refused)"
-                    if current.rule_refuses else "")
+        refusing = (f" ({REFUSING_BROKEN_RULES[current.broken_rule_code]}: the config as written is refused)"
+                    if current.rule_refuses and current.broken_rule_code is not None else "")
         verdict = [f"it breaks a rule: {current.broken_rule}{refusing}", *host]
     elif current.unread_keys:
         verdict = [_unread_keys_words(current)]

@@ -538,7 +538,7 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
     assert (status, err) == (0, "")
     # 8 GPUs less 2 rollout engines: 6 trainer GPUs, SP=1 and no Offload, Env not set here.
     assert answer["current"] == {"config": "trinity.yaml", "config_model": None, "gpus": 6, "gpus_given": True,
-                                 "env": False, "offload": False, "sp": 1,
+                                 "nodes_given": True, "env": False, "offload": False, "sp": 1,
                                  "critic_sps": [],
                                  "env_variable": "PYTORCH_CUDA_ALLOC_CONF", "env_variable_set": False,
                                  "max_model_len": 32768, "length_given": True, "max_token_len_per_gpu": None,
@@ -599,7 +599,21 @@ def test_from_config_names_a_broken_rule_and_a_missing_plan(cli, user_config: Pa
     user_config.write_text(text.replace("  use_dynamic_bsz: true", "  use_dynamic_bsz: true\n  ulysses_sequence_parallel_size: 4"),
                            encoding="utf-8")
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--json")
-    assert json.loads(out)[0]["current"]["broken_rule"] == "SP=4 does not divide 6 GPUs"
+    current = json.loads(out)[0]["current"]
+    # release89b: on the config's own GPUs, Trinity (verl before 0.8) and PyTorch's device mesh (0.8) refuse it
+    assert (current["broken_rule"], current["refused"]) == ("SP=4 does not divide 6 GPUs", True)
+    assert ("it breaks a rule: SP=4 does not divide 6 GPUs (Trinity stops on it as it loads the config on verl before "
+            "0.8, PyTorch's device mesh as the trainer starts on 0.8 or later: the config as written is refused). The "
+            "best plan follows.") in current["verdict"]
+    # 2 nodes of 8 less 4 rollout GPUs: 12 trainer GPUs, no whole nodes, which Trinity's config validator refuses
+    user_config.write_text(text.replace("node_num: 1", "node_num: 2").replace("engine_num: 2", "engine_num: 4"),
+                           encoding="utf-8")
+    status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
+    assert status == 1 and ("it breaks a rule: 12 GPUs span nodes of 8 (cluster.gpu_per_node) but are not whole nodes "
+                            "(Trinity stops on it as it loads the config: the config as written is refused).") in (
+        " ".join(out.split()))
+    user_config.write_text(text.replace("  use_dynamic_bsz: true", "  use_dynamic_bsz: true\n  ulysses_sequence_parallel_size: 4"),
+                           encoding="utf-8")
     monkeypatch.setenv("MAX_MODEL_LEN", "200000")
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
     assert status == 1 and "No plan trains either (the reason follows)." in " ".join(out.split())
@@ -2680,7 +2694,8 @@ def test_a_length_from_prompt_and_response_is_checked_as_a_given_one(cli, tmp_pa
         "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n"
         "trainer:\n  max_token_len_per_gpu: 20000\n"), "a100")
     problems = current["config_problems"]
-    assert status == 1 and current["max_model_len"] == 65536 and len(problems) == 4  # no plan on exactly 6 A100s
+    # a plan on exactly 6 A100s: the cap is the 20000 as every release raises it at SP 1, 65536 (release89b)
+    assert status == 0 and current["max_model_len"] == 65536 and len(problems) == 4
     assert problems[0].startswith("trainer.max_token_len_per_gpu 20000 x SP 1 is below model.max_model_len 65536")
     assert problems[1].startswith("trainer.max_token_len_per_gpu as Trinity 0.5.1 raises it, 65536 x SP 1")
     assert problems[2].startswith("model.rope_scaling: max_model_len 65536 is beyond Qwen3-8B's native context")
@@ -2993,7 +3008,9 @@ def test_a_config_whose_sp_does_not_divide_its_trainer_gpus_hears_it_once(cli, t
                       "trainer:\n  ulysses_sequence_parallel_size: 2\n", encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
     assert status == 0 and " ".join(out.split()).count("does not divide") == 1, out
-    assert "it breaks a rule: SP=2 does not divide 3 GPUs. The best plan follows." in " ".join(out.split())
+    assert ("it breaks a rule: SP=2 does not divide 3 GPUs (Trinity stops on it as it loads the config on verl before "
+            "0.8, PyTorch's device mesh as the trainer starts on 0.8 or later: the config as written is refused). The "
+            "best plan follows.") in " ".join(out.split())
 
 
 def test_a_verdict_beside_an_answer_out_of_time_does_not_say_no_plan_exists(cli, monkeypatch: pytest.MonkeyPatch):
