@@ -199,7 +199,8 @@ def test_a_host_caution_beside_a_best_plan_without_one_is_full_on_the_first_row_
     # and its rollout-keeping plan does. The first row that needs it says it in full; a row below it, short (short89).
     (answer,) = solver.plan("30B-A3B", gpu="h20", budget_gpus=8, max_model_len=65536, trinity_version="0.6")
     best, kept = answer.plans[0], answer.rollout_kept
-    assert kept is not None and (other := kept.plan) is not None
+    assert kept is not None and kept.plan is not None
+    other = kept.plan
     (host,) = other.cautions_coded(solver.CautionCode.HOST_MEMORY_UNCHECKED)
     assert not best.cautions_coded(solver.CautionCode.HOST_MEMORY_UNCHECKED) and "and nothing checks it: give" in host
     assert other.cautions_beside(best, ()) == other.cautions_beside(best) == f"; caution: {host}"
