@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -846,11 +847,35 @@ def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int,
                    "all of a node's GPUs)")
     said = [part for part in (share, host_moment_words(training_gib, loading, offload, critic)) if part]
     why = f" ({'; '.join(said)})" if said else ""
-    needs = (f"Offload needs {need_gib:.1f} GiB of host memory per node" if offload else
-             f"the trainer needs {need_gib:.1f} GiB of host memory per node {host_need_purpose(offload, critic)}")
-    return (f"{needs}{why}, more than {assumed}, and nothing checks it: give {unchecked_source} what a node can spare "
-            "for the trainer (free -g's total less what the OS, Ray and the rollout take) to check it"
-            f"{release_hint}")
+    return (f"{host_need_opening(need_gib, offload, critic)}{why}, more than {assumed}, and nothing checks it: give "
+            f"{unchecked_source} what a node can spare for the trainer (free -g's total less what the OS, Ray and the "
+            f"rollout take) to check it{release_hint}")
+
+
+def host_need_opening(need_gib: float, offload: bool, critic: CriticStates | None) -> str:
+    """What a plan, with Offload (`offload`) or without (and a PPO `critic` or not), needs of a node's host memory, as
+    its caution on a need nothing checks opens (`unchecked_host_need`, `short_host_need`): ``Offload needs 757.1 GiB
+    of host memory per node``, or ``the trainer needs ... while the model loads`` (`host_need_purpose`)."""
+    return (f"Offload needs {need_gib:.1f} GiB of host memory per node" if offload else
+            f"the trainer needs {need_gib:.1f} GiB of host memory per node {host_need_purpose(offload, critic)}")
+
+
+_UNCHECKED_HOST_BOUND = re.compile(r", more than the (?P<assumed>[\d.]+) GiB .*, and nothing checks it: give "
+                                   r"(?P<source>.+?) what a node can spare")
+"""What a caution of `unchecked_host_need` says a node is assumed to have, GiB, and what would give its host memory:
+the parts of it `short_host_need` keeps."""
+
+
+def short_host_need(caution: str, need_gib: float | None, offload: bool, critic: CriticStates | None) -> str:
+    """The short form of `caution`, a plan's caution on a host memory need of `need_gib` nothing checks
+    (`unchecked_host_need`, with Offload or without and its PPO `critic`), as a plan shown beside another where the
+    answer shows the full one once says it: the need and what it exceeds (``Offload needs 1211.5 GiB of host memory
+    per node, more than the 1024 GiB assumed (unchecked: --host-ram)``), the advice on checking it left to the full
+    one; `caution` itself where it is not one of those (or no need is given)."""
+    if need_gib is None or (bound := _UNCHECKED_HOST_BOUND.search(caution)) is None:
+        return caution
+    return (f"{host_need_opening(need_gib, offload, critic)}, more than the {bound['assumed']} GiB assumed "
+            f"(unchecked: {bound['source']})")
 
 
 def sp_over_pcie_caution(gpu: GpuType, sp: int, option_names: OptionNames = COMMAND_OPTIONS,
@@ -1652,12 +1677,20 @@ class Plan(Frozen):
         return tuple(caution for caution, coded in zip(self.cautions, self.caution_codes, strict=False)
                      if coded in codes)
 
-    def cautions_beside(self, best: Plan) -> str:
+    def cautions_beside(self, best: Plan, above: Sequence[Plan] | None = None) -> str:
         """This plan's cautions of `BESIDE_CAUTION_CODES` that the `best` plan it is shown beside does not carry
         already, each as ``; caution: ...``, as a summary's row or an --explain line on a second plan ends ("" where
-        none): a user who takes this plan instead is told what it risks that the best plan's own cautions do not say."""
-        return "".join(f"; caution: {caution}" for caution in self.cautions_coded(*BESIDE_CAUTION_CODES)
-                       if caution not in best.cautions)
+        none): a user who takes this plan instead is told what it risks that the best plan's own cautions do not say.
+        Given the plans that the rows `above` its own show beside `best` (None where no rows are: an --explain line,
+        whose words its JSON keeps), its host memory caution is short (`short_host_need`) where the answer shows a
+        full one already: `best` carries one, or a plan above does (the first to, where `best` does not, its full)."""
+        shown = above is not None and any(plan.cautions_coded(CautionCode.HOST_MEMORY_UNCHECKED)
+                                          for plan in (best, *above))
+        return "".join(
+            "; caution: " + (short_host_need(caution, self.host_memory_gb, self.offload, self.critic)
+                             if shown and coded == CautionCode.HOST_MEMORY_UNCHECKED else caution)
+            for caution, coded in zip(self.cautions, self.caution_codes, strict=False)
+            if coded in BESIDE_CAUTION_CODES and caution not in best.cautions)
 
     @property
     def evidence_and_single_gpu(self) -> str:

@@ -84,8 +84,10 @@ def test_the_fewer_gpus_hint_carries_its_thin_headroom(cli: Cli) -> None:
     # The host memory its Offload needs past the node's assumed 128 GiB follows, as the plan's own row says (s89).
     assert status == 0 and _row(out, "fewer GPUs").startswith(
         "--token-budget auto trains it on 1 GPU (3 fewer): Env + Offload with a lowered max_token_len_per_gpu of 65536 "
-        f"(estimated, extrapolated); caution: {THIN}; caution: Offload needs 681.1 GiB of host memory per node, more "
-        "than the 128 GiB assumed for its one trainer GPU there")
+        f"(estimated, extrapolated); caution: {THIN}") and _row(out, "fewer GPUs").endswith(
+        # short: the best plan's own host caution (on 4 GPUs) tells how to check it (s89: short89)
+        "; caution: Offload needs 681.1 GiB of host memory per node, more than the 128 GiB assumed (unchecked: "
+        "--host-ram)")
 
 
 def _codes(cli: Cli, tmp_path: Path, model: str) -> list[str]:
@@ -129,6 +131,10 @@ def test_the_write_check_command_leaves_out_the_configs_own_lora_rank(cli: Cli, 
 # validated one.
 HOST_6 = ("; caution: Offload needs 1086.3 GiB of host memory per node (181.1 GiB per trainer GPU; at start-up, every "
           "rank loading the model; 775.2 while training), more than the 768 GiB assumed for its 6 trainer GPUs there")
+# Where the answer shows a full host caution already (the best plan's own row), a row says its own short (short89):
+# the need and what it exceeds, the advice on checking it left to the full one.
+SHORT_6 = ("; caution: Offload needs 1086.3 GiB of host memory per node, more than the 768 GiB assumed (unchecked: "
+           "--host-ram)")
 
 
 def _beside(out: str, label: str) -> str:
@@ -147,7 +153,7 @@ def test_the_fewer_nodes_row_carries_its_plans_host_caution(cli: Cli) -> None:
                if code == "host-memory-unchecked"]
     assert status == 0 and host not in best["cautions"]
     out = cli("--model", "32B", "--gpu", "h20", "--gpus", "8", "--rollout-gpus", "2", "--len", "32768")[1]
-    assert _row(out, "fewer nodes").endswith(f"(estimated, extrapolated): --gpus 6; caution: {host}")
+    assert _row(out, "fewer nodes").endswith(f"(estimated, extrapolated): --gpus 6{SHORT_6}")
     assert host.startswith(HOST_6.removeprefix("; caution: "))
 
 
@@ -155,15 +161,19 @@ def test_the_more_room_and_for_rollout_rows_carry_their_plans_host_caution(cli: 
     # The best plan's own host caution is another (1060.3 GiB while the model loads, no Offload): each row says its own.
     status, out, _ = cli("--model", "30B-A3B", "--gpu", "h20", "--gpus", "8", "--len", "65536")
     assert status == 0 and "caution        the trainer needs 1060.3 GiB of host memory per node" in out
-    assert _beside(out, "more room").startswith(
-        "; caution: Offload needs 1211.5 GiB of host memory per node (151.5 GiB per trainer GPU;")
-    assert _beside(out, "for rollout").startswith(
-        "; caution: Offload needs 757.1 GiB of host memory per node (189.3 GiB per trainer GPU;")
+    assert _beside(out, "more room") == (
+        "; caution: Offload needs 1211.5 GiB of host memory per node, more than the 1024 GiB assumed (unchecked: "
+        "--host-ram)")
+    assert _beside(out, "for rollout") == (
+        "; caution: Offload needs 757.1 GiB of host memory per node, more than the 512 GiB assumed (unchecked: "
+        "--host-ram)")
+    # Before (short89): each row repeated, word for word, the advice the best plan's own caution row gives.
+    assert out.count("what a node can spare for the trainer") == 1
 
 
 def test_the_other_batch_row_carries_its_plans_host_caution(cli: Cli) -> None:
     status, out, _ = cli("--model", "32B", "--gpu", "h20", "--gpus", "6", "--train-batch-size", "4", "--len", "32768")
-    assert status == 0 and _beside(out, "other batch").startswith(HOST_6)
+    assert status == 0 and _beside(out, "other batch") == SHORT_6
 
 
 def test_the_unpinned_row_carries_its_plans_length_caution(cli: Cli) -> None:
@@ -182,3 +192,18 @@ def test_the_explained_lower_token_budget_line_carries_its_plans_cautions(cli: C
     fewer = answer["token_budget_auto"]
     assert status == 0 and fewer["caution_codes"] == ["thin-headroom", "host-memory-unchecked"]
     assert line.endswith("".join(f"; caution: {caution}" for caution in fewer["cautions"]))
+
+
+def test_a_host_caution_beside_a_best_plan_without_one_is_full_on_the_first_row_alone() -> None:
+    # Trinity 0.6 loads the model on rank 0 alone: the best plan (Env + SP=8, no Offload) needs no caution on host memory
+    # and its rollout-keeping plan does. The first row that needs it says it in full; a row below it, short (short89).
+    (answer,) = solver.plan("30B-A3B", gpu="h20", budget_gpus=8, max_model_len=65536, trinity_version="0.6")
+    best, kept = answer.plans[0], answer.rollout_kept
+    assert kept is not None and kept.plan is not None
+    other = kept.plan
+    (host,) = other.cautions_coded(solver.CautionCode.HOST_MEMORY_UNCHECKED)
+    assert not best.cautions_coded(solver.CautionCode.HOST_MEMORY_UNCHECKED) and "and nothing checks it: give" in host
+    assert other.cautions_beside(best, ()) == other.cautions_beside(best) == f"; caution: {host}"
+    assert other.cautions_beside(best, (other,)) == (
+        "; caution: Offload needs 681.1 GiB of host memory per node, more than the 512 GiB assumed (unchecked: "
+        "host_ram_gb)")  # the API's keyword, as the full caution names it

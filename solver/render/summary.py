@@ -429,7 +429,8 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("memory", _memory_line(answer, plan, memory_source)),
         ("experts", plan.experts_counted if plan.trinity_version is not None else None),
         *(("caution", Text(caution, style="yellow")) for caution in plan.cautions if caution not in said),
-        ("more room", room_kept_words(answer, plan, names)),
+        ("more room", room_kept_words(answer, plan, names, _plans_above(
+            answer, plan, None if answer.room_kept is None else answer.room_kept.plan))),
         ("host memory", _host_memory_words(answer, plan, model, version, names)),
         ("tables' best", _tables_best_words(answer, plan)),
         ("tables", _tables_verdict(answer, plan, names)),
@@ -618,7 +619,7 @@ def _fewer_nodes_words(answer: Answer, plan: Plan, node_gpus: int, names: Option
     return (f"{counted(fewer.nodes or 1, 'node')} of {counted(node_gpus, 'GPU')} instead of "
             f"{counted(plan.nodes or 1, 'node')}: {fewer.setting.label} on {fewer.gpus} trainer + "
             f"{fewer.rollout_gpus} rollout GPUs, {_trade_words(fewer, plan)} ({fewer.evidence_and_single_gpu}): "
-            f"{_budget_flag(answer, fewer.gpus, fewer.rollout_gpus, names)}{fewer.cautions_beside(plan)}")
+            f"{_budget_flag(answer, fewer.gpus, fewer.rollout_gpus, names)}{_cautions_beside(answer, plan, fewer)}")
 
 
 def _budget_flag(answer: Answer, gpus: int, rollout_gpus: int | None, names: OptionNames) -> str:
@@ -663,7 +664,7 @@ def _rollout_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str |
                 f"instead: {beside}")
     return (f"{kept_for_it} keeps {rollout} of the {budget} for it: "
             f"{other.setting.label} on {counted(other.gpus, 'trainer GPU')}, {_trade_words(other, plan)} "
-            f"({other.evidence_and_single_gpu}){other.cautions_beside(plan)}")
+            f"({other.evidence_and_single_gpu}){_cautions_beside(answer, plan, other)}")
 
 
 def _pins_ruled_out_words(answer: Answer, unpinned: Plan | None, kept_for_it: str) -> str:
@@ -703,7 +704,7 @@ def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
              else f"{counted(plan.gpus - other.gpus, 'GPU')} fewer, {step}" if other.gpus < plan.gpus else step)
     return (f"with {dividing_batch_words(other.gpus, other.sp, gpus_divide)}: "
             f"{other.setting.label} on {counted(other.gpus, 'GPU')}, {trade} "
-            f"({other.evidence_and_single_gpu}){other.cautions_beside(plan)}")
+            f"({other.evidence_and_single_gpu}){_cautions_beside(answer, plan, other)}")
 
 
 def _unpinned_words(answer: Answer, plan: Plan, pins: Sequence[str], names: OptionNames) -> str | None:
@@ -713,7 +714,7 @@ def _unpinned_words(answer: Answer, plan: Plan, pins: Sequence[str], names: Opti
     if (free := answer.unpinned) is None:
         return None
     the_pins, costs, them = ("the pins", "cost", "them") if len(pins) > 1 else ("the pin", "costs", "it")
-    cautions = free.cautions_beside(plan) if _another_plan(free, plan) else ""
+    cautions = _cautions_beside(answer, plan, free) if _another_plan(free, plan) else ""
     return _limit_cost_words(answer, plan, free, f"without {names.joined(pins)}", f"{the_pins} {costs}",
                              f"the best plan has {them}") + cautions
 
@@ -726,6 +727,24 @@ def _host_limit_words(answer: Answer, plan: Plan, host_limit: str) -> str | None
         return None
     return _limit_cost_words(answer, plan, free, f"with {free.host_memory_gb:.1f} GiB of host memory per node",
                              f"{host_limit} costs", "the best plan fits in it")
+
+
+def _plans_above(answer: Answer, plan: Plan, other: Plan | None) -> tuple[Plan, ...]:
+    """The plans the summary's rows above `other`'s show beside the best `plan` with their cautions, in their order
+    (all of them where `other` is none of those): ``for rollout``'s, ``more room``'s, ``fewer nodes``', ``other
+    batch``'s, ``unpinned``'s (where another) and ``fewer GPUs``'."""
+    kept, room = answer.rollout_kept, answer.room_kept
+    rows = (kept.plan if kept is not None and kept.rollout_gpus != answer.budget_gpus else None,
+            None if room is None else room.plan, answer.fewer_nodes, answer.other_batch,
+            answer.unpinned if _another_plan(answer.unpinned, plan) else None, answer.token_budget_auto)
+    shown = tuple(row for row in rows if row is not None)
+    return next((shown[:at] for at, row in enumerate(shown) if row is other), shown)
+
+
+def _cautions_beside(answer: Answer, plan: Plan, other: Plan) -> str:
+    """The cautions `other` carries that the best `plan` does not (`Plan.cautions_beside`), as its summary row ends:
+    its host memory caution short where the answer shows a full one already (`_plans_above`)."""
+    return other.cautions_beside(plan, _plans_above(answer, plan, other))
 
 
 def _another_plan(free: Plan | None, plan: Plan) -> bool:
@@ -776,7 +795,7 @@ def _lowered_fewer_words(answer: Answer, plan: Plan, names: OptionNames) -> str 
         return None
     return (f"{names.token_budget_auto} trains it on {counted(fewer.gpus, 'GPU')} ({plan.gpus - fewer.gpus} fewer): "
             f"{fewer.setting.label}{fewer.lowered_words} ({fewer.evidence_and_single_gpu})"
-            f"{fewer.cautions_beside(plan)}")
+            f"{_cautions_beside(answer, plan, fewer)}")
 
 
 def _evidence_words(answer: Answer, plan: Plan) -> str:
