@@ -1744,7 +1744,7 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
                 + least_host_words(catalog, unlimited, best, data.gpu)
                 + _lifting_release_words(catalog, data, query))
     if query.pin_flags:
-        if answer_for(catalog, _unpinned(query, top=1), data.gpu, explained=False).best is not None:
+        if nearby.plan("without_pins") is not None:  # the question the pins' own words ask: solved once
             return ReasonWords()  # the pins alone rule the plans out: the nearest plan's words name them
         best = answer_for(catalog, _unpinned(unlimited), data.gpu, explained=False).best
         if best is not None:
