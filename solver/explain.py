@@ -244,8 +244,8 @@ class _Prober:
 def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...]:
     """Why `answer` (for one GPU type) is what it is, as a list of rules and what they mean here.
 
-    With an open budget for the fewest GPUs (no --gpus) the plan's own GPU count bounds the search: every
-    plan that ranks before it has no more GPUs (not so for the fewest GPU-hours, whose plans before it may have more)."""
+    With an open budget for the fewest GPUs (no --gpus) the plan's own GPU count bounds the search: every plan that
+    ranks before it has no more GPUs (not so for the fewest GPU-hours, whose plans before it may have more)."""
     scope = query.fewest_gpus_scope
     if query.open_budget and answer.plans and query.objective == "min_gpus":
         query = query.model_copy(update={"budget_gpus": answer.plans[0].gpus, "open_budget": False})

@@ -1861,8 +1861,8 @@ class CurrentSettings(Frozen, defer_build=True):
         "verdict's budget where the config lets a GPU take more (trains false)"))
     unread_keys: tuple[str, ...] = Field(default=(), description=(
         "the config's keys that decide how many tokens a pass takes per GPU (dynamic batch sizes, micro-batch sizes), "
-        "or whether a pass fails on its rows (algorithm.bypass_old_logprobs), or the share of the states a GPU holds (a "
-        "role's fsdp_size), and cannot be read here (an environment variable this shell lacks), and a role's "
+        "or whether a pass fails on its rows (algorithm.bypass_old_logprobs), or the share of the states a GPU holds "
+        "(a role's fsdp_size), and cannot be read here (an environment variable this shell lacks), and a role's "
         "fsdp_size that shards its states over groups of fewer GPUs (fsdp-size-hybrid), which the verdict does not "
         "count: where any, whether the settings train is unknown (trains false, and the verdict says so), unless they "
         "break a rule"))

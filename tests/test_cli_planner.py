@@ -3516,6 +3516,19 @@ def test_fewest_gpu_hours_say_so_in_words_and_json(cli, monkeypatch):
             in cli(*asked, "--no-env")[1])
 
 
+def test_a_limit_that_costs_gpus_at_equal_gpu_hours_says_so(cli):
+    # lastread89: --host-ram short of Qwen3-14B's Offload on 1 H100 (351.6 GiB per node) keeps its setting on 3 nodes
+    # of 1, the same GPU-hours, which --minimize gpu-hours ranks below the fewest GPUs: the limit costs 2 GPUs (it said
+    # "costs no relative step time (0.33x)", the step time being no term of this objective)
+    out = cli("--model", "14B", "--gpu", "h100", "--minimize", "gpu-hours", "--len", "8k", "--offload",
+              "--node-gpus", "1", "--host-ram", "150")[1]
+    words = " ".join(out.split())
+    assert "plan Env + Offload on 3 GPUs, 3 whole nodes of 1" in words
+    assert ("host limit with 351.6 GiB of host memory per node, the best plan is Env + Offload on 1 GPU, cost 2.02 "
+            "(estimated; one trainer GPU: Trinity-RFT's guide strongly advises more GPUs): --host-ram 150 GiB costs "
+            "2 GPUs") in words
+
+
 def test_gpus_help_says_rollout_gpus_are_extra_and_the_default_budget_it_plans_with(cli, monkeypatch):
     # Someone with 8 GPUs in all reads --gpus as their total: the help says it is the trainer's, and its default.
     monkeypatch.setenv("COLUMNS", "300")  # one line per option: argparse wraps at hyphens too

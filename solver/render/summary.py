@@ -14,6 +14,7 @@ from rich.text import Text
 
 from solver.memory import CEILING
 from solver.query import (
+    CHOOSES_COUNT,
     CRITIC_ENGINE_MICRO_BATCH_SIZES,
     CRITIC_MICRO_BATCH_SIZES,
     CRITIC_REMOVE_PADDING_KEY,
@@ -757,20 +758,20 @@ def _another_plan(free: Plan | None, plan: Plan) -> bool:
 def _limit_cost_words(answer: Answer, plan: Plan, free: Plan, lifted: str, limit_costs: str, kept: str) -> str:
     """What one of the caller's limits costs the best `plan`, against `free`, the best plan of the same question
     without it (`lifted`: how, in words): nothing (``{limit_costs} nothing: {kept}``), or in the objective's terms,
-    tokens (a longer plan), GPUs (the fewest), GPU-hours (the fewest), else the relative step time
-    (`cost_ratio_words`); none of the GPU-hours or the step time where `plan` ranks below `free`, a plan the question
+    tokens (a longer plan), GPU-hours (the fewest), GPUs (the fewest; of equal GPU-hours, the fewest GPUs), else the
+    relative step time (`cost_ratio_words`); none of the GPU-hours or the step time where `plan` ranks below `free`, a plan the question
     without the pins does not ask (`_not_asked_words`): ``{lifted}, the best plan is ...: {limit_costs} ...``."""
     if not _another_plan(free, plan):
         return f"{limit_costs} nothing: {kept}"
     if free.max_model_len != plan.max_model_len:
         length = f" at {counted(free.max_model_len, 'token')}"
         cost = counted(free.max_model_len - plan.max_model_len, "token")
-    elif answer.objective == "min_gpus" and free.gpus != plan.gpus:
-        length, cost = "", counted(plan.gpus - free.gpus, "GPU")
     elif plan.gpu_hours is not None and free.gpu_hours and plan.gpu_hours != free.gpu_hours:
         ratio = f"{plan.gpu_hours / free.gpu_hours:.2f}x"
         length, cost = "", (f"{ratio} the GPU-hours" if plan.gpu_hours > free.gpu_hours else
                             f"no GPU-hours ({ratio}){_not_asked_words(plan, free)}")
+    elif answer.objective in CHOOSES_COUNT and free.gpus != plan.gpus:  # of equal GPU-hours, the fewest GPUs rank first
+        length, cost = "", counted(plan.gpus - free.gpus, "GPU")
     elif plan.cost < free.cost:
         length, cost = "", f"no relative step time ({plan.cost / free.cost:.2f}x){_not_asked_words(plan, free)}"
     else:

@@ -1115,7 +1115,8 @@ def load_models(path: Path) -> tuple[Model, ...]:
 
 
 def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = (),
-                  made_by: Mapping[str, Path] | None = None, loader: type[UniqueKeyLoader] = UniqueKeyLoader) -> GpuType:
+                  made_by: Mapping[str, Path] | None = None,
+                  loader: type[UniqueKeyLoader] = UniqueKeyLoader) -> GpuType:
     """Load and check one GPU type's feasibility tables against the known `models`; a GPU type of the
     `hardware` catalogue (named by its name or an alias) takes its ``memory_gb`` where it gives none, and must match
     its entry there, whose name, aliases,
