@@ -1631,7 +1631,38 @@ def _beyond_length_reason(catalog: Catalog, data: PlanningData, query: Query, ne
                          f"{within}{limit}: "
                          f"the longest is {best.max_model_len}{grid_words(best)} ({best.setting.label} on "
                          f"{counted(best.gpus, 'GPU')}{best.lowered_words}, " + best.evidence_cautioned + ")"
-                         + (lifted.words or _nearest_words(catalog, data, query, named)) + reach, best, named)
+                         + (lifted.words or _nearest_words(catalog, data, query, named)) + reach
+                         + _larger_nodes_words(catalog, data, query), best, named)
+
+
+def node_caps_sp(model: Model, query: Query) -> int | None:
+    """The largest SP degree a node of `query`'s given size (`Query.node_gpus_given`) holds, where its heads and
+    budget would allow a larger one on larger nodes (up to `MAX_NODE_GPUS`); None where the node is not what stops SP
+    (a size not given, SP pinned, or no larger degree allowed)."""
+    if not query.node_gpus_given or query.sp is not None or query.node_gpus >= MAX_NODE_GPUS:
+        return None
+    within = max(sp_degrees_within(model, query.budget_gpus, query.node_gpus))
+    larger = max(sp_degrees_within(model, query.budget_gpus, MAX_NODE_GPUS))
+    return within if larger > within else None
+
+
+def _larger_nodes_words(catalog: Catalog, data: PlanningData, query: Query) -> ReasonWords:
+    """Where the node size given caps SP (`node_caps_sp`) and, within the same budget and limits, larger nodes (twice,
+    four times its size..., up to `MAX_NODE_GPUS`) train `query`'s length: that, and the plan on the smallest of them
+    (``; SP stops at the 4 GPUs of a node (--node-gpus 4): on nodes of 8 GPUs, 65536 tokens trains: Env + SP=8 on 16
+    GPUs (estimated)``); none otherwise."""
+    most = node_caps_sp(data.shape, query)
+    if most is None:
+        return ReasonWords()
+    doublings = range(1, MAX_NODE_GPUS.bit_length())
+    for size in sorted({min(query.node_gpus << doubling, MAX_NODE_GPUS) for doubling in doublings}):
+        plan = optional_best(catalog, query.model_copy(update={"node_gpus": size, "top": 1}), data.gpu)
+        if plan is not None:
+            return (f"; SP stops at the {counted(query.node_gpus, 'GPU')} of a node ({query.node_source} "
+                    f"{query.node_gpus}, SP={most} at most): on nodes of {counted(size, 'GPU')}, "
+                    f"{counted(query.max_model_len or 0, 'token')} trains: {plan.setting.label} on "
+                    f"{counted(plan.gpus, 'GPU')}{plan.lowered_words} (" + plan.evidence_cautioned + ")")
+    return ReasonWords()
 
 
 class _LiftedLimits(NamedTuple):

@@ -48,6 +48,8 @@ PLAN_ERRORS = [
     ({"top": 0}, "top must be a whole number from 1 to 100, got 0"),
     ({"workers": 0}, "workers must be a whole number from 1 to 1024, got 0"),
     ({"node_gpus": 0}, "node_gpus must be a whole number from 1 to 16, got 0"),
+    ({"node_gpus": 64}, ("node_gpus must be a whole number from 1 to 16, got 64 (a node is one host, Trinity's "
+                         "cluster.gpu_per_node, and the largest hosts have 16 GPUs: give more GPUs as more nodes)")),
     ({"rollout_gpus": -1}, "rollout_gpus must be a whole number from 0 to 65536, got -1"),
     ({"train_batch_size": 0}, "train_batch_size must be a whole number from 1 to 16777216, got 0"),
     ({"token_budget": "auto", "estimate": "never"},

@@ -3504,7 +3504,8 @@ def test_a_configs_whole_number_written_as_a_float_is_refused_with_how_to_write_
 
 
 @pytest.mark.parametrize(("written", "said"), [("-2.0", "must be at least 1, got -2.0"),
-                                               ("1e9", "must be at most 65536, got 1000000000.0")])
+                                               ("1e9", "must be at most 16, got 1000000000.0"),
+                                               ("32", "must be at most 16, got 32")])  # one host, as --node-gpus
 def test_a_configs_whole_number_written_as_a_float_out_of_range_is_told_its_bound_not_how_to_write_it(
         cli, tmp_path: Path, written: str, said: str):
     # words89: cluster.gpu_per_node: -2.0 was told "(write -2.0 as -2)", and -2 then refused: the bound, once, as

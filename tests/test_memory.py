@@ -882,12 +882,16 @@ def test_cli_memory_takes_the_planners_no_env_and_no_offload_spellings(cli):
                                                         "other: give one of them\n"))
 
 
-@pytest.mark.parametrize("flag", ["--gpus", "--sp", "--node-gpus"])
-def test_cli_memory_refuses_a_count_past_its_bound_naming_both(cli, flag: str):
-    flags = {"--gpus": "8", "--sp": "1", "--node-gpus": "8", flag: "65537"}
+@pytest.mark.parametrize(("flag", "most", "why"), [
+    ("--gpus", 65536, ""), ("--sp", 65536, ""),
+    ("--node-gpus", 16, (" (a node is one host, Trinity's cluster.gpu_per_node, and the largest hosts have 16 GPUs: "
+                         "give more GPUs as more nodes)"))])
+def test_cli_memory_refuses_a_count_past_its_bound_naming_both(cli, flag: str, most: int, why: str):
+    # --node-gpus stops where a cluster pool's gpus_per_node does: one host.
+    flags = {"--gpus": "8", "--sp": "1", "--node-gpus": "8", flag: str(most + 1)}
     assert cli("memory", "--model", "4B", "--gpu", "h100", "--len", "8k", *[t for f in flags.items() for t in f]) == (
         2, "", ("usage: solve memory [options] (--help lists them)\nsolve memory: error: "
-                f"argument {flag}: must be a whole number from 1 to 65536, got 65537\n"))
+                f"argument {flag}: must be a whole number from 1 to {most}, got {most + 1}{why}\n"))
 
 
 def test_cli_memory_breakdown_and_exit_codes(cli):

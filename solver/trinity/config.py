@@ -42,7 +42,6 @@ from solver.tables import (
     MAX_NODE_GPUS,
     MAX_TRAIN_BATCH,
     NO_CRITIC,
-    NODE_IS_ONE_HOST,
     VLLM_LORA_RANKS,
     CriticChoice,
     CriticStates,
@@ -541,12 +540,9 @@ def _read_trainer_gpus(reader: ConfigReader, rollout: int, names: OptionNames) -
     without ``gpu_per_node``); `ConfigError` for a node above `MAX_NODE_GPUS` (one host) or a cluster above
     `MAX_GPUS`, or one that leaves the trainer none (of one GPU: with Trinity's mode colocate besides, as `names` name
     its option, `colocate_words`)."""
-    gpu_per_node = reader.integer(NODE_SIZE_PATH, maximum=MAX_GPUS)
+    gpu_per_node = reader.integer(NODE_SIZE_PATH, maximum=MAX_NODE_GPUS)
     if gpu_per_node is None:
         return None, None
-    if gpu_per_node > MAX_NODE_GPUS:
-        raise ConfigError(f"{reader.where(NODE_SIZE_PATH)} must be at most {MAX_NODE_GPUS}, got {gpu_per_node} "
-                          f"({NODE_IS_ONE_HOST}, cluster.node_num)")
     total = reader.count(("cluster", "node_num"), 1) * gpu_per_node
     if total > MAX_GPUS:
         raise ConfigError(f"{reader.name}: cluster.node_num x cluster.gpu_per_node = {total} GPUs; at most {MAX_GPUS}")
