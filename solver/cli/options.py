@@ -30,6 +30,7 @@ from solver.tables import (
     HOST_NEED_WORDS,
     INTERCONNECTS,
     MAX_LORA_RANK,
+    MAX_NODE_GPUS,
     MAX_TRAIN_BATCH,
     MAX_WORKERS,
     NODE_GPUS,
@@ -348,4 +349,5 @@ def add_node_gpus_option(parser: argparse.ArgumentParser | argparse._ArgumentGro
     default = f"--from-config's cluster.gpu_per_node, else {NODE_GPUS}" if from_config else str(NODE_GPUS)
     parser.add_argument("--node-gpus", metavar="N", type=node_gpus_count,
                         default=None if from_config else NODE_GPUS,
-                        help=f"GPUs per node (default: {default}): a trainer on more keeps each SP group in one node")
+                        help=f"GPUs per node, at most {MAX_NODE_GPUS} (default: {default}): a trainer on more takes "
+                        "whole nodes and keeps each SP group in one node")
