@@ -278,8 +278,8 @@ class Query(Frozen):
     sp: int | None = Field(default=None, gt=0)
     env: bool | None = None
     offload: bool | None = None
-    node_gpus: int = Field(default=NODE_GPUS, gt=0, le=MAX_NODE_GPUS, description="GPUs per node: a trainer spanning nodes "
-                           "keeps each SP group inside one node")
+    node_gpus: int = Field(default=NODE_GPUS, gt=0, le=MAX_NODE_GPUS, description="GPUs per node: a trainer "
+                           "spanning nodes keeps each SP group inside one node")
     node_source: str = Field(default="--node-gpus", description="where the node size came from, as messages "
                              "name it (--node-gpus, or a config's cluster.gpu_per_node)")
     node_gpus_given: bool = Field(default=False, description=(

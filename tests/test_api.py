@@ -592,8 +592,8 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.estimate_memory("4B", "h100", 16, 4096, node_gpus=-8),
          "node_gpus must be a whole number from 1 to 16, got -8"),
         (lambda: solver.estimate_memory("4B", "h100", 8, 4096, node_gpus=MAX_NODE_GPUS + 1),
-         "node_gpus must be a whole number from 1 to 16, got 17 (a node is one host, Trinity's cluster.gpu_per_node, "
-         "and the largest hosts have 16 GPUs: give more GPUs as more nodes)"),
+         ("node_gpus must be a whole number from 1 to 16, got 17 (a node is one host, Trinity's cluster.gpu_per_node, "
+          "and the largest hosts have 16 GPUs: give more GPUs as more nodes)")),
         (lambda: solver.estimate_memory("4B", "h100", 8, 4096, offload=1), "offload must be True or False, got 1"),
         (lambda: solver.estimate_memory("4B", "h100", 8, 4096, env=None), "env must be True or False, got None"),
         (lambda: solver.estimate_memory("4B", "h100", None, 4096), "gpus must be a whole number, got None"),
