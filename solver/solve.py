@@ -1631,8 +1631,8 @@ def _beyond_length_reason(catalog: Catalog, data: PlanningData, query: Query, ne
                          f"{within}{limit}: "
                          f"the longest is {best.max_model_len}{grid_words(best)} ({best.setting.label} on "
                          f"{counted(best.gpus, 'GPU')}{best.lowered_words}, " + best.evidence_cautioned + ")"
-                         + (lifted.words or _nearest_words(catalog, data, query, named)) + reach
-                         + _larger_nodes_words(catalog, data, query), best, named)
+                         + (lifted.words + _node_cap_words(data, query) if lifted.words
+                            else _nearest_words(catalog, data, query, named)) + reach, best, named)
 
 
 def node_caps_sp(model: Model, query: Query) -> int | None:
@@ -1646,14 +1646,13 @@ def node_caps_sp(model: Model, query: Query) -> int | None:
     return within if larger > within else None
 
 
-def _larger_nodes_words(catalog: Catalog, data: PlanningData, query: Query) -> ReasonWords:
-    """Where the node size given caps SP (`node_caps_sp`) and, within the same budget and limits, larger nodes (twice,
-    four times its size..., up to `MAX_NODE_GPUS`) train `query`'s length: that, and the plan on the smallest of them
-    (``; SP stops at the 4 GPUs of a node (--node-gpus 4): on nodes of 8 GPUs, 65536 tokens trains: Env + SP=8 on 16
-    GPUs (estimated)``); none otherwise."""
+def _node_cap_words(data: PlanningData, query: Query) -> str:
+    """Where the node size given caps SP (`node_caps_sp`), that, in `_no_nearest_words`' words (``; on nodes of 4
+    GPUs (--node-gpus) an SP group stays within one node, so SP=4 at most``); "" otherwise. A node size given is
+    hardware: no plan on larger nodes is named."""
     most = node_caps_sp(data.shape, query)
-    if most is None:
-        return ReasonWords()
+    return ("" if most is None else f"; on nodes of {counted(query.node_gpus, 'GPU')} ({query.node_source}) an SP "
+            f"group stays within one node, so SP={most} at most")
     doublings = range(1, MAX_NODE_GPUS.bit_length())
     for size in sorted({min(query.node_gpus << doubling, MAX_NODE_GPUS) for doubling in doublings}):
         plan = optional_best(catalog, query.model_copy(update={"node_gpus": size, "top": 1}), data.gpu)

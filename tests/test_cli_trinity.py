@@ -1181,7 +1181,8 @@ def test_write_needs_the_trainer_gpus_and_takes_the_node_size_from_the_config(cl
     [answer] = json.loads(out)
     assert status == 1 and answer["reason"].endswith(
         "the longest is 101376 on the 1024-token grid (Env + Offload + SP=4 on 8 GPUs, estimated, extrapolated); --token-budget auto trains "
-        "131072 tokens: Env + SP=4 on 8 GPUs with max_token_len_per_gpu = 38912 (estimated, extrapolated)")
+        "131072 tokens: Env + SP=4 on 8 GPUs with max_token_len_per_gpu = 38912 (estimated, extrapolated); on nodes of "
+        "4 GPUs (cluster.gpu_per_node) an SP group stays within one node, so SP=4 at most")
     status, out, _ = cli("--from-config", str(two_nodes), "--gpu", "h100", "--node-gpus", "8", "--json")
     assert status == 0 and json.loads(out)[0]["plans"][0]["sp"] == 8  # --node-gpus overrides the config's
 
