@@ -1653,15 +1653,6 @@ def _node_cap_words(data: PlanningData, query: Query) -> str:
     most = node_caps_sp(data.shape, query)
     return ("" if most is None else f"; on nodes of {counted(query.node_gpus, 'GPU')} ({query.node_source}) an SP "
             f"group stays within one node, so SP={most} at most")
-    doublings = range(1, MAX_NODE_GPUS.bit_length())
-    for size in sorted({min(query.node_gpus << doubling, MAX_NODE_GPUS) for doubling in doublings}):
-        plan = optional_best(catalog, query.model_copy(update={"node_gpus": size, "top": 1}), data.gpu)
-        if plan is not None:
-            return (f"; SP stops at the {counted(query.node_gpus, 'GPU')} of a node ({query.node_source} "
-                    f"{query.node_gpus}, SP={most} at most): on nodes of {counted(size, 'GPU')}, "
-                    f"{counted(query.max_model_len or 0, 'token')} trains: {plan.setting.label} on "
-                    f"{counted(plan.gpus, 'GPU')}{plan.lowered_words} (" + plan.evidence_cautioned + ")")
-    return ReasonWords()
 
 
 class _LiftedLimits(NamedTuple):
