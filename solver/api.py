@@ -67,6 +67,7 @@ from solver.query import (
     check_host_ram,
     check_lora_rank,
     check_margin,
+    check_node_gpus,
     check_reference_with_lora,
     check_run_options,
     check_seed,
@@ -1186,7 +1187,8 @@ def estimate_memory(
     margin = resolve_margin(memory, margin, catalog.gpu(gpu).memory_gib, option_names)
     names = option_names
     check_counts((names.named("gpus"), gpus, MAX_GPUS), (names.length, max_model_len, MAX_TOKENS),
-                 (names.named("sp"), sp, MAX_GPUS), (names.node_gpus, node_gpus, MAX_GPUS))
+                 (names.named("sp"), sp, MAX_GPUS))
+    check_node_gpus(node_gpus, names.node_gpus)
     check_host_ram(host_ram_gb, names)
     catalog = _lora_counted(catalog, model, lora_targets, lora_rank, experts, option_names, lora_exclude_modules)
     resolved, node_size = catalog.model(model), node_gpus if node_gpus is not None else NODE_GPUS

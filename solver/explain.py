@@ -49,6 +49,7 @@ from solver.solve import (
     lowered_fewer,
     more_gpus_changes,
     new_solver,
+    node_caps_sp,
     raised_cap_words,
     within_deadline,
 )
@@ -506,9 +507,12 @@ def _more_gpus_reasons(catalog: Catalog, prober: _Prober, words: _Words, data: P
         # tables alone), then one short clause for each that needs saying why.
         held = f" with {query.limit_flags}" if query.limit_flags else ""
         notes = []
-        if host_decides:
+        most_sp = node_caps_sp(data.shape, query)
+        node_decides = [*(["the host memory is each node's"] if host_decides else []),
+                        *([f"an SP group stays within one node, so SP={most_sp} at most"] if most_sp else [])]
+        if node_decides:
             held += f" on nodes of {counted(query.node_gpus, 'GPU')}"
-            notes.append(f"the host memory is each node's, and {query.node_source} sets another node size")
+            notes.append(f"{', and '.join(node_decides)}, and {query.node_source} sets another node size")
         if one_sequence_per_micro_batch(data.shape):
             held += f", {padded_micro_batch_words(query.dpo)}"
         elif data.lowers_budget:

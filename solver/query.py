@@ -43,6 +43,7 @@ from solver.tables import (
     MAX_GPUS,
     MAX_HOST_RAM_GB,
     MAX_LORA_RANK,
+    MAX_NODE_GPUS,
     MAX_TIME_LIMIT_S,
     MAX_TOKENS,
     MAX_TOP,
@@ -84,6 +85,7 @@ from solver.tables import (
     load_memory_model,
     load_weights,
     model_loading,
+    node_gpus_range_words,
     percentage_hint,
     release_name,
     shown_number,
@@ -276,8 +278,8 @@ class Query(Frozen):
     sp: int | None = Field(default=None, gt=0)
     env: bool | None = None
     offload: bool | None = None
-    node_gpus: int = Field(default=NODE_GPUS, gt=0, description="GPUs per node: a trainer spanning nodes "
-                           "keeps each SP group inside one node")
+    node_gpus: int = Field(default=NODE_GPUS, gt=0, le=MAX_NODE_GPUS, description="GPUs per node: a trainer "
+                           "spanning nodes keeps each SP group inside one node")
     node_source: str = Field(default="--node-gpus", description="where the node size came from, as messages "
                              "name it (--node-gpus, or a config's cluster.gpu_per_node)")
     node_gpus_given: bool = Field(default=False, description=(
@@ -1380,7 +1382,8 @@ def check_run_options(option_names: OptionNames, *, lora_rank: int, reference_mo
     check_time_limit(time_limit_s)
     check_margin(margin, option_names)
     check_host_ram(host_ram_gb, option_names)
-    check_counts((option_names.node_gpus, node_gpus, MAX_GPUS), (option_names.named("workers"), workers, MAX_WORKERS),
+    check_node_gpus(node_gpus, option_names.node_gpus)
+    check_counts((option_names.named("workers"), workers, MAX_WORKERS),
                  (option_names.train_batch, train_batch_size, MAX_TRAIN_BATCH))
 
 
@@ -1852,6 +1855,13 @@ def check_time_limit(time_limit_s: float, name: str = "time_limit_s") -> None:
     if not 0 < time_limit_s <= MAX_TIME_LIMIT_S:
         raise QueryError(f"{name} must be above 0 seconds and at most {MAX_TIME_LIMIT_S:.0f}, got "
                          f"{brief(time_limit_s)}")
+
+
+def check_node_gpus(node_gpus: int | None, name: str) -> None:
+    """`QueryError` unless `node_gpus` (named `name`; its type checked before) is None or from 1 to `MAX_NODE_GPUS`,
+    the most one host has."""
+    if node_gpus is not None and not 1 <= node_gpus <= MAX_NODE_GPUS:
+        raise QueryError(node_gpus_range_words(name, node_gpus))
 
 
 def check_counts(*counts: tuple[str, int | None, int]) -> None:

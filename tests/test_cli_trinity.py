@@ -1195,7 +1195,8 @@ def test_write_needs_the_trainer_gpus_and_takes_the_node_size_from_the_config(cl
     [answer] = json.loads(out)
     assert status == 1 and answer["reason"].endswith(
         "the longest is 101376 on the 1024-token grid (Env + Offload + SP=4 on 8 GPUs, estimated, extrapolated); --token-budget auto trains "
-        "131072 tokens: Env + SP=4 on 8 GPUs with max_token_len_per_gpu = 38912 (estimated, extrapolated)")
+        "131072 tokens: Env + SP=4 on 8 GPUs with max_token_len_per_gpu = 38912 (estimated, extrapolated); on nodes of "
+        "4 GPUs (cluster.gpu_per_node) an SP group stays within one node, so SP=4 at most")
     status, out, _ = cli("--from-config", str(two_nodes), "--gpu", "h100", "--node-gpus", "8", "--json")
     assert status == 0 and json.loads(out)[0]["plans"][0]["sp"] == 8  # --node-gpus overrides the config's
 
@@ -3524,7 +3525,8 @@ def test_a_configs_whole_number_written_as_a_float_is_refused_with_how_to_write_
 
 
 @pytest.mark.parametrize(("written", "said"), [("-2.0", "must be at least 1, got -2.0"),
-                                               ("1e9", "must be at most 65536, got 1000000000.0")])
+                                               ("1e9", "must be at most 16, got 1000000000.0"),
+                                               ("32", "must be at most 16, got 32")])  # one host, as --node-gpus
 def test_a_configs_whole_number_written_as_a_float_out_of_range_is_told_its_bound_not_how_to_write_it(
         cli, tmp_path: Path, written: str, said: str):
     # words89: cluster.gpu_per_node: -2.0 was told "(write -2.0 as -2)", and -2 then refused: the bound, once, as

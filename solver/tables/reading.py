@@ -24,7 +24,7 @@ from typing import Any, TypeVar, get_args, get_origin
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from solver.tables.bounds import MAX_FILE_BYTES, MAX_NODE_GPUS, mib_as_gb_hint
+from solver.tables.bounds import MAX_FILE_BYTES, NODE_IS_ONE_HOST, mib_as_gb_hint
 from solver.tables.inputs import MAX_PRIORITY, UNION_TAGS, FleetFile, MemoryModel, Weights
 from solver.tables.schema import SOURCE_TAGS, TYPED, GpuType, Model, ModelsFile, own_words, sp_rule_violation
 from solver.tables.text import (
@@ -923,8 +923,7 @@ def _node_past_one_host(refused: _Refused) -> str | None:
     """A pool's node of more GPUs than one host has: why a node is one host, and how to give more GPUs."""
     if not (refused.field == "gpus_per_node" and refused.kind == "less_than_equal"):
         return None
-    return (f" (a node is one host, Trinity's cluster.gpu_per_node, and the largest hosts have {MAX_NODE_GPUS} GPUs: "
-            "give more GPUs as more nodes)")
+    return f" ({NODE_IS_ONE_HOST})"
 
 
 def _gpu_memory_with_unit(refused: _Refused) -> str | None:
