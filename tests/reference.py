@@ -638,7 +638,7 @@ def _evidence(tables: dict[int, Table], model: Any, n: int, env: bool, offload: 
             if cell is None or not _includes(env, offload, sp, cell):
                 continue
             if count != n and not lora and any(_ran_out_of_memory(table, model, cell.env, cell.offload, cell.sp, length)
-                                  for table in (own, *(other.get(n) for other in larger)) if table is not None):
+                                               for table in (own, *(other.get(n) for other in larger)) if table is not None):
                 continue  # an n-GPU table (this GPU type's, or one with more memory) says it ran out of memory at L
             return "inferred", {"model": _cell_column(tables[count], model), "gpus": count,
                                 "max_model_len": candidate.max_model_len, "setting": cell.label}

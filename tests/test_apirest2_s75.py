@@ -73,7 +73,7 @@ def test_out_refuses_a_json_name_it_would_fill_with_yaml(cli, tmp_path: Path, mo
 
 
 def test_svg_refuses_a_json_name_it_would_fill_with_an_image(cli, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     # solve map --json --svg map.json wrote the SVG image into map.json (s89), where --out p.json is refused
     monkeypatch.chdir(tmp_path)
     assert cli("map", "--gpu", "a100", "--model", "4B", "--json", "--svg", "map.json") == (2, "", (

@@ -230,7 +230,6 @@ def test_verl_0_8_refuses_a_deprecated_size_beside_the_per_gpu_one_for_every_mod
     assert _pair_lines(_config(roles), "0.5") == _pair_lines(_config(roles, use_dynamic_bsz=True), "0.6") == []
 
 
-
 def test_verl_0_8_refuses_a_deprecated_size_of_a_role_whose_own_flag_is_on_before_0_8():
     # checks89b: Trinity 0.6 on verl 0.8 gives every role the trainer's flag, off (trainer/verl/config.py:288, :359),
     # so the ref's own log_prob_use_dynamic_bsz (read before 0.8 only) does not spare its size verl 0.8's refusal

@@ -4123,7 +4123,7 @@ def test_the_guides_gpu_type_comparison_is_what_solve_answers(cli, gpu, plan, au
 
 
 def test_a_hugging_face_id_given_for_a_model_config_says_to_download_its_config_json(cli, tmp_path: Path,
-                                                                                      monkeypatch: pytest.MonkeyPatch):
+                                                                                     monkeypatch: pytest.MonkeyPatch):
     # --model-config Qwen/Qwen3-235B-A22B (and a cluster job's model_config) said "cannot read: No such file or
     # directory", not that a local file is read and nothing fetched.
     monkeypatch.chdir(tmp_path)

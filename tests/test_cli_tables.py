@@ -642,7 +642,6 @@ def test_a_cells_files_data_mistake_names_its_line(cli, tmp_path: Path, mistake:
         assert cli(*command, "--cells", str(cells)) == (2, "", f"{prog}: error: --cells {cells}: {said}\n")
 
 
-
 def test_a_cells_files_other_problem_is_named_by_its_line_and_cell(cli, tmp_path: Path):
     # checks89b: the count of other problems named the cells mapping alone, without the cell or a line to find it by
     cells = tmp_path / "cells.yaml"

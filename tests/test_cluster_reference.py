@@ -517,7 +517,6 @@ def test_the_check_counts_model_configs_of_other_types_past_their_native_context
         reference_problems(fleet, planner, wrong, False))
 
 
-
 def test_the_check_counts_lora_jobs_on_listed_modules_and_their_rollouts_slots(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # A LoRA job on all-linear with a rollout and one on q_proj,v_proj: the reference counts both (a list, not None),

@@ -181,7 +181,7 @@ def test_from_config_with_critic_plans_with_it_and_json_says_so(cli: Callable[..
 
 
 @pytest.mark.parametrize(("given", "meant"), [("cpu", "offloaded"), ("GPU", "resident"), ("true", "resident"),
-                                             ("no", "none"), ("offload", "offloaded"), ("host", "offloaded")])
+                                              ("no", "none"), ("offload", "offloaded"), ("host", "offloaded")])
 def test_a_critic_in_other_words_is_told_the_choice_it_means(cli: Callable[..., tuple[int, str, str]], given: str,
                                                              meant: str):
     # sft89: --critic cpu, gpu, true were refused with no guess (the guesses' table takes gpu for --minimize's 'gpus',

@@ -658,7 +658,7 @@ def test_a_map_of_nine_columns_spaces_its_gpu_counts_and_names_a_cautions_three_
     assert out.getvalue().endswith("other cautions, unmarked (their words: --json): thin-headroom (3 cells: ≤1, ≤2, "
                                    "≤3)\n")
     two = GpuMap(gpu="A100-80GB", by="model", budget_gpus=(1, 2), rows=(ModelMapRow(model="Qwen3-0.6B",
-                                                                                      plans=(plan, None)),))
+                                                                                    plans=(plan, None)),))
     whole = maps_width(map_views([two]))
     assert fitting_budgets([two], whole) == (1, 2) and fitting_budgets([two], whole - 1) != (1, 2)
 

@@ -173,4 +173,4 @@ def test_a_length_maps_rows_past_an_odd_last_row_go_on_from_the_grid(odd_catalog
     # Past the last row, 40000 (off the estimates' 1024-token grid), the rows go on from 39936 + 10240, on the grid,
     # to the longest length 4 GPUs reach.
     assert length_rows(odd_catalog, "H800-80GB", "Qwen3-8B", [4]) == [15001, 20001, 25003, 30001, 40000, 50176, 60416,
-                                                                       70656, 80896, 91136, 101376]
+                                                                      70656, 80896, 91136, 101376]

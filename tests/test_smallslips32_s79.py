@@ -90,7 +90,7 @@ def test_an_unplaced_dpo_job_says_it_trains_dpo(tmp_path: Path, cli: Cli) -> Non
     (unplaced,) = json.loads(cli("cluster", str(fleet), "--json")[1])["unplaced"]
     assert (unplaced["lora_rank"], unplaced["reference_model"], unplaced["dpo"]) == (16, False, True)
     without = json.loads(cli("cluster", str(_fleet(tmp_path, LEFT_OUT.replace("    dpo: true\n", ""), "no.yaml")),
-                              "--json")[1])["unplaced"][0]
+                             "--json")[1])["unplaced"][0]
     assert "dpo" not in without and without["lora_rank"] == 16  # left out where the job trains no DPO
 
 

@@ -40,7 +40,7 @@ def _unkept(config: Path, kept_by: str) -> str:
 # plan that counted q alone, with exit 0; --json's apply and the apply lines the same; --write alone refused it.
 
 def test_emit_and_out_refuse_targets_that_count_fewer_parameters_than_the_configs_own(cli: Cli,
-                                                                                        tmp_path: Path) -> None:
+                                                                                      tmp_path: Path) -> None:
     config, fragment = _config(tmp_path), tmp_path / "fragment.yaml"
     status, out, err = cli("--from-config", str(config), *A100, "--lora-targets", "q_proj", "--emit", "trinity")
     assert (status, out, err) == (2, "", f"solve: error: {_unkept(config, '--emit trinity keeps')}\n")

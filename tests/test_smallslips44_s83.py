@@ -21,7 +21,6 @@ Cli = Callable[..., tuple[int, str, str]]
 ROOT = Path(__file__).resolve().parent.parent
 
 
-
 def _ctrl_c_at_third_solve_best(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Ctrl-C as solve's best is asked the third time (lora-c's question); the jobs asked, in order."""
     solve_best, calls = Planner.solve_best, []

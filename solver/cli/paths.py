@@ -90,7 +90,7 @@ def refuse_json_name(name: str, target: Path) -> None:
 
 
 NOT_SVG_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff", ".pdf", ".eps", ".ps",
-                   ".html", ".htm", ".yaml", ".yml")
+                    ".html", ".htm", ".yaml", ".yml")
 """The file names --svg refuses beside ``.json`` (`refuse_json_name`): another format's, which a viewer of that
 format would not open SVG text as."""
 

@@ -2340,7 +2340,7 @@ def _check_fsdp_size(checks: _ConfigChecks, path: Path, size: int, trainer_gpus:
     legacy, engine = lines
     role = _FSDP_SIZE_ROLES[FSDP_SIZE_KEYS.index(path)]
     before = {"0.5": "Trinity 0.5", "0.6": "Trinity 0.6 on verl before 0.8"}.get(str(version),
-                                                                              "Trinity with verl before 0.8")
+                                                                                 "Trinity with verl before 0.8")
     grouped = 1 <= size < trainer_gpus
     short = grouped and trainer_gpus % size != 0
     fix = f"set it to -1, every GPU{checks.names.write_does()}"
