@@ -742,6 +742,7 @@ class ConfigProblemCode(str, Enum):
     VERL_KEY = "verl-key"
     UNKNOWN_ALGORITHM_REFUSED = "unknown-algorithm-refused"
     UNKNOWN_ALGORITHM = "unknown-algorithm"
+    ALGORITHM_MODE_REFUSED = "algorithm-mode-refused"
     NO_SUCH_KEY_REFUSED = "no-such-key-refused"
     DEPRECATED_CONFIG_PATH = "deprecated-config-path"
     CONFIG_PATH_REFUSED = "config-path-refused"
@@ -810,7 +811,8 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.NO_SUCH_KEY_REFUSED, ConfigProblemCode.SGLANG_LENGTH_REFUSED,
     ConfigProblemCode.ROLLOUT_TP_HEADS_REFUSED, ConfigProblemCode.ENGINE_NODES_REFUSED,
     ConfigProblemCode.SGLANG_PARALLEL_REFUSED, ConfigProblemCode.VERL_KEY_REFUSED,
-    ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED, ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED,
+    ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED, ConfigProblemCode.ALGORITHM_MODE_REFUSED,
+    ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED,
     ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED, ConfigProblemCode.MINI_BATCH_SPLIT_REFUSED,
     ConfigProblemCode.ROLE_SP_DIFFERS_REFUSED, ConfigProblemCode.NOT_FSDP_CRITIC_STRATEGY_REFUSED,
     ConfigProblemCode.FSDP_SIZE_MESH_REFUSED})
