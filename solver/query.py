@@ -70,6 +70,7 @@ from solver.tables import (
     asked_length,
     brief,
     check_choice,
+    check_critic,
     check_types,
     chosen,
     count_range_words,
@@ -1356,7 +1357,7 @@ def check_run_options(option_names: OptionNames, *, lora_rank: int, reference_mo
                 ("train_batch_size", train_batch_size, int | None), ("memory", memory, MemoryModel | None))
     check_lora_rank(lora_rank)
     check_reference_with_lora(reference_model, lora_rank, option_names)
-    check_choice(option_names.named("critic"), critic, (None, *CRITIC_CHOICES))
+    check_critic(option_names.named("critic"), critic)
     check_dpo(dpo, critic, reference_model, lora_rank, option_names)
     check_choice("estimate", estimate, get_args(EstimateMode))
     trinity_release("trinity_version", trinity_version)
