@@ -67,6 +67,7 @@ from solver.query import (
     check_host_ram,
     check_lora_rank,
     check_margin,
+    check_node_gpus,
     check_reference_with_lora,
     check_run_options,
     check_seed,
@@ -863,7 +864,9 @@ class _Placed(NamedTuple):
 def _now_words_arguments(placement: Placement, fleet: Fleet) -> tuple[str | None, str | None, str | None]:
     """`placement`'s `current`, and where it moves where it does, where it runs now in `placed_on_words`' words (on
     the nodes of its pool now in `fleet`: `moved_from_words`) and why (`running_now_words`' arguments)."""
-    from solver.trinity import moved_from_words  # ruamel: only where fragments are made
+    if placement.moved_from is None:  # a job that does not move: the fragment's module is not loaded for it
+        return placement.current, None, placement.move_reason
+    from solver.trinity import moved_from_words  # the fragment's module: only for a job that moves
 
     return placement.current, moved_from_words(placement.moved_from, fleet), placement.move_reason
 
@@ -1185,7 +1188,8 @@ def estimate_memory(
     margin = resolve_margin(memory, margin, catalog.gpu(gpu).memory_gib, option_names)
     names = option_names
     check_counts((names.named("gpus"), gpus, MAX_GPUS), (names.length, max_model_len, MAX_TOKENS),
-                 (names.named("sp"), sp, MAX_GPUS), (names.node_gpus, node_gpus, MAX_GPUS))
+                 (names.named("sp"), sp, MAX_GPUS))
+    check_node_gpus(node_gpus, names.node_gpus)
     check_host_ram(host_ram_gb, names)
     catalog = _lora_counted(catalog, model, lora_targets, lora_rank, experts, option_names, lora_exclude_modules)
     resolved, node_size = catalog.model(model), node_gpus if node_gpus is not None else NODE_GPUS
@@ -1673,7 +1677,7 @@ def config_query(
            "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source,
            "token_budget_cap_source": config_token_cap_source(
                config.budget_in_effect_keys(asked, planned=True), config.budget_in_effect_sequences(asked, True),
-               config.budget_in_effect(asked, planned=True) > config.budget_in_effect(asked))
+               config.budget_in_effect(asked, planned=True) > config.budget_in_effect(asked), config.version)
            if token_budget is None and query.token_budget_cap and asked is not None else None}
     return query.model_copy(update=own)
 
@@ -1946,10 +1950,11 @@ def _config_budget_mode(config: TrinityConfig, length: int | None, estimate: Est
                         model: Model) -> TokenBudgetMode | int:
     """The planner's token budget for a query from a Trinity config (without --token-budget) of `model`: the
     config's own budget in effect where it lowers Trinity's default at `length` at the config's SP (where estimates
-    are on; Trinity 0.6's actor budget raised as its verl before 0.8 raises it, `TrinityConfig.raised_actor_budget`,
-    planned), kept as every plan's cap, so that plans may lower budgets too but never raise the config's, at a length
-    longer than the config's too, where it may hold no sequence at the config's SP (the plans then take an SP that
-    holds one, `solver.model.add_token_cap`); else ``default``, as for a model whose plans read no budget
+    are on; the actor's budget raised to hold a sequence at the actor's SP as Trinity 0.6 on verl before 0.8 does
+    and, with no release named, as the least any release runs it, `TrinityConfig.raised_actor_budget`, planned),
+    kept as every plan's cap, so that plans may lower budgets too but never raise the config's, at a length longer
+    than the config's too, where it may still hold no sequence at the config's SP (the plans then take an SP
+    that holds one, `solver.model.add_token_cap`); else ``default``, as for a model whose plans read no budget
     (`one_sequence_per_micro_batch`: they are the default's, which says what was judged), and for a config that
     trains DPO, whose actor's micro-batches hold one pair, up to the default budget, whatever the budgets of its other
     passes, with dynamic batch sizes off as the config has them or as ``--write`` turns them (`TrinityConfig.dpo`)."""
@@ -2029,7 +2034,8 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
         # none counted (--critic none): the lines on its SP claim no count of it
         problems = _critic_left_out_said(problems, run_sps(), config.sp, query.option_names)
     return query, CurrentSettings(config=name, config_model=_config_model_unplanned(model, config), gpus=gpus,
-                                  gpus_given=config.trainer_gpus is not None, env=False,
+                                  gpus_given=config.trainer_gpus is not None,
+                                  nodes_given=config.node_gpus == query.node_gpus, env=False,
                                   offload=config.offload, sp=config.sp, critic_sps=critic_sps, max_model_len=length,
                                   length_given=own_length,
                                   max_token_len_per_gpu=lowered, trains=False, plan=None,

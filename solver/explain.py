@@ -49,6 +49,7 @@ from solver.solve import (
     lowered_fewer,
     more_gpus_changes,
     new_solver,
+    node_caps_sp,
     raised_cap_words,
     within_deadline,
 )
@@ -244,8 +245,8 @@ class _Prober:
 def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...]:
     """Why `answer` (for one GPU type) is what it is, as a list of rules and what they mean here.
 
-    With an open budget for the fewest GPUs (no --gpus) the plan's own GPU count bounds the search: every
-    plan that ranks before it has no more GPUs (not so for the fewest GPU-hours, whose plans before it may have more)."""
+    With an open budget for the fewest GPUs (no --gpus) the plan's own GPU count bounds the search: every plan that
+    ranks before it has no more GPUs (not so for the fewest GPU-hours, whose plans before it may have more)."""
     scope = query.fewest_gpus_scope
     if query.open_budget and answer.plans and query.objective == "min_gpus":
         query = query.model_copy(update={"budget_gpus": answer.plans[0].gpus, "open_budget": False})
@@ -356,7 +357,8 @@ def _lowered_fewer_reasons(catalog: Catalog, prober: _Prober, words: _Words, que
                            answer: Answer) -> list[Reason]:
     """Under --minimize gpus at Trinity's default token budget, where --token-budget auto may lower it: that the rules
     above hold at that budget, and the plan on fewer GPUs a lowered one gives (the answer's `token_budget_auto`, else
-    `lowered_fewer` solved within the explanation's deadline), or that none does; none where the question does not
+    `lowered_fewer` solved within the explanation's deadline) with the cautions it carries that the best plan does
+    not (`Plan.cautions_beside`), or that none does; none where the question does not
     arise, or the deadline left it undecided (counted in `undecided`)."""
     best, asked = answer.plans[0], query.max_model_len or 0
     fewer = answer.token_budget_auto
@@ -378,7 +380,7 @@ def _lowered_fewer_reasons(catalog: Catalog, prober: _Prober, words: _Words, que
             f"{words.gpus(best.gpus)} either"))]
     return [Reason(rule="lower_token_budget", detail=(
         f"{held}; {query.option_names.token_budget_auto} trains {counted(asked, 'token')} on {words.gpus(fewer.gpus)}, "
-        f"{best.gpus - fewer.gpus} fewer: {words.plan(fewer)}"))]
+        f"{best.gpus - fewer.gpus} fewer: {words.plan(fewer)}{fewer.cautions_beside(best)}"))]
 
 
 def _with_rollout_words(plan: Plan, asked: int) -> str:
@@ -505,9 +507,12 @@ def _more_gpus_reasons(catalog: Catalog, prober: _Prober, words: _Words, data: P
         # tables alone), then one short clause for each that needs saying why.
         held = f" with {query.limit_flags}" if query.limit_flags else ""
         notes = []
-        if host_decides:
+        most_sp = node_caps_sp(data.shape, query)
+        node_decides = [*(["the host memory is each node's"] if host_decides else []),
+                        *([f"an SP group stays within one node, so SP={most_sp} at most"] if most_sp else [])]
+        if node_decides:
             held += f" on nodes of {counted(query.node_gpus, 'GPU')}"
-            notes.append(f"the host memory is each node's, and {query.node_source} sets another node size")
+            notes.append(f"{', and '.join(node_decides)}, and {query.node_source} sets another node size")
         if one_sequence_per_micro_batch(data.shape):
             held += f", {padded_micro_batch_words(query.dpo)}"
         elif data.lowers_budget:

@@ -495,7 +495,8 @@ def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights, 
     """(n, e, o, s, rank, cost rank, cost tier) for every combination of the GPU `counts`, Env, Offload and SP
     up to the largest count, for a model of `held_per_active` parameters on GPUs joined by `interconnect`, with a PPO
     `critic` or none (`exact_cost`): its place in the objective's order (`ranking_key`: the fewest GPU-hours, a
-    constant per combination, are a rank like the others), 0 for the best, and in the cheapest plan's order, and the cost rank of the first combination of exactly its cost (its tier: equal costs, one tier).
+    constant per combination, are a rank like the others), 0 for the best, and in the cheapest plan's order, and the
+    cost rank of the first combination of exactly its cost (its tier: equal costs, one tier).
     Every combination gets them, feasible or not; the constraints decide which the plan may take."""
     combinations = [
         (n, env, offload, sp)

@@ -43,6 +43,7 @@ from solver.tables import (
     MAX_GPUS,
     MAX_HOST_RAM_GB,
     MAX_LORA_RANK,
+    MAX_NODE_GPUS,
     MAX_TIME_LIMIT_S,
     MAX_TOKENS,
     MAX_TOP,
@@ -85,6 +86,7 @@ from solver.tables import (
     load_memory_model,
     load_weights,
     model_loading,
+    node_gpus_range_words,
     percentage_hint,
     release_name,
     shown_number,
@@ -277,8 +279,8 @@ class Query(Frozen):
     sp: int | None = Field(default=None, gt=0)
     env: bool | None = None
     offload: bool | None = None
-    node_gpus: int = Field(default=NODE_GPUS, gt=0, description="GPUs per node: a trainer spanning nodes "
-                           "keeps each SP group inside one node")
+    node_gpus: int = Field(default=NODE_GPUS, gt=0, le=MAX_NODE_GPUS, description="GPUs per node: a trainer "
+                           "spanning nodes keeps each SP group inside one node")
     node_source: str = Field(default="--node-gpus", description="where the node size came from, as messages "
                              "name it (--node-gpus, or a config's cluster.gpu_per_node)")
     node_gpus_given: bool = Field(default=False, description=(
@@ -852,15 +854,30 @@ size; ``lora-moe-config-unsaved``, where the release may be 0.5, which transform
 train, never reloads the adapter; ``not-fsdp-critic-strategy``, which Trinity 0.6 on verl 0.8 or later ignores) is not
 one."""
 
-REFUSED_BROKEN_RULES = frozenset({BrokenRuleCode.SP_MODEL_HEADS})
-"""The `BrokenRuleCode`s of the rules that every release the verdict may be for stops on, whatever the memory, where
-the config's own settings break them: an SP the model's heads do not suit, which Trinity's ``_check_parallel_config``
-refuses as it loads the config (verl before 0.8) and the Ulysses patch asserts as the trainer builds its model (every
-verl line; docs/trinity.md#json-current). With one, the config as written is refused
-(`solver.results.CurrentSettings.refused`) where the model judged is the config's own. Not the rules on GPUs, nodes
-and the train batch (``whole-nodes``, ``sp-divides-gpus``, ``sp-within-node``, ``batch-divides``), which the verdict
-may judge on GPUs or nodes that are not the config's (the budget's, ``--node-gpus``'), nor ``sp-model-attention``,
-on which nothing raises."""
+REFUSING_BROKEN_RULES = {
+    BrokenRuleCode.SP_MODEL_HEADS: "Trinity and verl stop on it as the trainer starts",
+    BrokenRuleCode.SP_DIVIDES_GPUS: ("Trinity stops on it as it loads the config on verl before 0.8, PyTorch's device "
+                                     "mesh as the trainer starts on 0.8 or later"),
+    BrokenRuleCode.WHOLE_NODES: "Trinity stops on it as it loads the config"}
+"""The rules that every release the verdict may be for stops on, whatever the memory, where the config's own settings
+break them (`broken_rule_refuses`), by `BrokenRuleCode`, with who stops on it, in words: an SP the model's heads do
+not suit, which Trinity's ``_check_parallel_config`` refuses as it loads the config (verl before 0.8) and the Ulysses
+patch asserts as the trainer builds its model (every verl line); an SP that does not divide the trainer GPUs, which
+``_check_parallel_config`` refuses (verl before 0.8) and PyTorch's ``init_device_mesh`` of (GPUs / SP, SP) as verl
+0.8's engine builds it; trainer GPUs that span nodes but are not whole nodes, which Trinity's config validator
+refuses (every release; docs/trinity.md#json-current). Not ``sp-within-node`` (rft-solver's rule), ``batch-divides``
+(refused by some releases only) nor ``sp-model-attention``, on which nothing raises."""
+
+def broken_rule_refuses(code: BrokenRuleCode | None, config_model: str | None, gpus_given: bool,
+                        nodes_given: bool) -> bool:
+    """Whether the rule `code` that a config's settings break refuses the config as written
+    (`solver.results.CurrentSettings.refused`): one of `REFUSING_BROKEN_RULES`, judged on what is the config's own,
+    not on what the verdict put in its place: its model's heads (no `config_model`, another model's named by --model)
+    for ``sp-model-heads``, its GPUs (`gpus_given`, not the budget's) for ``sp-divides-gpus``, and its GPUs and node
+    size (`nodes_given`, not --node-gpus' of another size) for ``whole-nodes``."""
+    own = {BrokenRuleCode.SP_MODEL_HEADS: config_model is None, BrokenRuleCode.SP_DIVIDES_GPUS: gpus_given,
+           BrokenRuleCode.WHOLE_NODES: gpus_given and nodes_given}
+    return code is not None and own.get(code, False)
 
 
 class ConfigProblem(NamedTuple):
@@ -1153,9 +1170,12 @@ class TrinityConfig(Frozen, defer_build=True):
         the actor's own SP (`actor_sp`, else `sp`; ``verl_legacy/verl_config.py:469`` in 0.6.0) and fills the
         rollout's from it; on verl 0.8 or later it ignores
         both and runs every pass at the trainer's budget, which a plan writes, at the most the cap; so the cap is the
-        raised budget, as each verl runs the plan at it. Not for the config's own settings, whose roles' budgets below a
-        sequence are judged at Trinity's default, as verl 0.8 or later runs them. None for other releases."""
-        if self.version == "0.6" and planned:
+        raised budget, as each verl runs the plan at it. With no release named, where `planned`, the least any release
+        raises it to (`RAISED_CAP_WORDS`): ``ceil(L/SP)`` at the actor's own SP, as 0.5.1, 0.5.2 and 0.6 on verl
+        before 0.8 do (0.5 runs the actor's SP as `sp`, `actor_sp` beside it here). Not for the config's own
+        settings, whose roles' budgets below a sequence are judged at Trinity's default, as verl 0.8 or later runs
+        them. None otherwise."""
+        if self.version != "0.5" and planned:
             least = least_token_budget(max_model_len, self.actor_sp or self.sp)
             return RaisedBudget(least, least)
         if self.version != "0.5":
@@ -1365,7 +1385,8 @@ def check_run_options(option_names: OptionNames, *, lora_rank: int, reference_mo
     check_time_limit(time_limit_s)
     check_margin(margin, option_names)
     check_host_ram(host_ram_gb, option_names)
-    check_counts((option_names.node_gpus, node_gpus, MAX_GPUS), (option_names.named("workers"), workers, MAX_WORKERS),
+    check_node_gpus(node_gpus, option_names.node_gpus)
+    check_counts((option_names.named("workers"), workers, MAX_WORKERS),
                  (option_names.train_batch, train_batch_size, MAX_TRAIN_BATCH))
 
 
@@ -1779,25 +1800,30 @@ def token_cap_words(cap: int, source: str | None, option_names: OptionNames | No
     return TOKEN_CAP_WORDS.format(token_cap_source(cap, source, option_names))
 
 
-RAISED_CAP_WORDS = ("raised to hold a sequence at the actor's SP, as Trinity 0.6 runs it on verl before 0.8; on 0.8 or "
-                    "later it runs the plan's trainer.max_token_len_per_gpu")
-"""How the cap from a Trinity 0.6 config's actor budget below a sequence is that budget raised
-(`TrinityConfig.raised_actor_budget`, planned), in words (`config_token_cap_source`)."""
+RAISED_CAP_WORDS: dict[TrinityVersion | None, str] = {
+    "0.6": "raised to hold a sequence at the actor's SP, as Trinity 0.6 runs it on verl before 0.8; on 0.8 or later it "
+           "runs the plan's trainer.max_token_len_per_gpu",
+    None: "raised to hold a sequence at the actor's SP, the least any release runs it at: Trinity 0.5.1, 0.5.2 and 0.6 "
+          "on verl before 0.8 raise it so, 0.5.0 to its default, and 0.6 on verl 0.8 or later runs the plan's "
+          "trainer.max_token_len_per_gpu"}
+"""How the cap from a config's actor budget below a sequence is that budget raised (`TrinityConfig.raised_actor_budget`,
+planned), in words, by the release named (`config_token_cap_source`): Trinity 0.6, or none."""
 
 
-def config_token_cap_source(keys: Sequence[str], sequences: Sequence[int] = (), raised: bool = False) -> str:
+def config_token_cap_source(keys: Sequence[str], sequences: Sequence[int] = (), raised: bool = False,
+                            version: TrinityVersion | None = None) -> str:
     """Where a query's token budget cap came from when a Trinity config's own budgets set it
     (`Query.token_budget_cap_source`), naming the `keys` that set it (`TrinityConfig.budget_in_effect_keys`):
-    `CONFIG_TOKEN_CAP_SOURCE` for the trainer's own, else ``the config's own`` and the roles' keys, `raised` as
-    Trinity 0.6 raises them (`RAISED_CAP_WORDS`); and the `sequences` per micro-batch of the passes that read no
-    budget (`TrinityConfig.budget_in_effect_sequences`): ``the config's micro-batches of 1 sequence with dynamic batch
-    sizes off``."""
+    `CONFIG_TOKEN_CAP_SOURCE` for the trainer's own, else ``the config's own`` and the roles' keys, `raised` as the
+    release named, `version` (0.6 or none), raises them (`RAISED_CAP_WORDS`); and the `sequences` per micro-batch of
+    the passes that read no budget (`TrinityConfig.budget_in_effect_sequences`): ``the config's micro-batches of 1
+    sequence with dynamic batch sizes off``."""
     micro_batches = (f"micro-batches of {counted(list(sequences), 'sequence')} with dynamic batch sizes off"
                      if sequences else "")
     if not keys:
         return f"the config's {micro_batches}"
     named = CONFIG_TOKEN_CAP_SOURCE if list(keys) == [TRAINER_TOKEN_BUDGET] else f"the config's own {and_joined(keys)}"
-    named += f" ({RAISED_CAP_WORDS})" if raised else ""
+    named += f" ({RAISED_CAP_WORDS[version]})" if raised else ""
     return f"{named} and its {micro_batches}" if micro_batches else named
 
 
@@ -1832,6 +1858,13 @@ def check_time_limit(time_limit_s: float, name: str = "time_limit_s") -> None:
     if not 0 < time_limit_s <= MAX_TIME_LIMIT_S:
         raise QueryError(f"{name} must be above 0 seconds and at most {MAX_TIME_LIMIT_S:.0f}, got "
                          f"{brief(time_limit_s)}")
+
+
+def check_node_gpus(node_gpus: int | None, name: str) -> None:
+    """`QueryError` unless `node_gpus` (named `name`; its type checked before) is None or from 1 to `MAX_NODE_GPUS`,
+    the most one host has."""
+    if node_gpus is not None and not 1 <= node_gpus <= MAX_NODE_GPUS:
+        raise QueryError(node_gpus_range_words(name, node_gpus))
 
 
 def check_counts(*counts: tuple[str, int | None, int]) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -39,13 +40,14 @@ from solver import __version__
 from solver.query import (
     BUDGET_ABOVE_VERDICT_CODES,
     BYPASS_OLD_LOGPROBS,
-    REFUSED_BROKEN_RULES,
     REFUSED_CONFIG_CODES,
+    REFUSING_BROKEN_RULES,
     ConfigAdapter,
     ConfigProblemCode,
     Objective,
     Pins,
     Query,
+    broken_rule_refuses,
     lora_targets_given,
     margin_keeping,
     token_cap_words,
@@ -229,6 +231,14 @@ class CautionCode(str, Enum):
     LORA_EXCLUDED_ADAPTED = "lora-excluded-adapted"
     LORA_MOE_CONFIG_UNSAVED = "lora-moe-config-unsaved"
     LORA_TARGETS_SAVED_SPLIT = "lora-targets-saved-split"
+
+
+BESIDE_CAUTION_CODES = (
+    CautionCode.PAST_VALIDATED_LENGTH, CautionCode.YARN_UNVALIDATED_MODEL, CautionCode.PAST_NATIVE_ON_OWN_SCALING,
+    CautionCode.PAST_NATIVE_NO_YARN, CautionCode.PAST_DERIVED_LENGTH, CautionCode.PAST_SLIDING_WINDOW,
+    CautionCode.THIN_HEADROOM, CautionCode.HOST_MEMORY_UNCHECKED)
+"""The cautions a second plan shown beside the best one says (`Plan.cautions_beside`): those on whether it trains as
+shown, its length's, thin headroom and a host memory need nothing checks."""
 
 
 class Caution(NamedTuple):
@@ -837,11 +847,35 @@ def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int,
                    "all of a node's GPUs)")
     said = [part for part in (share, host_moment_words(training_gib, loading, offload, critic)) if part]
     why = f" ({'; '.join(said)})" if said else ""
-    needs = (f"Offload needs {need_gib:.1f} GiB of host memory per node" if offload else
-             f"the trainer needs {need_gib:.1f} GiB of host memory per node {host_need_purpose(offload, critic)}")
-    return (f"{needs}{why}, more than {assumed}, and nothing checks it: give {unchecked_source} what a node can spare "
-            "for the trainer (free -g's total less what the OS, Ray and the rollout take) to check it"
-            f"{release_hint}")
+    return (f"{host_need_opening(need_gib, offload, critic)}{why}, more than {assumed}, and nothing checks it: give "
+            f"{unchecked_source} what a node can spare for the trainer (free -g's total less what the OS, Ray and the "
+            f"rollout take) to check it{release_hint}")
+
+
+def host_need_opening(need_gib: float, offload: bool, critic: CriticStates | None) -> str:
+    """What a plan, with Offload (`offload`) or without (and a PPO `critic` or not), needs of a node's host memory, as
+    its caution on a need nothing checks opens (`unchecked_host_need`, `short_host_need`): ``Offload needs 757.1 GiB
+    of host memory per node``, or ``the trainer needs ... while the model loads`` (`host_need_purpose`)."""
+    return (f"Offload needs {need_gib:.1f} GiB of host memory per node" if offload else
+            f"the trainer needs {need_gib:.1f} GiB of host memory per node {host_need_purpose(offload, critic)}")
+
+
+_UNCHECKED_HOST_BOUND = re.compile(r", more than the (?P<assumed>[\d.]+) GiB .*, and nothing checks it: give "
+                                   r"(?P<source>.+?) what a node can spare")
+"""What a caution of `unchecked_host_need` says a node is assumed to have, GiB, and what would give its host memory:
+the parts of it `short_host_need` keeps."""
+
+
+def short_host_need(caution: str, need_gib: float | None, offload: bool, critic: CriticStates | None) -> str:
+    """The short form of `caution`, a plan's caution on a host memory need of `need_gib` nothing checks
+    (`unchecked_host_need`, with Offload or without and its PPO `critic`), as a plan shown beside another where the
+    answer shows the full one once says it: the need and what it exceeds (``Offload needs 1211.5 GiB of host memory
+    per node, more than the 1024 GiB assumed (unchecked: --host-ram)``), the advice on checking it left to the full
+    one; `caution` itself where it is not one of those (or no need is given)."""
+    if need_gib is None or (bound := _UNCHECKED_HOST_BOUND.search(caution)) is None:
+        return caution
+    return (f"{host_need_opening(need_gib, offload, critic)}, more than the {bound['assumed']} GiB assumed "
+            f"(unchecked: {bound['source']})")
 
 
 def sp_over_pcie_caution(gpu: GpuType, sp: int, option_names: OptionNames = COMMAND_OPTIONS,
@@ -1643,6 +1677,21 @@ class Plan(Frozen):
         return tuple(caution for caution, coded in zip(self.cautions, self.caution_codes, strict=False)
                      if coded in codes)
 
+    def cautions_beside(self, best: Plan, above: Sequence[Plan] | None = None) -> str:
+        """This plan's cautions of `BESIDE_CAUTION_CODES` that the `best` plan it is shown beside does not carry
+        already, each as ``; caution: ...``, as a summary's row or an --explain line on a second plan ends ("" where
+        none): a user who takes this plan instead is told what it risks that the best plan's own cautions do not say.
+        Given the plans that the rows `above` its own show beside `best` (None where no rows are: an --explain line,
+        whose words its JSON keeps), its host memory caution is short (`short_host_need`) where the answer shows a
+        full one already: `best` carries one, or a plan above does (the first to, where `best` does not, its full)."""
+        shown = above is not None and any(plan.cautions_coded(CautionCode.HOST_MEMORY_UNCHECKED)
+                                          for plan in (best, *above))
+        return "".join(
+            "; caution: " + (short_host_need(caution, self.host_memory_gb, self.offload, self.critic)
+                             if shown and coded == CautionCode.HOST_MEMORY_UNCHECKED else caution)
+            for caution, coded in zip(self.cautions, self.caution_codes, strict=False)
+            if coded in BESIDE_CAUTION_CODES and caution not in best.cautions)
+
     @property
     def evidence_and_single_gpu(self) -> str:
         """`evidence_cautioned`'s words alone, as a plan shown beside another outside a reason (a summary's row) says
@@ -1770,6 +1819,9 @@ class CurrentSettings(Frozen, defer_build=True):
     gpus: PositiveInt = Field(description="the trainer GPUs the config gives (or, where it gives none, the budget)")
     gpus_given: bool = Field(default=True, description=(
         "whether the config gives its GPUs (cluster.node_num and cluster.gpu_per_node); else gpus is the budget's"))
+    nodes_given: bool = Field(default=False, description=(
+        "whether the node size the verdict judges the trainer GPUs on is the config's own cluster.gpu_per_node (not "
+        "--node-gpus of another size, nor the default where the config gives none); false in JSON made before it"))
     env: bool = Field(description="from the environment: env_variable has expandable_segments:True")
     env_variable: str = Field(default=ENV_VARIABLE[0], description=(
         "the allocator variable env was read from: the first set of PYTORCH_CUDA_ALLOC_CONF, PYTORCH_HIP_ALLOC_CONF "
@@ -1809,8 +1861,8 @@ class CurrentSettings(Frozen, defer_build=True):
         "verdict's budget where the config lets a GPU take more (trains false)"))
     unread_keys: tuple[str, ...] = Field(default=(), description=(
         "the config's keys that decide how many tokens a pass takes per GPU (dynamic batch sizes, micro-batch sizes), "
-        "or whether a pass fails on its rows (algorithm.bypass_old_logprobs), or the share of the states a GPU holds (a "
-        "role's fsdp_size), and cannot be read here (an environment variable this shell lacks), and a role's "
+        "or whether a pass fails on its rows (algorithm.bypass_old_logprobs), or the share of the states a GPU holds "
+        "(a role's fsdp_size), and cannot be read here (an environment variable this shell lacks), and a role's "
         "fsdp_size that shards its states over groups of fewer GPUs (fsdp-size-hybrid), which the verdict does not "
         "count: where any, whether the settings train is unknown (trains false, and the verdict says so), unless they "
         "break a rule"))
@@ -1860,9 +1912,10 @@ class CurrentSettings(Frozen, defer_build=True):
 
     @property
     def rule_refuses(self) -> bool:
-        """Whether the rule the settings break (`broken_rule_code`) is one every release stops on
-        (`REFUSED_BROKEN_RULES`), broken by the config's own model (no `config_model`: not another one's heads)."""
-        return self.broken_rule_code in REFUSED_BROKEN_RULES and self.config_model is None
+        """Whether the rule the settings break (`broken_rule_code`) is one every release stops on, broken by the
+        config's own model, GPUs and nodes (`broken_rule_refuses`: not another model's heads, the budget's GPUs or
+        --node-gpus' nodes)."""
+        return broken_rule_refuses(self.broken_rule_code, self.config_model, self.gpus_given, self.nodes_given)
 
     @property
     def check_fails(self) -> bool:
@@ -1894,8 +1947,9 @@ class CurrentSettings(Frozen, defer_build=True):
         so it is dropped where it agrees with them (and refused where it does not); false beside a rule that refuses
         the config is JSON printed before the rule counted (s89), read as the codes say."""
         def derived(data: dict[str, Any]) -> bool:
-            by_rule = (BrokenRuleCode(code) in REFUSED_BROKEN_RULES and data.get("config_model") is None
-                       if (code := data.get("broken_rule_code")) is not None else False)
+            code = data.get("broken_rule_code")
+            by_rule = broken_rule_refuses(None if code is None else BrokenRuleCode(code), data.get("config_model"),
+                                          data.get("gpus_given", True), data.get("nodes_given", False))
             by_codes = not REFUSED_CONFIG_CODES.isdisjoint(map(ConfigProblemCode, data.get("config_problem_codes", ())))
             return by_codes or (by_rule and raw["refused"] is not False)
 
@@ -2338,8 +2392,8 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
         f"{host_need_words(f'{current.host_memory_needed:.1f}', current.offload, query.critic)}, more than "
         f"{query.host_ram_bound_words}")]
     if current.broken_rule:
-        refusing = (" (Trinity and verl stop on it as the trainer starts: the config as written is refused)"
-                    if current.rule_refuses else "")
+        refusing = (f" ({REFUSING_BROKEN_RULES[current.broken_rule_code]}: the config as written is refused)"
+                    if current.rule_refuses and current.broken_rule_code is not None else "")
         verdict = [f"it breaks a rule: {current.broken_rule}{refusing}", *host]
     elif current.unread_keys:
         verdict = [_unread_keys_words(current)]

@@ -1631,7 +1631,28 @@ def _beyond_length_reason(catalog: Catalog, data: PlanningData, query: Query, ne
                          f"{within}{limit}: "
                          f"the longest is {best.max_model_len}{grid_words(best)} ({best.setting.label} on "
                          f"{counted(best.gpus, 'GPU')}{best.lowered_words}, " + best.evidence_cautioned + ")"
-                         + (lifted.words or _nearest_words(catalog, data, query, named)) + reach, best, named)
+                         + (lifted.words + _node_cap_words(data, query) if lifted.words
+                            else _nearest_words(catalog, data, query, named)) + reach, best, named)
+
+
+def node_caps_sp(model: Model, query: Query) -> int | None:
+    """The largest SP degree a node of `query`'s given size (`Query.node_gpus_given`) holds, where its heads and
+    budget would allow a larger one on larger nodes (up to `MAX_NODE_GPUS`); None where the node is not what stops SP
+    (a size not given, SP pinned, or no larger degree allowed)."""
+    if not query.node_gpus_given or query.sp is not None or query.node_gpus >= MAX_NODE_GPUS:
+        return None
+    within = max(sp_degrees_within(model, query.budget_gpus, query.node_gpus))
+    larger = max(sp_degrees_within(model, query.budget_gpus, MAX_NODE_GPUS))
+    return within if larger > within else None
+
+
+def _node_cap_words(data: PlanningData, query: Query) -> str:
+    """Where the node size given caps SP (`node_caps_sp`), that, in `_no_nearest_words`' words (``; on nodes of 4
+    GPUs (--node-gpus) an SP group stays within one node, so SP=4 at most``); "" otherwise. A node size given is
+    hardware: no plan on larger nodes is named."""
+    most = node_caps_sp(data.shape, query)
+    return ("" if most is None else f"; on nodes of {counted(query.node_gpus, 'GPU')} ({query.node_source}) an SP "
+            f"group stays within one node, so SP={most} at most")
 
 
 class _LiftedLimits(NamedTuple):
@@ -1744,7 +1765,7 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
                 + least_host_words(catalog, unlimited, best, data.gpu)
                 + _lifting_release_words(catalog, data, query))
     if query.pin_flags:
-        if answer_for(catalog, _unpinned(query, top=1), data.gpu, explained=False).best is not None:
+        if nearby.plan("without_pins") is not None:  # the question the pins' own words ask: solved once
             return ReasonWords()  # the pins alone rule the plans out: the nearest plan's words name them
         best = answer_for(catalog, _unpinned(unlimited), data.gpu, explained=False).best
         if best is not None:

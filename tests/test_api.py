@@ -42,7 +42,7 @@ from solver.query import MAX_SEED
 from solver.render import answers_view, json_schema, memory_model_yaml
 from solver.rules import API_OPTIONS, COMMAND_OPTIONS
 from solver.tables import (
-    MAX_GPUS,
+    MAX_NODE_GPUS,
     QueryError,
     TableError,
     brief,
@@ -324,10 +324,10 @@ def test_estimate_memory_checks_its_request_like_the_command(arguments: dict, me
 
 
 def test_estimate_memory_takes_counts_at_their_bounds():
-    # "from 1 to 16777216" (and 65536) includes the bounds: the longest length and the largest node are estimated.
+    # "from 1 to 16777216" (and 16) includes the bounds: the longest length and the largest node are estimated.
     longest = solver.estimate_memory("8B", "h100", 8, 1 << 24, sp=8)
     assert (longest.fits, longest.tokens_per_gpu) == (False, 1 << 22)
-    assert solver.estimate_memory("4B", "h100", 8, 4096, node_gpus=MAX_GPUS).fits
+    assert solver.estimate_memory("4B", "h100", 8, 4096, node_gpus=MAX_NODE_GPUS).fits
     # Trinity's default budget at half the cap is the cap itself, which is taken (one token more is refused).
     assert solver.estimate_memory("4B", "h100", 8, 1 << 23).tokens_per_gpu == 1 << 24
     # A budget of one's own that fits holds budget x SP tokens, but no length is longer than the cap.
@@ -588,11 +588,12 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.described_gpu_type("MyAccel"), "'MyAccel': give its memory in GB or MiB"),
         # estimate_memory: the node size and the flags' types
         (lambda: solver.estimate_memory("4B", "h100", 16, 4096, node_gpus=0),
-         "node_gpus must be a whole number from 1 to 65536, got 0"),
+         "node_gpus must be a whole number from 1 to 16, got 0"),
         (lambda: solver.estimate_memory("4B", "h100", 16, 4096, node_gpus=-8),
-         "node_gpus must be a whole number from 1 to 65536, got -8"),
-        (lambda: solver.estimate_memory("4B", "h100", 8, 4096, node_gpus=MAX_GPUS + 1),
-         "node_gpus must be a whole number from 1 to 65536, got 65537"),
+         "node_gpus must be a whole number from 1 to 16, got -8"),
+        (lambda: solver.estimate_memory("4B", "h100", 8, 4096, node_gpus=MAX_NODE_GPUS + 1),
+         ("node_gpus must be a whole number from 1 to 16, got 17 (a node is one host, Trinity's cluster.gpu_per_node, "
+          "and the largest hosts have 16 GPUs: give more GPUs as more nodes)")),
         (lambda: solver.estimate_memory("4B", "h100", 8, 4096, offload=1), "offload must be True or False, got 1"),
         (lambda: solver.estimate_memory("4B", "h100", 8, 4096, env=None), "env must be True or False, got None"),
         (lambda: solver.estimate_memory("4B", "h100", None, 4096), "gpus must be a whole number, got None"),
@@ -1257,7 +1258,7 @@ def test_config_query_takes_a_falsy_keyword_as_given():
     config = read_trinity_config(CONFIG_TEXT, "t.yaml", {})
     with pytest.raises(QueryError, match="^max_model_len must be a whole number from 1 to 16777216, got 0$"):
         config_query(CATALOG, config, gpu="h20", max_model_len=0)
-    with pytest.raises(QueryError, match="^node_gpus must be a whole number from 1 to 65536, got 0$"):
+    with pytest.raises(QueryError, match="^node_gpus must be a whole number from 1 to 16, got 0$"):
         config_query(CATALOG, config, gpu="h20", node_gpus=0)
     assert config_query(CATALOG, config, gpu="h20", node_source="my nodes").node_source == "my nodes"
     freed = config_query(CATALOG, config, gpu="h20", exact=False)

@@ -47,7 +47,9 @@ PLAN_ERRORS = [
     ({"sp": 0}, "sp must be a whole number from 1 to 65536, got 0"),
     ({"top": 0}, "top must be a whole number from 1 to 100, got 0"),
     ({"workers": 0}, "workers must be a whole number from 1 to 1024, got 0"),
-    ({"node_gpus": 0}, "node_gpus must be a whole number from 1 to 65536, got 0"),
+    ({"node_gpus": 0}, "node_gpus must be a whole number from 1 to 16, got 0"),
+    ({"node_gpus": 64}, ("node_gpus must be a whole number from 1 to 16, got 64 (a node is one host, Trinity's "
+                         "cluster.gpu_per_node, and the largest hosts have 16 GPUs: give more GPUs as more nodes)")),
     ({"rollout_gpus": -1}, "rollout_gpus must be a whole number from 0 to 65536, got -1"),
     ({"train_batch_size": 0}, "train_batch_size must be a whole number from 1 to 16777216, got 0"),
     ({"token_budget": "auto", "estimate": "never"},
@@ -109,7 +111,7 @@ MEMORY_ERRORS = [
                  "GPUs: 1, 2, 4, 8)")),
     ({"margin": 1.5}, "margin is a fraction from 0 to below 1, got 1.5 (as a percentage, 1.5% is 0.015)"),
     ({"host_ram_gb": -1.0}, "host_ram_gb must be above 0 and at most 49152 GB, got -1"),
-    ({"node_gpus": 0}, "node_gpus must be a whole number from 1 to 65536, got 0"),
+    ({"node_gpus": 0}, "node_gpus must be a whole number from 1 to 16, got 0"),
     ({"max_token_len_per_gpu": 10}, ("max_token_len_per_gpu=10 holds no sequence of 32768 tokens with SP=1: it must be "
                                      "at least ceil(32768 / 1) = 32768")),
     ({"max_model_len": 10000000}, ("max_model_len=10000000 with sp=1 makes Trinity's default token budget, ceil(2 x "

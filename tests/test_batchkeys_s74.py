@@ -248,6 +248,14 @@ def test_verl_0_8_refuses_a_deprecated_size_of_a_role_whose_own_flag_is_on_befor
     # Trinity 0.6 sets the actor's to the trainer's on verl before 0.8 too, which takes the size over the per-GPU one
     before = f"{ARR}.actor.ppo_micro_batch_size is 16: a deprecated size for the whole batch, which verl before 0.8"
     assert _pair_lines(_config(roles), "0.6")[0][1].startswith(before)
+    # the ref's own flag, on, spares it no more where the release is 0.6 (verl 0.8 or later may run it); one that
+    # OmegaConf's bool field refuses gets its wrong-type line alone, not words saying it is true
+    ref = {"ref": {"log_prob_micro_batch_size": 16, "log_prob_micro_batch_size_per_gpu": 1,
+                   "log_prob_use_dynamic_bsz": True}}
+    assert _pair_lines(_config(ref), "0.6") == _pair_lines(_config(ref)) != []
+    ref["ref"]["log_prob_use_dynamic_bsz"] = "maybe"
+    assert _pair_lines(_config(ref)) == []
+
 
 def test_write_nulls_a_deprecated_size_for_any_model(cli: Cli, tmp_path: Path):
     path, written = tmp_path / "trinity.yaml", tmp_path / "out.yaml"
@@ -275,6 +283,10 @@ def test_an_unreadable_bypass_mode_is_an_unread_key_where_the_recompute_would_ru
     assert (code, json.loads(out)[0]["current"]["unread_keys"]) == (1, [key])
     # the actor's 1: the recompute's rows hold what the verdict counts, so nothing rests on the key
     config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["ppo_micro_batch_size_per_gpu"] = 1
+    assert read_trinity_config(yaml.safe_dump(config), "c.yaml", {}).memory_unread == ()
+    # the actor's 4 with dynamic batch sizes off: the recompute counted in rows already, so nothing rests on it either
+    config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["ppo_micro_batch_size_per_gpu"] = 4
+    config["trainer"]["use_dynamic_bsz"] = False
     assert read_trinity_config(yaml.safe_dump(config), "c.yaml", {}).memory_unread == ()
     # not a boolean: Trinity 0.6's legacy trainer types it bool (verl_legacy/verl_config.py:340) as it starts
     # (verl_trainer.py:198, OmegaConf.structured), said so (checks89b)
@@ -343,6 +355,19 @@ def test_an_fsdp_size_below_the_gpus_is_hybrid_sharding_and_one_they_do_not_divi
     assert [code for code, _ in _fsdp_lines(grpo, "0.5")] == ["fsdp-size-mesh-refused"]
 
 
+def test_an_fsdp_size_no_line_meshes_by_or_not_a_whole_number_gets_no_fsdp_line():
+    """A size the GPUs divide (4) or 0 on a role whose mesh no verl line sizes by it is not hybrid sharding nor a
+    ZeroDivisionError: the critic's where none is trained (GRPO), the ref's with an algorithm that runs no ref (raft);
+    one not a whole number (4.5) is left to the type checks."""
+    for size in (4, 0):
+        grpo = _config()
+        grpo["trainer"]["trainer_config"]["critic"] = {"model": {"fsdp_config": {"fsdp_size": size}}}
+        no_ref = _sized("ref", size)
+        no_ref["algorithm"]["algorithm_type"] = "raft"
+        assert _fsdp_lines(grpo) == _fsdp_lines(no_ref) == [], size
+    assert _fsdp_lines(_sized("actor", 4.5)) == []
+
+
 def test_check_fails_on_hybrid_sharding_and_write_sets_minus_1_whose_copy_passes(cli: Cli, tmp_path: Path):
     path, written = tmp_path / "trinity.yaml", tmp_path / "out.yaml"
     config = _config({"actor": {"fsdp_config": {"fsdp_size": 4}}}, use_dynamic_bsz=True)
@@ -361,4 +386,9 @@ def test_check_fails_on_hybrid_sharding_and_write_sets_minus_1_whose_copy_passes
     config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["fsdp_config"]["fsdp_size"] = "${oc.env:FSDP}"
     assert fsdp_unread_keys(config, 8) == (FSDP.format(role="actor"),)
     assert fsdp_unread_keys(config, 8, environ={"FSDP": "-1"}) == ()
+    path.write_text(yaml.safe_dump(config).replace("oc.env:FSDP", "oc.env:RFT_SOLVER_UNSET_89"))
+    code, out, _ = cli("--from-config", str(path), "--gpu", "h100", "--check", "--json")
+    assert (code, json.loads(out)[0]["current"]["verdict"].split(": ", 2)[2]) == (1, (
+        f"the share of the states each GPU holds depends on {FSDP.format(role='actor')}, which cannot be read here "
+        "(set it as the run will, and judge again). The best plan follows."))
     assert fsdp_unread_keys(_config({"ref": {"fsdp_config": {"fsdp_size": "${oc.env:FSDP}"}}}), 8, version="0.5") == ()

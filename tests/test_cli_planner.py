@@ -474,8 +474,9 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
          "solve: error: argument --top: must be a whole number from 1 to 100, got 500"),
         (["--model", "4B", "--len", "8192", "--workers", "1025"],
          "solve: error: argument --workers: must be a whole number from 1 to 1024, got 1025"),
-        (["--model", "4B", "--len", "8192", "--node-gpus", "65537"],
-         "solve: error: argument --node-gpus: must be a whole number from 1 to 65536, got 65537"),
+        (["--model", "4B", "--len", "8192", "--node-gpus", "65536"],
+         ("solve: error: argument --node-gpus: must be a whole number from 1 to 16, got 65536 (a node is one host, "
+          "Trinity's cluster.gpu_per_node, and the largest hosts have 16 GPUs: give more GPUs as more nodes)")),
         # Negative numbers in exponent form or with a unit are values to refuse, not unknown options; named as typed.
         (["--model", "4B", "--len", "8192", "--margin", "-1e-9"],
          ("solve: error: argument --margin: must be a fraction from 0 to below 1, got -1e-9")),
@@ -600,9 +601,9 @@ def test_bad_input_exits_2_with_one_line(cli, argv: list[str], message: str):
         (["--model", "4B", "--len", "8192", "--gpus", "6", "--exact", "--sp", "3"],
          ("--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads (the degrees that divide "
           "the 6 trainer GPUs, that Qwen3-4B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2)")),
-        (["--model", "4B", "--len", "8192", "--node-gpus", "32", "--sp", "3"],
+        (["--model", "4B", "--len", "8192", "--node-gpus", "16", "--sp", "3"],
          ("--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads (the degrees that "
-          "Qwen3-4B's heads allow and that keep an SP group in a node of 32 GPUs: 1, 2, 4, 8, 16, 32)")),
+          "Qwen3-4B's heads allow and that keep an SP group in a node of 16 GPUs: 1, 2, 4, 8, 16)")),
         # One that spans nodes names those that do not, as solve memory does.
         (["--model", "32B", "--gpu", "h100", "--len", "64k", "--gpus", "32", "--sp", "16"],
          ("--sp 16 is not allowed: SP=16 is more GPUs than nodes of 8 (--node-gpus) hold, and an SP group must fit "
@@ -2628,14 +2629,14 @@ def test_the_nearest_plan_may_lift_the_train_batch_or_the_rollout_gpus(cli):
                             "--no-estimate and take a train batch that 2 data-parallel ranks divide (the nearest to 5: 4 or 6) "
                             "--explain"
                             ) in " ".join(out.split())
-    # Beside 127 rollout GPUs on nodes of 128 a trainer takes 1 GPU (no more than 64 are planned): only without the
-    # rollout GPUs do 4 train 65536 tokens.
-    status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "65536", "--gpus", "4", "--rollout-gpus", "127",
-                         "--node-gpus", "128")
-    assert status == 1 and ("; 65536 tokens trains if you drop --rollout-gpus 127: Env + Offload + SP=4 on 4 GPUs "
-                            "(documented); --token-budget auto reaches 49152 tokens on the 1024-token grid: Env + "
-                            f"Offload on 1 GPU with max_token_len_per_gpu = 49152 (estimated; {ONE_GPU}) --explain"
-                            ) in " ".join(out.split())
+    # Beside 15 rollout GPUs on nodes of 16 (the largest) a trainer takes 1 GPU in that node or a whole node of its
+    # own: the nearest plan takes the second, on 2 nodes.
+    status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "65536", "--gpus", "4", "--rollout-gpus", "15",
+                         "--node-gpus", "16")
+    assert status == 1 and ("; on 2 nodes of 16 GPUs, more trainer GPUs train 65536 tokens: Env + SP=4 on 16 GPUs "
+                            "(estimated, extrapolated); --token-budget auto reaches 49152 tokens on the 1024-token "
+                            f"grid: Env + Offload on 1 GPU with max_token_len_per_gpu = 49152 (estimated; {ONE_GPU}) "
+                            "--explain") in " ".join(out.split())
 
 
 def test_the_nearest_plan_says_fewer_gpus_only_below_an_exact_count(cli):
@@ -3508,6 +3509,25 @@ def test_fewest_gpu_hours_say_so_in_words_and_json(cli, monkeypatch):
     best = answer["plans"][0]
     assert (status, answer["objective"], best["gpus"], best["gpu_hours"]) == (0, "min_gpu_hours", 6, 1.111)
     assert list(best)[list(best).index("cost") + 1] == "gpu_hours"
+    # what a pin costs is said in GPU-hours; a --no-env estimate of fewer, which the question without it does not ask,
+    # costs none (it said "the pin costs 0.99x the GPU-hours")
+    unpinned = "the best plan is Env + SP=2 on 6 GPUs, cost 0.1852 (documented): the pin costs"
+    assert f"without --offload, {unpinned} 2.00x the GPU-hours\n" in cli(*asked, "--offload")[1]
+    assert (f"without --no-env, {unpinned} no GPU-hours (0.99x), but this plan is estimated, extrapolated\n"
+            in cli(*asked, "--no-env")[1])
+
+
+def test_a_limit_that_costs_gpus_at_equal_gpu_hours_says_so(cli):
+    # lastread89: --host-ram short of Qwen3-14B's Offload on 1 H100 (351.6 GiB per node) keeps its setting on 3 nodes
+    # of 1, the same GPU-hours, which --minimize gpu-hours ranks below the fewest GPUs: the limit costs 2 GPUs (it said
+    # "costs no relative step time (0.33x)", the step time being no term of this objective)
+    out = cli("--model", "14B", "--gpu", "h100", "--minimize", "gpu-hours", "--len", "8k", "--offload",
+              "--node-gpus", "1", "--host-ram", "150")[1]
+    words = " ".join(out.split())
+    assert "plan Env + Offload on 3 GPUs, 3 whole nodes of 1" in words
+    assert ("host limit with 351.6 GiB of host memory per node, the best plan is Env + Offload on 1 GPU, cost 2.02 "
+            "(estimated; one trainer GPU: Trinity-RFT's guide strongly advises more GPUs): --host-ram 150 GiB costs "
+            "2 GPUs") in words
 
 
 def test_gpus_help_says_rollout_gpus_are_extra_and_the_default_budget_it_plans_with(cli, monkeypatch):
@@ -4116,6 +4136,7 @@ def test_a_hugging_face_id_given_for_a_model_config_says_to_download_its_config_
     assert cli("--model-config", "Qwen/Qwen3-235B-A22B", "--len", "8k") == (
         2, "", f"solve: error: --model-config {said}")
     assert cli("cluster", "fleet.yaml") == (2, "", f"solve cluster: error: fleet.yaml: job j, model_config: {said}")
-    for gone in ("gone", "acme/gone.json", f"{tmp_path}/acme/gone"):  # one name, a .json, an absolute path: no id
+    for gone in ("gone", "acme/gone.json", f"{tmp_path}/acme/gone", "ckpts/acme/gone"):  # one name, a .json, an
+        # absolute path, a deeper one: no id
         assert cli("--model-config", gone, "--len", "8k") == (
             2, "", f"solve: error: --model-config {gone}: cannot read: No such file or directory\n")

@@ -538,7 +538,7 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
     assert (status, err) == (0, "")
     # 8 GPUs less 2 rollout engines: 6 trainer GPUs, SP=1 and no Offload, Env not set here.
     assert answer["current"] == {"config": "trinity.yaml", "config_model": None, "gpus": 6, "gpus_given": True,
-                                 "env": False, "offload": False, "sp": 1,
+                                 "nodes_given": True, "env": False, "offload": False, "sp": 1,
                                  "critic_sps": [],
                                  "env_variable": "PYTORCH_CUDA_ALLOC_CONF", "env_variable_set": False,
                                  "max_model_len": 32768, "length_given": True, "max_token_len_per_gpu": None,
@@ -599,7 +599,21 @@ def test_from_config_names_a_broken_rule_and_a_missing_plan(cli, user_config: Pa
     user_config.write_text(text.replace("  use_dynamic_bsz: true", "  use_dynamic_bsz: true\n  ulysses_sequence_parallel_size: 4"),
                            encoding="utf-8")
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--json")
-    assert json.loads(out)[0]["current"]["broken_rule"] == "SP=4 does not divide 6 GPUs"
+    current = json.loads(out)[0]["current"]
+    # release89b: on the config's own GPUs, Trinity (verl before 0.8) and PyTorch's device mesh (0.8) refuse it
+    assert (current["broken_rule"], current["refused"]) == ("SP=4 does not divide 6 GPUs", True)
+    assert ("it breaks a rule: SP=4 does not divide 6 GPUs (Trinity stops on it as it loads the config on verl before "
+            "0.8, PyTorch's device mesh as the trainer starts on 0.8 or later: the config as written is refused). The "
+            "best plan follows.") in current["verdict"]
+    # 2 nodes of 8 less 4 rollout GPUs: 12 trainer GPUs, no whole nodes, which Trinity's config validator refuses
+    user_config.write_text(text.replace("node_num: 1", "node_num: 2").replace("engine_num: 2", "engine_num: 4"),
+                           encoding="utf-8")
+    status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
+    assert status == 1 and ("it breaks a rule: 12 GPUs span nodes of 8 (cluster.gpu_per_node) but are not whole nodes "
+                            "(Trinity stops on it as it loads the config: the config as written is refused).") in (
+        " ".join(out.split()))
+    user_config.write_text(text.replace("  use_dynamic_bsz: true", "  use_dynamic_bsz: true\n  ulysses_sequence_parallel_size: 4"),
+                           encoding="utf-8")
     monkeypatch.setenv("MAX_MODEL_LEN", "200000")
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
     assert status == 1 and "No plan trains either (the reason follows)." in " ".join(out.split())
@@ -1181,7 +1195,8 @@ def test_write_needs_the_trainer_gpus_and_takes_the_node_size_from_the_config(cl
     [answer] = json.loads(out)
     assert status == 1 and answer["reason"].endswith(
         "the longest is 101376 on the 1024-token grid (Env + Offload + SP=4 on 8 GPUs, estimated, extrapolated); --token-budget auto trains "
-        "131072 tokens: Env + SP=4 on 8 GPUs with max_token_len_per_gpu = 38912 (estimated, extrapolated)")
+        "131072 tokens: Env + SP=4 on 8 GPUs with max_token_len_per_gpu = 38912 (estimated, extrapolated); on nodes of "
+        "4 GPUs (cluster.gpu_per_node) an SP group stays within one node, so SP=4 at most")
     status, out, _ = cli("--from-config", str(two_nodes), "--gpu", "h100", "--node-gpus", "8", "--json")
     assert status == 0 and json.loads(out)[0]["plans"][0]["sp"] == 8  # --node-gpus overrides the config's
 
@@ -1927,9 +1942,9 @@ def test_a_relative_model_path_without_a_config_says_where_it_was_looked_for(cli
                             "it): give --model M") in err
     # an SFT stage's checkpoint named as the next stage's model, no ./ before it (s89): no Hugging Face id has two
     # slashes, so it was looked for here too, which the refusal said only of ./ and ../ paths
-    config.write_text("model: {model_path: ckpts/sft/global_step_400/hf, max_model_len: 8192}\n", encoding="utf-8")
+    config.write_text("model: {model_path: sft/global_step_400/hf, max_model_len: 8192}\n", encoding="utf-8")  # 3 parts
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4")
-    assert status == 2 and ("model.model_path: unknown model 'hf' (and no config.json at ckpts/sft/global_step_400/hf, "
+    assert status == 2 and ("model.model_path: unknown model 'hf' (and no config.json at sft/global_step_400/hf, "
                             f"from the working directory {tmp_path}, as Trinity reads it): give --model M") in err
     config.write_text("model: {model_path: my-org/my-sft, max_model_len: 8192}\n", encoding="utf-8")  # an id
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4")
@@ -2272,6 +2287,9 @@ def test_a_verdict_on_settings_a_no_env_estimate_trains_says_why_the_best_plan_c
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--no-env")
     said = " ".join(out.split())
     assert status == 0 and "did not rank these settings" not in said and "plan Offload + SP=4 on 4 of 4 GPUs" in said
+    # Under --minimize gpu-hours the plan's 4 GPUs x 0.6565 are more GPU-hours than the settings' 4 x 0.65: said too
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--minimize", "gpu-hours")
+    assert status == 0 and "The plan below adds Env: its cost is higher (0.6565 against 0.65)" in " ".join(out.split())
     # The longest context's plan is longer, and costs more for its length: Env is no reason, and none is given.
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--maximize", "len")
     said = " ".join(out.split())
@@ -2677,7 +2695,8 @@ def test_a_length_from_prompt_and_response_is_checked_as_a_given_one(cli, tmp_pa
         "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n"
         "trainer:\n  max_token_len_per_gpu: 20000\n"), "a100")
     problems = current["config_problems"]
-    assert status == 1 and current["max_model_len"] == 65536 and len(problems) == 4  # no plan on exactly 6 A100s
+    # a plan on exactly 6 A100s: the cap is the 20000 as every release raises it at SP 1, 65536 (release89b)
+    assert status == 0 and current["max_model_len"] == 65536 and len(problems) == 4
     assert problems[0].startswith("trainer.max_token_len_per_gpu 20000 x SP 1 is below model.max_model_len 65536")
     assert problems[1].startswith("trainer.max_token_len_per_gpu as Trinity 0.5.1 raises it, 65536 x SP 1")
     assert problems[2].startswith("model.rope_scaling: max_model_len 65536 is beyond Qwen3-8B's native context")
@@ -2990,7 +3009,9 @@ def test_a_config_whose_sp_does_not_divide_its_trainer_gpus_hears_it_once(cli, t
                       "trainer:\n  ulysses_sequence_parallel_size: 2\n", encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
     assert status == 0 and " ".join(out.split()).count("does not divide") == 1, out
-    assert "it breaks a rule: SP=2 does not divide 3 GPUs. The best plan follows." in " ".join(out.split())
+    assert ("it breaks a rule: SP=2 does not divide 3 GPUs (Trinity stops on it as it loads the config on verl before "
+            "0.8, PyTorch's device mesh as the trainer starts on 0.8 or later: the config as written is refused). The "
+            "best plan follows.") in " ".join(out.split())
 
 
 def test_a_verdict_beside_an_answer_out_of_time_does_not_say_no_plan_exists(cli, monkeypatch: pytest.MonkeyPatch):
@@ -3504,7 +3525,8 @@ def test_a_configs_whole_number_written_as_a_float_is_refused_with_how_to_write_
 
 
 @pytest.mark.parametrize(("written", "said"), [("-2.0", "must be at least 1, got -2.0"),
-                                               ("1e9", "must be at most 65536, got 1000000000.0")])
+                                               ("1e9", "must be at most 16, got 1000000000.0"),
+                                               ("32", "must be at most 16, got 32")])  # one host, as --node-gpus
 def test_a_configs_whole_number_written_as_a_float_out_of_range_is_told_its_bound_not_how_to_write_it(
         cli, tmp_path: Path, written: str, said: str):
     # words89: cluster.gpu_per_node: -2.0 was told "(write -2.0 as -2)", and -2 then refused: the bound, once, as

@@ -181,11 +181,13 @@ def test_the_pages_say_whose_rule_sp_within_a_node_is() -> None:
 
 def test_json_md_s_scalar_alias_example_is_raised_with_token_budget_default_alone(cli: Cli, tmp_path: Path) -> None:
     assert ("the actor's `ppo_max_token_len_per_gpu: *budget` beside `max_token_len_per_gpu: &budget 24576`, which "
-            "`--write` raises at the anchor (at 32768 tokens with `--token-budget default`: without it, the config's "
-            "own 24576 caps the plans and stays), has `\"written_at\": \"trainer.max_token_len_per_gpu\"`"
+            "`--write` raises at the anchor (at 32768 tokens and SP 2 with `--token-budget default`: without it, the "
+            "config's own 24576 caps the plans and stays), has `\"written_at\": \"trainer.max_token_len_per_gpu\"`"
             ) in _page("json.md")
     head = HEAD.replace("16384", "32768").replace("engine_num: 4", "engine_num: 2")  # 6 trainer GPUs, SP 2
-    config = _config(tmp_path, head + "trainer:\n  max_token_len_per_gpu: &budget 24576\n  trainer_config:\n"
+    # release89b: at SP 2, where 24576 holds a sequence (at SP 1 every release raises it to 32768, the cap then)
+    config = _config(tmp_path, head + "trainer:\n  ulysses_sequence_parallel_size: 2\n"
+                     "  max_token_len_per_gpu: &budget 24576\n  trainer_config:\n"
                      "    actor_rollout_ref:\n      actor: {ppo_max_token_len_per_gpu: *budget}\n")
     actor = "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu"
     budgets = {}

@@ -897,3 +897,22 @@ def test_a_gpu_type_no_table_speaks_for_is_not_said_to_have_tables():
     _, reasons = explained(gpu="a100", model="Qwen2.5-7B", objective="max_len", budget_gpus=2, estimate="auto")
     assert any(detail.startswith("on 1 GPU: no A100-80GB table names Qwen2.5-7B")
                for detail in details(reasons, "memory_model"))
+
+
+def test_a_length_the_node_size_given_rules_out_is_blamed_on_the_node_in_the_reason_and_more_gpus(cli):
+    # nodes89: on nodes of 4 (--node-gpus 4) SP stops at 4, and no count of GPUs trains Qwen3-14B at 65536 tokens on
+    # A100-40GB at the default budget (on nodes of 8 SP=8 does within the same 16, but a node size given is hardware:
+    # no plan on larger nodes is named). The reason and the more_gpus row did not say that the node caps SP (only the
+    # limit row named "SP must divide the 4 GPUs of a node").
+    status, out, _ = cli("--model", "14B", "--len", "64k", "--gpu", "a100-40gb", "--gpus", "16", "--node-gpus", "4",
+                         "--explain", "--json")
+    [answer] = json.loads(out)
+    assert status == 1 and answer["reason"].endswith(
+        "--token-budget auto trains 65536 tokens: Env + Offload + SP=4 on 16 GPUs with max_token_len_per_gpu = 20480 "
+        "(estimated, extrapolated); on nodes of 4 GPUs (--node-gpus) an SP group stays within one node, so SP=4 at "
+        "most")
+    [more] = [reason["detail"] for reason in answer["explanation"] if reason["rule"] == "more_gpus"]
+    assert more == ("no count of A100-40GB GPUs up to 64 trains Qwen3-14B at 65536 tokens on nodes of 4 GPUs, at "
+                    "Trinity's default token budget; an SP group stays within one node, so SP=4 at most, and "
+                    "--node-gpus sets another node size; the default token budget is the max_token_len_per_gpu the "
+                    "tables measure")

@@ -310,6 +310,12 @@ def test_a_configs_verdict_carries_its_own_host_memory_caution_and_host_ram_judg
     current = json.loads(out)[0]["current"]
     assert (status, current["trains"], current["plan"]["caution_codes"]) == (0, True, [])
     assert "host memory" not in current["verdict"]
+    # A config refused for another reason (a value that resolves to nothing) still says its layout's host caution.
+    config.write_text("name: ${no_such_key}\n" + OFFLOAD_14B_ON_2, encoding="utf-8")
+    status, out, _ = cli(*asked, "--check")
+    current = json.loads(out)[0]["current"]
+    assert (status, current["refused"]) == (1, True) and f"). {caution}" in (
+        current["verdict"])
 
 
 def test_the_fewer_gpus_row_carries_its_plans_host_memory_caution(cli):

@@ -307,7 +307,7 @@ def test_the_schema_check_finds_keys_left_out_nulls_and_tuples_of_another_length
 
 
 CURRENT_SETTINGS = {"config": "trinity.yaml", "config_model": None,
-                    "gpus": 8, "gpus_given": True, "env": False, "offload": False, "sp": 1,
+                    "gpus": 8, "gpus_given": True, "nodes_given": False, "env": False, "offload": False, "sp": 1,
                     "critic_sps": [],
                     "max_model_len": 32768, "length_given": True, "max_token_len_per_gpu": None, "trains": False,
                     "plan": None, "unread_keys": [], "broken_rule": None, "host_memory_needed": None,
@@ -984,7 +984,18 @@ def test_a_config_verdict_derives_refused_from_its_codes_and_reads_it_back():
     assert not CurrentSettings.model_validate({**rule, "config_model": "Qwen3-4B"}).refused
     with pytest.raises(ValidationError, match="refused is True, but config_problem_codes and broken_rule_code say "
                                               "False"):
-        CurrentSettings.model_validate({**rule, "broken_rule_code": "sp-divides-gpus", "refused": True})
+        CurrentSettings.model_validate({**rule, "broken_rule_code": "sp-within-node", "refused": True})
+    # release89b: SP not dividing the GPUs refuses it on the config's own GPUs, not the budget's; GPUs that are no
+    # whole nodes refuse it on the config's own GPUs and node size, not --node-gpus' (nor in JSON made before it)
+    gpus = {**rule, "broken_rule": "SP=4 does not divide 6 GPUs", "broken_rule_code": "sp-divides-gpus"}
+    nodes = {**rule, "broken_rule": "12 GPUs span nodes of 8 (cluster.gpu_per_node) but are not whole nodes",
+             "broken_rule_code": "whole-nodes", "gpus": 12}
+    assert [CurrentSettings.model_validate(settings).refused for settings in (
+        gpus, {**gpus, "gpus_given": False}, {**gpus, "config_model": "Qwen3-4B"}, {**nodes, "nodes_given": True},
+        nodes, {**nodes, "nodes_given": True, "gpus_given": False})] == [True, False, True, True, False, False]
+    with pytest.raises(ValidationError, match="refused is True, but config_problem_codes and broken_rule_code say "
+                                              "False"):
+        CurrentSettings.model_validate({**nodes, "refused": True})
     # a code that refuses nothing, and JSON made before codes (or before refused): not refused
     assert not CurrentSettings.model_validate({**current, "config_problem_codes": ["critic-trained"] * 2}).refused
     assert not CurrentSettings.model_validate({**current, "config_problem_codes": []}).refused

@@ -48,8 +48,10 @@ trainer:
 ACTOR_OWN = "        ulysses_sequence_parallel_size: 2\n        fsdp_config: {param_offload: true}\n"
 OWN_BUDGET = ROLES.format(length=32768, gpus=4, engines=2, budget=65536, ref_budget=32768, extra=ACTOR_OWN)
 """2 rollout and 2 trainer H20s; the actor's own budget above the plan's, its SP and offload flag the plan's."""
-CAPPED = ROLES.format(length=65536, gpus=8, engines=4, budget=8192, ref_budget=8192, extra="")
-"""4 rollout and 4 trainer H20s at 65536 tokens, every role at 8192 tokens per GPU: the config's own cap."""
+CAPPED = ROLES.format(length=65536, gpus=8, engines=4, budget=8192, ref_budget=8192,
+                      extra="        ulysses_sequence_parallel_size: 16\n")
+"""4 rollout and 4 trainer H20s at 65536 tokens, every role at 8192 tokens per GPU: the config's own cap (the actor's
+own SP 16, at which its budget holds a sequence, so that no release raises it: release89b)."""
 ACTOR = "trainer.trainer_config.actor_rollout_ref.actor"
 REF = "trainer.trainer_config.actor_rollout_ref.ref"
 OWN_CAP = f"the config's own {ACTOR}.ppo_max_token_len_per_gpu and {REF}.log_prob_max_token_len_per_gpu"

@@ -102,9 +102,16 @@ both from 0.8, where the plan's trainer.max_token_len_per_gpu runs."""
                            "(raised to hold a sequence at the actor's SP, as Trinity 0.6 runs it on verl before 0.8; "
                            "on 0.8 or later it runs the plan's trainer.max_token_len_per_gpu)")),
     ("0.6", 32768, 16384, ROLES_CAP),  # it holds one at the actor's SP 2: kept as written
+    # release89b: with no release the cap was 16384, though every release runs at least ceil(65536 / 2) there
+    (None, 65536, 32768, (
+        "the config's own trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu (raised to hold a "
+        "sequence at the actor's SP, the least any release runs it at: Trinity 0.5.1, 0.5.2 and 0.6 on verl before 0.8 "
+        "raise it so, 0.5.0 to its default, and 0.6 on verl 0.8 or later runs the plan's "
+        "trainer.max_token_len_per_gpu)")),
+    (None, 32768, 16384, ROLES_CAP),
     ("0.5", 65536, None, None)])  # 0.5 runs the trainer at the actor's SP and raises it to its default (0.5.0's)
-def test_trinity_06s_cap_is_the_actors_budget_as_verl_before_08_raises_it(version: str, length: int, cap: int | None,
-                                                                          source: str | None) -> None:
+def test_trinity_06s_cap_is_the_actors_budget_as_verl_before_08_raises_it(version: str | None, length: int,
+                                                                          cap: int | None, source: str | None) -> None:
     # release89: the cap was 16384 on 0.6, so no plan trained 65536 tokens, though both verl lines run more
     config = read_trinity_config(LONG_06.replace("max_model_len: 65536", f"max_model_len: {length}"), "long.yaml",
                                  {}, version)

@@ -882,12 +882,16 @@ def test_cli_memory_takes_the_planners_no_env_and_no_offload_spellings(cli):
                                                         "other: give one of them\n"))
 
 
-@pytest.mark.parametrize("flag", ["--gpus", "--sp", "--node-gpus"])
-def test_cli_memory_refuses_a_count_past_its_bound_naming_both(cli, flag: str):
-    flags = {"--gpus": "8", "--sp": "1", "--node-gpus": "8", flag: "65537"}
+@pytest.mark.parametrize(("flag", "most", "why"), [
+    ("--gpus", 65536, ""), ("--sp", 65536, ""),
+    ("--node-gpus", 16, (" (a node is one host, Trinity's cluster.gpu_per_node, and the largest hosts have 16 GPUs: "
+                         "give more GPUs as more nodes)"))])
+def test_cli_memory_refuses_a_count_past_its_bound_naming_both(cli, flag: str, most: int, why: str):
+    # --node-gpus stops where a cluster pool's gpus_per_node does: one host.
+    flags = {"--gpus": "8", "--sp": "1", "--node-gpus": "8", flag: str(most + 1)}
     assert cli("memory", "--model", "4B", "--gpu", "h100", "--len", "8k", *[t for f in flags.items() for t in f]) == (
         2, "", ("usage: solve memory [options] (--help lists them)\nsolve memory: error: "
-                f"argument {flag}: must be a whole number from 1 to 65536, got 65537\n"))
+                f"argument {flag}: must be a whole number from 1 to {most}, got {most + 1}{why}\n"))
 
 
 def test_cli_memory_breakdown_and_exit_codes(cli):
@@ -980,29 +984,30 @@ def test_cli_memory_json_says_which_peak_the_headroom_is_at(cli):
 
 
 def test_the_longest_length_asked_about_is_said_to_be_at_least_that(cli):
-    # 64 B200s in one node of 64 with SP=64 fit more than the 2097152 tokens the memory model is asked about.
-    flags = ("--model", "32B", "--gpu", "b200", "--gpus", "64", "--node-gpus", "64")
-    status, out, _ = cli("memory", *flags, "--sp", "64", "--env", "--len", "4000000")
+    # 64 GPUs of 512 GB on nodes of 16 with SP=16 fit more of Qwen3-0.6B than the 2097152 tokens the memory model is
+    # asked about.
+    flags = ("--model", "0.6B", "--gpu", "big", "--gpu-memory", "512", "--gpus", "64", "--node-gpus", "16")
+    status, out, _ = cli("memory", *flags, "--sp", "16", "--env", "--len", "4000000")
     assert status == 1 and ("longest length the memory model fits with this setting: at least 2097152 tokens (on a "
                             "1024-token grid; 2097152 tokens is the longest length the memory model is asked about; "
                             "more may fit)") in " ".join(out.split())
     status, out, _ = cli(*flags, "--maximize", "len")
     assert status == 0 and ("(at least: 2097152 tokens is the longest length the memory model is asked about; more may "
                             "fit)") in " ".join(out.split())
-    status, out, _ = cli("memory", *flags, "--sp", "64", "--env", "--len", "4000000", "--json")
+    status, out, _ = cli("memory", *flags, "--sp", "16", "--env", "--len", "4000000", "--json")
     assert json.loads(out)["longest_len"] == 2097152
 
 
 def test_a_lowered_token_budget_reaches_no_further_than_the_longest_length_asked_about(cli):
     # With --token-budget auto a lowered budget reaches twice an estimate's longest length at Trinity's default; where
-    # that passes the 2097152 tokens the memory model is asked about, the plan stops there (the cheapest setting that
-    # reaches it, SP=32 with 89088 tokens per GPU), not at 4194304 with SP=64.
-    [answer] = json.loads(cli("--model", "32B", "--gpu", "b200", "--gpus", "64", "--node-gpus", "64", "--maximize",
+    # that passes the 2097152 tokens the memory model is asked about, the plan stops there (SP=16's default reaches
+    # 1123328 tokens, lowered to 140288 tokens per GPU it reaches 2097152), not at twice 1123328.
+    [answer] = json.loads(cli("--model", "0.6B", "--gpu", "b200", "--gpus", "64", "--node-gpus", "16", "--maximize",
                               "len", "--token-budget", "auto", "--json")[1])
     best = answer["plans"][0]
     assert (best["max_model_len"], best["gpus"], best["sp"], best["env"], best["offload"]) == (
-        2097152, 64, 32, True, False)
-    assert (best["max_token_len_per_gpu"], best["lowered_budget"], best["evidence"]) == (89088, True, "estimated")
+        2097152, 64, 16, True, False)
+    assert (best["max_token_len_per_gpu"], best["lowered_budget"], best["evidence"]) == (140288, True, "estimated")
 
 
 def test_cli_calibrate_out_that_cannot_be_written_names_out(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

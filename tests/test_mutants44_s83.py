@@ -40,9 +40,10 @@ def test_the_configs_own_section_is_built_at_the_first_of_several_stages_keeping
 
 def test_a_dpo_config_whose_actor_may_run_in_rows_is_planned_at_the_default_budget(tmp_path: Path, cli: Cli):
     # no release named: Trinity 0.5 runs the actor's update in rows (its own key off), 0.6 at the trainer's 8000 (on):
-    # the plans stay at the default, 16384, a pair's tokens, not the 8000 cap a GRPO config gets
+    # the plans stay at the default, 16384, a pair's tokens, not the cap a GRPO config gets: its 8000, raised to hold
+    # a sequence of 8192 as every release runs it (release89b)
     path = tmp_path / "c.yaml"
-    for algorithm, budget in (("dpo", 16384), ("grpo", 8000)):
+    for algorithm, budget in (("dpo", 16384), ("grpo", 8192)):
         config = _dpo(1, algorithm, use_dynamic_bsz=True, max_token_len_per_gpu=8000)
         config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["use_dynamic_bsz"] = False
         path.write_text(yaml.safe_dump(config), encoding="utf-8")

@@ -107,6 +107,11 @@ def test_a_slip_of_a_key_no_release_has_names_the_field_its_section_lacks(cli, t
     both = CONFIG_8K.replace("save_interval: 100", "save_interval: 100\n  save_intervl: 1")
     status, current = _check(cli, tmp_path, both)
     assert current["config_problems"][0].endswith("remove it, or move it where Trinity reads it")
+    # a top-level slip of a section the config lacks names it, with no word of parking YAML anchors there
+    status, current = _check(cli, tmp_path, "monitr:\n  project: p\n" + CONFIG_8K)
+    assert current["config_problems"] == [(
+        "monitr: no release of Trinity (0.5.0 to 0.6.0) has this key there, so Trinity refuses the config (it knows no "
+        "such key): did you mean monitor? Rename it, or remove it")]
 
 
 def test_a_reference_to_nothing_in_a_key_not_read_refuses_the_config(cli, tmp_path: Path):
@@ -119,4 +124,7 @@ def test_a_reference_to_nothing_in_a_key_not_read_refuses_the_config(cli, tmp_pa
         "name: cannot resolve '${project_name}': the config has no project_name; every Trinity release refuses the "
         "config as it loads it (OmegaConf resolves each value then)")]
     status, current = _check(cli, tmp_path, "name: ${oc.env:RFT_SOLVER_UNSET_89}\n" + CONFIG_8K)
+    assert (status, current["config_problem_codes"]) == (0, [])
+    # nor one to a key the config lacks that Trinity's typed Config fills in with its default
+    status, current = _check(cli, tmp_path, "name: ${synchronizer.sync_interval}-8k\n" + CONFIG_8K)
     assert (status, current["config_problem_codes"]) == (0, [])

@@ -35,7 +35,8 @@ def test_the_fewest_gpus_without_a_budget_weigh_every_count_and_the_page_says_so
     (alone,) = solver.plan("8B", gpu="h100", max_model_len=32768)
     assert (alone.budget_gpus, alone.open_budget) == (8, False)
     page = " ".join((ROOT / "docs" / "api.md").read_text(encoding="utf-8").split())
-    assert ("`budget_gpus` (`None`: with `objective=\"min_gpus\"` an open budget, every count the planner weighs, 64, "
+    assert ("`budget_gpus` (`None`: with `objective=\"min_gpus\"` or `\"min_gpu_hours\"` an open budget, every count "
+            "the planner weighs, 64, "
             "`Answer.open_budget` true, as `--minimize gpus` without `--gpus`; else the largest GPU count of the GPU "
             "types' tables, 8 for one without tables)") in page
 

@@ -361,7 +361,7 @@ def test_pins_that_leave_nothing_are_explained():
         (dict(model="4B", max_model_len=8192, exact=True), "--exact needs --gpus N"),
         (dict(model="4B", max_model_len=8192, sp=3), "--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads"),
         (dict(model="14B", max_model_len=8192, sp=16), "--sp 16 is not allowed for Qwen3-14B: SP=16 does not divide its 40 attention heads"),
-        (dict(model="30B-A3B", max_model_len=8192, sp=32, node_gpus=32), None),  # 4 KV heads divide 32
+        (dict(model="30B-A3B", max_model_len=8192, sp=16, node_gpus=16), None),  # 4 KV heads divide 16
         (dict(model="30B-A3B", max_model_len=8192, sp=32),
          "--sp 32 is not allowed: SP=32 is more GPUs than nodes of 8 (--node-gpus) hold"),
         (dict(model="4B", max_model_len=8192, sp=4, budget_gpus=6, exact=True),

@@ -172,7 +172,8 @@ def test_a_configs_budget_caps_the_plans_at_a_longer_length_too() -> None:
         [answer] = answer_query(query, CATALOG)
         plans[length] = (query.token_budget_cap, [(plan.gpus, plan.setting.label, plan.max_token_len_per_gpu)
                                                   for plan in answer.plans])
+    # release89b: at 65536 every release raises it to ceil(65536 / 2) at the config's SP 2 (0.5.0 further): the cap
     assert plans == {32768: (24576, [(8, "Env + SP=2", 24576)]), 49152: (24576, [(8, "Env + SP=2", 24576)]),
-                     65536: (24576, [(8, "Env + SP=4", 24576)])}
+                     65536: (32768, [(8, "Env + SP=2", 32768)])}
     # at a shorter length the config's budget is above Trinity's default there, and caps nothing
     assert config_query(CATALOG, config, gpu="h100", max_model_len=16384).token_budget_cap is None

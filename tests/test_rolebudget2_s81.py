@@ -136,12 +136,13 @@ def test_write_then_check_is_a_fixed_point(cli: Cli, tmp_path: Path, monkeypatch
 def test_a_capped_refusal_names_the_role_key_to_raise(cli: Cli, tmp_path: Path) -> None:
     # 65536 tokens on 4 trainer H20s with the actor's own 4096 and the ref's 8192: the ref's sets the cap, which
     # trains no plan; 16384 would. Before, it said to raise "the config's own max_token_len_per_gpu", which is unset.
+    # The actor's own SP 16 holds a sequence at its 4096, so no release raises it (release89b: else it would be).
     config = tmp_path / "capped.yaml"
     config.write_text("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 65536}\n"
                       "cluster: {node_num: 1, gpu_per_node: 8}\n"
                       "explorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 1}}\n"
                       "trainer:\n  trainer_config:\n    actor_rollout_ref:\n"
-                      "      actor: {ppo_max_token_len_per_gpu: 4096}\n"
+                      "      actor: {ppo_max_token_len_per_gpu: 4096, ulysses_sequence_parallel_size: 16}\n"
                       "      ref: {log_prob_max_token_len_per_gpu: 8192}\n")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20")
     said = " ".join(out.split())

@@ -3,7 +3,9 @@ gets the cheapest plan that keeps the room its caution asks for (a second solve 
 ``Answer.room_kept``, a ``more room`` row, a note under the ranked plans), where the ranking by cost alone left it
 out; the ``--minimize gpus`` ``fewer GPUs`` row carries its plan's thin-headroom caution; on a mixture of experts
 whose LoRA config PEFT converts, the verdict leaves out the dense model's ``lora-targets-saved-split``; and
-``--write``'s check command leaves out ``--lora-rank`` where the config's own adapter is of the plan's rank."""
+``--write``'s check command leaves out ``--lora-rank`` where the config's own adapter is of the plan's rank. (s89) The
+other rows showing a second plan (fewer nodes, more room, for rollout, other batch, unpinned) and --explain's
+lower_token_budget line carry the cautions that plan has and the best plan lacks, as the fewer-GPUs row does."""
 
 from __future__ import annotations
 
@@ -82,8 +84,10 @@ def test_the_fewer_gpus_hint_carries_its_thin_headroom(cli: Cli) -> None:
     # The host memory its Offload needs past the node's assumed 128 GiB follows, as the plan's own row says (s89).
     assert status == 0 and _row(out, "fewer GPUs").startswith(
         "--token-budget auto trains it on 1 GPU (3 fewer): Env + Offload with a lowered max_token_len_per_gpu of 65536 "
-        f"(estimated, extrapolated); caution: {THIN}; caution: Offload needs 681.1 GiB of host memory per node, more "
-        "than the 128 GiB assumed for its one trainer GPU there")
+        f"(estimated, extrapolated); caution: {THIN}") and _row(out, "fewer GPUs").endswith(
+        # short: the best plan's own host caution (on 4 GPUs) tells how to check it (s89: short89)
+        "; caution: Offload needs 681.1 GiB of host memory per node, more than the 128 GiB assumed (unchecked: "
+        "--host-ram)")
 
 
 def _codes(cli: Cli, tmp_path: Path, model: str) -> list[str]:
@@ -119,3 +123,87 @@ def test_the_write_check_command_leaves_out_the_configs_own_lora_rank(cli: Cli, 
     assert "lora" not in plain.replace("math-64k-lora", "")
     assert _check_line(cli, tmp_path, plain, "--lora-rank", "64") == (
         f"--from-config {tmp_path / 'out.yaml'} --check --gpu H20-96GB --lora-rank 64")
+
+
+# Each other line that shows a second plan beside the best one ends with the cautions that plan carries and the best
+# does not (Plan.cautions_beside, as the fewer-GPUs row's; s89). Before: none of them, so a user taking that plan was
+# not told its Offload needs more host memory than a node is assumed to have, or that its length is past YaRN's
+# validated one.
+HOST_6 = ("; caution: Offload needs 1086.3 GiB of host memory per node (181.1 GiB per trainer GPU; at start-up, every "
+          "rank loading the model; 775.2 while training), more than the 768 GiB assumed for its 6 trainer GPUs there")
+# Where the answer shows a full host caution already (the best plan's own row), a row says its own short (short89):
+# the need and what it exceeds, the advice on checking it left to the full one.
+SHORT_6 = ("; caution: Offload needs 1086.3 GiB of host memory per node, more than the 768 GiB assumed (unchecked: "
+           "--host-ram)")
+
+
+def _beside(out: str, label: str) -> str:
+    """The cautions a summary row's second plan ends with: from its first ``; caution: ``."""
+    row = _row(out, label)
+    return row[row.index("; caution: "):]
+
+
+def test_the_fewer_nodes_row_carries_its_plans_host_caution(cli: Cli) -> None:
+    status, out, _ = cli("--model", "32B", "--gpu", "h20", "--gpus", "8", "--rollout-gpus", "2", "--len", "32768",
+                         "--json")
+    (answer,) = json.loads(out)
+    fewer, best = answer["fewer_nodes"], answer["plans"][0]
+    # JSON carried it already: the 6-GPU plan's host caution, another than the best plan's own (on 8 GPUs).
+    (host,) = [words for words, code in zip(fewer["cautions"], fewer["caution_codes"], strict=True)
+               if code == "host-memory-unchecked"]
+    assert status == 0 and host not in best["cautions"]
+    out = cli("--model", "32B", "--gpu", "h20", "--gpus", "8", "--rollout-gpus", "2", "--len", "32768")[1]
+    assert _row(out, "fewer nodes").endswith(f"(estimated, extrapolated): --gpus 6{SHORT_6}")
+    assert host.startswith(HOST_6.removeprefix("; caution: "))
+
+
+def test_the_more_room_and_for_rollout_rows_carry_their_plans_host_caution(cli: Cli) -> None:
+    # The best plan's own host caution is another (1060.3 GiB while the model loads, no Offload): each row says its own.
+    status, out, _ = cli("--model", "30B-A3B", "--gpu", "h20", "--gpus", "8", "--len", "65536")
+    assert status == 0 and "caution        the trainer needs 1060.3 GiB of host memory per node" in out
+    assert _beside(out, "more room") == (
+        "; caution: Offload needs 1211.5 GiB of host memory per node, more than the 1024 GiB assumed (unchecked: "
+        "--host-ram)")
+    assert _beside(out, "for rollout") == (
+        "; caution: Offload needs 757.1 GiB of host memory per node, more than the 512 GiB assumed (unchecked: "
+        "--host-ram)")
+    # Before (short89): each row repeated, word for word, the advice the best plan's own caution row gives.
+    assert out.count("what a node can spare for the trainer") == 1
+
+
+def test_the_other_batch_row_carries_its_plans_host_caution(cli: Cli) -> None:
+    status, out, _ = cli("--model", "32B", "--gpu", "h20", "--gpus", "6", "--train-batch-size", "4", "--len", "32768")
+    assert status == 0 and _beside(out, "other batch") == SHORT_6
+
+
+def test_the_unpinned_row_carries_its_plans_length_caution(cli: Cli) -> None:
+    # Without --no-offload the longest plan reaches 203776 tokens, past the 131072 YaRN is validated for; 157696 is not.
+    status, out, _ = cli("--model", "8B", "--gpu", "a100-80gb", "--gpus", "8", "--no-offload", "--maximize", "len")
+    assert status == 0 and _beside(out, "unpinned") == (
+        "; caution: YaRN factor 4.975 at 203776 tokens: longer than YaRN is validated for (Qwen's model cards validate "
+        "a factor of 4 over 32768 positions: 131072 tokens): check the model's quality at this length")
+
+
+def test_the_explained_lower_token_budget_line_carries_its_plans_cautions(cli: Cli) -> None:
+    status, out, _ = cli("--model", "30B-A3B", "--gpu", "h20", "--minimize", "gpus", "--len", "65536", "--explain",
+                         "--json")
+    (answer,) = json.loads(out)
+    (line,) = [reason["detail"] for reason in answer["explanation"] if reason["rule"] == "lower_token_budget"]
+    fewer = answer["token_budget_auto"]
+    assert status == 0 and fewer["caution_codes"] == ["thin-headroom", "host-memory-unchecked"]
+    assert line.endswith("".join(f"; caution: {caution}" for caution in fewer["cautions"]))
+
+
+def test_a_host_caution_beside_a_best_plan_without_one_is_full_on_the_first_row_alone() -> None:
+    # Trinity 0.6 loads the model on rank 0 alone: the best plan (Env + SP=8, no Offload) needs no caution on host memory
+    # and its rollout-keeping plan does. The first row that needs it says it in full; a row below it, short (short89).
+    (answer,) = solver.plan("30B-A3B", gpu="h20", budget_gpus=8, max_model_len=65536, trinity_version="0.6")
+    best, kept = answer.plans[0], answer.rollout_kept
+    assert kept is not None and kept.plan is not None
+    other = kept.plan
+    (host,) = other.cautions_coded(solver.CautionCode.HOST_MEMORY_UNCHECKED)
+    assert not best.cautions_coded(solver.CautionCode.HOST_MEMORY_UNCHECKED) and "and nothing checks it: give" in host
+    assert other.cautions_beside(best, ()) == other.cautions_beside(best) == f"; caution: {host}"
+    assert other.cautions_beside(best, (other,)) == (
+        "; caution: Offload needs 681.1 GiB of host memory per node, more than the 512 GiB assumed (unchecked: "
+        "host_ram_gb)")  # the API's keyword, as the full caution names it

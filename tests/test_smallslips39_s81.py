@@ -40,8 +40,11 @@ explorer:
     tensor_parallel_size: 1
 trainer:
   max_token_len_per_gpu: 8192
+  trainer_config: {actor_rollout_ref: {actor: {ulysses_sequence_parallel_size: 16}}}
 """
-"""4 rollout and 4 trainer H20s at 65536 tokens, the trainer's own budget 8192 tokens per GPU."""
+"""4 rollout and 4 trainer H20s at 65536 tokens, the trainer's own budget 8192 tokens per GPU, which caps the plans:
+the actor's own SP is 16, at which the budget holds a sequence, so no release raises it (release89b: one below a
+sequence at the actor's SP is raised to hold one, as every release runs it, and would cap nothing here)."""
 POINTER = "docs/memory.md in rft-solver's source gives its accuracy on held-out cells at margin 0.01"
 
 

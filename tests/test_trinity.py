@@ -323,8 +323,8 @@ def test_a_fragment_sharing_no_gpus_exports_no_cuda_visible_devices() -> None:
     ({"rollout_gpus": 3, "nodes": 2}, "2 trainer + 3 rollout GPUs do not split into 2 nodes of the same size"),
     ({"gpu": 5}, "gpu must be"),
     ({"shared_gpus": (0, -1)}, "shared_gpus must be GPU indices, whole numbers of at least 0, got (0, -1)"),
-    ({"node_gpus": 0}, "node_gpus must be from 1 to 65536, got 0"),
-    ({"node_gpus": 65537}, "node_gpus must be from 1 to 65536, got 65537"),
+    ({"node_gpus": 0}, "node_gpus must be a whole number from 1 to 16, got 0"),
+    ({"node_gpus": 17}, "node_gpus must be a whole number from 1 to 16, got 17 (a node is one host"),
     ({"rollout_gpus": 2, "nodes": 65537}, "nodes must be from 1 to 65536, got 65537"),
     ({"node_gpus": 8.0}, "node_gpus must be a whole number or None, got 8.0"),
 ])

@@ -289,16 +289,21 @@ def test_a_config_written_as_json_is_written_back_as_json() -> None:
     # A scheduler that writes its configs as JSON (which YAML reads) reads the copy back with a JSON parser: the keys
     # and strings the plan adds are quoted, as the config's own are (s89: they were plain, `max_token_len_per_gpu:`
     # and `yarn`, which no JSON parser reads).
-    text = json.dumps({"model": {"model_path": "q/Qwen3-4B", "max_model_len": 8192}, "trainer": {"save_interval": 5}},
-                      indent=2) + "\n"
+    text = json.dumps({"model": {"model_path": "q/Qwen3-4B", "max_model_len": 8192}, "trainer": {"save_interval": 5},
+                       "monitor": {"tags": ["a", "b c"]}}, indent=2) + "\n"
     offload, sp2 = plans()
     for plan in (offload, sp2):
         patched = json.loads(patch_trinity_config(text, plan, catalog().model("4B")))
         assert patched["trainer"]["ulysses_sequence_parallel_size"] == plan.sp
-        assert patched["trainer"]["save_interval"] == 5
+        assert (patched["trainer"]["save_interval"], patched["monitor"]) == (5, {"tags": ["a", "b c"]})
     assert patched["model"] == {"model_path": "q/Qwen3-4B", "max_model_len": 24576}
     rope = json.loads(patch_trinity_config(text, offload, catalog().model("4B")))["model"]["rope_scaling"]
     assert rope["rope_type"] == "yarn" and rope["factor"] == 2.5
+    # the LoRA adapter a plan adds to a config without one is a plain mapping in a list: quoted too (was {lora_rank: 32})
+    (answer,) = solve(make_query(catalog(), gpu="a100", model="4B", objective="cheapest", budget_gpus=2, exact=True,
+                                 max_model_len=8192, lora_rank=32), catalog())
+    patched = json.loads(patch_trinity_config(text, answer.plans[0], catalog().model("4B")))
+    assert patched["model"]["lora_configs"] == [{"lora_rank": 32}]
 
 
 def test_an_anchor_in_a_block_before_an_alias_beside_that_block_keeps_its_comment() -> None:

@@ -16,8 +16,10 @@ from solver.tables import (
     LEAST_DRIVER_MIB,
     LEAST_GPU_MEMORY_GB,
     MAX_GPU_MEMORY_GB,
+    MAX_NODE_GPUS,
     MAX_TIME_LIMIT_S,
     MAX_TOKENS,
+    NODE_IS_ONE_HOST,
     QueryError,
     TokenBudgetMode,
     TrinityVersion,
@@ -98,6 +100,20 @@ def whole_number(least: int, most: int, listed: str = "") -> Callable[[str], int
         return value
 
     return parse
+
+
+def node_gpus_count(text: str) -> int:
+    """An argparse type: a node's GPUs, a whole number from 1 to `MAX_NODE_GPUS` (`whole_number`); one past it is told
+    why, and what to give instead (`NODE_IS_ONE_HOST`)."""
+    try:
+        return _NODE_GPUS(text)
+    except argparse.ArgumentTypeError as error:
+        match = WHOLE_NUMBER.fullmatch(text)
+        past = match is not None and match[1] != "-" and match[2].strip("0") != ""  # above, not 0 or below
+        raise argparse.ArgumentTypeError(f"{error} ({NODE_IS_ONE_HOST})" if past else str(error)) from None
+
+
+_NODE_GPUS = whole_number(1, MAX_NODE_GPUS)
 
 
 def whole_numbers(least: int, most: int, example: str) -> Callable[[str], tuple[int, ...]]:

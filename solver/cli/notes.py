@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from solver.cli.catalogs import given_gpus
 from solver.cli.output import print_note
+from solver.cli.parser import one_typo_apart
 from solver.tables import (
     HOST_RAM_UNITS,
     SMALL_HOST_RAM_GIB,
@@ -54,7 +55,7 @@ def note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
 
 def note_gpu_name_meant(args: argparse.Namespace, prog: str) -> None:
     """A note on stderr where --gpu NAME --gpu-memory SIZE describes a GPU type whose name is one slip away
-    (`_one_slip_apart`) from the catalogue's name or alias of the GPU type it was likely meant to be
+    (`solver.cli.parser.one_typo_apart`) from the catalogue's name or alias of the GPU type it was likely meant to be
     (`Catalog.meant_gpu_type`, as for a --cells file's GPU type: ``H880`` of 80 GB, H800-80GB): a typo makes a GPU type
     of its own, silently. Not refused, as a card of one's own may be so named; and not for a name of one's own that
     holds a catalogue name (``desk-4090``, ``my-h100-pcie``, as the notes on --gpu-memory suggest)."""
@@ -70,21 +71,10 @@ def note_gpu_name_meant(args: argparse.Namespace, prog: str) -> None:
             known = shipped.gpu(meant) if meant is not None else None  # "H20-96GB or GH200-96GB": no one slip
         except QueryError:
             known = None
-        if known is not None and any(_one_slip_apart(normalise(name), normalise(known_name))
+        if known is not None and any(one_typo_apart(normalise(name), normalise(known_name))
                                      for known_name in (known.name, *known.aliases)):
             print_note(f"{prog}: note: --gpu {name} is not a GPU type of the catalogue, so --gpu-memory makes one of "
                        f"its own (did you mean {meant}?)")
-
-
-def _one_slip_apart(written: str, known: str) -> bool:
-    """Whether `written` is `known` with one slip: a character struck for another, added or left out, or two
-    adjacent ones swapped."""
-    if len(written) == len(known):
-        differ = [at for at, (mine, theirs) in enumerate(zip(written, known, strict=True)) if mine != theirs]
-        return len(differ) == 1 or (len(differ) == 2 and differ[1] == differ[0] + 1
-                                    and written[differ[0]] == known[differ[1]] and written[differ[1]] == known[differ[0]])
-    shorter, longer = sorted((written, known), key=len)
-    return len(longer) == len(shorter) + 1 and any(longer[:at] + longer[at + 1:] == shorter for at in range(len(longer)))
 
 
 def note_near_tabled_shape(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:

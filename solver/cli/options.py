@@ -14,6 +14,7 @@ from solver.cli.argtypes import (
     gpu_memory,
     host_memory,
     margin_fraction,
+    node_gpus_count,
     path_argument,
     planner_token_budget,
     token_budget_mode,
@@ -28,8 +29,8 @@ from solver.tables import (
     DEFAULT_MARGIN,
     HOST_NEED_WORDS,
     INTERCONNECTS,
-    MAX_GPUS,
     MAX_LORA_RANK,
+    MAX_NODE_GPUS,
     MAX_TRAIN_BATCH,
     MAX_WORKERS,
     NODE_GPUS,
@@ -346,6 +347,7 @@ def add_node_gpus_option(parser: argparse.ArgumentParser | argparse._ArgumentGro
     """--node-gpus, for the commands that plan (`from_config`: the one that also reads a Trinity config, whose
     cluster.gpu_per_node is the default; otherwise 8)."""
     default = f"--from-config's cluster.gpu_per_node, else {NODE_GPUS}" if from_config else str(NODE_GPUS)
-    parser.add_argument("--node-gpus", metavar="N", type=whole_number(1, MAX_GPUS),
+    parser.add_argument("--node-gpus", metavar="N", type=node_gpus_count,
                         default=None if from_config else NODE_GPUS,
-                        help=f"GPUs per node (default: {default}): a trainer on more keeps each SP group in one node")
+                        help=f"GPUs per node, at most {MAX_NODE_GPUS} (default: {default}): a trainer on more takes "
+                        "whole nodes and keeps each SP group in one node")

@@ -160,7 +160,7 @@ rollout.n, micro-batch sizes and release, Trinity's repeat_times and max_respons
 an algorithm given as a flag (--sft, --grpo: --ppo and --dpo are guessed as the options that count them)."""
 
 
-def _one_typo_apart(written: str, name: str) -> bool:
+def one_typo_apart(written: str, name: str) -> bool:
     """Whether `written` is `name` with one typo: a character changed, left out, added, or swapped with the next
     (--lenght, --legth for --length); not two (--nodes is not --models)."""
     if abs(len(written) - len(name)) > 1 or written == name:
@@ -459,7 +459,7 @@ class Parser(argparse.ArgumentParser):
                    if len(spelled) > 3 and spelled not in NODE_COUNTS and name.startswith(start)]
         close = (difflib.get_close_matches(option, known, n=1, cutoff=0.8) or started[:1 if len(started) == 1 else 0]
                  if typos else [])
-        other_names = [name for name in MEANT if typos and name.startswith("--") and _one_typo_apart(spelled, name)]
+        other_names = [name for name in MEANT if typos and name.startswith("--") and one_typo_apart(spelled, name)]
         return next(iter(named or close or [meant for name in other_names for meant in self._meant_by(name, known)]),
                     None)
 

@@ -160,8 +160,8 @@ def build_parser() -> Parser:
     goal = parser.add_mutually_exclusive_group()
     goal.add_argument("--maximize", choices=["len"], help="the longest context within --gpus or --total-gpus")
     goal.add_argument("--minimize", choices=["gpus", "gpu-hours"],
-                      help="the fewest trainer GPUs for --len (gpus), or the fewest GPU-hours, GPUs x cost (gpu-hours): "
-                      "the least GPU time a step takes, on the fewest GPUs that take it")
+                      help="the fewest trainer GPUs for --len (gpus), or the fewest GPU-hours, GPUs x cost "
+                      "(gpu-hours): the least GPU time a step takes, on the fewest GPUs that take it")
     parser.add_argument("--exact", action="store_true", help="the trainer uses exactly the budget's GPUs: --gpus, or "
                         "--total-gpus less --rollout-gpus")
     parser.add_argument("--sp", metavar="S", type=whole_number(1, MAX_GPUS),

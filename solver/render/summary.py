@@ -14,6 +14,7 @@ from rich.text import Text
 
 from solver.memory import CEILING
 from solver.query import (
+    CHOOSES_COUNT,
     CRITIC_ENGINE_MICRO_BATCH_SIZES,
     CRITIC_MICRO_BATCH_SIZES,
     CRITIC_REMOVE_PADDING_KEY,
@@ -429,7 +430,8 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("memory", _memory_line(answer, plan, memory_source)),
         ("experts", plan.experts_counted if plan.trinity_version is not None else None),
         *(("caution", Text(caution, style="yellow")) for caution in plan.cautions if caution not in said),
-        ("more room", room_kept_words(answer, plan, names)),
+        ("more room", room_kept_words(answer, plan, names, _plans_above(
+            answer, plan, None if answer.room_kept is None else answer.room_kept.plan))),
         ("host memory", _host_memory_words(answer, plan, model, version, names)),
         ("tables' best", _tables_best_words(answer, plan)),
         ("tables", _tables_verdict(answer, plan, names)),
@@ -611,14 +613,14 @@ def _trainer_alone_words(answer: Answer, names: OptionNames) -> str:
 
 
 def _fewer_nodes_words(answer: Answer, plan: Plan, node_gpus: int, names: OptionNames) -> str | None:
-    """The summary's ``fewer nodes`` row: the plan on fewer nodes of `node_gpus` GPUs, and what it trades
-    (None where the answer has none)."""
+    """The summary's ``fewer nodes`` row: the plan on fewer nodes of `node_gpus` GPUs, what it trades and the
+    cautions it carries that `plan` does not (`Plan.cautions_beside`; None where the answer has none)."""
     if (fewer := answer.fewer_nodes) is None:
         return None
     return (f"{counted(fewer.nodes or 1, 'node')} of {counted(node_gpus, 'GPU')} instead of "
             f"{counted(plan.nodes or 1, 'node')}: {fewer.setting.label} on {fewer.gpus} trainer + "
             f"{fewer.rollout_gpus} rollout GPUs, {_trade_words(fewer, plan)} ({fewer.evidence_and_single_gpu}): "
-            f"{_budget_flag(answer, fewer.gpus, fewer.rollout_gpus, names)}")
+            f"{_budget_flag(answer, fewer.gpus, fewer.rollout_gpus, names)}{_cautions_beside(answer, plan, fewer)}")
 
 
 def _budget_flag(answer: Answer, gpus: int, rollout_gpus: int | None, names: OptionNames) -> str:
@@ -640,7 +642,8 @@ def _trade_words(other: Plan, plan: Plan) -> str:
 def _rollout_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
     """The summary's ``for rollout`` row, where the best plan takes the whole budget and leaves the rollout none: the
     flags that keep some of it for the rollout (``--total-gpus N --rollout-gpus R``: the N GPUs asked for, now in
-    all, which a plan that takes them whole makes one node or whole nodes), their best plan and what it trades; or,
+    all, which a plan that takes them whole makes one node or whole nodes), their best plan, what it trades and the
+    cautions it carries that `plan` does not (`Plan.cautions_beside`); or,
     where they have none (or,
     for one GPU, would leave the trainer none), that, and how to give the rollout GPUs beside the budget instead
     (and, for one GPU, Trinity's mode colocate: `colocate_words`) (None where the answer did not ask:
@@ -662,7 +665,7 @@ def _rollout_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str |
                 f"instead: {beside}")
     return (f"{kept_for_it} keeps {rollout} of the {budget} for it: "
             f"{other.setting.label} on {counted(other.gpus, 'trainer GPU')}, {_trade_words(other, plan)} "
-            f"({other.evidence_and_single_gpu})")
+            f"({other.evidence_and_single_gpu}){_cautions_beside(answer, plan, other)}")
 
 
 def _pins_ruled_out_words(answer: Answer, unpinned: Plan | None, kept_for_it: str) -> str:
@@ -691,8 +694,8 @@ def _host_ruled_out_words(answer: Answer, lifted: Plan | None) -> str:
 
 def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
     """The summary's ``other batch`` row: the better plan a train batch that its data-parallel ranks divide (for
-    Trinity 0.5.0 and 0.5.1, its GPUs: `dividing_batch_words`) would run, and what it trades (None where the answer
-    has none)."""
+    Trinity 0.5.0 and 0.5.1, its GPUs: `dividing_batch_words`) would run, what it trades and the cautions it carries
+    that `plan` does not (`Plan.cautions_beside`; None where the answer has none)."""
     if (other := answer.other_batch) is None:
         return None
     gpus_divide = answer.query is not None and answer.query.batch_divisor == "gpus"
@@ -702,17 +705,19 @@ def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
              else f"{counted(plan.gpus - other.gpus, 'GPU')} fewer, {step}" if other.gpus < plan.gpus else step)
     return (f"with {dividing_batch_words(other.gpus, other.sp, gpus_divide)}: "
             f"{other.setting.label} on {counted(other.gpus, 'GPU')}, {trade} "
-            f"({other.evidence_and_single_gpu})")
+            f"({other.evidence_and_single_gpu}){_cautions_beside(answer, plan, other)}")
 
 
 def _unpinned_words(answer: Answer, plan: Plan, pins: Sequence[str], names: OptionNames) -> str | None:
     """The summary's ``unpinned`` row: what the `pins` (as `names` give them) cost (`_limit_cost_words`: ``the pin
-    costs nothing: the best plan has it``; None where the answer has no best plan without them: `Answer.unpinned`)."""
+    costs nothing: the best plan has it``), and the cautions that plan carries that `plan` does not
+    (`Plan.cautions_beside`; None where the answer has no best plan without them: `Answer.unpinned`)."""
     if (free := answer.unpinned) is None:
         return None
     the_pins, costs, them = ("the pins", "cost", "them") if len(pins) > 1 else ("the pin", "costs", "it")
+    cautions = _cautions_beside(answer, plan, free) if _another_plan(free, plan) else ""
     return _limit_cost_words(answer, plan, free, f"without {names.joined(pins)}", f"{the_pins} {costs}",
-                             f"the best plan has {them}")
+                             f"the best plan has {them}") + cautions
 
 
 def _host_limit_words(answer: Answer, plan: Plan, host_limit: str) -> str | None:
@@ -725,6 +730,24 @@ def _host_limit_words(answer: Answer, plan: Plan, host_limit: str) -> str | None
                              f"{host_limit} costs", "the best plan fits in it")
 
 
+def _plans_above(answer: Answer, plan: Plan, other: Plan | None) -> tuple[Plan, ...]:
+    """The plans the summary's rows above `other`'s show beside the best `plan` with their cautions, in their order
+    (all of them where `other` is none of those): ``for rollout``'s, ``more room``'s, ``fewer nodes``', ``other
+    batch``'s, ``unpinned``'s (where another) and ``fewer GPUs``'."""
+    kept, room = answer.rollout_kept, answer.room_kept
+    rows = (kept.plan if kept is not None and kept.rollout_gpus != answer.budget_gpus else None,
+            None if room is None else room.plan, answer.fewer_nodes, answer.other_batch,
+            answer.unpinned if _another_plan(answer.unpinned, plan) else None, answer.token_budget_auto)
+    shown = tuple(row for row in rows if row is not None)
+    return next((shown[:at] for at, row in enumerate(shown) if row is other), shown)
+
+
+def _cautions_beside(answer: Answer, plan: Plan, other: Plan) -> str:
+    """The cautions `other` carries that the best `plan` does not (`Plan.cautions_beside`), as its summary row ends:
+    its host memory caution short where the answer shows a full one already (`_plans_above`)."""
+    return other.cautions_beside(plan, _plans_above(answer, plan, other))
+
+
 def _another_plan(free: Plan | None, plan: Plan) -> bool:
     """Whether `free`, the best plan of the question without one of the caller's limits, is another than `plan` (its
     GPUs, setting or length)."""
@@ -735,38 +758,45 @@ def _another_plan(free: Plan | None, plan: Plan) -> bool:
 def _limit_cost_words(answer: Answer, plan: Plan, free: Plan, lifted: str, limit_costs: str, kept: str) -> str:
     """What one of the caller's limits costs the best `plan`, against `free`, the best plan of the same question
     without it (`lifted`: how, in words): nothing (``{limit_costs} nothing: {kept}``), or in the objective's terms,
-    tokens (a longer plan), GPUs (the fewest), GPU-hours (the fewest), else the relative step time (`cost_ratio_words`; none where `plan`
-    ranks cheaper, a plan the question without the pins does not ask): ``{lifted}, the best plan is ...:
-    {limit_costs} ...``."""
+    tokens (a longer plan), GPU-hours (the fewest), GPUs (the fewest; of equal GPU-hours, the fewest GPUs), else the
+    relative step time (`cost_ratio_words`); none of the GPU-hours or the step time where `plan` ranks below `free`, a plan the question
+    without the pins does not ask (`_not_asked_words`): ``{lifted}, the best plan is ...: {limit_costs} ...``."""
     if not _another_plan(free, plan):
         return f"{limit_costs} nothing: {kept}"
     if free.max_model_len != plan.max_model_len:
         length = f" at {counted(free.max_model_len, 'token')}"
         cost = counted(free.max_model_len - plan.max_model_len, "token")
-    elif answer.objective == "min_gpus" and free.gpus != plan.gpus:
-        length, cost = "", counted(plan.gpus - free.gpus, "GPU")
     elif plan.gpu_hours is not None and free.gpu_hours and plan.gpu_hours != free.gpu_hours:
-        length, cost = "", f"{plan.gpu_hours / free.gpu_hours:.2f}x the GPU-hours"
-    elif plan.cost < free.cost:  # a plan the question without the pins does not ask (--no-env's estimates)
-        rests = f", but this plan is {plan.evidence_label}" if plan.evidence != free.evidence else ""
-        length, cost = "", f"no relative step time ({plan.cost / free.cost:.2f}x){rests}"
+        ratio = f"{plan.gpu_hours / free.gpu_hours:.2f}x"
+        length, cost = "", (f"{ratio} the GPU-hours" if plan.gpu_hours > free.gpu_hours else
+                            f"no GPU-hours ({ratio}){_not_asked_words(plan, free)}")
+    elif answer.objective in CHOOSES_COUNT and free.gpus != plan.gpus:  # of equal GPU-hours, the fewest GPUs rank first
+        length, cost = "", counted(plan.gpus - free.gpus, "GPU")
+    elif plan.cost < free.cost:
+        length, cost = "", f"no relative step time ({plan.cost / free.cost:.2f}x){_not_asked_words(plan, free)}"
     else:
         length, cost = "", cost_ratio_words(plan, free)
     return (f"{lifted}, the best plan is {free.setting.label} on {counted(free.gpus, 'GPU')}{length}, cost "
             f"{free.cost:.4g} ({free.evidence_and_single_gpu}): {limit_costs} {cost}")
 
 
+def _not_asked_words(plan: Plan, free: Plan) -> str:
+    """Why `plan` ranks below `free`, the best plan of the question without the caller's limits, though that question
+    does not ask it (--no-env's estimates), in words after a comma (``, but this plan is estimated``); "" where their
+    evidence is alike."""
+    return f", but this plan is {plan.evidence_label}" if plan.evidence != free.evidence else ""
+
+
 def _lowered_fewer_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
     """The summary's ``fewer GPUs`` row: the plan on fewer GPUs that --token-budget auto gives, with its lowered
-    budget, and the thin-headroom and host-memory-unchecked cautions where it carries them (an estimate that fits there
-    with little room, a host memory need past what a node is assumed to have, as the best plan's own rows would say;
-    None where the answer has none: `Answer.token_budget_auto`)."""
+    budget, and the cautions it carries that the best plan does not (`Plan.cautions_beside`: thin headroom, a
+    host memory need past what a node is assumed to have, ...; None where the answer has none:
+    `Answer.token_budget_auto`)."""
     if (fewer := answer.token_budget_auto) is None:
         return None
-    cautions = "".join(f"; caution: {caution}" for caution in fewer.cautions_coded(
-        CautionCode.THIN_HEADROOM, CautionCode.HOST_MEMORY_UNCHECKED))
     return (f"{names.token_budget_auto} trains it on {counted(fewer.gpus, 'GPU')} ({plan.gpus - fewer.gpus} fewer): "
-            f"{fewer.setting.label}{fewer.lowered_words} ({fewer.evidence_and_single_gpu}){cautions}")
+            f"{fewer.setting.label}{fewer.lowered_words} ({fewer.evidence_and_single_gpu})"
+            f"{_cautions_beside(answer, plan, fewer)}")
 
 
 def _evidence_words(answer: Answer, plan: Plan) -> str:

@@ -104,8 +104,20 @@ driver's MiB figure given as GB (nvidia-smi's 15360 for a T4) is never taken for
 CONFIG_SHAPE = " (config shape)"
 """Added to the name of a --model-config model whose shape is not that of the catalogue model it names."""
 MAX_NODE_GPUS = 16
-"""The most GPUs a cluster file's node may have: one host (HGX boards have 8; the largest hosts 16). It also
-bounds the ways to fill a node that the placement weighs, which grow as the partitions of its size."""
+"""The most GPUs a node may have, as ``--node-gpus``, the API's ``node_gpus``, a Trinity config's
+``cluster.gpu_per_node`` and a cluster file's ``gpus_per_node`` give it: one host (HGX boards have 8; the largest
+hosts 16). It also bounds the ways to fill a node that the placement weighs, which grow as the partitions of its
+size."""
+NODE_IS_ONE_HOST = (f"a node is one host, Trinity's cluster.gpu_per_node, and the largest hosts have {MAX_NODE_GPUS} "
+                    "GPUs: give more GPUs as more nodes")
+"""Why a node of more than `MAX_NODE_GPUS` is refused, and what to give instead."""
+
+
+def node_gpus_range_words(name: str, given: Any) -> str:
+    """How a node size outside 1 to `MAX_NODE_GPUS` is refused (`count_range_words`), one above it with why
+    (`NODE_IS_ONE_HOST`): ``node_gpus must be a whole number from 1 to 16, got 64 (a node is one host, ...)``."""
+    above = isinstance(given, int) and given > MAX_NODE_GPUS
+    return count_range_words(name, MAX_NODE_GPUS, given) + (f" ({NODE_IS_ONE_HOST})" if above else "")
 MAX_HOST_RAM_GB = 48 * 1024
 """The most host memory per node a request or a pool may give, GiB (48 TB): the most one system is sold with (HPE's
 Superdome Flex, 32 sockets: 48 TB; its successor, the Compute Scale-up Server 3200: 32 TB), far past any plan's host

@@ -724,16 +724,16 @@ class JobEntry(_JobFields):
             ("gpu", "gputype", "gpuspernode", "hostramgb", "gpumemorygb", "gpumemorymib", "gpuinterconnect",
              "nodeinterconnect", "down"),
             "a pool's field, not a job's: to keep a job to a pool, give it pool: NAME"),
-        "nodegpus": ("a node's GPUs are its pool's gpus_per_node (solve's --node-gpus), not a job's: to keep a job to a "
-                     "pool, give it pool: NAME"),
+        "nodegpus": ("a node's GPUs are its pool's gpus_per_node (solve's --node-gpus), not a job's: to keep a job to "
+                     "a pool, give it pool: NAME"),
         **{field: f"solve cluster's {option} gives it, for every job of the file" for field, option in (
             ("margin", "--margin F"), ("safetymargin", "--margin F"), ("memorymodel", "--memory-model FILE"),
             ("tokenbudget", "--token-budget MODE|N"), ("estimate", "--estimate or --no-estimate"),
             ("cells", "--cells FILE"))},
         **dict.fromkeys(
             ("ep", "epsize", "expertparallel", "expertparallelsize", "expertmodelparallelsize"),
-            "verl's FSDP trainer has no expert parallelism: FSDP shards the experts over the trainer GPUs the placement "
-            "chooses, like every other weight"),
+            "verl's FSDP trainer has no expert parallelism: FSDP shards the experts over the trainer GPUs the "
+            "placement chooses, like every other weight"),
         **dict.fromkeys(("lora", "uselora", "enablelora"),
                         "a LoRA job gives its adapter's rank: lora_rank: RANK (absent or 0: full fine-tuning)"),
         **dict.fromkeys(

@@ -24,7 +24,7 @@ from typing import Any, TypeVar, get_args, get_origin
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from solver.tables.bounds import MAX_FILE_BYTES, MAX_NODE_GPUS, critic_meant, mib_as_gb_hint
+from solver.tables.bounds import MAX_FILE_BYTES, NODE_IS_ONE_HOST, critic_meant, mib_as_gb_hint
 from solver.tables.inputs import MAX_PRIORITY, UNION_TAGS, FleetFile, MemoryModel, Weights
 from solver.tables.schema import SOURCE_TAGS, TYPED, GpuType, Model, ModelsFile, own_words, sp_rule_violation
 from solver.tables.text import (
@@ -923,8 +923,7 @@ def _node_past_one_host(refused: _Refused) -> str | None:
     """A pool's node of more GPUs than one host has: why a node is one host, and how to give more GPUs."""
     if not (refused.field == "gpus_per_node" and refused.kind == "less_than_equal"):
         return None
-    return (f" (a node is one host, Trinity's cluster.gpu_per_node, and the largest hosts have {MAX_NODE_GPUS} GPUs: "
-            "give more GPUs as more nodes)")
+    return f" ({NODE_IS_ONE_HOST})"
 
 
 def _gpu_memory_with_unit(refused: _Refused) -> str | None:
@@ -1124,7 +1123,8 @@ def load_models(path: Path) -> tuple[Model, ...]:
 
 
 def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = (),
-                  made_by: Mapping[str, Path] | None = None, loader: type[UniqueKeyLoader] = UniqueKeyLoader) -> GpuType:
+                  made_by: Mapping[str, Path] | None = None,
+                  loader: type[UniqueKeyLoader] = UniqueKeyLoader) -> GpuType:
     """Load and check one GPU type's feasibility tables against the known `models`; a GPU type of the
     `hardware` catalogue (named by its name or an alias) takes its ``memory_gb`` where it gives none, and must match
     its entry there, whose name, aliases,

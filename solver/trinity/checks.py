@@ -2320,6 +2320,8 @@ def _check_fsdp_sizes(checks: _ConfigChecks, trainer_gpus: int, version: Trinity
     the verdict counts: ``fsdp-size-hybrid``, the key among the verdict's unread keys, as one that cannot be read here
     where a line sizes a mesh by it (`fsdp_unread_keys`)."""
     for path in FSDP_SIZE_KEYS:
+        if checks.value(path) is None and path not in checks.unreadable:
+            continue  # unset: the default, every GPU (and a plan's own settings need not load the config's reader)
         legacy, engine = _fsdp_size_lines(checks, path, version)
         lines = [line for line in (legacy, engine) if line is not None]
         if not any(line.checked or line.meshed for line in lines):

@@ -39,6 +39,7 @@ from solver.rules import (
 )
 from solver.tables import (
     MAX_GPUS,
+    MAX_NODE_GPUS,
     MAX_TRAIN_BATCH,
     NO_CRITIC,
     VLLM_LORA_RANKS,
@@ -536,9 +537,10 @@ def _check_local_rollout(reader: ConfigReader, mode: str | None) -> None:
 
 def _read_trainer_gpus(reader: ConfigReader, rollout: int, names: OptionNames) -> tuple[int | None, int | None]:
     """``cluster.gpu_per_node`` and the cluster's GPUs left to the trainer after the `rollout` GPUs (both None
-    without ``gpu_per_node``); `ConfigError` for a cluster above `MAX_GPUS`, or one that leaves the trainer none (of
-    one GPU: with Trinity's mode colocate besides, as `names` name its option, `colocate_words`)."""
-    gpu_per_node = reader.integer(NODE_SIZE_PATH, maximum=MAX_GPUS)
+    without ``gpu_per_node``); `ConfigError` for a node above `MAX_NODE_GPUS` (one host) or a cluster above
+    `MAX_GPUS`, or one that leaves the trainer none (of one GPU: with Trinity's mode colocate besides, as `names` name
+    its option, `colocate_words`)."""
+    gpu_per_node = reader.integer(NODE_SIZE_PATH, maximum=MAX_NODE_GPUS)
     if gpu_per_node is None:
         return None, None
     total = reader.count(("cluster", "node_num"), 1) * gpu_per_node

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml as pyyaml
 
-from solver.query import TRAIN_BATCH_KEY, check_host_ram
+from solver.query import TRAIN_BATCH_KEY, check_host_ram, check_node_gpus
 from solver.results import (
     ENV_EXPORT,
     ENV_VARIABLE,
@@ -45,7 +45,6 @@ from solver.rules import (
     whole_nodes_violation,
 )
 from solver.tables import (
-    MAX_GPUS,
     NO_CRITIC,
     Fleet,
     Model,
@@ -670,8 +669,7 @@ def _check_header_arguments(plan: Plan, options: _FragmentOptions) -> None:
         if words is not None and not _printable((words,)):  # a header line's words too
             raise QueryError(f"{name} must be a printable string or None, got {brief(words)}")
     node_gpus = options.node_gpus
-    if node_gpus is not None and not 1 <= node_gpus <= MAX_GPUS:
-        raise QueryError(f"node_gpus must be from 1 to {MAX_GPUS}, got {node_gpus}")
+    check_node_gpus(node_gpus, "node_gpus")
     # no cluster section: the trainer alone on nodes of node_gpus, where given
     violation = (whole_nodes_violation(plan.gpus, node_gpus, f"node_gpus={node_gpus}")
                  if options.rollout_gpus is None and node_gpus else None)

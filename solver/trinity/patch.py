@@ -1130,7 +1130,8 @@ def _is_json(text: str) -> bool:
 
 def _json_quoted(node: Any) -> Any:
     """`node` with every plain string in it, key or value, double-quoted as JSON writes it (in place for a mapping
-    or a list), so that a config read from JSON is written back as JSON with the keys and values a plan adds."""
+    or a list), so that a config read from JSON is written back as JSON with the keys and values a plan adds: a plain
+    mapping too (the LoRA adapter a plan adds, ``model.lora_configs: [{lora_rank: 32}]``)."""
     if isinstance(node, CommentedMap):
         for index, key in enumerate(list(node)):
             value = _json_quoted(node[key])
@@ -1139,7 +1140,11 @@ def _json_quoted(node: Any) -> Any:
                 node.insert(index, DoubleQuotedScalarString(key), value)
             else:
                 node[key] = value
-    elif isinstance(node, CommentedSeq):
+    elif isinstance(node, dict):
+        quoted = {_json_quoted(key): _json_quoted(value) for key, value in node.items()}
+        node.clear()
+        node.update(quoted)
+    elif isinstance(node, list):
         for index, item in enumerate(node):
             node[index] = _json_quoted(item)
     elif type(node) is str:
