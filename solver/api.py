@@ -175,6 +175,7 @@ from solver.tables import (
     asked_length,
     brief,
     check_choice,
+    check_critic,
     check_once,
     check_types,
     chosen,
@@ -1177,7 +1178,7 @@ def estimate_memory(
     check_reference_with_lora(reference_model, lora_rank, option_names)
     reference = counts_reference(reference_model, lora_rank)
     critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
-    check_choice("critic", critic, (None, *CRITIC_CHOICES))
+    check_critic("critic", critic)
     check_dpo(dpo, critic, reference_model, lora_rank, option_names)
     critic = counted_critic(critic)
     release, experts = trinity_release("trinity_version", trinity_version), counted_expert_layout(trinity_version)
@@ -1603,7 +1604,7 @@ def config_query(
     check_dpo_rollout(config.dpo, rollout_gpus, option_names, None if dpo else CONFIG_DPO_SOURCE)
     critic, estimate, token_budget = run_choices(critic, estimate, token_budget)  # "Resident", "16k": as --critic
     objective = folded_choice(objective, get_args(Objective))  # "Max_Len", for make_query to judge
-    check_choice(option_names.named("critic"), critic, (None, *CRITIC_CHOICES))
+    check_critic(option_names.named("critic"), critic)
     from_config = budget_gpus is None and total_gpus is None and config.trainer_gpus is not None
     own_rollout = rollout_gpus is None and bool(config.rollout_gpus) and (
         total_gpus is not None or config.trainer_gpus is not None)

@@ -71,6 +71,7 @@ from solver.tables import (
     asked_length,
     brief,
     check_choice,
+    check_critic,
     check_types,
     chosen,
     count_range_words,
@@ -744,6 +745,7 @@ class ConfigProblemCode(str, Enum):
     VERL_KEY = "verl-key"
     UNKNOWN_ALGORITHM_REFUSED = "unknown-algorithm-refused"
     UNKNOWN_ALGORITHM = "unknown-algorithm"
+    ALGORITHM_MODE_REFUSED = "algorithm-mode-refused"
     NO_SUCH_KEY_REFUSED = "no-such-key-refused"
     DEPRECATED_CONFIG_PATH = "deprecated-config-path"
     CONFIG_PATH_REFUSED = "config-path-refused"
@@ -812,7 +814,8 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.NO_SUCH_KEY_REFUSED, ConfigProblemCode.SGLANG_LENGTH_REFUSED,
     ConfigProblemCode.ROLLOUT_TP_HEADS_REFUSED, ConfigProblemCode.ENGINE_NODES_REFUSED,
     ConfigProblemCode.SGLANG_PARALLEL_REFUSED, ConfigProblemCode.VERL_KEY_REFUSED,
-    ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED, ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED,
+    ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED, ConfigProblemCode.ALGORITHM_MODE_REFUSED,
+    ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED,
     ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED, ConfigProblemCode.MINI_BATCH_SPLIT_REFUSED,
     ConfigProblemCode.ROLE_SP_DIFFERS_REFUSED, ConfigProblemCode.NOT_FSDP_CRITIC_STRATEGY_REFUSED,
     ConfigProblemCode.FSDP_SIZE_MESH_REFUSED})
@@ -1374,7 +1377,7 @@ def check_run_options(option_names: OptionNames, *, lora_rank: int, reference_mo
                 ("train_batch_size", train_batch_size, int | None), ("memory", memory, MemoryModel | None))
     check_lora_rank(lora_rank)
     check_reference_with_lora(reference_model, lora_rank, option_names)
-    check_choice(option_names.named("critic"), critic, (None, *CRITIC_CHOICES))
+    check_critic(option_names.named("critic"), critic)
     check_dpo(dpo, critic, reference_model, lora_rank, option_names)
     check_choice("estimate", estimate, get_args(EstimateMode))
     trinity_release("trinity_version", trinity_version)

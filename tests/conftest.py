@@ -382,6 +382,14 @@ def fragment_comment(words: str, indent: str = "") -> str:
     return wrapped_comments(f"{indent}# {words}")
 
 
+def mode_line(algorithm: str) -> str:
+    """The ``mode: train`` line a test config of `algorithm` needs where Trinity trains it in that mode alone (SFT:
+    `solver.trinity.checks.TRAIN_MODE_ALGORITHMS`, refused as ``algorithm-mode-refused`` in another), else none."""
+    from solver.trinity.checks import TRAIN_MODE_ALGORITHMS
+
+    return "mode: train\n" if algorithm in TRAIN_MODE_ALGORITHMS else ""
+
+
 def made_up_table(gpus: int, model: str, max_model_len: int, setting: str) -> str:
     """A table file's entry for one made-up table of one row and one cell, to append to a GPU type's file."""
     return (f"  - gpus: {gpus}\n    section: made up\n    models: [{model}]\n"

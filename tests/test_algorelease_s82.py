@@ -103,6 +103,37 @@ def test_an_algorithm_the_release_lacks_is_said(algorithm: str, version: str | N
     assert [line for line in problems if "algorithm" in line[0]] == expected
 
 
+SFT_MODE = ("Trinity trains algorithm_type sft in mode train alone and refuses it in any other as it loads the config "
+            "(trinity/algorithm/algorithm.py:76 in 0.6.0 and 0.5.2): set mode: train, and plan it again, as in mode "
+            "train no explorer runs and the trainer takes the rollout's GPUs too")
+
+
+@pytest.mark.parametrize(("algorithm", "mode", "version", "expected"), [
+    ("sft", None, None, [("algorithm-mode-refused", f"mode both (unset: Trinity's default): {SFT_MODE}")]),
+    ("sft", "both", "0.5", [("algorithm-mode-refused", f"mode both: {SFT_MODE}")]),
+    ("sft", "explore", "0.6", [("algorithm-mode-refused", f"mode explore: {SFT_MODE}")]),
+    ("cpt", None, "0.6", [("algorithm-mode-refused", (
+        "mode both (unset: Trinity's default): " + SFT_MODE.replace("sft", "cpt").replace(
+            "76 in 0.6.0 and 0.5.2", "76 in 0.6.0, SFT's, which CPT inherits")))]),
+    ("cpt", None, "0.5", [("unknown-algorithm-refused", DAPO_REFUSED.replace("dapo", "cpt"))]),  # that line alone
+    ("sft", "train", None, []),
+    ("dpo", None, None, []),  # its fragment's header says the mode instead (DPO_MODE_NOTE)
+])
+def test_sft_outside_mode_train_is_refused(algorithm: str, mode: str | None, version: str | None,
+                                           expected: list[tuple[str, str]]):
+    # Before, an SFT config in mode both (Trinity's default) was planned with a rollout GPU, no line said Trinity
+    # refuses it (SFTAlgorithm.check_config, trinity/algorithm/algorithm.py:76-77 in 0.6.0 and 0.5.2).
+    config = with_key("algorithm.algorithm_type", algorithm)
+    if mode is not None:
+        config["mode"] = mode
+    assert [line for line in _problems(config, version) if "algorithm" in line[0]] == expected
+
+
+def test_check_exits_1_on_an_sft_config_in_mode_both(cli: Cli, tmp_path: Path):
+    lines, refused, check = config_lines(cli, written(tmp_path, with_key("algorithm.algorithm_type", "sft")), "mode")
+    assert ([line[0] for line in lines], refused, check) == (["algorithm-mode-refused"], True, 1)
+
+
 @pytest.mark.parametrize(("version", "status", "prefix"), [("0.5.1", 1, "refused:"), (None, 0, "but:")])
 def test_check_refuses_dapo_under_05_and_cautions_without_a_release(cli: Cli, tmp_path: Path, version: str | None,
                                                                     status: int, prefix: str):

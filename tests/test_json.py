@@ -943,6 +943,7 @@ def test_the_representative_configs_give_every_code():
     given += [C.KEY_DROPPED]  # a key 0.6's legacy veRLConfig lacks: test_release06_s82
     given += [C.VERL_KEY_REFUSED, C.VERL_KEY]  # a key 0.5's veRLConfig lacks: test_algorelease_s82
     given += [C.UNKNOWN_ALGORITHM_REFUSED, C.UNKNOWN_ALGORITHM]  # an algorithm 0.5 lacks: test_algorelease_s82
+    given += [C.ALGORITHM_MODE_REFUSED]  # SFT outside mode train: test_algorelease_s82
     given += [C.DPO_MINI_BATCH_SPLIT, C.DPO_MINI_BATCH_SPLIT_REFUSED]  # DPO's mini-batch: test_smallslips44_s83
     given += [C.MINI_BATCH_SPLIT, C.MINI_BATCH_SPLIT_REFUSED]  # another algorithm's: test_dpoverl08_s85
     given += [C.ROLE_SP_DIFFERS_REFUSED]  # a critic's SP no verl line runs: test_lastfix85_s85

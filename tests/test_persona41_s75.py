@@ -148,12 +148,15 @@ def _fleet_with_critic(tmp_path: Path, critic: str) -> Path:
 
 
 @pytest.mark.parametrize(("critic", "got"), [
-    ("no", "false (YAML reads it, unquoted, as true or false: write one of the words)"),  # YAML 1.1's no
-    ("off", "false (YAML reads it, unquoted, as true or false: write one of the words)"),
+    # sftmode89: a word --critic guesses (solver.tables.CRITIC_CHOICES_MEANT) gets the same guess here
+    ("no", "false (YAML reads it, unquoted, as true or false: write one of the words); did you mean 'none'?"),
+    ("off", "false (YAML reads it, unquoted, as true or false: write one of the words); did you mean 'none'?"),
+    ("yes", "true (YAML reads it, unquoted, as true or false: write one of the words); did you mean 'resident'?"),
+    ("gpu", "'gpu'; did you mean 'resident'?"),
     ("~", "null (YAML reads it, unquoted, as null: write one of the words)"),
     ("1", "1 (YAML reads it, unquoted, as a number: write one of the words)"),
     ("residnet", "'residnet'"),  # s87: Resident is taken, as --critic Resident
-    ("'no'", "'no'"),
+    ("'no'", "'no'; did you mean 'none'?"),
 ])
 def test_a_job_s_critic_of_another_word_is_refused_saying_what_yaml_read(cli: Cli, tmp_path: Path, critic: str,
                                                                          got: str):

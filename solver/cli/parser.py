@@ -16,6 +16,7 @@ from solver.cli.argtypes import output_path
 from solver.cli.output import escaped_line
 from solver.cli.status import BAD_INPUT
 from solver.tables import (
+    CRITIC_CHOICES_MEANT,
     INTERCONNECTS_BY_OTHER_NAMES,
     MAX_GPUS,
     NODE_GPUS,
@@ -92,11 +93,7 @@ CHOICES_MEANT = {
 for underscores, with the choice they mean: a refusal names it where the option takes it, or else where another
 option or command takes it (`Parser.elsewhere`: ``solve --minimize hosts``, solve cluster's --minimize nodes)."""
 
-OPTION_CHOICES_MEANT = {
-    "critic": {**dict.fromkeys(("cpu", "host", "host-memory", "ram"), "offloaded"),
-               **dict.fromkeys(("gpu", "gpus", "true", "yes", "on"), "resident"),
-               **dict.fromkeys(("false", "no", "off"), "none")},
-}
+OPTION_CHOICES_MEANT = {"critic": CRITIC_CHOICES_MEANT}
 """Choices by other words for them that one option takes in its own sense, by its dest, hyphens for underscores, with
 the choice they mean, before `CHOICES_MEANT`'s (``--critic cpu``: 'offloaded', its states in host memory; ``--critic
 gpu``, ``--critic true``: 'resident', on the GPUs; where ``--minimize gpu`` means 'gpus')."""

@@ -393,6 +393,28 @@ CRITIC_CHOICES: tuple[CriticChoice, ...] = (NO_CRITIC, *CRITIC_STATES)
 """The values of `CriticChoice`, as the option lists them."""
 
 
+CRITIC_CHOICES_MEANT: Final = {**dict.fromkeys(("cpu", "host", "host-memory", "ram"), "offloaded"),
+                                **dict.fromkeys(("gpu", "gpus", "true", "yes", "on"), "resident"),
+                                **dict.fromkeys(("false", "no", "off"), "none")}
+"""Other words for a critic's choice (`CRITIC_CHOICES`), lower case, hyphens for underscores, with the choice they
+mean (`critic_meant`): ``cpu``, 'offloaded', its states in host memory; ``gpu``, ``true``, 'resident', on the GPUs;
+``no``, 'none'. ``--critic`` (`solver.cli.parser.OPTION_CHOICES_MEANT`), the API's ``critic=`` and a cluster file's
+``critic:`` guess alike."""
+
+
+def critic_meant(value: object) -> str | None:
+    """The critic's choice that `value`, one of none of them, means by another word (`CRITIC_CHOICES_MEANT`, in any
+    case, underscores for hyphens; a boolean, as YAML reads ``critic: yes``, as its word); None where it means none."""
+    word = str(value).lower() if isinstance(value, bool | str) else ""
+    return CRITIC_CHOICES_MEANT.get(word.replace("_", "-"))
+
+
+def check_critic(name: str, critic: object) -> None:
+    """`QueryError` unless `critic` (given as `name`) is None or one of `CRITIC_CHOICES` (`check_choice`), guessing
+    the choice another word for it means (`critic_meant`: ``critic='yes'``, did you mean 'resident'?)."""
+    check_choice(name, critic, (None, *CRITIC_CHOICES), meant=critic_meant(critic))
+
+
 def counted_critic(choice: CriticChoice | None) -> CriticStates | None:
     """The critic a ``--critic`` `choice` counts where no config is read: None for `NO_CRITIC` and for none given."""
     return None if choice is None or choice == NO_CRITIC else choice
@@ -864,14 +886,17 @@ def chosen(name: str, value: Any, accepted: tuple[object, ...]) -> Any:
     return value
 
 
-def check_choice(name: str, value: object, accepted: tuple[object, ...], note: str = "") -> None:
+def check_choice(name: str, value: object, accepted: tuple[object, ...], note: str = "", *,
+                 meant: str | None = None) -> None:
     """`QueryError` unless `value` is one of `accepted` (and of its type: ``0.5`` is not ``"0.5"``; an array,
     whose ``==`` answers elementwise, is none of them), naming a non-str value that reads as a str choice, else
-    saying `note` (in brackets) where given."""
+    saying `note` (in brackets) where given; ending with the choice `meant` where one is guessed (``; did you mean
+    'resident'?``)."""
     if any(isinstance(value, type(choice)) and value == choice for choice in accepted):
         return
     hint = f" ({note})" if note else ""
     strings = [choice for choice in accepted if isinstance(choice, str)]
     if isinstance(value, numbers.Number) and not isinstance(value, int) and str(value) in strings:  # no 10**5000
         hint = f" (a {type(value).__name__}: pass the string {str(value)!r})"
-    raise QueryError(f"{name} must be one of {', '.join(map(str, accepted))}, got {brief(value)}{hint}")
+    guess = f"; did you mean {meant!r}?" if meant else ""
+    raise QueryError(f"{name} must be one of {', '.join(map(str, accepted))}, got {brief(value)}{hint}{guess}")

@@ -24,7 +24,7 @@ from typing import Any, TypeVar, get_args, get_origin
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from solver.tables.bounds import MAX_FILE_BYTES, NODE_IS_ONE_HOST, mib_as_gb_hint
+from solver.tables.bounds import MAX_FILE_BYTES, NODE_IS_ONE_HOST, critic_meant, mib_as_gb_hint
 from solver.tables.inputs import MAX_PRIORITY, UNION_TAGS, FleetFile, MemoryModel, Weights
 from solver.tables.schema import SOURCE_TAGS, TYPED, GpuType, Model, ModelsFile, own_words, sp_rule_violation
 from solver.tables.text import (
@@ -977,6 +977,14 @@ def _word_read_as_another_type(refused: _Refused) -> str | None:
     return f" (YAML reads it, unquoted, as {kind}: write one of the words)" if kind else None
 
 
+def _critic_by_another_word(refused: _Refused) -> str | None:
+    """A job's critic by another word for one of its choices (`critic_meant`: ``critic: gpu``; ``critic: yes``, which
+    YAML reads as true, told so first), ending with the choice meant, as ``--critic`` and the API's ``critic=`` guess
+    it."""
+    meant = critic_meant(refused.value) if refused.field == "critic" and refused.kind == "literal_error" else None
+    return f"{_word_read_as_another_type(refused) or ''}; did you mean {meant!r}?" if meant else None
+
+
 _READ_AS_ANOTHER_TYPE: tuple[tuple[type | tuple[type, ...], str], ...] = (
     (bool, "true or false"), ((int, float), "a number"), (datetime.date, "a date"))
 """The types YAML reads unquoted text as, besides null, each in words (bool before int: a bool is an int)."""
@@ -995,6 +1003,7 @@ _HINTS: tuple[Callable[[_Refused], str | None], ...] = (
     _gpu_memory_with_unit,
     _lora_targets_as_list,
     _text_read_unquoted_as_another_type,
+    _critic_by_another_word,
     _word_read_as_another_type,
 )
 """The mistakes a refused value's message recognises, each a function of the `_Refused` value that gives its hint

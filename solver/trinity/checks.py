@@ -3437,6 +3437,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_verl_config_keys(checks, version, said)
     _check_verl_08_dropped(checks, version, said)
     _check_algorithm(checks, version)
+    _check_algorithm_mode(checks)
     _check_ref_model(checks, version)
     _check_keys_read_elsewhere(checks, version, said_05)
     _check_missing_kept(checks)
@@ -3903,6 +3904,29 @@ def _check_algorithm(checks: _ConfigChecks, version: TrinityVersion | None) -> N
         f"{key}: {whose} the config as it loads it: name one of {', '.join(taken)}"
         f"{f' (or run a release that has it: Trinity {and_joined(has)})' if has else ''}"
         f"{f'; did you mean {near[0]}?' if near else ''}"))
+
+
+TRAIN_MODE_ALGORITHMS = {"sft": ":76 in 0.6.0 and 0.5.2", "cpt": ":76 in 0.6.0, SFT's, which CPT inherits"}
+"""The algorithm types Trinity trains in mode train alone that the checks refuse in another mode, each with the line
+of ``trinity/algorithm/algorithm.py`` whose ``check_config`` refuses mode ``both`` and ``explore`` (called as the
+config loads, ``common/config_validator.py:384`` in 0.6.0, ``:329`` in 0.5.2; CPT is 0.6's alone). Not DPO, which
+Trinity refuses alike (``:291`` in 0.6.0, ``:248`` in 0.5.2), whose plan's fragment notes the mode instead
+(`solver.trinity.fragment.DPO_MODE_NOTE`)."""
+
+
+def _check_algorithm_mode(checks: _ConfigChecks) -> None:
+    """Check that a config of an algorithm type Trinity trains in mode train alone (`TRAIN_MODE_ALGORITHMS`: SFT, CPT)
+    runs in mode train: in any other (``both`` where unset) Trinity refuses it as it loads it. Not said where
+    the type itself is refused (``unknown-algorithm-refused``: CPT on Trinity 0.5)."""
+    algorithm, mode = checks.value(("algorithm", "algorithm_type")), checks.value(("mode",))
+    if (not isinstance(algorithm, str) or algorithm not in TRAIN_MODE_ALGORITHMS or mode == "train"
+            or any(problem.code is ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED for problem in checks.problems)):
+        return
+    given = "both (unset: Trinity's default)" if mode is None else mode
+    checks.add(ConfigProblemCode.ALGORITHM_MODE_REFUSED, (
+        f"mode {given}: Trinity trains algorithm_type {algorithm} in mode train alone and refuses it in any other as "
+        f"it loads the config (trinity/algorithm/algorithm.py{TRAIN_MODE_ALGORITHMS[algorithm]}): set mode: train, "
+        "and plan it again, as in mode train no explorer runs and the trainer takes the rollout's GPUs too"))
 
 
 def _some_lack_words(subject: str, what: str, lacking: list[str], having: list[str], fix: str) -> str:

@@ -180,6 +180,9 @@ OTHER_RELEASE_REASONS = {
 """Why the other Trinity release's host memory need differs (`other_release_words`), by that release: how it builds
 the reference model (`solver.memory.REFERENCE_BYTES`), places the pinned blocks (`pinned_rounding`'s
 `first_even_dim`) and holds a mixture of experts' routed experts (`written_layout`)."""
+REFERENCE_BUILT_05 = "a reference model in bf16, which it builds whatever the algorithm, where 0.6 builds none"
+"""Why Trinity 0.5's host memory need differs from 0.6's for a run that builds no reference model on 0.6 (SFT on verl
+0.8 or later, ``--no-reference``) without LoRA: 0.5 builds one all the same (`_release_counts`)."""
 
 
 class EstimateHost(NamedTuple):
@@ -232,7 +235,8 @@ def other_release_words(plan: HostCounted, model: Model, version: TrinityVersion
     if version is None or plan.host_memory_gb is None or plan.trainer_nodes is None:
         return ""
     other: TrinityVersion = "0.6" if version == "0.5" else "0.5"
-    here, there = (shown_host_need(**_host_counts(plan, model, release)) for release in (version, other))
+    here, there = (shown_host_need(**counts) for counts in (_host_counts(plan, model, version),
+                                                            _release_counts(plan, model, other)))
     if f"{here:.1f}" == f"{there:.1f}":
         return ""
     reasons = _other_release_reasons(plan, model, version, other)
@@ -246,18 +250,28 @@ def _other_release_reasons(plan: HostCounted, model: Model, version: TrinityVers
     `_loading_release`, where `other`'s is not the whole minor version's): each part of `other`'s count (its reference
     model's precision, its pinned blocks' placement, its experts' layout, its loading) whose replacement by
     `version`'s alone changes `other`'s figure as shown."""
-    counted, own = (_host_counts(plan, model, release) for release in (other, version))
+    counted, own = _release_counts(plan, model, other), _host_counts(plan, model, version)
     there = shown_host_need(**counted)
+    built = counted["reference"] != own["reference"]  # a reference model `version` builds none of for the plan
     swaps: list[dict[str, Any]] = [  # the reference model's bytes alone: `other`'s placement kept
-        {"version": version, "placed": first_even_dim_release(other)}, {"placed": first_even_dim_release(version)},
-        {"experts": own["experts"]}, {"loading": own["loading"]}]
+        {"reference": own["reference"]} if built else {"version": version, "placed": first_even_dim_release(other)},
+        {"placed": first_even_dim_release(version)}, {"experts": own["experts"]}, {"loading": own["loading"]}]
     reference, blocks, experts = OTHER_RELEASE_REASONS[other]
+    reference = REFERENCE_BUILT_05 if built else reference
     ranks = [LOADING_RANKS[model_loaders(counts["loading"], model.tied_embeddings)] for counts in (counted, own)]
     loader = _loading_release(plan, model, other)
     loading = (f"the model loaded on {ranks[0]}{'' if loader == other else f' as {loader} loads it'} where "
                f"{_loading_release(plan, model, version)}'s loads it on {ranks[1]}")
     return [words for words, swap in zip((reference, blocks, experts, loading), swaps, strict=True)
             if shown_host_need(**{**counted, **swap}) != there]
+
+
+def _release_counts(plan: HostCounted, model: Model, other: TrinityVersion) -> dict[str, Any]:
+    """`_host_counts` of `plan` under the other Trinity release `other` (`other_release_words`), with the reference
+    model that release builds: the plan's, and under 0.5 one for any plan without LoRA, as 0.5 builds one whatever the
+    algorithm (`solver.trinity.config.builds_reference_model`), where a plan for 0.6 may count none (SFT)."""
+    counts = _host_counts(plan, model, other)
+    return {**counts, "reference": counts["reference"] or (other == "0.5" and not plan.lora_rank)}
 
 
 def _host_counts(plan: HostCounted, model: Model, version: TrinityVersion | None) -> dict[str, Any]:
