@@ -254,7 +254,7 @@ def test_the_command_reads_a_config_holding_a_file_name_as_a_config(cli, tmp_pat
     (("--gpus", "8 GPUs"), "argument --gpus: expected a whole number from 1 to 65536, got '8 GPUs' (write 8)"),
     (("--gpus", "16.5"), "argument --gpus: expected a whole number from 1 to 65536, got '16.5'"),
     (("--gpus", "0卡"), "argument --gpus: expected a whole number from 1 to 65536, got '0卡'"),  # no count to write
-    (("--node-gpus", "8.0"), "argument --node-gpus: expected a whole number from 1 to 65536, got '8.0' (write 8.0 as 8)"),
+    (("--node-gpus", "8.0"), "argument --node-gpus: expected a whole number from 1 to 16, got '8.0' (write 8.0 as 8)"),
     (("--len", "8192.0"), ("argument --len: expected a whole number, got '8192.0' (tokens, or thousands of 1024: 32768 "
                            "or 32k; write 8192.0 as 8192)")),
 ])
