@@ -128,7 +128,7 @@ def cells(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     ({"host_ram_gb": 0.0}, "host_ram_gb must be above 0 and at most 49152 GB, got 0"),
     ({"host_ram_gb": "48"}, "host_ram_gb must be a number or None, got '48' (GB per node as a number: 2048 for 2 TB)"),
     ({"margin": 1.5}, "margin is a fraction from 0 to below 1, got 1.5 (as a percentage, 1.5% is 0.015)"),
-    ({"node_gpus": 0}, "node_gpus must be a whole number from 1 to 65536, got 0"),
+    ({"node_gpus": 0}, "node_gpus must be a whole number from 1 to 16, got 0"),
     ({"train_batch_size": 0}, "train_batch_size must be a whole number from 1 to 16777216, got 0"),
     ({"workers": 0}, "workers must be a whole number from 1 to 1024, got 0"),
     ({"memory": "mm.yaml"},
