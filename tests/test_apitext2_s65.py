@@ -21,7 +21,7 @@ from solver.trinity import read_trinity_config
 Cli = Callable[..., tuple[int, str, str]]
 CATALOG = solver.load_catalog()
 ROOT = Path(__file__).resolve().parent.parent
-WIDE = 400
+WIDE = 1200
 """Columns wide enough that no line wraps: a keyword longer or shorter than its flag then moves no line break."""
 APPLY = {"--emit trinity": "solver.trinity_config"}
 """What the apply row, in every answer with a plan, names in place of ``--emit trinity``."""

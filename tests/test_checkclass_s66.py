@@ -56,7 +56,8 @@ def test_a_key_inside_the_open_trainer_config_is_refused_with_or_without_the_tra
     reference = "trainer.trainer_config.x"
     assert _problems(reference, version) == _refused(reference, "trainer", releases, "trainer_config.x")
     given = {"trainer": {"trainer_config": {"enable_preview": True}}}  # a key 0.6's veRLConfig has (release06, s82)
-    assert _problems(reference, version, **given) == _refused(reference, reference, releases)
+    problems = _problems(reference, version, **given)  # less the key-dropped note 0.6 on verl 0.8 gets (s89)
+    assert [problem for problem in problems if problem[0] != "key-dropped"] == _refused(reference, reference, releases)
 
 
 @pytest.mark.parametrize("release", RELEASES)
