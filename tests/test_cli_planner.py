@@ -2396,7 +2396,8 @@ def test_the_host_memory_a_refusal_names_is_per_node_of_the_node_gpus_given(cli)
                             "--explain") in " ".join(out.split())
     status, out, _ = cli(*flags)
     assert status == 1 and ("without --host-ram, Env + Offload + SP=2 on 8 GPUs trains it (32768 tokens), and with "
-                            "Offload it needs 297.1 GiB of host memory per node; --token-budget auto reaches 9216 "
+                            "Offload it needs 297.1 GiB of host memory per node; on nodes of 4 GPUs (--node-gpus) an "
+                            "SP group stays within one node, so SP=4 at most; --token-budget auto reaches 9216 "
                             "tokens on the 1024-token grid: Env + SP=4 on 8 GPUs with max_token_len_per_gpu = 2304 "
                             "(estimated, extrapolated) --explain") in " ".join(out.split())
 
