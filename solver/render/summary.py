@@ -759,8 +759,9 @@ def _limit_cost_words(answer: Answer, plan: Plan, free: Plan, lifted: str, limit
     """What one of the caller's limits costs the best `plan`, against `free`, the best plan of the same question
     without it (`lifted`: how, in words): nothing (``{limit_costs} nothing: {kept}``), or in the objective's terms,
     tokens (a longer plan), GPU-hours (the fewest), GPUs (the fewest; of equal GPU-hours, the fewest GPUs), else the
-    relative step time (`cost_ratio_words`); none of the GPU-hours or the step time where `plan` ranks below `free`, a plan the question
-    without the pins does not ask (`_not_asked_words`): ``{lifted}, the best plan is ...: {limit_costs} ...``."""
+    relative step time (`cost_ratio_words`); none of the GPU-hours or the step time where `plan` ranks below `free`,
+    a plan the question without the pins does not ask (`_not_asked_words`): ``{lifted}, the best plan is ...:
+    {limit_costs} ...``."""
     if not _another_plan(free, plan):
         return f"{limit_costs} nothing: {kept}"
     if free.max_model_len != plan.max_model_len:

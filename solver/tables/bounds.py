@@ -394,8 +394,8 @@ CRITIC_CHOICES: tuple[CriticChoice, ...] = (NO_CRITIC, *CRITIC_STATES)
 
 
 CRITIC_CHOICES_MEANT: Final = {**dict.fromkeys(("cpu", "host", "host-memory", "ram"), "offloaded"),
-                                **dict.fromkeys(("gpu", "gpus", "true", "yes", "on"), "resident"),
-                                **dict.fromkeys(("false", "no", "off"), "none")}
+                               **dict.fromkeys(("gpu", "gpus", "true", "yes", "on"), "resident"),
+                               **dict.fromkeys(("false", "no", "off"), "none")}
 """Other words for a critic's choice (`CRITIC_CHOICES`), lower case, hyphens for underscores, with the choice they
 mean (`critic_meant`): ``cpu``, 'offloaded', its states in host memory; ``gpu``, ``true``, 'resident', on the GPUs;
 ``no``, 'none'. ``--critic`` (`solver.cli.parser.OPTION_CHOICES_MEANT`), the API's ``critic=`` and a cluster file's
