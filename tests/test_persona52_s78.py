@@ -119,6 +119,18 @@ def test_a_product_hint_only_for_a_product_the_option_takes(cli: Cli, flag: str,
         f"solve: error: argument {flag}: expected a whole number from {least} to 65536, got '{value}'{hint}"))
 
 
+@pytest.mark.parametrize(("value", "hint"), [
+    ("2x8", " (2 nodes of 8 GPUs: give a node's 8 here, and the trainer's GPUs in all, 16, to --gpus)"),
+    ("2x32", ""),  # no node of 32: nothing to give here
+])
+def test_nodes_times_their_gpus_for_node_gpus_is_told_the_node_s_gpus_not_the_product(cli: Cli, value: str,
+                                                                                      hint: str):
+    # s89: --node-gpus 2x8 was told "(write the product: 16)", a node of 16 where two nodes of 8 were meant
+    status, out, err = cli("--model", "8B", "--gpu", "A100-80GB", "--len", "8k", "--node-gpus", value)
+    assert (status, out, err.splitlines()[-1]) == (2, "", (
+        f"solve: error: argument --node-gpus: expected a whole number from 1 to 16, got '{value}'{hint}"))
+
+
 def test_the_dpo_mode_note_cites_the_lines_of_0_5_2_too(cli: Cli):
     # Trinity 0.5.2 refuses DPO in mode both at trinity/algorithm/algorithm.py:248 (elif config.mode in ["both",
     # "explore"]) and requires buffer.train_batch_size for dpo at trinity/common/config_validator.py:877; before, a

@@ -104,10 +104,18 @@ def whole_number(least: int, most: int, listed: str = "") -> Callable[[str], int
 
 def node_gpus_count(text: str) -> int:
     """An argparse type: a node's GPUs, a whole number from 1 to `MAX_NODE_GPUS` (`whole_number`); one past it is told
-    why, and what to give instead (`NODE_IS_ONE_HOST`)."""
+    why, and what to give instead (`NODE_IS_ONE_HOST`); nodes times their GPUs (``2x8``) is told to give the node's
+    GPUs here and the product to --gpus, not to write the product."""
     try:
         return _NODE_GPUS(text)
     except argparse.ArgumentTypeError as error:
+        product = PRODUCT.fullmatch(text)
+        if product is not None and 1 <= int(product[2]) <= MAX_NODE_GPUS:
+            nodes, node_gpus = int(product[1]), int(product[2])  # 2x8: two nodes of 8, not a node of 16
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number from 1 to {MAX_NODE_GPUS}, got {brief(text)} ({nodes} nodes of {node_gpus} "
+                f"GPUs: give a node's {node_gpus} here, and the trainer's GPUs in all, {nodes * node_gpus}, to --gpus)"
+            ) from None
         match = WHOLE_NUMBER.fullmatch(text)
         past = match is not None and match[1] != "-" and match[2].strip("0") != ""  # above, not 0 or below
         raise argparse.ArgumentTypeError(f"{error} ({NODE_IS_ONE_HOST})" if past else str(error)) from None
