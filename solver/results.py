@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -815,6 +814,27 @@ def exceeds_assumed_host_ram(need_gib: float, gpu: GpuType, gpus_on_node: int, n
     return need_gib > assumed_host_ram_gib(gpu, gpus_on_node, node_gpus)
 
 
+class UncheckedHostBound(NamedTuple):
+    """The bound a host memory need nothing checks is past (`unchecked_host_bound`): what a node is `assumed_gib` to
+    have, GiB, and the flag or key that would give its host memory instead (`source`, ``--host-ram``); the data both a
+    plan's full caution on it (`unchecked_host_need`) and its short form (`short_host_need`) are built from."""
+
+    assumed_gib: float
+    source: str
+
+
+def unchecked_host_bound(need_gib: float | None, gpu: GpuType, gpus_on_node: int, node_gpus: int | None,
+                         unchecked_source: str | None) -> UncheckedHostBound | None:
+    """The bound a need of `need_gib` of the host memory of a node, where a plan has `gpus_on_node` trainer GPUs of
+    type `gpu`, is past: what such a node is assumed to have (`assumed_host_ram_gib`, `node_gpus` None where the
+    node's size was not given) where the need exceeds it and no host memory was given to hold it to
+    (`unchecked_source`: the flag or key that would give it; None where it was given); None otherwise."""
+    if unchecked_source is None or need_gib is None or not exceeds_assumed_host_ram(need_gib, gpu, gpus_on_node,
+                                                                                    node_gpus):
+        return None
+    return UncheckedHostBound(assumed_host_ram_gib(gpu, gpus_on_node, node_gpus), unchecked_source)
+
+
 def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int, node_gpus: int | None, offload: bool,
                         unchecked_source: str | None, node_option: str = "--node-gpus",
                         training_gib: float | None = None, loading: ModelLoading = "every-rank",
@@ -828,27 +848,26 @@ def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int,
     `critic` or not), and where it is the start-up load (training holds less: `training_gib`, as shown; or there is no
     training moment of its own), which ranks load the model (`loading`: `host_moment_words`), what makes the need so
     large, and where given, that naming a Trinity release counts its own (`release_hint`: `lower_host_count_hint`)."""
-    if unchecked_source is None or need_gib is None or not exceeds_assumed_host_ram(need_gib, gpu, gpus_on_node,
-                                                                                    node_gpus):
+    bound = unchecked_host_bound(need_gib, gpu, gpus_on_node, node_gpus, unchecked_source)
+    if need_gib is None or bound is None:
         return None
-    assumed_gib = assumed_host_ram_gib(gpu, gpus_on_node, node_gpus)
     per_gpu = f"{SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU, as servers commonly have: a DGX A100's 1 TB for 8"
     share = ""
     if gpu.workstation_host_ram_gib is not None:
         assumed = (f"the {gpu.workstation_host_ram_gib} GiB a workstation of {gpu.name} cards commonly has (for the "
                    "whole box, not each card)")
     elif node_gpus is not None:
-        assumed = f"the {assumed_gib:g} GiB assumed for a node of {counted(node_gpus, 'GPU')} ({per_gpu})"
+        assumed = f"the {bound.assumed_gib:g} GiB assumed for a node of {counted(node_gpus, 'GPU')} ({per_gpu})"
     else:
         per_trainer_gpu = ceil(need_gib * 10 / gpus_on_node) / 10  # rounded up, as the need is: past the bound
         share = f"{per_trainer_gpu:.1f} GiB per trainer GPU" if gpus_on_node > 1 else ""
         trainer_gpus = f"its {gpus_on_node} trainer GPUs" if gpus_on_node > 1 else "its one trainer GPU"
-        assumed = (f"the {assumed_gib:g} GiB assumed for {trainer_gpus} there ({per_gpu}; {node_option} counts "
+        assumed = (f"the {bound.assumed_gib:g} GiB assumed for {trainer_gpus} there ({per_gpu}; {node_option} counts "
                    "all of a node's GPUs)")
     said = [part for part in (share, host_moment_words(training_gib, loading, offload, critic)) if part]
     why = f" ({'; '.join(said)})" if said else ""
     return (f"{host_need_opening(need_gib, offload, critic)}{why}, more than {assumed}, and nothing checks it: give "
-            f"{unchecked_source} what a node can spare for the trainer (free -g's total less what the OS, Ray and the "
+            f"{bound.source} what a node can spare for the trainer (free -g's total less what the OS, Ray and the "
             f"rollout take) to check it{release_hint}")
 
 
@@ -860,22 +879,14 @@ def host_need_opening(need_gib: float, offload: bool, critic: CriticStates | Non
             f"the trainer needs {need_gib:.1f} GiB of host memory per node {host_need_purpose(offload, critic)}")
 
 
-_UNCHECKED_HOST_BOUND = re.compile(r", more than the (?P<assumed>[\d.]+) GiB .*, and nothing checks it: give "
-                                   r"(?P<source>.+?) what a node can spare")
-"""What a caution of `unchecked_host_need` says a node is assumed to have, GiB, and what would give its host memory:
-the parts of it `short_host_need` keeps."""
-
-
-def short_host_need(caution: str, need_gib: float | None, offload: bool, critic: CriticStates | None) -> str:
-    """The short form of `caution`, a plan's caution on a host memory need of `need_gib` nothing checks
+def short_host_need(need_gib: float, offload: bool, critic: CriticStates | None, bound: UncheckedHostBound) -> str:
+    """The short form of a plan's caution on a host memory need of `need_gib` past `bound` that nothing checks
     (`unchecked_host_need`, with Offload or without and its PPO `critic`), as a plan shown beside another where the
     answer shows the full one once says it: the need and what it exceeds (``Offload needs 1211.5 GiB of host memory
     per node, more than the 1024 GiB assumed (unchecked: --host-ram)``), the advice on checking it left to the full
-    one; `caution` itself where it is not one of those (or no need is given)."""
-    if need_gib is None or (bound := _UNCHECKED_HOST_BOUND.search(caution)) is None:
-        return caution
-    return (f"{host_need_opening(need_gib, offload, critic)}, more than the {bound['assumed']} GiB assumed "
-            f"(unchecked: {bound['source']})")
+    one."""
+    return (f"{host_need_opening(need_gib, offload, critic)}, more than the {bound.assumed_gib:g} GiB assumed "
+            f"(unchecked: {bound.source})")
 
 
 def sp_over_pcie_caution(gpu: GpuType, sp: int, option_names: OptionNames = COMMAND_OPTIONS,
@@ -1467,6 +1478,18 @@ class Plan(Frozen):
         "a stable code for each of cautions, in the same order (docs/json.md lists them): what a program tests "
         "instead of the words; empty in JSON made before codes"))
 
+    _host_bound: UncheckedHostBound | None = PrivateAttr(default=None)
+    """The bound its host-memory-unchecked caution's need is past, where it carries one (`unchecked_host_bound`), set
+    where the caution is made (`with_cautions`) for its short form (`cautions_beside`); not in its JSON: None for a
+    plan rebuilt from it, so left out of its equality (`__eq__`)."""
+
+    def __eq__(self, other: object) -> bool:
+        """Whether `other` is a plan of the same fields, all its JSON holds: the bound its host caution was made with
+        (`_host_bound`), which a plan rebuilt from its JSON or a Python dump lacks, left out."""
+        if not isinstance(other, Plan):
+            return NotImplemented
+        return (type(self), self.__dict__) == (type(other), other.__dict__)
+
     @model_validator(mode="after")
     def _codes_per_words(self) -> Plan:
         check_caution_codes(self.cautions, self.caution_codes)
@@ -1509,9 +1532,9 @@ class Plan(Frozen):
                                                             self.critic)),
                                      self.reference_model, model.tied_embeddings, self.compute_capability,
                                      option_names.release_option())
-        host = unchecked_host_need(self.host_memory_gb, gpu, on_node, node_gpus if node_gpus_given else None,
-                                   self.offload, unchecked_host_ram, option_names.node_gpus, self.host_training_gb,
-                                   self.model_loading, hint, self.critic)
+        node_size = node_gpus if node_gpus_given else None
+        host = unchecked_host_need(self.host_memory_gb, gpu, on_node, node_size, self.offload, unchecked_host_ram,
+                                   option_names.node_gpus, self.host_training_gb, self.model_loading, hint, self.critic)
         cautions = cautions_of(model, self.max_model_len, thin, single, uneven, gpu.rocm and self.env, over_gpus, host,
                                sp_over_pcie_caution(gpu, self.sp, option_names, True, fits_without_sp,
                                                     self.max_model_len), option_names,
@@ -1528,7 +1551,9 @@ class Plan(Frozen):
                                far_beyond_calibration(room, thin, option_names)
                                if self.evidence == "estimated" else None,
                                transformers_4_unloaded_words(model, version, self.expert_layout))
-        return self.model_copy(update=caution_fields(cautions))
+        cautioned = self.model_copy(update=caution_fields(cautions))
+        cautioned._host_bound = unchecked_host_bound(self.host_memory_gb, gpu, on_node, node_size, unchecked_host_ram)
+        return cautioned
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,
                            batch_divisor: BatchDivisor) -> Plan:
@@ -1683,12 +1708,14 @@ class Plan(Frozen):
         none): a user who takes this plan instead is told what it risks that the best plan's own cautions do not say.
         Given the plans that the rows `above` its own show beside `best` (None where no rows are: an --explain line,
         whose words its JSON keeps), its host memory caution is short (`short_host_need`) where the answer shows a
-        full one already: `best` carries one, or a plan above does (the first to, where `best` does not, its full)."""
+        full one already: `best` carries one, or a plan above does (the first to, where `best` does not, its full),
+        built from the bound it was made with; whole where the plan holds none (rebuilt from its JSON: `_host_bound`)."""
         shown = above is not None and any(plan.cautions_coded(CautionCode.HOST_MEMORY_UNCHECKED)
                                           for plan in (best, *above))
+        short = (short_host_need(self.host_memory_gb, self.offload, self.critic, self._host_bound)
+                 if shown and self.host_memory_gb is not None and self._host_bound is not None else None)
         return "".join(
-            "; caution: " + (short_host_need(caution, self.host_memory_gb, self.offload, self.critic)
-                             if shown and coded == CautionCode.HOST_MEMORY_UNCHECKED else caution)
+            "; caution: " + (short if short is not None and coded == CautionCode.HOST_MEMORY_UNCHECKED else caution)
             for caution, coded in zip(self.cautions, self.caution_codes, strict=False)
             if coded in BESIDE_CAUTION_CODES and caution not in best.cautions)
 
