@@ -1709,7 +1709,8 @@ class Plan(Frozen):
         Given the plans that the rows `above` its own show beside `best` (None where no rows are: an --explain line,
         whose words its JSON keeps), its host memory caution is short (`short_host_need`) where the answer shows a
         full one already: `best` carries one, or a plan above does (the first to, where `best` does not, its full),
-        built from the bound it was made with; whole where the plan holds none (rebuilt from its JSON: `_host_bound`)."""
+        built from the bound it was made with; whole where the plan holds none (one rebuilt from its JSON:
+        `_host_bound`)."""
         shown = above is not None and any(plan.cautions_coded(CautionCode.HOST_MEMORY_UNCHECKED)
                                           for plan in (best, *above))
         short = (short_host_need(self.host_memory_gb, self.offload, self.critic, self._host_bound)

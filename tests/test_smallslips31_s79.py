@@ -207,3 +207,11 @@ def test_a_host_caution_beside_a_best_plan_without_one_is_full_on_the_first_row_
     assert other.cautions_beside(best, (other,)) == (
         "; caution: Offload needs 681.1 GiB of host memory per node, more than the 512 GiB assumed (unchecked: "
         "host_ram_gb)")  # the API's keyword, as the full caution names it
+    # Built from the bound the caution was made with (the node's assumed 512 GiB, host_ram_gb), not read back from
+    # its words (hostfield90): reworded, it is as short. Before: a regex on the words, whole where they did not match.
+    reworded = other.model_copy(update={"cautions": tuple(
+        "Offload: host memory past a node's, unchecked" if words == host else words for words in other.cautions)})
+    assert reworded.cautions_beside(best, (other,)) == other.cautions_beside(best, (other,))
+    # a plan rebuilt from its dump is equal, but keeps the words alone, not the bound: it says them whole
+    rebuilt = solver.Plan.model_validate(other.model_dump())
+    assert rebuilt == other and rebuilt.cautions_beside(best, (other,)) == f"; caution: {host}"
