@@ -19,9 +19,9 @@ ALGORITHM_HINT = ("(without these options rft-solver counts a run as GRPO trains
                   "(none with --lora-rank), no critic; --critic WHERE adds PPO's critic, --dpo DPO and --no-reference a "
                   "run without a reference model (SFT on Trinity 0.6, with --rollout-gpus 0: no rollout))")
 """What an algorithm named where no option counts it is told."""
-PRECISION_HINT = ("(rft-solver counts verl's mixed precision whatever a checkpoint's torch_dtype: the actor's weights in "
-                  "fp32 (Trinity's model_dtype), with fp32 gradients and Adam moments for those it trains, and bf16 "
-                  "activations and logits)")
+PRECISION_HINT = ("(rft-solver counts verl's mixed precision whatever a checkpoint's torch_dtype: the actor's "
+                  "weights in fp32 (Trinity's model_dtype), with fp32 gradients and Adam moments for those it trains, "
+                  "and bf16 activations and logits)")
 """What an option of another tool's numeric precision is told."""
 
 

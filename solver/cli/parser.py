@@ -126,8 +126,8 @@ VERL_RELEASE_WORDS = ("rft-solver takes no verl release: a line that holds on on
 """What an option naming verl's release is told (Trinity 0.6 runs on verl 0.7 or later, whose lines differ)."""
 
 PRECISION_WORDS = ("rft-solver counts verl's mixed precision whatever a checkpoint's torch_dtype: the actor's weights "
-                   "in fp32 (Trinity's model_dtype), with fp32 gradients and Adam moments for those it trains, and bf16 "
-                   "activations and logits")
+                   "in fp32 (Trinity's model_dtype), with fp32 gradients and Adam moments for those it trains, and "
+                   "bf16 activations and logits")
 """What an option of another tool's numeric precision (--dtype, --bf16) is told: a config.json's ``torch_dtype`` is
 not read (docs/memory.md, A model the catalogue lacks)."""
 
@@ -165,7 +165,8 @@ COUNTS_NOTHING = {
 """Options of training scripts that rft-solver does not take (as nothing it counts, or counted in another option),
 with the option of this command the words point to (None: none) and the words an unknown one is told: verl's
 rollout.n, micro-batch sizes and release, Trinity's repeat_times and max_response_tokens, TRL's num_generations, a
-numeric precision, and an algorithm given as a flag (--sft, --grpo: --ppo and --dpo are guessed as the options that count them)."""
+numeric precision, and an algorithm given as a flag (--sft, --grpo: --ppo and --dpo are guessed as the options that
+count them)."""
 
 
 def one_typo_apart(written: str, name: str) -> bool:
