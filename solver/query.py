@@ -102,6 +102,7 @@ from solver.tables.peft_match import (
     LORA_TARGETS_FORMS,
     SPACED_ALL_LINEAR,
     every_target_excluded,
+    listed_module_names,
     lora_targets_pattern,
     peft_regex,
     peft_target_match,
@@ -1489,6 +1490,10 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
     if targets is not None and spaced_all_linear(targets):  # as PEFT takes a config's (no module: refused alike)
         raise QueryError(f"{shown} {SPACED_ALL_LINEAR}: give all-linear without the spaces")
     if not any(match.linears for match, _ in matches):
+        listed = listed_module_names(targets) if targets is not None else None  # from adapter_config.json, say
+        if listed and any(peft_target_match(lora_targets_pattern(",".join(listed)) or ALL_LINEAR, excluded,
+                                            layout_names).linears for _, layout_names in matches):
+            fix = f"give the names separated by commas, without brackets, quotes or spaces: {','.join(listed)}"
         raise QueryError(f"{shown} matches no module of {model.name} ({shown_module_names(matches[0][1])}): {fix}")
     if not adapts:
         # modules of layers the model lacks alone (.*layers\.40\..* on 36 layers), which PEFT refuses as none

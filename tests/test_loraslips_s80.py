@@ -73,6 +73,25 @@ def test_a_regex_is_still_a_regex_and_commas_alone_name_no_module(cli: Cli) -> N
         f"lm_head): {FORMS}\n"))
 
 
+@pytest.mark.parametrize(("targets", "names"), [
+    ('["q_proj", "v_proj"]', "q_proj,v_proj"),  # adapter_config.json's target_modules, copied
+    ("[q_proj, v_proj]", "q_proj,v_proj"),  # a Trinity config's, as YAML writes it
+    ("q_proj v_proj", "q_proj,v_proj"),
+    ("['q_proj']", "q_proj"),
+])
+def test_names_written_as_another_tool_s_list_are_told_to_give_them_separated_by_commas(cli: Cli, targets: str,
+                                                                                     names: str) -> None:
+    # persona90b (s90): told only the forms, as if the names matched no module of the model
+    status, out, err = cli(*MEMORY[:-1], "--lora-targets", targets)
+    assert (status, out, err) == (2, "", (
+        f"solve memory: error: --lora-targets '{targets}' matches no module of Qwen3-8B "
+        "(model.layers.N.self_attn.{q,k,v,o}_proj, model.layers.N.mlp.{gate,up,down}_proj, model.embed_tokens and "
+        f"lm_head): give the names separated by commas, without brackets, quotes or spaces: {names}\n"))
+    # names that would match nothing either way, and a regex that is one, are told the forms
+    for nothing in ("foo bar", "[foo]", "[qv]_proj"):
+        assert cli(*MEMORY[:-1], "--lora-targets", nothing)[2].endswith(f"lm_head): {FORMS}\n")
+
+
 # (2) lm_head: matched as PEFT's list matches it, and refused for what it is.
 
 def test_the_names_regex_matches_what_peft_s_list_of_them_matches() -> None:

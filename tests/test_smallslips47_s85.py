@@ -19,6 +19,10 @@ ALGORITHM_HINT = ("(without these options rft-solver counts a run as GRPO trains
                   "(none with --lora-rank), no critic; --critic WHERE adds PPO's critic, --dpo DPO and --no-reference a "
                   "run without a reference model (SFT on Trinity 0.6, with --rollout-gpus 0: no rollout))")
 """What an algorithm named where no option counts it is told."""
+PRECISION_HINT = ("(rft-solver counts verl's mixed precision whatever a checkpoint's torch_dtype: the actor's "
+                  "weights in fp32 (Trinity's model_dtype), with fp32 gradients and Adam moments for those it trains, "
+                  "and bf16 activations and logits)")
+"""What an option of another tool's numeric precision is told."""
 
 
 @pytest.mark.parametrize("release", ["0.6.0", "v0.6.0"])
@@ -71,6 +75,9 @@ def test_config_functions_read_a_release_as_plan_does(release: str):
     (("--max-response-length=61440",),
      "(--len L is the prompt and the response together: Trinity's model.max_model_len)"),
     (("--n-gpus-per-node", "8"), "(did you mean --node-gpus?)"),
+    # a user whose checkpoint's config.json says torch_dtype float32 (persona90b, s90) got no word on precision
+    (("--dtype", "float32"), PRECISION_HINT),
+    (("--bf16",), PRECISION_HINT),
     # a team on verl 0.8 guesses its release (s87): the lines say which verl line they hold for
     (("--verl-version", "0.8"), ("(rft-solver takes no verl release: a line that holds on one verl line alone says "
                                  "which (before 0.8, or 0.8 or later); --trinity-version V names Trinity's release)")),

@@ -125,6 +125,12 @@ VERL_RELEASE_WORDS = ("rft-solver takes no verl release: a line that holds on on
                       "0.8, or 0.8 or later); --trinity-version V names Trinity's release")
 """What an option naming verl's release is told (Trinity 0.6 runs on verl 0.7 or later, whose lines differ)."""
 
+PRECISION_WORDS = ("rft-solver counts verl's mixed precision whatever a checkpoint's torch_dtype: the actor's weights "
+                   "in fp32 (Trinity's model_dtype), with fp32 gradients and Adam moments for those it trains, and "
+                   "bf16 activations and logits")
+"""What an option of another tool's numeric precision (--dtype, --bf16) is told: a config.json's ``torch_dtype`` is
+not read (docs/memory.md, A model the catalogue lacks)."""
+
 SEED_WORDS = ("rft-solver takes no seed: CP-SAT's is fixed, and a proven answer (optimal) is the same on every run; "
               "one a time limit cut short may differ with the machine's load, --workers or the OR-Tools version "
               "(solve cluster's, with one worker, only where it says the wall clock stopped a step)")
@@ -139,6 +145,8 @@ COUNTS_NOTHING = {
     "--seed": (None, SEED_WORDS),
     **dict.fromkeys((*ALGORITHM_OPTIONS, "--sft", "--grpo"), ("--critic", ALGORITHM_WORDS)),
     "--lora-alpha": ("--lora-rank", "LoRA's alpha changes no memory: --lora-rank is what counts"),
+    **dict.fromkeys(("--dtype", "--torch-dtype", "--model-dtype", "--precision", "--mixed-precision", "--bf16",
+                     "--bfloat16", "--fp16", "--float16", "--half", "--fp32", "--float32"), (None, PRECISION_WORDS)),
     **dict.fromkeys(("--verl-version", "--verl"), ("--trinity-version", VERL_RELEASE_WORDS)),
     **dict.fromkeys(("--rollout-n", "--repeat-times", "--n-samples", "--num-generations", "--group-size"),
                     ("--train-batch-size", GROUP_SIZE_WORDS)),
@@ -156,8 +164,9 @@ COUNTS_NOTHING = {
 }
 """Options of training scripts that rft-solver does not take (as nothing it counts, or counted in another option),
 with the option of this command the words point to (None: none) and the words an unknown one is told: verl's
-rollout.n, micro-batch sizes and release, Trinity's repeat_times and max_response_tokens, TRL's num_generations, and
-an algorithm given as a flag (--sft, --grpo: --ppo and --dpo are guessed as the options that count them)."""
+rollout.n, micro-batch sizes and release, Trinity's repeat_times and max_response_tokens, TRL's num_generations, a
+numeric precision, and an algorithm given as a flag (--sft, --grpo: --ppo and --dpo are guessed as the options that
+count them)."""
 
 
 def one_typo_apart(written: str, name: str) -> bool:

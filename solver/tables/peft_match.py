@@ -429,6 +429,19 @@ def lora_targets_pattern(targets: str) -> str | None:
     return targets
 
 
+def listed_module_names(targets: str) -> list[str] | None:
+    """The module names of LoRA targets written as another tool writes a list of them, where none of
+    `LORA_TARGETS_FORMS` reads them so: in brackets as JSON or YAML writes one (``["q_proj", "v_proj"]``, PEFT's
+    ``adapter_config.json``), or separated by spaces (``q_proj v_proj``); None otherwise. Read as a regex, each
+    matches no module (no module's name holds a bracket, a quote or a space)."""
+    inner = targets.strip()
+    bracketed = inner.startswith("[") and inner.endswith("]")
+    names = [name.strip("\"'") for name in re.split(r"[\s,]+", inner[1:-1] if bracketed else inner) if name]
+    if not (bracketed or len(names) > 1) or not names or not all(MODULE_NAME.fullmatch(name) for name in names):
+        return None
+    return names
+
+
 NAMES_PATTERN = re.compile(r"\.\*\\\.(?:(\w+)|\((\w+(?:\|\w+)*)\))")
 """The regex that module names separated by commas come to (``.*\\.(q_proj|v_proj)``: `lora_targets_pattern`)."""
 
