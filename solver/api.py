@@ -2659,18 +2659,18 @@ def _hybrid_need_said(current: CurrentSettings, problems: tuple[str, ...], memor
     for code, words in zip(current.config_problem_codes, problems, strict=True):
         if code == ConfigProblemCode.FSDP_SIZE_HYBRID:
             size = int(words.split(" is ", 1)[1].split(":", 1)[0])
-            counted = fsdp_hybrid_counted_words(size)
+            counted_words = fsdp_hybrid_counted_words(size)
             if query.critic is None and words.startswith(critic_keys):
                 need = (f"the verdict and the plans count no critic ({critic_left_out_option(query.option_names)} "
                         "leaves it out)")
             elif memory is None:
-                need = (f"only the memory model would count them so, as a run on {size} GPUs holds them, on the GPUs, "
-                        "and whether it trains is unknown here (the verdict says why)")
+                need = (f"only the memory model would count them so, as a run on {counted(size, 'GPU')} holds them, "
+                        "on the GPUs, and whether it trains is unknown here (the verdict says why)")
             else:
                 need = fsdp_hybrid_counted_words(size, (
                     f" ({memory.total_gib:.1f} GiB per {gpu} GPU, of {memory.usable_gib:.1f} usable; "
                     f"{memory.step_gib:.1f} at the optimizer step, of {memory.step_usable_gib:.1f})"))
-            words = words.replace(counted, need)
+            words = words.replace(counted_words, need)
         said.append(words)
     return tuple(said)
 

@@ -1866,9 +1866,9 @@ class CurrentSettings(Frozen, defer_build=True):
         "the config's keys that decide how many tokens a pass takes per GPU (dynamic batch sizes, micro-batch sizes), "
         "or whether a pass fails on its rows (algorithm.bypass_old_logprobs), or the share of the states a GPU holds "
         "(a role's fsdp_size), and cannot be read here (an environment variable this shell lacks), and a role's "
-        "fsdp_size that shards its states over groups of fewer GPUs (fsdp-size-hybrid), which the verdict does not "
-        "count: where any, whether the settings train is unknown (trains false, and the verdict says so), unless they "
-        "break a rule"))
+        "fsdp_size that shards its states over groups of fewer GPUs (fsdp-size-hybrid) where the verdict cannot count "
+        "them so (estimates off, or the host memory checked): where any, whether the settings train is unknown (trains "
+        "false, and the verdict says so), unless they break a rule"))
     broken_rule: str | None = Field(default=None, description="the rule of Trinity's or verl's these settings break")
     broken_rule_code: BrokenRuleCode | None = Field(default=None, description=(
         "the code of `broken_rule` (docs/json.md); null where broken_rule is, and in JSON made before codes"))
