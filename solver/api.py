@@ -1976,6 +1976,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     from solver.trinity import critic_run_sps, load_config_mapping, trinity_config_problems
     from solver.trinity.checks import forward_unread_keys, fsdp_state_groups, fsdp_unread_keys, refused_sp_roles
     from solver.trinity.config import refused_lora_note, verdict_critic_note, verdict_length_note, verdict_lora_note
+    from solver.trinity.keys import FSDP_SIZE_KEYS
 
     gpus = config.trainer_gpus or query.budget_gpus
     length = query.max_model_len or config.max_model_len  # --maximize len: the config's own length
@@ -2039,8 +2040,9 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
         problems = _critic_left_out_said(problems, run_sps(), config.sp, query.option_names)
     groups = fsdp_state_groups(mapping, gpus, environ=environ, version=version)
     # The host memory a node needs where a hybrid fsdp_size groups the states is not counted: where it is checked
-    # (--host-ram), whether they train is unknown.
-    host_unread = groups.keys if query.host_ram_gb is not None else ()
+    # (--host-ram), whether they train is unknown (not on a critic's key where none is counted: --critic none).
+    critic_keys = {".".join(path) for path in FSDP_SIZE_KEYS[2:]} if query.critic is None else set()
+    host_unread = tuple(key for key in groups.keys if key not in critic_keys) if query.host_ram_gb is not None else ()
     return query, CurrentSettings(config=name, config_model=_config_model_unplanned(model, config), gpus=gpus,
                                   gpus_given=config.trainer_gpus is not None,
                                   nodes_given=config.node_gpus == query.node_gpus, env=False,
@@ -2649,7 +2651,8 @@ def _hybrid_need_said(current: CurrentSettings, problems: tuple[str, ...], memor
                       query: Query) -> tuple[str, ...]:
     """The config's `problems` (in `current`'s order) with their ``fsdp-size-hybrid`` lines saying how much a GPU
     needs with the states over their groups (`memory`, on `gpu`), or that the verdict does not count them (None:
-    whether it trains is unknown); for the critic's keys where the `query` counts no critic (``--critic none``), that it is left out."""
+    whether it trains is unknown); for the critic's keys where the `query` counts no critic (``--critic none``), that
+    it is left out."""
     from solver.trinity.checks import fsdp_hybrid_counted_words
     from solver.trinity.config import critic_left_out_option
     from solver.trinity.keys import FSDP_SIZE_KEYS

@@ -303,8 +303,8 @@ FSDP = f"{ARR}.{{role}}.fsdp_config.fsdp_size"
 CRITIC_FSDP = "trainer.trainer_config.critic.model.fsdp_config.fsdp_size"
 FIX = "set it to -1, every GPU (solver.trinity.patch_trinity_config does)"
 HYBRID = ("{key} is {size}: {who} shards {held} over groups of {size} of the 8 trainer GPUs and keeps a copy in "
-          "each of the {groups} groups (hybrid sharding), so each GPU holds {groups} times the share a shard over all 8 "
-          "holds{counted}; " + FIX)
+          "each of the {groups} groups (hybrid sharding), so each GPU holds {groups} times the share a shard over all "
+          "8 holds{counted}; " + FIX)
 COUNTED = ": the verdict counts them so, as a run on {size} GPUs holds them, by the memory model{need}"
 PINNED = "verl keeps them in pinned host memory (CPUOffload), so each node holds more of them than counted, the GPUs' "
 REF_TOO = "; {before} shards its ref's weights so too, and " + PINNED + "memory as counted"
@@ -330,7 +330,8 @@ def test_an_fsdp_size_below_the_gpus_is_hybrid_sharding_and_one_they_do_not_divi
     # the actor's shards its states (and, before verl 0.8, its ref's weights, which stay on the host) over groups of 4
     hybrid = HYBRID.format(key=actor, size=4, who="verl", held="the actor's states", groups=2, counted=COUNTED.format(
         size=4, need="") + REF_TOO.format(before="{before}"))
-    assert _fsdp_lines(_sized("actor", 4)) == [("fsdp-size-hybrid", hybrid.format(before="Trinity with verl before 0.8"))]
+    assert _fsdp_lines(_sized("actor", 4)) == [("fsdp-size-hybrid", hybrid.format(
+        before="Trinity with verl before 0.8"))]
     assert _fsdp_lines(_sized("actor", 4), "0.5") == [("fsdp-size-hybrid", hybrid.format(before="Trinity 0.5"))]
     # every GPU: the default -1, another below 1 (Trinity reads it as the GPUs), or at least the GPUs
     for size in (-1, -2, 8, 16):
@@ -401,7 +402,7 @@ def test_check_judges_hybrid_sharding_by_the_memory_model_and_write_sets_minus_1
     # (each node's share is not counted) or with estimates off (no table measured the groups)
     path, written = tmp_path / "trinity.yaml", tmp_path / "out.yaml"
     config = _config({"actor": {"fsdp_config": {"fsdp_size": 4}}}, use_dynamic_bsz=True)
-    actor = FSDP.format(role="actor")
+    key = FSDP.format(role="actor")
     code, current, (line,) = _hybrid_check(cli, path, config)
     assert (code, current["trains"], current["unread_keys"], current["plan"] is None) == (0, True, [], False)
     assert COUNTED.format(size=4, need=" (53.7 GiB per H100-80GB GPU, of 71.0 usable; 39.1 at the optimizer step, of "
@@ -416,11 +417,12 @@ def test_check_judges_hybrid_sharding_by_the_memory_model_and_write_sets_minus_1
     assert "(the memory model predicts 85.1 GiB per GPU, of 71.0 usable)" in current["verdict"]
     for flags in (("--host-ram", "2000"), ("--no-estimate",)):
         code, current, (line,) = _hybrid_check(cli, path, config, *flags)
-        assert (code, current["trains"], current["unread_keys"]) == (1, False, [actor]), flags
+        assert (code, current["trains"], current["unread_keys"]) == (1, False, [key]), flags
         assert current["verdict"].split(": ", 2)[1:] == ["whether it trains is unknown", (
-            f"{actor} shards the states over groups of fewer GPUs, which this verdict counts only by the memory "
+            f"{key} shards the states over groups of fewer GPUs, which this verdict counts only by the memory "
             "model's estimate, on the GPUs alone (set -1, every GPU, and judge again). "
-            f"{'The best plan follows' if flags[0] == '--host-ram' else 'No plan trains either (the reason follows)'}.")]
+            + ("The best plan follows." if flags[0] == "--host-ram" else "No plan trains either (the reason follows).")
+        )]
         assert (": only the memory model would count them so, as a run on 2 GPUs holds them, on the GPUs, and whether "
                 "it trains is unknown here (the verdict says why); ") in line
     code, _, err = cli("--from-config", str(path), "--gpu", "h100", "--write", str(written))
