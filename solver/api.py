@@ -212,6 +212,7 @@ from solver.tables import (
 
 if TYPE_CHECKING:  # the cluster's modules load OR-Tools: imported where a placement is asked for
     from solver.cluster import Planner
+    from solver.trinity.checks import StateGroups
 
 __all__ = [
     "answer_query",
@@ -1822,14 +1823,15 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
     current = _current(catalog, query, config, name, text, environ, version)
     if current is None:
         return answers
-    query, settings = current
+    query, settings, groups = current
     model, node_gpus = catalog.model(query.model), config.node_gpus or query.node_gpus
     # The config's explorer has GPUs of its own (its cluster's, or elsewhere): none of the budget to keep for it.
     judged = ((answer, _with_rollout_memory(_with_env(settings, environ, catalog.gpu(answer.gpu).rocm),
                                             config.vllm_rollout, model, catalog.gpu(answer.gpu), node_gpus))
               for answer in answers)
     return tuple(answer.model_copy(update={"current": _in_words(answer, query, _vouched(
-        catalog, query, settings_on_gpu, answer.gpu)), "rollout_kept": None}) for answer, settings_on_gpu in judged)
+        catalog, query, settings_on_gpu, answer.gpu, groups)), "rollout_kept": None})
+        for answer, settings_on_gpu in judged)
 
 
 def _with_nodes_note(answer: Answer, config_name: str, config: TrinityConfig, names: OptionNames) -> Answer:
@@ -1965,13 +1967,16 @@ def _config_budget_mode(config: TrinityConfig, length: int | None, estimate: Est
 
 
 def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, text: str,
-             environ: Mapping[str, str], version: TrinityVersion | None) -> tuple[Query, CurrentSettings] | None:
+             environ: Mapping[str, str], version: TrinityVersion | None
+             ) -> tuple[Query, CurrentSettings, StateGroups] | None:
     """The config's own settings (Env read from `environ`) and what else in the config (`text`)
     breaks Trinity's rules or is not what a verdict on them assumes; with the query at the config's
-    length, for `_vouched` to say whether they train. None when there is no length to judge them at."""
+    length and the GPUs its ``fsdp_size`` keys shard each role's states over, for `_vouched` to say whether they
+    train. None when there is no length to judge them at."""
     from solver.trinity import critic_run_sps, load_config_mapping, trinity_config_problems
-    from solver.trinity.checks import forward_unread_keys, fsdp_unread_keys, refused_sp_roles
+    from solver.trinity.checks import forward_unread_keys, fsdp_state_groups, fsdp_unread_keys, refused_sp_roles
     from solver.trinity.config import refused_lora_note, verdict_critic_note, verdict_length_note, verdict_lora_note
+    from solver.trinity.keys import FSDP_SIZE_KEYS
 
     gpus = config.trainer_gpus or query.budget_gpus
     length = query.max_model_len or config.max_model_len  # --maximize len: the config's own length
@@ -2033,6 +2038,11 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     if query.critic is None and ConfigProblemCode.ROLE_SP_DIFFERS in {problem.code for problem in problems}:
         # none counted (--critic none): the lines on its SP claim no count of it
         problems = _critic_left_out_said(problems, run_sps(), config.sp, query.option_names)
+    groups = fsdp_state_groups(mapping, gpus, environ=environ, version=version)
+    # The host memory a node needs where a hybrid fsdp_size groups the states is not counted: where it is checked
+    # (--host-ram), whether they train is unknown (not on a critic's key where none is counted: --critic none).
+    critic_keys = {".".join(path) for path in FSDP_SIZE_KEYS[2:]} if query.critic is None else set()
+    host_unread = tuple(key for key in groups.keys if key not in critic_keys) if query.host_ram_gb is not None else ()
     return query, CurrentSettings(config=name, config_model=_config_model_unplanned(model, config), gpus=gpus,
                                   gpus_given=config.trainer_gpus is not None,
                                   nodes_given=config.node_gpus == query.node_gpus, env=False,
@@ -2042,11 +2052,12 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                   unread_keys=(config.memory_unread if reads_budget else config.memory_unread_padded)
                                   + forward_unread_keys(mapping, model, gpus, environ=environ, version=version,
                                                         train_batch_size=size, train_batch_source=source)
-                                  + fsdp_unread_keys(mapping, gpus, environ=environ, version=version),
+                                  + fsdp_unread_keys(mapping, gpus, environ=environ, version=version)
+                                  + host_unread,
                                   broken_rule=broken.words if broken else None,
                                   broken_rule_code=broken.code if broken else None,
                                   config_problems=tuple(problem.words for problem in problems),
-                                  config_problem_codes=tuple(problem.code for problem in problems))
+                                  config_problem_codes=tuple(problem.code for problem in problems)), groups
 
 
 def _config_model_unplanned(model: Model, config: TrinityConfig) -> str | None:
@@ -2519,10 +2530,19 @@ def _lowered_by_config(config: TrinityConfig, length: int, estimate: EstimateMod
     return own
 
 
-def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str) -> CurrentSettings:
-    """`current` with whether its settings train on `gpu`, the plan that says so, and otherwise why not."""
+def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str,
+             groups: StateGroups | None = None) -> CurrentSettings:
+    """`current` with whether its settings train on `gpu`, the plan that says so, and otherwise why not; where a
+    hybrid ``fsdp_size`` shards the states a GPU holds over fewer GPUs (`groups`, `_hybrid_states_gpus`), the memory
+    model's estimate with them so must fit too."""
+    states_gpus = _hybrid_states_gpus(query, current, groups)
+    if states_gpus is not None and query.estimate == "never" and groups is not None:  # no table measured the groups
+        current = current.model_copy(update={"unread_keys": current.unread_keys + groups.keys})
     if current.unread_keys and not current.broken_rule:
-        return current  # how many tokens a pass takes per GPU is unknown here: so is whether it trains
+        # how many tokens a pass takes per GPU, or the host memory or GPU memory grouped states take, is unknown here:
+        # so is whether it trains
+        return current.model_copy(update={"config_problems": _hybrid_need_said(
+            current, current.config_problems, None, gpu, query)})
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
     # At the config's own budget where it lowers Trinity's default (and estimates may), else at the default.
     own = current.max_token_len_per_gpu if query.estimate != "never" else None
@@ -2533,13 +2553,16 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     verdict = cited_tables_verdict(catalog, gpu, model, current.gpus, setting, current.max_model_len,
                                    lora=query.lora_rank > 0, critic=query.critic is not None)
     out_of_memory = verdict.source if verdict and not verdict.trains else None
-    own_critic = _critic_at_own_sp(catalog, query, current, gpu, setting, own)
-    problems = _critic_need_said(current, own_critic, gpu)
+    own_critic = _critic_at_own_sp(catalog, query, current, gpu, setting, own, states_gpus)
+    hybrid = None if states_gpus is None else (own_critic[1] if own_critic is not None else _verdict_breakdown(
+        catalog, query, current, gpu, setting, own, states_gpus=states_gpus))
+    problems = _hybrid_need_said(current, _critic_need_said(current, own_critic, gpu), hybrid, gpu, query)
     # With --estimate the estimates alone make the plan, but a table that says the setting ran out of memory at
     # Trinity's default budget (its GPU type's, or one's with at least its memory), a measurement, decides, as the
-    # plan's tables line says. A critic at its own SP (the plan counts it at the trainer's) must fit there too.
+    # plan's tables line says. A critic at its own SP (the plan counts it at the trainer's) must fit there too, and
+    # the states a hybrid fsdp_size groups, as the memory model counts them there.
     plan_fits = vouching is not None and (out_of_memory is None or vouching.lowered_budget)
-    if plan_fits and (own_critic is None or own_critic[1].critic_pass_fits):
+    if plan_fits and (own_critic is None or own_critic[1].critic_pass_fits) and (hybrid is None or hybrid.fits):
         # at the verdict's budget: where the config lets a GPU take more, the verdict does not vouch that it trains
         return current.model_copy(update={"trains": not current.budget_above_verdict, "plan": vouching,
                                           "config_problems": problems})
@@ -2557,7 +2580,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
         gpus_hold = _plan_at_budget(catalog, judged.model_copy(update={"host_ram_gb": None}), gpu, current, setting,
                                     own) is not None
     if out_of_memory is None and not current.broken_rule and query.estimate != "never" and not gpus_hold:
-        memory = (own_critic[1] if own_critic is not None
+        memory = (own_critic[1] if own_critic is not None else hybrid if hybrid is not None
                   else _verdict_breakdown(catalog, query, current, gpu, setting, own))
         predicted = (round(memory.total_gib, 1), round(memory.usable_gib, 1))
         if memory.total_gib <= memory.usable_gib and not memory.step_fits:
@@ -2575,13 +2598,17 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
 
 
 def _verdict_breakdown(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str, setting: Setting,
-                       own: int | None, critic_sp: int | None = None) -> Breakdown:
+                       own: int | None, critic_sp: int | None = None,
+                       states_gpus: tuple[int, int] | None = None) -> Breakdown:
     """The memory model's breakdown of the config's `setting` on `gpu` at its own token budget `own` (None:
-    Trinity's default), with the `query`'s critic at `critic_sp` (None: at the trainer's SP)."""
+    Trinity's default), with the `query`'s critic at `critic_sp` (None: at the trainer's SP), the actor's states and
+    the critic's sharded over `states_gpus` (hybrid ``fsdp_size`` groups: `_hybrid_states_gpus`; None: every trainer
+    GPU)."""
     memory_gib = catalog.gpu(gpu).memory_gib
-    return breakdown(catalog.model(query.model), memory_gib, current.gpus, setting, current.max_model_len,
+    gpus, critic_gpus = (current.gpus, current.gpus) if states_gpus is None else states_gpus
+    return breakdown(catalog.model(query.model), memory_gib, gpus, setting, current.max_model_len,
                      query.memory.coefficients, query.margin_on(memory_gib), own, query.lora_rank, query.critic,
-                     query.dpo, query.expert_layout, critic_sp)
+                     query.dpo, query.expert_layout, critic_sp, critic_gpus)
 
 
 def _critic_left_out_said(problems: list[ConfigProblem], run_sps: tuple[int, ...], sp: int,
@@ -2599,14 +2626,56 @@ def _critic_left_out_said(problems: list[ConfigProblem], run_sps: tuple[int, ...
 
 
 def _critic_at_own_sp(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str, setting: Setting,
-                      own: int | None) -> tuple[int, Breakdown] | None:
+                      own: int | None, states_gpus: tuple[int, int] | None = None) -> tuple[int, Breakdown] | None:
     """Where the config's critic may run at SPs of its own (`CurrentSettings.critic_sps`) and estimates may speak:
-    the one of them at which its update needs the most, with the breakdown there (`_verdict_breakdown`); None
-    otherwise (the critic counted at the trainer's SP)."""
+    the one of them at which its update needs the most, with the breakdown there (`_verdict_breakdown`, the states
+    over `states_gpus`); None otherwise (the critic counted at the trainer's SP)."""
     if not current.critic_sps or query.estimate == "never":  # none without a critic (`_current`)
         return None
-    return max(((sp, _verdict_breakdown(catalog, query, current, gpu, setting, own, sp)) for sp in current.critic_sps),
-               key=lambda each: each[1].critic_pass_gib)
+    return max(((sp, _verdict_breakdown(catalog, query, current, gpu, setting, own, sp, states_gpus))
+                for sp in current.critic_sps), key=lambda each: each[1].critic_pass_gib)
+
+
+def _hybrid_states_gpus(query: Query, current: CurrentSettings,
+                        groups: StateGroups | None) -> tuple[int, int] | None:
+    """The GPUs the actor's states and the critic's are sharded over where a hybrid ``fsdp_size`` (`groups`) shards
+    those a trainer GPU holds over fewer than `current`'s: the actor's, or the critic's where the verdict counts one
+    (`query`'s); None where none does. The ref's weights stay on the host (pinned, verl's ``CPUOffload``), so its
+    group changes no GPU's memory."""
+    if groups is None or (groups.actor == current.gpus and (query.critic is None or groups.critic == current.gpus)):
+        return None
+    return groups.actor, groups.critic
+
+
+def _hybrid_need_said(current: CurrentSettings, problems: tuple[str, ...], memory: Breakdown | None, gpu: str,
+                      query: Query) -> tuple[str, ...]:
+    """The config's `problems` (in `current`'s order) with their ``fsdp-size-hybrid`` lines saying how much a GPU
+    needs with the states over their groups (`memory`, on `gpu`), or that the verdict does not count them (None:
+    whether it trains is unknown); for the critic's keys where the `query` counts no critic (``--critic none``), that
+    it is left out."""
+    from solver.trinity.checks import fsdp_hybrid_counted_words
+    from solver.trinity.config import critic_left_out_option
+    from solver.trinity.keys import FSDP_SIZE_KEYS
+
+    critic_keys = tuple(f"{'.'.join(path)} is " for path in FSDP_SIZE_KEYS[2:])
+    said = []
+    for code, words in zip(current.config_problem_codes, problems, strict=True):
+        if code == ConfigProblemCode.FSDP_SIZE_HYBRID:
+            size = int(words.split(" is ", 1)[1].split(":", 1)[0])
+            counted_words = fsdp_hybrid_counted_words(size)
+            if query.critic is None and words.startswith(critic_keys):
+                need = (f"the verdict and the plans count no critic ({critic_left_out_option(query.option_names)} "
+                        "leaves it out)")
+            elif memory is None:
+                need = (f"only the memory model would count them so, as a run on {counted(size, 'GPU')} holds them, "
+                        "on the GPUs, and whether it trains is unknown here (the verdict says why)")
+            else:
+                need = fsdp_hybrid_counted_words(size, (
+                    f" ({memory.total_gib:.1f} GiB per {gpu} GPU, of {memory.usable_gib:.1f} usable; "
+                    f"{memory.step_gib:.1f} at the optimizer step, of {memory.step_usable_gib:.1f})"))
+            words = words.replace(counted_words, need)
+        said.append(words)
+    return tuple(said)
 
 
 def _critic_need_said(current: CurrentSettings, own_critic: tuple[int, Breakdown] | None,

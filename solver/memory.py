@@ -598,7 +598,7 @@ def _ffn_width(model: Model) -> int:
 def breakdown(
     model: Model, memory_gib: float, gpus: int, setting: Setting, max_model_len: int, coefficients: Coefficients,
     margin: float = 0.0, tokens_per_gpu: int | None = None, lora_rank: int = 0, critic: CriticStates | None = None,
-    dpo: bool = False, experts: ExpertLayout = "fused", critic_sp: int | None = None,
+    dpo: bool = False, experts: ExpertLayout = "fused", critic_sp: int | None = None, critic_gpus: int | None = None,
 ) -> Breakdown:
     """Predicted peak memory of one trainer GPU against its usable memory, and of the optimizer step against
     its share (both less a safety `margin`), at the tokens per GPU it counts for `max_model_len` (`counted_tokens`:
@@ -607,10 +607,12 @@ def breakdown(
     critic's states
     where they stay on the GPU (`critic`: `resident_critic_gib`) and its own update's peak (`critic_pass_gib`: at
     `critic_sp`, a config's own SP for it, where given, `critic_tokens`; else at the trainer's SP and tokens), a
-    mixture of experts' routed experts sharded as `experts` lays them out (`expert_padding`)."""
+    mixture of experts' routed experts sharded as `experts` lays them out (`expert_padding`); the states sharded over
+    the `gpus`, the critic's over `critic_gpus` where given (a hybrid ``fsdp_size``'s group of its own)."""
     tokens = counted_tokens(model, max_model_len, setting.sp, tokens_per_gpu, dpo)
     terms = calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank, experts)
-    critic_gib = resident_critic_gib(model, gpus, critic, experts)
+    critic_over = gpus if critic_gpus is None else critic_gpus
+    critic_gib = resident_critic_gib(model, critic_over, critic, experts)
     critic_tokens, critic_terms = tokens, terms
     if critic is not None and critic_sp is not None and critic_sp != setting.sp:
         critic_tokens = _critic_tokens(model, max_model_len, tokens, critic_sp)
@@ -622,10 +624,11 @@ def breakdown(
         usable_gib=_usable_gib(memory_gib, setting, coefficients, margin),
         memory_gib=float(memory_gib),
         tokens_per_gpu=tokens,
-        step_gib=optimizer_step_gib(model, gpus, setting, coefficients, lora_rank, critic, experts),
+        step_gib=optimizer_step_gib(model, gpus, setting, coefficients, lora_rank, critic, experts, critic_over),
         step_usable_gib=_step_usable_gib(memory_gib, margin),
         critic_gib=critic_gib,
-        critic_pass_gib=critic_pass_gib(model, gpus, critic_tokens, critic_terms, critic, lora_rank, experts),
+        critic_pass_gib=critic_pass_gib(model, gpus, critic_tokens, critic_terms, critic, lora_rank, experts,
+                                        critic_over),
     )
 
 
@@ -717,7 +720,8 @@ def actor_held_at_critic_pass(model: Model, gpus: int, lora_rank: int = 0, exper
 
 
 def critic_pass_gib(model: Model, gpus: int, tokens: int, terms: dict[str, float],
-                    critic: CriticStates | None, lora_rank: int = 0, experts: ExpertLayout = "fused") -> float:
+                    critic: CriticStates | None, lora_rank: int = 0, experts: ExpertLayout = "fused",
+                    critic_gpus: int | None = None) -> float:
     """The peak of a PPO critic's own update on a trainer GPU at `tokens` per GPU, GiB, beside the actor's calibrated
     `terms` there (0 without a critic), for full fine-tuning or a LoRA run of `lora_rank`. Trinity places both on every
     trainer GPU (`resident_critic_gib`) and gives the critic the trainer's SP and token budget (0.6:
@@ -728,13 +732,15 @@ def critic_pass_gib(model: Model, gpus: int, tokens: int, terms: dict[str, float
     gathered layers' embedding matrix with a gradient, which the critic keeps, and the output matrix, which it has
     not, counted: the more; the fragmentation the actor's logits leave without Env, which its cache may still hold),
     the checkpoints and recompute held to their own floor (`token_floor_gib` without the logits: their calibrated
-    multipliers were fitted beside the logits')."""
+    multipliers were fitted beside the logits'). The critic's states are sharded over `critic_gpus` where given, else
+    over the `gpus`."""
     if critic is None:
         return 0.0
     per_token = max(terms["checkpoints"] + terms["recompute"], token_floor_gib(model, tokens, logits=False))
     others = sum(terms[term] for term in CRITIC_PASS_TERMS if term not in ("states", "checkpoints", "recompute"))
     actor = terms["states"] * actor_held_at_critic_pass(model, gpus, lora_rank, experts)
-    return actor + others + per_token + critic_pass_states_gib(model, gpus, critic, experts)
+    critic_over = gpus if critic_gpus is None else critic_gpus
+    return actor + others + per_token + critic_pass_states_gib(model, critic_over, critic, experts)
 
 
 STEP_USABLE = 0.98
@@ -747,16 +753,19 @@ root of the second moment into a new fp32 tensor."""
 
 
 def optimizer_step_gib(model: Model, gpus: int, setting: Setting, coefficients: Coefficients, lora_rank: int = 0,
-                       critic: CriticStates | None = None, experts: ExpertLayout = "fused") -> float:
+                       critic: CriticStates | None = None, experts: ExpertLayout = "fused",
+                       critic_gpus: int | None = None) -> float:
     """The peak at the optimizer step, GiB: `optimizer_step_states_gib` and the overhead; 0 with Offload, whose step
     runs on the CPU. It does not grow with the length, so it binds only for large models at short contexts (Qwen3-32B
     on eight 80 GB GPUs). With a critic's states resident (`critic`: `resident_critic_gib`), the larger of the actor's
     step beside them and the critic's own step (its states and `ADAM_STEP_BYTES` per parameter) beside the actor's
     states less their gradients (`actor_held_at_critic_pass`; none with Offload); with them reloaded for its update
-    (`critic_pass_states_gib`), its own step so too."""
-    resident = resident_critic_gib(model, gpus, critic, experts)
+    (`critic_pass_states_gib`), its own step so too. The critic's states are sharded over `critic_gpus` where given,
+    else over the `gpus`."""
+    critic_over = gpus if critic_gpus is None else critic_gpus
+    resident = resident_critic_gib(model, critic_over, critic, experts)
     steps = [] if setting.offload else [optimizer_step_states_gib(model, gpus, lora_rank, experts) + resident]
-    critic_states = critic_pass_states_gib(model, gpus, critic, experts)
+    critic_states = critic_pass_states_gib(model, critic_over, critic, experts)
     if critic_states:
         actor = 0.0 if setting.offload else lora_states_bytes(model, gpus, lora_rank, HELD_STATE_BYTES, experts) / GIB
         steps.append(actor + critic_states * (STATE_BYTES + ADAM_STEP_BYTES) / STATE_BYTES)

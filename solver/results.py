@@ -169,6 +169,9 @@ ENV_EXPORT = f"export {ENV_VARIABLE[0]}={ENV_VARIABLE[1]}"
 
 LONG_LENGTH_VARIABLE = ("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
 """What vLLM needs before it takes a max_model_len past what it derives from the model's config."""
+HYBRID_COUNTED = "by the memory model"
+"""How an ``fsdp-size-hybrid`` line says the verdict counts the states its ``fsdp_size`` groups, its figures following
+(`solver.trinity.checks.fsdp_hybrid_counted_words`)."""
 
 
 def plan_environment(plan: Plan, model: Model, shared_gpus: tuple[int, ...] | None = None) -> dict[str, str]:
@@ -1891,9 +1894,9 @@ class CurrentSettings(Frozen, defer_build=True):
         "the config's keys that decide how many tokens a pass takes per GPU (dynamic batch sizes, micro-batch sizes), "
         "or whether a pass fails on its rows (algorithm.bypass_old_logprobs), or the share of the states a GPU holds "
         "(a role's fsdp_size), and cannot be read here (an environment variable this shell lacks), and a role's "
-        "fsdp_size that shards its states over groups of fewer GPUs (fsdp-size-hybrid), which the verdict does not "
-        "count: where any, whether the settings train is unknown (trains false, and the verdict says so), unless they "
-        "break a rule"))
+        "fsdp_size that shards its states over groups of fewer GPUs (fsdp-size-hybrid) where the verdict cannot count "
+        "them so (estimates off, or the host memory checked): where any, whether the settings train is unknown (trains "
+        "false, and the verdict says so), unless they break a rule"))
     broken_rule: str | None = Field(default=None, description="the rule of Trinity's or verl's these settings break")
     broken_rule_code: BrokenRuleCode | None = Field(default=None, description=(
         "the code of `broken_rule` (docs/json.md); null where broken_rule is, and in JSON made before codes"))
@@ -2414,7 +2417,12 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
             return (f"{said}it fits in memory at {counted(_verdict_tokens(answer, current.plan), 'token')} per GPU "
                     f"({evidence}), but the config lets a GPU take more, which this verdict does not vouch for: "
                     f"whether it trains there is unknown ({lines}).{host_unchecked}{_dearer(answer, current, query)}")
-        return f"{said}it trains ({evidence}).{host_unchecked}{_dearer(answer, current, query)}"
+        grouped = (" With the states a hybrid fsdp_size groups, it fits by the memory model's estimate alone (its "
+                   "fsdp-size-hybrid line gives the figures; the plan's are over every trainer GPU)."
+                   if any(code == ConfigProblemCode.FSDP_SIZE_HYBRID and f"{HYBRID_COUNTED} (" in words
+                          for code, words in zip(current.config_problem_codes, current.config_problems, strict=False))
+                   else "")
+        return f"{said}it trains ({evidence}).{grouped}{host_unchecked}{_dearer(answer, current, query)}"
     cell = current.out_of_memory
     host = [] if current.host_memory_needed is None else [(
         f"{host_need_words(f'{current.host_memory_needed:.1f}', current.offload, query.critic)}, more than "
@@ -2450,7 +2458,8 @@ def _unread_keys_words(current: CurrentSettings) -> str:
     tokens per GPU its passes take depend on the keys of its batch sizes, whether the actor's recompute of the old
     log-probs runs, which would fail on its rows (a verl assertion), on `BYPASS_OLD_LOGPROBS`, and the share of the
     states a GPU holds on an ``fsdp_size``; or, for an ``fsdp_size`` read that shards the states over groups of fewer
-    GPUs (its ``fsdp-size-hybrid`` line), that the verdict does not count that share."""
+    GPUs (its ``fsdp-size-hybrid`` line), that the verdict counts that share only by the memory model's estimate, and
+    only on the GPUs (unread with estimates off, or with the host memory checked)."""
     hybrid = [key for key in current.unread_keys if any(
         code == ConfigProblemCode.FSDP_SIZE_HYBRID and words.startswith(f"{key} ")
         for code, words in zip(current.config_problem_codes, current.config_problems, strict=False))]
@@ -2465,7 +2474,8 @@ def _unread_keys_words(current: CurrentSettings) -> str:
     unread = (f"{', and '.join(depends)}, which cannot be read here (set {'it' if len(keys) == 1 else 'them'} as the "
               "run will, and judge again)")
     grouped = (f"{and_joined(hybrid)} {'shards' if len(hybrid) == 1 else 'shard'} the states over groups of fewer "
-               "GPUs, so each GPU holds more of them than this verdict counts (set -1, every GPU, and judge again)")
+               "GPUs, which this verdict counts only by the memory model's estimate, on the GPUs alone (set -1, every "
+               "GPU, and judge again)")
     said = [*([unread] if keys else []), *([grouped] if hybrid else [])]
     return f"whether it trains is unknown: {'; and '.join(said)}"
 

@@ -303,8 +303,11 @@ FSDP = f"{ARR}.{{role}}.fsdp_config.fsdp_size"
 CRITIC_FSDP = "trainer.trainer_config.critic.model.fsdp_config.fsdp_size"
 FIX = "set it to -1, every GPU (solver.trinity.patch_trinity_config does)"
 HYBRID = ("{key} is {size}: {who} shards {held} over groups of {size} of the 8 trainer GPUs and keeps a copy in "
-          "each of the {groups} groups (hybrid sharding), so each GPU holds {groups} times the share that the verdict "
-          "counts, over all 8: whether it trains is unknown; " + FIX)
+          "each of the {groups} groups (hybrid sharding), so each GPU holds {groups} times the share a shard over all "
+          "8 holds{counted}; " + FIX)
+COUNTED = ": the verdict counts them so, as a run on {size} GPUs holds them, by the memory model{need}"
+PINNED = "verl keeps them in pinned host memory (CPUOffload), so each node holds more of them than counted, the GPUs' "
+REF_TOO = "; {before} shards its ref's weights so too, and " + PINNED + "memory as counted"
 TRINITY_REFUSES = ("{who} refuses the config as it loads it (\"The number of GPUs (8) must be divisible by "
                    "`{role}.fsdp_config.fsdp_size` (3). Please change `{role}.fsdp_config.fsdp_size` in verl config to "
                    "a reasonable value.\")")
@@ -324,8 +327,12 @@ def _sized(role: str, size: Any) -> dict[str, Any]:
 
 def test_an_fsdp_size_below_the_gpus_is_hybrid_sharding_and_one_they_do_not_divide_is_refused():
     actor, ref = FSDP.format(role="actor"), FSDP.format(role="ref")
-    hybrid = HYBRID.format(key=actor, size=4, who="verl", held="the actor's states", groups=2)
-    assert _fsdp_lines(_sized("actor", 4)) == _fsdp_lines(_sized("actor", 4), "0.5") == [("fsdp-size-hybrid", hybrid)]
+    # the actor's shards its states (and, before verl 0.8, its ref's weights, which stay on the host) over groups of 4
+    hybrid = HYBRID.format(key=actor, size=4, who="verl", held="the actor's states", groups=2, counted=COUNTED.format(
+        size=4, need="") + REF_TOO.format(before="{before}"))
+    assert _fsdp_lines(_sized("actor", 4)) == [("fsdp-size-hybrid", hybrid.format(
+        before="Trinity with verl before 0.8"))]
+    assert _fsdp_lines(_sized("actor", 4), "0.5") == [("fsdp-size-hybrid", hybrid.format(before="Trinity 0.5"))]
     # every GPU: the default -1, another below 1 (Trinity reads it as the GPUs), or at least the GPUs
     for size in (-1, -2, 8, 16):
         assert _fsdp_lines(_sized("actor", size)) == []
@@ -344,7 +351,8 @@ def test_an_fsdp_size_below_the_gpus_is_hybrid_sharding_and_one_they_do_not_divi
     # the ref's: before verl 0.8 only checked (the actor's sizes its mesh), on verl 0.8 its engine's mesh
     assert _fsdp_lines(_sized("ref", 4), "0.5") == []
     assert _fsdp_lines(_sized("ref", 4)) == [("fsdp-size-hybrid", HYBRID.format(
-        key=ref, size=4, who="verl 0.8 or later", held="the ref's weights", groups=2))]
+        key=ref, size=4, who="verl 0.8 or later", held="the ref's weights", groups=2,
+        counted="; " + PINNED + "memory as counted"))]
     # the critic's where none is trained (GRPO): checked before verl 0.8 alone
     grpo = _config()
     grpo["trainer"]["trainer_config"]["critic"] = {"model": {"fsdp_config": {"fsdp_size": 3}}}
@@ -367,16 +375,56 @@ def test_an_fsdp_size_no_line_meshes_by_or_not_a_whole_number_gets_no_fsdp_line(
     assert _fsdp_lines(_sized("actor", 4.5)) == []
 
 
-def test_check_fails_on_hybrid_sharding_and_write_sets_minus_1_whose_copy_passes(cli: Cli, tmp_path: Path):
+def _hybrid_check(cli: Cli, path: Path, config: dict[str, Any], *flags: str) -> tuple[int, dict[str, Any], list[str]]:
+    """``--check``'s exit code on an H100 for `config` (written to `path`), its ``current`` and its
+    ``fsdp-size-hybrid`` lines."""
+    path.write_text(yaml.safe_dump(config))
+    code, out, _ = cli("--from-config", str(path), "--gpu", "h100", "--check", "--json", *flags)
+    current = json.loads(out)[0]["current"]
+    return code, current, [words for code, words in zip(current["config_problem_codes"], current["config_problems"])
+                           if code == "fsdp-size-hybrid"]
+
+
+def _ppo(sizes: dict[str, int]) -> dict[str, Any]:
+    """`_config`'s with dynamic batch sizes on, trained by PPO, with the actor's or the critic's fsdp_size `sizes`."""
+    config = _config({"actor": {"fsdp_config": {"fsdp_size": sizes["actor"]}}} if "actor" in sizes else None,
+                     use_dynamic_bsz=True)
+    config["algorithm"]["algorithm_type"] = "ppo"
+    if "critic" in sizes:
+        config["trainer"]["trainer_config"]["critic"] = {"model": {"fsdp_config": {"fsdp_size": sizes["critic"]}}}
+    return config
+
+
+def test_check_judges_hybrid_sharding_by_the_memory_model_and_write_sets_minus_1_whose_copy_passes(cli: Cli,
+                                                                                                  tmp_path: Path):
+    # fsdp90: a GPU holds the states of a group of 4 of the 8 as a run on 4 does: the memory model's 53.7 GiB fits (it
+    # trains, estimated), a group of 2's 85.1 does not (the verdict names it); unknown with the host memory checked
+    # (each node's share is not counted) or with estimates off (no table measured the groups)
     path, written = tmp_path / "trinity.yaml", tmp_path / "out.yaml"
     config = _config({"actor": {"fsdp_config": {"fsdp_size": 4}}}, use_dynamic_bsz=True)
-    path.write_text(yaml.safe_dump(config))
-    code, out, _ = cli("--from-config", str(path), "--gpu", "h100", "--check", "--json")
-    current = json.loads(out)[0]["current"]
-    assert (code, current["trains"], current["unread_keys"]) == (1, False, [FSDP.format(role="actor")])
-    assert current["verdict"].split(": ", 2)[1:] == ["whether it trains is unknown", (
-        f"{FSDP.format(role='actor')} shards the states over groups of fewer GPUs, so each GPU holds more of them than "
-        "this verdict counts (set -1, every GPU, and judge again). The best plan follows.")]
+    key = FSDP.format(role="actor")
+    code, current, (line,) = _hybrid_check(cli, path, config)
+    assert (code, current["trains"], current["unread_keys"], current["plan"] is None) == (0, True, [], False)
+    assert COUNTED.format(size=4, need=" (53.7 GiB per H100-80GB GPU, of 71.0 usable; 39.1 at the optimizer step, of "
+                                       "77.3)") in line
+    assert ("With the states a hybrid fsdp_size groups, it fits by the memory model's estimate alone (its "
+            "fsdp-size-hybrid line gives the figures; the plan's are over every trainer GPU).") in current["verdict"]
+    config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["fsdp_config"]["fsdp_size"] = 2
+    code, current, (line,) = _hybrid_check(cli, path, config)
+    assert (code, current["trains"], current["unread_keys"], current["predicted"]) == (1, False, [], [85.1, 71.0])
+    assert COUNTED.format(size=2, need=" (85.1 GiB per H100-80GB GPU, of 71.0 usable; 77.3 at the optimizer step, of "
+                                       "77.3)") in line
+    assert "(the memory model predicts 85.1 GiB per GPU, of 71.0 usable)" in current["verdict"]
+    for flags in (("--host-ram", "2000"), ("--no-estimate",)):
+        code, current, (line,) = _hybrid_check(cli, path, config, *flags)
+        assert (code, current["trains"], current["unread_keys"]) == (1, False, [key]), flags
+        assert current["verdict"].split(": ", 2)[1:] == ["whether it trains is unknown", (
+            f"{key} shards the states over groups of fewer GPUs, which this verdict counts only by the memory "
+            "model's estimate, on the GPUs alone (set -1, every GPU, and judge again). "
+            + ("The best plan follows." if flags[0] == "--host-ram" else "No plan trains either (the reason follows).")
+        )]
+        assert (": only the memory model would count them so, as a run on 2 GPUs holds them, on the GPUs, and whether "
+                "it trains is unknown here (the verdict says why); ") in line
     code, _, err = cli("--from-config", str(path), "--gpu", "h100", "--write", str(written))
     actor = yaml.safe_load(written.read_text())["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]
     assert (code, actor["fsdp_config"]) == (0, {"fsdp_size": -1}), err
@@ -391,3 +439,26 @@ def test_check_fails_on_hybrid_sharding_and_write_sets_minus_1_whose_copy_passes
         f"the share of the states each GPU holds depends on {FSDP.format(role='actor')}, which cannot be read here "
         "(set it as the run will, and judge again). The best plan follows."))
     assert fsdp_unread_keys(_config({"ref": {"fsdp_config": {"fsdp_size": "${oc.env:FSDP}"}}}), 8, version="0.5") == ()
+
+
+def test_check_counts_the_critics_hybrid_fsdp_size_on_its_own_states_and_not_with_critic_none(cli: Cli,
+                                                                                             tmp_path: Path):
+    # fsdp90: PPO's critic (resident by its flags) with its states over groups of 4, the actor's over all 8: 59.1 GiB a
+    # GPU, fits; --critic none counts no critic, so its key decides nothing there; the actor's over 4 and the critic's
+    # over 2: 96.0, which does not fit
+    path = tmp_path / "trinity.yaml"
+    critic = CRITIC_FSDP
+    code, current, (line,) = _hybrid_check(cli, path, _ppo({"critic": 4}))
+    assert (code, current["trains"], current["unread_keys"]) == (0, True, [])
+    assert line.startswith(f"{critic} is 4: Trinity with verl before 0.8 shards the critic's states over groups of 4")
+    assert COUNTED.format(size=4, need=" (59.1 GiB per H100-80GB GPU, of 71.0 usable; 47.7 at the optimizer step, of "
+                                       "77.3)") in line
+    code, current, (line,) = _hybrid_check(cli, path, _ppo({"critic": 4}), "--critic", "none")
+    assert (code, current["trains"], current["unread_keys"]) == (0, True, [])
+    assert line.endswith("holds: the verdict and the plans count no critic (--critic none leaves it out); set it to "
+                         "-1, every GPU (--write does)")
+    code, current, lines = _hybrid_check(cli, path, _ppo({"actor": 4, "critic": 2}))
+    assert (code, current["trains"], current["unread_keys"], current["predicted"]) == (1, False, [], [96.0, 71.0])
+    assert [line.split(": ", 1)[0] for line in lines] == [f"{FSDP.format(role='actor')} is 4", f"{critic} is 2"]
+    assert all(" (96.0 GiB per H100-80GB GPU, of 71.0 usable; 94.4 at the optimizer step, of 77.3)" in line
+               for line in lines)

@@ -18,10 +18,12 @@ from solver.memory import (
     GRADIENT_BYTES,
     HELD_STATE_BYTES,
     STATE_BYTES,
+    breakdown,
     critic_states_gib,
     resident_critic_gib,
 )
-from solver.tables import load_catalog
+from solver.tables import Setting, load_catalog
+from solver.tables.loaders import load_memory_model
 
 QWEN3_8B_CRITIC = 8_191_000_000 - 151936 * 4096 + 4096 + 1
 """Qwen3-8B less its untied output projection, with a value head of 4096 weights and a bias: 7,568,674,241."""
@@ -54,6 +56,20 @@ def test_the_actors_peak_and_step_count_the_held_states_and_the_critics_own_upda
                                           resident.critic_pass_gib, resident.usable_gib)] == [
         57.88, 79.03, 60.29, 66.0, 73.53]
     assert (resident.fits, alone.longest_len, resident.longest_len) == (False, 55296, 24576)  # 13312 with them
+
+
+def test_the_critics_states_shard_over_a_group_of_their_own_the_actors_over_the_gpus():
+    # fsdp90: a critic's hybrid fsdp_size shards its states alone over its group (critic_gpus); the actor's and the
+    # activations stay as on the GPUs given
+    model, coefficients = load_catalog().model("Qwen3-8B"), load_memory_model().coefficients
+    for critic in ("resident", "reloaded"):
+        grouped, every, both, same = (
+            breakdown(model, 80, gpus, Setting(sp=4), 32768, coefficients, critic=critic, critic_gpus=critic_gpus)
+            for gpus, critic_gpus in ((4, 2), (4, None), (2, None), (4, 4)))
+        assert same == every and grouped.terms == every.terms and grouped.terms != both.terms
+        assert (grouped.critic_gib, grouped.critic_pass_gib - every.critic_pass_gib) == pytest.approx(
+            (both.critic_gib, critic_states_gib(model, 2) - critic_states_gib(model, 4)), abs=1e-9)
+        assert every.step_gib < grouped.step_gib < both.step_gib
 
 
 def test_with_offload_at_a_short_length_the_resident_critics_own_update_is_the_tighter_peak():

@@ -28,7 +28,7 @@ from solver.query import (
     check_trinity_version,
     legacy_release_words,
 )
-from solver.results import LONG_LENGTH_VARIABLE, length_key_words, vllm_length_words
+from solver.results import HYBRID_COUNTED, LONG_LENGTH_VARIABLE, length_key_words, vllm_length_words
 from solver.rules import (
     API_OPTIONS,
     PINNED_BY,
@@ -223,6 +223,11 @@ class _ConfigChecks:
         (`_check_sequence_parallel`, `_check_legacy_role_sps`): the actor's only where it is not the verdict's."""
         self.unread_deciding: set[Path] = set()
         """The keys that cannot be read and decide whether a pass fails (`forward_unread_keys`)."""
+        self.state_groups: dict[str, int] = {}
+        """The roles (`_FSDP_SIZE_ROLES`) whose states a verl line shards over groups of fewer GPUs than the trainer's
+        (``fsdp-size-hybrid``), each with the smallest such group (`fsdp_state_groups`)."""
+        self.hybrid_keys: set[Path] = set()
+        """The ``fsdp_size`` keys of those groups (`FSDP_SIZE_KEYS`)."""
         self.missing_said: set[Path] = set()
         """The places of the ``???`` said so far, refused (`refuse_missing`) or not judged: each is said once, however
         many values read it."""
@@ -2300,13 +2305,18 @@ def _fsdp_size_lines(checks: _ConfigChecks, path: Path,
     critic's; the actor's sizes the mesh of both the actor and the ref, the critic's its own where one is trained. On
     0.8 each engine's own sizes its mesh: the actor's, the ref's where its engine runs (not with LoRA, whose actor gives
     the ref's log-probs: `solver.trinity.config.lora_on_08`), the critic engine's where one is trained."""
-    from solver.trinity.config import lora_on_08
-
     index, critic = FSDP_SIZE_KEYS.index(path), _fsdp_critic(checks)
     legacy = _MeshReading(checked=index < 3, meshed=index == 0 or (index == 2 and critic))
-    ref_engine = ref_forward_runs(checks.value(("algorithm", "algorithm_type")), "0.6") and not lora_on_08(checks.value)
-    engine = _MeshReading(checked=False, meshed=(True, ref_engine, False, critic)[index])
+    engine = _MeshReading(checked=False, meshed=(True, _ref_model_runs(checks), False, critic)[index])
     return legacy, None if version == "0.5" else engine
+
+
+def _ref_model_runs(checks: _ConfigChecks) -> bool:
+    """Whether the config runs a ref model of its own: its algorithm's uses one (`ref_forward_runs`), and not with
+    LoRA, whose actor gives the ref's log-probs without its adapter (`solver.trinity.config.lora_on_08`)."""
+    from solver.trinity.config import lora_on_08
+
+    return ref_forward_runs(checks.value(("algorithm", "algorithm_type")), "0.6") and not lora_on_08(checks.value)
 
 
 def _check_fsdp_sizes(checks: _ConfigChecks, trainer_gpus: int, version: TrinityVersion | None) -> None:
@@ -2316,9 +2326,10 @@ def _check_fsdp_sizes(checks: _ConfigChecks, trainer_gpus: int, version: Trinity
     0.6.0; verl's ``create_device_mesh`` one below 0). A size the GPUs do not divide Trinity refuses before verl 0.8
     (``:458-464``), and verl 0.8 or later builds a mesh of fewer ranks than the GPUs of it, as of 0, which it divides
     by (``workers/engine/fsdp/utils.py:52-57`` in verl 0.8.0): ``fsdp-size-mesh-refused`` where every line refuses it,
-    else ``fsdp-size-mesh``. One they divide shards the states over groups of it (hybrid sharding), more per GPU than
-    the verdict counts: ``fsdp-size-hybrid``, the key among the verdict's unread keys, as one that cannot be read here
-    where a line sizes a mesh by it (`fsdp_unread_keys`)."""
+    else ``fsdp-size-mesh``. One they divide shards the states over groups of it (hybrid sharding), as a run on that
+    many GPUs holds them: ``fsdp-size-hybrid``, the role's group kept (`fsdp_state_groups`) for the verdict to count
+    its states so. One that cannot be read here, where a line sizes a mesh by it, is among the verdict's unread keys
+    (`fsdp_unread_keys`)."""
     for path in FSDP_SIZE_KEYS:
         if checks.value(path) is None and path not in checks.unreadable:
             continue  # unset: the default, every GPU (and a plan's own settings need not load the config's reader)
@@ -2368,13 +2379,27 @@ def _check_fsdp_size(checks: _ConfigChecks, path: Path, size: int, trainer_gpus:
         return
     who = ("verl" if all(each or line is None for each, line in zip(meshed, lines, strict=True))
            else before if meshed[0] else "verl 0.8 or later")
-    groups = trainer_gpus // size
+    index = FSDP_SIZE_KEYS.index(path)
+    held_roles = {_FSDP_SIZE_ROLES[index]} | ({"ref"} if index == 0 and meshed[0] and _ref_model_runs(checks)
+                                              else set())
+    for role in held_roles:
+        checks.state_groups[role] = min(size, checks.state_groups.get(role, size))
+    checks.hybrid_keys.add(path)
+    pinned = ("verl keeps them in pinned host memory (CPUOffload), so each node holds more of them than counted, the "
+              "GPUs' memory as counted")
+    counted = f": {fsdp_hybrid_counted_words(size)}" if index != 1 else f"; {pinned}"
+    ref = f"; {before} shards its ref's weights so too, and {pinned}" if held_roles >= {"actor", "ref"} else ""
     checks.add(ConfigProblemCode.FSDP_SIZE_HYBRID, (
-        f"{dotted(path)} is {size}: {who} shards {_FSDP_SIZE_HELD[FSDP_SIZE_KEYS.index(path)]} over groups of "
-        f"{size} of the {trainer_gpus} trainer GPUs and keeps a copy in each of the {groups} groups (hybrid "
-        f"sharding), so each GPU holds {groups} times the share that the verdict counts, over all {trainer_gpus}: "
-        f"whether it trains is unknown; {fix}"))
-    checks.unread_deciding.add(path)
+        f"{dotted(path)} is {size}: {who} shards {_FSDP_SIZE_HELD[index]} over groups of {size} of the "
+        f"{trainer_gpus} trainer GPUs and keeps a copy in each of the {trainer_gpus // size} groups (hybrid "
+        f"sharding), so each GPU holds {trainer_gpus // size} times the share a shard over all {trainer_gpus} holds"
+        f"{counted}{ref}; {fix}"))
+
+
+def fsdp_hybrid_counted_words(size: int, need: str = "") -> str:
+    """How the verdict counts a role's states that a hybrid ``fsdp_size`` of `size` shards over groups of it (the
+    ``fsdp-size-hybrid`` line's words, which the verdict completes with the memory model's `need` there)."""
+    return f"the verdict counts them so, as a run on {counted(size, 'GPU')} holds them, {HYBRID_COUNTED}{need}"
 
 
 def _critic_engine_unsized(checks: _ConfigChecks, version: TrinityVersion | None) -> list[Path]:
@@ -2835,12 +2860,36 @@ def forward_unread_keys(mapping: Mapping[str, Any], model: Model, trainer_gpus: 
 def fsdp_unread_keys(mapping: Mapping[str, Any], trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
                      version: TrinityVersion | None = None) -> tuple[str, ...]:
     """The ``fsdp_size`` keys (`FSDP_SIZE_KEYS`) of the config (nested `mapping`s, Env read from `environ`) on
-    `trainer_gpus` that size a device mesh on a verl line the releases of `version` may run and either shard the
-    states over groups of fewer GPUs (``fsdp-size-hybrid``), which the verdict does not count, or cannot be read here,
+    `trainer_gpus` that size a device mesh on a verl line the releases of `version` may run and cannot be read here,
     dotted (`_check_fsdp_sizes`). Whether the config trains is then unknown (`CurrentSettings.unread_keys`)."""
     checks = _ConfigChecks(mapping, environ or {}, API_OPTIONS, version)
     _check_fsdp_sizes(checks, trainer_gpus, version)
     return tuple(dotted(path) for path in checks.unread_deciding)
+
+
+class StateGroups(NamedTuple):
+    """The GPUs the config's ``fsdp_size`` keys shard each role's states over, on the verl line that shards them
+    over the fewest (`fsdp_state_groups`), and those keys, dotted."""
+
+    actor: int
+    ref: int
+    critic: int
+    keys: tuple[str, ...]
+
+
+def fsdp_state_groups(mapping: Mapping[str, Any], trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
+                      version: TrinityVersion | None = None) -> StateGroups:
+    """The GPUs each role's states are sharded over in the config (nested `mapping`s, Env read from `environ`) on
+    `trainer_gpus`, on the verl lines the releases of `version` may run: `trainer_gpus`, unless a hybrid
+    ``fsdp_size`` (``fsdp-size-hybrid``: `_check_fsdp_sizes`) shards them over groups of fewer, where a GPU holds them
+    as a run on that many GPUs does (``create_device_mesh`` and FSDP's hybrid sharding: the parameters, their
+    gradients and the optimizer's states built on them, ``workers/fsdp_workers.py:83-90``, ``:363-377``, ``:418`` in
+    verl 0.5.0; ``workers/engine/fsdp/utils.py:40-57`` in 0.8.0); with the keys that shard them so."""
+    checks = _ConfigChecks(mapping, environ or {}, API_OPTIONS, version)
+    _check_fsdp_sizes(checks, trainer_gpus, version)
+    groups = checks.state_groups
+    actor, ref, critic = (groups.get(role, trainer_gpus) for role in ("actor", "ref", "critic"))
+    return StateGroups(actor, ref, critic, tuple(dotted(path) for path in FSDP_SIZE_KEYS if path in checks.hybrid_keys))
 
 
 def _role_engine_sp(checks: _ConfigChecks, role: str, sp: int) -> int:

@@ -417,9 +417,9 @@ FSDP_SIZE_KEYS = (*((*ACTOR_ROLLOUT_REF, role, "fsdp_config", "fsdp_size") for r
 """The FSDP group size of the actor, the ref, the critic (Trinity 0.5, and 0.6 on verl before 0.8) and the critic's
 engine (0.6 on verl 0.8 or later): -1 by default, every trainer GPU. Below the GPUs, where they divide it, verl shards a
 role's states over groups of that many GPUs and replicates them across the groups (hybrid sharding,
-``create_device_mesh``: ``workers/fsdp_workers.py`` in verl 0.7, ``workers/engine/fsdp/utils.py:40-57`` in 0.8.0), where
-the memory counts them over every GPU (`solver.trinity.checks`). Before verl 0.8 the actor's sizes the mesh of the
-actor and the ref alike (``verl_legacy/fsdp_workers.py:152-154`` in Trinity 0.6.0,
+``create_device_mesh``: ``workers/fsdp_workers.py`` in verl 0.7, ``workers/engine/fsdp/utils.py:40-57`` in 0.8.0), as
+a run on that many GPUs holds them, which the verdict counts (`solver.trinity.checks.fsdp_state_groups`). Before verl
+0.8 the actor's sizes the mesh of the actor and the ref alike (``verl_legacy/fsdp_workers.py:152-154`` in Trinity 0.6.0,
 ``trainer/verl/fsdp_workers.py:130-132`` in 0.5.0) and the critic's its own (``:1283-1284``, ``:1164-1165``); Trinity
 checks all three as it loads the config (``_check_parallel_config``: ``verl_legacy/verl_config.py:455-464`` in 0.6.0).
 verl 0.8 or later builds each engine's mesh from its own (the ref's ``ref.fsdp_config``,
