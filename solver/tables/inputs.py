@@ -789,7 +789,8 @@ def _check_fleet_names(pools: tuple[Pool, ...], jobs: tuple[_JobFields, ...]) ->
             ("job", [j.name for j in jobs], "their --emit-dir files would be one on macOS and Windows")):
         repeated = first_repeated(names)
         if repeated is not None:
-            raise ValueError(f"two {kind}s are named {repeated!r}")
+            first, second = [item for item, name in enumerate(names, 1) if name == repeated][:2]
+            raise ValueError(f"two {kind}s are named {repeated!r}, {kind}s items {first} and {second}: rename one")
         folded = first_repeated(name.casefold() for name in names)
         if folded is not None:
             same = [name for name in names if name.casefold() == folded]
