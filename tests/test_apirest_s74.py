@@ -89,7 +89,7 @@ def test_a_fleet_changed_in_code_is_checked_again_where_a_result_is_written(call
     fleet = solver.load_fleet(FLEET)
     with pytest.raises(solver.QueryError) as refused:
         call(result, _changed(jobs=(*fleet.jobs, fleet.jobs[0])))
-    assert str(refused.value) == "fleet: two jobs are named 'math-4b'"
+    assert str(refused.value) == "fleet: two jobs are named 'math-4b', jobs items 1 and 5: rename one"
     with pytest.raises(solver.QueryError) as refused:
         call(result, _changed(first={"pool": "a10O"}))
     assert str(refused.value) == "fleet: job math-4b, pool: no pool named 'a10O' (did you mean a100? pools: a100, h20)"

@@ -1059,7 +1059,11 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, pool: b}\n",
          "job j, pool: no pool named 'b' (pools: a)"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n  - {name: j, model: 4B, max_model_len: 4096}\n",
-         "two jobs are named 'j'"),
+         "two jobs are named 'j', jobs items 1 and 2: rename one"),
+        (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n  - {name: b, gpu: h20, nodes: 1, "
+          "gpus_per_node: 8}\n  - {name: a, gpu: h20, nodes: 1, gpus_per_node: 8}\njobs:\n"
+          "  - {name: j, model: 4B, max_model_len: 4096}\n"),
+         "two pools are named 'a', pools items 1 and 3: rename one"),
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n"
           "  - {name: RUN, model: 4B, max_model_len: 4096}\n  - {name: run, model: 4B, max_model_len: 4096}\n"),
          ("jobs 'RUN' and 'run' differ only in case: their --emit-dir files would be one on macOS and Windows; "

@@ -24,7 +24,7 @@ def _changed(**update: Any) -> solver.Fleet:
 
 @pytest.mark.parametrize(("fleet", "said"), [
     (_changed(jobs=(*solver.load_fleet(FLEET).jobs, solver.load_fleet(FLEET).jobs[0])),
-     "fleet: two jobs are named 'math-4b'"),
+     "fleet: two jobs are named 'math-4b', jobs items 1 and 5: rename one"),
     (_changed(first={"pool": "a10O"}), ("fleet: job math-4b, pool: no pool named 'a10O' (did you mean a100? pools: "
                                         "a100, h20)")),
     (_changed(first={"priority": -3}), "fleet: job math-4b, priority: must be above 0, got -3"),

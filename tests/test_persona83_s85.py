@@ -63,6 +63,23 @@ def test_a_jobs_length_written_as_a_range_is_told_the_mapping_a_range_is(cli: Cl
     assert message.endswith(f"{hint}\n")
 
 
+@pytest.mark.parametrize(("length", "least"), [
+    ("'>=32k'", "32k"), ("'>= 32768'", "32768"), ("≥32k", "32k"), ("32k+", "32k"), ("at least 32k", "32k"),
+    ("64k or more", "64k"),
+])
+def test_a_jobs_length_written_as_at_least_one_is_told_the_at_least_mapping(cli: Cli, tmp_path: Path, length: str,
+                                                                            least: str):
+    # persona90a: '>=32k' was told only a length's two forms, not the {at_least: N} that says it
+    status, out, message = _refusal(cli, tmp_path, f"max_model_len: {length}")
+    assert (status, out) == (2, "")
+    assert message.endswith(f" ({FORMS}; for at least {least}, longer where a plan allows: {{at_least: {least}}})\n")
+
+
+@pytest.mark.parametrize("length", ["'>=abc'", "32k-", "'>=1M'"])
+def test_a_length_after_at_least_words_that_is_none_gets_no_at_least_mapping(cli: Cli, tmp_path: Path, length: str):
+    assert "at_least" not in _refusal(cli, tmp_path, f"max_model_len: {length}")[2]
+
+
 def test_an_at_least_written_as_a_range_is_not_told_to_write_a_range(cli: Cli, tmp_path: Path):
     assert _refusal(cli, tmp_path, "max_model_len: {at_least: [32k, 64k]}") == (
         2, "", f"job j, max_model_len, at_least: must be a whole number, got ['32k', '64k'] ({FORMS})\n")

@@ -40,6 +40,7 @@ from solver.tables.text import (
     and_more,
     brief,
     check_types,
+    count_in_name,
     counted,
     either,
     gpu_name_forms,
@@ -69,8 +70,7 @@ class CountedGpu(NamedTuple):
         """Why the name, given to `option` (``--gpu ``, ``gpu=``, or none), is refused (with the `clash` of its count
         with another given beside it: ``, but gpus_per_node says 4``), and how to give the GPU type and the count
         (`count_words`) `apart` (``--gpu a100 --gpus 4``), in words."""
-        return (f"{option}{brief(self.given)} gives {counted(self.gpus, self.gpu_type.name + ' GPU')} in one name"
-                f"{clash}: give the GPU type and {count_words} apart: {apart}")
+        return option + count_in_name(self.given, self.gpu_type.name, self.gpus, apart, count_words, clash)
 
     def refused_in_pool(self, option: str, gpus_per_node: int, apart: Callable[[str], str]) -> str:
         """Why the name, a pool's GPU type given to `option`, is refused, and how to give the GPU type and the count

@@ -80,8 +80,10 @@ from solver.tables.text import (
     EVERY_JOB,
     QueryError,
     and_joined,
+    count_in_name,
     counted,
     first_repeated,
+    gpu_with_count,
     meant_fleet_name,
     shown_number,
 )
@@ -426,6 +428,21 @@ class Pool(PlainWorded, defer_build=True):
             "the pool's nodes that are down, by index (0 to nodes - 1, as --current's placement numbers them), in any "
             "order (read in ascending order): they take no job, a job running there moves (node-down) or stops, and "
             "the others keep their numbers; absent, none"))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _count_in_gpu_name(cls, value: Any, info: ValidationInfo) -> Any:
+        """In a cluster file, a pool without ``gpus_per_node`` whose ``gpu`` gives a catalogue GPU type with a count
+        (``a100x8``, ``8x a100``) is told where the count goes, not only that ``gpus_per_node`` is missing."""
+        named = (info.context or {}).get(GPU_NAMED)
+        gpu = value.get("gpu") if isinstance(value, dict) else None
+        if named is None or "gpus_per_node" in value or not isinstance(gpu, str) or named(gpu):
+            return value
+        for part, count in gpu_with_count(gpu):
+            if named(part):
+                raise ValueError("missing field 'gpus_per_node': gpu " + count_in_name(
+                    gpu, str(named(part)), count, f"gpu: {part}, gpus_per_node: {count}", "the count per node"))
+        return value
 
     @field_validator("gpu", mode="before")
     @classmethod
@@ -772,7 +789,8 @@ def _check_fleet_names(pools: tuple[Pool, ...], jobs: tuple[_JobFields, ...]) ->
             ("job", [j.name for j in jobs], "their --emit-dir files would be one on macOS and Windows")):
         repeated = first_repeated(names)
         if repeated is not None:
-            raise ValueError(f"two {kind}s are named {repeated!r}")
+            first, second = [item for item, name in enumerate(names, 1) if name == repeated][:2]
+            raise ValueError(f"two {kind}s are named {repeated!r}, {kind}s items {first} and {second}: rename one")
         folded = first_repeated(name.casefold() for name in names)
         if folded is not None:
             same = [name for name in names if name.casefold() == folded]

@@ -880,6 +880,25 @@ def _job_length_as_range(refused: _Refused) -> str | None:
     return f" ({length_forms(value)}; a range is a mapping: {{at_least: {ends[0]}, at_most: {ends[1]}}})"
 
 
+_AT_LEAST_WRITTEN = re.compile(r"(?:>=?|≥|at\s*least|min(?:imum)?)\s*:?\s*(.+?)|(.+?)\s*(?:\+|or\s+more)",
+                               re.IGNORECASE)
+"""A length written as at least a number (``>=32k``, ``≥32k``, ``32k+``, ``at least 32k``): the number its groups
+hold."""
+
+
+def _job_length_at_least(refused: _Refused) -> str | None:
+    """A job's length written as at least a length (``>=32k``, ``32k+``): its two forms, and the mapping that says
+    it (``{at_least: 32k}``)."""
+    if not (refused.whole and refused.field == "max_model_len" and isinstance(refused.value, str)
+            and refused.broken_bound("32k") is None):
+        return None
+    written = _AT_LEAST_WRITTEN.fullmatch(refused.value.strip())
+    least = next((group for group in written.groups() if group), None) if written else None
+    if least is None or not isinstance(thousands_of_tokens(least), int):
+        return None
+    return f" ({length_forms(refused.value)}; for at least {least}, longer where a plan allows: {{at_least: {least}}})"
+
+
 def _whole_number_written_otherwise(refused: _Refused) -> str | None:
     """A whole number with a zero fraction (``8.0``), digit separators (``1,024``) or a word that counts after it
     (``8卡``, ``8 GPUs``), where the field takes it written alone, as a command line's count is told
@@ -995,6 +1014,7 @@ _HINTS: tuple[Callable[[_Refused], str | None], ...] = (
     _number_in_exponent_text,
     _table_length_in_thousands,
     _job_length_as_range,
+    _job_length_at_least,
     _job_length_in_neither_form,
     _whole_number_written_otherwise,
     _priority_as_word,

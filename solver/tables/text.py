@@ -332,6 +332,14 @@ def gpu_with_count(name: str) -> list[tuple[str, int]]:
     return readings + [(given[1], int(given[2])) for given in [_COUNT_AFTER.fullmatch(name.strip())] if given]
 
 
+def count_in_name(given: str, gpu_type: str, gpus: int, apart: str, count_words: str = "the count",
+                  clash: str = "") -> str:
+    """Why `given`, a name that gives `gpus` GPUs of `gpu_type` together (``a100x8``), is refused (with the `clash` of
+    its count with another given beside it), and how to give the GPU type and `count_words` `apart`, in words."""
+    return (f"{brief(given)} gives {counted(gpus, gpu_type + ' GPU')} in one name{clash}: give the GPU type and "
+            f"{count_words} apart: {apart}")
+
+
 def _listed(items: Sequence[str], conjunction: str) -> str:
     """`items` as a sentence lists them, the last two joined by `conjunction`: ``a``, ``a or b``, ``a, b or c``;
     empty for none."""
