@@ -122,9 +122,9 @@ def test_a_pools_host_ram_below_any_gpu_node_is_noted_as_read_in_gib(cli, tmp_pa
     # words90: a figure in MB (free -m's MiB) is likely meant a unit up, in GB, as --host-ram 256MB is (it was told
     # 0.2 TB, from the 0.2 GiB it reads as)
     fleet.write_text(fleet.read_text(encoding="utf-8").replace("1.5TB", "256MB"), encoding="utf-8")
-    assert load_fleet(fleet).small_host_ram_notes == (
+    assert load_fleet(fleet).small_host_ram_notes == ((
         "pool big: host_ram_gb reads as 0.2 GiB per node, less than any GPU node has (GB as sold; MB are free -m's "
-        "MiB); for 256 GB write host_ram_gb: 256GB",)
+        "MiB); for 256 GB write host_ram_gb: 256GB"),)
 
 
 @pytest.mark.parametrize(("given", "meant"), [("2m", ": 2m is 120 seconds, give 120"),
