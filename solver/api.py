@@ -471,7 +471,7 @@ def place(
     placement says whether it stays, moves or starts), `source` the cluster file a `Fleet` was read from (a `Path` or
     `str`), which a refusal of a running job's LoRA targets under the release it runs on names as the file's others do
     (a path given as `fleet` names itself). Its `notes` are those ``solve cluster`` prints on stderr for the fleet (a
-    pool's `host_ram_gb` likely meant as TB: `Fleet.small_host_ram_notes`). Raises `QueryError` (one line) for a bad
+    pool's `host_ram_gb` likely meant a unit up: `Fleet.small_host_ram_notes`). Raises `QueryError` (one line) for a bad
     option, `TableError` for a bad cluster or `current` file."""
     from solver.cluster import place as place_jobs
     from solver.tables import running_releases  # a fleet's module: only where a placement is asked for
