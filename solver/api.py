@@ -2500,11 +2500,11 @@ def _critic_budget_lines(verdict: _BudgetVerdict, sp: int) -> list[ConfigProblem
     from solver.trinity.keys import CRITIC_TOKEN_BUDGET
 
     config, judged, sequences = verdict.config, verdict.judged, verdict.config.critic_micro_batch_sequences
-    raise_ = config.raised_critic_budget(verdict.length, sp)
+    critic_raise = config.raised_critic_budget(verdict.length, sp)
     lines = []
     for key, budget in config.critic_token_budgets:
-        raised = key == ".".join(CRITIC_TOKEN_BUDGET) and budget < raise_.least
-        taken = raise_.to if raised else budget
+        raised = key == ".".join(CRITIC_TOKEN_BUDGET) and budget < critic_raise.least
+        taken = critic_raise.to if raised else budget
         if taken > judged:
             lines.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, critic_budget_note(
                 key, budget, f"the verdict's {judged} tokens per GPU",
@@ -2523,8 +2523,8 @@ def _critic_raise_words(config: TrinityConfig, length: int, sp: int) -> str:
     critic's SP `sp` (`TrinityConfig.raised_critic_budget`), in words after the budget: the raise counted, naming the
     releases that give it (with 0.5, 0.5.0's, the most, beside 0.5.1's and 0.5.2's; else the least, beside 0.5.0's
     where the release may be 0.5)."""
-    raise_ = config.raised_critic_budget(length, sp)
-    least = f"ceil({length} / {sp}) = {raise_.least}"
+    critic_raise = config.raised_critic_budget(length, sp)
+    least = f"ceil({length} / {sp}) = {critic_raise.least}"
     most = f"ceil(2 x {length} / {sp}) = {token_budget(length, sp)}"
     if config.version == "0.5":
         return (f", which Trinity 0.5.0 raises to {most} at the critic's SP (0.5.1 and 0.5.2 to {least}; the most is "

@@ -1257,9 +1257,9 @@ def role_budgets(trainer: int, own: dict[str, int], raised: Mapping[str, RaisedB
     actor, _, rollout = (".".join(path) for path in ROLE_TOKEN_BUDGETS)
     budgets = {TRAINER_TOKEN_BUDGET: trainer, **own}
     filled = {role: budgets[source] for role, source in role_budget_sources(own).items()}
-    for role, raise_ in (raised or {}).items():
-        if filled[role] < raise_.least:
-            filled[role] = raise_.to
+    for role, role_raise in (raised or {}).items():
+        if filled[role] < role_raise.least:
+            filled[role] = role_raise.to
     if rollout not in own:  # it takes the actor's, as raised
         filled[rollout] = filled[actor]
     return filled

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from solver.memory import REFERENCE_BYTES, first_even_dim_release
 from solver.api import _token_budget_problems
+from solver.memory import REFERENCE_BYTES, first_even_dim_release
 from solver.query import ConfigProblemCode, QueryError, TrinityConfig
 from solver.rules import COMMAND_OPTIONS, DPO_PAIR_SIZES, lora_moe_unsaved_words, mapped_theta_words
 from solver.tables import (
@@ -320,12 +320,12 @@ def test_the_verdict_counts_the_refs_raise_as_the_actors_and_the_cap_the_least_a
 
 
 @pytest.mark.parametrize(("version", "critic_sp", "raised"), [
-    ("0.5", 2, ", which Trinity 0.5.0 raises to ceil(2 x 32768 / 2) = 32768 at the critic's SP (0.5.1 and 0.5.2 to "
-               "ceil(32768 / 2) = 16384; the most is counted),"),
+    ("0.5", 2, (", which Trinity 0.5.0 raises to ceil(2 x 32768 / 2) = 32768 at the critic's SP (0.5.1 and 0.5.2 to "
+                "ceil(32768 / 2) = 16384; the most is counted),")),
     ("0.6", 2, None), (None, 2, None),
     ("0.6", 1, ", which Trinity 0.6 on verl before 0.8 raises to ceil(32768 / 1) = 32768 at the critic's SP,"),
-    (None, 1, ", which Trinity with verl before 0.8 raises to ceil(32768 / 1) = 32768 at the critic's SP (Trinity "
-              "0.5.0 to ceil(2 x 32768 / 1) = 65536),")])
+    (None, 1, (", which Trinity with verl before 0.8 raises to ceil(32768 / 1) = 32768 at the critic's SP (Trinity "
+               "0.5.0 to ceil(2 x 32768 / 1) = 65536),"))])
 def test_a_critic_budget_below_a_sequence_counts_as_raised_above_the_verdict(version, critic_sp, raised):
     # budget90: the critic's 8000 holds no 32768-token sequence; as raised it may take more than the verdict's 16384
     config = TrinityConfig(model="Qwen3-8B", max_model_len=32768, sp=2, version=version, max_token_len_per_gpu=16384,
@@ -333,10 +333,10 @@ def test_a_critic_budget_below_a_sequence_counts_as_raised_above_the_verdict(ver
                                                  ("trainer.trainer_config.critic.forward_max_token_len_per_gpu", 8000)))
     lines = [problem.words for problem in _token_budget_problems(config, 32768, 16384, COMMAND_OPTIONS, critic_sp)
              if problem.code == ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT]  # the forward's is never raised
-    assert lines == ([] if raised is None else [
-        f"{CRITIC_BUDGET} 8000{raised} is above the verdict's 16384 tokens per GPU: on verl before 0.8 the critic takes "
-        "more tokens per GPU than that, where the memory model counts its own update at that budget; --write sets it "
-        "to the plan's"])
+    assert lines == ([] if raised is None else [(
+        f"{CRITIC_BUDGET} 8000{raised} is above the verdict's 16384 tokens per GPU: on verl before 0.8 the critic "
+        "takes more tokens per GPU than that, where the memory model counts its own update at that budget; --write "
+        "sets it to the plan's")])
 
 
 def test_the_releases_taken_and_refused_and_a_running_jobs_restart_are_as_the_notes_say(cli: Cli):
