@@ -891,7 +891,8 @@ def _layer_names(model: Any, layer: int) -> tuple[tuple[str, ...], tuple[str, ..
     prefix = f"model.layers.{layer}"
     linears = [f"{prefix}.self_attn.{name}" for name in ATTENTION_LINEARS]
     others = [prefix, f"{prefix}.self_attn", f"{prefix}.self_attn.q_norm", f"{prefix}.self_attn.k_norm",
-              f"{prefix}.mlp", f"{prefix}.mlp.act_fn", f"{prefix}.input_layernorm", f"{prefix}.post_attention_layernorm"]
+              f"{prefix}.mlp", f"{prefix}.mlp.act_fn", f"{prefix}.input_layernorm",
+              f"{prefix}.post_attention_layernorm"]
     mlp = [f"{prefix}.mlp.{name}" for name in LAYER_LINEARS[4:]]
     if model.moe is None:
         return tuple(linears + mlp), tuple(others)
