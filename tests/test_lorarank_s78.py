@@ -126,4 +126,5 @@ def test_an_adapter_without_a_whole_rank_of_its_own_is_not_refused_for_the_plans
         return lora_rank_unkept(16, config, "c.yaml", {}, API_OPTIONS)
 
     assert refusal(8.5) is None and refusal(16) is None
-    assert (refusal(32) or "").startswith("c.yaml: the plan counted LoRA rank 16, but model.lora_configs trains rank 32,")
+    assert (refusal(32) or "").startswith(
+        "c.yaml: the plan counted LoRA rank 16, but model.lora_configs trains rank 32,")

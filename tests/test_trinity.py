@@ -3198,3 +3198,16 @@ def test_a_stale_rope_scaling_the_model_also_merges_in_is_unset_not_removed() ->
     patched = yaml.safe_load(patch_trinity_config(text, vanilla_plan(), catalog().model("4B")))
     assert patched["model"]["rope_scaling"] is None
     assert patched["explorer"]["rollout_model"]["rope_scaling"]["factor"] == 4.0
+
+
+@pytest.mark.parametrize("version", [None, "0.6", "0.5"])
+def test_anchored_keys_says_a_06_key_on_the_anchor_goes_only_for_0_5(version: str | None) -> None:
+    # mutants52: nothing held that a Trinity 0.6 key under trainer that repeats an anchor the patch changes stays
+    # where the patch is for a release other than 0.5
+    text = "trainer:\n  ulysses_sequence_parallel_size: &n 2\n  critic_warmup: *n\n"
+    (words,) = anchored_keys(text, vanilla_plan(), catalog().model("4B"), version=version)
+    head = ("trainer.ulysses_sequence_parallel_size is the anchor &n, which other keys repeat (*n): the patch sets it "
+            "to 1")
+    assert words == head + (" and removes trainer.critic_warmup: a key of Trinity 0.6's trainer, which Trinity 0.5 "
+                            "refuses (its TrainerConfig has no such key)" if version == "0.5" else
+                            " and leaves trainer.critic_warmup at 2 (the anchor moves there)")
