@@ -198,21 +198,16 @@ def test_a_dpo_config_refuses_rollout_gpus_as_dpo_does(tmp_path: Path, cli: Cli,
     assert cli("--from-config", str(path), *PLAN, "--rollout-gpus", "2")[0] == (0 if not cluster else 2)
 
 
-@pytest.mark.parametrize("mode", ["both", None])
-def test_write_leaves_a_dpo_configs_mode_both_and_warns_that_trinity_refuses_the_copy(tmp_path: Path, cli: Cli,
-                                                                                      mode: str | None):
+def test_write_leaves_a_dpo_configs_mode_both_and_warns_that_trinity_refuses_the_copy(tmp_path: Path, cli: Cli):
     # Before s90 no line said that Trinity refuses DPO in mode both (DPOAlgorithm.check_config, algorithm.py:291 in
     # 0.6.0): --check passed such a config, and --write's copy, which keeps its mode, with it. mode: train is a plan of
     # its own (the trainer takes the rollout's GPUs) and needs the dataset as the trainer's input, which the copy
     # cannot name: --write leaves the mode, and its warning on the copy says to set it.
-    config = _dpo(2)  # engine_num 0: no rollout engine, but mode both all the same
-    config.pop("mode")
-    if mode:
-        config["mode"] = mode
+    # (unset, Trinity's default, alike: test_algorelease_s82's test_sft_outside_mode_train_is_refused)
+    config = {**_dpo(2), "mode": "both"}  # engine_num 0: no rollout engine, but mode both all the same
     status, err, written = _written(tmp_path, cli, config)
-    given = "both" if mode else "both (unset: Trinity's default)"
-    assert (status, written.get("mode")) == (0, mode)
-    assert (f"solve: warning: {tmp_path / 'w.yaml'}: mode {given}: Trinity trains algorithm_type dpo in mode train "
+    assert (status, written["mode"]) == (0, "both")
+    assert (f"solve: warning: {tmp_path / 'w.yaml'}: mode both: Trinity trains algorithm_type dpo in mode train "
             "alone and refuses it in any other as it loads the config (trinity/algorithm/algorithm.py:291 in 0.6.0, "
             ":248 in 0.5.2): set mode: train, with the dataset as buffer.trainer_input.experience_buffer") in err
 
