@@ -3955,17 +3955,18 @@ def _check_algorithm(checks: _ConfigChecks, version: TrinityVersion | None) -> N
         f"{f'; did you mean {near[0]}?' if near else ''}"))
 
 
-TRAIN_MODE_ALGORITHMS = {"sft": ":76 in 0.6.0 and 0.5.2", "cpt": ":76 in 0.6.0, SFT's, which CPT inherits"}
+TRAIN_MODE_ALGORITHMS = {"sft": ":76 in 0.6.0 and 0.5.2", "cpt": ":76 in 0.6.0, SFT's, which CPT inherits",
+                         "dpo": ":291 in 0.6.0, :248 in 0.5.2"}
 """The algorithm types Trinity trains in mode train alone that the checks refuse in another mode, each with the line
 of ``trinity/algorithm/algorithm.py`` whose ``check_config`` refuses mode ``both`` and ``explore`` (called as the
-config loads, ``common/config_validator.py:384`` in 0.6.0, ``:329`` in 0.5.2; CPT is 0.6's alone). Not DPO, which
-Trinity refuses alike (``:291`` in 0.6.0, ``:248`` in 0.5.2), whose plan's fragment notes the mode instead
-(`solver.trinity.fragment.DPO_MODE_NOTE`)."""
+config loads, ``common/config_validator.py:384`` in 0.6.0, ``:329`` in 0.5.2; CPT is 0.6's alone; SFT's ``:76`` and
+DPO's ``:248`` in 0.5.0 and 0.5.1 too). In mode train the same ``check_config`` requires the dataset's
+``buffer.trainer_input.experience_buffer.path``; every release's ``mode`` is ``both`` where unset."""
 
 
 def _check_algorithm_mode(checks: _ConfigChecks) -> None:
-    """Check that a config of an algorithm type Trinity trains in mode train alone (`TRAIN_MODE_ALGORITHMS`: SFT, CPT)
-    runs in mode train: in any other (``both`` where unset) Trinity refuses it as it loads it. Not said where
+    """Check that a config of an algorithm type Trinity trains in mode train alone (`TRAIN_MODE_ALGORITHMS`: SFT, CPT,
+    DPO) runs in mode train: in any other (``both`` where unset) Trinity refuses it as it loads it. Not said where
     the type itself is refused (``unknown-algorithm-refused``: CPT on Trinity 0.5)."""
     algorithm, mode = checks.value(("algorithm", "algorithm_type")), checks.value(("mode",))
     if (not isinstance(algorithm, str) or algorithm not in TRAIN_MODE_ALGORITHMS or mode == "train"
@@ -3975,7 +3976,8 @@ def _check_algorithm_mode(checks: _ConfigChecks) -> None:
     checks.add(ConfigProblemCode.ALGORITHM_MODE_REFUSED, (
         f"mode {given}: Trinity trains algorithm_type {algorithm} in mode train alone and refuses it in any other as "
         f"it loads the config (trinity/algorithm/algorithm.py{TRAIN_MODE_ALGORITHMS[algorithm]}): set mode: train, "
-        "and plan it again, as in mode train no explorer runs and the trainer takes the rollout's GPUs too"))
+        "with the dataset as buffer.trainer_input.experience_buffer (its path, which mode train requires), and plan "
+        "it again, as in mode train no explorer runs and the trainer takes the rollout's GPUs too"))
 
 
 def _some_lack_words(subject: str, what: str, lacking: list[str], having: list[str], fix: str) -> str:
