@@ -1719,8 +1719,9 @@ def check_config(
                 ("environ", environ, Mapping | None), ("option_names", option_names, OptionNames))
     _refuse_empty_names(model, gpu, gpu_lists=True)  # as plan refuses them
     environ = os.environ if environ is None else environ
-    name = Path(config).name
-    text = read_user_file(Path(config), MAX_CONFIG_BYTES) if text is None else text
+    path = given_path("config", config, "for a config's text, pass it as text=, and its file's name as config")
+    name = path.name
+    text = read_user_file(path, MAX_CONFIG_BYTES) if text is None else text
     release = trinity_release("trinity_version", trinity_version)
     catalog = load_catalog() if catalog is None else catalog
     read = read_trinity_config(text, name, environ, release, option_names=option_names)
