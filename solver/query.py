@@ -1275,7 +1275,7 @@ def make_query(
     budget_gpus: int | None = None,
     exact: bool = False,
     exact_source: str | None = None,
-    max_model_len: int | None = None,
+    max_model_len: int | str | None = None,
     sp: int | None = None,
     env: bool | None = None,
     offload: bool | None = None,
@@ -1287,7 +1287,7 @@ def make_query(
     estimate: EstimateMode = "auto",
     memory: MemoryModel | None = None,
     margin: float | None = None,
-    token_budget: TokenBudgetMode | int = "default",
+    token_budget: TokenBudgetMode | int | str = "default",
     host_ram_gb: float | None = None,
     node_gpus: int | None = None,
     rollout_gpus: int | None = None,
@@ -1336,10 +1336,11 @@ def make_query(
     (`Query.critic`; ``"none"``, as ``--critic none``, and None: none). `dpo` plans a DPO run (`Query.dpo`), which
     counts no critic and, without LoRA, a reference model (`check_dpo`).
     """
-    critic, estimate, token_budget = run_choices(critic, estimate, token_budget)  # "Resident", "16k": as --critic
-    max_model_len = asked_length(max_model_len)  # "64k", as a Job's and a cluster file's: `asked_tokens`
+    budget_asked: TokenBudgetMode | int
+    critic, estimate, budget_asked = run_choices(critic, estimate, token_budget)  # "Resident", "16k": as --critic
+    asked_len: int | None = asked_length(max_model_len)  # "64k", as a Job's and a cluster file's: `asked_tokens`
     check_run_options(option_names, lora_rank=lora_rank, reference_model=reference_model, critic=critic, dpo=dpo,
-                      estimate=estimate, trinity_version=trinity_version, token_budget=token_budget,
+                      estimate=estimate, trinity_version=trinity_version, token_budget=budget_asked,
                       time_limit_s=time_limit_s, margin=margin, host_ram_gb=host_ram_gb, node_gpus=node_gpus,
                       train_batch_size=train_batch_size, workers=workers, memory=memory)
     reference_model = counts_reference(reference_model, lora_rank)
@@ -1348,7 +1349,7 @@ def make_query(
     exact_source = exact_source if exact_source is not None else option_names.exact
     train_batch_source = train_batch_source if train_batch_source is not None else option_names.train_batch
     check_types(("catalog", catalog, Catalog), ("budget_gpus", budget_gpus, int | None), ("exact", exact, bool),
-                ("max_model_len", max_model_len, int | None), ("sp", sp, int | None), ("env", env, bool | None),
+                ("max_model_len", asked_len, int | None), ("sp", sp, int | None), ("env", env, bool | None),
                 ("offload", offload, bool | None), ("top", top, int), ("weights", weights, Weights | None),
                 ("seed", seed, int),
                 ("node_source", node_source, str), ("host_ram_source", host_ram_source, str),
@@ -1359,14 +1360,14 @@ def make_query(
     release = trinity_release("trinity_version", trinity_version)
     check_seed(seed)
     resolved = catalog.model(model)
-    check_token_budget_read(token_budget, resolved, option_names)
+    check_token_budget_read(budget_asked, resolved, option_names)
     check_types(("lora_targets_source", lora_targets_source, str | None))
     targets = given_lora_targets(lora_targets, lora_rank, resolved, counted_expert_layout(trinity_version),
                                  option_names, lora_exclude_modules, lora_targets_source)
     gpu_names = asked_gpus(catalog, gpu)
     memory = memory if memory is not None else load_memory_model()
     names = option_names
-    check_counts((names.budget, budget_gpus, MAX_GPUS), (names.length, max_model_len, MAX_TOKENS),
+    check_counts((names.budget, budget_gpus, MAX_GPUS), (names.length, asked_len, MAX_TOKENS),
                  (names.named("sp"), sp, MAX_GPUS), (names.named("top"), top, MAX_TOP))
     if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:  # 0: no rollout GPUs beside the trainer
         raise QueryError(f"{names.rollout_gpus} must be a whole number from 0 to {MAX_GPUS}, got "
@@ -1376,13 +1377,13 @@ def make_query(
     node_gpus = node_gpus if node_gpus is not None else NODE_GPUS
     if total_gpus is not None:
         budget_gpus = total_budget(total_gpus, budget_gpus, rollout_gpus, node_gpus, node_source, option_names)
-    _check_objective(objective, budget_gpus, max_model_len, exact, names)
+    _check_objective(objective, budget_gpus, asked_len, exact, names)
     if sp is not None:
         check_sp(resolved, sp, budget_gpus if exact else None, budget_gpus, node_gpus, node_source, names)
     budget, open_budget = _budget(catalog, gpu_names, objective, budget_gpus)
-    mode, cap = token_budget_mode_and_cap(token_budget, estimate)
+    mode, cap = token_budget_mode_and_cap(budget_asked, estimate)
     return Query(model=resolved.name, gpus=gpu_names, objective=objective, budget_gpus=budget, open_budget=open_budget,
-                 exact=exact, exact_source=exact_source, max_model_len=max_model_len, sp=sp, env=env, offload=offload,
+                 exact=exact, exact_source=exact_source, max_model_len=asked_len, sp=sp, env=env, offload=offload,
                  top=top, weights=weights if weights is not None else load_weights(), time_limit_s=time_limit_s,
                  workers=workers, seed=seed, estimate=estimate, memory=memory, margin=margin,
                  token_budget=mode, token_budget_cap=cap, host_ram_gb=host_ram_gb, node_gpus=node_gpus,

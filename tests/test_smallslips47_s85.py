@@ -55,10 +55,13 @@ def test_config_functions_read_a_release_as_plan_does(release: str):
 
 
 @pytest.mark.parametrize(("flags", "hint"), [
-    (("--seed", "1"), ("(rft-solver takes no seed: CP-SAT's is fixed, and a proven answer (optimal) is the same on "
-                       "every run; one a time limit cut short may differ with the machine's load, --workers or the "
-                       "OR-Tools version (solve cluster's, with one worker, only where it says the wall clock stopped a "
-                       "step))")),
+    # persona90c: not "rft-solver takes no seed", which its Python API takes (solver.plan(seed=N), solver.place's)
+    (("--seed", "1"), ("(the command takes no seed: CP-SAT's is fixed (the Python API's seed= sets it), and a proven "
+                       "answer (optimal) is the same on every run; one a time limit cut short may differ with the "
+                       "machine's load, --workers or the OR-Tools version (solve cluster's, with one worker, only where "
+                       "it says the wall clock stopped a step))")),
+    (("--objective", "max_len"), ("(the objective is a flag here: --maximize len, --minimize gpus or --minimize "
+                                  "gpu-hours, and without one the cheapest plan (the Python API's objective=))")),
     (("--algorithm", "ppo"), "(did you mean --critic?)"),
     (("--algorithm=DPO",), "(did you mean --dpo?)"),
     # a GRPO user (s88) got no word that GRPO is what the plans count without these options

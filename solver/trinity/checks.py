@@ -3340,7 +3340,7 @@ def _check_whole_nodes(checks: _ConfigChecks, trainer_gpus: int) -> None:
 def check_trinity_config(
     mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
     version: TrinityVersion | None = None, strategy_noted: bool = False, train_batch_size: int | None = None,
-    train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | None = None, length_from_option: bool = False,
+    train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | str | None = None, length_from_option: bool = False,
     option_names: OptionNames = API_OPTIONS, experts: ExpertLayout = "fused", batch_divisor: BatchDivisor | None = None,
 ) -> list[str]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems' words, [] if none
@@ -3355,7 +3355,7 @@ def check_trinity_config(
 def trinity_config_problems(
     mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
     version: TrinityVersion | None = None, strategy_noted: bool = False, train_batch_size: int | None = None,
-    train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | None = None, length_from_option: bool = False,
+    train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | str | None = None, length_from_option: bool = False,
     option_names: OptionNames = API_OPTIONS, experts: ExpertLayout = "fused", batch_divisor: BatchDivisor | None = None,
 ) -> list[ConfigProblem]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems, each a `ConfigProblem`
@@ -3409,9 +3409,9 @@ def trinity_config_problems(
     do, gets ``batch-divides-trainer-gpus`` (0.5.0 and 0.5.1 refuse it, 0.5.2 takes it); with ``ranks`` (0.5.2, 0.6)
     or ``gpus`` (0.5.0, 0.5.1, whose verdict says the batch breaks that rule) it is not said.
     """
-    max_model_len = asked_length(max_model_len)  # "64k" as plan's
+    asked_len: int | None = asked_length(max_model_len)  # "64k" as plan's
     check_types(("mapping", mapping, Mapping), ("model", model, Model), ("trainer_gpus", trainer_gpus, int),
-                ("train_batch_size", train_batch_size, int | None), ("max_model_len", max_model_len, int | None),
+                ("train_batch_size", train_batch_size, int | None), ("max_model_len", asked_len, int | None),
                 ("option_names", option_names, OptionNames))
     check_environ(environ)
     check_trinity_version("version", version, counts_taken=True)
@@ -3419,7 +3419,7 @@ def trinity_config_problems(
     batch_divisor = chosen("batch_divisor", batch_divisor, (None, *get_args(BatchDivisor)))
     divisor = batch_divisor if batch_divisor is not None else counted_batch_divisor(version)
     return _checked(mapping, model, trainer_gpus, environ or {}, version, strategy_noted,
-                    TrainBatch(train_batch_size, train_batch_source, divisor), max_model_len, option_names,
+                    TrainBatch(train_batch_size, train_batch_source, divisor), asked_len, option_names,
                     length_from_option, experts).problems
 
 
