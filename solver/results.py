@@ -821,8 +821,8 @@ class HostRamAssumed(Frozen):
     (`short_host_need`) say, kept on the plan (`Plan.host_ram_assumed`)."""
 
     gb: HostRamGb = Field(description=(
-        "the host memory per node assumed, GiB: 128 per GPU of a node of the size given (--node-gpus, a pool's "
-        "gpus_per_node), else per trainer GPU on it, or a workstation card's for the whole box "
+        f"the host memory per node assumed, GiB: {SERVER_HOST_RAM_PER_GPU_GIB:g} per GPU of a node of the size given "
+        "(--node-gpus, a pool's gpus_per_node), else per trainer GPU on it, or a workstation card's for the whole box "
         "(GpuType.workstation_host_ram_gib)"))
     source: str = Field(description=(
         "the flag or key that would give a node's host memory, and check the need against it: --host-ram, "
