@@ -82,7 +82,7 @@ def test_solve_memory_cli_exit_codes_and_the_states_line(cli, monkeypatch: pytes
     assert ("states with LoRA rank 32: the frozen base's fp32 weights (4 bytes per parameter) and 128,450,560 "
             "adapter parameters on every linear layer but the output projection (16 bytes each: fp32 weights, "
             "gradients and Adam's two moments), sharded over the 4 GPUs;") in out
-    assert "fits: 20.04 GiB to spare" in out
+    assert "fits (estimated): 20.04 GiB to spare" in out
     assert cli(*asked)[0] == 1 and cli(*asked, "--lora-rank", "0")[0] == 1
     status, out, err = cli(*asked, "--lora-rank", "32", "--json")
     assert status == 0 and json.loads(out)["lora_parameters"] == 128_450_560

@@ -385,7 +385,8 @@ def load_model_config(path: Path | str, *, vllm_rollout: bool = True) -> Model:
     catalogue, for ``catalog=``."""
     path = model_config_file(given_path("path", path))
     _check_no_hub_id(path)
-    _check_no_adapter_alone(path)
+    if (adapter_alone := adapter_alone_refusal(path)) is not None:
+        raise adapter_alone
     config = _config_json(path)
     if "peft_type" in config:
         raise _adapter_refusal(f"{path}: a LoRA/PEFT adapter's config (peft_type {json_brief(config['peft_type'])}), "
@@ -650,21 +651,22 @@ def _check_no_hub_id(path: Path) -> None:
                          f"{hub_id} config.json --local-dir DIR) and give DIR")
 
 
-def _check_no_adapter_alone(path: Path) -> None:
-    """`TableError` where `path`, a folder's ``config.json``, is missing and the folder holds a PEFT adapter's
-    ``adapter_config.json`` instead (a LoRA checkpoint, whose shape is its base model's)."""
+def adapter_alone_refusal(path: Path) -> TableError | None:
+    """The `TableError` (naming its base model) where `path`, a folder's ``config.json``, is missing and the folder
+    holds a PEFT adapter's ``adapter_config.json`` instead (a LoRA checkpoint, whose shape is its base model's);
+    None otherwise. --model-config raises it, and --from-config for a ``model.model_path`` of such a folder."""
     adapter = path.with_name(ADAPTER_CONFIG)
     try:
         if path.name != "config.json" or path.exists() or not adapter.is_file():
-            return
+            return None
     except OSError:  # Path.exists raises on EACCES before Python 3.14: reading config.json says so
-        return
+        return None
     try:
         read = _config_json(adapter)
     except TableError:  # the adapter's own file unreadable: the refusal names no base model
         read = {}
-    raise _adapter_refusal(f"{path}: missing, and {ADAPTER_CONFIG} beside it is a LoRA/PEFT adapter's, not a "
-                           "model's", read)
+    return _adapter_refusal(f"{path}: missing, and {ADAPTER_CONFIG} beside it is a LoRA/PEFT adapter's, not a "
+                            "model's", read)
 
 
 def _adapter_refusal(what: str, adapter: dict[str, Any]) -> TableError:
