@@ -100,6 +100,18 @@ def note_uncounted_mtp_layers(prog: str, catalog: Catalog, added: str, jobs: Seq
                "verl's FSDP trainer holds none of them (verl's Megatron trainer with model.mtp.enable would)")
 
 
+def note_untyped_rope_scaling(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:
+    """A note on stderr where the model a config.json added (`added`, its name in `catalog`; "" for none) gives a RoPE
+    scaling of no type (`Model.untyped_rope_scaling`): read as none, as transformers 5 builds it. `jobs`: the cluster
+    jobs that give it."""
+    if not added or (scaling := (model := catalog.model(added)).untyped_rope_scaling) is None:
+        return
+    print_note(f"{prog}: note: {added}{_of_jobs(jobs)}: {scaling} names no rope_type (nor type): transformers 5 builds "
+               "it as no scaling (plain RoPE, warning of the keys it leaves unused), so rft-solver reads no scaling "
+               f"and a native context of {model.native_context} tokens (transformers 4.57, Trinity 0.5.1's, refuses "
+               "it: rope_type missing); if the checkpoint was trained with a scaling, add its rope_type")
+
+
 def note_router_logits_output(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:
     """A note on stderr where the model a config.json added (`added`, its name in `catalog`; "" for none) sets
     ``output_router_logits`` (`Model.router_logits_output`): what it takes through the forward, which the estimate
@@ -212,10 +224,11 @@ def _of_jobs(jobs: Sequence[str]) -> str:
 
 def note_added_model(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:
     """The notes on the model a config.json added (`note_near_tabled_shape`, `note_uncounted_mtp_layers`,
-    `note_router_logits_output`, `note_every_expert_computed`, `note_vllm_refusal`)."""
+    `note_untyped_rope_scaling`, `note_router_logits_output`, `note_every_expert_computed`, `note_vllm_refusal`)."""
     note_vllm_refusal(prog, catalog, added, jobs)
     note_near_tabled_shape(prog, catalog, added, jobs)
     note_uncounted_mtp_layers(prog, catalog, added, jobs)
+    note_untyped_rope_scaling(prog, catalog, added, jobs)
     note_router_logits_output(prog, catalog, added, jobs)
     note_every_expert_computed(prog, catalog, added, jobs)
 

@@ -13,7 +13,7 @@ from typing import Any, TypeGuard
 from solver.tables.peft_names import DENSE_MLP_MODEL_TYPE
 from solver.tables.reading import NUMBER_TOO_LONG, given_path, read_user_file, yaml_looks_like
 from solver.tables.schema import MLA, VLLM_UNSCALED_ROPE_TYPES, Model, MoE
-from solver.tables.text import TableError, either, first_repeated, json_brief
+from solver.tables.text import TableError, cut, either, first_repeated, json_brief
 
 QWEN_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
 """The ``model_type`` of the Qwen models whose YaRN Qwen's model cards validate (`Model.qwen_yarn`)."""
@@ -413,7 +413,7 @@ def load_model_config(path: Path | str, *, vllm_rollout: bool = True) -> Model:
                  qwen_yarn=_is_qwen(config), model_type=_model_type(config),
                  unchecked_layout=_unchecked_layout(config),
                  ulysses_unreached=_ulysses_unreached(config),
-                 uncounted_mtp_layers=_mtp_layers(path, config),
+                 uncounted_mtp_layers=_mtp_layers(path, config), untyped_rope_scaling=_untyped_rope_scaling(config),
                  router_logits_output=_config_flag(path, config, "output_router_logits") and shape["moe"] is not None,
                  vllm_sliding_window=_vllm_sliding_window(path, config, shape["num_layers"]),
                  vllm_refusal=vllm_refusal, rope_theta=(rope_theta := _own_rope_theta(path, config)),
@@ -1139,6 +1139,28 @@ def _unbuilt_rope(builder: str, needs: Mapping[str, tuple[tuple[str, ...], ...]]
                 f"{either(list(needs))}")
     missing = [" or ".join(group) for group in needs[rope_type] if not set(group) & set(keys)]
     return f"missing {missing[0]}: {builder} refuses rope_type {rope_type} without it" if missing else None
+
+
+DEFAULT_ROPE_KEYS = ("rope_theta", "partial_rotary_factor")
+"""The keys besides its type that transformers 5.9.0's default RoPE takes (``_validate_default_rope_parameters``,
+``modeling_rope_utils.py:804-807``, and ``_check_received_keys``' ``partial_rotary_factor``, ``:1012-1014``)."""
+
+
+def _untyped_rope_scaling(config: dict[str, Any]) -> str | None:
+    """Where a config.json's RoPE scaling (the full-attention layers' where it gives one per layer type) names no
+    type (neither ``rope_type`` nor ``type``) but gives keys besides `DEFAULT_ROPE_KEYS` (``{"factor": 4.0}``): the
+    scaling, its key and JSON (`Model.untyped_rope_scaling`); None otherwise. transformers 5.9.0 builds it as no
+    scaling (``standardize_rope_params`` makes its type ``default``, ``modeling_rope_utils.py:745``, whose check warns
+    of the keys it does not take, ``:1024-1026``, and whose RoPE reads no factor); 4.57.1 refuses it
+    (``rope_config_validation`` checks it as ``default``, which requires a ``rope_type``: a KeyError,
+    ``modeling_rope_utils.py:560-565``, ``:548-550``)."""
+    key = _rope_key(config)
+    scaling = config.get(key)
+    if _per_layer_type(scaling):
+        key, scaling = f"{key}.full_attention", scaling["full_attention"]
+    if not isinstance(scaling, dict) or _rope_type(scaling) is not None or set(scaling) <= set(DEFAULT_ROPE_KEYS):
+        return None
+    return f"{key} {cut(json.dumps(scaling))}"
 
 
 def _rope_key(config: dict[str, Any]) -> str:
