@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
 from pathlib import Path
@@ -231,6 +232,23 @@ def note_added_model(prog: str, catalog: Catalog, added: str, jobs: Sequence[str
     note_untyped_rope_scaling(prog, catalog, added, jobs)
     note_router_logits_output(prog, catalog, added, jobs)
     note_every_expert_computed(prog, catalog, added, jobs)
+
+
+def note_adapter_beside(prog: str, model_config: Path | None, lora_rank: int | None, lora_targets: str | None) -> None:
+    """A note on stderr where --model-config's folder (`model_config`) holds a LoRA adapter's adapter_config.json
+    beside config.json (`adapter_beside`) whose rank and target_modules --lora-rank and --lora-targets (`lora_rank`,
+    `lora_targets`, as given) do not give: --model-config reads the model's shape alone, so the flags that count it."""
+    from solver.tables import adapter_beside
+    from solver.tables.peft_match import ALL_LINEAR
+    if model_config is None or (adapter := adapter_beside(model_config)) is None:
+        return
+    rank, targets = adapter
+    if lora_rank == rank and (targets is None or (lora_targets or ALL_LINEAR) == targets):
+        return
+    flags = ["--lora-rank", str(rank), *(["--lora-targets", targets] if targets is not None else [])]
+    print_note(f"{prog}: note: --model-config {model_config}: the LoRA adapter beside its config.json "
+               f"(adapter_config.json: r {rank}{f', target_modules {targets}' if targets else ''}) is not read, "
+               f"only the model's shape: to count it, give {shlex.join(flags)}")
 
 
 def note_added_models_of_jobs(prog: str, catalog: Catalog, fleet: Fleet) -> None:

@@ -173,6 +173,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
     )
     from solver.tables.model_config import (
         adapter_alone_refusal,
+        adapter_beside,
         load_model_config,
         local_model_config,
         model_config_file,
@@ -393,6 +394,7 @@ __all__ = [
     "UniqueKeys",
     "Weights",
     "adapter_alone_refusal",
+    "adapter_beside",
     "and_joined",
     "and_more",
     "ascii_number",

@@ -669,6 +669,24 @@ def adapter_alone_refusal(path: Path) -> TableError | None:
                             "model's", read)
 
 
+def adapter_beside(path: Path) -> tuple[int, str | None] | None:
+    """The rank (``r``) and ``target_modules`` of a PEFT adapter's ``adapter_config.json`` beside the config.json
+    that `path` gives (`model_config_file`), the modules as --lora-targets takes them (names joined by commas; a
+    regex or ``all-linear`` as given; None where it gives neither); None where there is no such adapter, or its file
+    gives no whole rank above 0 or cannot be read (--model-config counts no adapter either way)."""
+    try:
+        adapter = model_config_file(path).with_name(ADAPTER_CONFIG)
+        keys = _config_json(adapter) if adapter.is_file() else {}
+    except (OSError, TableError):
+        return None
+    rank, targets = keys.get("r"), keys.get("target_modules")
+    if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
+        return None
+    if isinstance(targets, list) and targets and all(isinstance(name, str) and name for name in targets):
+        return rank, ",".join(targets)
+    return rank, targets if isinstance(targets, str) and targets else None
+
+
 def _adapter_refusal(what: str, adapter: dict[str, Any]) -> TableError:
     """The refusal of a PEFT adapter's config, `what` it is in words (after its path), naming its base model where
     `adapter`, its keys, gives a printable ``base_model_name_or_path``."""
