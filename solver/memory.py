@@ -473,7 +473,8 @@ class MemoryAnswer(MemoryEstimate, MemoryQuestion, Versioned, defer_build=True):
     step_binds = computed_field(MemoryEstimate.step_binds)
     host_fits = computed_field(MemoryEstimate.host_fits)
     trains = computed_field(MemoryEstimate.trains)
-    evidence = computed_field(MemoryEstimate.evidence)
+    # mypy infers computed_field's type variable from the inherited property's Literal type, not the property
+    evidence = computed_field(MemoryEstimate.evidence)  # type: ignore[arg-type]
 
     @model_serializer(mode="wrap", when_used="json")  # unannotated: a return annotation would replace the schema
     def _rounded(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
@@ -507,7 +508,7 @@ class MemoryAnswer(MemoryEstimate, MemoryQuestion, Versioned, defer_build=True):
         comparison it rests on is within `JSON_GIB_SLACK` (`_at_a_limit`)."""
         derived = getattr(self, verdict)
         if derived is None or isinstance(derived, str):  # the evidence: derived from `tables` alone, no figure
-            return given == derived
+            return bool(given == derived)
         if isinstance(derived, bool):
             return given is derived or isinstance(given, bool) and self._at_a_limit(verdict)
         return (isinstance(given, int | float) and not isinstance(given, bool)
