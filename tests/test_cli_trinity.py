@@ -1951,6 +1951,27 @@ def test_a_relative_model_path_without_a_config_says_where_it_was_looked_for(cli
     assert status == 2 and "model.model_path: unknown model 'my-sft': give --model M" in err
 
 
+def test_a_model_path_of_an_adapters_folder_alone_is_refused_naming_its_base_model(cli, tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch):
+    # s90 (persona): a LoRA checkpoint's folder (adapter_config.json, no config.json) as model.model_path was told
+    # only that the model is unknown; --model-config's refusal of the folder names the base model, and is reused:
+    # for an absolute path, and for a namespace/name one that is a local folder (read before any Hugging Face id).
+    adapter = tmp_path / "my-org" / "my-lora"
+    adapter.mkdir(parents=True)
+    (adapter / "adapter_config.json").write_text('{"base_model_name_or_path": "Qwen/Qwen3-4B", "peft_type": "LORA", '
+                                                 '"r": 64}', encoding="utf-8")
+    config = tmp_path / "trinity.yaml"
+    monkeypatch.chdir(tmp_path)
+    for path in (adapter, "my-org/my-lora"):
+        config.write_text(f"model: {{model_path: {path}, max_model_len: 8192}}\n", encoding="utf-8")
+        status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4")
+        assert (status, out) == (2, "") and err == (
+            f"solve: error: --from-config {config}: model.model_path: {Path(path) / 'config.json'}: missing, and "
+            "adapter_config.json beside it is a LoRA/PEFT adapter's, not a model's: give its base model's config.json "
+            "(Qwen/Qwen3-4B), whose shape the adapter trains (--model-config PATH), or --model M, a catalogue model "
+            "of that shape\n")
+
+
 def test_a_write_refused_for_a_yaml_alias_bomb_is_one_short_line_at_once(cli, tmp_path: Path):
     # 9^9 strings in a few lines: the refusal shows the value cut short, without writing it out whole.
     bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(

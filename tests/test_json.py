@@ -461,7 +461,8 @@ def test_the_api_gives_the_memory_answer_solve_memory_json_prints(cli):
 def test_memory_json_whose_verdicts_the_other_fields_contradict_is_refused(cli):
     printed = json.loads(cli("memory", "--model", "32B", "--gpu", "a10", "--gpus", "2", "--len", "32k", "--json")[1])
     for verdict in VERDICTS:
-        given = not printed[verdict] if verdict != "headroom_gib" else printed[verdict] + 3 * JSON_GIB_SLACK
+        given = ("documented" if verdict == "evidence" else printed[verdict] + 3 * JSON_GIB_SLACK
+                 if verdict == "headroom_gib" else not printed[verdict])
         with pytest.raises(ValidationError, match=f"{verdict} is {given!r}, but the other fields say"):
             MemoryAnswer.model_validate({**printed, verdict: given})
     within_rounding = {**printed, "headroom_gib": printed["headroom_gib"] + JSON_GIB_SLACK}
