@@ -268,18 +268,18 @@ def test_a_critic_asked_names_where_each_reading_holds_the_configs(cli: Cli, tmp
     path = tmp_path / "ppo.yaml"
     path.write_text(CONFIG + ENGINE % ALL, encoding="utf-8")
     held = "resident on verl before 0.8 and offloaded on verl 0.8 or later"
+    head = ("PPO, Trinity's algorithm where algorithm.algorithm_type is unset, trains a critic model beside the actor "
+            "on the same trainer GPUs")
     notes = {critic: [words for words, code in zip(found["current"]["config_problems"],
                                                    found["current"]["config_problem_codes"], strict=True)
                       if code == "critic-trained"]
              for critic in ("offloaded", "none")
              for found in [verdict(cli, path, "--critic", critic, "--trinity-version", "0.6")]}
     assert notes == {
-        "offloaded": ["PPO, Trinity's algorithm where algorithm.algorithm_type is unset, trains a critic model beside "
-                      "the actor on the same trainer GPUs; --critic offloaded counts its states offloaded "
-                      f"(offload_policy under fsdp2: in host memory throughout), where its flags hold them {held}"],
-        "none": ["PPO, Trinity's algorithm where algorithm.algorithm_type is unset, trains a critic model beside the "
-                 "actor on the same trainer GPUs; --critic none leaves it out: the verdict and the plans are for the "
-                 f"actor alone, though the run trains it (its flags hold its states {held})"]}
+        "offloaded": [(f"{head}; --critic offloaded counts its states offloaded (offload_policy under fsdp2: in "
+                       f"host memory throughout), where its flags hold them {held}")],
+        "none": [(f"{head}; --critic none leaves it out: the verdict and the plans are for the actor alone, though "
+                  f"the run trains it (its flags hold its states {held})")]}
 
 
 @pytest.mark.parametrize(("critic_path", "named"), [("Qwen/Qwen3-14B", True), ("Qwen/Qwen3-8B", False), ("", False)])
