@@ -17,8 +17,11 @@ from pathlib import Path
 import pytest
 
 from solver.api import config_query, memory_answer, plan
+from solver.query import ConfigProblem
+from solver.rules import COMMAND_OPTIONS
 from solver.tables import QueryError, load_catalog
 from solver.trinity import read_trinity_config
+from solver.trinity.config import verdict_critic_note
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -270,16 +273,18 @@ def test_a_critic_asked_names_where_each_reading_holds_the_configs(cli: Cli, tmp
     held = "resident on verl before 0.8 and offloaded on verl 0.8 or later"
     head = ("PPO, Trinity's algorithm where algorithm.algorithm_type is unset, trains a critic model beside the actor "
             "on the same trainer GPUs")
-    notes = {critic: [words for words, code in zip(found["current"]["config_problems"],
-                                                   found["current"]["config_problem_codes"], strict=True)
-                      if code == "critic-trained"]
-             for critic in ("offloaded", "none")
-             for found in [verdict(cli, path, "--critic", critic, "--trinity-version", "0.6")]}
-    assert notes == {
-        "offloaded": [(f"{head}; --critic offloaded counts its states offloaded (offload_policy under fsdp2: in "
-                       f"host memory throughout), where its flags hold them {held}")],
-        "none": [(f"{head}; --critic none leaves it out: the verdict and the plans are for the actor alone, though "
-                  f"the run trains it (its flags hold its states {held})")]}
+    found = verdict(cli, path, "--critic", "offloaded", "--trinity-version", "0.6")["current"]
+    assert [words for words, code in zip(found["config_problems"], found["config_problem_codes"], strict=True)
+            if code == "critic-trained"] == [
+        (f"{head}; --critic offloaded counts its states offloaded (offload_policy under fsdp2: in host memory "
+         f"throughout), where its flags hold them {held}")]
+    config = read_trinity_config(CONFIG + ENGINE % ALL, "ppo.yaml", {}, "0.6", COMMAND_OPTIONS)
+    (note,) = [ConfigProblem(code, words) for words, code in zip(config.notes, config.note_codes, strict=True)
+               if code.value == "critic-trained"]
+    assert (config.critic, config.critic_held) == ("resident", held)
+    assert verdict_critic_note(note, None, config.critic, COMMAND_OPTIONS, config.critic_held).words == (
+        f"{head}; --critic none leaves it out: the verdict and the plans are for the actor alone, though the run "
+        f"trains it (its flags hold its states {held})")
 
 
 @pytest.mark.parametrize(("critic_path", "named"), [("Qwen/Qwen3-14B", True), ("Qwen/Qwen3-8B", False), ("", False)])
