@@ -2019,7 +2019,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
             if saved_split_models(model, version, query.expert_layout) is None else ())
     problems += (verdict_lora_note(verdict_critic_note(verdict_length_note(
                      ConfigProblem(code, words), config.max_model_len, length, query.option_names), query.critic,
-                     config.critic, query.option_names), mapping, name, environ, version,
+                     config.critic, query.option_names, config.critic_held), mapping, name, environ, version,
                      {layout: model.peft_names_of(layout) for layout in LAYOUTS_TAKEN[query.expert_layout]},
                      query.lora_rank, query.option_names, query.lora_targets, model)
                  for code, words in zip(config.note_codes, config.notes, strict=True)

@@ -1006,6 +1006,10 @@ class TrinityConfig(Frozen, defer_build=True):
     """Where the critic the config's algorithm trains keeps its states, as its flags hold them with the releases it
     may run on (`solver.trinity.config.CriticRead`), which the verdict and the plans count unless ``--critic`` says
     otherwise (``--critic none``: none); None where it trains none."""
+    critic_held: str = ""
+    """Where the critic's flags hold its states, in words, for the note where ``--critic`` asks otherwise: `critic`,
+    or where the verl lines a release may run read them apart, each one's (``resident on verl before 0.8 and offloaded
+    on verl 0.8 or later``: `solver.trinity.config.critic_held_words`); "" where it trains none."""
     ref_forward_runs: bool = True
     """Whether the trainer computes the ref's log-probs, the one forward that reads the ref's own token budget: not
     for an algorithm that uses no ref. With LoRA it does: the actor without its adapter takes the ref's budget, at
