@@ -1974,9 +1974,11 @@ class CurrentSettings(Frozen, defer_build=True):
     @model_validator(mode="before")
     @classmethod
     def _derived_refused(cls, raw: Any) -> Any:
-        """Settings rebuilt from their JSON: ``refused`` is derived from ``config_problem_codes`` and the broken rule,
-        so it is dropped where it agrees with them (and refused where it does not); false beside a rule that refuses
-        the config is JSON printed before the rule counted (s89), read as the codes say."""
+        """Settings rebuilt from their JSON: ``refused`` is derived from ``config_problem_codes`` and the broken rule
+        (`rule_refuses`), so the field read is dropped where it agrees with them, and the JSON refused (a
+        `ValueError`) where it does not. One disagreement is taken: false beside a rule that refuses the config where
+        no code does, as JSON printed before broken rules counted said it; it is dropped too, and the settings read
+        back say true, as the rule now does."""
         def derived(data: dict[str, Any]) -> bool:
             code = data.get("broken_rule_code")
             by_rule = broken_rule_refuses(None if code is None else BrokenRuleCode(code), data.get("config_model"),
