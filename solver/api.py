@@ -2045,7 +2045,10 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     host_unread = tuple(key for key in groups.keys if key not in critic_keys) if query.host_ram_gb is not None else ()
     return query, CurrentSettings(config=name, config_model=_config_model_unplanned(model, config), gpus=gpus,
                                   gpus_given=config.trainer_gpus is not None,
-                                  nodes_given=config.node_gpus == query.node_gpus, env=False,
+                                  nodes_given=config.node_gpus == query.node_gpus,
+                                  batch_given=size is not None and (size, source) == (config.train_batch_size,
+                                                                                      config.train_batch_source),
+                                  env=False,
                                   offload=config.offload, sp=config.sp, critic_sps=critic_sps, max_model_len=length,
                                   length_given=own_length,
                                   max_token_len_per_gpu=lowered, trains=False, plan=None,

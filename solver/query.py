@@ -859,25 +859,33 @@ REFUSING_BROKEN_RULES = {
     BrokenRuleCode.SP_MODEL_HEADS: "Trinity and verl stop on it as the trainer starts",
     BrokenRuleCode.SP_DIVIDES_GPUS: ("Trinity stops on it as it loads the config on verl before 0.8, PyTorch's device "
                                      "mesh as the trainer starts on 0.8 or later"),
-    BrokenRuleCode.WHOLE_NODES: "Trinity stops on it as it loads the config"}
+    BrokenRuleCode.WHOLE_NODES: "Trinity stops on it as it loads the config",
+    BrokenRuleCode.BATCH_DIVIDES: ("Trinity stops on it as it loads the config on verl before 0.8, verl as it splits "
+                                   "the first step's batch over the ranks on 0.8 or later")}
 """The rules that every release the verdict may be for stops on, whatever the memory, where the config's own settings
 break them (`broken_rule_refuses`), by `BrokenRuleCode`, with who stops on it, in words: an SP the model's heads do
 not suit, which Trinity's ``_check_parallel_config`` refuses as it loads the config (verl before 0.8) and the Ulysses
 patch asserts as the trainer builds its model (every verl line); an SP that does not divide the trainer GPUs, which
 ``_check_parallel_config`` refuses (verl before 0.8) and PyTorch's ``init_device_mesh`` of (GPUs / SP, SP) as verl
 0.8's engine builds it; trainer GPUs that span nodes but are not whole nodes, which Trinity's config validator
-refuses (every release; docs/trinity.md#json-current). Not ``sp-within-node`` (rft-solver's rule), ``batch-divides``
-(refused by some releases only) nor ``sp-model-attention``, on which nothing raises."""
+refuses (every release; docs/trinity.md#json-current); a train batch that the data-parallel ranks (GPUs / SP) do not
+divide, which Trinity's ``_check_parallel_config`` refuses (0.5.2, and 0.6.0 on verl before 0.8:
+``verl_legacy/verl_config.py:430``) and verl 0.8's split of the first step's batch over the ranks asserts
+(``chunk_tensordict``, ``utils/tensordict_utils.py:341`` in verl 0.8.0), or, with 0.5.0 and 0.5.1, that the trainer
+GPUs do not divide, which their config validator refuses (``config_validator.py:860`` in 0.5.0). Not
+``sp-within-node`` (rft-solver's rule) nor ``sp-model-attention``, on which nothing raises."""
 
 def broken_rule_refuses(code: BrokenRuleCode | None, config_model: str | None, gpus_given: bool,
-                        nodes_given: bool) -> bool:
+                        nodes_given: bool, batch_given: bool) -> bool:
     """Whether the rule `code` that a config's settings break refuses the config as written
     (`solver.results.CurrentSettings.refused`): one of `REFUSING_BROKEN_RULES`, judged on what is the config's own,
     not on what the verdict put in its place: its model's heads (no `config_model`, another model's named by --model)
     for ``sp-model-heads``, its GPUs (`gpus_given`, not the budget's) for ``sp-divides-gpus``, and its GPUs and node
-    size (`nodes_given`, not --node-gpus' of another size) for ``whole-nodes``."""
+    size (`nodes_given`, not --node-gpus' of another size) for ``whole-nodes``, its GPUs and train batch
+    (`batch_given`, not --train-batch-size's) for ``batch-divides``."""
     own = {BrokenRuleCode.SP_MODEL_HEADS: config_model is None, BrokenRuleCode.SP_DIVIDES_GPUS: gpus_given,
-           BrokenRuleCode.WHOLE_NODES: gpus_given and nodes_given}
+           BrokenRuleCode.WHOLE_NODES: gpus_given and nodes_given,
+           BrokenRuleCode.BATCH_DIVIDES: gpus_given and batch_given}
     return code is not None and own.get(code, False)
 
 
