@@ -1018,6 +1018,19 @@ class TrinityConfig(Frozen, defer_build=True):
     """Whether the trainer computes the ref's log-probs, the one forward that reads the ref's own token budget: not
     for an algorithm that uses no ref. With LoRA it does: the actor without its adapter takes the ref's budget, at
     the actor's SP (``compute_log_prob``'s ``config_source``, ``fsdp_workers.py:924`` in Trinity 0.5.2)."""
+    old_log_prob_recompute: bool = True
+    """Whether the actor's recompute of the old log-probs may run where it reads the rollout's own token budget and
+    micro-batch size, its one pass that does (`solver.trinity.config.recompute_may_run`): Trinity 0.5, and 0.6 on
+    verl before 0.8, run it only with ``rollout_correction.bypass_mode`` false; true, their default, takes the rollout's
+    log-probs (``verl_trainer.py:477`` in 0.5.2, ``verl_legacy/verl_trainer.py:531`` in 0.6.0). On verl 0.8 or later
+    it reads the trainer's budget, as the actor's update does."""
+
+    def pass_runs(self, key: str) -> bool:
+        """Whether the pass that reads the token budget `key` (`ROLE_TOKEN_BUDGETS`, dotted) runs, so that the verdict
+        counts it: the ref's where its forward runs (`ref_forward_runs`), the rollout's where the old log-prob
+        recompute may (`old_log_prob_recompute`), the others always."""
+        ref, rollout = (".".join(path) for path in ROLE_TOKEN_BUDGETS[1:])
+        return {ref: self.ref_forward_runs, rollout: self.old_log_prob_recompute}.get(key, True)
     micro_batch_sequences: tuple[tuple[str, int], ...] = ()
     """(key, sequences) of each role's token budget (`ROLE_TOKEN_BUDGETS`) whose passes run with dynamic batch sizes
     off on every release (`solver.trinity.sequence_counted_roles`): verl reads no budget there, and fills each
@@ -1138,10 +1151,9 @@ class TrinityConfig(Frozen, defer_build=True):
 
     def budget_in_effect(self, max_model_len: int, planned: bool = False) -> int:
         """The most tokens per GPU any role takes at `max_model_len` (`role_budgets_in_effect`, `planned` for a plan's
-        cap): the ref's only where its log-probs are computed (`ref_forward_runs`)."""
-        ref = ".".join(ROLE_TOKEN_BUDGETS[1])
+        cap): of the passes that run (`pass_runs`)."""
         return max(budget for role, budget in self.role_budgets_in_effect(max_model_len, planned).items()
-                   if role != ref or self.ref_forward_runs)
+                   if self.pass_runs(role))
 
     def budget_in_effect_keys(self, max_model_len: int, planned: bool = False) -> tuple[str, ...]:
         """The dotted keys that set the token budget in effect at `max_model_len` (`budget_in_effect`, `planned` for a
@@ -1164,11 +1176,10 @@ class TrinityConfig(Frozen, defer_build=True):
 
     def _roles_in_effect(self, max_model_len: int, planned: bool = False) -> list[str]:
         """The roles (token budget keys, dotted) that take the token budget in effect at `max_model_len`
-        (`budget_in_effect`, `planned` for a plan's cap): the ref only where its log-probs are computed
-        (`ref_forward_runs`)."""
-        ref, most = ".".join(ROLE_TOKEN_BUDGETS[1]), self.budget_in_effect(max_model_len, planned)
+        (`budget_in_effect`, `planned` for a plan's cap): of the passes that run (`pass_runs`)."""
+        most = self.budget_in_effect(max_model_len, planned)
         return [role for role, budget in self.role_budgets_in_effect(max_model_len, planned).items()
-                if budget == most and (role != ref or self.ref_forward_runs)]
+                if budget == most and self.pass_runs(role)]
 
     def raised_actor_budget(self, max_model_len: int, planned: bool = False) -> RaisedBudget | None:
         """With `version` 0.5, how Trinity raises an actor's budget that holds no sequence of `max_model_len` at `sp`

@@ -2803,8 +2803,8 @@ def _check_forward_micro_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int
     batch (and the engine's SP the GPUs: else it fails as it starts, `_check_role_engine_sps`). ``mini-batch-split``,
     never refused: verl before 0.8 (Trinity 0.5, and 0.6 on verl 0.7) cuts these forwards
     with ``data.split`` and no assertion, the last micro-batch short (verl 0.7.1 ``workers/actor/dp_actor.py:470``).
-    The recompute's token budget is the rollout's, which the verdict counts whether or not it runs, so it changes no
-    memory counted. A trained critic's value forward and update are `_check_critic_mini_batch`'s: Trinity 0.6.0 builds
+    On verl 0.8 the recompute reads the trainer's token budget, as the actor's update does, so it changes no memory
+    counted. A trained critic's value forward and update are `_check_critic_mini_batch`'s: Trinity 0.6.0 builds
     the critic's engine from ``critic.fsdp`` (``trainer/verl/trainer.py:363-371``; ``engine = self.fsdp``,
     ``workers/config/critic.py:213`` in verl 0.8.0, ``:217`` in 0.9.0, ``:215`` in 0.9.1) and cuts them by its own
     sizes (`CRITIC_ENGINE_MICRO_BATCH_SIZES`), none of the critic's."""
