@@ -294,7 +294,22 @@ def test_an_unreadable_bypass_mode_is_an_unread_key_where_the_recompute_would_ru
     assert [(problem.code.value, problem.words) for problem in found if key in problem.words] == [
         ("wrong-type", (f"{key} must be true or false, got 'maybe': Trinity 0.6 on verl before 0.8 keeps it as "
                         "written, which its trainer's typed config (OmegaConf's bool field) refuses as the trainer "
-                        "starts; the notes that read it are not judged"))]
+                        "starts, and on verl 0.8 or later ignores it; the notes that read it are not judged"))]
+    # checks90: the flags no check judges are said so too, in the same words (non_boolean_flag_words): one verl 0.8
+    # hands as written, its value read by Python's truth, and one that Trinity 0.6 sets to the trainer's
+    config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["entropy_checkpointing"] = "maybe"
+    config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["fsdp_config"] = {"param_offload": []}
+    found = trinity_config_problems(config, CATALOG.model("8B"), 8, version="0.6")  # type: ignore[arg-type]
+    kept = ("Trinity 0.6 on verl before 0.8 keeps it as written, which its trainer's typed config (OmegaConf's bool "
+            "field) refuses as the trainer starts")
+    assert [problem.words for problem in found if "entropy_checkpointing" in problem.words
+            or "param_offload" in problem.words] == [
+        (f"{ARR}.actor.entropy_checkpointing must be true or false, got 'maybe': {kept}, and on verl 0.8 or "
+         "later hands it to verl as written, which reads it as true (Python's truth of it); the notes that read it "
+         "are not judged"),
+        (f"{ARR}.actor.fsdp_config.param_offload must be true or false, got []: Trinity 0.6 on verl before 0.8 "
+         "sets it to trainer.param_offload, and on verl 0.8 or later hands it to verl as written, which reads it as "
+         "false (Python's truth of it); the notes that read it are not judged")]
 
 
 # fsdp89: a role's fsdp_size below the trainer GPUs shards its states over groups of it (hybrid sharding), which the
