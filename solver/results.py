@@ -1855,8 +1855,8 @@ class CurrentSettings(Frozen, defer_build=True):
         "--node-gpus of another size, nor the default where the config gives none); false in JSON made before it"))
     batch_given: bool = Field(default=False, description=(
         "whether the train batch the verdict judges is the config's own (buffer.train_batch_size, else "
-        "buffer.batch_size x algorithm.repeat_times; not --train-batch-size's); false where none is judged, and in JSON "
-        "made before it"))
+        "buffer.batch_size x algorithm.repeat_times; not --train-batch-size's); false where none is judged, and in "
+        "JSON made before it"))
     env: bool = Field(description="from the environment: env_variable has expandable_segments:True")
     env_variable: str = Field(default=ENV_VARIABLE[0], description=(
         "the allocator variable env was read from: the first set of PYTORCH_CUDA_ALLOC_CONF, PYTORCH_HIP_ALLOC_CONF "

@@ -477,3 +477,16 @@ def test_check_counts_the_critics_hybrid_fsdp_size_on_its_own_states_and_not_wit
     assert [line.split(": ", 1)[0] for line in lines] == [f"{FSDP.format(role='actor')} is 4", f"{critic} is 2"]
     assert all(" (96.0 GiB per H100-80GB GPU, of 71.0 usable; 94.4 at the optimizer step, of 77.3)" in line
                for line in lines)
+
+
+def test_a_flag_quoted_false_that_verl_08_takes_as_written_is_said_to_read_true_there():
+    # checks90: OmegaConf's bool field reads 'false' (quoted) as false, but Trinity 0.6 on verl 0.8 hands the key to
+    # verl untyped (hydra, no field typed), which reads the text as true; not where 0.6 sets the key itself or 0.5 runs
+    config = _config({"actor": {"entropy_checkpointing": "false", "use_dynamic_bsz": "false"}})
+    mapping = yaml.safe_load(yaml.safe_dump(config))
+    said = [(version, problem.words) for version in (None, "0.5")
+            for problem in trinity_config_problems(mapping, CATALOG.model("8B"), 8, version=version)  # type: ignore
+            if problem.code.value == "wrong-type"]
+    assert said == [(None, (f"{ARR}.actor.entropy_checkpointing is the text 'false', which OmegaConf's bool field "
+                            "reads as false, but Trinity 0.6 on verl 0.8 or later hands it to verl as written, which "
+                            "reads it as true (Python's truth of text): write false, unquoted"))]

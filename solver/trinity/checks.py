@@ -1850,8 +1850,9 @@ def _unchecked_words(version: TrinityVersion | None, taken: str) -> str:
     return f"Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 {taken}"
 
 
-LEGACY_OFFLOAD_FROM_TRAINER = {(*ACTOR_ROLLOUT_REF, role, "fsdp_config", flag): ("trainer", flag)
-                               for role in ("actor", "ref") for flag in OFFLOAD_FLAGS}
+LEGACY_OFFLOAD_FROM_TRAINER: dict[tuple[str, ...], tuple[str, ...]] = {
+    (*ACTOR_ROLLOUT_REF, role, "fsdp_config", flag): ("trainer", flag) for role in ("actor", "ref")
+    for flag in OFFLOAD_FLAGS}
 """The actor's and the ref's offload flags, which Trinity 0.6 on verl before 0.8 sets to the trainer's own whatever
 they say (``verl_legacy/verl_config.py:645-648`` in 0.6.0), by key; on verl 0.8 or later it merges them into the
 engine's config as written."""
@@ -1873,17 +1874,33 @@ def non_boolean_flag_words(path: Path, value: Any, version: TrinityVersion | Non
     the trainer's, ignores `FLAGS_UNREAD_ON_08`, and hands the others to verl as written: hydra builds verl's configs
     from an untyped mapping (``omega_conf_to_dataclass``, ``utils/config.py:42-50`` in verl 0.8.0, their fields
     checked by no type), so verl takes the value by Python's truth."""
-    trainers = SET_TO_TRAINERS_BY_06.get(path) or LEGACY_OFFLOAD_FROM_TRAINER.get(path)
+    key = tuple(map(str, path))
+    trainers = SET_TO_TRAINERS_BY_06.get(key) or LEGACY_OFFLOAD_FROM_TRAINER.get(key)
     legacy = (f"sets it to {dotted(trainers)}" if trainers else
               "keeps it as written, which its trainer's typed config (OmegaConf's bool field) refuses as the trainer "
               "starts")
-    if path in SET_TO_TRAINERS_BY_06:
-        newer = f"sets it to {dotted(SET_TO_TRAINERS_BY_06[path])} too"
+    if key in SET_TO_TRAINERS_BY_06:
+        newer = f"sets it to {dotted(SET_TO_TRAINERS_BY_06[key])} too"
     elif path in FLAGS_UNREAD_ON_08:
         newer = "ignores it"
     else:
         newer = f"hands it to verl as written, which reads it as {'true' if value else 'false'} (Python's truth of it)"
     return f"{_unchecked_words(version, legacy)}, and on verl 0.8 or later {newer}"
+
+
+def _check_false_text(checks: _ConfigChecks, path: Path, value: Any, version: TrinityVersion | None) -> None:
+    """Check that a flag at `path` under `UNCHECKED_SECTION` that Trinity 0.6 on verl 0.8 or later hands to verl as
+    written (not `SET_TO_TRAINERS_BY_06`, not `FLAGS_UNREAD_ON_08`; `version` not 0.5) is not text that OmegaConf's
+    bool field reads as false (``'false'``, ``'no'``, ``'0'``, quoted): verl reads text by Python's truth, as true
+    (`non_boolean_flag_words`)."""
+    if (version == "0.5" or not isinstance(value, str) or omegaconf_boolean(value) is not False
+            or path[:len(UNCHECKED_SECTION)] != UNCHECKED_SECTION or path in SET_TO_TRAINERS_BY_06
+            or path in FLAGS_UNREAD_ON_08):
+        return
+    checks.add(ConfigProblemCode.WRONG_TYPE, (
+        f"{dotted(path)} is the text {yaml_brief(value)}, which OmegaConf's bool field reads as false, but Trinity 0.6 "
+        "on verl 0.8 or later hands it to verl as written, which reads it as true (Python's truth of text): write "
+        "false, unquoted"))
 
 
 REF_MODEL_KEY = (*ACTOR_ROLLOUT_REF, "ref", "model")
@@ -1930,6 +1947,7 @@ def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], code: ConfigPro
         else:
             checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN, f"{wrong}: {non_boolean_flag_words(path, value, version)}")
     elif on and turned_off(value):
+        _check_false_text(checks, path, value, version)
         checks.add(code, f"{'.'.join(path)} is false: {off}")
     elif not on and not turned_off(value) and (value is not None or (unset_on and checks.absent(path))):
         shown = "true" if value is not None else "not set, so true (Trinity's default)"
@@ -3601,6 +3619,8 @@ def _check_read_type(checks: _ConfigChecks, path: Path, version: TrinityVersion 
     elif path[-1] in TEXT_KEYS and isinstance(value, (Mapping, list)):
         wrong, field, code = f"must be text, got {yaml_brief(value)}", "str", ConfigProblemCode.WRONG_TYPE_REFUSED
     else:
+        if path[-1] in FLAG_KEYS:
+            _check_false_text(checks, path, value, version)
         return
     if _schema_refuses(path, version):
         checks.add(code, f"{dotted(path)} {wrong}: {_typed_field_refuses_words(path, field)}")
