@@ -120,6 +120,7 @@ from solver.trinity.keys import (
     CRITIC_ENGINE_DYNAMIC_KEY,
     CRITIC_ENGINE_SP_KEY,
     CRITIC_FORWARD_WHOLE_SIZE,
+    CRITIC_MODEL_FSDP,
     CRITIC_SP_KEY,
     DEPRECATED_MICRO_BATCH_SIZES,
     DYNAMIC_BATCH_KEYS,
@@ -1857,11 +1858,12 @@ LEGACY_OFFLOAD_FROM_TRAINER: dict[tuple[str, ...], tuple[str, ...]] = {
 they say (``verl_legacy/verl_config.py:645-648`` in 0.6.0), by key; on verl 0.8 or later it merges them into the
 engine's config as written."""
 FLAGS_UNREAD_ON_08 = frozenset({ROLE_DYNAMIC_BATCH_KEYS["ref"], ROLE_DYNAMIC_BATCH_KEYS["rollout"],
-                                LEGACY_BYPASS_MODE_KEY})
-"""The flags under `UNCHECKED_SECTION` that Trinity 0.6 on verl 0.8 or later passes verl from no config key of the
-user's (besides `SET_TO_TRAINERS_BY_06`'): the ref's and the rollout's own dynamic batch size flags, ``FROZEN_KEYS``
-(``trainer/verl/config.py:724``, ``:730`` in 0.6.0), and anything under ``trainer_config.algorithm``, which
-``_normalize_trainer_config`` does not merge (``:779-817``)."""
+                                LEGACY_BYPASS_MODE_KEY, *((*CRITIC_MODEL_FSDP, flag) for flag in OFFLOAD_FLAGS)})
+"""The flags under `UNCHECKED_SECTION` that nothing reads on Trinity 0.6 with verl 0.8 or later (besides
+`SET_TO_TRAINERS_BY_06`, which it sets): the ref's and the rollout's own dynamic batch size flags, ``FROZEN_KEYS``
+(``trainer/verl/config.py:724``, ``:730`` in 0.6.0); ``trainer_config.algorithm``'s, which
+``_normalize_trainer_config`` does not merge (``:779-817``); and the critic's model's offload flags, merged where verl
+builds the critic's engine from ``critic.fsdp`` alone (``workers/config/critic.py:213`` in verl 0.8.0)."""
 
 
 def non_boolean_flag_words(path: Path, value: Any, version: TrinityVersion | None) -> str:
