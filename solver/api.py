@@ -2048,7 +2048,10 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     host_unread = tuple(key for key in groups.keys if key not in critic_keys) if query.host_ram_gb is not None else ()
     return query, CurrentSettings(config=name, config_model=_config_model_unplanned(model, config), gpus=gpus,
                                   gpus_given=config.trainer_gpus is not None,
-                                  nodes_given=config.node_gpus == query.node_gpus, env=False,
+                                  nodes_given=config.node_gpus == query.node_gpus,
+                                  batch_given=size is not None and (size, source) == (config.train_batch_size,
+                                                                                      config.train_batch_source),
+                                  env=False,
                                   offload=config.offload, sp=config.sp, critic_sps=critic_sps, max_model_len=length,
                                   length_given=own_length,
                                   max_token_len_per_gpu=lowered, trains=False, plan=None,
@@ -2146,10 +2149,9 @@ class _BudgetVerdict(NamedTuple):
 
     @property
     def passes(self) -> set[str]:
-        """The token budget keys of the passes the verdict counts (`ROLE_TOKEN_BUDGETS`): the ref's only where its
-        forward runs (`TrinityConfig.ref_forward_runs`)."""
-        return {".".join(path) for path in ROLE_TOKEN_BUDGETS
-                if ".".join(path) != _REF_BUDGET or self.config.ref_forward_runs}
+        """The token budget keys of the passes the verdict counts (`ROLE_TOKEN_BUDGETS`): those that run
+        (`TrinityConfig.pass_runs`)."""
+        return {".".join(path) for path in ROLE_TOKEN_BUDGETS if self.config.pass_runs(".".join(path))}
 
     @property
     def sequence_counted(self) -> set[str]:
@@ -2332,14 +2334,15 @@ def _set_budget_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
 def _differing_budgets(verdict: _BudgetVerdict) -> list[tuple[str, int]]:
     """(key, budget) of each budget key the config sets (the trainer's unset one where Trinity 0.5 fills it,
     `_BudgetVerdict.fill`) to another than the verdict's budget; not one that holds no sequence (a rule it breaks,
-    which `check_trinity_config` says), nor the ref's where `_ref_over_actor_groups` speaks of it or the algorithm
-    computes no ref log-probs (`TrinityConfig.ref_forward_runs`)."""
+    which `check_trinity_config` says), nor the ref's where `_ref_over_actor_groups` speaks of it, nor one whose pass
+    does not run (`TrinityConfig.pass_runs`: the ref's where the algorithm computes no ref log-probs, the rollout's
+    where no old log-prob recompute does)."""
     config, fill = verdict.config, verdict.fill
     trainer = config.max_token_len_per_gpu if fill is None else fill.budget
     return [(key, budget) for key, budget in ((TRAINER_TOKEN_BUDGET, trainer), *config.role_token_budgets)
             if budget is not None and budget != verdict.judged and budget >= verdict.least
             and key not in verdict.sequence_counted
-            and not (key == _REF_BUDGET and (_ref_over_actor_sp(config) or not config.ref_forward_runs))]
+            and config.pass_runs(key) and not (key == _REF_BUDGET and _ref_over_actor_sp(config))]
 
 
 def _followed_keys(verdict: _BudgetVerdict) -> set[str]:

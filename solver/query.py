@@ -859,25 +859,33 @@ REFUSING_BROKEN_RULES = {
     BrokenRuleCode.SP_MODEL_HEADS: "Trinity and verl stop on it as the trainer starts",
     BrokenRuleCode.SP_DIVIDES_GPUS: ("Trinity stops on it as it loads the config on verl before 0.8, PyTorch's device "
                                      "mesh as the trainer starts on 0.8 or later"),
-    BrokenRuleCode.WHOLE_NODES: "Trinity stops on it as it loads the config"}
+    BrokenRuleCode.WHOLE_NODES: "Trinity stops on it as it loads the config",
+    BrokenRuleCode.BATCH_DIVIDES: ("Trinity stops on it as it loads the config on verl before 0.8, verl as it splits "
+                                   "the first step's batch over the ranks on 0.8 or later")}
 """The rules that every release the verdict may be for stops on, whatever the memory, where the config's own settings
 break them (`broken_rule_refuses`), by `BrokenRuleCode`, with who stops on it, in words: an SP the model's heads do
 not suit, which Trinity's ``_check_parallel_config`` refuses as it loads the config (verl before 0.8) and the Ulysses
 patch asserts as the trainer builds its model (every verl line); an SP that does not divide the trainer GPUs, which
 ``_check_parallel_config`` refuses (verl before 0.8) and PyTorch's ``init_device_mesh`` of (GPUs / SP, SP) as verl
 0.8's engine builds it; trainer GPUs that span nodes but are not whole nodes, which Trinity's config validator
-refuses (every release; docs/trinity.md#json-current). Not ``sp-within-node`` (rft-solver's rule), ``batch-divides``
-(refused by some releases only) nor ``sp-model-attention``, on which nothing raises."""
+refuses (every release; docs/trinity.md#json-current); a train batch that the data-parallel ranks (GPUs / SP) do not
+divide, which Trinity's ``_check_parallel_config`` refuses (0.5.2, and 0.6.0 on verl before 0.8:
+``verl_legacy/verl_config.py:430``) and verl 0.8's split of the first step's batch over the ranks asserts
+(``chunk_tensordict``, ``utils/tensordict_utils.py:341`` in verl 0.8.0), or, with 0.5.0 and 0.5.1, that the trainer
+GPUs do not divide, which their config validator refuses (``config_validator.py:860`` in 0.5.0). Not
+``sp-within-node`` (rft-solver's rule) nor ``sp-model-attention``, on which nothing raises."""
 
 def broken_rule_refuses(code: BrokenRuleCode | None, config_model: str | None, gpus_given: bool,
-                        nodes_given: bool) -> bool:
+                        nodes_given: bool, batch_given: bool) -> bool:
     """Whether the rule `code` that a config's settings break refuses the config as written
     (`solver.results.CurrentSettings.refused`): one of `REFUSING_BROKEN_RULES`, judged on what is the config's own,
     not on what the verdict put in its place: its model's heads (no `config_model`, another model's named by --model)
     for ``sp-model-heads``, its GPUs (`gpus_given`, not the budget's) for ``sp-divides-gpus``, and its GPUs and node
-    size (`nodes_given`, not --node-gpus' of another size) for ``whole-nodes``."""
+    size (`nodes_given`, not --node-gpus' of another size) for ``whole-nodes``, its GPUs and train batch
+    (`batch_given`, not --train-batch-size's) for ``batch-divides``."""
     own = {BrokenRuleCode.SP_MODEL_HEADS: config_model is None, BrokenRuleCode.SP_DIVIDES_GPUS: gpus_given,
-           BrokenRuleCode.WHOLE_NODES: gpus_given and nodes_given}
+           BrokenRuleCode.WHOLE_NODES: gpus_given and nodes_given,
+           BrokenRuleCode.BATCH_DIVIDES: gpus_given and batch_given}
     return code is not None and own.get(code, False)
 
 
@@ -1014,6 +1022,21 @@ class TrinityConfig(Frozen, defer_build=True):
     """Whether the trainer computes the ref's log-probs, the one forward that reads the ref's own token budget: not
     for an algorithm that uses no ref. With LoRA it does: the actor without its adapter takes the ref's budget, at
     the actor's SP (``compute_log_prob``'s ``config_source``, ``fsdp_workers.py:924`` in Trinity 0.5.2)."""
+    old_log_prob_recompute: bool = False
+    """Whether the actor's recompute of the old log-probs may run where it reads the rollout's own token budget and
+    micro-batch size, its one pass that does (`solver.trinity.config.recompute_may_run`): Trinity 0.5, and 0.6 on
+    verl before 0.8, run it only with ``rollout_correction.bypass_mode`` false; true, their default, takes the rollout's
+    log-probs (``verl_trainer.py:477`` in 0.5.2, ``verl_legacy/verl_trainer.py:531`` in 0.6.0), so false by default, as
+    for a config that leaves the key unset. On verl 0.8 or later it reads the trainer's budget, as the actor's update
+    does."""
+
+    def pass_runs(self, key: str) -> bool:
+        """Whether the pass that reads the token budget `key` (`ROLE_TOKEN_BUDGETS`, dotted) runs, so that the verdict
+        counts it: the ref's where its forward runs (`ref_forward_runs`), the rollout's where the old log-prob
+        recompute may (`old_log_prob_recompute`), the others always."""
+        ref, rollout = (".".join(path) for path in ROLE_TOKEN_BUDGETS[1:])
+        return {ref: self.ref_forward_runs, rollout: self.old_log_prob_recompute}.get(key, True)
+
     micro_batch_sequences: tuple[tuple[str, int], ...] = ()
     """(key, sequences) of each role's token budget (`ROLE_TOKEN_BUDGETS`) whose passes run with dynamic batch sizes
     off on every release (`solver.trinity.sequence_counted_roles`): verl reads no budget there, and fills each
@@ -1136,11 +1159,9 @@ class TrinityConfig(Frozen, defer_build=True):
 
     def budget_in_effect(self, max_model_len: int, planned: bool = False, *, raised: bool = True) -> int:
         """The most tokens per GPU any role takes at `max_model_len` (`role_budgets_in_effect`, `planned` for a plan's
-        cap, `raised` unless as Trinity fills them): the ref's only where its log-probs are computed
-        (`ref_forward_runs`)."""
-        ref = ".".join(ROLE_TOKEN_BUDGETS[1])
+        cap, `raised` unless as Trinity fills them): of the passes that run (`pass_runs`)."""
         return max(budget for role, budget in self.role_budgets_in_effect(max_model_len, planned, raised=raised).items()
-                   if role != ref or self.ref_forward_runs)
+                   if self.pass_runs(role))
 
     def budget_in_effect_keys(self, max_model_len: int, planned: bool = False) -> tuple[str, ...]:
         """The dotted keys that set the token budget in effect at `max_model_len` (`budget_in_effect`, `planned` for a
@@ -1163,11 +1184,11 @@ class TrinityConfig(Frozen, defer_build=True):
 
     def _roles_in_effect(self, max_model_len: int, planned: bool = False) -> list[str]:
         """The roles (token budget keys, dotted) that take the token budget in effect at `max_model_len`
-        (`budget_in_effect`, `planned` for a plan's cap): the ref only where its log-probs are computed
-        (`ref_forward_runs`); those that take it as set where any does, else those raised to it (`raised_budgets`)."""
-        ref, most = ".".join(ROLE_TOKEN_BUDGETS[1]), self.budget_in_effect(max_model_len, planned)
+        (`budget_in_effect`, `planned` for a plan's cap): of the passes that run (`pass_runs`); those that take it as
+        set where any does, else those raised to it (`raised_budgets`)."""
+        most = self.budget_in_effect(max_model_len, planned)
         roles = [role for role, budget in self.role_budgets_in_effect(max_model_len, planned).items()
-                 if budget == most and (role != ref or self.ref_forward_runs)]
+                 if budget == most and self.pass_runs(role)]
         as_set = self.role_budgets_in_effect(max_model_len, planned, raised=False)
         return [role for role in roles if as_set[role] == most] or roles
 

@@ -1850,6 +1850,10 @@ class CurrentSettings(Frozen, defer_build=True):
     nodes_given: bool = Field(default=False, description=(
         "whether the node size the verdict judges the trainer GPUs on is the config's own cluster.gpu_per_node (not "
         "--node-gpus of another size, nor the default where the config gives none); false in JSON made before it"))
+    batch_given: bool = Field(default=False, description=(
+        "whether the train batch the verdict judges is the config's own (buffer.train_batch_size, else "
+        "buffer.batch_size x algorithm.repeat_times; not --train-batch-size's); false where none is judged, and in "
+        "JSON made before it"))
     env: bool = Field(description="from the environment: env_variable has expandable_segments:True")
     env_variable: str = Field(default=ENV_VARIABLE[0], description=(
         "the allocator variable env was read from: the first set of PYTORCH_CUDA_ALLOC_CONF, PYTORCH_HIP_ALLOC_CONF "
@@ -1941,9 +1945,10 @@ class CurrentSettings(Frozen, defer_build=True):
     @property
     def rule_refuses(self) -> bool:
         """Whether the rule the settings break (`broken_rule_code`) is one every release stops on, broken by the
-        config's own model, GPUs and nodes (`broken_rule_refuses`: not another model's heads, the budget's GPUs or
-        --node-gpus' nodes)."""
-        return broken_rule_refuses(self.broken_rule_code, self.config_model, self.gpus_given, self.nodes_given)
+        config's own model, GPUs, nodes and train batch (`broken_rule_refuses`: not another model's heads, the budget's
+        GPUs, --node-gpus' nodes or --train-batch-size's batch)."""
+        return broken_rule_refuses(self.broken_rule_code, self.config_model, self.gpus_given, self.nodes_given,
+                                   self.batch_given)
 
     @property
     def check_fails(self) -> bool:
@@ -1971,13 +1976,16 @@ class CurrentSettings(Frozen, defer_build=True):
     @model_validator(mode="before")
     @classmethod
     def _derived_refused(cls, raw: Any) -> Any:
-        """Settings rebuilt from their JSON: ``refused`` is derived from ``config_problem_codes`` and the broken rule,
-        so it is dropped where it agrees with them (and refused where it does not); false beside a rule that refuses
-        the config is JSON printed before the rule counted (s89), read as the codes say."""
+        """Settings rebuilt from their JSON: ``refused`` is derived from ``config_problem_codes`` and the broken rule
+        (`rule_refuses`), so the field read is dropped where it agrees with them, and the JSON refused (a
+        `ValueError`) where it does not. One disagreement is taken: false beside a rule that refuses the config where
+        no code does, as JSON printed before broken rules counted said it; it is dropped too, and the settings read
+        back say true, as the rule now does."""
         def derived(data: dict[str, Any]) -> bool:
             code = data.get("broken_rule_code")
             by_rule = broken_rule_refuses(None if code is None else BrokenRuleCode(code), data.get("config_model"),
-                                          data.get("gpus_given", True), data.get("nodes_given", False))
+                                          data.get("gpus_given", True), data.get("nodes_given", False),
+                                          data.get("batch_given", False))
             by_codes = not REFUSED_CONFIG_CODES.isdisjoint(map(ConfigProblemCode, data.get("config_problem_codes", ())))
             return by_codes or (by_rule and raw["refused"] is not False)
 

@@ -297,7 +297,22 @@ def test_an_unreadable_bypass_mode_is_an_unread_key_where_the_recompute_would_ru
     assert [(problem.code.value, problem.words) for problem in found if key in problem.words] == [
         ("wrong-type", (f"{key} must be true or false, got 'maybe': Trinity 0.6 on verl before 0.8 keeps it as "
                         "written, which its trainer's typed config (OmegaConf's bool field) refuses as the trainer "
-                        "starts; the notes that read it are not judged"))]
+                        "starts, and on verl 0.8 or later ignores it; the notes that read it are not judged"))]
+    # checks90: the flags no check judges are said so too, in the same words (non_boolean_flag_words): one verl 0.8
+    # hands as written, its value read by Python's truth, and one that Trinity 0.6 sets to the trainer's
+    config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["entropy_checkpointing"] = "maybe"
+    config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["fsdp_config"] = {"param_offload": []}
+    found = trinity_config_problems(config, CATALOG.model("8B"), 8, version="0.6")  # type: ignore[arg-type]
+    kept = ("Trinity 0.6 on verl before 0.8 keeps it as written, which its trainer's typed config (OmegaConf's bool "
+            "field) refuses as the trainer starts")
+    assert [problem.words for problem in found if "entropy_checkpointing" in problem.words
+            or "param_offload" in problem.words] == [
+        (f"{ARR}.actor.entropy_checkpointing must be true or false, got 'maybe': {kept}, and on verl 0.8 or "
+         "later hands it to verl as written, which reads it as true (Python's truth of it); the notes that read it "
+         "are not judged"),
+        (f"{ARR}.actor.fsdp_config.param_offload must be true or false, got []: Trinity 0.6 on verl before 0.8 "
+         "sets it to trainer.param_offload, and on verl 0.8 or later hands it to verl as written, which reads it as "
+         "false (Python's truth of it); the notes that read it are not judged")]
 
 
 # fsdp89: a role's fsdp_size below the trainer GPUs shards its states over groups of it (hybrid sharding), which the
@@ -475,3 +490,16 @@ def test_write_nulls_the_critics_deprecated_size_only_where_the_algorithm_trains
     keys = keys_for_plan(vanilla_plan(), CATALOG.model("4B"), {"algorithm": {"algorithm_type": algorithm}})
     assert [(key.value, key.existing_only) for key in keys if key.path == critic_size] == (
         [(None, True)] if nulled else [])
+
+
+def test_a_flag_quoted_false_that_verl_08_takes_as_written_is_said_to_read_true_there():
+    # checks90: OmegaConf's bool field reads 'false' (quoted) as false, but Trinity 0.6 on verl 0.8 hands the key to
+    # verl untyped (hydra, no field typed), which reads the text as true; not where 0.6 sets the key itself or 0.5 runs
+    config = _config({"actor": {"entropy_checkpointing": "false", "use_dynamic_bsz": "false"}})
+    mapping = yaml.safe_load(yaml.safe_dump(config))
+    said = [(version, problem.words) for version in (None, "0.5")
+            for problem in trinity_config_problems(mapping, CATALOG.model("8B"), 8, version=version)  # type: ignore
+            if problem.code.value == "wrong-type"]
+    assert said == [(None, (f"{ARR}.actor.entropy_checkpointing is the text 'false', which OmegaConf's bool field "
+                            "reads as false, but Trinity 0.6 on verl 0.8 or later hands it to verl as written, which "
+                            "reads it as true (Python's truth of text): write false, unquoted"))]

@@ -538,7 +538,7 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
     assert (status, err) == (0, "")
     # 8 GPUs less 2 rollout engines: 6 trainer GPUs, SP=1 and no Offload, Env not set here.
     assert answer["current"] == {"config": "trinity.yaml", "config_model": None, "gpus": 6, "gpus_given": True,
-                                 "nodes_given": True, "env": False, "offload": False, "sp": 1,
+                                 "nodes_given": True, "batch_given": True, "env": False, "offload": False, "sp": 1,
                                  "critic_sps": [],
                                  "env_variable": "PYTORCH_CUDA_ALLOC_CONF", "env_variable_set": False,
                                  "max_model_len": 32768, "length_given": True, "max_token_len_per_gpu": None,
@@ -2222,8 +2222,9 @@ def test_gradient_checkpointing_turned_off_is_reported_and_written_back_on(
     # On, or not given, nothing is said; a value Trinity refuses is named.
     # Under trainer_config, without --trinity-version 0.5, not every release refuses it.
     refused = ("trainer.trainer_config.actor_rollout_ref.model.enable_gradient_checkpointing must be true or false, "
-               "got 'maybe': Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 fails on it as the trainer "
-               "starts")
+               "got 'maybe': Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 keeps it as written, which "
+               "its trainer's typed config (OmegaConf's bool field) refuses as the trainer starts, and on verl 0.8 or "
+               "later hands it to verl as written, which reads it as true (Python's truth of it)")
     for value, problems in (("true", []), ("maybe", [refused])):
         config.write_text(text.replace("VALUE", value), encoding="utf-8")
         [answer] = json.loads(cli("--from-config", str(config), "--gpu", "a100-80g", "--json")[1])
@@ -3793,7 +3794,9 @@ def test_the_rollouts_own_budget_bounds_the_actors_recompute_and_is_judged_as_th
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # rollout.log_prob_max_token_len_per_gpu bounds the actor's log-prob recompute on verl before 0.8 (Trinity fills it
     # from the actor's, and never raises it to hold a sequence): above the verdict's budget, a but: line; below the
-    # length, the rule it breaks; --write sets it to the plan's. Qwen3-8B, SP=4 on 4 of 8 A100s at 32768 tokens.
+    # length, the rule it breaks; --write sets it to the plan's. Qwen3-8B, SP=4 on 4 of 8 A100s at 32768 tokens, with
+    # rollout_correction.bypass_mode false, so that the recompute runs (checks90: by default it does not, and the
+    # verdict counts no budget of the rollout's).
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     key = "trainer.trainer_config.actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu"
     config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
@@ -3802,7 +3805,8 @@ def test_the_rollouts_own_budget_bounds_the_actors_recompute_and_is_judged_as_th
         config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
                           "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
                           "algorithm: {algorithm_type: grpo}\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
-                          "  trainer_config:\n    actor_rollout_ref:\n"
+                          "  trainer_config:\n    algorithm: {rollout_correction: {bypass_mode: false}}\n"
+                          "    actor_rollout_ref:\n"
                           f"      rollout: {{log_prob_max_token_len_per_gpu: {rollout}}}\n", encoding="utf-8")
         status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--json", "--write", str(patched),
                                "--check")

@@ -307,7 +307,8 @@ def test_the_schema_check_finds_keys_left_out_nulls_and_tuples_of_another_length
 
 
 CURRENT_SETTINGS = {"config": "trinity.yaml", "config_model": None,
-                    "gpus": 8, "gpus_given": True, "nodes_given": False, "env": False, "offload": False, "sp": 1,
+                    "gpus": 8, "gpus_given": True, "nodes_given": False, "batch_given": False, "env": False,
+                    "offload": False, "sp": 1,
                     "critic_sps": [],
                     "max_model_len": 32768, "length_given": True, "max_token_len_per_gpu": None, "trains": False,
                     "plan": None, "unread_keys": [], "broken_rule": None, "host_memory_needed": None,
@@ -994,6 +995,13 @@ def test_a_config_verdict_derives_refused_from_its_codes_and_reads_it_back():
     assert [CurrentSettings.model_validate(settings).refused for settings in (
         gpus, {**gpus, "gpus_given": False}, {**gpus, "config_model": "Qwen3-4B"}, {**nodes, "nodes_given": True},
         nodes, {**nodes, "nodes_given": True, "gpus_given": False})] == [True, False, True, True, False, False]
+    # checks90: a batch the ranks do not divide refuses it on the config's own GPUs and batch (every release raises),
+    # not on --train-batch-size's or the budget's GPUs (nor in JSON made before batch_given)
+    batch = {**rule, "broken_rule": "the train batch of 64 (buffer.train_batch_size) must split evenly over the "
+             "data-parallel ranks, and 3 (6 GPUs / SP=2) do not divide it", "broken_rule_code": "batch-divides"}
+    assert [CurrentSettings.model_validate(settings).refused for settings in (
+        {**batch, "batch_given": True}, batch, {**batch, "batch_given": True, "gpus_given": False})] == [
+        True, False, False]
     with pytest.raises(ValidationError, match="refused is True, but config_problem_codes and broken_rule_code say "
                                               "False"):
         CurrentSettings.model_validate({**nodes, "refused": True})
