@@ -307,6 +307,10 @@ def test_the_verdict_counts_the_refs_raise_as_the_actors_and_the_cap_the_least_a
     # the actor's 16384 holds a sequence at SP 2, the ref's 8000 none: 0.5 counts it as 0.5.0 raises it
     assert config.budget_in_effect(length) == (math.ceil(most * length / sp) if version == "0.5" else 16384)
     assert config.budget_in_effect_keys(length) == ((REF_BUDGET,) if version == "0.5" else (ACTOR_BUDGET,))
+    # mutants53: the ref's raised to the actor's own budget sets nothing: the actor's key alone sets it
+    tied = config.model_copy(update={"ref_sp": 1, "role_token_budgets": ((ACTOR_BUDGET, most * length),
+                                                                          (REF_BUDGET, 8000))})
+    assert tied.budget_in_effect_keys(length) == (ACTOR_BUDGET,)
     at_sp1 = config.model_copy(update={"ref_sp": 1})  # the ref at an SP of its own, 1: raised there
     assert at_sp1.budget_in_effect(length) == (most * length if version == "0.5" else 16384)
     assert config.model_copy(update={"ref_forward_runs": False}).budget_in_effect(length) == 16384
