@@ -19,7 +19,7 @@ from test_trinity import vanilla_plan
 
 from solver.api import config_query
 from solver.trinity import read_trinity_config, trinity_config_problems
-from solver.trinity.checks import fsdp_unread_keys
+from solver.trinity.checks import StateGroups, fsdp_state_groups, fsdp_unread_keys
 from solver.trinity.keys import DEPRECATED_MICRO_BATCH_SIZES
 from solver.trinity.plan_keys import keys_for_plan
 
@@ -475,11 +475,33 @@ def test_check_counts_the_critics_hybrid_fsdp_size_on_its_own_states_and_not_wit
     assert (code, current["trains"], current["unread_keys"]) == (0, True, [])
     assert line.endswith("holds: the verdict and the plans count no critic (--critic none leaves it out); set it to "
                          "-1, every GPU (--write does)")
+    # mutants53: nor does it make the verdict unknown with the host memory checked or with estimates off
+    for flags in (("--host-ram", "2000"), ("--no-estimate",)):
+        code, current, _ = _hybrid_check(cli, path, _ppo({"critic": 4}), "--critic", "none", *flags)
+        assert (code, current["trains"], current["unread_keys"]) == ((0, True, []) if flags[0] == "--host-ram"
+                                                                     else (1, False, [])), flags
     code, current, lines = _hybrid_check(cli, path, _ppo({"actor": 4, "critic": 2}))
     assert (code, current["trains"], current["unread_keys"], current["predicted"]) == (1, False, [], [96.0, 71.0])
     assert [line.split(": ", 1)[0] for line in lines] == [f"{FSDP.format(role='actor')} is 4", f"{critic} is 2"]
     assert all(" (96.0 GiB per H100-80GB GPU, of 71.0 usable; 94.4 at the optimizer step, of 77.3)" in line
                for line in lines)
+
+
+def test_a_roles_states_are_counted_over_its_smallest_group_and_the_ref_only_where_it_runs():
+    # mutants53: the critic's two keys (verl before 0.8's and 0.8's engine's) shard over the smaller group whichever
+    # comes first; the actor's group holds a ref's weights too only where the algorithm runs a ref (not raft)
+    critic, engine = CRITIC_FSDP, "trainer.trainer_config.critic.fsdp.fsdp_size"
+    for sizes in ((2, 4), (4, 2)):
+        config = _ppo({"critic": sizes[0]})
+        config["trainer"]["trainer_config"]["critic"]["fsdp"] = {"fsdp_size": sizes[1]}
+        assert fsdp_state_groups(config, 8) == StateGroups(8, 8, 2, (critic, engine)), sizes
+    assert fsdp_state_groups(_sized("actor", 4), 8) == StateGroups(4, 4, 8, (FSDP.format(role="actor"),))
+    raft = _sized("actor", 4)
+    raft["algorithm"]["algorithm_type"] = "raft"
+    assert fsdp_state_groups(raft, 8) == StateGroups(4, 8, 8, (FSDP.format(role="actor"),))
+    assert _fsdp_lines(raft) == [("fsdp-size-hybrid", HYBRID.format(
+        key=FSDP.format(role="actor"), size=4, who="verl", held="the actor's states", groups=2,
+        counted=COUNTED.format(size=4, need="")))]
 
 
 @pytest.mark.parametrize(("algorithm", "nulled"), [("ppo", True), ("grpo", False), ("dpo", False)])

@@ -238,3 +238,11 @@ def test_model_config_with_an_adapter_beside_it_names_the_lora_flags_that_count_
     (tmp_path / "adapter_config.json").write_text(json.dumps({**adapter, "target_modules": ".*(q|v)_proj"}),
                                                   encoding="utf-8")
     assert "give --lora-rank 16 --lora-targets '.*(q|v)_proj'\n" in cli(*question)[2]
+    # mutants53: --from-config counts the config's own LoRA, if any, so no note; nor for a rank YAML or JSON reads as
+    # a boolean (r: true), which is no rank
+    config = tmp_path / "trinity.yaml"
+    config.write_text(json.dumps({"model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 8192}}), encoding="utf-8")
+    code, _, err = cli("--from-config", str(config), "--model-config", str(tmp_path), "--gpu", "h100")
+    assert (code, "adapter_config.json" in err) == (0, False), err
+    (tmp_path / "adapter_config.json").write_text(json.dumps({**adapter, "r": True}), encoding="utf-8")
+    assert "adapter_config.json" not in cli(*question)[2]

@@ -291,6 +291,9 @@ def test_llama_31_past_its_native_context_on_sglang_is_refused_by_sglang_alone()
     ({"factor": 4.0}, 'rope_scaling {"factor": 4.0}'),
     ({"factor": 4.0, "rope_theta": 1000000}, 'rope_scaling {"factor": 4.0, "rope_theta": 1000000}'),
     ({"rope_theta": 1000000}, None),  # what transformers 5's default RoPE takes: nothing left unused
+    # mutants53: one per layer type (transformers 5's Gemma-3 form), its full attention's untyped
+    ({"full_attention": {"factor": 4.0}, "sliding_attention": {"rope_theta": 10000.0}},
+     'rope_scaling.full_attention {"factor": 4.0}'),
     ({"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}, None),  # typed: read as given
 ])
 def test_a_rope_scaling_of_no_type_is_read_as_none_with_a_note(cli, tmp_path: Path, scaling: dict[str, object],

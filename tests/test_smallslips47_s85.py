@@ -91,6 +91,14 @@ def test_other_tools_training_options_get_a_hint(cli, flags: tuple[str, ...], hi
     assert err.endswith(f"solve: error: unrecognized arguments: {' '.join(flags)} {hint}\n")
 
 
+def test_every_precision_option_gets_the_precision_hint(cli):
+    # mutants53: each of the precision options the parser names, not only those above
+    for flag in ("--torch-dtype", "--model-dtype", "--precision", "--mixed-precision", "--bfloat16", "--fp16",
+                 "--float16", "--half", "--fp32", "--float32"):
+        status, out, err = cli("--model", "8B", "--gpu", "h100", "--len", "32k", flag)
+        assert (status, out, err.endswith(f"unrecognized arguments: {flag} {PRECISION_HINT}\n")) == (2, "", True), err
+
+
 def test_other_tools_options_without_a_meaning_here_get_no_hint(cli):
     # a command without --lora-rank is not pointed to it, nor one without --critic to the algorithms' options
     _, _, err = cli("cluster", "fleet.yaml", "--lora-alpha", "32")
