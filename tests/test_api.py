@@ -490,8 +490,13 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
     [
         (lambda: solver.plan("8B", objective="bogus", max_model_len=4096),
          "objective must be one of cheapest, max_len, min_gpus, min_gpu_hours, got 'bogus'"),
+        # apiwords90: the guess the command's choices get (solver.tables.choice_meant); before, none
         (lambda: solver.plan("8B", objective="gpu_hours", max_model_len=4096),
-         "objective must be one of cheapest, max_len, min_gpus, min_gpu_hours, got 'gpu_hours'"),
+         "objective must be one of cheapest, max_len, min_gpus, min_gpu_hours, got 'gpu_hours'; did you mean "
+         "'min_gpu_hours'?"),
+        (lambda: solver.plan("8B", gpu="a100", max_model_len=8192, objective="min-gpus"),
+         "objective must be one of cheapest, max_len, min_gpus, min_gpu_hours, got 'min-gpus'; did you mean "
+         "'min_gpus'?"),
         (lambda: solver.plan("8B", objective="min_gpu_hours", max_model_len=4096, budget_gpus=8, exact=True),
          'objective="min_gpu_hours" chooses the GPU count: drop exact=True'),
         (lambda: solver.plan("8B", objective="min_gpu_hours"),
@@ -2020,7 +2025,9 @@ def test_the_map_and_memory_answer_functions_refuse_bad_arguments_as_the_others_
     [
         (lambda: solver.map_plans(["8B", "4B"], by="len"), 'by="len" maps one model: give model one name, not 2'),
         (lambda: solver.map_plans(by="len"), 'by="len" maps one model: give model=M'),
-        (lambda: solver.map_plans("8B", by="length"), "by must be one of model, len, got 'length'"),
+        (lambda: solver.map_plans("8B", by="length"),  # as solve map --by length (apiwords90; before, no guess)
+         "by must be one of model, len, got 'length'; did you mean 'len'?"),
+        (lambda: solver.map_plans("8B", by="models"), "by must be one of model, len, got 'models'; did you mean 'model'?"),
         (lambda: solver.map_plans("8B", gpus_up_to=65), "gpus_up_to must be a whole number from 1 to 64, got 65"),
         (lambda: solver.map_plans("8B", gpus_up_to=2.0),
          "gpus_up_to must be a whole number or None, got 2.0 (a float: pass 2)"),
