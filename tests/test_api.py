@@ -531,6 +531,8 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          ("a GPU is named by a string, got a GpuType: pass its name, 'mine', with "
           "catalog=catalog.with_gpu_types([gpu_type])")),
         (lambda: solver.place(FLEET, minimize="gpus"), "minimize must be one of None, nodes, got 'gpus'"),
+        (lambda: solver.place(FLEET, minimize="node"),  # as solve cluster --minimize node (apiwords90)
+         "minimize must be one of None, nodes, got 'node'; did you mean 'nodes'?"),
         (lambda: solver.place(FLEET, estimate="bogus"), "estimate must be one of auto, only, never, got 'bogus'"),
         (lambda: solver.place(FLEET, time_limit_s=0), "time_limit_s must be above 0 seconds and at most 1000000000, got 0"),
         (lambda: solver.place(FLEET, progress=5), "progress must be a function or None, got 5"),
