@@ -181,6 +181,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         model_config_file,
     )
     from solver.tables.reading import (
+        API_CONFIG_READER,
         NUMBER_TOO_LONG,
         UniqueKeys,
         check_built_again,
@@ -292,6 +293,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "API_CONFIG_READER",
     "AS_IT_RUNS_FLOOR_S",
     "BARE_HOST_RAM_GB",
     "CHOICES_MEANT",
