@@ -1360,7 +1360,8 @@ def keyword_meant(name: str, value: object, keywords: Collection[str]) -> str:
     field = next((field for field in OptionNames._fields if getattr(COMMAND_OPTIONS, field) == flag), None)
     meant = getattr(API_OPTIONS, field) if field is not None else None
     if meant in keywords:
-        exact = f", and {API_OPTIONS.exact} for exactly {brief(value)}" if field == "budget" and "exact" in keywords else ""
+        exact = (f", and {API_OPTIONS.exact} for exactly {brief(value)}" if field == "budget" and "exact" in keywords
+                 else "")
         return f" ({flag} is {meant} here: pass {meant}={brief(value)}{exact})"
     close = difflib.get_close_matches(name, keywords, n=1)
     return f" (did you mean {close[0]}?)" if close else ""

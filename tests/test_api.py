@@ -2050,7 +2050,8 @@ def test_the_map_and_memory_answer_functions_refuse_bad_arguments_as_the_others_
         (lambda: solver.map_plans(by="len"), 'by="len" maps one model: give model=M'),
         (lambda: solver.map_plans("8B", by="length"),  # as solve map --by length (apiwords90; before, no guess)
          "by must be one of model, len, got 'length'; did you mean 'len'?"),
-        (lambda: solver.map_plans("8B", by="models"), "by must be one of model, len, got 'models'; did you mean 'model'?"),
+        (lambda: solver.map_plans("8B", by="models"),
+         "by must be one of model, len, got 'models'; did you mean 'model'?"),
         (lambda: solver.map_plans("8B", gpus_up_to=65), "gpus_up_to must be a whole number from 1 to 64, got 65"),
         (lambda: solver.map_plans("8B", gpus_up_to=2.0),
          "gpus_up_to must be a whole number or None, got 2.0 (a float: pass 2)"),

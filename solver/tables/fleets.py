@@ -180,9 +180,10 @@ def _configured_models(path: Path, jobs: Iterable[JobEntry], catalog: Catalog,
                        config_reader: str) -> dict[str, Model]:
     """The model of each job's ``model_config`` (a path relative to the cluster file at `path`, as
     `relative_paths_folder` says), named as `Catalog.with_model` names it; `TableError` naming the job for a bad
-    config (`load_model_config`'s, with `config_reader`), or for two configs that give one name to two models: of different shapes, or of one shape but otherwise
-    different (a context, a RoPE scaling, a ``model_type``: the fleet knows a model by its name; the error names the
-    config.json keys that differ). Two configs of one model are one."""
+    config (`load_model_config`'s, with `config_reader`), or for two configs that give one name to two models: of
+    different shapes, or of one shape but otherwise different (a context, a RoPE scaling, a ``model_type``: the fleet
+    knows a model by its name; the error names the config.json keys that differ). Two configs of one model are
+    one."""
     models: dict[str, Model] = {}
     read: dict[str, tuple[str, Model]] = {}  # the name a config gives, normalised: the job and model read
     named: dict[str, tuple[str, Model, Path]] = {}  # the name the catalogue gives it: the job, model and file
@@ -362,7 +363,8 @@ which a placement saved with ``2>&1`` holds beside the JSON."""
 def _current_json(path: Path, config_reader: str = API_CONFIG_READER) -> dict[str, Any]:
     """The JSON object at `path`, with the ``placements`` every ``solve cluster --json`` has (its ``schema_version``
     too, since JSON had one); `TableError` otherwise (for a file that holds standard error's notes too, saying to save
-    standard output alone; for a file of another kind, a Trinity config or a fleet file, naming it: `looks_like`)."""
+    standard output alone; for a file of another kind, a Trinity config or a fleet file, naming it in
+    `config_reader`'s words: `looks_like`)."""
     text = read_user_file(path)  # its own one-line error where the file cannot be read
     try:
         raw = json.loads(text)

@@ -697,8 +697,8 @@ def _adapter_refusal(what: str, adapter: dict[str, Any]) -> TableError:
 
 
 def _config_json(path: Path, config_reader: str = API_CONFIG_READER) -> dict[str, Any]:
-    """The JSON object of the config.json at `path`; `TableError` for a byte-order mark, an empty file, bad JSON or a
-    non-object."""
+    """The JSON object of the config.json at `path`; `TableError` for a byte-order mark, an empty file, bad JSON (a
+    YAML file of another kind named in `config_reader`'s words: `yaml_looks_like`) or a non-object."""
     text = read_user_file(path)
     if text.startswith("\ufeff"):  # as transformers reads it: a JSON error
         raise TableError(f"{path}: starts with a byte-order mark, which JSON readers refuse: save it without one")
@@ -708,7 +708,8 @@ def _config_json(path: Path, config_reader: str = API_CONFIG_READER) -> dict[str
     try:
         config = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as error:
-        raise TableError(f"{path}: not JSON: {error.msg} (line {error.lineno}){yaml_looks_like(text, Model, config_reader)}") from None
+        kind = yaml_looks_like(text, Model, config_reader)
+        raise TableError(f"{path}: not JSON: {error.msg} (line {error.lineno}){kind}") from None
     except _RepeatedKey as repeated:
         raise TableError(f"{path}: key {repeated} appears twice (JSON readers keep the last)") from None
     except RecursionError:
