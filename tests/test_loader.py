@@ -940,10 +940,8 @@ def test_a_file_that_is_not_utf8_is_refused_naming_its_line(tmp_path: Path):
      "a memory-model file, for --memory-model, as solve calibrate --out writes"),
     ("load_memory_model", "tables/costs.yaml", "a cost-weights file, for --weights"),
     # apiwords90: in the API's words, as the loaders are the API's (the command's: --from-config, below)
-    ("load_weights", "docs/examples/trinity.yaml", "a Trinity config, for solver.check_config or solver.config_query"),
-    ("load_memory_model", "docs/examples/trinity.yaml",
-     "a Trinity config, for solver.check_config or solver.config_query"),
-    ("load_fleet", "docs/examples/trinity.yaml", "a Trinity config, for solver.check_config or solver.config_query"),
+    *[(load, "docs/examples/trinity.yaml", f"a Trinity config, for {solver.tables.API_CONFIG_READER}")
+      for load in ("load_weights", "load_memory_model", "load_fleet")],
 ])
 def test_a_file_of_another_kind_is_refused_naming_the_kind_it_looks_like(load: str, wrong: str, kind: str):
     with pytest.raises(TableError) as caught:
@@ -990,8 +988,8 @@ def test_check_config_given_verls_own_config_names_itself_where_the_command_name
                     encoding="utf-8")
     with pytest.raises(solver.ConfigError) as caught:
         solver.check_config(path, gpu="h100")
-    assert ": solver.check_config or solver.config_query reads a Trinity-RFT config, which takes verl's keys " in str(
-        caught.value)
+    said = "solver.check_config or solver.api.config_query reads a Trinity-RFT config, which takes verl's keys"
+    assert f": {said} " in str(caught.value)
 
 
 def test_from_config_given_verls_own_config_says_so_not_only_that_model_path_is_missing(cli, tmp_path: Path):

@@ -1040,7 +1040,7 @@ def _hint(refused: _Refused) -> str:
     return next((said for recognise in _HINTS if (said := recognise(refused)) is not None), "")
 
 
-API_CONFIG_READER = "solver.check_config or solver.config_query"
+API_CONFIG_READER = "solver.check_config or solver.api.config_query"
 """What reads a Trinity config, in the API's words (`solver.rules.API_OPTIONS`'s ``config_reader``; the command's:
 ``--from-config``), as a file of another kind that looks like one is told (`looks_like`): the loaders' default."""
 
