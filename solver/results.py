@@ -1708,9 +1708,10 @@ class Plan(Frozen):
         already (all of them where the answer has no best plan: an --explain line naming what would fit), each as
         ``; caution: ...``, as a summary's row or an --explain line on another plan ends ("" where none): a user who
         takes this plan instead is told what it risks that the best plan's own cautions do not say.
-        Given the plans that the rows `above` its own show beside `best` (None where no rows are: an --explain line,
-        whose words its JSON keeps), its host memory caution is short (`short_host_need`) where the answer shows a
-        full one already: `best` carries one, or a plan above does (the first to, where `best` does not, its full),
+        Given the plans that the rows or lines `above` its own show beside `best` (None where none are: an --explain
+        line beside a best plan, whose words its JSON keeps), its host memory caution is short (`short_host_need`)
+        where the answer shows a full one already: `best` carries one, or a plan above does (the first to, where `best`
+        does not, its full),
         built from the bound it was made with (`host_ram_assumed`; whole in JSON made before that field)."""
         beside = () if best is None else (best,)
         shown = above is not None and any(plan.cautions_coded(CautionCode.HOST_MEMORY_UNCHECKED)
