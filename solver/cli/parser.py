@@ -28,7 +28,6 @@ from solver.tables import (
     either,
     folded_choice,
     interconnect_meant,
-    load_catalog,
     thousands_of_tokens,
 )
 
@@ -770,7 +769,10 @@ class Parser(argparse.ArgumentParser):
 
 def _critic_model_hint(dest: str, value: str) -> str | None:
     """Where --critic (`dest` ``critic``) is given a model's name (`value`, one the catalogue knows: ``8B``,
-    ``Qwen/Qwen3-14B``), how rft-solver sizes a critic (`CRITIC_MODEL_WORDS`); None otherwise."""
+    ``Qwen/Qwen3-14B``), how rft-solver sizes a critic (`CRITIC_MODEL_WORDS`); None otherwise. The catalogue is
+    loaded only here, on that refusal (a usage error loads no models: tests/test_lazycli_s67.py)."""
+    from solver.tables import load_catalog
+
     if dest != "critic":
         return None
     try:

@@ -73,13 +73,13 @@ from solver.tables import (
     counted_batch_divisor,
     either,
     it_or_them,
+    load_catalog,
     load_trinity_fields,
     remove_padding_violation,
     shown_number,
     sp_attention_violation,
     sp_rule_violation,
     whole_number_note,
-    load_catalog,
     yaml_brief,
 )
 from solver.tables.model_config import (
