@@ -2035,7 +2035,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     run_sps = partial(critic_run_sps, mapping, model, gpus, environ=environ, version=version, train_batch_size=size,
                       train_batch_source=source)
     critic_sps = () if query.critic is None else run_sps()
-    critic_sp = None if query.critic is None else counted_critic_sp(critic_sps, config.sp)
+    critic_sp = None if query.critic is None else _counted_critic_sp(critic_sps, config.sp)
     problems += (_token_budget_problems(config, length, lowered, query.option_names, critic_sp)
                  if reads_budget else [])
     if query.critic is None and ConfigProblemCode.ROLE_SP_DIFFERS in {problem.code for problem in problems}:
@@ -2063,7 +2063,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                   config_problem_codes=tuple(problem.code for problem in problems)), groups
 
 
-def counted_critic_sp(critic_sps: tuple[int, ...], sp: int) -> int:
+def _counted_critic_sp(critic_sps: tuple[int, ...], sp: int) -> int:
     """The SP a verdict counts a config's critic's own budgets at: the least of those it may run at (`critic_sps`; the
     trainer's `sp` where none of its own), where they put the most tokens on a GPU."""
     return min(critic_sps or (sp,))
@@ -2716,7 +2716,7 @@ def _critic_budget_need_said(catalog: Catalog, query: Query, current: CurrentSet
                              states_gpus: tuple[int, int] | None, problems: tuple[str, ...]) -> tuple[str, ...]:
     """The config's `problems` (in `current`'s order) with the ``critic-budget-above-verdict`` line on the critic's
     own training budget saying what its update needs at that budget on `gpu` (`critic_budget_counted_words`' need:
-    the memory model's breakdown there, at the SP the verdict counts it at, `counted_critic_sp`, the states over
+    the memory model's breakdown there, at the SP the verdict counts it at, `_counted_critic_sp`, the states over
     `states_gpus`), where estimates may speak and a critic is counted; as they are otherwise."""
     from solver.trinity.keys import CRITIC_BUDGET_COUNTED, critic_budget_counted_words
 
@@ -2728,7 +2728,7 @@ def _critic_budget_need_said(catalog: Catalog, query: Query, current: CurrentSet
         if counted is not None:
             tokens, judged = int(counted[1]), int(counted[2])
             memory = _verdict_breakdown(catalog, query, current, gpu, setting, tokens,
-                                        counted_critic_sp(current.critic_sps, current.sp), states_gpus)
+                                        _counted_critic_sp(current.critic_sps, current.sp), states_gpus)
             words = words.replace(counted[0], critic_budget_counted_words(tokens, judged, (
                 f" (at {tokens}, {memory.critic_pass_gib:.1f} GiB per {gpu} GPU, of {memory.usable_gib:.1f} usable)")))
         said.append(words)
