@@ -2046,7 +2046,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     run_sps = partial(critic_run_sps, mapping, model, gpus, environ=environ, version=version, train_batch_size=size,
                       train_batch_source=source)
     critic_sps = () if query.critic is None else run_sps()
-    critic_sp = None if query.critic is None else min(critic_sps or (config.sp,))  # its most tokens per GPU
+    critic_sp = None if query.critic is None else _counted_critic_sp(critic_sps, config.sp)
     problems += (_token_budget_problems(config, length, lowered, query.option_names, critic_sp)
                  if reads_budget else [])
     if query.critic is None and ConfigProblemCode.ROLE_SP_DIFFERS in {problem.code for problem in problems}:
@@ -2075,6 +2075,12 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                   broken_rule_code=broken.code if broken else None,
                                   config_problems=tuple(problem.words for problem in problems),
                                   config_problem_codes=tuple(problem.code for problem in problems)), groups
+
+
+def _counted_critic_sp(critic_sps: tuple[int, ...], sp: int) -> int:
+    """The SP a verdict counts a config's critic's own budgets at: the least of those it may run at (`critic_sps`; the
+    trainer's `sp` where none of its own), where they put the most tokens on a GPU."""
+    return min(critic_sps or (sp,))
 
 
 def _config_model_unplanned(model: Model, config: TrinityConfig) -> str | None:
@@ -2534,7 +2540,7 @@ def _critic_budget_lines(verdict: _BudgetVerdict, sp: int) -> list[ConfigProblem
         taken = critic_raise.to if raised else budget
         if taken > judged:
             lines.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, critic_budget_note(
-                key, budget, f"the verdict's {judged} tokens per GPU",
+                key, budget, f"the verdict's {judged} tokens per GPU", taken, judged,
                 _critic_raise_words(config, verdict.length, sp) if raised else "")))
     if sequences > 1 and (tokens := sequences * least_token_budget(verdict.length, sp)) > judged:
         lines.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, (
@@ -2597,7 +2603,8 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str,
     own_critic = _critic_at_own_sp(catalog, query, current, gpu, setting, own, states_gpus)
     hybrid = None if states_gpus is None else (own_critic[1] if own_critic is not None else _verdict_breakdown(
         catalog, query, current, gpu, setting, own, states_gpus=states_gpus))
-    problems = _hybrid_need_said(current, _critic_need_said(current, own_critic, gpu), hybrid, gpu, query)
+    problems = _critic_budget_need_said(catalog, query, current, gpu, setting, states_gpus, _hybrid_need_said(
+        current, _critic_need_said(current, own_critic, gpu), hybrid, gpu, query))
     # With --estimate the estimates alone make the plan, but a table that says the setting ran out of memory at
     # Trinity's default budget (its GPU type's, or one's with at least its memory), a measurement, decides, as the
     # plan's tables line says. A critic at its own SP (the plan counts it at the trainer's) must fit there too, and
@@ -2715,6 +2722,29 @@ def _hybrid_need_said(current: CurrentSettings, problems: tuple[str, ...], memor
                     f" ({memory.total_gib:.1f} GiB per {gpu} GPU, of {memory.usable_gib:.1f} usable; "
                     f"{memory.step_gib:.1f} at the optimizer step, of {memory.step_usable_gib:.1f})"))
             words = words.replace(counted_words, need)
+        said.append(words)
+    return tuple(said)
+
+
+def _critic_budget_need_said(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str, setting: Setting,
+                             states_gpus: tuple[int, int] | None, problems: tuple[str, ...]) -> tuple[str, ...]:
+    """The config's `problems` (in `current`'s order) with the ``critic-budget-above-verdict`` line on the critic's
+    own training budget saying what its update needs at that budget on `gpu` (`critic_budget_counted_words`' need:
+    the memory model's breakdown there, at the SP the verdict counts it at, `_counted_critic_sp`, the states over
+    `states_gpus`), where estimates may speak and a critic is counted; as they are otherwise."""
+    from solver.trinity.keys import CRITIC_BUDGET_COUNTED, critic_budget_counted_words
+
+    if query.estimate == "never" or query.critic is None:
+        return problems
+    said = []
+    for code, words in zip(current.config_problem_codes, problems, strict=True):
+        counted = CRITIC_BUDGET_COUNTED.search(words) if code == ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT else None
+        if counted is not None:
+            tokens, judged = int(counted[1]), int(counted[2])
+            memory = _verdict_breakdown(catalog, query, current, gpu, setting, tokens,
+                                        _counted_critic_sp(current.critic_sps, current.sp), states_gpus)
+            words = words.replace(counted[0], critic_budget_counted_words(tokens, judged, (
+                f" (at {tokens}, {memory.critic_pass_gib:.1f} GiB per {gpu} GPU, of {memory.usable_gib:.1f} usable)")))
         said.append(words)
     return tuple(said)
 

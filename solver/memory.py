@@ -1104,6 +1104,16 @@ def first_even_dim_release(version: TrinityVersion | None) -> bool:
 
 PAGEABLE_BYTES = 8
 """Host memory per parameter for Adam's two fp32 moments, in ordinary memory (no rounding)."""
+RELOADED_CRITIC_BYTES = (4, 4, 4)
+"""Host memory per parameter that a reloaded critic (``param_offload`` and ``optimizer_offload`` without
+``offload_policy``) holds while the actor trains: its fp32 weights and Adam's two fp32 moments, no gradients. Its
+update ends with ``optimizer.zero_grad()``, which sets them to None (PyTorch's default), before verl moves the rest
+to the CPU: verl 0.8.0's engine as its train mode exits (``workers/engine/fsdp/transformer_impl.py:917``, then
+``engine/base.py:263`` and ``transformer_impl.py:742-745``), verl 0.7's critic (``workers/critic/dp_critic.py:262``)
+before Trinity's legacy worker offloads it (0.6.0's ``trainer/verl_legacy/fsdp_workers.py:1715``, ``:1732-1735``).
+Each counted pinned, rounded as `pinned_rounding` says: ``offload_fsdp_optimizer`` copies the moments with
+``non_blocking=True``, which PyTorch allocates pinned, and so does FSDP1's ``flat_param_to`` the weights; FSDP2's
+``model.cpu()`` leaves the weights pageable, which the count leaves on the safe side."""
 LOAD_BYTES = 4
 """Host memory per parameter while verl loads the model before FSDP shards it: the whole model in fp32."""
 
@@ -1445,13 +1455,18 @@ def host_critic_gib(model: Model, gpus: int, node_gpus: int | None, critic: Crit
                     placed: bool | None = None) -> float:
     """What one node holds in host memory of a PPO critic's states while the actor trains, GiB (part of
     `host_memory_gib`'s training need): where `critic` keeps them there (`HOST_HELD_CRITICS`), its trainer GPUs' share
-    (of all `gpus`, `node_gpus` to a node) as full fine-tuning's Offload holds them (`offloaded_actor_bytes`, under
-    Trinity's `version`, its blocks placed as `placed` says) per parameter of `critic_parameters`, its routed experts
-    laid out as `experts`; 0 otherwise."""
+    (of all `gpus`, `node_gpus` to a node) per parameter of `critic_parameters`: offloaded, as full fine-tuning's
+    Offload holds them (`offloaded_actor_bytes`); reloaded, its weights and Adam moments without gradients
+    (`RELOADED_CRITIC_BYTES`), pinned as Offload's are; under Trinity's `version`, its blocks placed as `placed` says,
+    its routed experts laid out as `experts`; 0 otherwise."""
     if critic not in HOST_HELD_CRITICS:
         return 0.0
     on_node = trainer_gpus_on_node(gpus, node_gpus)
-    held = offloaded_actor_bytes(model, gpus, 0, experts, version, placed=placed)[1]
+    if critic == "reloaded":
+        placed = first_even_dim_release(version) if placed is None else placed
+        held = sum(size * pinned_rounding(model, gpus, size, 0, experts, placed) for size in RELOADED_CRITIC_BYTES)
+    else:
+        held = offloaded_actor_bytes(model, gpus, 0, experts, version, placed=placed)[1]
     return held * critic_parameters(model) * on_node / gpus / GIB
 
 

@@ -1271,6 +1271,11 @@ class OptionNames(NamedTuple):
         writer's is ``version``: `trinity_release`)."""
         return f'trinity_version="{release}"' if self.keywords else self.trinity_release(release)
 
+    def planned_critic(self, critic: str) -> str:
+        """The option, with its value, that plans with a PPO critic held as `critic` (``resident``), as the caller
+        names it: ``--critic resident``, or ``critic="resident"``."""
+        return f'critic="{critic}"' if self.keywords else f"--critic {critic}"
+
     def longer_limit(self, deadline_passed: bool = False) -> str:
         """What lets a search that ran out of time run on, as the caller names it: ``a longer --time-limit``, or ``a
         longer time_limit_s``; where the call's deadline_s had passed (`deadline_passed`), which may be what cut it

@@ -93,6 +93,7 @@ from solver.rules import (
     whole_nodes_violation,
 )
 from solver.tables import (
+    CRITIC_STATES,
     HOST_HELD_CRITICS,
     KNOWN_RELEASE_NAMES,
     MAX_ESTIMATED_GPUS,
@@ -1765,7 +1766,8 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
         return (f"; {query.without_host_ram_words(named)}, "
                 + _host_words(data.shape, query.node_gpus, best, query)
                 + least_host_words(catalog, unlimited, best, data.gpu)
-                + _lifting_release_words(catalog, data, query))
+                + _lifting_release_words(catalog, data, query)
+                + _lifting_critic_words(catalog, data, query))
     if query.pin_flags:
         if nearby.plan("without_pins") is not None:  # the question the pins' own words ask: solved once
             return ReasonWords()  # the pins alone rule the plans out: the nearest plan's words name them
@@ -1819,6 +1821,23 @@ def _lifting_release_words(catalog: Catalog, data: PlanningData, query: Query) -
                     + (f"; {and_joined(others)} count{'s' if len(others) == 1 else ''} less host memory too"
                        if others else ""))
     return ReasonWords()
+
+
+def _lifting_critic_words(catalog: Catalog, data: PlanningData, query: Query) -> ReasonWords:
+    """Where `query`'s PPO critic is held in host memory (`HOST_HELD_CRITICS`), whose host memory rules its plans out:
+    each other way to hold it (`CRITIC_STATES`) whose question, the host memory kept, the planner answers with a plan,
+    that plan and its host need, in words: ``; with --critic resident, Env + SP=8 on 8 GPUs trains it (65536 tokens),
+    and it needs 135.6 GiB of host memory per node while the model loads``; "" where none has one."""
+    if query.critic not in HOST_HELD_CRITICS:
+        return ReasonWords()
+    words = ReasonWords()
+    for critic in CRITIC_STATES:
+        held = query.model_copy(update={"critic": critic, "top": 1})
+        best = None if critic == query.critic else answer_for(catalog, held, data.gpu, explained=False).best
+        if best is not None:
+            words += (f"; with {query.option_names.planned_critic(critic)}, "
+                      + _host_words(data.shape, query.node_gpus, best, held))
+    return words
 
 
 def _host_fitting(data: PlanningData, query: Query) -> frozenset[tuple[int, bool]]:

@@ -1060,13 +1060,16 @@ def _actor_pinned(model: Any, n: int, release: Release) -> float:
 
 def _held_critic(model: Any, n: int, critic: str | None, release: Release = NO_RELEASE) -> float:
     """Bytes one trainer GPU's share of a PPO critic keeps in host memory while the actor trains: for an offloaded or
-    reloaded `critic`, what Offload keeps of a full fine-tuned actor per parameter (pinned fp32 parameters and
-    gradients, `_actor_pinned` each, and Adam's two fp32 moments, 8 bytes a value) for each of the critic's
-    parameters; none for a resident critic, nor without one."""
+    reloaded `critic`, for each of the critic's parameters: offloaded, what Offload keeps of a full fine-tuned actor
+    per parameter (pinned fp32 parameters and gradients, `_actor_pinned` each, and Adam's two fp32 moments, 8 bytes a
+    value); reloaded, its fp32 parameters and Adam's two moments, each pinned as `_actor_pinned`, no gradients (its
+    update sets them to None before verl offloads it); none for a resident critic, nor without one."""
     if critic not in ("offloaded", "reloaded"):
         return 0.0
     parameters = model.parameters_b * 1e9
-    return (2 * _actor_pinned(model, n, release) + 8 * parameters / n) * _critic_parameters(model) / parameters
+    pinned = _actor_pinned(model, n, release)
+    held = 3 * pinned if critic == "reloaded" else 2 * pinned + 8 * parameters / n
+    return held * _critic_parameters(model) / parameters
 
 
 def _host_moments(model: Any, n: int, node_gpus: int, critic: str | None = None, release: Release = NO_RELEASE,

@@ -1700,9 +1700,9 @@ def test_a_critic_budget_above_the_verdicts_and_the_plans_is_named_and_write_low
     # criticbudget_s82: --write lowers it to the plan's, as a role's (it kept it, and said so, before)
     key = "trainer.trainer_config.critic.ppo_max_token_len_per_gpu"
     assert status == 0 and (
-        f"but: {key} 131072 is above the verdict's 32768 tokens per GPU: on verl before 0.8 the critic takes more "
-        "tokens per GPU than that, where the memory model counts its own update at that budget; --write sets it to "
-        "the plan's") in " ".join(out.split())
+        f"but: {key} 131072 is above the verdict's 32768 tokens per GPU: on verl before 0.8 the critic's own update "
+        "takes 131072 tokens per GPU, where the memory model counts it at the verdict's 32768 (at 131072, 118.9 GiB "
+        "per A100-80GB GPU, of 73.5 usable); --write sets it to the plan's") in " ".join(out.split())
     assert (f"solve: note: {patched}: {key} 131072 lowered to the plan's 32768: set by hand, it overrides "
             f"trainer.max_token_len_per_gpu for its role ({ROLE_KEYS_IGNORED})\n") in err
     assert "      ppo_max_token_len_per_gpu: 32768\n" in patched.read_text(encoding="utf-8")

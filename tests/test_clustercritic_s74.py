@@ -76,12 +76,13 @@ def test_a_resident_critic_moves_a_job_that_fits_4_gpus_plain_to_an_estimate_wit
     # The cost counts the critic's work (s76): (1/4) x (1 + 1) x 1.01.
     assert _plan_of(result, "math-4b") == (4, True, False, 1, "estimated", 0.505, 81.1, "resident")
     assert result["placements"][0]["plan"]["memory_gb"] == 70.05
-    # Offloaded or reloaded, the critic's states are in host memory (93.4 GiB, not 81.1) and Env alone fits; its cost
-    # counts Offload's weight for them: (1/4) x (1 + 1 x 2) x 1.01.
-    for critic in ("offloaded", "reloaded"):
+    # Offloaded or reloaded, the critic's states are in host memory (93.4 GiB, not 81.1; reloaded, its gradients freed
+    # before it offloads, 84.5: s90) and Env alone fits; its cost counts Offload's weight for them: (1/4) x (1 + 1 x 2)
+    # x 1.01.
+    for critic, host in (("offloaded", 93.4), ("reloaded", 84.5)):
         held = _fleet(_job("math-4b", "Qwen3-4B", 16384, critic), host_ram_gb=512)
         assert _plan_of(_checked(cli, held, _written(tmp_path, held, critic)), "math-4b") == (
-            4, True, False, 1, "estimated", 0.7575, 93.4, critic)
+            4, True, False, 1, "estimated", 0.7575, host, critic)
 
 
 def test_the_training_column_names_the_critic_and_only_where_a_job_trains_one(cli: Cli, tmp_path: Path):

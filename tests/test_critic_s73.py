@@ -194,6 +194,20 @@ def test_a_critic_in_other_words_is_told_the_choice_it_means(cli: Callable[..., 
         f"'reloaded'); did you mean '{meant}'?"))
 
 
+@pytest.mark.parametrize("given", [("--critic", "8B"), ("--critic", "Qwen/Qwen3-14B"),
+                                   ("--critic-model", "Qwen3-14B"), ("--critic_model_path", "/models/critic")])
+def test_a_critics_model_given_by_name_is_told_rft_solver_sizes_it_as_the_actors(
+        cli: Callable[..., tuple[int, str, str]], given: tuple[str, str]):
+    # critic90: --critic 8B and --critic-model X were refused with no hint that the critic is the actor's model
+    status, out, err = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", *given)
+    told = ("rft-solver counts a PPO critic as the actor's model (--model), a value head for its output projection: "
+            "--critic says where its states are held")
+    assert (status, out, err.splitlines()[-1]) == (2, "", (
+        f"solve: error: argument --critic: invalid choice: '{given[1]}' (choose from 'none', 'resident', 'offloaded', "
+        f"'reloaded'); {told}" if given[0] == "--critic" else
+        f"solve: error: unrecognized arguments: {' '.join(given)} ({told})"))
+
+
 def test_solve_memory_shows_the_critic_row_and_refuses_a_bad_value(cli: Callable[..., tuple[int, str, str]]):
     status, out, err = cli("memory", "--model", "8B", "--gpu", "A100-80GB", "--gpus", "4", "--len", "32k", "--sp", "2",
                            "--env", "--critic", "resident")

@@ -18,7 +18,7 @@ from cluster_reference import check_placements
 import solver
 from solver.cluster.options import Planner
 from solver.cluster.reasons import why_no_option
-from solver.rules import COMMAND_OPTIONS
+from solver.rules import API_OPTIONS, COMMAND_OPTIONS
 from solver.tables import JobTraining, load_catalog, load_fleet, load_weights
 
 CATALOG = load_catalog()
@@ -262,3 +262,20 @@ def test_solves_own_no_plan_reasons_name_the_critic_they_count(cli: Cli):
     assert status == 1
     assert ("no plan: 32768 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-32B "
             "with a resident PPO critic on A100-80GB within 8 GPUs") in " ".join(out.split())
+
+
+def test_a_host_limit_ruling_out_a_host_held_critic_names_the_critic_choice_the_planner_fits(cli: Cli):
+    """s90: Qwen3-14B at 64k on 8 H20s with an offloaded critic needs 337.3 GiB a node under Trinity 0.6, over
+    --host-ram 300; the planner's answer with a resident one (135.6 GiB, the load) is named, and none with a reloaded
+    one, whose 309.3 GiB is over too."""
+    asked = ("--model", "14B", "--gpu", "h20", "--gpus", "8", "--len", "64k", "--host-ram", "300",
+             "--trinity-version", "0.6")
+    status, out, _ = cli(*asked, "--critic", "offloaded")
+    said = " ".join(out.split())
+    assert status == 1
+    assert ("it needs 337.3 GiB of host memory per node for the critic's offloaded states; with --critic resident, "
+            "Env + SP=8 on 8 GPUs trains it (65536 tokens), and it needs 135.6 GiB of host memory per node while the "
+            "model loads --explain") in said
+    assert "--critic reloaded" not in said
+    assert COMMAND_OPTIONS.planned_critic("reloaded") == "--critic reloaded"
+    assert API_OPTIONS.planned_critic("resident") == 'critic="resident"'

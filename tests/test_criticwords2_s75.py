@@ -113,15 +113,32 @@ def test_solve_memory_gives_a_host_held_critics_share():
     # the training need is the actor's (with Offload) and the reference model's, plus it (where rank 0 alone loads
     # the model, so that training's need is the larger: every rank's load would outweigh the actor's alone)
     with_critic, alone = (host_memory_gib(model, 4, None, True, critic=critic, loading="rank-0")
-                          for critic in ("reloaded", None))
+                          for critic in ("offloaded", None))
     assert with_critic - alone == pytest.approx(share, rel=1e-9)
     answer = solver.memory_answer("Qwen3-8B", "A100-80GB", 4, 32768, sp=2, env=True, offload=True,
-                                  critic="reloaded")
+                                  critic="offloaded")
     assert answer.host_critic_gib == pytest.approx(share, rel=1e-12)
     assert ("host memory: 314.4 GiB per node for Offload and the critic's offloaded states (the actor's states, the "
             "critic's states (131.5 GiB) and the reference model's shards, or the model while it loads beside both "
             "models' pinned shards, whichever is more); not checked: host_ram_gb not given") in _said(
                 memory_text(answer, width=1000))
+
+
+def test_a_reloaded_critic_holds_its_weights_and_adam_in_host_memory_but_no_gradients():
+    """s90: its update sets its gradients to None (verl 0.8.0's engine, transformer_impl.py:917; verl 0.7's
+    dp_critic.py:262) before verl offloads its weights and Adam's moments: 3 pinned fp32 values a parameter, each
+    pinned as Offload's weights (not Offload's pinned gradients and pageable Adam too)."""
+    model = load_catalog().model("Qwen3-8B")
+    share = 3 * offloaded_actor_bytes(model, 4)[0] * critic_parameters(model) / GIB
+    assert host_critic_gib(model, 4, None, "reloaded") == pytest.approx(share, rel=1e-12)
+    assert (round(share, 2), round(host_critic_gib(model, 4, None, "offloaded"), 2)) == (112.62, 131.47)
+    answer = solver.memory_answer("Qwen3-8B", "A100-80GB", 4, 32768, sp=2, env=True, offload=True,
+                                  critic="reloaded")
+    said = _said(memory_text(answer, width=1000))
+    assert answer.host_critic_gib == pytest.approx(share, rel=1e-12)
+    assert "critic's states (112.6 GiB)" in said
+    assert ("in host memory while the actor trains (12 of the 16 bytes, less the gradients, which its own update "
+            "frees before it offloads the rest)") in said
 
 
 # 3. the tables vouch for no length with a critic
@@ -168,7 +185,9 @@ def test_the_critic_note_says_plainly_what_critic_none_does():
     (True, "resident", "for Offload", " (at start-up, every rank loading the model; 183.0 while training)"),
     (True, None, "for Offload", " (at start-up, every rank loading the model; 183.0 while training)"),
     (False, "offloaded", "for the critic's offloaded states", ""),
-    (False, "reloaded", "for the critic's offloaded states", ""),
+    # s90: a reloaded critic holds less (no gradients), so that loading outweighs training
+    (False, "reloaded", "for the critic's offloaded states", "; at start-up, every rank loading the model; 153.3 while "
+                                                             "training"),
     (False, "resident", "while the model loads", " (every rank loading the model)"),
     (False, None, "while the model loads", " (every rank loading the model)"),
 ])
@@ -182,9 +201,10 @@ def test_the_plan_and_solve_memory_word_the_purpose_alike(offload: bool, critic:
                              env=True, offload=offload, critic=critic, host_ram_gb=2048.0)
     assert planned.best is not None
     # With the critic's share where it is held in host memory (s76), in solve memory's words, of its figure.
-    share = (f" ({host_need_detail(offload, True, critic, answer.host_critic_gib)})" if answer.host_critic_gib
-             else "")
-    assert planned.best.host_memory_words() == f"{answer.host_memory_gib:.1f} GiB per node {purpose}{share}{loading}"
+    # where it is, what the load adds is said within the same brackets
+    detail = host_need_detail(offload, True, critic, answer.host_critic_gib) if answer.host_critic_gib else ""
+    said = f" ({detail}{loading})" if detail else loading
+    assert planned.best.host_memory_words() == f"{answer.host_memory_gib:.1f} GiB per node {purpose}{said}"
 
 
 def test_a_reasons_host_need_words_a_critic_with_offload_too():

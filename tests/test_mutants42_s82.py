@@ -20,7 +20,12 @@ import solver.cluster.search
 import solver.trinity.patch
 from solver.cluster.options import Planner
 from solver.trinity import config_key_changes, load_config_mapping
-from solver.trinity.keys import ref_forward_runs
+from solver.trinity.keys import (
+    CRITIC_BUDGET_COUNTED,
+    critic_budget_counted_words,
+    critic_budget_note,
+    ref_forward_runs,
+)
 
 Cli = Callable[..., tuple[int, str, str]]
 ENV = "expandable_segments:True"
@@ -155,8 +160,19 @@ def test_the_checks_critic_budget_line_says_write_sets_it(cli: Cli, tmp_path: Pa
     # budgetrule87: above the verdict's budget, the check fails for it (a trained critic's budget, lowered, fits)
     assert status == 1 and (
         "trainer.trainer_config.critic.ppo_max_token_len_per_gpu 65536 is above the verdict's 32768 tokens per GPU: "
-        "on verl before 0.8 the critic takes more tokens per GPU than that, where the memory model counts its own "
-        "update at that budget; --write sets it to the plan's") in problems
+        "on verl before 0.8 the critic's own update takes 65536 tokens per GPU, where the memory model counts it at "
+        "the verdict's 32768 (at 65536, 78.8 GiB per H20-96GB GPU, of 87.9 usable); --write sets it to the plan's"
+    ) in problems  # critic90: its own update's peak at its budget, named (it was "at that budget", no figure)
+
+
+def test_the_critic_forwards_budget_line_names_its_tokens_and_what_the_memory_model_counts() -> None:
+    # critic90: the value forward's line says what it takes and that the memory model counts the update, not it
+    assert critic_budget_note(FORWARD, 65536, "the verdict's 32768 tokens per GPU", 65536, 32768) == (
+        f"{FORWARD} 65536 is above the verdict's 32768 tokens per GPU: on verl before 0.8 the critic's value forward "
+        "takes 65536 tokens per GPU, where the memory model counts its own update at the verdict's 32768 (and no "
+        "forward apart: it holds no gradients); --write sets it to the plan's")
+    counted = CRITIC_BUDGET_COUNTED.search(critic_budget_counted_words(131072, 16384, " (at 131072, ...)"))
+    assert counted is not None and (counted[1], counted[2]) == ("131072", "16384")
 
 
 # solvebest: solver/cluster/options.py's `Planner.asks_solve_best`

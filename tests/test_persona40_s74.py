@@ -128,7 +128,10 @@ HELD_CRITIC = ("608.3 GiB per node for Offload and the critic's offloaded states
     # Without a critic, loading leads: no release named, each of the 4 ranks loads the model (4 x 55.0 GiB) beside
     # the reference model's and the actor's pinned shards (2 x 80.5).
     ("none", "381.1 GiB per node for Offload (at start-up, every rank loading the model; 351.6 while training);"),
-    ("offloaded", HELD_CRITIC), ("reloaded", HELD_CRITIC)])
+    ("offloaded", HELD_CRITIC),
+    # s90: a reloaded critic's gradients are freed before it offloads, 12 pinned bytes a parameter, not Offload's 19.7
+    ("reloaded", ("580.4 GiB per node for Offload and the critic's offloaded states (the actor's states, the "
+                  "critic's states (228.8 GiB) and"))])
 def test_the_host_memory_row_names_the_critics_states_it_counts(cli, critic: str, words: str):
     """Qwen3-14B at 16k with Offload: a critic held in host memory adds 256.7 GiB a node, which the row said was "for
     Offload" alone (the actor's)."""

@@ -342,9 +342,10 @@ def test_a_critic_budget_below_a_sequence_counts_as_raised_above_the_verdict(ver
                                                  ("trainer.trainer_config.critic.forward_max_token_len_per_gpu", 8000)))
     lines = [problem.words for problem in _token_budget_problems(config, 32768, 16384, COMMAND_OPTIONS, critic_sp)
              if problem.code == ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT]  # the forward's is never raised
+    # critic90: the tokens its update takes, its budget as raised (32768 in each case), named
     assert lines == ([] if raised is None else [(
-        f"{CRITIC_BUDGET} 8000{raised} is above the verdict's 16384 tokens per GPU: on verl before 0.8 the critic "
-        "takes more tokens per GPU than that, where the memory model counts its own update at that budget; --write "
+        f"{CRITIC_BUDGET} 8000{raised} is above the verdict's 16384 tokens per GPU: on verl before 0.8 the critic's "
+        "own update takes 32768 tokens per GPU, where the memory model counts it at the verdict's 16384; --write "
         "sets it to the plan's")])
 
 

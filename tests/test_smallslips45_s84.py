@@ -28,10 +28,12 @@ DPO_BUDGET_UNREAD = ("runs with dynamic batch sizes off in the actor's update, a
                      "/ SP) tokens per GPU: leave {option} out")
 ANOTHER_CRITIC = PPO_BASE.replace("model_path: Qwen/Qwen3-8B,",
                                   "model_path: Qwen/Qwen3-8B, critic_model_path: Qwen/Qwen3-4B,")
-"""`PPO_BASE` whose critic is another model's, Qwen3-4B's, whose heads rft-solver is not told of."""
+"""`PPO_BASE` whose critic is another model's, Qwen3-4B's, to whose heads the plans hold no SP."""
 SP = "trainer.trainer_config.critic.ulysses_sequence_parallel_size"
 ENGINE_SP = "trainer.trainer_config.critic.fsdp.ulysses_sequence_parallel_size"
-HEADS = "the critic is model.critic_model_path's, whose heads rft-solver does not know"
+HEADS = ("the critic is model.critic_model_path's, Qwen3-4B, of 32 attention heads (8 key-value), to which "
+         "rft-solver, counting the critic as the actor's model, holds no SP")
+"""critic90: a catalogue model's name is resolved to its heads (it said rft-solver does not know them)."""
 MEMORY = ("memory", "--model", "Qwen3-8B", "--gpu", "h100", "--gpus", "8", "--len", "8192")
 
 

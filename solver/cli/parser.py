@@ -135,6 +135,11 @@ ALGORITHM_WORDS = ("without these options rft-solver counts a run as GRPO trains
                    "a run without a reference model (SFT on Trinity 0.6, with --rollout-gpus 0: no rollout)")
 """What an algorithm option is told where its value names no option of `ALGORITHMS_MEANT` (``--algorithm grpo``)."""
 
+CRITIC_MODEL_WORDS = ("rft-solver counts a PPO critic as the actor's model (--model), a value head for its output "
+                      "projection: --critic says where its states are held")
+"""What a critic's model given by name is told (``--critic-model Qwen3-14B``, ``--critic 8B``): rft-solver sizes no
+critic of another model (a config's ``model.critic_model_path`` is counted at ``model.model_path``'s size)."""
+
 OBJECTIVE_WORDS = ("the objective is a flag here: --maximize len, --minimize gpus or --minimize gpu-hours, and "
                    "without one the cheapest plan (the Python API's objective=)")
 """What the Python API's objective keyword, given as an option, is told."""
@@ -144,6 +149,7 @@ COUNTS_NOTHING = {
     "--objective": ("--maximize", OBJECTIVE_WORDS),
     **dict.fromkeys((*ALGORITHM_OPTIONS, "--sft", "--grpo"), ("--critic", ALGORITHM_WORDS)),
     "--lora-alpha": ("--lora-rank", "LoRA's alpha changes no memory: --lora-rank is what counts"),
+    **dict.fromkeys(("--critic-model", "--critic-model-path", "--critic-path"), ("--critic", CRITIC_MODEL_WORDS)),
     **dict.fromkeys(("--dtype", "--torch-dtype", "--model-dtype", "--precision", "--mixed-precision", "--bf16",
                      "--bfloat16", "--fp16", "--float16", "--half", "--fp32", "--float32"), (None, PRECISION_WORDS)),
     **dict.fromkeys(("--verl-version", "--verl"), ("--trinity-version", VERL_RELEASE_WORDS)),
@@ -712,6 +718,7 @@ class Parser(argparse.ArgumentParser):
         """argparse's, with the invalid choice shown as `brief` shows it (argparse shows it whole), and where
         another option or command takes it (`elsewhere`), or else the choice another word for it means
         (`OPTION_CHOICES_MEANT`: ``--critic cpu``, 'offloaded'; `CHOICES_MEANT`: ``--maximize context``, 'len'), or
+        where --critic is given a model (`_critic_model_hint`) how rft-solver sizes the critic, or
         where another takes that choice (``--minimize context``: --maximize len), or else the choice it most likely
         meant (`choice_meant`, as the API guesses: ``--minimize gpu``, 'gpus'), or else where another takes the value
         it most likely meant (``--minimize length``: --maximize len)."""
@@ -724,8 +731,9 @@ class Parser(argparse.ArgumentParser):
             guessed = f"did you mean {guess!r}?" if guess else None
             taken_elsewhere = {other: hint for (dest, other), hint in self.elsewhere.items() if dest == action.dest}
             near = difflib.get_close_matches(written, taken_elsewhere, n=1)
-            hint = (taken_elsewhere.get(written) or (guessed if guess == meant else None)
-                    or taken_elsewhere.get(str(meant)) or guessed or (taken_elsewhere[near[0]] if near else None))
+            hint = (taken_elsewhere.get(written) or _critic_model_hint(action.dest, written)
+                    or (guessed if guess == meant else None) or taken_elsewhere.get(str(meant)) or guessed
+                    or (taken_elsewhere[near[0]] if near else None))
             raise argparse.ArgumentError(action, f"invalid choice: {brief(value)} (choose from {accepted})"
                                                  f"{f'; {hint}' if hint else ''}")
 
@@ -747,6 +755,21 @@ class Parser(argparse.ArgumentParser):
             raise _QuietError(message)
         self.exit(BAD_INPUT, f"usage: {self.prog} [options] (--help lists them)\n"
                              f"{self.prog}: error: {escaped_line(message + full_width_note(message))}\n")
+
+
+def _critic_model_hint(dest: str, value: str) -> str | None:
+    """Where --critic (`dest` ``critic``) is given a model's name (`value`, one the catalogue knows: ``8B``,
+    ``Qwen/Qwen3-14B``), how rft-solver sizes a critic (`CRITIC_MODEL_WORDS`); None otherwise. The catalogue is
+    loaded only here, on that refusal (a usage error loads no models: tests/test_lazycli_s67.py)."""
+    from solver.tables import load_catalog
+
+    if dest != "critic":
+        return None
+    try:
+        load_catalog().model(value)
+    except QueryError:
+        return None
+    return CRITIC_MODEL_WORDS
 
 
 def _spelled(option: str) -> str:

@@ -244,8 +244,9 @@ def lora_states_words(answer: MemoryAnswer) -> str:
 CRITIC_HELD_WORDS: dict[CriticStates | None, str] = {
     "offloaded": "in host memory throughout (FSDP2's offload_policy: its own update gathers each layer from there and "
                  "steps on the CPU), none on the GPUs",
-    "reloaded": "in host memory while the actor trains, and back on each GPU for its own update and optimizer step "
-                "(param_offload and optimizer_offload without offload_policy)",
+    "reloaded": f"in host memory while the actor trains ({HELD_STATE_BYTES} of the {STATE_BYTES} bytes, less the "
+                "gradients, which its own update frees before it offloads the rest), and back on each GPU for its own "
+                "update and optimizer step (param_offload and optimizer_offload without offload_policy)",
 }
 """Where a critic's states are held, in words, for the `CriticStates` that keep them off the GPUs while the actor
 trains (a resident one's are a figure: `critic_states_words`)."""

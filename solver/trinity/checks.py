@@ -63,6 +63,7 @@ from solver.tables import (
     ExpertLayout,
     HeldExperts,
     Model,
+    QueryError,
     TrinityVersion,
     and_joined,
     asked_length,
@@ -72,6 +73,7 @@ from solver.tables import (
     counted_batch_divisor,
     either,
     it_or_them,
+    load_catalog,
     load_trinity_fields,
     remove_padding_violation,
     shown_number,
@@ -707,12 +709,26 @@ def _critic_sp_fix(checks: _ConfigChecks, another: bool, critic_sp: int, trainer
     write = checks.names.write
     if not another:
         return f"set them alike{checks.names.write_does()}"
-    heads = "the critic is model.critic_model_path's, whose heads rft-solver does not know"
+    heads = _another_critic_words(checks.value(("model", "critic_model_path")))
     broken = sp_gpus_violation(trainer_gpus, critic_sp) if trainer_gpus > 0 else None
     if broken:
         return (f"{write} sets it" if checks.names.write_offered else "set it") + (
             f" to the plan's SP, as {broken} ({heads}: check that the plan's SP divides them)")
     return f"{write} keeps it: {heads}" if checks.names.write_offered else f"keep it: {heads}"
+
+
+def _another_critic_words(critic_path: Any) -> str:
+    """Whose a critic of another model (``model.critic_model_path``, `critic_path`) is, in words: the shipped
+    catalogue's model it names (``Qwen/Qwen3-14B``, as a Hugging Face id or a path by its last part), with its
+    attention heads, to which the plans hold no SP (rft-solver counts the critic as the actor's model);
+    where it names none, that rft-solver does not know its heads."""
+    try:
+        critic = load_catalog().model(critic_path)
+    except QueryError:
+        return "the critic is model.critic_model_path's, whose heads rft-solver does not know"
+    return (f"the critic is model.critic_model_path's, {critic.name}, of {critic.num_attention_heads} attention heads "
+            f"({critic.num_key_value_heads} key-value), to which rft-solver, counting the critic as the actor's "
+            "model, holds no SP")
 
 
 def _engine_failure(trainer_gpus: int, engine_sp: int, batch: TrainBatch,
