@@ -1554,6 +1554,32 @@ def test_pools_written_as_a_mapping_are_told_to_be_a_list(cli, tmp_path: Path):
                                                  "'- name: a100', its fields under it\n"))
 
 
+@pytest.mark.parametrize(("mistake", "said"), [
+    (("    priority: 3 ", "    priority: high "), (
+        "line 17: job math-4b, priority: must be a whole number, got 'high' (a weight, from 1 to 1000000: the "
+        "placement places the most total priority)")),
+    (("    nodes: 1\n", "    nodes: 1 node\n"), "line 10: pool h20, nodes: must be a whole number, got '1 node'"),
+    (("{at_least: 32768}", "{at_least: 32768, at_most: 8192}"), (
+        "line 21: job code-8b, max_model_len: at_most must be at least at_least (32768), got 8192")),
+    (("    rollout_gpus: 4\n", "    rollout_gpus: 4\n    gpus: 8\n"), (
+        "line 28: job chat-14b: unknown field 'gpus' (the placement chooses a job's trainer GPUs, nodes and settings; "
+        "rollout_gpus keeps GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, "
+        "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, reference_model, critic, dpo, "
+        "trinity_version, model, model_config)")),
+    (("    gpu: H20-96GB\n    nodes: 1\n", "    nodes: -1\n"), (
+        "line 8: pool h20: missing field 'gpu' (fields: name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, "
+        "gpu_memory_mib, gpu_interconnect, node_interconnect, down) (and 1 more problem, at 'pool h20, nodes' "
+        "(line 9))")),
+], ids=["job-field", "pool-field", "nested", "unknown-field", "missing-field"])
+def test_a_cluster_files_data_mistake_names_its_line(cli, tmp_path: Path, mistake: tuple[str, str], said: str):
+    # clusterlines90: a refusal named the file, the job or pool and the field, not the line, as a cells file's did
+    example = (Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml").read_text(encoding="utf-8")
+    assert mistake[0] in example
+    path = tmp_path / "fleet.yaml"
+    path.write_text(example.replace(*mistake), encoding="utf-8")
+    assert cli("cluster", str(path)) == (2, "", f"solve cluster: error: {path}: {said}\n")
+
+
 def test_names_are_printed_as_they_are_not_as_markup(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE.replace("name: a100", 'name: "p[/]:smile:"').replace("pool: a100", 'pool: "p[/]:smile:"'),
@@ -4021,13 +4047,16 @@ def test_a_job_length_of_a_few_hundred_tokens_gets_a_note_suggesting_thousands(c
     path.write_text(yaml.safe_dump({"pools": [ONE_NODE], "jobs": [
         {"name": "short", "model": "4B", "max_model_len": 32},
         {"name": "longer", "model": "0.6B", "max_model_len": {"at_least": 256}},
+        {"name": "cut", "model": "0.6B", "max_model_len": 131},  # 131k would be told to write 128k (clusterlines90)
         {"name": "fine", "model": "0.6B", "max_model_len": 257}]}), encoding="utf-8")
     status, out, err = cli("cluster", str(path), "--json")
     assert status == 0 and {p["job"]: p["plan"]["max_model_len"] for p in json.loads(out)["placements"]}["short"] == 32
     assert err == ("solve cluster: note: job short: max_model_len 32 is 32 tokens; for 32768 tokens write "
                    "max_model_len: 32k\n"
                    "solve cluster: note: job longer: max_model_len at_least 256 is 256 tokens; for 262144 tokens "
-                   "write at_least: 256k\n")
+                   "write at_least: 256k\n"
+                   "solve cluster: note: job cut: max_model_len 131 is 131 tokens; for 131072 tokens write "
+                   "max_model_len: 128k\n")
 
 
 def test_two_jobs_that_differ_only_in_their_train_batch_get_their_own_plans(tmp_path: Path):
