@@ -470,7 +470,7 @@ def place(
     placement says whether it stays, moves or starts), `source` the cluster file a `Fleet` was read from (a `Path` or
     `str`), which a refusal of a running job's LoRA targets under the release it runs on names as the file's others do
     (a path given as `fleet` names itself). Its `notes` are those ``solve cluster`` prints on stderr for the fleet (a
-    pool's `host_ram_gb` likely meant as TB: `Fleet.small_host_ram_notes`). Raises `QueryError` (one line) for a bad
+    pool's `host_ram_gb` likely meant a unit up: `Fleet.small_host_ram_notes`). Raises `QueryError` (one line) for a bad
     option, `TableError` for a bad cluster or `current` file."""
     from solver.cluster import place as place_jobs
     from solver.tables import running_releases  # a fleet's module: only where a placement is asked for
@@ -1677,7 +1677,8 @@ def config_query(
            "rollout_source": CONFIG_ROLLOUT_SOURCE if own_rollout else query.rollout_source,
            "token_budget_cap_source": config_token_cap_source(
                config.budget_in_effect_keys(asked, planned=True), config.budget_in_effect_sequences(asked, True),
-               config.budget_in_effect(asked, planned=True) > config.budget_in_effect(asked), config.version)
+               config.budget_in_effect(asked, planned=True) > config.budget_in_effect(asked, raised=False),
+               config.version)
            if token_budget is None and query.token_budget_cap and asked is not None else None}
     return query.model_copy(update=own)
 
@@ -2410,7 +2411,7 @@ def _ref_over_actor_groups(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     if not _ref_over_actor_sp(config):
         return []
     ref_sp, sp = config.ref_sp or config.sp, config.sp
-    budget = config.role_budgets_in_effect(verdict.length)[_REF_BUDGET]
+    budget = config.role_budgets_in_effect(verdict.length, raised=False)[_REF_BUDGET]
     per_gpu = -(-budget * ref_sp // (sp if config.remove_padding else 1))
     if budget * ref_sp < verdict.length or per_gpu == judged:
         return []
@@ -2442,7 +2443,7 @@ def _lora_ref_pass_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     ref_sp = config.lora_ref_sp
     if ref_sp is None:
         return []
-    budget = config.role_budgets_in_effect(length)[_REF_BUDGET]
+    budget = config.role_budgets_in_effect(length, raised=False)[_REF_BUDGET]
     held = budget * ref_sp >= length  # else Trinity raises it (on verl before 0.8)
     raised, raised_050 = ((budget, budget) if held
                           else (least_token_budget(length, ref_sp), token_budget(length, ref_sp)))
@@ -2502,13 +2503,22 @@ def _critic_budget_lines(verdict: _BudgetVerdict, sp: int) -> list[ConfigProblem
     with dynamic batch sizes off (`TrinityConfig.critic_micro_batch_sequences`, at its SP `sp`) and one holds more
     sequences than one, and more tokens per GPU than that, as `_sequence_count_lines` counts the roles': the memory
     model counts its own update at the verdict's budget (one sequence at an SP of its own, raised to hold it there).
+    A training budget that holds no sequence at `sp` counts as Trinity raises it there
+    (`TrinityConfig.raised_critic_budget`; its value forward's own it never raises).
     """
     from solver.trinity import critic_budget_note
+    from solver.trinity.keys import CRITIC_TOKEN_BUDGET
 
-    judged, sequences = verdict.judged, verdict.config.critic_micro_batch_sequences
-    lines = [ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, critic_budget_note(
-                 key, budget, f"the verdict's {judged} tokens per GPU"))
-             for key, budget in verdict.config.critic_token_budgets if budget > judged]
+    config, judged, sequences = verdict.config, verdict.judged, verdict.config.critic_micro_batch_sequences
+    critic_raise = config.raised_critic_budget(verdict.length, sp)
+    lines = []
+    for key, budget in config.critic_token_budgets:
+        raised = key == ".".join(CRITIC_TOKEN_BUDGET) and budget < critic_raise.least
+        taken = critic_raise.to if raised else budget
+        if taken > judged:
+            lines.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, critic_budget_note(
+                key, budget, f"the verdict's {judged} tokens per GPU",
+                _critic_raise_words(config, verdict.length, sp) if raised else "")))
     if sequences > 1 and (tokens := sequences * least_token_budget(verdict.length, sp)) > judged:
         lines.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, (
             f"the critic's passes run with dynamic batch sizes off: verl reads no token budget there and fills each "
@@ -2516,6 +2526,21 @@ def _critic_budget_lines(verdict: _BudgetVerdict, sp: int) -> list[ConfigProblem
             f"ceil({verdict.length} / {sp}) = {tokens} tokens per GPU, more than the verdict's {judged}, where the "
             "memory model counts its own update: set its micro-batch sizes to 1, or turn dynamic batch sizes on")))
     return lines
+
+
+def _critic_raise_words(config: TrinityConfig, length: int, sp: int) -> str:
+    """How Trinity on verl before 0.8 raises the critic's training budget that holds no sequence of `length` at the
+    critic's SP `sp` (`TrinityConfig.raised_critic_budget`), in words after the budget: the raise counted, naming the
+    releases that give it (with 0.5, 0.5.0's, the most, beside 0.5.1's and 0.5.2's; else the least, beside 0.5.0's
+    where the release may be 0.5)."""
+    critic_raise = config.raised_critic_budget(length, sp)
+    least = f"ceil({length} / {sp}) = {critic_raise.least}"
+    most = f"ceil(2 x {length} / {sp}) = {token_budget(length, sp)}"
+    if config.version == "0.5":
+        return (f", which Trinity 0.5.0 raises to {most} at the critic's SP (0.5.1 and 0.5.2 to {least}; the most is "
+                "counted),")
+    return (f", which {config.legacy_words} raises to {least} at the critic's SP"
+            + ("," if config.version == "0.6" else f" (Trinity 0.5.0 to {most}),"))
 
 
 def _lowered_by_config(config: TrinityConfig, length: int, estimate: EstimateMode) -> int | None:

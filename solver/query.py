@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from enum import Enum
 from functools import partial
 from math import ceil
@@ -973,8 +973,8 @@ class TrinityConfig(Frozen, defer_build=True):
     verl reads no critic budget there, so they take up to that many sequences of the length over the critic's SP; 0
     where none does."""
     version: TrinityVersion | None = None
-    """The Trinity release the config was read for (None: not known): with 0.5, the actor's budget is raised before
-    the rollout's is filled from it (`role_budgets`)."""
+    """The Trinity release the config was read for (None: not known): with 0.5, the actor's and the ref's budgets are
+    raised where they hold no sequence, the actor's before the rollout's is filled from it (`role_budgets`)."""
     ref_sp: int | None = None
     """The ref's SP (its own, else the trainer's) where it is another than `sp` and the ref runs a forward of its own
     (not with LoRA, nor where `ref_forward_runs` is false), the actor's SP groups at `sp`: every release on verl
@@ -1088,7 +1088,7 @@ class TrinityConfig(Frozen, defer_build=True):
         trainer = self.max_token_len_per_gpu or default
         followed = (TRAINER_TOKEN_BUDGET,) if self.max_token_len_per_gpu == default else ()
         given = dict(self.role_token_budgets)
-        raised = self.raised_actor_budget(self.max_model_len)
+        raised = self.raised_budgets(self.max_model_len)
         return followed + tuple(key for key, budget in self.role_token_budgets if budget == role_budgets(
             trainer, {k: v for k, v in given.items() if k != key}, raised)[key])
 
@@ -1099,14 +1099,16 @@ class TrinityConfig(Frozen, defer_build=True):
         written = ((TRAINER_TOKEN_BUDGET, self.max_token_len_per_gpu), *self.role_token_budgets)
         return {key: budget for key, budget in written if budget is not None and key not in followed}
 
-    def role_budgets_in_effect(self, max_model_len: int, planned: bool = False) -> dict[str, int]:
+    def role_budgets_in_effect(self, max_model_len: int, planned: bool = False, *, raised: bool = True
+                               ) -> dict[str, int]:
         """Each role's token budget at `max_model_len` (`role_budgets`, by dotted key): its own (`own_budgets`), else
         the trainer's, else the one Trinity fills it with (`default_budget`); where it reads none
-        (`micro_batch_sequences`), its sequences' tokens per GPU at the actor's SP. The actor's raised as
-        `raised_actor_budget` says (`planned`: for a plan's cap)."""
+        (`micro_batch_sequences`), its sequences' tokens per GPU at the actor's SP. The actor's and the ref's raised
+        as `raised_budgets` says (`planned`: for a plan's cap), unless not `raised` (as Trinity fills them, before
+        it raises any)."""
         own = self.own_budgets()
         trainer = own.pop(TRAINER_TOKEN_BUDGET, None) or self.default_budget(max_model_len)
-        budgets = role_budgets(trainer, own, self.raised_actor_budget(max_model_len, planned))
+        budgets = role_budgets(trainer, own, self.raised_budgets(max_model_len, planned) if raised else None)
         return budgets | {key: sequences * least_token_budget(max_model_len, self.sequence_pass_sp(key))
                           for key, sequences in self.micro_batch_sequences}
 
@@ -1128,11 +1130,12 @@ class TrinityConfig(Frozen, defer_build=True):
         group's size), so each GPU takes its share at the actor's SP."""
         return 1 if key == ".".join(ROLE_TOKEN_BUDGETS[1]) and self.ref_sp == 1 else self.sp
 
-    def budget_in_effect(self, max_model_len: int, planned: bool = False) -> int:
+    def budget_in_effect(self, max_model_len: int, planned: bool = False, *, raised: bool = True) -> int:
         """The most tokens per GPU any role takes at `max_model_len` (`role_budgets_in_effect`, `planned` for a plan's
-        cap): the ref's only where its log-probs are computed (`ref_forward_runs`)."""
+        cap, `raised` unless as Trinity fills them): the ref's only where its log-probs are computed
+        (`ref_forward_runs`)."""
         ref = ".".join(ROLE_TOKEN_BUDGETS[1])
-        return max(budget for role, budget in self.role_budgets_in_effect(max_model_len, planned).items()
+        return max(budget for role, budget in self.role_budgets_in_effect(max_model_len, planned, raised=raised).items()
                    if role != ref or self.ref_forward_runs)
 
     def budget_in_effect_keys(self, max_model_len: int, planned: bool = False) -> tuple[str, ...]:
@@ -1157,31 +1160,77 @@ class TrinityConfig(Frozen, defer_build=True):
     def _roles_in_effect(self, max_model_len: int, planned: bool = False) -> list[str]:
         """The roles (token budget keys, dotted) that take the token budget in effect at `max_model_len`
         (`budget_in_effect`, `planned` for a plan's cap): the ref only where its log-probs are computed
-        (`ref_forward_runs`)."""
+        (`ref_forward_runs`); those that take it as set where any does, else those raised to it (`raised_budgets`)."""
         ref, most = ".".join(ROLE_TOKEN_BUDGETS[1]), self.budget_in_effect(max_model_len, planned)
-        return [role for role, budget in self.role_budgets_in_effect(max_model_len, planned).items()
-                if budget == most and (role != ref or self.ref_forward_runs)]
+        roles = [role for role, budget in self.role_budgets_in_effect(max_model_len, planned).items()
+                 if budget == most and (role != ref or self.ref_forward_runs)]
+        as_set = self.role_budgets_in_effect(max_model_len, planned, raised=False)
+        return [role for role in roles if as_set[role] == most] or roles
+
+    def raised_budgets(self, max_model_len: int, planned: bool = False) -> dict[str, RaisedBudget]:
+        """How Trinity raises the actor's and the ref's token budgets (`ROLE_TOKEN_BUDGETS`, by dotted key) where
+        they hold no sequence of `max_model_len` (``_adjust_token_len_if_needed``, called for the actor, the ref and
+        the critic alike in ``synchronize_config``: ``common/verl_config.py:542``, ``:564`` in 0.5.0,
+        ``trainer/verl/verl_config.py:555``, ``:578`` in 0.5.2, ``verl_legacy/verl_config.py:563``, ``:586`` in
+        0.6.0; the critic's is `raised_critic_budget`), the actor's before the rollout's is filled from it; none for
+        a release that raises none as counted (`raised_actor_budget`). The ref's is raised at its own SP
+        (`ref_raise_sp`), in the verdict alone: in a plan's cap (`planned`), one number at the actor's SP, as a plan
+        sets the roles' SP alike, the ref's raise there would be the actor's least, which never sets the cap."""
+        actor = self.raised_actor_budget(max_model_len, planned)
+        if actor is None:
+            return {}
+        raised = {".".join(ROLE_TOKEN_BUDGETS[0]): actor}
+        if not planned:
+            raised[".".join(ROLE_TOKEN_BUDGETS[1])] = raised_at(self.version, max_model_len, self.ref_raise_sp)
+        return raised
+
+    @property
+    def ref_raise_sp(self) -> int:
+        """The SP at which Trinity raises the ref's token budget, the ref's own (`ref_sp`, or with LoRA
+        `lora_ref_sp`) where known to differ from the actor's, else the actor's (`sp`)."""
+        return self.lora_ref_sp or self.ref_sp or self.sp
 
     def raised_actor_budget(self, max_model_len: int, planned: bool = False) -> RaisedBudget | None:
-        """With `version` 0.5, how Trinity raises an actor's budget that holds no sequence of `max_model_len` at `sp`
-        before the rollout's is filled from it (``_adjust_token_len_if_needed``, then ``synchronize_config``'s
-        rollout fill): 0.5.1 and 0.5.2 to ``ceil(L/SP)``, 0.5.0 to its default ``ceil(2L/SP)``, the one taken (the
-        most any 0.5 release gives). With 0.6, whose raise and fill depend on verl, only where `planned` (a plan's
-        cap, `solver.api`'s ``_config_budget_mode``): on verl before 0.8 it raises the actor's to ``ceil(L/SP)`` at
-        the actor's own SP (`actor_sp`, else `sp`; ``verl_legacy/verl_config.py:469`` in 0.6.0) and fills the
-        rollout's from it; on verl 0.8 or later it ignores
-        both and runs every pass at the trainer's budget, which a plan writes, at the most the cap; so the cap is the
-        raised budget, as each verl runs the plan at it. With no release named, where `planned`, the least any release
-        raises it to (`RAISED_CAP_WORDS`): ``ceil(L/SP)`` at the actor's own SP, as 0.5.1, 0.5.2 and 0.6 on verl
-        before 0.8 do (0.5 runs the actor's SP as `sp`, `actor_sp` beside it here). Not for the config's own
-        settings, whose roles' budgets below a sequence are judged at Trinity's default, as verl 0.8 or later runs
-        them. None otherwise."""
-        if self.version != "0.5" and planned:
+        """How Trinity raises an actor's budget that holds no sequence of `max_model_len` before the rollout's is
+        filled from it (``_adjust_token_len_if_needed``, then ``synchronize_config``'s rollout fill), as counted for
+        the release named, `version`. With 0.5, in the verdict, to 0.5.0's ``ceil(2L/SP)``, the most any 0.5
+        release gives (0.5.1 and 0.5.2 raise it to ``ceil(L/SP)``): the verdict bounds memory from above
+        (`raised_at`); in a plan's cap (`planned`), the least they give, ``ceil(L/SP)`` (`RAISED_CAP_WORDS`), so that
+        a plan raises the budget of no 0.5 release (0.5.0 raises the plan's back to its default, as the plan's
+        caution says: `solver.results.lowered_budget_undone`). With 0.6, whose raise and fill depend on verl, only
+        where `planned` (a plan's cap, `solver.api`'s ``_config_budget_mode``): on verl before 0.8 it raises the
+        actor's to ``ceil(L/SP)`` at the actor's own SP (`actor_sp`, else `sp`; ``verl_legacy/verl_config.py:469``
+        in 0.6.0) and fills the rollout's from it; on verl 0.8 or later it ignores both and runs every pass at the
+        trainer's budget, which a plan writes, at the most the cap; so the cap is the raised budget, as each verl
+        runs the plan at it. With no release named, where `planned`, the least any release raises it to:
+        ``ceil(L/SP)`` at the actor's own SP, as 0.5.1, 0.5.2 and 0.6 on verl before 0.8 do (0.5 runs the actor's
+        SP as `sp`, `actor_sp` beside it here). Not for the config's own settings with 0.6 or none, whose roles'
+        budgets below a sequence are judged at Trinity's default, as verl 0.8 or later runs them. None
+        otherwise."""
+        if planned:
             least = least_token_budget(max_model_len, self.actor_sp or self.sp)
             return RaisedBudget(least, least)
         if self.version != "0.5":
             return None
-        return RaisedBudget(least_token_budget(max_model_len, self.sp), token_budget(max_model_len, self.sp))
+        return raised_at(self.version, max_model_len, self.sp)
+
+    def raised_critic_budget(self, max_model_len: int, critic_sp: int) -> RaisedBudget:
+        """How Trinity on verl before 0.8 raises the critic's own token budget where it holds no sequence of
+        `max_model_len` at the critic's SP, `critic_sp` (``_adjust_token_len_if_needed``: ``common/verl_config.py:595``
+        in 0.5.0, ``trainer/verl/verl_config.py:610`` in 0.5.2, ``verl_legacy/verl_config.py:617`` in 0.6.0), as
+        counted for the release named (`raised_at`: 0.5.0's raise with 0.5); its value forward's is filled from it
+        after that (`solver.trinity.keys.FORWARD_BUDGETS`)."""
+        return raised_at(self.version, max_model_len, critic_sp)
+
+
+def raised_at(version: TrinityVersion | None, max_model_len: int, sp: int) -> RaisedBudget:
+    """How Trinity on verl before 0.8 raises a token budget that holds no sequence of `max_model_len` at `sp`, as a
+    verdict counts it for the release named, `version`: with 0.5 (any patch: `TrinityConfig` carries the minor version
+    alone) to 0.5.0's ``ceil(2L/SP)`` (``required_min = max_model_len * 2``), the most any 0.5 release gives, which
+    bounds memory from above; else to ``ceil(L/SP)``, as 0.6.0 (``required_min = max_model_len``, as 0.5.1's and
+    0.5.2's) and, at the least, every release does."""
+    least = least_token_budget(max_model_len, sp)
+    return RaisedBudget(least, token_budget(max_model_len, sp) if version == "0.5" else least)
 
 
 class RaisedBudget(NamedTuple):
@@ -1200,17 +1249,20 @@ def role_budget_sources(own: Collection[str]) -> dict[str, str]:
     return sources | {rollout: rollout if rollout in own else sources[actor]}
 
 
-def role_budgets(trainer: int, own: dict[str, int], raised: RaisedBudget | None = None) -> dict[str, int]:
+def role_budgets(trainer: int, own: dict[str, int], raised: Mapping[str, RaisedBudget] | None = None
+                 ) -> dict[str, int]:
     """Each role's token budget (`ROLE_TOKEN_BUDGETS`, by dotted key) as Trinity fills it (`role_budget_sources`):
-    its `own` where set, else the trainer's budget `trainer`, but the rollout's the actor's, after the actor's is
-    `raised` where given (Trinity 0.5 raises it before the rollout takes it)."""
+    its `own` where set, else the trainer's budget `trainer`, but the rollout's the actor's, after each role's in
+    `raised` (the actor's and the ref's: `TrinityConfig.raised_budgets`) is raised where it holds no sequence
+    (Trinity raises the actor's before the rollout takes it; the rollout's own it never raises)."""
     actor, _, rollout = (".".join(path) for path in ROLE_TOKEN_BUDGETS)
     budgets = {TRAINER_TOKEN_BUDGET: trainer, **own}
     filled = {role: budgets[source] for role, source in role_budget_sources(own).items()}
-    if raised is not None and filled[actor] < raised.least:
-        filled[actor] = raised.to
-        if rollout not in own:  # it takes the actor's, as raised
-            filled[rollout] = raised.to
+    for role, role_raise in (raised or {}).items():
+        if filled[role] < role_raise.least:
+            filled[role] = role_raise.to
+    if rollout not in own:  # it takes the actor's, as raised
+        filled[rollout] = filled[actor]
     return filled
 
 
@@ -1806,13 +1858,15 @@ def token_cap_words(cap: int, source: str | None, option_names: OptionNames | No
 
 
 RAISED_CAP_WORDS: dict[TrinityVersion | None, str] = {
+    "0.5": "raised to hold a sequence at the actor's SP, the least any 0.5 release runs it at: Trinity 0.5.1 and 0.5.2 "
+           "raise it so, 0.5.0 to its default",
     "0.6": "raised to hold a sequence at the actor's SP, as Trinity 0.6 runs it on verl before 0.8; on 0.8 or later it "
            "runs the plan's trainer.max_token_len_per_gpu",
     None: "raised to hold a sequence at the actor's SP, the least any release runs it at: Trinity 0.5.1, 0.5.2 and 0.6 "
           "on verl before 0.8 raise it so, 0.5.0 to its default, and 0.6 on verl 0.8 or later runs the plan's "
           "trainer.max_token_len_per_gpu"}
 """How the cap from a config's actor budget below a sequence is that budget raised (`TrinityConfig.raised_actor_budget`,
-planned), in words, by the release named (`config_token_cap_source`): Trinity 0.6, or none."""
+planned), in words, by the release named (`config_token_cap_source`): Trinity 0.5, 0.6, or none."""
 
 
 def config_token_cap_source(keys: Sequence[str], sequences: Sequence[int] = (), raised: bool = False,
@@ -1820,7 +1874,7 @@ def config_token_cap_source(keys: Sequence[str], sequences: Sequence[int] = (), 
     """Where a query's token budget cap came from when a Trinity config's own budgets set it
     (`Query.token_budget_cap_source`), naming the `keys` that set it (`TrinityConfig.budget_in_effect_keys`):
     `CONFIG_TOKEN_CAP_SOURCE` for the trainer's own, else ``the config's own`` and the roles' keys, `raised` as the
-    release named, `version` (0.6 or none), raises them (`RAISED_CAP_WORDS`); and the `sequences` per micro-batch of
+    release named, `version`, raises them (`RAISED_CAP_WORDS`); and the `sequences` per micro-batch of
     the passes that read no budget (`TrinityConfig.budget_in_effect_sequences`): ``the config's micro-batches of 1
     sequence with dynamic batch sizes off``."""
     micro_batches = (f"micro-batches of {counted(list(sequences), 'sequence')} with dynamic batch sizes off"

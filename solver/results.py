@@ -3063,7 +3063,7 @@ class ClusterResult(_Timed, Versioned, defer_build=True):
         "load (with workers=1); otherwise another run may give another"))
     notes: tuple[str, ...] = Field(default=(), exclude=True, description=(
         "the notes solve cluster prints on stderr for the cluster file, in its words: a pool's host_ram_gb below what "
-        "any GPU node has, likely meant as TB (Fleet.small_host_ram_notes; solver.place's)"))
+        "any GPU node has, likely meant a unit up (Fleet.small_host_ram_notes; solver.place's)"))
     ways_cut_short: tuple[str, ...] = Field(default=(), description=(
         "the jobs whose ways to run the time limit left unasked (the jobs of more priority are asked first): they are "
         "left out, for want of time, the status is at best 'feasible', and the bound counts the other jobs alone; "

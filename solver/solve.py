@@ -122,7 +122,9 @@ the objective's order; past it, CP-SAT's own."""
 
 
 def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
-    """Answer `query` for each of its GPU types, in order. The GPU types after the first are solved in
+    """Answer `query` for each of its GPU types, in order, from `catalog` as the query counts it (its LoRA adapter on
+    its targets' modules: `Query.counted_catalog`, as `solver.api.answer_query` passes it; an uncounted one counts
+    ``all-linear``'s). The GPU types after the first are solved in
     worker threads while this one solves the first (CP-SAT releases the interpreter while it searches), and those
     no worker has started by then in this one;
     each answer depends only on its own model, so the answers are the same as one after the other."""

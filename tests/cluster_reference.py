@@ -245,7 +245,8 @@ def _plans_cached(catalog: Catalog, gpu: str, model: str, n: int, length: int | 
                   train_batch_size: int | None, margin: float | None, host_node_gpus: int,
                   critic: str | None, trinity_version: str | None, reference_model: bool,
                   dpo: bool, memory: Any | None, lora_rank: int,
-                  lora_modules: tuple[str, ...] | None) -> tuple[dict, ...]:
+                  lora_modules: tuple[str, ...] | None, lora_pattern: str | None,
+                  lora_exclude: str | None) -> tuple[dict, ...]:
     return tuple(
         enumerate_plans(
             catalog, gpu=gpu, model=model, objective="max_len" if length is None else "cheapest", budget_gpus=n,
@@ -253,7 +254,7 @@ def _plans_cached(catalog: Catalog, gpu: str, model: str, n: int, length: int | 
             estimates=estimates, host_ram_gb=host_ram_gb,
             token_budget=token_budget if estimates else "default", train_batch_size=train_batch_size, margin=margin,
             critic=critic, trinity_version=trinity_version, reference_model=reference_model, dpo=dpo, memory=memory,
-            lora_rank=lora_rank, lora_modules=lora_modules,
+            lora_rank=lora_rank, lora_modules=lora_modules, lora_pattern=lora_pattern, lora_exclude=lora_exclude,
         )
     )
 
@@ -271,7 +272,8 @@ def _plans(catalog: Catalog, gpu: str, job: dict, n: int, length: int | None, po
                          pool.get("host_ram_gb"), _job_budget(job, token_budget), job.get("train_batch_size"),
                          job.get("margin") if margin is None else margin, g, _critic(job), job.get("trinity_version"),
                          job.get("reference_model", True), job.get("dpo", False), job.get("memory"),
-                         job.get("lora_rank", 0), job.get("lora_modules"))
+                         job.get("lora_rank", 0), job.get("lora_modules"), job.get("lora_pattern"),
+                         job.get("lora_exclude"))
 
 
 def _stretch_plan(catalog: Catalog, gpu: str, job: dict, n: int, pool: dict, estimates: bool, token_budget: str,
@@ -329,7 +331,8 @@ def shared_host_need(catalog: Catalog, job: dict, n: int, plan: dict, shape: tup
     return _up_to_a_tenth(need(catalog.model(job["model"]), n, n, plan.get("critic"),
                                Release.named(plan.get("trinity_version")),
                                catalog.gpu(pool["gpu"]).compute_capability, plan.get("reference_model", True),
-                               Adapter(rank, job.get("lora_modules")) if rank else None))
+                               Adapter(rank, job.get("lora_modules"), job.get("lora_pattern"), job.get("lora_exclude"))
+                               if rank else None))
 
 
 def job_candidates(catalog: Catalog, job: dict, pool: dict, estimates: bool = False,
@@ -577,28 +580,32 @@ def counted_model(model: Any) -> bool:
             and not model.uncounted_mtp_layers and model.vllm_sliding_window is None)
 
 
-def _lora_modules(targets: str | None) -> tuple[str, ...] | None | bool:
-    """The linear modules a job's ``lora_targets`` lists (``q_proj, v_proj``: each name once, in its order, an empty
-    one dropped), where each is one of `reference.LAYER_LINEARS`; None for ``all-linear`` (or none given); False for
-    another form (a regex, a name of another module), which the reference does not count."""
+def _lora_targets(targets: str | None) -> tuple[tuple[str, ...] | None, str | None] | None:
+    """(module names, regex) of a job's ``lora_targets``: (None, None) for ``all-linear`` (or none given); the linear
+    modules it lists (``q_proj, v_proj``: each name once, in its order, an empty one dropped), each one of
+    `reference.LAYER_LINEARS`; else the regex PEFT matches whole names with; None for a list of other names, which the
+    reference does not count."""
     if targets is None or targets.lower() == "all-linear":
-        return None
+        return None, None
+    if re.fullmatch(r"[\w\s,]+", targets) is None:
+        return None, targets
     names = tuple(dict.fromkeys(name.strip() for name in targets.split(",") if name.strip()))
-    return names if names and set(names) <= set(LAYER_LINEARS) else False
+    return (names, None) if names and set(names) <= set(LAYER_LINEARS) else None
 
 
 def fleet_instance(catalog: Catalog, fleet: Any) -> dict | None:
     """The instance of a fleet as `solve cluster` reads it (a `solver.tables.Fleet`: its names resolved, its
     ``model_config`` models in `catalog`, as `Catalog.for_fleet` gives them), as this reference reads one; None where a
-    job trains what the reference does not count: a model not `counted_model`, or a LoRA adapter but on a model
-    `reference.lora_counted` counts, on ``all-linear`` or the module names its ``lora_targets`` lists (`_lora_modules`).
-    Those stay skipped: their adapters rest on the modules a regex (``lora_targets``, ``lora_exclude_modules``) matches
-    as PEFT matches it among the full names transformers gives each ``model_type``'s modules, layer by layer
-    (`solver.tables.peft_names`), and a mixture of experts' on PEFT's conversion of its routed experts: re-deriving
-    them is a second PEFT, not a cheap check. A LoRA job builds no reference model (docs/memory.md, "LoRA")."""
+    job trains what the reference does not count: a model not `counted_model`, or a LoRA adapter that
+    `reference.lora_counted` does not count (its ``lora_targets``, `_lora_targets`, less its ``lora_exclude_modules``:
+    on another model type, or a mixture of experts' regexes and exclusions that touch its router or routed experts,
+    whose PEFT conversion per transformers is a second PEFT, not a cheap check). A LoRA job builds no reference model
+    (docs/memory.md, "LoRA")."""
+    targets = {job.name: _lora_targets(job.lora_targets) for job in fleet.jobs}
     if any(not counted_model(catalog.model(job.model)) or job.lora_rank and (
-            job.lora_exclude_modules is not None or _lora_modules(job.lora_targets) is False
-            or not lora_counted(catalog.model(job.model))) for job in fleet.jobs):
+            targets[job.name] is None or not lora_counted(catalog.model(job.model), Adapter(
+                job.lora_rank, *targets[job.name] or (None, None), job.lora_exclude_modules)))
+           for job in fleet.jobs):
         return None
     pools = [{"name": pool.name, "gpu": pool.gpu, "nodes": pool.nodes, "gpus_per_node": pool.gpus_per_node,
               "host_ram_gb": pool.host_ram_gb, "node_interconnect": pool.node_interconnect, "down": list(pool.down)}
@@ -607,7 +614,9 @@ def fleet_instance(catalog: Catalog, fleet: Any) -> dict | None:
              "pool": job.pool, "required": job.required, "train_batch_size": job.train_batch_size,
              "critic": job.critic, "trinity_version": job.trinity_version,
              "reference_model": job.reference_model is not False and not job.lora_rank, "dpo": job.dpo,
-             "lora_rank": job.lora_rank, "lora_modules": _lora_modules(job.lora_targets) if job.lora_rank else None,
+             "lora_rank": job.lora_rank, "lora_modules": (targets[job.name] or (None,))[0] if job.lora_rank else None,
+             "lora_pattern": (targets[job.name] or (None, None))[1] if job.lora_rank else None,
+             "lora_exclude": job.lora_exclude_modules if job.lora_rank else None,
              "max_model_len": job.max_model_len if _is_int(job.max_model_len) else {
                  "at_least": job.max_model_len.at_least,
                  **({} if job.max_model_len.at_most is None else {"at_most": job.max_model_len.at_most})}}
@@ -640,12 +649,17 @@ def _vllm_lora_gib(model: Any, size: int, rank: int) -> float:
     model (docs/memory.md, "LoRA"): one slot of rank x (inputs + outputs) bf16 values on every linear layer and the
     embeddings, whatever the adapter's targets (a column-parallel layer's outputs and a row-parallel one's inputs
     split over the engine, the KV heads' at least one head a GPU; the vocabulary whole for the embeddings, a tied
-    output projection and the logits), and the punica wrapper's indices per batched token."""
-    hidden, width, layers = model.hidden_size, model.intermediate_size, model.num_layers
+    output projection and the logits), and the punica wrapper's indices per batched token; on a mixture of experts
+    (`reference.lora_counted`'s, every layer an expert layer) each layer's replicated router whole and its routed
+    experts each a gated MLP (vLLM's ``FusedMoEWithLoRA``)."""
+    hidden, layers = model.hidden_size, model.num_layers
+    width, mlps = (model.intermediate_size, 1) if model.moe is None else (model.moe.moe_intermediate_size,
+                                                                           model.moe.experts)
     queries, kv_heads = model.num_attention_heads * model.head_size, model.num_key_value_heads
     keys = kv_heads * model.head_size / min(size, kv_heads)
     vocabulary = (model.vocab_size + hidden) * (3 if model.tied_embeddings else 2)
-    layer = (hidden + queries / size) * 2 + (hidden + keys) * 2 + (hidden + width / size) * 3
+    router = 0 if model.moe is None else hidden + model.moe.experts
+    layer = (hidden + queries / size) * 2 + (hidden + keys) * 2 + (hidden + width / size) * 3 * mlps + router
     return (2 * rank * (vocabulary + layers * layer) + VLLM_LORA_TOKEN_BYTES * VLLM_BATCHED_TOKENS) / 2**30
 
 
@@ -769,7 +783,8 @@ def check_placements(
                                    critic=_critic(job), trinity_version=job.get("trinity_version"),
                                    weights=weights, reference_model=job.get("reference_model", True),
                                    dpo=job.get("dpo", False), margin=margin, memory=memory,
-                                   lora_rank=job.get("lora_rank", 0), lora_modules=job.get("lora_modules"))
+                                   lora_rank=job.get("lora_rank", 0), lora_modules=job.get("lora_modules"),
+                                   lora_pattern=job.get("lora_pattern"), lora_exclude=job.get("lora_exclude"))
         if ignore_unused_gpus:
             plan_problems = [p for p in plan_problems if not p.startswith("unused_gpus=")]
         problems.extend(f"{where}: plan: {p}" for p in plan_problems)

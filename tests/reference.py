@@ -60,9 +60,11 @@ A plan is a dict with exactly the keys of `PLAN_KEYS` (and, for min_gpu_hours, `
   own update's peak (`breakdown(..., critic=...)`), the tables still refuting; an offloaded or reloaded critic's
   states count in host memory, per trainer GPU what Offload keeps of the actor per parameter for each of the
   critic's parameters (the model's less its untied output projection, with a one-output value head).
-- With a LoRA `lora_rank` (docs/memory.md, "LoRA"; on a dense model of Qwen3's layout, `lora_counted`), an adapter
-  of rank x (inputs + outputs) parameters per adapted matrix of every layer (``all-linear``'s seven, or the
-  `lora_modules` named, whose plans name their regex and are cautioned that Trinity saves it as its characters): no
+- With a LoRA `lora_rank` (docs/memory.md, "LoRA"; on a dense model of Qwen3's layout or a Qwen3-MoE, `lora_counted`),
+  an adapter of rank x (inputs + outputs) parameters per adapted matrix (``all-linear``'s seven a layer, the
+  `lora_modules` named, or those whose full names a `lora_pattern` regex matches whole, less a `lora_exclude`'s; a
+  Qwen3-MoE's all-linear its router and routed experts too, per transformers, `_adapter_tensors`; plans name the regex
+  and are cautioned that Trinity saves it as its characters, or on a Qwen3-MoE that it cannot save the config): no
   reference model; a cell that trained vouches for it, ``inferred`` (the documented one too), and none refutes it; the
   states are the frozen base's 4 bytes a parameter and the adapter's 16 (the step's 20), the host memory the base's
   pinned fp32 parameters beside the adapter's pinned parameters and gradients and pageable moments, the load the
@@ -94,6 +96,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import dataclass, fields, replace
 from fractions import Fraction
 from typing import Any
@@ -750,8 +753,9 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
             "host_training_gb": _training_below_load(*counted, offload=bool(offload)),
             "reference_model": reference_model,  # whether the needs count the reference model's shards
             "lora_rank": 0 if adapter is None else adapter.rank,  # 0: full fine-tuning's states
-            "lora_target_modules": None if adapter is None else adapter.target_modules,
-            "lora_exclude_modules": None,  # nothing left out
+            "lora_target_modules": None if adapter is None else adapter.target_modules or (  # named beside an exclusion
+                None if adapter.exclude is None else "all-linear"),
+            "lora_exclude_modules": None if adapter is None else adapter.exclude,
             "config_lora": False,  # no config's adapter
             "config_adapter": None,  # no config's
             "dpo": dpo, "mode_train": False,  # no config's mode
@@ -840,62 +844,156 @@ def _block(size: int) -> int:
 LORA_LINEAR_TYPES = (None, "qwen3", "qwen2", "llama", "mistral")
 """The model types whose decoder layers hold Qwen3's seven linear modules (`LAYER_LINEARS`), all PEFT's ``all-linear``
 adapts of a dense model (a catalogue model's type is None: Qwen3's layout)."""
-LAYER_LINEARS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-"""The linear modules of a decoder layer of `LORA_LINEAR_TYPES`, by name."""
+LORA_MOE_TYPES = (None, "qwen3_moe")
+"""The mixture-of-experts types whose LoRA the reference counts: Qwen3-MoE's layout (a catalogue model's type is None),
+whose config PEFT converts under transformers 5 (docs/memory.md, "LoRA")."""
+ATTENTION_LINEARS = ("q_proj", "k_proj", "v_proj", "o_proj")
+LAYER_LINEARS = (*ATTENTION_LINEARS, "gate_proj", "up_proj", "down_proj")
+"""The linear modules of a decoder layer of `LORA_LINEAR_TYPES`, by name (a Qwen3-MoE expert layer's attention
+holds the first four)."""
 
 
 @dataclass(frozen=True)
 class Adapter:
-    """A LoRA adapter of `rank` in every layer on the linear modules `modules` names (of `LAYER_LINEARS`), as a job's
-    ``lora_targets`` lists them (``q_proj,v_proj``, which Trinity's config takes as ``.*\\.(q_proj|v_proj)``);
-    None: all of them, ``all-linear`` (Trinity's default ``target_modules``)."""
+    """A LoRA adapter of `rank` on the linear modules `modules` names (of `LAYER_LINEARS`) in every layer, as a job's
+    ``lora_targets`` lists them (``q_proj,v_proj``, which Trinity's config takes as ``.*\\.(q_proj|v_proj)``; None:
+    ``all-linear``, Trinity's default ``target_modules``), or on those whose full names (``model.layers.N.mlp.up_proj``)
+    the ``target_modules`` regex `pattern` matches whole, as PEFT's ``re.fullmatch`` does; less those the
+    ``exclude_modules`` regex `exclude` matches whole."""
 
     rank: int
     modules: tuple[str, ...] | None = None
+    pattern: str | None = None
+    exclude: str | None = None
 
     @property
     def target_modules(self) -> str | None:
-        """The ``target_modules`` regex a plan names (None: ``all-linear``): each module name's ending, after a dot."""
-        if self.modules is None:
-            return None
+        """The ``target_modules`` regex a plan names (None: ``all-linear``): the regex given, else each module name's
+        ending, after a dot."""
+        if self.pattern is not None or self.modules is None:
+            return self.pattern
         return ".*\\." + (self.modules[0] if len(self.modules) == 1 else f"({'|'.join(self.modules)})")
 
+    def adapts(self, name: str) -> bool:
+        """Whether the adapter adapts the linear module of full name `name` (all-linear's, the names listed, or the
+        regex's), PEFT's matching: a regex whole, a listed name as the name's last part; not what `exclude` matches."""
+        if self.exclude is not None and re.fullmatch(self.exclude, name):
+            return False
+        if self.pattern is not None:
+            return re.fullmatch(self.pattern, name) is not None
+        return self.modules is None or name.rsplit(".", 1)[-1] in self.modules
 
-def lora_counted(model: Any) -> bool:
-    """Whether the reference counts a LoRA adapter (`Adapter`) on `model`: a dense model of `LORA_LINEAR_TYPES`
-    without latent attention. A mixture of experts' stays uncounted: PEFT converts its routed experts into
-    ``target_parameters`` (fused at twice the rank, per release and layout, the router where it is one), whose pinned
-    blocks follow PEFT's wrappers' shapes, and its LoRA plans carry the release's ``lora-moe-config-unsaved`` caution:
-    a second PEFT, not a cheap check. So does another type's (Phi-3's fused ``qkv_proj``, GLM-4's ``gate_up_proj``:
-    `solver.tables.peft_names`' table per type)."""
-    return model.moe is None and model.mla is None and model.model_type in LORA_LINEAR_TYPES
+
+def _layer_names(model: Any, layer: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the linear modules a LoRA adapter may adapt, the other modules) of decoder layer `layer` of `model`, by full
+    name as transformers names them (those of either transformers of a Qwen3-MoE expert layer: 4's experts one module
+    each, 5's one module whose converted names PEFT matches as ``mlp.experts.gate_proj``)."""
+    prefix = f"model.layers.{layer}"
+    linears = [f"{prefix}.self_attn.{name}" for name in ATTENTION_LINEARS]
+    others = [prefix, f"{prefix}.self_attn", f"{prefix}.self_attn.q_norm", f"{prefix}.self_attn.k_norm",
+              f"{prefix}.mlp", f"{prefix}.mlp.act_fn", f"{prefix}.input_layernorm",
+              f"{prefix}.post_attention_layernorm"]
+    mlp = [f"{prefix}.mlp.{name}" for name in LAYER_LINEARS[4:]]
+    if model.moe is None:
+        return tuple(linears + mlp), tuple(others)
+    experts = [f"{prefix}.mlp.experts.{expert}" for expert in range(model.moe.experts)]
+    others += [f"{prefix}.mlp.gate", f"{prefix}.mlp.experts", *mlp, *experts, *(
+        f"{expert}.{name}" for expert in experts for name in (*LAYER_LINEARS[4:], "act_fn"))]
+    others += [f"{prefix}.mlp.experts.{name}" for name in (*LAYER_LINEARS[4:], "gate_up_proj")]
+    return tuple(linears), tuple(others)
 
 
-def _adapted_matrices(model: Any, adapter: Adapter) -> tuple[tuple[int, int], ...]:
-    """(inputs, outputs) of each linear module of a decoder layer that `adapter` adapts (`lora_counted`)."""
-    hidden, width = model.hidden_size, model.intermediate_size
+MODEL_NAMES = ("", "model", "model.embed_tokens", "model.layers", "model.norm", "model.rotary_emb", "lm_head")
+"""The full names of a decoder model's modules outside its layers."""
+
+
+@functools.cache  # pure: asked of each plan checked
+def lora_counted(model: Any, adapter: Adapter | None = None) -> bool:
+    """Whether the reference counts a LoRA `adapter` (any, None) on `model`: a dense model of `LORA_LINEAR_TYPES`, or a
+    mixture of experts of Qwen3-MoE's layout (`LORA_MOE_TYPES`: every layer an expert layer, no shared expert), without
+    latent attention; on it, an adapter that adapts some module, whose regexes compile, matching linear modules alone
+    (else PEFT refuses it, or it counts full fine-tuning); on a mixture of experts, ``all-linear`` or the attention's
+    modules alone, with no `exclude`. Other types' stay uncounted (Phi-3's fused ``qkv_proj``, GLM-4's
+    ``gate_up_proj``, Mixtral's and DeepSeek's experts: `solver.tables.peft_names`' table per type), and so do a
+    mixture of experts' regexes or exclusions touching its router or experts: whether PEFT converts them, fuses them
+    or adapts them whatever is excluded, per transformers, is a second PEFT (`lora-excluded-adapted`,
+    `lora-targets-one-transformers`), not a cheap check."""
+    moe = model.moe
+    if model.mla is not None:
+        return False
+    if moe is None:
+        counted = model.model_type in LORA_LINEAR_TYPES
+    else:
+        counted = (model.model_type in LORA_MOE_TYPES and not moe.dense_layers and not moe.dense_layer_indices
+                   and not moe.shared_expert_intermediate_size and not moe.computes_every_expert)
+    if not counted or adapter is None:
+        return counted
+    try:
+        for regex in (adapter.pattern, adapter.exclude):
+            if regex is not None:
+                re.compile(regex)
+    except re.error:
+        return False
+    if moe is not None and (adapter.exclude is not None or (adapter.pattern is None and adapter.modules is not None
+                                                            and not set(adapter.modules) <= set(ATTENTION_LINEARS))):
+        return False
+    if adapter.pattern is not None and (any(re.fullmatch(adapter.pattern, name) for name in MODEL_NAMES) or any(
+            re.fullmatch(adapter.pattern, name) for layer in range(model.num_layers)
+            for name in _layer_names(model, layer)[1])):
+        return False
+    return any(adapter.adapts(name) for layer in range(model.num_layers) for name in _layer_names(model, layer)[0])
+
+
+@functools.cache  # pure: asked of every length estimated
+def _adapter_tensors(model: Any, adapter: Adapter, experts: str) -> tuple[tuple[tuple[int, int], int], ...]:
+    """The LoRA weights of `adapter` on a model it counts (`lora_counted`), ((rows, columns), how many), a mixture of
+    experts' routed experts laid out as `experts` (`Release.expert_layout`): each adapted ``nn.Linear`` of inputs I and
+    outputs O a ``lora_A`` (rank x I) and a ``lora_B`` (O x rank); ``all-linear`` on a mixture of experts adds each
+    layer's router (hidden -> experts) and routed experts: under transformers 4 (``separate``) each expert's gate, up
+    and down ``nn.Linear``, under 5 (``fused``) PEFT's ``target_parameters`` wrappers (peft 0.21.2's ``ParamWrapper``:
+    a 3-D parameter (E, I, O) takes ``lora_A`` (r x E, I) and ``lora_B`` (O, r x E), a 2-D one (O, I) as a linear's),
+    the fused (E, 2 x width, hidden) ``gate_up_proj`` at twice the rank and (E, hidden, width) ``down_proj``;
+    ``either``: the layout of the larger adapter."""
+    if experts == "either":
+        return max((_adapter_tensors(model, adapter, layout) for layout in ("fused", "separate")),
+                   key=lambda tensors: sum(math.prod(shape) * count for shape, count in tensors))
+    hidden, rank = model.hidden_size, adapter.rank
     queries, keys = model.num_attention_heads * model.head_size, model.num_key_value_heads * model.head_size
-    shapes = {"q_proj": (hidden, queries), "k_proj": (hidden, keys), "v_proj": (hidden, keys),
-              "o_proj": (queries, hidden), "gate_proj": (hidden, width), "up_proj": (hidden, width),
-              "down_proj": (width, hidden)}
-    return tuple(shapes[name] for name in adapter.modules or LAYER_LINEARS)
+    widths = {"q_proj": (hidden, queries), "k_proj": (hidden, keys), "v_proj": (hidden, keys),
+              "o_proj": (queries, hidden), "gate_proj": (hidden, model.intermediate_size),
+              "up_proj": (hidden, model.intermediate_size), "down_proj": (model.intermediate_size, hidden)}
+    tensors: list[tuple[tuple[int, int], int]] = []
+    for layer in range(model.num_layers):
+        for name in _layer_names(model, layer)[0]:
+            if adapter.adapts(name):
+                inputs, outputs = widths[name.rsplit(".", 1)[-1]]
+                tensors += [((rank, inputs), 1), ((outputs, rank), 1)]
+    moe = model.moe
+    if moe is not None and adapter.pattern is None and adapter.modules is None:  # all-linear: router and experts
+        width, count, layers = moe.moe_intermediate_size, moe.experts, model.num_layers
+        tensors += [((rank, hidden), layers), ((count, rank), layers)]
+        if experts == "fused":
+            tensors += [((2 * rank * count, 2 * width), layers), ((hidden, 2 * rank * count), layers),
+                        ((rank * count, hidden), layers), ((width, rank * count), layers)]
+        else:
+            tensors += [((rank, hidden), 2 * count * layers), ((width, rank), 2 * count * layers),
+                        ((rank, width), count * layers), ((hidden, rank), count * layers)]
+    return tuple(tensors)
 
 
-def _adapter_parameters(model: Any, adapter: Adapter | None) -> int:
-    """The parameters of a LoRA `adapter`: rank x (inputs + outputs) per adapted matrix, in every layer (0 for full
+def _adapter_parameters(model: Any, adapter: Adapter | None, experts: str = "fused") -> int:
+    """The parameters of a LoRA `adapter` (`_adapter_tensors`, the routed experts laid out as `experts`; 0 for full
     fine-tuning, None)."""
     if adapter is None:
         return 0
-    widths = sum(inputs + outputs for inputs, outputs in _adapted_matrices(model, adapter))
-    return adapter.rank * model.num_layers * widths
+    return sum(math.prod(shape) * count for shape, count in _adapter_tensors(model, adapter, experts))
 
 
 def _adapter_pinned(model: Any, n: int, adapter: Adapter, release: Release) -> float:
-    """Bytes one GPU of `n` pins for the `adapter`'s fp32 parameters (or its fp32 gradients) under `release`: each
-    adapted matrix's ``lora_A`` (rank x inputs) and ``lora_B`` (outputs x rank), each shard a pinned block."""
-    return model.num_layers * sum(_block(4 * _shard(dimensions, n, release.placed))
-                                  for inputs, outputs in _adapted_matrices(model, adapter)
-                                  for dimensions in ((adapter.rank, inputs), (outputs, adapter.rank)))
+    """Bytes one GPU of `n` pins for the `adapter`'s fp32 parameters (or its fp32 gradients) under `release`: each of
+    its LoRA weights (`_adapter_tensors`) sharded as FSDP shards it, each shard a pinned block."""
+    return sum(count * _block(4 * _shard(shape, n, release.placed))
+               for shape, count in _adapter_tensors(model, adapter, release.expert_layout))
 
 
 LORA_BASE_BYTES = 4
@@ -906,21 +1004,25 @@ updates (the gradients freed); those at the optimizer step (Adam's fp32 temporar
 
 
 def _lora_breakdown(model: Any, n: int, setting: Setting, coefficients: Any, full: Any, adapter: Adapter | None,
-                    critic: str | None) -> Any:
+                    critic: str | None, experts: str = "fused") -> Any:
     """The memory model's breakdown of a LoRA run of `adapter` on a dense `model` (`lora_counted`), from full
     fine-tuning's `full` at the same GPUs, setting, tokens and critic, as docs/memory.md's "LoRA" counts it: the states
     term the frozen base's `LORA_BASE_BYTES` and the adapter's `TRAINED_BYTES` per parameter in place of every
     parameter's 16 (the calibrated multiplier kept), the activations the same; the optimizer step the base beside the
     adapter's `STEP_BYTES` (and beside a critic's states as full fine-tuning's step is); a critic's own update the base
-    beside the adapter's `HELD_BYTES`. With Offload nothing of it is on the GPU: full fine-tuning's figures."""
+    beside the adapter's `HELD_BYTES` (a mixture of experts' adapter as its routed experts are laid out, `experts`).
+    With Offload nothing of it is on the GPU: full fine-tuning's figures."""
     if adapter is None or setting.offload:
         return full
-    parameters, trained = model.parameters_b * 1e9 / n, _adapter_parameters(model, adapter) / n
+    multiplier = coefficients.states  # the calibrated states' multiplier
+    # The base's values on the fullest GPU, as full fine-tuning's states hold them (a mixture of experts' routed
+    # experts padded as FSDP2 shards them); the adapter's own tensors are sharded evenly (their padding is not counted).
+    parameters = full.terms.states / multiplier * 2**30 / TRAINED_BYTES
+    trained = _adapter_parameters(model, adapter, experts) / n
 
     def states_gib(per_trained: int) -> float:
         return (LORA_BASE_BYTES * parameters + per_trained * trained) / 2**30
 
-    multiplier = full.terms.states / (TRAINED_BYTES * parameters / 2**30)  # the calibrated states' multiplier
     states = multiplier * states_gib(TRAINED_BYTES)
     steps = [states_gib(STEP_BYTES) + full.critic_gib]
     if critic in ("resident", "reloaded"):  # the critic's own step beside the actor's held states
@@ -939,7 +1041,7 @@ def _breakdown(model: Any, memory_gib: float, n: int, setting: Setting, length: 
     `_lora_breakdown` counts it."""
     full = breakdown(model, memory_gib, n, setting, length, coefficients, margin, tokens, critic=critic, dpo=dpo,
                      experts=experts)
-    return _lora_breakdown(model, n, setting, coefficients, full, adapter, critic)
+    return _lora_breakdown(model, n, setting, coefficients, full, adapter, critic, experts)
 
 
 def _critic_parameters(model: Any) -> float:
@@ -987,8 +1089,9 @@ def _host_moments(model: Any, n: int, node_gpus: int, critic: str | None = None,
         if reference_model else 0.0
     on_node = min(n, node_gpus)
     loaders = 1 if release.loads_on_rank_0(model, compute_capability) else on_node
-    trained = _adapter_parameters(model, adapter) if adapter else model.parameters_b * 1e9
-    load = 4 * (model.parameters_b * 1e9 + _adapter_parameters(model, adapter)) * loaders
+    adapter_parameters = _adapter_parameters(model, adapter, release.expert_layout)
+    trained = adapter_parameters if adapter else model.parameters_b * 1e9
+    load = 4 * (model.parameters_b * 1e9 + adapter_parameters) * loaders
     critic_held = _held_critic(model, n, critic, release)
     if offload:
         # What is trained (the adapter, else the model) pins its gradients and keeps Adam's two moments pageable.
@@ -1141,6 +1244,11 @@ class Query:
     LoRA run) and none that ran out of memory refutes it (docs/memory.md, "LoRA")."""
     lora_modules: tuple[str, ...] | None = None
     """The linear modules of each layer the LoRA adapter adapts, by name (`Adapter`; None: all-linear's)."""
+    lora_pattern: str | None = None
+    """A ``target_modules`` regex the LoRA adapter adapts the linear modules it matches of (`Adapter.pattern`), in
+    place of `lora_modules`."""
+    lora_exclude: str | None = None
+    """An ``exclude_modules`` regex whose matches the LoRA adapter leaves out (`Adapter.exclude`; None: none)."""
     dpo: bool = False
     """Whether the run trains DPO (``--dpo``, a cluster job's ``dpo: true``). For a model that reads the token budget
     the plans are as without it, at Trinity's default token budget, a pair's tokens (``auto`` lowers none: refused here,
@@ -1156,7 +1264,8 @@ class Query:
     @property
     def adapter(self) -> Adapter | None:
         """The LoRA adapter the run trains (`lora_rank` on `lora_modules`); None for full fine-tuning."""
-        return Adapter(self.lora_rank, self.lora_modules) if self.lora_rank else None
+        return Adapter(self.lora_rank, self.lora_modules, self.lora_pattern, self.lora_exclude) \
+            if self.lora_rank else None
 
     def lowers_budget(self, model: Any) -> bool:
         """Whether the query's estimates may lower the token budget (``auto``): not for a `model` that reads none
@@ -1424,7 +1533,8 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
                       parameters_b: float, shortfall_gib: float, host_ram_given: bool, node_gpus: int,
                       over_pcie: bool, link_stated: bool, host_node_gpus: int | None = None,
                       batch_over_gpus: bool = False, far_beyond: bool | None = False,
-                      workstation_gib: int | None = None, padded: bool = False, saved_split: bool = False) -> list[str]:
+                      workstation_gib: int | None = None, padded: bool = False, saved_split: bool = False,
+                      moe_unsaved: bool = False) -> list[str]:
     """Problems with a plan's cautions: words, one on YaRN exactly where it goes past what is validated, one on
     ROCm exactly where Env is on an AMD GPU, one on thin headroom exactly where an estimate beyond the calibration
     has less than 1 GiB to spare (on a card of at most 48 GiB too: its default margin holds back the GiB such a card
@@ -1445,7 +1555,9 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     or unknown, where the caution may be missing), one on padded micro-batches exactly where the model trains one padded
     sequence per micro-batch (`padded`: `_padded`), one on a LoRA adapter's ``target_modules`` saved as its characters
     exactly where a new adapter's is a regex, not ``all-linear`` (`saved_split`: on a dense model, whatever the
-    release; docs/json.md, ``lora-targets-saved-split``)."""
+    release; on a mixture of experts, where the release's transformers may be 4; docs/json.md,
+    ``lora-targets-saved-split``), one on a mixture of experts' adapter config that Trinity cannot save exactly where a
+    LoRA run's release may run transformers 5 (`moe_unsaved`: not 0.5.1; ``lora-moe-config-unsaved``)."""
     if not isinstance(cautions, (list, tuple)) or not all(isinstance(caution, str) and caution for caution in cautions):
         return [f"cautions is not a list of words: {cautions!r}"]
     problems = []
@@ -1505,6 +1617,9 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     if split != saved_split:
         problems.append(f"a lora-targets-saved-split caution {'given' if split else 'missing'} (target_modules "
                         f"{plan.get('lora_target_modules')!r})")
+    unsaved = any(caution.startswith("LoRA on ") and "a mixture of experts: " in caution for caution in cautions)
+    if unsaved != moe_unsaved:
+        problems.append(f"a lora-moe-config-unsaved caution {'given' if unsaved else 'missing'}")
     expected_codes = [_caution_code(caution) for caution in cautions]
     if plan.get("caution_codes") != expected_codes:
         problems.append(f"caution codes {plan.get('caution_codes')!r}, where the words say {expected_codes!r}")
@@ -1551,6 +1666,7 @@ CAUTION_CODES_BY_WORDS = (
     ("SP=", "whose interconnect is not stated", "interconnect-not-stated"),
     ("its trainer spans ", "", "trainer-spans-nodes"),
     ("target_modules '", "as its single characters", "lora-targets-saved-split"),
+    ("LoRA on ", "a mixture of experts: ", "lora-moe-config-unsaved"),
 )
 """How a caution's words say its kind: (start, words within, code), the first that matches (docs/json.md)."""
 
@@ -1592,7 +1708,10 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
                                   and query.train_batch_size is not None and _is_int(plan["gpus"]) and plan["gpus"] > 0
                                   and query.train_batch_size % plan["gpus"] != 0,
                                   workstation_gib=gpu_type.workstation_host_ram_gib, padded=_padded(the_model),
-                                  saved_split=query.adapter is not None and query.adapter.target_modules is not None,
+                                  saved_split=query.adapter is not None and query.adapter.target_modules is not None
+                                  and (the_model.moe is None or query.release.expert_layout != "fused"),
+                                  moe_unsaved=query.adapter is not None and the_model.moe is not None
+                                  and query.release.expert_layout != "separate",
                                   far_beyond=_far_beyond(the_model, query.memory) and (
                                       None if query.margin is not None or query.budget_margin is not None else True))
 

@@ -15,10 +15,13 @@ from typing import Any
 import pytest
 import yaml
 from test_tokbudget_s72 import ARR, CATALOG, Cli, _config, _verdict
+from test_trinity import vanilla_plan
 
 from solver.api import config_query
 from solver.trinity import read_trinity_config, trinity_config_problems
 from solver.trinity.checks import fsdp_unread_keys
+from solver.trinity.keys import DEPRECATED_MICRO_BATCH_SIZES
+from solver.trinity.plan_keys import keys_for_plan
 
 ACTOR, REF, ROLLOUT = (f"{ARR}.{key}" for key in (
     "actor.ppo_max_token_len_per_gpu", "ref.log_prob_max_token_len_per_gpu", "rollout.log_prob_max_token_len_per_gpu"))
@@ -462,3 +465,13 @@ def test_check_counts_the_critics_hybrid_fsdp_size_on_its_own_states_and_not_wit
     assert [line.split(": ", 1)[0] for line in lines] == [f"{FSDP.format(role='actor')} is 4", f"{critic} is 2"]
     assert all(" (96.0 GiB per H100-80GB GPU, of 71.0 usable; 94.4 at the optimizer step, of 77.3)" in line
                for line in lines)
+
+
+@pytest.mark.parametrize(("algorithm", "nulled"), [("ppo", True), ("grpo", False), ("dpo", False)])
+def test_write_nulls_the_critics_deprecated_size_only_where_the_algorithm_trains_a_critic(algorithm: str,
+                                                                                         nulled: bool):
+    # mutants52: the critic's deprecated size went null in a config whose algorithm builds no critic to read it
+    critic_size = next(path for path in DEPRECATED_MICRO_BATCH_SIZES if path[-2] == "critic")
+    keys = keys_for_plan(vanilla_plan(), CATALOG.model("4B"), {"algorithm": {"algorithm_type": algorithm}})
+    assert [(key.value, key.existing_only) for key in keys if key.path == critic_size] == (
+        [(None, True)] if nulled else [])

@@ -856,11 +856,20 @@ def test_a_slip_in_a_cells_gpu_name_of_a_catalogue_gpus_memory_gets_a_guess(cli,
 
 
 @pytest.mark.parametrize("name", ["desk-4090", "a100-mine", "my4090", "a1oo"])
-def test_a_gpu_name_of_ones_own_more_than_one_slip_from_a_catalogue_name_gets_no_guess(cli, name: str):
+def test_a_gpu_name_of_ones_own_more_than_one_slip_from_a_catalogue_name_gets_no_guess(cli, tmp_path: Path,
+                                                                                        name: str):
     # --gpu-memory describes a card of one's own: a name that holds a catalogue name (as the guide's desk-4090 does),
     # or two slips from one, is taken as meant; only one slip from a catalogue name (H880, above) is guessed at.
     status, _, err = cli("memory", "--gpu", name, "--gpu-memory", "80", "--model", "0.6B", "--gpus", "1", "--len", "4k")
     assert (status, err.count("\n")) == (0, 1) and err.startswith("solve memory: note: --gpu-memory 80GB is taken as ")
+    # A cells file's GPU type of the same name gets no guess either (it was told RTX-4090-24GB for desk-4090), but the
+    # note on its memory as sold.
+    cells = tmp_path / "g.yaml"
+    cells.write_text(f"gpu: {name}\nmemory_gb: 80\nsource: x\ntables:\n  - gpus: 8\n    section: s\n    models: [8B]\n"
+                     "    rows:\n      - {max_model_len: 65536, cells: {8B: SP=4}}\n", encoding="utf-8")
+    assert cli("tables", "--cells", str(cells), "--check")[2] == (
+        f"solve tables: note: {cells}: {name}'s memory_gb 80 is taken as 80 GiB; a card reports less (an H100 80GB: "
+        "81559 MiB, 79.6 GiB), so add its memory_mib (nvidia-smi's total) where you have it\n")
 
 
 @pytest.mark.parametrize("name", ["Hl00", "HI00"])

@@ -220,13 +220,15 @@ def test_a_bad_critic_exits_2_with_one_line(cli: Cli, command: tuple[str, ...]):
         "'reloaded'); did you mean 'resident'?"))  # sft89: every command's --critic guesses alike
     config = read_trinity_config(CONFIG, "run.yaml", {})
     # sftmode89: the API guesses as --critic does (solver.tables.CRITIC_CHOICES_MEANT); before, no guess
-    for given, meant in (("yes", "resident"), ("gpu", "resident"), ("CPU", "offloaded")):
+    for given, meant in (("yes", "resident"), ("gpu", "resident"), ("CPU", "offloaded"), ("resdent", "resident")):
         with pytest.raises(QueryError) as refused:
             config_query(load_catalog(), config, gpu="A100-80GB", critic=given)  # type: ignore[arg-type]
         assert str(refused.value) == (f"critic must be one of None, none, resident, offloaded, reloaded, got "
                                       f"'{given}'; did you mean '{meant}'?")
     with pytest.raises(QueryError, match="^critic must be one of .*, got 'gpu'; did you mean 'resident'[?]$"):
         plan("8B", gpu="a100", max_model_len=8192, budget_gpus=4, critic="gpu")  # type: ignore[arg-type]
+    with pytest.raises(QueryError, match="^critic must be one of .*, got 'resdent'; did you mean 'resident'[?]$"):
+        plan("8B", gpu="a100", max_model_len=8192, budget_gpus=4, critic="resdent")  # type: ignore[arg-type]
     with pytest.raises(QueryError, match="^critic must be one of .*, got 'no'; did you mean 'none'[?]$"):
         memory_answer("8B", "a100", 4, 8192, critic="no")  # type: ignore[arg-type]
 

@@ -9,6 +9,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_trinity import vanilla_plan
+
+from solver.results import Plan
+from solver.tables import load_catalog
+from solver.trinity.keys import CRITIC_ENGINE, OFFLOAD_FLAGS
+from solver.trinity.plan_keys import keys_for_plan
 
 PPO = """\
 algorithm: {algorithm_type: ALGORITHM}
@@ -62,3 +68,17 @@ def test_an_algorithm_without_a_critic_gets_no_critic_keys(cli, tmp_path: Path):
     written = _written(cli, tmp_path, "grpo")
     assert written["trainer"]["param_offload"] is False
     assert "trainer_config" not in written["trainer"]
+
+
+def test_only_the_flags_trainer_holds_on_go_under_the_critics_engine_and_none_with_offload():
+    # mutants52: a flag trainer set false went under the critic's engine too, and so did those an Offload plan keeps
+    # on under trainer (verl 0.8 copies them there itself)
+    plan, model = vanilla_plan().model_copy(update={"critic": None}), load_catalog().model("4B")
+    config = {"algorithm": {"algorithm_type": "ppo"}, "trainer": {"param_offload": True, "optimizer_offload": False}}
+
+    def engine_flags(plan: Plan) -> dict[str, object]:
+        return {key.path[-1]: key.value for key in keys_for_plan(plan, model, config, version="0.6")
+                if key.path[:-1] == CRITIC_ENGINE and key.path[-1] in OFFLOAD_FLAGS}
+
+    assert engine_flags(plan) == {"param_offload": True}
+    assert engine_flags(plan.model_copy(update={"offload": True})) == {}

@@ -15,10 +15,12 @@ from typing import Any
 import pytest
 import yaml
 from test_tokbudget_s72 import ARR, CATALOG, Cli, _config
+from test_trinity import vanilla_plan
 
 from solver.api import answer_query, config_query
 from solver.query import QueryError
 from solver.trinity import patched_trinity_config, read_trinity_config, trinity_config_problems
+from solver.trinity.plan_keys import keys_for_plan
 
 ACTOR_SIZE = f"{ARR}.actor.ppo_micro_batch_size_per_gpu"
 NOTE = ("solve: note: {name} trains DPO with dynamic batch sizes off in the actor's update, so what is made from it "
@@ -241,3 +243,15 @@ def test_write_sets_no_rollout_flag_for_dpo_its_recompute_runs_in_rows_of_one(tm
     code, out, _ = cli("--from-config", str(tmp_path / "w.yaml"), *PLAN, "--check", "--json")
     current = json.loads(out)[0]["current"]
     assert (code, current["trains"], current["config_problem_codes"]) == (0, True, ["dpo-doubled-above-verdict"])
+
+
+@pytest.mark.parametrize(("own", "written"), [(True, [(False, True)]), (0, []), (None, [(False, True)])])
+def test_write_turns_the_actors_own_flag_off_for_dpo_only_where_it_is_on(own: Any, written: list[tuple[bool, bool]]):
+    # mutants52: an actor's flag already off as Trinity reads it (0) was rewritten false; one unset is not added
+    config = _dpo(2)
+    if own is not None:
+        config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["use_dynamic_bsz"] = own
+    keys = keys_for_plan(vanilla_plan(), CATALOG.model("4B"), config)
+    assert [(key.value, key.existing_only) for key in keys
+            if key.path == (*ARR.split("."), "actor", "use_dynamic_bsz")] == written
+    assert [key.value for key in keys if key.path == ("trainer", "use_dynamic_bsz")] == [False]

@@ -109,7 +109,12 @@ both from 0.8, where the plan's trainer.max_token_len_per_gpu runs."""
         "raise it so, 0.5.0 to its default, and 0.6 on verl 0.8 or later runs the plan's "
         "trainer.max_token_len_per_gpu)")),
     (None, 32768, 16384, ROLES_CAP),
-    ("0.5", 65536, None, None)])  # 0.5 runs the trainer at the actor's SP and raises it to its default (0.5.0's)
+    # 0.5 runs the trainer at the actor's SP; the cap is the least any 0.5 release raises it to, 0.5.1's and 0.5.2's
+    # (budget90: it was 0.5.0's, its default, which left no cap, so a plan might raise what 0.5.1 and 0.5.2 run)
+    ("0.5", 65536, 32768, (
+        "the config's own trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu (raised to hold a "
+        "sequence at the actor's SP, the least any 0.5 release runs it at: Trinity 0.5.1 and 0.5.2 raise it so, 0.5.0 "
+        "to its default)"))])
 def test_trinity_06s_cap_is_the_actors_budget_as_verl_before_08_raises_it(version: str | None, length: int,
                                                                           cap: int | None, source: str | None) -> None:
     # release89: the cap was 16384 on 0.6, so no plan trained 65536 tokens, though both verl lines run more

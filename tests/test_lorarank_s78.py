@@ -17,8 +17,10 @@ from test_apilora_s78 import NO_LORA, QV_LORA
 
 import solver
 from solver.api import answer_query, config_query
+from solver.rules import API_OPTIONS
 from solver.tables import QueryError, load_catalog
 from solver.trinity import patch_trinity_config, plan_settings, read_trinity_config
+from solver.trinity.patch import lora_rank_unkept
 
 Cli = Callable[..., tuple[int, str, str]]
 CATALOG = load_catalog()
@@ -115,3 +117,14 @@ def test_write_notes_a_full_fine_tuning_plan_over_a_config_with_lora(cli: Cli, t
     assert patched.lora_note == ("config sets LoRA (model.lora_configs), which solver.trinity.patch_trinity_config "
                                  "keeps: the plan counted full fine-tuning, which holds more than a LoRA run; remove "
                                  "model.lora_configs to train every parameter")
+
+
+def test_an_adapter_without_a_whole_rank_of_its_own_is_not_refused_for_the_plans_rank() -> None:
+    # mutants52: a LoRA config whose rank is no whole number (read as 0) was held to the plan's as another rank
+    def refusal(rank: object) -> str | None:
+        config = {"model": {"lora_configs": [{"name": "mine", "lora_rank": rank}]}}
+        return lora_rank_unkept(16, config, "c.yaml", {}, API_OPTIONS)
+
+    assert refusal(8.5) is None and refusal(16) is None
+    assert (refusal(32) or "").startswith(
+        "c.yaml: the plan counted LoRA rank 16, but model.lora_configs trains rank 32,")

@@ -77,14 +77,19 @@ def test_rollout_engines_fit_where_weights_and_one_sequence_take_exactly_half_of
         RolloutEngines(size=0, weights_gib=20.0, kv_cache_gib=10.0, room_gib=60.0, largest=False)
 
 
-def test_trinity_05_raises_an_actor_budget_below_one_sequence_before_an_unset_rollout_takes_it_and_no_other():
+def test_trinity_05_raises_the_actors_and_the_refs_budgets_below_one_sequence_and_an_unset_rollout_takes_the_actors():
     raised = RaisedBudget(least=16384, to=32768)
-    # The actor's, taken from a trainer's that holds no sequence, is raised; the ref's is not (it is checked at its
-    # own SP); a rollout that sets its own keeps it.
-    assert role_budgets(8192, {ROLLOUT: 10000}, raised) == {ACTOR: 32768, REF: 8192, ROLLOUT: 10000}
-    assert role_budgets(8192, {}, raised) == {ACTOR: 32768, REF: 8192, ROLLOUT: 32768}
+    both = {ACTOR: raised, REF: raised}
+    # The actor's and the ref's, taken from a trainer's that holds no sequence, are raised (budget90: the ref's was
+    # not, though every release raises it, _adjust_token_len_if_needed); a rollout that sets its own keeps it.
+    assert role_budgets(8192, {ROLLOUT: 10000}, both) == {ACTOR: 32768, REF: 32768, ROLLOUT: 10000}
+    assert role_budgets(8192, {}, both) == {ACTOR: 32768, REF: 32768, ROLLOUT: 32768}
+    # Each at its own raise (the ref's at its own SP); only the roles given are raised.
+    assert role_budgets(8192, {REF: 4000}, {ACTOR: raised, REF: RaisedBudget(32768, 65536)}) == {
+        ACTOR: 32768, REF: 65536, ROLLOUT: 32768}
+    assert role_budgets(8192, {}, {ACTOR: raised}) == {ACTOR: 32768, REF: 8192, ROLLOUT: 32768}
     # One that holds a sequence exactly is no raise.
-    assert role_budgets(16384, {}, raised) == {ACTOR: 16384, REF: 16384, ROLLOUT: 16384}
+    assert role_budgets(16384, {}, both) == {ACTOR: 16384, REF: 16384, ROLLOUT: 16384}
     assert role_budgets(8192, {}) == {ACTOR: 8192, REF: 8192, ROLLOUT: 8192}
 
 

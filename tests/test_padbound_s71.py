@@ -26,7 +26,7 @@ from solver.render.summary import apply_lines
 from solver.solve import plan
 from solver.tables import load_catalog
 from solver.tables.model_config import load_model_config
-from solver.trinity import read_trinity_config, trinity_config_problems
+from solver.trinity import patched_trinity_config, read_trinity_config, trinity_config_problems
 from solver.trinity.plan_keys import keys_for_plan
 from solver.trinity.settings import plan_settings
 
@@ -118,6 +118,22 @@ def test_write_sets_the_critics_sizes_only_where_the_configs_algorithm_trains_on
     written = {".".join(key.path) for key in keys_for_plan(found, model, config, version="0.6")}
     assert [key for key in (*CRITIC_SIZES, *ENGINE_SIZES) if key in written] == (
         [*CRITIC_SIZES, *ENGINE_SIZES] if algorithm in ("ppo", None) else [])
+
+
+@pytest.mark.parametrize("version", ["0.5", "0.6"])
+def test_a_padded_plan_sets_the_critics_engine_sizes_but_for_0_5_and_the_trainers_budget_only_where_present(
+        version: str):
+    # mutants52: 0.5, which refuses the critic's engine section, got its sizes; the trainer's budget, unread with one
+    # sequence per micro-batch, is to be set only in place of a config's own
+    found, model = _internlm2_plan(version="0.6")
+    keys = keys_for_plan(found, model, {"algorithm": {"algorithm_type": "ppo"}}, version=version)
+    written = {".".join(key.path) for key in keys}
+    assert [key for key in (*CRITIC_SIZES, *ENGINE_SIZES) if key in written] == (
+        CRITIC_SIZES if version == "0.5" else [*CRITIC_SIZES, *ENGINE_SIZES])
+    assert [key.existing_only for key in keys if key.path == ("trainer", "max_token_len_per_gpu")] == [True]
+    patched = yaml.safe_load(patched_trinity_config("model:\n  max_model_len: 32768\n", found, model).text)
+    assert patched["trainer"]["ulysses_sequence_parallel_size"] == found.sp
+    assert "max_token_len_per_gpu" not in patched["trainer"]
 
 
 @pytest.mark.parametrize("version", [None, "0.6"])
@@ -385,6 +401,10 @@ def test_the_rollouts_flag_left_none_beside_the_actors_runs_its_pass_in_rows(ver
         config = _config(fixed, use_dynamic_bsz=True)
         config["trainer"]["trainer_config"]["algorithm"] = {"rollout_correction": {"bypass_mode": False}}
         assert "token-budget-above-verdict" not in dict(_verdict(config, version)[1])
+    # mutants52: nor does --write set the rollout's flag beside the actor's 1, which its rows of one sequence hold
+    one = _config({"actor": {"ppo_micro_batch_size_per_gpu": 1}}, use_dynamic_bsz=True)
+    one["trainer"]["trainer_config"]["algorithm"] = {"rollout_correction": {"bypass_mode": False}}
+    assert path not in {key.path for key in keys_for_plan(found, load_catalog().model("8B"), one, version=version)}
     # the actor's own flag counts on 0.6 with verl before 0.8, for that pass: its line says so
     off = _config({"actor": {"use_dynamic_bsz": False}}, use_dynamic_bsz=True)
     assert _problems(off, version, load_catalog().model("8B")) == [("dynamic-batch-off", (

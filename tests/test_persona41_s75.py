@@ -155,7 +155,8 @@ def _fleet_with_critic(tmp_path: Path, critic: str) -> Path:
     ("gpu", "'gpu'; did you mean 'resident'?"),
     ("~", "null (YAML reads it, unquoted, as null: write one of the words)"),
     ("1", "1 (YAML reads it, unquoted, as a number: write one of the words)"),
-    ("residnet", "'residnet'"),  # s87: Resident is taken, as --critic Resident
+    ("residnet", "'residnet'; did you mean 'resident'?"),  # s87: Resident is taken, as --critic Resident
+    ("resdent", "'resdent'; did you mean 'resident'?"),  # words90: a choice misspelt is guessed, as --critic guesses
     ("'no'", "'no'; did you mean 'none'?"),
 ])
 def test_a_job_s_critic_of_another_word_is_refused_saying_what_yaml_read(cli: Cli, tmp_path: Path, critic: str,

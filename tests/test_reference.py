@@ -24,10 +24,12 @@ from reference import (
     check_plan,
     enumerate_plans,
     exact_cost,
+    lora_counted,
     rank_key,
     ranked_alternatives,
 )
 
+import solver
 from solver.memory import breakdown, host_memory_gib
 from solver.model import prepare
 from solver.rules import lowered_token_budget, most_estimated_tokens, token_budget
@@ -950,3 +952,28 @@ def test_check_plan_holds_the_planners_lora_plans_to_their_adapter():
     assert "memory figures" in check_plan(CATALOG, planned[0], **{**query, "estimates": True})[0]  # full fine-tuning
     assert "evidence='documented', expected 'inferred'" in check_plan(
         CATALOG, {**planned[0], "evidence": "documented"}, **lora)
+
+
+def test_the_reference_counts_regex_targets_and_a_mixture_of_experts_adapter():
+    # docs/memory.md, "LoRA": a regex (and an exclusion) counted layer by layer, Qwen3-MoE's adapter per layout.
+    moe, small = CATALOG.model("Qwen3-30B-A3B"), CATALOG.model("Qwen3-1.7B")
+    assert _adapter_parameters(small, Adapter(16, pattern=r".*\.o_proj", exclude=r".*layers\.0\..*")) == 1_769_472
+    assert _adapter_parameters(CATALOG.model("Qwen3-8B"), Adapter(16, exclude=r".*layers\.[0-3]\..*")) == 38_797_312
+    assert [_adapter_parameters(moe, Adapter(32), layout) for layout in ("fused", "separate", "either")] == [
+        1_993_015_296, 1_691_025_408, 1_993_015_296]
+    assert [lora_counted(moe, Adapter(16, pattern=pattern)) for pattern in (r".*\.(q_proj|v_proj)", r".*experts.*")] \
+        == [True, False]
+    assert not lora_counted(small, Adapter(16, pattern=r".*\.mlp\..*"))  # act_fn too: the solver refuses it
+    query = {"gpu": "H100-80GB", "max_model_len": 16384, "budget_gpus": 8, "host_ram_gb": 1024, "top": 2}
+    for model, release, targets in (("Qwen3-30B-A3B", "0.5.2", None), ("Qwen3-30B-A3B", None, r".*\.(q_proj|v_proj)"),
+                                    ("Qwen3-1.7B", None, r".*\.o_proj")):
+        (answer,) = solver.plan(model, objective="cheapest", lora_rank=16, trinity_version=release,
+                                lora_targets=targets, **query)
+        asked = {**query, "model": model, "estimates": True, "lora_rank": 16, "reference_model": False,
+                 "trinity_version": release, "lora_pattern": targets}
+        asked.pop("top")
+        planned = [p.model_dump(mode="json") for p in answer.plans]
+        assert len(planned) == 2 and [check_plan(CATALOG, p, **asked) for p in planned] == [[], []], model
+        other = r".*\.q_proj" if targets is None else None  # another adapter's figures
+        assert any("memory figures" in problem for problem in check_plan(CATALOG, planned[0], **{
+            **asked, "lora_pattern": other}))

@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
+from solver.api import _token_budget_problems
 from solver.memory import REFERENCE_BYTES, first_even_dim_release
-from solver.query import QueryError, TrinityConfig
-from solver.rules import DPO_PAIR_SIZES, lora_moe_unsaved_words, mapped_theta_words
+from solver.query import ConfigProblemCode, QueryError, TrinityConfig
+from solver.rules import COMMAND_OPTIONS, DPO_PAIR_SIZES, lora_moe_unsaved_words, mapped_theta_words
 from solver.tables import (
     LOADING_RANKS,
     counted_batch_divisor,
@@ -288,6 +289,54 @@ def test_the_raised_token_budget_is_each_releases_own_raise_and_the_raised_actor
     expected = (counted if own == counted else f"{own} before verl 0.8; {counted}" if raised is None
                 else f"{own}, counted as {counted}")
     assert cell("raised token budget", release) == expected
+
+
+ACTOR_BUDGET, REF_BUDGET = (f"trainer.trainer_config.actor_rollout_ref.{role}" for role in (
+    "actor.ppo_max_token_len_per_gpu", "ref.log_prob_max_token_len_per_gpu"))
+CRITIC_BUDGET = "trainer.trainer_config.critic.ppo_max_token_len_per_gpu"
+
+
+@pytest.mark.parametrize("version", ["0.5", "0.6", None])
+def test_the_verdict_counts_the_refs_raise_as_the_actors_and_the_cap_the_least_any_patch_gives(version):
+    # budget90: every release raises the ref's and the critic's budgets as the actor's (_adjust_token_len_if_needed
+    # for all three), but the budget in effect counted the actor's raise alone
+    length, sp = 32768, 2
+    most = max(times for patch, times in OWN_RAISES.items() if minor(patch) == "0.5")  # 0.5.0's
+    config = TrinityConfig(model="Qwen3-8B", max_model_len=length, sp=sp, version=version,
+                           role_token_budgets=((ACTOR_BUDGET, 16384), (REF_BUDGET, 8000)))
+    # the actor's 16384 holds a sequence at SP 2, the ref's 8000 none: 0.5 counts it as 0.5.0 raises it
+    assert config.budget_in_effect(length) == (math.ceil(most * length / sp) if version == "0.5" else 16384)
+    assert config.budget_in_effect_keys(length) == ((REF_BUDGET,) if version == "0.5" else (ACTOR_BUDGET,))
+    at_sp1 = config.model_copy(update={"ref_sp": 1})  # the ref at an SP of its own, 1: raised there
+    assert at_sp1.budget_in_effect(length) == (most * length if version == "0.5" else 16384)
+    assert config.model_copy(update={"ref_forward_runs": False}).budget_in_effect(length) == 16384
+    # a plan's cap: the actor's raise, the least any release (any 0.5 patch with 0.5) gives, at the actor's SP
+    assert config.budget_in_effect(length, planned=True) == 16384
+    below = config.model_copy(update={"role_token_budgets": ((ACTOR_BUDGET, 8000), (REF_BUDGET, 8000))})
+    assert below.budget_in_effect(length, planned=True) == math.ceil(length / sp) == 16384
+    assert below.budget_in_effect(length) == (math.ceil(most * length / sp) if version == "0.5" else 8000)
+    # the critic's, at its own SP (1 here): 0.5.0's raise with 0.5, else the least
+    assert config.raised_critic_budget(length, 1).to == (most * length if version == "0.5" else length)
+
+
+@pytest.mark.parametrize(("version", "critic_sp", "raised"), [
+    ("0.5", 2, (", which Trinity 0.5.0 raises to ceil(2 x 32768 / 2) = 32768 at the critic's SP (0.5.1 and 0.5.2 to "
+                "ceil(32768 / 2) = 16384; the most is counted),")),
+    ("0.6", 2, None), (None, 2, None),
+    ("0.6", 1, ", which Trinity 0.6 on verl before 0.8 raises to ceil(32768 / 1) = 32768 at the critic's SP,"),
+    (None, 1, (", which Trinity with verl before 0.8 raises to ceil(32768 / 1) = 32768 at the critic's SP (Trinity "
+               "0.5.0 to ceil(2 x 32768 / 1) = 65536),"))])
+def test_a_critic_budget_below_a_sequence_counts_as_raised_above_the_verdict(version, critic_sp, raised):
+    # budget90: the critic's 8000 holds no 32768-token sequence; as raised it may take more than the verdict's 16384
+    config = TrinityConfig(model="Qwen3-8B", max_model_len=32768, sp=2, version=version, max_token_len_per_gpu=16384,
+                           critic_token_budgets=((CRITIC_BUDGET, 8000),
+                                                 ("trainer.trainer_config.critic.forward_max_token_len_per_gpu", 8000)))
+    lines = [problem.words for problem in _token_budget_problems(config, 32768, 16384, COMMAND_OPTIONS, critic_sp)
+             if problem.code == ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT]  # the forward's is never raised
+    assert lines == ([] if raised is None else [(
+        f"{CRITIC_BUDGET} 8000{raised} is above the verdict's 16384 tokens per GPU: on verl before 0.8 the critic "
+        "takes more tokens per GPU than that, where the memory model counts its own update at that budget; --write "
+        "sets it to the plan's")])
 
 
 def test_the_releases_taken_and_refused_and_a_running_jobs_restart_are_as_the_notes_say(cli: Cli):

@@ -16,10 +16,12 @@ from pathlib import Path
 import pytest
 import yaml
 from test_persona59_s80 import FITS
+from test_trinity import vanilla_plan
 
 import solver
 from solver.api import answer_query, config_query
 from solver.trinity import ROLE_KEYS_IGNORED, config_keys_changed, read_trinity_config
+from solver.trinity.plan_keys import keys_for_plan
 
 Cli = Callable[..., tuple[int, str, str]]
 INTERNLM2 = Path(__file__).resolve().parent / "data" / "hf-configs" / "internlm2-7b.json"
@@ -156,3 +158,14 @@ def test_a_kept_budget_of_a_plan_with_padded_micro_batches_is_said_to_be_unread(
     _, notes = _write(cli, tmp_path, text, "--model-config", str(INTERNLM2), "--gpu", "h100")
     assert (f"NOTE {ACTOR} 9000 kept, below the plan's 16384: unread, as the plan turns dynamic batch sizes off (one "
             f"padded sequence per micro-batch) ({ROLE_KEYS_IGNORED})\n") in notes
+
+
+@pytest.mark.parametrize(("algorithm", "written"), [("dapo", [16384]), ("grpo", [])])
+def test_a_ref_that_runs_no_forward_takes_no_budget_that_would_keep_the_actors_below_the_plans(algorithm: str,
+                                                                                              written: list[int]):
+    # mutants52: the ref's budget (the trainer's, the plan's 16384) counted among those the roles take where the
+    # algorithm runs no ref forward, so that the actor's own 12000 was kept below the plan's, which then bound nothing
+    actor = {"actor": {"ppo_max_token_len_per_gpu": 12000}}
+    config = {"algorithm": {"algorithm_type": algorithm}, "trainer": {"trainer_config": {"actor_rollout_ref": actor}}}
+    keys = keys_for_plan(vanilla_plan(), solver.load_catalog().model("4B"), config)
+    assert [key.value for key in keys if ".".join(key.path) == ACTOR] == written

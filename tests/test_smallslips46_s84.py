@@ -10,7 +10,7 @@ import yaml
 from test_persona55_s79 import FLEET, _fleet_file, _placement_json
 
 import solver
-from solver.tables import load_catalog
+from solver.tables import load_catalog, load_fleet
 
 
 @pytest.mark.parametrize(("version", "words"), [
@@ -119,6 +119,12 @@ def test_a_pools_host_ram_below_any_gpu_node_is_noted_as_read_in_gib(cli, tmp_pa
     assert solver.buy_nodes(fleet, estimate="never").notes == (note,)  # and buy_nodes', as --buy prints it
     fleet.write_text(fleet.read_text(encoding="utf-8").replace("1.5", "1.5TB"), encoding="utf-8")
     assert "host_ram_gb reads as" not in cli("cluster", str(fleet), "--json")[2]
+    # words90: a figure in MB (free -m's MiB) is likely meant a unit up, in GB, as --host-ram 256MB is (it was told
+    # 0.2 TB, from the 0.2 GiB it reads as)
+    fleet.write_text(fleet.read_text(encoding="utf-8").replace("1.5TB", "256MB"), encoding="utf-8")
+    assert load_fleet(fleet).small_host_ram_notes == ((
+        "pool big: host_ram_gb reads as 0.2 GiB per node, less than any GPU node has (GB as sold; MB are free -m's "
+        "MiB); for 256 GB write host_ram_gb: 256GB"),)
 
 
 @pytest.mark.parametrize(("given", "meant"), [("2m", ": 2m is 120 seconds, give 120"),

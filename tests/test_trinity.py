@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import json
 import os
 import re
 import signal
@@ -3110,3 +3111,103 @@ def test_a_changed_text_value_keeps_its_quotes() -> None:
             "trainer:\n  trainer_strategy: \"fsdp\"  # was FSDP1\n")
     after = patch_trinity_config(text, long_plan(), catalog().model("4B"))
     assert "    rope_type: 'yarn'\n" in after and "  trainer_strategy: \"fsdp2\"  # was FSDP1\n" in after
+
+
+def test_a_lowered_budgets_comment_names_the_cap_that_binds_or_says_it_does_not_fit() -> None:
+    # mutants52: nothing checked that the comment on a budget a cap lowered names the cap
+    model = catalog().model("4B")
+    lowered = vanilla_plan().model_copy(update={"max_token_len_per_gpu": 9000})
+
+    def comment(plan: Plan, token_cap: str | None = None) -> str | None:
+        (budget,) = [key for key in keys_for_plan(plan, model, version="0.6", token_cap=token_cap)
+                     if key.path == ("trainer", "max_token_len_per_gpu")]
+        return budget.comment
+
+    head = "below Trinity's default ceil(2 * 8192 / 1)"
+    assert comment(lowered) == f"{head}, which does not fit; at least ceil(8192 / 1)"
+    capped = lowered.model_copy(update={"token_budget_cap": 9000})
+    assert comment(capped) == (f"{head}: capped by --token-budget 9000 or the config's own max_token_len_per_gpu; at "
+                               "least ceil(8192 / 1)")
+    assert comment(capped, "capped by X") == f"{head}: capped by X; at least ceil(8192 / 1)"
+
+
+def test_offload_sets_no_ref_flags_where_the_plan_builds_no_reference_model() -> None:
+    # mutants52: the ref's offload flags were set with Offload whether or not the run builds a reference model
+    model, offload = catalog().model("4B"), vanilla_plan().model_copy(update={"offload": True})
+
+    def ref_flags(plan: Plan) -> list[tuple[str, ...]]:
+        return [key.path for key in keys_for_plan(plan, model, {}) if key.path[-1] in OFFLOAD_FLAGS
+                and key.path[:len(ACTOR_ROLLOUT_REF) + 1] == (*ACTOR_ROLLOUT_REF, "ref")]
+
+    assert ref_flags(offload) == [offload_path("ref", flag, section) for section in ("fsdp_config", IGNORED_SECTION)
+                                  for flag in OFFLOAD_FLAGS]
+    assert ref_flags(offload.model_copy(update={"reference_model": False})) == []
+
+
+def test_the_sum_comment_goes_only_where_the_length_was_the_prompts_and_the_responses() -> None:
+    # mutants52: nothing held that a "# prompt + response" beside a length that was not their sum stays as written
+    plan, model = vanilla_plan(), catalog().model("4B")  # 8192 tokens
+
+    def length_line(response: int) -> list[str]:
+        text = (f"model:\n  max_prompt_tokens: 1024\n  max_response_tokens: {response}\n"
+                "  max_model_len: 4096  # prompt + response\n")
+        return [line for line in patch_trinity_config(text, plan, model).splitlines() if "max_model_len:" in line]
+
+    assert length_line(3072) == ["  max_model_len: 8192"]  # was the sum: no longer so
+    assert length_line(1024) == ["  max_model_len: 8192  # prompt + response"]  # was never the sum: the user's
+
+
+def test_a_config_written_as_json_stays_json() -> None:
+    # mutants52: nothing held that the keys and strings the patch adds to a JSON config are quoted
+    text = '{"model": {"max_model_len": 4096}, "trainer": {"ulysses_sequence_parallel_size": 2}}\n'
+    patched = patch_trinity_config(text, vanilla_plan(), catalog().model("4B"))
+    assert json.loads(patched)["trainer"] == {"ulysses_sequence_parallel_size": 1, "max_token_len_per_gpu": 16384}
+
+
+def test_a_stale_model_rope_scaling_takes_the_rollouts_with_it_only_where_that_is_the_models() -> None:
+    # mutants52: nothing held that a rollout model's own rope_scaling stays where the model's stale one goes
+    def patched(rollout_factor: float) -> Any:
+        text = ("model:\n  max_model_len: 4096\n  rope_scaling: {rope_type: yarn, factor: 4.0, "
+                "original_max_position_embeddings: 32768}\nexplorer:\n  rollout_model:\n    rope_scaling: {rope_type: "
+                f"yarn, factor: {rollout_factor}, original_max_position_embeddings: 32768}}\n")
+        return yaml.safe_load(patch_trinity_config(text, vanilla_plan(), catalog().model("4B")))
+
+    own = patched(2.0)
+    assert "rope_scaling" not in own["model"]
+    assert own["explorer"]["rollout_model"]["rope_scaling"]["factor"] == 2.0
+    assert "rope_scaling" not in patched(4.0)["explorer"]["rollout_model"]
+
+
+def test_the_budget_formula_comment_is_mended_to_the_plans_or_dropped_where_it_is_lowered() -> None:
+    # mutants52: nothing held that the formula beside a budget the plan lowers goes
+    text = "trainer:\n  max_token_len_per_gpu: 8192  # ceil(2 x 4096 / SP 1)\n"
+    model, plan = catalog().model("4B"), vanilla_plan()
+
+    def budget_line(plan: Plan) -> list[str]:
+        return [line for line in patch_trinity_config(text, plan, model).splitlines() if "max_token_len" in line]
+
+    assert budget_line(plan) == ["  max_token_len_per_gpu: 16384  # ceil(2 x 8192 / SP 1)"]
+    assert budget_line(plan.model_copy(update={"max_token_len_per_gpu": 9000})) == ["  max_token_len_per_gpu: 9000"]
+
+
+def test_a_stale_rope_scaling_the_model_also_merges_in_is_unset_not_removed() -> None:
+    # mutants52: removed, the rope_scaling a '<<: *anchor' merges into model showed through in its stead
+    text = ("explorer:\n  rollout_model: &rollout\n    rope_scaling: {rope_type: yarn, factor: 4.0, "
+            "original_max_position_embeddings: 32768}\nmodel:\n  <<: *rollout\n  max_model_len: 4096\n"
+            "  rope_scaling: {rope_type: yarn, factor: 2.0, original_max_position_embeddings: 32768}\n")
+    patched = yaml.safe_load(patch_trinity_config(text, vanilla_plan(), catalog().model("4B")))
+    assert patched["model"]["rope_scaling"] is None
+    assert patched["explorer"]["rollout_model"]["rope_scaling"]["factor"] == 4.0
+
+
+@pytest.mark.parametrize("version", [None, "0.6", "0.5"])
+def test_anchored_keys_says_a_06_key_on_the_anchor_goes_only_for_0_5(version: str | None) -> None:
+    # mutants52: nothing held that a Trinity 0.6 key under trainer that repeats an anchor the patch changes stays
+    # where the patch is for a release other than 0.5
+    text = "trainer:\n  ulysses_sequence_parallel_size: &n 2\n  critic_warmup: *n\n"
+    (words,) = anchored_keys(text, vanilla_plan(), catalog().model("4B"), version=version)
+    head = ("trainer.ulysses_sequence_parallel_size is the anchor &n, which other keys repeat (*n): the patch sets it "
+            "to 1")
+    assert words == head + (" and removes trainer.critic_warmup: a key of Trinity 0.6's trainer, which Trinity 0.5 "
+                            "refuses (its TrainerConfig has no such key)" if version == "0.5" else
+                            " and leaves trainer.critic_warmup at 2 (the anchor moves there)")

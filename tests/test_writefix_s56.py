@@ -297,6 +297,14 @@ def test_a_config_written_as_json_is_written_back_as_json() -> None:
         assert patched["trainer"]["ulysses_sequence_parallel_size"] == plan.sp
         assert (patched["trainer"]["save_interval"], patched["monitor"]) == (5, {"tags": ["a", "b c"]})
     assert patched["model"] == {"model_path": "q/Qwen3-4B", "max_model_len": 24576}
+    # words90: laid out as it was, indented as it was (two spaces, four), so a diff shows the keys the plan changed
+    # (it came back on one line); JSON on one line stays on one
+    for indent in ("  ", "    "):
+        assert patch_trinity_config(text.replace("  ", indent), sp2, catalog().model("4B")) == (
+            '{\n~"model": {\n~~"model_path": "q/Qwen3-4B",\n~~"max_model_len": 24576\n~},\n~"trainer": {\n'
+            '~~"save_interval": 5,\n~~"ulysses_sequence_parallel_size": 2,\n~~"max_token_len_per_gpu": 24576\n~},\n'
+            '~"monitor": {\n~~"tags": [\n~~~"a",\n~~~"b c"\n~~]\n~}\n}\n').replace("~", indent)
+    assert patch_trinity_config(json.dumps(json.loads(text)), sp2, catalog().model("4B")).count("\n") == 1
     rope = json.loads(patch_trinity_config(text, offload, catalog().model("4B")))["model"]["rope_scaling"]
     assert rope["rope_type"] == "yarn" and rope["factor"] == 2.5
     # the LoRA adapter a plan adds to a config without one is a plain mapping in a list: quoted too (was {lora_rank: 32})

@@ -56,25 +56,36 @@ def note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
 def note_gpu_name_meant(args: argparse.Namespace, prog: str) -> None:
     """A note on stderr where --gpu NAME --gpu-memory SIZE describes a GPU type whose name is one slip away
     (`solver.cli.parser.one_typo_apart`) from the catalogue's name or alias of the GPU type it was likely meant to be
-    (`Catalog.meant_gpu_type`, as for a --cells file's GPU type: ``H880`` of 80 GB, H800-80GB): a typo makes a GPU type
+    (`_gpu_name_slipped`, as for a --cells file's GPU type: ``H880`` of 80 GB, H800-80GB): a typo makes a GPU type
     of its own, silently. Not refused, as a card of one's own may be so named; and not for a name of one's own that
     holds a catalogue name (``desk-4090``, ``my-h100-pcie``, as the notes on --gpu-memory suggest)."""
     memory = getattr(args, "gpu_memory", None)
     if memory is None:
         return
-    from solver.tables import QueryError, described_gpu_type, load_catalog
-    from solver.tables.text import normalise
-    shipped = load_catalog()
+    from solver.tables import described_gpu_type
     for name in given_gpus(getattr(args, "gpu", None)):
-        meant = shipped.meant_gpu_type(name, described_gpu_type(name, *memory).memory_gb)
-        try:
-            known = shipped.gpu(meant) if meant is not None else None  # "H20-96GB or GH200-96GB": no one slip
-        except QueryError:
-            known = None
-        if known is not None and any(one_typo_apart(normalise(name), normalise(known_name))
-                                     for known_name in (known.name, *known.aliases)):
+        meant = _gpu_name_slipped(name, described_gpu_type(name, *memory).memory_gb)
+        if meant is not None:
             print_note(f"{prog}: note: --gpu {name} is not a GPU type of the catalogue, so --gpu-memory makes one of "
                        f"its own (did you mean {meant}?)")
+
+
+def _gpu_name_slipped(name: str, memory_gb: int) -> str | None:
+    """The catalogue's GPU type that `name`, a GPU type of one's own of `memory_gb` as sold (--gpu NAME --gpu-memory
+    SIZE, a --cells file's), was likely meant to be (`Catalog.meant_gpu_type`), where `name` is one slip
+    (`one_typo_apart`) from its name or an alias (``H880`` of 80 GB: H800-80GB; ``H10O``: H100-80GB); None for a
+    name of one's own that holds a catalogue name (``desk-4090``, ``my-h100-pcie``), or a memory size alone."""
+    from solver.tables import QueryError, load_catalog
+    from solver.tables.text import normalise
+    shipped = load_catalog()
+    meant = shipped.meant_gpu_type(name, memory_gb)
+    try:
+        known = shipped.gpu(meant) if meant is not None else None  # "H20-96GB or GH200-96GB": no one slip
+    except QueryError:
+        return None
+    slipped = known is not None and any(one_typo_apart(normalise(name), normalise(known_name))
+                                        for known_name in (known.name, *known.aliases))
+    return meant if slipped else None
 
 
 def note_near_tabled_shape(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:
@@ -229,19 +240,18 @@ def note_added_models_of_jobs(prog: str, catalog: Catalog, fleet: Fleet) -> None
 def note_cells_elsewhere(prog: str, cells: Sequence[tuple[Path, GpuType]], catalog: Catalog,
                          gpu: str | Sequence[str] | None = None) -> None:
     """Notes on stderr for --cells files (each with the GPU type it gave, as `catalog_with` read it) that may not be
-    what was meant: one for a GPU type the catalogue lacks whose name is close to one it has
-    (`Catalog.meant_gpu_type`: a typo makes a GPU type of its own, silently; not where --gpu names it), and one for
-    each GPU type --gpu (`gpu`: a name or names, of `catalog`) asks for that the file's tables do not speak for
-    (neither it nor one with its driver-reported memory): with less memory they are not used; with more, only their
-    cells that say a setting ran out of memory are (`larger_gpu_types`); one for a GPU type of its own given by its
-    memory as sold (`memory_gb` alone), as `note_memory_as_sold`; one for rows off the 1024-token grid
-    (`note_rows_off_grid`); and one for cells outside the order they are read in (`note_cells_off_order`)."""
-    from solver.tables import load_catalog
+    what was meant: one for a GPU type the catalogue lacks whose name is one slip from one it has
+    (`_gpu_name_slipped`, as for --gpu NAME --gpu-memory SIZE: a typo makes a GPU type of its own, silently; not where
+    --gpu names it), and one for each GPU type --gpu (`gpu`: a name or names, of `catalog`) asks for that the file's
+    tables do not speak for (neither it nor one with its driver-reported memory): with less memory they are not used;
+    with more, only their cells that say a setting ran out of memory are (`larger_gpu_types`); one for a GPU type of
+    its own given by its memory as sold (`memory_gb` alone), as `note_memory_as_sold`; one for rows off the
+    1024-token grid (`note_rows_off_grid`); and one for cells outside the order they are read in
+    (`note_cells_off_order`)."""
     named = dict.fromkeys(catalog.gpu(name).name for name in given_gpus(gpu))
     asked = [catalog.with_same_memory(name) for name in named]
-    shipped = load_catalog()
     for path, gpu_type in cells:
-        meant = shipped.meant_gpu_type(gpu_type.name, gpu_type.memory_gb)
+        meant = _gpu_name_slipped(gpu_type.name, gpu_type.memory_gb)
         if meant is not None and all(each.gpu_types[0].name != gpu_type.name for each in asked):
             print_note(
                 f"{prog}: note: {path}: {gpu_type.name} is not a GPU type of the catalogue, so its cells make one of "

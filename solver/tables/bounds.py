@@ -6,6 +6,7 @@ check inputs take them from here."""
 
 from __future__ import annotations
 
+import difflib
 import numbers
 import re
 from collections.abc import Callable, Iterable
@@ -415,14 +416,16 @@ CRITIC_CHOICES_MEANT: Final = {**dict.fromkeys(("cpu", "host", "host-memory", "r
 """Other words for a critic's choice (`CRITIC_CHOICES`), lower case, hyphens for underscores, with the choice they
 mean (`critic_meant`): ``cpu``, 'offloaded', its states in host memory; ``gpu``, ``true``, 'resident', on the GPUs;
 ``no``, 'none'. ``--critic`` (`solver.cli.parser.OPTION_CHOICES_MEANT`), the API's ``critic=`` and a cluster file's
-``critic:`` guess alike."""
+``critic:`` guess alike, and a choice misspelt (``resdent``) alike too."""
 
 
 def critic_meant(value: object) -> str | None:
     """The critic's choice that `value`, one of none of them, means by another word (`CRITIC_CHOICES_MEANT`, in any
-    case, underscores for hyphens; a boolean, as YAML reads ``critic: yes``, as its word); None where it means none."""
+    case, underscores for hyphens; a boolean, as YAML reads ``critic: yes``, as its word), or else is closest to in
+    spelling (``resdent``: 'resident', as argparse's choices are guessed); None where it means none."""
     word = str(value).lower() if isinstance(value, bool | str) else ""
-    return CRITIC_CHOICES_MEANT.get(word.replace("_", "-"))
+    close = difflib.get_close_matches(word, CRITIC_CHOICES, n=1)
+    return CRITIC_CHOICES_MEANT.get(word.replace("_", "-")) or (close[0] if close else None)
 
 
 def check_critic(name: str, critic: object) -> None:

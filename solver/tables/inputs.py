@@ -17,6 +17,8 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
     Strict,
     StringConstraints,
     Tag,
@@ -475,6 +477,25 @@ class Pool(PlainWorded, defer_build=True):
         """In a file, an interconnect in any case, as ``--gpu-interconnect`` takes it (`choice_as_typed`)."""
         return choice_as_typed(value, info, (*INTERCONNECTS, *get_args(NodeInterconnect)))
 
+    _host_ram_written: str = PrivateAttr(default="")
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_host_ram_as_written(cls, data: Any, handler: ModelWrapValidatorHandler[Pool]) -> Pool:
+        """The pool, keeping its host_ram_gb as a file writes it with a unit (``256MB``), which the note on one too
+        small reads (`host_ram_written`)."""
+        pool = handler(data)
+        written = data.get("host_ram_gb") if isinstance(data, Mapping) else None
+        if isinstance(written, str):
+            pool._host_ram_written = written
+        return pool
+
+    @property
+    def host_ram_written(self) -> str:
+        """host_ram_gb as the cluster file wrote it with a unit (``256MB``); "" for a number, or a pool built in
+        Python."""
+        return self._host_ram_written
+
     @model_validator(mode="after")
     def _check_gpu_memory(self) -> Pool:
         if self.gpu_interconnect is not None and self.gpu_memory_gb is None and self.gpu_memory_mib is None:
@@ -851,10 +872,11 @@ class Fleet(Frozen, defer_build=True):
     @property
     def small_host_ram_notes(self) -> tuple[str, ...]:
         """A note for each pool whose host_ram_gb is below what any GPU node has (`small_host_ram_note`: likely
-        meant as TB), in the words of the cluster file's key: what ``solve cluster`` prints on stderr and
+        meant a unit up, from the figure as written), in the words of the cluster file's key: what ``solve cluster`` prints on stderr and
         ``solver.place`` gives as its answer's notes."""
         notes = (small_host_ram_note(f"pool {pool.name}: host_ram_gb", pool.host_ram_gb,
-                                     lambda amount, unit: f"host_ram_gb: {shown_number(amount)}{unit}", HOST_RAM_UNITS)
+                                     lambda amount, unit: f"host_ram_gb: {shown_number(amount)}{unit}", HOST_RAM_UNITS,
+                                     pool.host_ram_written)
                  for pool in self.pools if pool.host_ram_gb is not None)
         return tuple(note for note in notes if note is not None)
 

@@ -388,14 +388,15 @@ def trains_dpo(algorithm: Any) -> bool:
     return bool(algorithm == "dpo")
 
 
-def critic_budget_note(key: str, budget: int, above: str) -> str:
+def critic_budget_note(key: str, budget: int, above: str, raised: str = "") -> str:
     """The note on a critic's own token budget (`key`, one of `CRITIC_BUDGETS`, dotted) `budget`, above `above` (the
-    verdict's budget, in words): on verl before 0.8 the critic takes more tokens per GPU than that, where the memory
-    model counts its own update at the trainer's budget (`solver.memory.critic_pass_gib`; Trinity 0.6 on verl 0.8 or
-    later gives it that one, ``FROZEN_KEYS``, ``trainer/verl/config.py:736-741`` in 0.6.0); ``--write`` sets it to
-    the plan's (`solver.trinity.plan_keys.own_budget_changes`)."""
-    return (f"{key} {budget} is above {above}: on verl before 0.8 the critic takes more tokens per GPU than that, "
-            "where the memory model counts its own update at that budget; --write sets it to the plan's")
+    verdict's budget, in words), or `raised` above it (where it holds no sequence: how Trinity raises it, in words
+    after the budget): on verl before 0.8 the critic takes more tokens per GPU than that, where the memory model
+    counts its own update at the trainer's budget (`solver.memory.critic_pass_gib`; Trinity 0.6 on verl 0.8 or later
+    gives it that one, ``FROZEN_KEYS``, ``trainer/verl/config.py:736-741`` in 0.6.0); ``--write`` sets it to the
+    plan's (`solver.trinity.plan_keys.own_budget_changes`)."""
+    return (f"{key} {budget}{raised} is above {above}: on verl before 0.8 the critic takes more tokens per GPU than "
+            "that, where the memory model counts its own update at that budget; --write sets it to the plan's")
 
 
 ROLE_SP_KEYS = tuple((*ACTOR_ROLLOUT_REF, role, "ulysses_sequence_parallel_size") for role in ROLES)

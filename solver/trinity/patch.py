@@ -927,6 +927,9 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     if _is_json(text):  # a config written as JSON stays JSON: the keys and strings the plan adds are quoted
         _json_quoted(data)
     patched = _alias_comments_kept(text, _kept_lines(text, unpatched, _dumped(yaml, data, text), name))
+    indent = _json_indent(text)
+    if indent is not None and _is_json(patched):  # ruamel writes it on one line: laid out as the config was
+        patched = _json_laid_out(patched, indent) + ("\n" if text.endswith("\n") else "")
     # what 0.5 refuses and the patch leaves: an anchor merges it in (a key the section set too shows through)
     merged = keys_05_refuses(value_at(load_config_mapping(patched, name), ("trainer",))) if version == "0.5" else ()
     if ending != "\n":
@@ -1126,6 +1129,37 @@ def _is_json(text: str) -> bool:
         return isinstance(json.loads(text), dict)
     except ValueError:
         return False
+
+
+def _json_indent(text: str) -> str | None:
+    """The indentation of each level of the config `text` where it is written as JSON over lines, as
+    ``json.dumps(..., indent=2)`` and ``JSON.stringify`` write it: its first indented line's (two spaces, four, a
+    tab); None for JSON on one line, or a config not written as JSON."""
+    indented = re.search(r"\n([ \t]+)\S", text)
+    return indented[1] if indented is not None and _is_json(text) else None
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+')
+"""A token of JSON text: a string (its escapes kept), a punctuation mark, or another scalar (a number, true)."""
+
+
+def _json_laid_out(text: str, indent: str) -> str:
+    """The JSON `text` laid out as ``json.dumps(..., indent=...)`` lays it out, each item of an object or array on a
+    line of its own, `indent` deeper than the line that opens it (an empty one kept as ``{}`` or ``[]``), and each
+    scalar as `text` writes it (``1e-6``, ``"\\u00e9"``), so that a config's diff shows the keys a plan changed."""
+    tokens = _JSON_TOKEN.findall(text)
+    parts: list[str] = []
+    depth = 0
+    for previous, token, following in zip(["", *tokens[:-1]], tokens, [*tokens[1:], ""], strict=True):
+        if token in ("{", "["):
+            depth += 1
+            parts.append(token if following in ("}", "]") else f"{token}\n{indent * depth}")
+        elif token in ("}", "]"):
+            depth -= 1
+            parts.append(token if previous in ("{", "[") else f"\n{indent * depth}{token}")
+        else:
+            parts.append({",": f",\n{indent * depth}", ":": ": "}.get(token, token))
+    return "".join(parts)
 
 
 def _json_quoted(node: Any) -> Any:
