@@ -1398,7 +1398,8 @@ def test_a_cluster_file_with_many_problems_names_where_the_others_are(tmp_path: 
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
     assert str(caught.value) == (f"{path}: line 2: pool a, nodes: must be at least 0, got -1 (and 4 more problems, at "
-                                 "'pool a, x' (line 2), 'pool b, nodes' (line 3), 'job j, max_model_len' (line 5), ...)")
+                                 "'pool a, x' (line 2), 'pool b, nodes' (line 3), 'job j, max_model_len' (line 5), "
+                                 "...)")
 
 
 def _config_of(model_name: str, **changes: object) -> dict:
@@ -1507,9 +1508,9 @@ def test_a_file_of_nested_aliases_is_refused_at_once(cli, tmp_path: Path):
     path.write_text("\n".join(lines) + "\npools: [{name: *a8, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
                     "jobs: [{name: j, model: 4B, max_model_len: 8192}]\n", encoding="utf-8")
     status, out, err = cli("cluster", str(path))
-    assert (status, out) == (2, "") and err.startswith(f"solve cluster: error: {path}: line 9: pools item 1, name: must "
-                                                       "be text, got [[[[...], [...], [...], [...], [...], [...], ...], "
-                                                       "[[...]...")
+    assert (status, out) == (2, "") and err.startswith(f"solve cluster: error: {path}: line 9: pools item 1, name: "
+                                                       "must be text, got [[[[...], [...], [...], [...], [...], [...], "
+                                                       "...], [[...]...")
 
 
 def test_a_length_in_exponent_notation_is_told_how_yaml_reads_it(cli, tmp_path: Path):
