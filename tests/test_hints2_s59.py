@@ -52,7 +52,7 @@ def test_a_pools_mib_figure_as_gb_is_refused_with_both_readings(tmp_path: Path, 
                     encoding="utf-8")
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
-    assert str(caught.value) == f"{path}: pool lab, {problem}"
+    assert str(caught.value) == f"{path}: line 7: pool lab, {problem}"
 
 
 def test_the_mib_hint_reaches_the_most_mib_a_gpu_type_may_report_and_not_where_the_mib_are_given():

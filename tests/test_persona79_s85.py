@@ -39,7 +39,7 @@ def test_a_failed_field_in_a_job_is_no_guess_of_down(cli: Callable[..., tuple[in
     path = _fleet(tmp_path, job_extra=", failed: true")
     status, _, err = cli("cluster", str(path))
     assert status == 2
-    assert err == f"solve cluster: error: {path}: job j: unknown field 'failed' (fields: {JOB_FIELDS})\n"
+    assert err == f"solve cluster: error: {path}: line 4: job j: unknown field 'failed' (fields: {JOB_FIELDS})\n"
 
 
 @pytest.mark.parametrize("extra", [", node: 3", ", node_index: 3", ", gpu_indexes: [0, 1, 2, 3]",
@@ -62,8 +62,8 @@ def test_a_pools_node_is_still_told_nodes(cli: Callable[..., tuple[int, str, str
                     "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n", encoding="utf-8")
     status, _, err = cli("cluster", str(path))
     assert status == 2
-    assert err == (f"solve cluster: error: {path}: pool a100: unknown field 'node' (did you mean nodes? fields: "
-                   f"{POOL_FIELDS})\n")
+    assert err == (f"solve cluster: error: {path}: line 2: pool a100: unknown field 'node' (did you mean nodes? "
+                   f"fields: {POOL_FIELDS})\n")
 
 
 def _down_fleet(tmp_path: Path, nodes: int, down: int, jobs: list[str]) -> Path:

@@ -129,7 +129,7 @@ def test_a_cluster_files_null_name_is_still_refused(cli: Cli, tmp_path: Path):
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(FLEET.replace("name: 1.50", "name: ~"), encoding="utf-8")
     assert cli("cluster", str(fleet)) == (2, "", (
-        f"solve cluster: error: {fleet}: jobs item 2, name: must be text, got null (YAML reads an empty value, or ~ "
+        f"solve cluster: error: {fleet}: line 5: jobs item 2, name: must be text, got null (YAML reads an empty value, or ~ "
         "or null unquoted, as null: give the text, in quotes to keep ~ or null)\n"))
 
 
