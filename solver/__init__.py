@@ -41,6 +41,7 @@ _EXPORTS = {
     "Query": "solver.query",
     "Answer": "solver.results",
     "Plan": "solver.results",
+    "HostRamAssumed": "solver.results",
     "Reason": "solver.results",
     "CautionCode": "solver.results",
     "ReasonCode": "solver.results",
@@ -160,6 +161,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.results import CurrentSettings as CurrentSettings
     from solver.results import FitsWith as FitsWith
     from solver.results import GpuMap as GpuMap
+    from solver.results import HostRamAssumed as HostRamAssumed
     from solver.results import JobGone as JobGone
     from solver.results import LengthMapRow as LengthMapRow
     from solver.results import ModelMapRow as ModelMapRow

@@ -306,7 +306,7 @@ def plan(
     gpu: GpuNames = None,
     objective: Objective = "cheapest",
     budget_gpus: int | None = None,
-    max_model_len: int | None = None,
+    max_model_len: int | str | None = None,
     exact: bool = False,
     sp: int | None = None,
     env: bool | None = None,
@@ -315,7 +315,7 @@ def plan(
     weights: Weights | None = None,
     estimate: EstimateMode = "auto",
     margin: float | None = None,
-    token_budget: TokenBudgetMode | int = "default",
+    token_budget: TokenBudgetMode | int | str = "default",
     host_ram_gb: float | None = None,
     node_gpus: int | None = None,
     rollout_gpus: int | None = None,
@@ -376,24 +376,23 @@ def plan(
     (`COMMAND_OPTIONS`, as ``solve`` prints them).
     """
     check_types(("explain", explain, bool), ("catalog", catalog, Catalog | None))
-    given_length = max_model_len
-    max_model_len = asked_length(max_model_len)  # "64k" as a Job's, a cluster file's and --len's
-    token_budget = asked_token_budget(token_budget)  # "Auto", "16k": as --token-budget
+    asked_len: int | None = asked_length(max_model_len)  # "64k" as a Job's, a cluster file's and --len's
+    budget_asked: TokenBudgetMode | int = asked_token_budget(token_budget)  # "Auto", "16k": as --token-budget
     catalog = catalog if catalog is not None else load_catalog()
     _check_named(catalog, model, gpu, "budget_gpus", gpu_lists=True)
     query = make_query(catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
-                       max_model_len=max_model_len, exact=exact, sp=sp, env=env, offload=offload, top=top,
-                       weights=weights, estimate=estimate, margin=margin, token_budget=token_budget,
+                       max_model_len=asked_len, exact=exact, sp=sp, env=env, offload=offload, top=top,
+                       weights=weights, estimate=estimate, margin=margin, token_budget=budget_asked,
                        host_ram_gb=host_ram_gb,
                        node_gpus=node_gpus, rollout_gpus=rollout_gpus, total_gpus=total_gpus, memory=memory,
                        time_limit_s=time_limit_s,
                        workers=workers, seed=seed, train_batch_size=train_batch_size, trinity_version=trinity_version,
                        reference_model=reference_model, lora_rank=lora_rank, critic=critic, dpo=dpo,
                        lora_targets=lora_targets, lora_exclude_modules=lora_exclude_modules, option_names=option_names)
-    check_dpo_budget_unread(token_budget, None, catalog.model(query.model), option_names, dpo=query.dpo)
+    check_dpo_budget_unread(budget_asked, None, catalog.model(query.model), option_names, dpo=query.dpo)
     check_vllm_lora_rank(query.lora_rank, query.rollout_gpus, option_names)
     answers = answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
-    notes = _input_notes(option_names, given_length, max_model_len, host_ram_gb)
+    notes = _input_notes(option_names, max_model_len, asked_len, host_ram_gb)
     return tuple(answer.model_copy(update={"notes": notes}) for answer in answers) if notes else answers
 
 
@@ -1103,7 +1102,7 @@ def estimate_memory(
     model: str,
     gpu: str,
     gpus: int,
-    max_model_len: int,
+    max_model_len: int | str,
     *,
     sp: int = 1,
     env: bool = False,
@@ -1112,7 +1111,7 @@ def estimate_memory(
     node_gpus: int | None = None,
     catalog: Catalog | None = None,
     memory: MemoryModel | None = None,
-    max_token_len_per_gpu: int | None = None,
+    max_token_len_per_gpu: int | str | None = None,
     host_ram_gb: float | None = None,
     option_names: OptionNames = API_OPTIONS,
     lora_rank: int = 0,
@@ -1166,12 +1165,12 @@ def estimate_memory(
     if sp is None:
         raise QueryError("sp must be a whole number, got None: the memory estimate is of one setting, its SP given "
                          "(1 for none); plan(..., sp=None) picks the SP")
-    max_model_len = asked_length(max_model_len)  # "64k" as plan's
+    asked_len: int = asked_length(max_model_len)  # "64k" as plan's
     # "16k" as solve memory --token-budget 16k; "-2k" refused as written
-    max_token_len_per_gpu = asked_length(max_token_len_per_gpu, "max_token_len_per_gpu")
-    check_types(("gpus", gpus, int), ("max_model_len", max_model_len, int), ("sp", sp, int), ("env", env, bool),
+    token_cap: int | None = asked_length(max_token_len_per_gpu, "max_token_len_per_gpu")
+    check_types(("gpus", gpus, int), ("max_model_len", asked_len, int), ("sp", sp, int), ("env", env, bool),
                 ("offload", offload, bool), ("node_gpus", node_gpus, int | None), ("catalog", catalog, Catalog | None),
-                ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", max_token_len_per_gpu, int | None),
+                ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", token_cap, int | None),
                 ("host_ram_gb", host_ram_gb, float | None), ("option_names", option_names, OptionNames),
                 ("lora_rank", lora_rank, int), ("reference_model", reference_model, bool | None), ("dpo", dpo, bool))
     check_lora_rank(lora_rank)
@@ -1187,25 +1186,25 @@ def estimate_memory(
     memory = memory if memory is not None else load_memory_model()
     margin = resolve_margin(memory, margin, catalog.gpu(gpu).memory_gib, option_names)
     names = option_names
-    check_counts((names.named("gpus"), gpus, MAX_GPUS), (names.length, max_model_len, MAX_TOKENS),
+    check_counts((names.named("gpus"), gpus, MAX_GPUS), (names.length, asked_len, MAX_TOKENS),
                  (names.named("sp"), sp, MAX_GPUS))
     check_node_gpus(node_gpus, names.node_gpus)
     check_host_ram(host_ram_gb, names)
     catalog = _lora_counted(catalog, model, lora_targets, lora_rank, experts, option_names, lora_exclude_modules)
     resolved, node_size = catalog.model(model), node_gpus if node_gpus is not None else NODE_GPUS
     _check_trainer_layout(resolved, gpus, sp, node_size, names)
-    check_dpo_budget_unread(max_token_len_per_gpu, None, resolved, names, dpo=dpo, budget_name=names.tokens_per_gpu)
-    budget = _checked_token_budget(resolved, max_model_len, sp, max_token_len_per_gpu, names)
+    check_dpo_budget_unread(token_cap, None, resolved, names, dpo=dpo, budget_name=names.tokens_per_gpu)
+    budget = _checked_token_budget(resolved, asked_len, sp, token_cap, names)
     gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)
     loading = model_loading(trinity_version, None, gpu_type.compute_capability, offload)
-    result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, max_model_len, memory.coefficients, margin,
+    result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, asked_len, memory.coefficients, margin,
                        budget, lora_rank, critic, dpo, experts)
-    if max_token_len_per_gpu is None:
+    if token_cap is None:
         longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin,
                                   lora_rank=lora_rank, critic=critic, dpo=dpo, experts=experts)
     else:  # the memory is the budget's whatever the length: any length its SP group holds
         longest = min(budget * sp, MAX_TOKENS) if result.fits else None
-    said = _tables_say(catalog, gpu_type.name, resolved, gpus, setting, max_model_len, budget, longest, node_size,
+    said = _tables_say(catalog, gpu_type.name, resolved, gpus, setting, asked_len, budget, longest, node_size,
                        result.fits, lora=lora_rank > 0, critic=critic is not None)
     beyond = beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus, setting, budget, node_size,
                                 gpu_type.rocm, experts, lora_rank)
@@ -1218,7 +1217,7 @@ def estimate_memory(
                           reference_model=reference, model_loading=model_loaders(loading, resolved.tied_embeddings),
                           host_ram_gib=host_ram_gb,
                           dpo_pairs=counts_dpo_pairs(resolved, dpo)).with_cautions(
-                              resolved, gpu_type, gpus, sp, max_model_len, env,
+                              resolved, gpu_type, gpus, sp, asked_len, env,
                               margin_room(memory, margin, gpu_type.memory_gib, setting, resolved), offload, node_gpus,
                               option_names, lora_moe_caution(resolved, lora_rank, release, experts),
                               *((None, None) if lora_targets is None and lora_exclude_modules is None else (
@@ -1247,7 +1246,7 @@ def memory_answer(
     model: str,
     gpu: str,
     gpus: int,
-    max_model_len: int,
+    max_model_len: int | str,
     *,
     sp: int = 1,
     env: bool = False,
@@ -1256,7 +1255,7 @@ def memory_answer(
     node_gpus: int | None = None,
     catalog: Catalog | None = None,
     memory: MemoryModel | Path | str | None = None,
-    max_token_len_per_gpu: int | None = None,
+    max_token_len_per_gpu: int | str | None = None,
     host_ram_gb: float | None = None,
     option_names: OptionNames = API_OPTIONS,
     lora_rank: int = 0,
@@ -1274,14 +1273,14 @@ def memory_answer(
     None for the shipped one)."""
     check_types(("memory", memory, MemoryModel | Path | str | None), ("catalog", catalog, Catalog | None))
     critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
-    given_length, max_model_len = max_model_len, asked_length(max_model_len)  # "64k" as plan's
-    max_token_len_per_gpu = asked_length(max_token_len_per_gpu, "max_token_len_per_gpu")  # "16k" as --token-budget
+    asked_len: int = asked_length(max_model_len)  # "64k" as plan's
+    token_cap: int | None = asked_length(max_token_len_per_gpu, "max_token_len_per_gpu")  # "16k" as --token-budget
     loaded = load_memory_model(given_path("memory", memory)) if isinstance(memory, Path | str) else memory
     loaded = loaded if loaded is not None else load_memory_model()
     catalog = catalog if catalog is not None else load_catalog()
-    estimate = estimate_memory(model, gpu, gpus, max_model_len, sp=sp, env=env, offload=offload, margin=margin,
+    estimate = estimate_memory(model, gpu, gpus, asked_len, sp=sp, env=env, offload=offload, margin=margin,
                                node_gpus=node_gpus, catalog=catalog, memory=loaded,
-                               max_token_len_per_gpu=max_token_len_per_gpu, host_ram_gb=host_ram_gb,
+                               max_token_len_per_gpu=token_cap, host_ram_gb=host_ram_gb,
                                option_names=option_names, lora_rank=lora_rank, reference_model=reference_model,
                                critic=critic, dpo=dpo, trinity_version=trinity_version, lora_targets=lora_targets,
                                lora_exclude_modules=lora_exclude_modules)
@@ -1290,7 +1289,7 @@ def memory_answer(
                              lora_exclude_modules).model(model)
     return MemoryAnswer(model=resolved.name, model_parameters_b=resolved.parameters_b,
                         model_active_parameters_b=resolved.active_parameters_b, gpu=catalog.gpu(gpu).name, gpus=gpus,
-                        max_model_len=max_model_len, sp=sp, env=env, offload=offload, lora_rank=lora_rank,
+                        max_model_len=asked_len, sp=sp, env=env, offload=offload, lora_rank=lora_rank,
                         lora_parameters=lora_parameters(resolved, lora_rank, experts),
                         lora_target_modules=None if resolved.lora_targets is None else resolved.lora_targets.pattern,
                         lora_exclude_modules=None if resolved.lora_targets is None else resolved.lora_targets.excluded,
@@ -1298,12 +1297,12 @@ def memory_answer(
                         critic_parameters_b=critic_parameters(resolved) / 1e9 if counted_critic(critic) else 0.0,
                         dpo=dpo,
                         margin=resolve_margin(loaded, margin, catalog.gpu(gpu).memory_gib),
-                        max_token_len_per_gpu=max_token_len_per_gpu,
+                        max_token_len_per_gpu=token_cap,
                         node_gpus=node_gpus if node_gpus is not None else NODE_GPUS,
                         trinity_version=trinity_version.strip() if trinity_version is not None else None,
                         memory_model=path_text(memory) if isinstance(memory, Path | str) else None,
                         memory_model_source=loaded.own_source,
-                        notes=_input_notes(option_names, given_length, max_model_len, host_ram_gb),
+                        notes=_input_notes(option_names, max_model_len, asked_len, host_ram_gb),
                         **dict(estimate))
 
 
@@ -1317,7 +1316,7 @@ def map_plans(
     weights: Weights | Path | str | None = None,
     estimate: EstimateMode = "auto",
     margin: float | None = None,
-    token_budget: TokenBudgetMode | int = "default",
+    token_budget: TokenBudgetMode | int | str = "default",
     host_ram_gb: float | None = None,
     node_gpus: int | None = None,
     train_batch_size: int | None = None,
@@ -1353,10 +1352,11 @@ def map_plans(
     check_types(("model", model, str | list | tuple | None), ("weights", weights, Weights | Path | str | None),
                 ("catalog", catalog, Catalog | None),
                 ("gpus_up_to", gpus_up_to, int | None), ("budgets", budgets, list | tuple | None))
-    critic, estimate, token_budget = run_choices(critic, estimate, token_budget)  # "Resident", "16k": as --critic
+    budget_asked: TokenBudgetMode | int
+    critic, estimate, budget_asked = run_choices(critic, estimate, token_budget)  # "Resident", "16k": as --critic
     # what every cell shares, refused once before any (each cell's query would refuse it alike)
     check_run_options(option_names, lora_rank=lora_rank, reference_model=reference_model, critic=critic, dpo=dpo,
-                      estimate=estimate, trinity_version=trinity_version, token_budget=token_budget,
+                      estimate=estimate, trinity_version=trinity_version, token_budget=budget_asked,
                       time_limit_s=time_limit_s, margin=margin, host_ram_gb=host_ram_gb, node_gpus=node_gpus,
                       train_batch_size=train_batch_size, workers=workers, memory=memory)
     for index, budget in enumerate(budgets or ()):
@@ -1386,7 +1386,7 @@ def map_plans(
     loaded = load_weights(given_path("weights", weights)) if isinstance(weights, Path | str) else weights
     options = {"memory": memory, "margin": margin, "train_batch_size": train_batch_size, "host_ram_gb": host_ram_gb,
                "time_limit_s": time_limit_s, "workers": workers, "weights": loaded, "estimate": estimate,
-               "token_budget": token_budget, "node_gpus": node_gpus, "option_names": option_names,
+               "token_budget": budget_asked, "node_gpus": node_gpus, "option_names": option_names,
                "lora_rank": lora_rank, "reference_model": reference_model, "critic": counted_critic(critic),
                "trinity_version": trinity_version, "dpo": dpo, "lora_targets": lora_targets,
                "lora_exclude_modules": lora_exclude_modules}
@@ -1539,7 +1539,7 @@ def config_query(
     budget_gpus: int | None = None,
     exact: bool | None = None,
     exact_source: str | None = None,
-    max_model_len: int | None = None,
+    max_model_len: int | str | None = None,
     sp: int | None = None,
     env: bool | None = None,
     offload: bool | None = None,
@@ -1551,7 +1551,7 @@ def config_query(
     estimate: EstimateMode = "auto",
     memory: MemoryModel | None = None,
     margin: float | None = None,
-    token_budget: TokenBudgetMode | int | None = None,
+    token_budget: TokenBudgetMode | int | str | None = None,
     host_ram_gb: float | None = None,
     node_gpus: int | None = None,
     rollout_gpus: int | None = None,
@@ -1589,9 +1589,9 @@ def config_query(
     the sources default to where the config's values came from; an empty `model` or `gpu` name is refused as `plan`
     refuses it."""
     _refuse_empty_names(model, gpu, gpu_lists=True)
-    max_model_len = asked_length(max_model_len)  # "64k" as plan's
+    asked_len: int | None = asked_length(max_model_len)  # "64k" as plan's
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
-                ("max_model_len", max_model_len, int | None),
+                ("max_model_len", asked_len, int | None),
                 ("reference_model", reference_model, bool | None),
                 ("lora_rank", lora_rank, int | None),
                 ("dpo", dpo, bool | None),
@@ -1602,7 +1602,8 @@ def config_query(
                          "--from-config refuses --dpo)")
     # rollout GPUs given beside the config's DPO, refused as beside dpo=True (--dpo)
     check_dpo_rollout(config.dpo, rollout_gpus, option_names, None if dpo else CONFIG_DPO_SOURCE)
-    critic, estimate, token_budget = run_choices(critic, estimate, token_budget)  # "Resident", "16k": as --critic
+    budget_asked: TokenBudgetMode | int | None
+    critic, estimate, budget_asked = run_choices(critic, estimate, token_budget)  # "Resident", "16k": as --critic
     objective = folded_choice(objective, get_args(Objective))  # "Max_Len", for make_query to judge
     check_critic(option_names.named("critic"), critic)
     from_config = budget_gpus is None and total_gpus is None and config.trainer_gpus is not None
@@ -1610,7 +1611,7 @@ def config_query(
         total_gpus is not None or config.trainer_gpus is not None)
     if rollout_gpus is None and total_gpus is not None:  # the GPUs in all are split with the config's rollout
         rollout_gpus = config.rollout_gpus
-    asked = max_model_len if max_model_len is not None else config.max_model_len
+    asked = asked_len if asked_len is not None else config.max_model_len
     own_nodes = node_gpus is None and config.node_gpus is not None
     own_batch = train_batch_size is None and config.train_batch_size is not None
     if model is None:
@@ -1621,7 +1622,7 @@ def config_query(
     # LoRA configs PEFT refuses on the model's names (which the config read alone does not know) count no adapter
     planned = catalog.model(model if model is not None else config.model)
     config = config_counted_on(config, planned, counted_expert_layout(trinity_version))
-    check_dpo_budget_unread(token_budget, config, planned, option_names)
+    check_dpo_budget_unread(budget_asked, config, planned, option_names)
     if lora_rank is not None:  # the config's own: its refused line (lora-rank-vllm-refused)
         check_lora_rank(lora_rank)
         check_vllm_lora_rank(lora_rank, rollout_gpus if rollout_gpus is not None else config.rollout_gpus,
@@ -1645,10 +1646,10 @@ def config_query(
         # the config's GPUs, less its rollout's, are the trainer's exactly
         exact_source=exact_source if exact_source is not None else (
             "the config's cluster" if exact is None and from_config else None),
-        max_model_len=asked if objective != "max_len" or max_model_len is not None else None, sp=sp, env=env,
+        max_model_len=asked if objective != "max_len" or asked_len is not None else None, sp=sp, env=env,
         offload=offload, top=top, weights=weights, time_limit_s=time_limit_s, workers=workers, seed=seed,
         estimate=estimate, memory=memory, margin=margin,
-        token_budget=token_budget if token_budget is not None else _config_budget_mode(
+        token_budget=budget_asked if budget_asked is not None else _config_budget_mode(
             config, asked, estimate, catalog.model(model if model is not None else config.model)),
         host_ram_gb=host_ram_gb, node_gpus=node_gpus if node_gpus is not None else config.node_gpus,
         rollout_gpus=rollout_gpus if rollout_gpus is not None or config.trainer_gpus is None
@@ -1679,7 +1680,7 @@ def config_query(
                config.budget_in_effect_keys(asked, planned=True), config.budget_in_effect_sequences(asked, True),
                config.budget_in_effect(asked, planned=True) > config.budget_in_effect(asked, raised=False),
                config.version)
-           if token_budget is None and query.token_budget_cap and asked is not None else None}
+           if budget_asked is None and query.token_budget_cap and asked is not None else None}
     return query.model_copy(update=own)
 
 
@@ -1689,7 +1690,7 @@ def check_config(
     text: str | None = None,
     gpu: GpuNames = None,
     model: str | None = None,
-    max_model_len: int | None = None,
+    max_model_len: int | str | None = None,
     trinity_version: str | None = None,
     host_ram_gb: float | None = None,
     margin: float | None = None,
@@ -1718,8 +1719,9 @@ def check_config(
                 ("environ", environ, Mapping | None), ("option_names", option_names, OptionNames))
     _refuse_empty_names(model, gpu, gpu_lists=True)  # as plan refuses them
     environ = os.environ if environ is None else environ
-    name = Path(config).name
-    text = read_user_file(Path(config), MAX_CONFIG_BYTES) if text is None else text
+    path = given_path("config", config, "for a config's text, pass it as text=, and its file's name as config")
+    name = path.name
+    text = read_user_file(path, MAX_CONFIG_BYTES) if text is None else text
     release = trinity_release("trinity_version", trinity_version)
     catalog = load_catalog() if catalog is None else catalog
     read = read_trinity_config(text, name, environ, release, option_names=option_names)
@@ -1757,7 +1759,7 @@ def config_answers(query: Query, catalog: Catalog, config: TrinityConfig, text: 
     return with_config_verdicts(answers, offered, catalog, config, text, name, environ, version)
 
 
-def check_judged_length(config: TrinityConfig, max_model_len: int | None, name: str, checker: str,
+def check_judged_length(config: TrinityConfig, max_model_len: int | str | None, name: str, checker: str,
                         option_names: OptionNames) -> None:
     """`QueryError` where the Trinity `config` (the file `name`) gives no length to judge it at and `max_model_len`
     gives none either: `checker` (``--check``, `check_config`) needs one."""
@@ -2016,7 +2018,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
             if saved_split_models(model, version, query.expert_layout) is None else ())
     problems += (verdict_lora_note(verdict_critic_note(verdict_length_note(
                      ConfigProblem(code, words), config.max_model_len, length, query.option_names), query.critic,
-                     config.critic, query.option_names), mapping, name, environ, version,
+                     config.critic, query.option_names, config.critic_held), mapping, name, environ, version,
                      {layout: model.peft_names_of(layout) for layout in LAYOUTS_TAKEN[query.expert_layout]},
                      query.lora_rank, query.option_names, query.lora_targets, model)
                  for code, words in zip(config.note_codes, config.notes, strict=True)
@@ -2045,7 +2047,10 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     host_unread = tuple(key for key in groups.keys if key not in critic_keys) if query.host_ram_gb is not None else ()
     return query, CurrentSettings(config=name, config_model=_config_model_unplanned(model, config), gpus=gpus,
                                   gpus_given=config.trainer_gpus is not None,
-                                  nodes_given=config.node_gpus == query.node_gpus, env=False,
+                                  nodes_given=config.node_gpus == query.node_gpus,
+                                  batch_given=size is not None and (size, source) == (config.train_batch_size,
+                                                                                      config.train_batch_source),
+                                  env=False,
                                   offload=config.offload, sp=config.sp, critic_sps=critic_sps, max_model_len=length,
                                   length_given=own_length,
                                   max_token_len_per_gpu=lowered, trains=False, plan=None,
@@ -2143,10 +2148,9 @@ class _BudgetVerdict(NamedTuple):
 
     @property
     def passes(self) -> set[str]:
-        """The token budget keys of the passes the verdict counts (`ROLE_TOKEN_BUDGETS`): the ref's only where its
-        forward runs (`TrinityConfig.ref_forward_runs`)."""
-        return {".".join(path) for path in ROLE_TOKEN_BUDGETS
-                if ".".join(path) != _REF_BUDGET or self.config.ref_forward_runs}
+        """The token budget keys of the passes the verdict counts (`ROLE_TOKEN_BUDGETS`): those that run
+        (`TrinityConfig.pass_runs`)."""
+        return {".".join(path) for path in ROLE_TOKEN_BUDGETS if self.config.pass_runs(".".join(path))}
 
     @property
     def sequence_counted(self) -> set[str]:
@@ -2329,14 +2333,15 @@ def _set_budget_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
 def _differing_budgets(verdict: _BudgetVerdict) -> list[tuple[str, int]]:
     """(key, budget) of each budget key the config sets (the trainer's unset one where Trinity 0.5 fills it,
     `_BudgetVerdict.fill`) to another than the verdict's budget; not one that holds no sequence (a rule it breaks,
-    which `check_trinity_config` says), nor the ref's where `_ref_over_actor_groups` speaks of it or the algorithm
-    computes no ref log-probs (`TrinityConfig.ref_forward_runs`)."""
+    which `check_trinity_config` says), nor the ref's where `_ref_over_actor_groups` speaks of it, nor one whose pass
+    does not run (`TrinityConfig.pass_runs`: the ref's where the algorithm computes no ref log-probs, the rollout's
+    where no old log-prob recompute does)."""
     config, fill = verdict.config, verdict.fill
     trainer = config.max_token_len_per_gpu if fill is None else fill.budget
     return [(key, budget) for key, budget in ((TRAINER_TOKEN_BUDGET, trainer), *config.role_token_budgets)
             if budget is not None and budget != verdict.judged and budget >= verdict.least
             and key not in verdict.sequence_counted
-            and not (key == _REF_BUDGET and (_ref_over_actor_sp(config) or not config.ref_forward_runs))]
+            and config.pass_runs(key) and not (key == _REF_BUDGET and _ref_over_actor_sp(config))]
 
 
 def _followed_keys(verdict: _BudgetVerdict) -> set[str]:

@@ -91,6 +91,7 @@ from solver.results import (
 )
 from solver.rules import (
     COMMAND_OPTIONS,
+    Evidence,
     OptionNames,
     TablesVerdict,
     counted_tokens,
@@ -376,6 +377,13 @@ class MemoryEstimate(Breakdown, defer_build=True):
         either way only where the host memory needed fits (`host_fits`)."""
         return (self.fits if self.tables is None else self.tables.trains) and self.host_fits
 
+    @property
+    def evidence(self) -> Evidence | None:
+        """What the GPU-memory verdict rests on, as a plan's evidence: documented or inferred where a table's cell
+        vouches for the setting (`tables`), estimated where no cell speaks and the memory model decides; None (null in
+        JSON) where a cell says it runs out of memory (`tables` names it)."""
+        return "estimated" if self.tables is None else self.tables.evidence
+
 
 ParametersB = Annotated[
     float, PlainSerializer(lambda billions: round(billions, 3), return_type=float, when_used="json")]
@@ -444,7 +452,7 @@ JSON_GIB_DECIMALS = 4
 JSON_GIB_SLACK = 2 * 10**-JSON_GIB_DECIMALS
 """How far a figure derived from the JSON's rounded GiB may be from the one it printed, rounded from the exact ones
 (each of the three off by at most half the last decimal)."""
-VERDICTS = ("step_fits", "fits", "headroom_gib", "step_binds", "host_fits", "trains")
+VERDICTS = ("step_fits", "fits", "headroom_gib", "step_binds", "host_fits", "trains", "evidence")
 """The verdicts ``solve memory --json`` prints after the estimate's fields (`MemoryAnswer`'s computed fields)."""
 
 
@@ -465,6 +473,8 @@ class MemoryAnswer(MemoryEstimate, MemoryQuestion, Versioned, defer_build=True):
     step_binds = computed_field(MemoryEstimate.step_binds)
     host_fits = computed_field(MemoryEstimate.host_fits)
     trains = computed_field(MemoryEstimate.trains)
+    # mypy infers computed_field's type variable from the inherited property's Literal type, not the property
+    evidence = computed_field(MemoryEstimate.evidence)  # type: ignore[arg-type]
 
     @model_serializer(mode="wrap", when_used="json")  # unannotated: a return annotation would replace the schema
     def _rounded(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
@@ -497,6 +507,8 @@ class MemoryAnswer(MemoryEstimate, MemoryQuestion, Versioned, defer_build=True):
         within twice `JSON_GIB_SLACK` (the tighter peak may be the other, as close), a yes or no either way where a
         comparison it rests on is within `JSON_GIB_SLACK` (`_at_a_limit`)."""
         derived = getattr(self, verdict)
+        if derived is None or isinstance(derived, str):  # the evidence: derived from `tables` alone, no figure
+            return bool(given == derived)
         if isinstance(derived, bool):
             return given is derived or isinstance(given, bool) and self._at_a_limit(verdict)
         return (isinstance(given, int | float) and not isinstance(given, bool)

@@ -859,25 +859,33 @@ REFUSING_BROKEN_RULES = {
     BrokenRuleCode.SP_MODEL_HEADS: "Trinity and verl stop on it as the trainer starts",
     BrokenRuleCode.SP_DIVIDES_GPUS: ("Trinity stops on it as it loads the config on verl before 0.8, PyTorch's device "
                                      "mesh as the trainer starts on 0.8 or later"),
-    BrokenRuleCode.WHOLE_NODES: "Trinity stops on it as it loads the config"}
+    BrokenRuleCode.WHOLE_NODES: "Trinity stops on it as it loads the config",
+    BrokenRuleCode.BATCH_DIVIDES: ("Trinity stops on it as it loads the config on verl before 0.8, verl as it splits "
+                                   "the first step's batch over the ranks on 0.8 or later")}
 """The rules that every release the verdict may be for stops on, whatever the memory, where the config's own settings
 break them (`broken_rule_refuses`), by `BrokenRuleCode`, with who stops on it, in words: an SP the model's heads do
 not suit, which Trinity's ``_check_parallel_config`` refuses as it loads the config (verl before 0.8) and the Ulysses
 patch asserts as the trainer builds its model (every verl line); an SP that does not divide the trainer GPUs, which
 ``_check_parallel_config`` refuses (verl before 0.8) and PyTorch's ``init_device_mesh`` of (GPUs / SP, SP) as verl
 0.8's engine builds it; trainer GPUs that span nodes but are not whole nodes, which Trinity's config validator
-refuses (every release; docs/trinity.md#json-current). Not ``sp-within-node`` (rft-solver's rule), ``batch-divides``
-(refused by some releases only) nor ``sp-model-attention``, on which nothing raises."""
+refuses (every release; docs/trinity.md#json-current); a train batch that the data-parallel ranks (GPUs / SP) do not
+divide, which Trinity's ``_check_parallel_config`` refuses (0.5.2, and 0.6.0 on verl before 0.8:
+``verl_legacy/verl_config.py:430``) and verl 0.8's split of the first step's batch over the ranks asserts
+(``chunk_tensordict``, ``utils/tensordict_utils.py:341`` in verl 0.8.0), or, with 0.5.0 and 0.5.1, that the trainer
+GPUs do not divide, which their config validator refuses (``config_validator.py:860`` in 0.5.0). Not
+``sp-within-node`` (rft-solver's rule) nor ``sp-model-attention``, on which nothing raises."""
 
 def broken_rule_refuses(code: BrokenRuleCode | None, config_model: str | None, gpus_given: bool,
-                        nodes_given: bool) -> bool:
+                        nodes_given: bool, batch_given: bool) -> bool:
     """Whether the rule `code` that a config's settings break refuses the config as written
     (`solver.results.CurrentSettings.refused`): one of `REFUSING_BROKEN_RULES`, judged on what is the config's own,
     not on what the verdict put in its place: its model's heads (no `config_model`, another model's named by --model)
     for ``sp-model-heads``, its GPUs (`gpus_given`, not the budget's) for ``sp-divides-gpus``, and its GPUs and node
-    size (`nodes_given`, not --node-gpus' of another size) for ``whole-nodes``."""
+    size (`nodes_given`, not --node-gpus' of another size) for ``whole-nodes``, its GPUs and train batch
+    (`batch_given`, not --train-batch-size's) for ``batch-divides``."""
     own = {BrokenRuleCode.SP_MODEL_HEADS: config_model is None, BrokenRuleCode.SP_DIVIDES_GPUS: gpus_given,
-           BrokenRuleCode.WHOLE_NODES: gpus_given and nodes_given}
+           BrokenRuleCode.WHOLE_NODES: gpus_given and nodes_given,
+           BrokenRuleCode.BATCH_DIVIDES: gpus_given and batch_given}
     return code is not None and own.get(code, False)
 
 
@@ -1006,10 +1014,29 @@ class TrinityConfig(Frozen, defer_build=True):
     """Where the critic the config's algorithm trains keeps its states, as its flags hold them with the releases it
     may run on (`solver.trinity.config.CriticRead`), which the verdict and the plans count unless ``--critic`` says
     otherwise (``--critic none``: none); None where it trains none."""
+    critic_held: str = ""
+    """Where the critic's flags hold its states, in words, for the note where ``--critic`` asks otherwise: `critic`,
+    or where the verl lines a release may run read them apart, each one's (``resident on verl before 0.8 and offloaded
+    on verl 0.8 or later``: `solver.trinity.config.critic_held_words`); "" where it trains none."""
     ref_forward_runs: bool = True
     """Whether the trainer computes the ref's log-probs, the one forward that reads the ref's own token budget: not
     for an algorithm that uses no ref. With LoRA it does: the actor without its adapter takes the ref's budget, at
     the actor's SP (``compute_log_prob``'s ``config_source``, ``fsdp_workers.py:924`` in Trinity 0.5.2)."""
+    old_log_prob_recompute: bool = False
+    """Whether the actor's recompute of the old log-probs may run where it reads the rollout's own token budget and
+    micro-batch size, its one pass that does (`solver.trinity.config.recompute_may_run`): Trinity 0.5, and 0.6 on
+    verl before 0.8, run it only with ``rollout_correction.bypass_mode`` false; true, their default, takes the rollout's
+    log-probs (``verl_trainer.py:477`` in 0.5.2, ``verl_legacy/verl_trainer.py:531`` in 0.6.0), so false by default, as
+    for a config that leaves the key unset. On verl 0.8 or later it reads the trainer's budget, as the actor's update
+    does."""
+
+    def pass_runs(self, key: str) -> bool:
+        """Whether the pass that reads the token budget `key` (`ROLE_TOKEN_BUDGETS`, dotted) runs, so that the verdict
+        counts it: the ref's where its forward runs (`ref_forward_runs`), the rollout's where the old log-prob
+        recompute may (`old_log_prob_recompute`), the others always."""
+        ref, rollout = (".".join(path) for path in ROLE_TOKEN_BUDGETS[1:])
+        return {ref: self.ref_forward_runs, rollout: self.old_log_prob_recompute}.get(key, True)
+
     micro_batch_sequences: tuple[tuple[str, int], ...] = ()
     """(key, sequences) of each role's token budget (`ROLE_TOKEN_BUDGETS`) whose passes run with dynamic batch sizes
     off on every release (`solver.trinity.sequence_counted_roles`): verl reads no budget there, and fills each
@@ -1132,11 +1159,9 @@ class TrinityConfig(Frozen, defer_build=True):
 
     def budget_in_effect(self, max_model_len: int, planned: bool = False, *, raised: bool = True) -> int:
         """The most tokens per GPU any role takes at `max_model_len` (`role_budgets_in_effect`, `planned` for a plan's
-        cap, `raised` unless as Trinity fills them): the ref's only where its log-probs are computed
-        (`ref_forward_runs`)."""
-        ref = ".".join(ROLE_TOKEN_BUDGETS[1])
+        cap, `raised` unless as Trinity fills them): of the passes that run (`pass_runs`)."""
         return max(budget for role, budget in self.role_budgets_in_effect(max_model_len, planned, raised=raised).items()
-                   if role != ref or self.ref_forward_runs)
+                   if self.pass_runs(role))
 
     def budget_in_effect_keys(self, max_model_len: int, planned: bool = False) -> tuple[str, ...]:
         """The dotted keys that set the token budget in effect at `max_model_len` (`budget_in_effect`, `planned` for a
@@ -1159,11 +1184,11 @@ class TrinityConfig(Frozen, defer_build=True):
 
     def _roles_in_effect(self, max_model_len: int, planned: bool = False) -> list[str]:
         """The roles (token budget keys, dotted) that take the token budget in effect at `max_model_len`
-        (`budget_in_effect`, `planned` for a plan's cap): the ref only where its log-probs are computed
-        (`ref_forward_runs`); those that take it as set where any does, else those raised to it (`raised_budgets`)."""
-        ref, most = ".".join(ROLE_TOKEN_BUDGETS[1]), self.budget_in_effect(max_model_len, planned)
+        (`budget_in_effect`, `planned` for a plan's cap): of the passes that run (`pass_runs`); those that take it as
+        set where any does, else those raised to it (`raised_budgets`)."""
+        most = self.budget_in_effect(max_model_len, planned)
         roles = [role for role, budget in self.role_budgets_in_effect(max_model_len, planned).items()
-                 if budget == most and (role != ref or self.ref_forward_runs)]
+                 if budget == most and self.pass_runs(role)]
         as_set = self.role_budgets_in_effect(max_model_len, planned, raised=False)
         return [role for role in roles if as_set[role] == most] or roles
 
@@ -1275,7 +1300,7 @@ def make_query(
     budget_gpus: int | None = None,
     exact: bool = False,
     exact_source: str | None = None,
-    max_model_len: int | None = None,
+    max_model_len: int | str | None = None,
     sp: int | None = None,
     env: bool | None = None,
     offload: bool | None = None,
@@ -1287,7 +1312,7 @@ def make_query(
     estimate: EstimateMode = "auto",
     memory: MemoryModel | None = None,
     margin: float | None = None,
-    token_budget: TokenBudgetMode | int = "default",
+    token_budget: TokenBudgetMode | int | str = "default",
     host_ram_gb: float | None = None,
     node_gpus: int | None = None,
     rollout_gpus: int | None = None,
@@ -1336,10 +1361,11 @@ def make_query(
     (`Query.critic`; ``"none"``, as ``--critic none``, and None: none). `dpo` plans a DPO run (`Query.dpo`), which
     counts no critic and, without LoRA, a reference model (`check_dpo`).
     """
-    critic, estimate, token_budget = run_choices(critic, estimate, token_budget)  # "Resident", "16k": as --critic
-    max_model_len = asked_length(max_model_len)  # "64k", as a Job's and a cluster file's: `asked_tokens`
+    budget_asked: TokenBudgetMode | int
+    critic, estimate, budget_asked = run_choices(critic, estimate, token_budget)  # "Resident", "16k": as --critic
+    asked_len: int | None = asked_length(max_model_len)  # "64k", as a Job's and a cluster file's: `asked_tokens`
     check_run_options(option_names, lora_rank=lora_rank, reference_model=reference_model, critic=critic, dpo=dpo,
-                      estimate=estimate, trinity_version=trinity_version, token_budget=token_budget,
+                      estimate=estimate, trinity_version=trinity_version, token_budget=budget_asked,
                       time_limit_s=time_limit_s, margin=margin, host_ram_gb=host_ram_gb, node_gpus=node_gpus,
                       train_batch_size=train_batch_size, workers=workers, memory=memory)
     reference_model = counts_reference(reference_model, lora_rank)
@@ -1348,7 +1374,7 @@ def make_query(
     exact_source = exact_source if exact_source is not None else option_names.exact
     train_batch_source = train_batch_source if train_batch_source is not None else option_names.train_batch
     check_types(("catalog", catalog, Catalog), ("budget_gpus", budget_gpus, int | None), ("exact", exact, bool),
-                ("max_model_len", max_model_len, int | None), ("sp", sp, int | None), ("env", env, bool | None),
+                ("max_model_len", asked_len, int | None), ("sp", sp, int | None), ("env", env, bool | None),
                 ("offload", offload, bool | None), ("top", top, int), ("weights", weights, Weights | None),
                 ("seed", seed, int),
                 ("node_source", node_source, str), ("host_ram_source", host_ram_source, str),
@@ -1359,14 +1385,14 @@ def make_query(
     release = trinity_release("trinity_version", trinity_version)
     check_seed(seed)
     resolved = catalog.model(model)
-    check_token_budget_read(token_budget, resolved, option_names)
+    check_token_budget_read(budget_asked, resolved, option_names)
     check_types(("lora_targets_source", lora_targets_source, str | None))
     targets = given_lora_targets(lora_targets, lora_rank, resolved, counted_expert_layout(trinity_version),
                                  option_names, lora_exclude_modules, lora_targets_source)
     gpu_names = asked_gpus(catalog, gpu)
     memory = memory if memory is not None else load_memory_model()
     names = option_names
-    check_counts((names.budget, budget_gpus, MAX_GPUS), (names.length, max_model_len, MAX_TOKENS),
+    check_counts((names.budget, budget_gpus, MAX_GPUS), (names.length, asked_len, MAX_TOKENS),
                  (names.named("sp"), sp, MAX_GPUS), (names.named("top"), top, MAX_TOP))
     if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:  # 0: no rollout GPUs beside the trainer
         raise QueryError(f"{names.rollout_gpus} must be a whole number from 0 to {MAX_GPUS}, got "
@@ -1376,13 +1402,13 @@ def make_query(
     node_gpus = node_gpus if node_gpus is not None else NODE_GPUS
     if total_gpus is not None:
         budget_gpus = total_budget(total_gpus, budget_gpus, rollout_gpus, node_gpus, node_source, option_names)
-    _check_objective(objective, budget_gpus, max_model_len, exact, names)
+    _check_objective(objective, budget_gpus, asked_len, exact, names)
     if sp is not None:
         check_sp(resolved, sp, budget_gpus if exact else None, budget_gpus, node_gpus, node_source, names)
     budget, open_budget = _budget(catalog, gpu_names, objective, budget_gpus)
-    mode, cap = token_budget_mode_and_cap(token_budget, estimate)
+    mode, cap = token_budget_mode_and_cap(budget_asked, estimate)
     return Query(model=resolved.name, gpus=gpu_names, objective=objective, budget_gpus=budget, open_budget=open_budget,
-                 exact=exact, exact_source=exact_source, max_model_len=max_model_len, sp=sp, env=env, offload=offload,
+                 exact=exact, exact_source=exact_source, max_model_len=asked_len, sp=sp, env=env, offload=offload,
                  top=top, weights=weights if weights is not None else load_weights(), time_limit_s=time_limit_s,
                  workers=workers, seed=seed, estimate=estimate, memory=memory, margin=margin,
                  token_budget=mode, token_budget_cap=cap, host_ram_gb=host_ram_gb, node_gpus=node_gpus,

@@ -817,17 +817,23 @@ def exceeds_assumed_host_ram(need_gib: float, gpu: GpuType, gpus_on_node: int, n
     return need_gib > assumed_host_ram_gib(gpu, gpus_on_node, node_gpus)
 
 
-class UncheckedHostBound(NamedTuple):
-    """The bound a host memory need nothing checks is past (`unchecked_host_bound`): what a node is `assumed_gib` to
-    have, GiB, and the flag or key that would give its host memory instead (`source`, ``--host-ram``); the data both a
-    plan's full caution on it (`unchecked_host_need`) and its short form (`short_host_need`) are built from."""
+class HostRamAssumed(Frozen):
+    """What a node is assumed to have of host memory where a plan's need is past it and nothing checks it
+    (`unchecked_host_bound`): the GiB (`gb`) and the flag or key that would give a node's host memory instead
+    (`source`); what both the plan's full caution on it (`unchecked_host_need`) and its short form
+    (`short_host_need`) say, kept on the plan (`Plan.host_ram_assumed`)."""
 
-    assumed_gib: float
-    source: str
+    gb: HostRamGb = Field(description=(
+        f"the host memory per node assumed, GiB: {SERVER_HOST_RAM_PER_GPU_GIB:g} per GPU of a node of the size given "
+        "(--node-gpus, a pool's gpus_per_node), else per trainer GPU on it, or a workstation card's for the whole box "
+        "(GpuType.workstation_host_ram_gib)"))
+    source: str = Field(description=(
+        "the flag or key that would give a node's host memory, and check the need against it: --host-ram, "
+        "host_ram_gb (the API's keyword), the pool's host_ram_gb"))
 
 
 def unchecked_host_bound(need_gib: float | None, gpu: GpuType, gpus_on_node: int, node_gpus: int | None,
-                         unchecked_source: str | None) -> UncheckedHostBound | None:
+                         unchecked_source: str | None) -> HostRamAssumed | None:
     """The bound a need of `need_gib` of the host memory of a node, where a plan has `gpus_on_node` trainer GPUs of
     type `gpu`, is past: what such a node is assumed to have (`assumed_host_ram_gib`, `node_gpus` None where the
     node's size was not given) where the need exceeds it and no host memory was given to hold it to
@@ -835,7 +841,7 @@ def unchecked_host_bound(need_gib: float | None, gpu: GpuType, gpus_on_node: int
     if unchecked_source is None or need_gib is None or not exceeds_assumed_host_ram(need_gib, gpu, gpus_on_node,
                                                                                     node_gpus):
         return None
-    return UncheckedHostBound(assumed_host_ram_gib(gpu, gpus_on_node, node_gpus), unchecked_source)
+    return HostRamAssumed(gb=assumed_host_ram_gib(gpu, gpus_on_node, node_gpus), source=unchecked_source)
 
 
 def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int, node_gpus: int | None, offload: bool,
@@ -860,12 +866,12 @@ def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int,
         assumed = (f"the {gpu.workstation_host_ram_gib} GiB a workstation of {gpu.name} cards commonly has (for the "
                    "whole box, not each card)")
     elif node_gpus is not None:
-        assumed = f"the {bound.assumed_gib:g} GiB assumed for a node of {counted(node_gpus, 'GPU')} ({per_gpu})"
+        assumed = f"the {bound.gb:g} GiB assumed for a node of {counted(node_gpus, 'GPU')} ({per_gpu})"
     else:
         per_trainer_gpu = ceil(need_gib * 10 / gpus_on_node) / 10  # rounded up, as the need is: past the bound
         share = f"{per_trainer_gpu:.1f} GiB per trainer GPU" if gpus_on_node > 1 else ""
         trainer_gpus = f"its {gpus_on_node} trainer GPUs" if gpus_on_node > 1 else "its one trainer GPU"
-        assumed = (f"the {bound.assumed_gib:g} GiB assumed for {trainer_gpus} there ({per_gpu}; {node_option} counts "
+        assumed = (f"the {bound.gb:g} GiB assumed for {trainer_gpus} there ({per_gpu}; {node_option} counts "
                    "all of a node's GPUs)")
     said = [part for part in (share, host_moment_words(training_gib, loading, offload, critic)) if part]
     why = f" ({'; '.join(said)})" if said else ""
@@ -882,13 +888,13 @@ def host_need_opening(need_gib: float, offload: bool, critic: CriticStates | Non
             f"the trainer needs {need_gib:.1f} GiB of host memory per node {host_need_purpose(offload, critic)}")
 
 
-def short_host_need(need_gib: float, offload: bool, critic: CriticStates | None, bound: UncheckedHostBound) -> str:
+def short_host_need(need_gib: float, offload: bool, critic: CriticStates | None, bound: HostRamAssumed) -> str:
     """The short form of a plan's caution on a host memory need of `need_gib` past `bound` that nothing checks
     (`unchecked_host_need`, with Offload or without and its PPO `critic`), as a plan shown beside another where the
     answer shows the full one once says it: the need and what it exceeds (``Offload needs 1211.5 GiB of host memory
     per node, more than the 1024 GiB assumed (unchecked: --host-ram)``), the advice on checking it left to the full
     one."""
-    return (f"{host_need_opening(need_gib, offload, critic)}, more than the {bound.assumed_gib:g} GiB assumed "
+    return (f"{host_need_opening(need_gib, offload, critic)}, more than the {bound.gb:g} GiB assumed "
             f"(unchecked: {bound.source})")
 
 
@@ -1302,7 +1308,7 @@ def host_need_words(amount: str, offload: bool, critic: CriticStates | None = No
     return f"it needs {amount} GiB of host memory per node {host_need_purpose(offload, critic)}"
 
 
-PLAN_LEFT_OUT_WHEN_NONE = ("gpu_hours",)
+PLAN_LEFT_OUT_WHEN_NONE = ("gpu_hours", "host_ram_assumed")
 """The fields a plan's JSON leaves out where they are None (its schema says so)."""
 
 
@@ -1374,6 +1380,10 @@ class Plan(Frozen):
         f"{HOST_NEED_WORDS}; null without Offload where --host-ram is not given, unless a PPO critic's states are in "
         "host memory (critic offloaded or reloaded) or the need is more than a node is assumed to have (the "
         "host-memory-unchecked caution names it)"))
+    host_ram_assumed: HostRamAssumed | None = Field(default=None, description=(
+        "where host_memory_gb is more than a node is assumed to have and nothing checks it (the host-memory-unchecked "
+        "caution): what the node is assumed to have, GiB, and the flag or key that would give its host memory; left "
+        "out otherwise (host memory given, or a need within the assumed), and in JSON made before the field"))
     host_critic_gb: GiBFigure | None = Field(default=None, description=(
         "with a PPO critic whose states are in host memory while the actor trains (critic offloaded or reloaded): what "
         "one node holds of them, GiB, part of host_memory_gb's training need (as solve memory's host_critic_gib); "
@@ -1481,18 +1491,6 @@ class Plan(Frozen):
         "a stable code for each of cautions, in the same order (docs/json.md lists them): what a program tests "
         "instead of the words; empty in JSON made before codes"))
 
-    _host_bound: UncheckedHostBound | None = PrivateAttr(default=None)
-    """The bound its host-memory-unchecked caution's need is past, where it carries one (`unchecked_host_bound`), set
-    where the caution is made (`with_cautions`) for its short form (`cautions_beside`); not in its JSON: None for a
-    plan rebuilt from it, so left out of its equality (`__eq__`)."""
-
-    def __eq__(self, other: object) -> bool:
-        """Whether `other` is a plan of the same fields, all its JSON holds: the bound its host caution was made with
-        (`_host_bound`), which a plan rebuilt from its JSON or a Python dump lacks, left out."""
-        if not isinstance(other, Plan):
-            return NotImplemented
-        return (type(self), self.__dict__) == (type(other), other.__dict__)
-
     @model_validator(mode="after")
     def _codes_per_words(self) -> Plan:
         check_caution_codes(self.cautions, self.caution_codes)
@@ -1554,9 +1552,9 @@ class Plan(Frozen):
                                far_beyond_calibration(room, thin, option_names)
                                if self.evidence == "estimated" else None,
                                transformers_4_unloaded_words(model, version, self.expert_layout))
-        cautioned = self.model_copy(update=caution_fields(cautions))
-        cautioned._host_bound = unchecked_host_bound(self.host_memory_gb, gpu, on_node, node_size, unchecked_host_ram)
-        return cautioned
+        return self.model_copy(update={
+            **caution_fields(cautions),
+            "host_ram_assumed": unchecked_host_bound(self.host_memory_gb, gpu, on_node, node_size, unchecked_host_ram)})
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,
                            batch_divisor: BatchDivisor) -> Plan:
@@ -1712,12 +1710,11 @@ class Plan(Frozen):
         Given the plans that the rows `above` its own show beside `best` (None where no rows are: an --explain line,
         whose words its JSON keeps), its host memory caution is short (`short_host_need`) where the answer shows a
         full one already: `best` carries one, or a plan above does (the first to, where `best` does not, its full),
-        built from the bound it was made with; whole where the plan holds none (one rebuilt from its JSON:
-        `_host_bound`)."""
+        built from the bound it was made with (`host_ram_assumed`; whole in JSON made before that field)."""
         shown = above is not None and any(plan.cautions_coded(CautionCode.HOST_MEMORY_UNCHECKED)
                                           for plan in (best, *above))
-        short = (short_host_need(self.host_memory_gb, self.offload, self.critic, self._host_bound)
-                 if shown and self.host_memory_gb is not None and self._host_bound is not None else None)
+        short = (short_host_need(self.host_memory_gb, self.offload, self.critic, self.host_ram_assumed)
+                 if shown and self.host_memory_gb is not None and self.host_ram_assumed is not None else None)
         return "".join(
             "; caution: " + (short if short is not None and coded == CautionCode.HOST_MEMORY_UNCHECKED else caution)
             for caution, coded in zip(self.cautions, self.caution_codes, strict=False)
@@ -1853,6 +1850,10 @@ class CurrentSettings(Frozen, defer_build=True):
     nodes_given: bool = Field(default=False, description=(
         "whether the node size the verdict judges the trainer GPUs on is the config's own cluster.gpu_per_node (not "
         "--node-gpus of another size, nor the default where the config gives none); false in JSON made before it"))
+    batch_given: bool = Field(default=False, description=(
+        "whether the train batch the verdict judges is the config's own (buffer.train_batch_size, else "
+        "buffer.batch_size x algorithm.repeat_times; not --train-batch-size's); false where none is judged, and in "
+        "JSON made before it"))
     env: bool = Field(description="from the environment: env_variable has expandable_segments:True")
     env_variable: str = Field(default=ENV_VARIABLE[0], description=(
         "the allocator variable env was read from: the first set of PYTORCH_CUDA_ALLOC_CONF, PYTORCH_HIP_ALLOC_CONF "
@@ -1944,9 +1945,10 @@ class CurrentSettings(Frozen, defer_build=True):
     @property
     def rule_refuses(self) -> bool:
         """Whether the rule the settings break (`broken_rule_code`) is one every release stops on, broken by the
-        config's own model, GPUs and nodes (`broken_rule_refuses`: not another model's heads, the budget's GPUs or
-        --node-gpus' nodes)."""
-        return broken_rule_refuses(self.broken_rule_code, self.config_model, self.gpus_given, self.nodes_given)
+        config's own model, GPUs, nodes and train batch (`broken_rule_refuses`: not another model's heads, the budget's
+        GPUs, --node-gpus' nodes or --train-batch-size's batch)."""
+        return broken_rule_refuses(self.broken_rule_code, self.config_model, self.gpus_given, self.nodes_given,
+                                   self.batch_given)
 
     @property
     def check_fails(self) -> bool:
@@ -1974,13 +1976,16 @@ class CurrentSettings(Frozen, defer_build=True):
     @model_validator(mode="before")
     @classmethod
     def _derived_refused(cls, raw: Any) -> Any:
-        """Settings rebuilt from their JSON: ``refused`` is derived from ``config_problem_codes`` and the broken rule,
-        so it is dropped where it agrees with them (and refused where it does not); false beside a rule that refuses
-        the config is JSON printed before the rule counted (s89), read as the codes say."""
+        """Settings rebuilt from their JSON: ``refused`` is derived from ``config_problem_codes`` and the broken rule
+        (`rule_refuses`), so the field read is dropped where it agrees with them, and the JSON refused (a
+        `ValueError`) where it does not. One disagreement is taken: false beside a rule that refuses the config where
+        no code does, as JSON printed before broken rules counted said it; it is dropped too, and the settings read
+        back say true, as the rule now does."""
         def derived(data: dict[str, Any]) -> bool:
             code = data.get("broken_rule_code")
             by_rule = broken_rule_refuses(None if code is None else BrokenRuleCode(code), data.get("config_model"),
-                                          data.get("gpus_given", True), data.get("nodes_given", False))
+                                          data.get("gpus_given", True), data.get("nodes_given", False),
+                                          data.get("batch_given", False))
             by_codes = not REFUSED_CONFIG_CODES.isdisjoint(map(ConfigProblemCode, data.get("config_problem_codes", ())))
             return by_codes or (by_rule and raw["refused"] is not False)
 

@@ -383,7 +383,7 @@ def fragment_comment(words: str, indent: str = "") -> str:
 
 
 def mode_line(algorithm: str) -> str:
-    """The ``mode: train`` line a test config of `algorithm` needs where Trinity trains it in that mode alone (SFT:
+    """The ``mode: train`` line a test config of `algorithm` needs where Trinity trains it in that mode alone (SFT, DPO:
     `solver.trinity.checks.TRAIN_MODE_ALGORITHMS`, refused as ``algorithm-mode-refused`` in another), else none."""
     from solver.trinity.checks import TRAIN_MODE_ALGORITHMS
 

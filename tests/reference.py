@@ -3,7 +3,8 @@
 Written from the planner's spec only, as plainly as possible: no ortools, no cleverness. It lists every
 (n, env, offload, sp, max_model_len) candidate, keeps the feasible ones and sorts them by the objective's key.
 
-A plan is a dict with exactly the keys of `PLAN_KEYS` (and, for min_gpu_hours, ``gpu_hours``: gpus x cost). In short:
+A plan is a dict with exactly the keys of `PLAN_KEYS` (and, for min_gpu_hours, ``gpu_hours``: gpus x cost; with a
+host-memory caution, ``host_ram_assumed``: the GiB a node is assumed to have and what would give it). In short:
 
 - n trainer GPUs must be a count with a table for the GPU type naming the model, or a count more than
   such a table's (within one node of `node_gpus`, or whole nodes, up to 64); n <= budget (n == budget
@@ -1446,6 +1447,9 @@ def _plan(catalog: Catalog, query: Query, gpu_type: Any, the_model: Any, n: int,
                                                         _fits_without_sp(catalog, query, gpu_type, sp, length),
                                                         query.release, query.memory)
     plan.update(_rounded_figures(plan))  # the cautions use them whole, the JSON to 2 decimals
+    assumed = _assumed_host_gib(query, gpu_type, n)
+    if assumed is not None and plan["host_memory_gb"] is not None and plan["host_memory_gb"] > assumed:
+        plan["host_ram_assumed"] = {"gb": assumed, "source": "--host-ram"}  # the bound its host caution names
     return plan
 
 
@@ -1596,10 +1600,17 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
         problems.append(f"a data-parallel caution {'given' if uneven else 'missing'} ({ranks} ranks)")
     host = any(caution.startswith(("Offload needs ", "the trainer needs ")) for caution in cautions)
     need, on_node = plan.get("host_memory_gb"), host_node_gpus or min(plan.get("gpus", 1), node_gpus)
-    if host != (not host_ram_given and isinstance(need, float)  # s88: with Offload or without
-                and need > (128 * on_node if workstation_gib is None else workstation_gib)):
+    bound = 128 * on_node if workstation_gib is None else workstation_gib
+    if host != (not host_ram_given and isinstance(need, float) and need > bound):  # s88: with Offload or without
         problems.append(f"a host-memory caution {'given' if host else 'missing'} ({need!r} GiB on {on_node} GPUs, "
                         f"offload {plan.get('offload')!r}, host memory {'given' if host_ram_given else 'not given'})")
+    # the bound that caution names, beside it (hostfield90b): the GiB assumed and what would give the node's instead
+    assumed = plan.get("host_ram_assumed")
+    if (assumed is not None) != host or host and not (
+            isinstance(assumed, dict) and set(assumed) == {"gb", "source"} and assumed["gb"] == bound
+            and any(f"give {assumed['source']} what a node can spare" in caution for caution in cautions)):
+        problems.append(f"host_ram_assumed={assumed!r} with{'' if host else 'out'} a host-memory caution (a node "
+                        f"assumed to have {bound} GiB)")
     pcie = any(caution.startswith("SP=") and "which reach one another over PCIe" in caution for caution in cautions)
     if pcie != (over_pcie and _is_int(plan.get("sp")) and plan["sp"] > 1):
         problems.append(f"an SP-over-PCIe caution {'given' if pcie else 'missing'} (SP {plan.get('sp')!r}, "
@@ -1691,7 +1702,8 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
 
     if not isinstance(plan, dict):
         return [f"the plan is a {type(plan).__name__}, not a dict"]
-    keys = set(plan) - {"gpu_hours"}  # a min_gpu_hours answer's plans have it (checked below)
+    # a min_gpu_hours answer's plans have gpu_hours, those of a host-memory caution host_ram_assumed (checked below)
+    keys = set(plan) - {"gpu_hours", "host_ram_assumed"}
     if keys != PLAN_KEYS:
         missing = sorted(PLAN_KEYS - keys)
         extra = sorted(keys - PLAN_KEYS)

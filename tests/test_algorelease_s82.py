@@ -104,8 +104,10 @@ def test_an_algorithm_the_release_lacks_is_said(algorithm: str, version: str | N
 
 
 SFT_MODE = ("Trinity trains algorithm_type sft in mode train alone and refuses it in any other as it loads the config "
-            "(trinity/algorithm/algorithm.py:76 in 0.6.0 and 0.5.2): set mode: train, and plan it again, as in mode "
-            "train no explorer runs and the trainer takes the rollout's GPUs too")
+            "(trinity/algorithm/algorithm.py:76 in 0.6.0 and 0.5.2): set mode: train, with the dataset as "
+            "buffer.trainer_input.experience_buffer (its path, which mode train requires), and plan it again, as in "
+            "mode train no explorer runs and the trainer takes the rollout's GPUs too")
+DPO_MODE = SFT_MODE.replace("sft", "dpo").replace("76 in 0.6.0 and 0.5.2", "291 in 0.6.0, :248 in 0.5.2")
 
 
 @pytest.mark.parametrize(("algorithm", "mode", "version", "expected"), [
@@ -117,12 +119,15 @@ SFT_MODE = ("Trinity trains algorithm_type sft in mode train alone and refuses i
             "76 in 0.6.0 and 0.5.2", "76 in 0.6.0, SFT's, which CPT inherits")))]),
     ("cpt", None, "0.5", [("unknown-algorithm-refused", DAPO_REFUSED.replace("dapo", "cpt"))]),  # that line alone
     ("sft", "train", None, []),
-    ("dpo", None, None, []),  # its fragment's header says the mode instead (DPO_MODE_NOTE)
+    ("dpo", None, None, [("algorithm-mode-refused", f"mode both (unset: Trinity's default): {DPO_MODE}")]),
+    ("dpo", "both", "0.5", [("algorithm-mode-refused", f"mode both: {DPO_MODE}")]),
+    ("dpo", "train", "0.6", []),
 ])
 def test_sft_outside_mode_train_is_refused(algorithm: str, mode: str | None, version: str | None,
                                            expected: list[tuple[str, str]]):
     # Before, an SFT config in mode both (Trinity's default) was planned with a rollout GPU, no line said Trinity
-    # refuses it (SFTAlgorithm.check_config, trinity/algorithm/algorithm.py:76-77 in 0.6.0 and 0.5.2).
+    # refuses it (SFTAlgorithm.check_config, trinity/algorithm/algorithm.py:76-77 in 0.6.0 and 0.5.2); a DPO one
+    # until session 90 (DPOAlgorithm.check_config, :291-292 in 0.6.0, :248-249 in 0.5.2).
     config = with_key("algorithm.algorithm_type", algorithm)
     if mode is not None:
         config["mode"] = mode

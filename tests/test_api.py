@@ -942,8 +942,17 @@ MYPY_USER_FILE = (f"from solver import {', '.join(solver.__all__)}\n"
                   f"from solver.trinity import {', '.join(solver.trinity.__all__)}\n"
                   "catalog = load_catalog()\n"
                   "answers: tuple[Answer, ...] = answer_query(make_query(catalog, model='4B', max_model_len=32768), "
-                  "catalog)\n")
-"""A user's file importing every public name (conftest's `mypy_strict` checks it)."""
+                  "catalog)\n"
+                  # Lengths and token budgets in thousands, as docs/api.md has them (persona90c: typed int alone, so
+                  # mypy --strict refused the documented "64k").
+                  "plan('8B', max_model_len='64k', token_budget='16k')\n"
+                  "estimate_memory('8B', 'h100', 8, '128k', sp=8, max_token_len_per_gpu='16k')\n"
+                  "memory_answer('8B', 'h100', 8, '128k', sp=8, max_token_len_per_gpu='16k')\n"
+                  "map_plans('8B', token_budget='16k')\n"
+                  "check_config('trinity.yaml', max_model_len='32k')\n"
+                  "make_query(catalog, model='4B', max_model_len='32k', token_budget='16k')\n")
+"""A user's file importing every public name and calling the functions that take lengths in thousands (conftest's
+`mypy_strict` checks it)."""
 
 
 @pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed")

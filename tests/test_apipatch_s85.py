@@ -183,6 +183,21 @@ def test_check_config_judges_text_in_the_apis_words_and_refuses_bad_keywords_in_
                                   "(nor max_prompt_tokens and max_response_tokens); give max_model_len=L")
 
 
+@pytest.mark.parametrize(("config", "words"), [
+    (CONFIG_CASES["passes"], "config must be a path, not a file's text: got several lines ('model:"),
+    ("", "config must be a non-empty path, got ''"),
+    ("mine\0.yaml", "config must be a path the file system can name, got 'mine\\x00.yaml': a NUL character")])
+def test_check_config_refuses_a_config_no_file_has_as_its_name_in_one_line(config: str, words: str) -> None:
+    # A notebook user passes the config's text where its path goes: told to pass it as text=, not a TableError
+    # quoting the whole text ("cannot read: No such file or directory"); "" read as the folder "." and a NUL
+    # character raised a bare ValueError.
+    with pytest.raises(QueryError) as refused:
+        solver.check_config(config, gpu="h100", environ={})
+    assert str(refused.value).startswith(words) and "\n" not in str(refused.value)
+    assert str(refused.value).endswith("for a config's text, pass it as text=, and its file's name as config") == (
+        "\n" in config)
+
+
 def test_patched_trinity_config_carries_writes_notes_on_unread_variables_and_replaced_interpolations(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # api88: --write noted both (unread87); the patch's result said neither, so the API's caller could not tell

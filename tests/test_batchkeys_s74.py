@@ -19,7 +19,7 @@ from test_trinity import vanilla_plan
 
 from solver.api import config_query
 from solver.trinity import read_trinity_config, trinity_config_problems
-from solver.trinity.checks import fsdp_unread_keys
+from solver.trinity.checks import StateGroups, fsdp_state_groups, fsdp_unread_keys
 from solver.trinity.keys import DEPRECATED_MICRO_BATCH_SIZES
 from solver.trinity.plan_keys import keys_for_plan
 
@@ -297,7 +297,22 @@ def test_an_unreadable_bypass_mode_is_an_unread_key_where_the_recompute_would_ru
     assert [(problem.code.value, problem.words) for problem in found if key in problem.words] == [
         ("wrong-type", (f"{key} must be true or false, got 'maybe': Trinity 0.6 on verl before 0.8 keeps it as "
                         "written, which its trainer's typed config (OmegaConf's bool field) refuses as the trainer "
-                        "starts; the notes that read it are not judged"))]
+                        "starts, and on verl 0.8 or later ignores it; the notes that read it are not judged"))]
+    # checks90: the flags no check judges are said so too, in the same words (non_boolean_flag_words): one verl 0.8
+    # hands as written, its value read by Python's truth, and one that Trinity 0.6 sets to the trainer's
+    config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["entropy_checkpointing"] = "maybe"
+    config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["fsdp_config"] = {"param_offload": []}
+    found = trinity_config_problems(config, CATALOG.model("8B"), 8, version="0.6")  # type: ignore[arg-type]
+    kept = ("Trinity 0.6 on verl before 0.8 keeps it as written, which its trainer's typed config (OmegaConf's bool "
+            "field) refuses as the trainer starts")
+    assert [problem.words for problem in found if "entropy_checkpointing" in problem.words
+            or "param_offload" in problem.words] == [
+        (f"{ARR}.actor.entropy_checkpointing must be true or false, got 'maybe': {kept}, and on verl 0.8 or "
+         "later hands it to verl as written, which reads it as true (Python's truth of it); the notes that read it "
+         "are not judged"),
+        (f"{ARR}.actor.fsdp_config.param_offload must be true or false, got []: Trinity 0.6 on verl before 0.8 "
+         "sets it to trainer.param_offload, and on verl 0.8 or later hands it to verl as written, which reads it as "
+         "false (Python's truth of it); the notes that read it are not judged")]
 
 
 # fsdp89: a role's fsdp_size below the trainer GPUs shards its states over groups of it (hybrid sharding), which the
@@ -460,11 +475,33 @@ def test_check_counts_the_critics_hybrid_fsdp_size_on_its_own_states_and_not_wit
     assert (code, current["trains"], current["unread_keys"]) == (0, True, [])
     assert line.endswith("holds: the verdict and the plans count no critic (--critic none leaves it out); set it to "
                          "-1, every GPU (--write does)")
+    # mutants53: nor does it make the verdict unknown with the host memory checked or with estimates off
+    for flags in (("--host-ram", "2000"), ("--no-estimate",)):
+        code, current, _ = _hybrid_check(cli, path, _ppo({"critic": 4}), "--critic", "none", *flags)
+        assert (code, current["trains"], current["unread_keys"]) == ((0, True, []) if flags[0] == "--host-ram"
+                                                                     else (1, False, [])), flags
     code, current, lines = _hybrid_check(cli, path, _ppo({"actor": 4, "critic": 2}))
     assert (code, current["trains"], current["unread_keys"], current["predicted"]) == (1, False, [], [96.0, 71.0])
     assert [line.split(": ", 1)[0] for line in lines] == [f"{FSDP.format(role='actor')} is 4", f"{critic} is 2"]
     assert all(" (96.0 GiB per H100-80GB GPU, of 71.0 usable; 94.4 at the optimizer step, of 77.3)" in line
                for line in lines)
+
+
+def test_a_roles_states_are_counted_over_its_smallest_group_and_the_ref_only_where_it_runs():
+    # mutants53: the critic's two keys (verl before 0.8's and 0.8's engine's) shard over the smaller group whichever
+    # comes first; the actor's group holds a ref's weights too only where the algorithm runs a ref (not raft)
+    critic, engine = CRITIC_FSDP, "trainer.trainer_config.critic.fsdp.fsdp_size"
+    for sizes in ((2, 4), (4, 2)):
+        config = _ppo({"critic": sizes[0]})
+        config["trainer"]["trainer_config"]["critic"]["fsdp"] = {"fsdp_size": sizes[1]}
+        assert fsdp_state_groups(config, 8) == StateGroups(8, 8, 2, (critic, engine)), sizes
+    assert fsdp_state_groups(_sized("actor", 4), 8) == StateGroups(4, 4, 8, (FSDP.format(role="actor"),))
+    raft = _sized("actor", 4)
+    raft["algorithm"]["algorithm_type"] = "raft"
+    assert fsdp_state_groups(raft, 8) == StateGroups(4, 8, 8, (FSDP.format(role="actor"),))
+    assert _fsdp_lines(raft) == [("fsdp-size-hybrid", HYBRID.format(
+        key=FSDP.format(role="actor"), size=4, who="verl", held="the actor's states", groups=2,
+        counted=COUNTED.format(size=4, need="")))]
 
 
 @pytest.mark.parametrize(("algorithm", "nulled"), [("ppo", True), ("grpo", False), ("dpo", False)])
@@ -475,3 +512,16 @@ def test_write_nulls_the_critics_deprecated_size_only_where_the_algorithm_trains
     keys = keys_for_plan(vanilla_plan(), CATALOG.model("4B"), {"algorithm": {"algorithm_type": algorithm}})
     assert [(key.value, key.existing_only) for key in keys if key.path == critic_size] == (
         [(None, True)] if nulled else [])
+
+
+def test_a_flag_quoted_false_that_verl_08_takes_as_written_is_said_to_read_true_there():
+    # checks90: OmegaConf's bool field reads 'false' (quoted) as false, but Trinity 0.6 on verl 0.8 hands the key to
+    # verl untyped (hydra, no field typed), which reads the text as true; not where 0.6 sets the key itself or 0.5 runs
+    config = _config({"actor": {"entropy_checkpointing": "false", "use_dynamic_bsz": "false"}})
+    mapping = yaml.safe_load(yaml.safe_dump(config))
+    said = [(version, problem.words) for version in (None, "0.5")
+            for problem in trinity_config_problems(mapping, CATALOG.model("8B"), 8, version=version)  # type: ignore
+            if problem.code.value == "wrong-type"]
+    assert said == [(None, (f"{ARR}.actor.entropy_checkpointing is the text 'false', which OmegaConf's bool field "
+                            "reads as false, but Trinity 0.6 on verl 0.8 or later hands it to verl as written, which "
+                            "reads it as true (Python's truth of text): write false, unquoted"))]

@@ -324,6 +324,9 @@ def test_an_option_of_another_command_is_named_as_theirs(cli, argv, message):
     ("--cpu-memory 512", "--host-ram"),  # what it means before the option a typo away (--gpu-memory)
     # A hobbyist's words for a node's RAM and a card's memory, and for JSON output.
     ("--cpu-ram 64", "--host-ram"), ("--vram 24", "--gpu-memory"), ("--format json", "--json"),
+    # The Python API's keywords, which a notebook user tries as options (persona90c): no guess before.
+    ("--budget-gpus 4", "--gpus"), ("--budget_gpus 4", "--gpus"), ("--reference-model", "--reference"),
+    ("--lora-exclude-modules x", "--lora-exclude"),
 ])
 def test_each_kind_of_other_tools_option_is_told_the_one_meant(cli, given: str, meant: str):
     # One name of each kind in MEANT, in any case and with underscores for hyphens as well.

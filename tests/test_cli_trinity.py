@@ -538,7 +538,7 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
     assert (status, err) == (0, "")
     # 8 GPUs less 2 rollout engines: 6 trainer GPUs, SP=1 and no Offload, Env not set here.
     assert answer["current"] == {"config": "trinity.yaml", "config_model": None, "gpus": 6, "gpus_given": True,
-                                 "nodes_given": True, "env": False, "offload": False, "sp": 1,
+                                 "nodes_given": True, "batch_given": True, "env": False, "offload": False, "sp": 1,
                                  "critic_sps": [],
                                  "env_variable": "PYTORCH_CUDA_ALLOC_CONF", "env_variable_set": False,
                                  "max_model_len": 32768, "length_given": True, "max_token_len_per_gpu": None,
@@ -1951,6 +1951,27 @@ def test_a_relative_model_path_without_a_config_says_where_it_was_looked_for(cli
     assert status == 2 and "model.model_path: unknown model 'my-sft': give --model M" in err
 
 
+def test_a_model_path_of_an_adapters_folder_alone_is_refused_naming_its_base_model(cli, tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch):
+    # s90 (persona): a LoRA checkpoint's folder (adapter_config.json, no config.json) as model.model_path was told
+    # only that the model is unknown; --model-config's refusal of the folder names the base model, and is reused:
+    # for an absolute path, and for a namespace/name one that is a local folder (read before any Hugging Face id).
+    adapter = tmp_path / "my-org" / "my-lora"
+    adapter.mkdir(parents=True)
+    (adapter / "adapter_config.json").write_text('{"base_model_name_or_path": "Qwen/Qwen3-4B", "peft_type": "LORA", '
+                                                 '"r": 64}', encoding="utf-8")
+    config = tmp_path / "trinity.yaml"
+    monkeypatch.chdir(tmp_path)
+    for path in (adapter, "my-org/my-lora"):
+        config.write_text(f"model: {{model_path: {path}, max_model_len: 8192}}\n", encoding="utf-8")
+        status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4")
+        assert (status, out) == (2, "") and err == (
+            f"solve: error: --from-config {config}: model.model_path: {Path(path) / 'config.json'}: missing, and "
+            "adapter_config.json beside it is a LoRA/PEFT adapter's, not a model's: give its base model's config.json "
+            "(Qwen/Qwen3-4B), whose shape the adapter trains (--model-config PATH), or --model M, a catalogue model "
+            "of that shape\n")
+
+
 def test_a_write_refused_for_a_yaml_alias_bomb_is_one_short_line_at_once(cli, tmp_path: Path):
     # 9^9 strings in a few lines: the refusal shows the value cut short, without writing it out whole.
     bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
@@ -2201,8 +2222,9 @@ def test_gradient_checkpointing_turned_off_is_reported_and_written_back_on(
     # On, or not given, nothing is said; a value Trinity refuses is named.
     # Under trainer_config, without --trinity-version 0.5, not every release refuses it.
     refused = ("trainer.trainer_config.actor_rollout_ref.model.enable_gradient_checkpointing must be true or false, "
-               "got 'maybe': Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 fails on it as the trainer "
-               "starts")
+               "got 'maybe': Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 keeps it as written, which "
+               "its trainer's typed config (OmegaConf's bool field) refuses as the trainer starts, and on verl 0.8 or "
+               "later hands it to verl as written, which reads it as true (Python's truth of it)")
     for value, problems in (("true", []), ("maybe", [refused])):
         config.write_text(text.replace("VALUE", value), encoding="utf-8")
         [answer] = json.loads(cli("--from-config", str(config), "--gpu", "a100-80g", "--json")[1])
@@ -3772,7 +3794,9 @@ def test_the_rollouts_own_budget_bounds_the_actors_recompute_and_is_judged_as_th
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # rollout.log_prob_max_token_len_per_gpu bounds the actor's log-prob recompute on verl before 0.8 (Trinity fills it
     # from the actor's, and never raises it to hold a sequence): above the verdict's budget, a but: line; below the
-    # length, the rule it breaks; --write sets it to the plan's. Qwen3-8B, SP=4 on 4 of 8 A100s at 32768 tokens.
+    # length, the rule it breaks; --write sets it to the plan's. Qwen3-8B, SP=4 on 4 of 8 A100s at 32768 tokens, with
+    # rollout_correction.bypass_mode false, so that the recompute runs (checks90: by default it does not, and the
+    # verdict counts no budget of the rollout's).
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     key = "trainer.trainer_config.actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu"
     config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
@@ -3781,7 +3805,8 @@ def test_the_rollouts_own_budget_bounds_the_actors_recompute_and_is_judged_as_th
         config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
                           "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
                           "algorithm: {algorithm_type: grpo}\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
-                          "  trainer_config:\n    actor_rollout_ref:\n"
+                          "  trainer_config:\n    algorithm: {rollout_correction: {bypass_mode: false}}\n"
+                          "    actor_rollout_ref:\n"
                           f"      rollout: {{log_prob_max_token_len_per_gpu: {rollout}}}\n", encoding="utf-8")
         status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--json", "--write", str(patched),
                                "--check")

@@ -139,7 +139,7 @@ def test_a_bad_critic_is_refused_naming_the_job_the_field_and_the_values(cli: Cl
     status, out, err = cli("cluster", str(path))
     assert (status, out) == (2, "")
     assert err == (f"solve cluster: error: {path}: job math-4b, critic: must be 'none', 'resident', "
-                   "'offloaded' or 'reloaded', got 'residnet'\n")
+                   "'offloaded' or 'reloaded', got 'residnet'; did you mean 'resident'?\n")
     status, _, err = cli("cluster", str(_written(tmp_path, _fleet(_job("a", "Qwen3-4B", 16384)), "ok")),
                          "--critic", "resident")
     assert status == 2 and err.endswith("solve cluster: error: --critic is an option of solve, solve memory and "

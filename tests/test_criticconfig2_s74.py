@@ -17,8 +17,11 @@ from pathlib import Path
 import pytest
 
 from solver.api import config_query, memory_answer, plan
+from solver.query import ConfigProblem
+from solver.rules import COMMAND_OPTIONS
 from solver.tables import QueryError, load_catalog
 from solver.trinity import read_trinity_config
+from solver.trinity.config import verdict_critic_note
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -259,3 +262,41 @@ def test_a_critic_asked_of_an_algorithm_that_trains_none_gets_a_note(cli: Cli, t
     ppo.write_text(CONFIG, encoding="utf-8")
     assert "trains no PPO critic" not in cli("--from-config", str(ppo), "--gpu", "A100-80GB", "--critic",
                                              "offloaded")[2]
+
+
+def test_a_critic_asked_names_where_each_reading_holds_the_configs(cli: Cli, tmp_path: Path):
+    # persona90d: a Trinity 0.6 config that offloads its critic by critic.fsdp alone (as a verl 0.8 user does) is
+    # resident on verl before 0.8; with --critic given, the line names both readings, not "resident" alone, which told
+    # that user their offload flags hold the critic on the GPUs.
+    path = tmp_path / "ppo.yaml"
+    path.write_text(CONFIG + ENGINE % ALL, encoding="utf-8")
+    held = "resident on verl before 0.8 and offloaded on verl 0.8 or later"
+    head = ("PPO, Trinity's algorithm where algorithm.algorithm_type is unset, trains a critic model beside the actor "
+            "on the same trainer GPUs")
+    found = verdict(cli, path, "--critic", "offloaded", "--trinity-version", "0.6")["current"]
+    assert [words for words, code in zip(found["config_problems"], found["config_problem_codes"], strict=True)
+            if code == "critic-trained"] == [
+        (f"{head}; --critic offloaded counts its states offloaded (offload_policy under fsdp2: in host memory "
+         f"throughout), where its flags hold them {held}")]
+    config = read_trinity_config(CONFIG + ENGINE % ALL, "ppo.yaml", {}, "0.6", COMMAND_OPTIONS)
+    (note,) = [ConfigProblem(code, words) for words, code in zip(config.notes, config.note_codes, strict=True)
+               if code.value == "critic-trained"]
+    assert (config.critic, config.critic_held) == ("resident", held)
+    assert verdict_critic_note(note, None, config.critic, COMMAND_OPTIONS, config.critic_held).words == (
+        f"{head}; --critic none leaves it out: the verdict and the plans are for the actor alone, though the run "
+        f"trains it (its flags hold its states {held})")
+
+
+@pytest.mark.parametrize(("critic_path", "named"), [("Qwen/Qwen3-14B", True), ("Qwen/Qwen3-8B", False), ("", False)])
+def test_a_critic_of_another_model_is_said_to_be_sized_as_the_actors(critic_path: str, named: bool):
+    # persona90d: an 8B actor with a 14B critic (model.critic_model_path) was counted at 8B's critic (7.57B parameters)
+    # without a word; the critic's line now names the path and says how it is sized. Its own path, or none: no words.
+    text = CONFIG.replace("model_path: Qwen/Qwen3-8B,", f"model_path: Qwen/Qwen3-8B, critic_model_path: '{critic_path}',")
+    config = read_trinity_config(text, "run.yaml", {}, "0.6")
+    (note,) = [words for words, code in zip(config.notes, config.note_codes, strict=True)
+               if code.value == "critic-trained"]
+    words = ("trains a critic model (model.critic_model_path's Qwen/Qwen3-14B, which rft-solver sizes as "
+             "model.model_path's model: it counts no critic of another size, so a larger one needs more memory than "
+             "counted) beside the actor on the same trainer GPUs; ")
+    assert (words in note, "trains a critic model beside the actor" in note) == (named, not named)
+    assert config.critic == "resident"

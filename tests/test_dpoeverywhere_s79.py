@@ -73,7 +73,7 @@ def test_solve_memory_dpo_text_names_it_and_its_planner_command_keeps_it(cli: Cl
     assert status == 1
     assert out.startswith("internlm2-7b (7.7B parameters) on 8 x H100-80GB (79.6 GiB), vanilla, DPO, 32768 tokens "
                           "(65536 per GPU), margin 0.01\n")
-    assert "does not fit: 11.76 GiB over the usable memory" in out
+    assert "does not fit (estimated): 11.76 GiB over the usable memory" in out
     assert "longest length the memory model fits with this setting: 26624 tokens" in out
     assert (f"  solve --model-config {INTERNLM2} --gpu h100 --gpus 8 --len 32768 --dpo\n") in out
     answer = solver.memory_answer(MODEL.name, "h100", 8, 32768, dpo=True, catalog=PADDED)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import mode_line
 from test_ownbudget_s72 import ONE, _config, _problems
 from test_padbound_s71 import ARR, EXAMPLE, INTERNLM2, Cli
 
@@ -31,9 +32,13 @@ NOTE = ("solve: note: {path} trains DPO with one padded sequence per micro-batch
 
 def example_with_algorithm(tmp_path: Path, algorithm: str, name: str | None = None) -> Path:
     """docs/examples/trinity.yaml with ``algorithm.algorithm_type`` `algorithm`, written in `tmp_path` as `name`
-    (``<algorithm>.yaml`` by default)."""
+    (``<algorithm>.yaml`` by default); where Trinity trains `algorithm` in mode train alone (DPO), in that mode on the
+    6 trainer GPUs the example's mode both leaves (its 2 rollout engines', which mode train gives the trainer, left
+    out of the node)."""
     config = yaml.safe_load(EXAMPLE.read_text())
     config["algorithm"]["algorithm_type"] = algorithm
+    if mode_line(algorithm):
+        config["mode"], config["cluster"]["gpu_per_node"] = "train", 6
     given = tmp_path / (name or f"{algorithm}.yaml")
     given.write_text(yaml.safe_dump(config))
     return given

@@ -40,11 +40,14 @@ UNSET = "not set, so true (Trinity's default)"
 
 def _dpo(algorithm: str = "dpo", **trainer: Any) -> dict[str, Any]:
     """Qwen3-8B at 8192 tokens on 8 trainer GPUs (`_config`), trained by `algorithm`, with `trainer`'s keys (the
-    trainer's dynamic batch sizes unset unless given), the actor's micro-batch size per GPU 2."""
+    trainer's dynamic batch sizes unset unless given), the actor's micro-batch size per GPU 2; DPO in mode train, the
+    one Trinity trains it in."""
     config = _config({"actor": {"ppo_micro_batch_size_per_gpu": 2}})
     del config["trainer"]["use_dynamic_bsz"]
     config["trainer"].update(trainer)
     config["algorithm"]["algorithm_type"] = algorithm
+    if algorithm == "dpo":
+        config["mode"] = "train"
     config["buffer"]["train_batch_size"] = 64
     return config
 

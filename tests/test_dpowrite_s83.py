@@ -46,10 +46,12 @@ PLAN = ("--gpu", "h100", "--gpus", "8")
 def _dpo(size: int | None = 3, algorithm: str = "dpo", **trainer: Any) -> dict[str, Any]:
     """Qwen3-8B (trained with remove padding) at 8192 tokens on 8 trainer GPUs (`_config`: dynamic batch sizes off,
     a trainer budget of 12000), trained by `algorithm`, the actor's micro-batch size per GPU `size` (None: unset),
-    with `trainer`'s keys over those."""
+    with `trainer`'s keys over those; DPO in mode train, the one Trinity trains it in."""
     config = _config({"actor": {} if size is None else {"ppo_micro_batch_size_per_gpu": size}})
     config["trainer"].update(trainer)
     config["algorithm"]["algorithm_type"] = algorithm
+    if algorithm == "dpo":
+        config["mode"] = "train"
     config["buffer"]["train_batch_size"] = 64
     return config
 
@@ -191,10 +193,25 @@ def test_a_dpo_config_refuses_rollout_gpus_as_dpo_does(tmp_path: Path, cli: Cli,
     # as --dpo is refused: the same reason
     assert cli("--dpo", "--model", "8B", "--len", "8192", *PLAN, "--rollout-gpus", "2")[2] == (
         ROLLOUT.format(n=2).replace("the config's algorithm.algorithm_type dpo", "--dpo"))
-    # GRPO's config takes them where it gives no cluster
+    # GRPO's config (in Trinity's default mode, both) takes them where it gives no cluster
     config["algorithm"]["algorithm_type"] = "grpo"
+    del config["mode"]
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
     assert cli("--from-config", str(path), *PLAN, "--rollout-gpus", "2")[0] == (0 if not cluster else 2)
+
+
+def test_write_leaves_a_dpo_configs_mode_both_and_warns_that_trinity_refuses_the_copy(tmp_path: Path, cli: Cli):
+    # Before s90 no line said that Trinity refuses DPO in mode both (DPOAlgorithm.check_config, algorithm.py:291 in
+    # 0.6.0): --check passed such a config, and --write's copy, which keeps its mode, with it. mode: train is a plan of
+    # its own (the trainer takes the rollout's GPUs) and needs the dataset as the trainer's input, which the copy
+    # cannot name: --write leaves the mode, and its warning on the copy says to set it.
+    # (unset, Trinity's default, alike: test_algorelease_s82's test_sft_outside_mode_train_is_refused)
+    config = {**_dpo(2), "mode": "both"}  # engine_num 0: no rollout engine, but mode both all the same
+    status, err, written = _written(tmp_path, cli, config)
+    assert (status, written["mode"]) == (0, "both")
+    assert (f"solve: warning: {tmp_path / 'w.yaml'}: mode both: Trinity trains algorithm_type dpo in mode train "
+            "alone and refuses it in any other as it loads the config (trinity/algorithm/algorithm.py:291 in 0.6.0, "
+            ":248 in 0.5.2): set mode: train, with the dataset as buffer.trainer_input.experience_buffer") in err
 
 
 def test_the_plans_count_a_pair_where_a_lowered_budget_is_read_by_another_pass_alone(tmp_path: Path, cli: Cli):

@@ -10,7 +10,7 @@ import pytest
 import solver
 from solver.results import (
     CautionCode,
-    UncheckedHostBound,
+    HostRamAssumed,
     short_host_need,
     unchecked_host_bound,
     unchecked_host_need,
@@ -169,12 +169,12 @@ def test_the_host_memory_caution_is_for_needs_past_128_gib_per_trainer_gpu_on_th
     assert "give the pool's host_ram_gb what a node can spare" in unchecked_host_need(
         300.0, server, 1, None, True, "the pool's host_ram_gb")
     # the bound the caution names, which its short form is built from (hostfield90): the node's assumed GiB, the source
-    assert unchecked_host_bound(1024.1, server, 8, None, "--host-ram") == UncheckedHostBound(1024.0, "--host-ram")
+    assert unchecked_host_bound(1024.1, server, 8, None, "--host-ram") == HostRamAssumed(gb=1024, source="--host-ram")
     assert unchecked_host_bound(1024.1, server, 2, 16, "host_ram_gb") is None  # a node of 16 GPUs: 2048 GiB
-    assert unchecked_host_bound(2048.1, server, 2, 16, "host_ram_gb") == UncheckedHostBound(2048.0, "host_ram_gb")
+    assert unchecked_host_bound(2048.1, server, 2, 16, "host_ram_gb") == HostRamAssumed(gb=2048, source="host_ram_gb")
     assert unchecked_host_bound(1024.0, server, 8, None, "--host-ram") is None
     assert unchecked_host_bound(1024.1, server, 8, None, None) is None
-    assert short_host_need(300.0, False, "offloaded", UncheckedHostBound(128.0, "the pool's host_ram_gb")) == (
+    assert short_host_need(300.0, False, "offloaded", HostRamAssumed(gb=128, source="the pool's host_ram_gb")) == (
         "the trainer needs 300.0 GiB of host memory per node for the critic's offloaded states, more than the 128 GiB "
         "assumed (unchecked: the pool's host_ram_gb)")
 

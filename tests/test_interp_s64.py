@@ -120,6 +120,10 @@ def test_a_reference_the_checks_read_already_is_said_once_and_refused():
     assert [code for code, _ in problems] == ["unresolved-value-refused"]
 
 
+BOOL_06 = ("Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 keeps it as written, which its trainer's typed "
+           "config (OmegaConf's bool field) refuses as the trainer starts")
+"""What the releases do with a flag under trainer.trainer_config that OmegaConf's bool field refuses, before verl 0.8
+(checks90: said for every flag, `non_boolean_flag_words`)."""
 INT_06 = ("Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 keeps it as written, which its trainer's typed "
           "config (OmegaConf's int field) refuses as the trainer starts; the notes that read it are not judged")
 
@@ -134,11 +138,12 @@ INT_06 = ("Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 keeps it a
      ("trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size must be a whole number, got [8]: "
       f"{INT_06}")),
     (("trainer", "trainer_config", "critic", "model", "fsdp_config", "offload_policy"), "maybe", C.WRONG_TYPE,
-     ("trainer.trainer_config.critic.model.fsdp_config.offload_policy must be true or false, got 'maybe': the notes "
-      "that read it are not judged")),
+     ("trainer.trainer_config.critic.model.fsdp_config.offload_policy must be true or false, got 'maybe': "
+      f"{BOOL_06}, and on verl 0.8 or later ignores it; the notes that read it are not judged")),
     (("trainer", "trainer_config", "actor_rollout_ref", "actor", "entropy_checkpointing"), [8], C.WRONG_TYPE,
-     ("trainer.trainer_config.actor_rollout_ref.actor.entropy_checkpointing must be true or false, got [8]: the notes "
-      "that read it are not judged")),
+     ("trainer.trainer_config.actor_rollout_ref.actor.entropy_checkpointing must be true or false, got [8]: "
+      f"{BOOL_06}, and on verl 0.8 or later hands it to verl as written, which reads it as true (Python's truth of "
+      "it); the notes that read it are not judged")),
     # Trinity's typed config (OmegaConf 2.3.0's str field) refuses a list or a mapping where it types text (s66)
     (("model", "critic_model_path"), [8], C.WRONG_TYPE_REFUSED,
      ("model.critic_model_path must be text, got [8]: every Trinity release refuses the config as it loads it (its "

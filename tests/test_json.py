@@ -307,7 +307,8 @@ def test_the_schema_check_finds_keys_left_out_nulls_and_tuples_of_another_length
 
 
 CURRENT_SETTINGS = {"config": "trinity.yaml", "config_model": None,
-                    "gpus": 8, "gpus_given": True, "nodes_given": False, "env": False, "offload": False, "sp": 1,
+                    "gpus": 8, "gpus_given": True, "nodes_given": False, "batch_given": False, "env": False,
+                    "offload": False, "sp": 1,
                     "critic_sps": [],
                     "max_model_len": 32768, "length_given": True, "max_token_len_per_gpu": None, "trains": False,
                     "plan": None, "unread_keys": [], "broken_rule": None, "host_memory_needed": None,
@@ -461,7 +462,8 @@ def test_the_api_gives_the_memory_answer_solve_memory_json_prints(cli):
 def test_memory_json_whose_verdicts_the_other_fields_contradict_is_refused(cli):
     printed = json.loads(cli("memory", "--model", "32B", "--gpu", "a10", "--gpus", "2", "--len", "32k", "--json")[1])
     for verdict in VERDICTS:
-        given = not printed[verdict] if verdict != "headroom_gib" else printed[verdict] + 3 * JSON_GIB_SLACK
+        given = ("documented" if verdict == "evidence" else printed[verdict] + 3 * JSON_GIB_SLACK
+                 if verdict == "headroom_gib" else not printed[verdict])
         with pytest.raises(ValidationError, match=f"{verdict} is {given!r}, but the other fields say"):
             MemoryAnswer.model_validate({**printed, verdict: given})
     within_rounding = {**printed, "headroom_gib": printed["headroom_gib"] + JSON_GIB_SLACK}
@@ -717,10 +719,10 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
     ("trainer: {trainer_config_path: verl.yaml, trainer_config: {}}", "8B", 8, "0.5", [C.CONFIG_PATH_REFUSED]),
     (("trainer: {trainer_config_path: verl.yaml, trainer_config: {actor_rollout_ref: {}}}"), "8B", 8, "0.5",
      [C.DEPRECATED_CONFIG_PATH]),
-    (("algorithm: {algorithm_type: dpo}\ntrainer: {use_dynamic_bsz: false, trainer_config: {actor_rollout_ref: "
-      "{actor: {ppo_micro_batch_size_per_gpu: 1}}}}"), "8B", 8, "0.6",
+    (("mode: train\nalgorithm: {algorithm_type: dpo}\ntrainer: {use_dynamic_bsz: false, trainer_config: {"
+      "actor_rollout_ref: {actor: {ppo_micro_batch_size_per_gpu: 1}}}}"), "8B", 8, "0.6",
      [C.MICRO_BATCH_UNSET, C.MICRO_BATCH_UNSET, C.DPO_PAIR_SPLIT]),  # the ref's and the rollout's unset (review83a)
-    ("algorithm: {algorithm_type: dpo}", "8B", 8, None, [C.DPO_PAIR_DYNAMIC]),
+    ("mode: train\nalgorithm: {algorithm_type: dpo}", "8B", 8, None, [C.DPO_PAIR_DYNAMIC]),
     ("model: {max_model_len: 32768}\ntrainer: {ulysses_sequence_parallel_size: 2}", "8B", 8, None, []),
 ]
 """Small configs (nested mappings) and the codes of the problems `trinity_config_problems` finds in them."""
@@ -993,6 +995,13 @@ def test_a_config_verdict_derives_refused_from_its_codes_and_reads_it_back():
     assert [CurrentSettings.model_validate(settings).refused for settings in (
         gpus, {**gpus, "gpus_given": False}, {**gpus, "config_model": "Qwen3-4B"}, {**nodes, "nodes_given": True},
         nodes, {**nodes, "nodes_given": True, "gpus_given": False})] == [True, False, True, True, False, False]
+    # checks90: a batch the ranks do not divide refuses it on the config's own GPUs and batch (every release raises),
+    # not on --train-batch-size's or the budget's GPUs (nor in JSON made before batch_given)
+    batch = {**rule, "broken_rule": "the train batch of 64 (buffer.train_batch_size) must split evenly over the "
+             "data-parallel ranks, and 3 (6 GPUs / SP=2) do not divide it", "broken_rule_code": "batch-divides"}
+    assert [CurrentSettings.model_validate(settings).refused for settings in (
+        {**batch, "batch_given": True}, batch, {**batch, "batch_given": True, "gpus_given": False})] == [
+        True, False, False]
     with pytest.raises(ValidationError, match="refused is True, but config_problem_codes and broken_rule_code say "
                                               "False"):
         CurrentSettings.model_validate({**nodes, "refused": True})

@@ -119,7 +119,7 @@ def test_solve_memory_for_scout_before_and_after(tmp_path: Path, cli: Callable[.
     rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in out.splitlines() if "│" in line}
     shown = (rows["checkpoints"], rows["logits"], rows["recompute"], rows["total"])
     assert shown == ("1.57", "3.01", "0.55", "128.68")
-    assert "fits: 0.38 GiB to spare of the usable memory" in out
+    assert "fits (estimated): 0.38 GiB to spare of the usable memory" in out
     assert "longest length the memory model fits with this setting: 8192 tokens (on a 1024-token grid)" in out
 
 

@@ -82,7 +82,7 @@ def test_solve_memory_cli_exit_codes_and_the_states_line(cli, monkeypatch: pytes
     assert ("states with LoRA rank 32: the frozen base's fp32 weights (4 bytes per parameter) and 128,450,560 "
             "adapter parameters on every linear layer but the output projection (16 bytes each: fp32 weights, "
             "gradients and Adam's two moments), sharded over the 4 GPUs;") in out
-    assert "fits: 20.04 GiB to spare" in out
+    assert "fits (estimated): 20.04 GiB to spare" in out
     assert cli(*asked)[0] == 1 and cli(*asked, "--lora-rank", "0")[0] == 1
     status, out, err = cli(*asked, "--lora-rank", "32", "--json")
     assert status == 0 and json.loads(out)["lora_parameters"] == 128_450_560
@@ -217,3 +217,32 @@ def test_the_command_with_lora_rank_counts_no_reference_model(cli):
     code, out, err = cli("--model", "8B", "--gpu", "h20", "--gpus", "4", "--lora-rank", "32", "--reference")
     assert (code, out, err.splitlines()[-1][:62]) == (
         2, "", "solve: error: --reference with --lora-rank 32: no Trinity rele")
+
+
+def test_model_config_with_an_adapter_beside_it_names_the_lora_flags_that_count_it(cli, tmp_path: Path):
+    # s90 (persona): --model-config reads the model's shape alone; the LoRA adapter beside its config.json was
+    # ignored silently (full fine-tuning counted). A note names --lora-rank and --lora-targets with its values, ready
+    # to paste, until they are given; a regex of target_modules is given as it is, quoted for the shell.
+    data = Path(__file__).parent / "data" / "hf-configs"
+    (tmp_path / "config.json").write_bytes((data / "Qwen3-8B.json").read_bytes())
+    adapter = json.loads((data / "Qwen3-8B-lora" / "adapter_config.json").read_text(encoding="utf-8"))
+    (tmp_path / "adapter_config.json").write_text(json.dumps(adapter), encoding="utf-8")
+    question = ("memory", "--model-config", str(tmp_path), "--gpu", "h100", "--gpus", "8", "--len", "8k")
+    names = "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj"
+    note = (f"solve memory: note: --model-config {tmp_path}: the LoRA adapter beside its config.json "
+            f"(adapter_config.json: r 16, target_modules {names}) is not read, only the model's shape: to count it, "
+            f"give --lora-rank 16 --lora-targets {names}\n")
+    assert note in cli(*question)[2]
+    assert note in cli(*question, "--lora-rank", "16")[2]  # all-linear's modules are not the adapter's
+    assert "adapter_config.json" not in cli(*question, "--lora-rank", "16", "--lora-targets", names)[2]
+    (tmp_path / "adapter_config.json").write_text(json.dumps({**adapter, "target_modules": ".*(q|v)_proj"}),
+                                                  encoding="utf-8")
+    assert "give --lora-rank 16 --lora-targets '.*(q|v)_proj'\n" in cli(*question)[2]
+    # mutants53: --from-config counts the config's own LoRA, if any, so no note; nor for a rank YAML or JSON reads as
+    # a boolean (r: true), which is no rank
+    config = tmp_path / "trinity.yaml"
+    config.write_text(json.dumps({"model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 8192}}), encoding="utf-8")
+    code, _, err = cli("--from-config", str(config), "--model-config", str(tmp_path), "--gpu", "h100")
+    assert (code, "adapter_config.json" in err) == (0, False), err
+    (tmp_path / "adapter_config.json").write_text(json.dumps({**adapter, "r": True}), encoding="utf-8")
+    assert "adapter_config.json" not in cli(*question)[2]

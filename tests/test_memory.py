@@ -905,7 +905,7 @@ def test_cli_memory_breakdown_and_exit_codes(cli):
     total, usable = gib.pop("total"), gib.pop("usable")
     assert list(gib) == ["states", "gathered", "checkpoints", "logits", "recompute", "sp buffers", "fragmentation",
                          "overhead"] and abs(sum(gib.values()) - total) <= 0.005 * len(gib)
-    spare = float(re.search(r"^fits: ([\d.]+) GiB to spare of the usable memory ", out, re.MULTILINE)[1])
+    spare = float(re.search(r"^fits \(estimated\): ([\d.]+) GiB to spare of the usable memory ", out, re.MULTILINE)[1])
     assert abs(spare - (usable - total)) <= 0.01
     # ceil(2 x 102400 / 4) = 51200 tokens per GPU; the setting as asked, its SP degree too.
     assert " ".join(out.split()).startswith("Qwen3-4B (4.0B parameters) on 4 x A100-80GB (80.0 GiB), Env + Offload + "
@@ -934,7 +934,7 @@ def test_cli_memory_breakdown_and_exit_codes(cli):
     assert (status, err) == (1, "") and " ".join(out.split()).startswith(
         "Qwen2.5-7B-Instruct (7.6B parameters) on 8 x H100-80GB (79.6 GiB), SP=2, 65536 tokens (65536 per GPU), "
         "margin 0.01 ")
-    assert "\ndoes not fit: " in out
+    assert "\ndoes not fit (estimated): " in out
 
 
 def test_cli_memory_json_gives_the_token_budget_and_the_memory_model_as_asked(cli):
@@ -968,17 +968,34 @@ def test_cli_memory_says_the_longest_length_that_fits(cli):
     assert json.loads(out)["longest_len"] is None
 
 
+def test_cli_memory_says_its_verdict_is_estimated_and_its_json_what_the_verdict_rests_on(cli):
+    # s90 (persona): the verdict line is the memory model's estimate and says so, as a plan's evidence row does;
+    # where a cell speaks, the tables line still says what it says (and decides), and --json's evidence is the cell's:
+    # inferred here (the 6-GPU table's cell), estimated where no table speaks (the A10 has none).
+    flags = ("memory", "--model", "8B", "--gpu", "A100-80GB", "--gpus", "8", "--len", "32k", "--sp", "2", "--env")
+    status, out, _ = cli(*flags)
+    lines = " ".join(out.split()).split(" tables: ")
+    assert status == 0 and "\nfits (estimated): 9.10 GiB to spare of the usable memory" in out
+    assert lines[1] == "it trains (inferred: the A100-80GB table for 6 GPUs says 'Env + SP=2' at 32768)"
+    assert json.loads(cli(*flags, "--json")[1])["evidence"] == "inferred"
+    status, out, _ = cli("memory", "--model", "32B", "--gpu", "a10", "--gpus", "2", "--len", "32k", "--json")
+    result = json.loads(out)
+    assert (status, result["tables"], result["fits"], result["evidence"]) == (1, None, False, "estimated")
+
+
 def test_cli_memory_json_says_which_peak_the_headroom_is_at(cli):
     # step_binds: the optimizer step has the less room (headroom_gib is its room), as a plan's headroom_at_step.
     status, out, _ = cli("memory", "--model", "14B", "--gpu", "a100", "--gpus", "2", "--len", "4096", "--json")
     result = json.loads(out)
     assert (status, result["step_binds"], result["headroom_gib"]) == (
         1, True, round(result["step_usable_gib"] - result["step_gib"], 4)) and result["headroom_gib"] < 0
-    assert list(result)[-5:] == ["fits", "headroom_gib", "step_binds", "host_fits", "trains"]
+    assert list(result)[-6:] == ["fits", "headroom_gib", "step_binds", "host_fits", "trains", "evidence"]
+    assert result["tables"]["trains"] is False and result["evidence"] is None  # a cell says it runs out of memory
     status, out, _ = cli("memory", "--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "32k", "--sp", "4",
                          "--json")
     result = json.loads(out)
-    assert (status, result["step_binds"], result["headroom_gib"]) == (0, False, 10.215)
+    assert (status, result["step_binds"], result["headroom_gib"], result["evidence"]) == (
+        0, False, 10.215, "documented")
     [answer] = json.loads(cli("--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "32k", "--exact", "--json")[1])
     assert (answer["plans"][0]["sp"], answer["plans"][0]["headroom_at_step"]) == (4, False)
 
@@ -1647,7 +1664,7 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli, tmp_path
     # The H20 table for 2 GPUs says SP=2 trains Qwen3-8B at 16384; the memory model predicts it does not fit.
     flags = ["memory", "--model", "8B", "--gpu", "h20", "--gpus", "2", "--len", "16384", "--sp", "2"]
     status, out, _ = cli(*flags)
-    assert status == 0 and "does not fit: 7.30 GiB over" in out
+    assert status == 0 and "does not fit (estimated): 7.30 GiB over" in out
     assert ("tables: it trains (documented: the H20-96GB table for 2 GPUs says 'SP=2' at 16384); where the memory "
             "model disagrees, the table, a measurement, decides") in " ".join(out.split())
     result = json.loads(cli(*flags, "--json")[1])
@@ -2250,7 +2267,7 @@ def test_the_optimizer_step_must_fit_too():
 def test_solve_memory_says_when_only_the_optimizer_step_does_not_fit(cli):
     status, out, _ = cli("memory", "--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "4096", "--sp", "8",
                          "--env")
-    assert status == 1 and "does not fit: the optimizer step is 0.01 GiB over; it takes 77.28 GiB " \
+    assert status == 1 and "does not fit (estimated): the optimizer step is 0.01 GiB over; it takes 77.28 GiB " \
                            "of the 77.27 it may (97.0% of the memory): too much" in " ".join(out.split())
     status, out, _ = cli("memory", "--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "4096", "--sp", "8",
                          "--env", "--margin", "0")  # the margin applies to the optimizer step's share too
@@ -2523,7 +2540,7 @@ FIND_ONE = ("to find a setting that trains, run the planner, which tries every S
 def test_solve_memory_points_to_the_planner_where_the_setting_does_not_train(cli):
     asked = ("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k")
     status, out, _ = cli("memory", *asked, "--sp", "2", "--token-budget", "32k")
-    assert status == 1 and "does not fit: " in out
+    assert status == 1 and "does not fit (estimated): " in out
     assert out.splitlines()[-2:] == [FIND_ONE, "  solve --model 32B --gpu h100 --gpus 8 --len 32768"]
     status, out, _ = cli(*shlex.split(out.splitlines()[-1])[1:])  # the command it gives: a setting that trains
     assert status == 0
@@ -3785,9 +3802,10 @@ def test_cli_memory_says_the_share_of_the_memory_that_is_usable_so_the_breakdown
     assert status == 0 and "│ usable        │ 20.94 │" in out
     # One "usable", the share in parentheses after it, as the optimizer step's is. 1.48 GiB to spare at 0.01 less
     # 0.05 x 22.27 = 1.11: 0.37.
-    assert ("fits: 0.37 GiB to spare of the usable memory (87.3% of the memory, the margin taken off)\n" in out)
+    assert ("fits (estimated): 0.37 GiB to spare of the usable memory (87.3% of the memory, the margin taken "
+            "off)\n") in out
     # 16.75 GiB over at 0.01, and 0.05 x 23.99 x 0.9 = 1.08 more at 0.06.
     status, out, _ = cli("memory", "--model", "1.7B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k")
-    assert status == 1 and ("does not fit: 17.83 GiB over the usable memory (84.6% of the memory, the margin "
-                            "taken off); the optimizer step takes 17.03 GiB of the 22.10 it may (92.1% of the "
-                            "memory)") in " ".join(out.split())
+    assert status == 1 and ("does not fit (estimated): 17.83 GiB over the usable memory (84.6% of the memory, "
+                            "the margin taken off); the optimizer step takes 17.03 GiB of the 22.10 it may (92.1% of "
+                            "the memory)") in " ".join(out.split())

@@ -170,7 +170,8 @@ def _nested(path: tuple[str, ...], value: object) -> dict[str, Any]:
     ((*ACTOR, "use_dynamic_bsz"), "maybe", (
         "flag-not-boolean", ("trainer.trainer_config.actor_rollout_ref.actor.use_dynamic_bsz must be true or false, "
                              "got 'maybe': Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 sets it to "
-                             "trainer.use_dynamic_bsz"))),
+                             "trainer.use_dynamic_bsz, and on verl 0.8 or later sets it to trainer.use_dynamic_bsz "
+                             "too"))),
     # a number a check above reads, read again as a key read elsewhere
     ((*ACTOR, "ppo_max_token_len_per_gpu"), "many", (
         "not-a-number", ("trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu must be a whole "

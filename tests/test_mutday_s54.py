@@ -95,10 +95,12 @@ def test_trinity_05_raises_the_actors_and_the_refs_budgets_below_one_sequence_an
 
 def test_the_budget_in_effect_under_trinity_05_counts_the_actors_raise_beside_a_rollouts_own_budget():
     config = TrinityConfig(model="Qwen3-8B", max_model_len=16384, max_token_len_per_gpu=8192,
-                           role_token_budgets=((ROLLOUT, 10000),), version="0.5")
+                           role_token_budgets=((ROLLOUT, 10000),), version="0.5", old_log_prob_recompute=True)
     assert config.raised_actor_budget(16384) == RaisedBudget(16384, 32768)
     assert config.budget_in_effect(16384) == 32768  # the actor's, raised to 0.5.0's ceil(2L/SP)
     assert config.model_copy(update={"version": "0.6"}).budget_in_effect(16384) == 10000
+    # checks90: where no old log-prob recompute runs (bypass_mode true, the default), the rollout's is read by none
+    assert config.model_copy(update={"version": "0.6", "old_log_prob_recompute": False}).budget_in_effect(16384) == 8192
     assert config.model_copy(update={"version": None}).raised_actor_budget(16384) is None
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import mode_line
 from test_padbound_s71 import ARR, EXAMPLE, INTERNLM2, Cli
 from test_remotepad_s70 import packed
 
@@ -36,11 +37,13 @@ ENGINE = {"fsdp": {"micro_batch_size_per_gpu": 1, "infer_micro_batch_size_per_gp
 def _config(algorithm: str, version: str | None, roles: dict[str, Any] | None = None,
             critic: dict[str, Any] | None = None, **trainer: Any) -> dict[str, Any]:
     """A config with remove padding and dynamic batch sizes off (the former at the keys `version` takes, the critic's
-    own too), the roles' and the critic's keys `roles` and `critic`, and more `trainer` keys."""
+    own too), the roles' and the critic's keys `roles` and `critic`, and more `trainer` keys; in mode train where
+    Trinity trains `algorithm` in that mode alone (DPO, SFT)."""
     arr = {"model": {"use_remove_padding": False}, **json.loads(json.dumps(roles or {}))}
     section = {"actor_rollout_ref": arr, "critic": {"model": {"use_remove_padding": False}, **(critic or {})}}
     top = {} if version == "0.5" else {"use_remove_padding": False}
-    return {"trainer": {**top, "use_dynamic_bsz": False, "trainer_config": section, **trainer},
+    mode = {"mode": "train"} if mode_line(algorithm) else {}
+    return {**mode, "trainer": {**top, "use_dynamic_bsz": False, "trainer_config": section, **trainer},
             "algorithm": {"algorithm_type": algorithm}, "model": {"max_model_len": 4096}}
 
 

@@ -64,15 +64,21 @@ def test_a_forward_budget_below_the_length_names_the_check_each_release_makes(
     assert (refused, check) == (False, 1 if algorithm == "ppo" else 0)
 
 
+KEPT_AS_WRITTEN = ("keeps it as written, which its trainer's typed config (OmegaConf's bool field) refuses as the "
+                   "trainer starts")
 TAKEN_BY_06 = {
-    "actor: {use_dynamic_bsz: maybe}": ("actor.use_dynamic_bsz", "sets it to trainer.use_dynamic_bsz"),
-    "model: {use_remove_padding: maybe}": ("model.use_remove_padding", "sets it to trainer.use_remove_padding"),
-    "ref: {log_prob_use_dynamic_bsz: maybe}": ("ref.log_prob_use_dynamic_bsz", "fails on it as the trainer starts"),
-    "model: {enable_gradient_checkpointing: maybe}": ("model.enable_gradient_checkpointing",
-                                                      "fails on it as the trainer starts"),
+    "actor: {use_dynamic_bsz: maybe}": ("actor.use_dynamic_bsz", (
+        "sets it to trainer.use_dynamic_bsz, and on verl 0.8 or later sets it to trainer.use_dynamic_bsz too")),
+    "model: {use_remove_padding: maybe}": ("model.use_remove_padding", (
+        "sets it to trainer.use_remove_padding, and on verl 0.8 or later sets it to trainer.use_remove_padding too")),
+    "ref: {log_prob_use_dynamic_bsz: maybe}": ("ref.log_prob_use_dynamic_bsz",
+                                               f"{KEPT_AS_WRITTEN}, and on verl 0.8 or later ignores it"),
+    "model: {enable_gradient_checkpointing: maybe}": (
+        "model.enable_gradient_checkpointing", (f"{KEPT_AS_WRITTEN}, and on verl 0.8 or later hands it to verl as "
+                                                "written, which reads it as true (Python's truth of it)")),
 }
 """Each flag the checks read under ``actor_rollout_ref``, set to ``maybe``: its key there, and what Trinity 0.6.0 on
-verl before 0.8 does with it."""
+verl before 0.8, and on 0.8 or later, does with it (checks90: one function says it for every flag)."""
 
 
 @pytest.mark.parametrize("flag", TAKEN_BY_06)

@@ -283,10 +283,24 @@ def test_pins_and_sp_rules():
 
 def test_plans_have_the_documented_shape_and_are_distinct():
     found = plans(gpu="H20-96GB", model="Qwen3-14B", objective="max_len", budget_gpus=8)
-    assert found and all(set(plan) == PLAN_KEYS for plan in found)
+    assert found and all(set(plan) - {"host_ram_assumed"} == PLAN_KEYS for plan in found)
+    # the bound a host-memory caution names, beside it alone (hostfield90b): 3 plans of the 48 carry one
+    assumed = [plan["host_ram_assumed"] for plan in found if "host_ram_assumed" in plan]
+    assert len(found) == 48 and assumed == [{"gb": 128.0 * plan["gpus"], "source": "--host-ram"} for plan in found
+                                            if "host-memory-unchecked" in plan["caution_codes"]] and len(assumed) == 3
     identities = [(p["gpus"], p["env"], p["offload"], p["sp"], p["max_model_len"]) for p in found]
     assert len(set(identities)) == len(identities)
     assert found[0]["max_model_len"] == 112640 and label(found[0]) == "Env + Offload + SP=4"
+    # check_plan holds it to the caution: there, of the GiB assumed and the flag the caution names; nowhere else
+    (cautioned, *_), plain = [plan for plan in found if "host_ram_assumed" in plan], found[0]
+    asked = query_of({"gpu": "H20-96GB", "model": "Qwen3-14B", "budget_gpus": 8})
+    assert check_plan(CATALOG, cautioned, **asked) == [] == check_plan(CATALOG, plain, **asked)
+    bound = cautioned["host_ram_assumed"]
+    for wrong in (None, {**bound, "gb": bound["gb"] * 2}, {**bound, "source": "host_ram_gb"}):
+        assert any(problem.startswith(f"host_ram_assumed={wrong!r} with a host-memory caution")
+                   for problem in check_plan(CATALOG, {**cautioned, "host_ram_assumed": wrong}, **asked))
+    assert any(problem.startswith(f"host_ram_assumed={bound!r} without a host-memory caution")
+               for problem in check_plan(CATALOG, {**plain, "host_ram_assumed": bound}, **asked))
 
 
 def test_bad_queries_are_refused():

@@ -139,9 +139,32 @@ def test_a_config_that_0_5_1_refuses_breaks_its_rule(cli: Cli, tmp_path: Path, r
     assert (current["trains"], current["broken_rule_code"], current["broken_rule"]) == (False, "batch-divides",
                                                                                         OVER_GPUS)
     assert current["config_problem_codes"] == ["critic-trained"]  # the caution is the rule now, not said twice
+    assert current["refused"]  # checks90: the release's validator raises as it loads the config
     status, out, err = cli(*check)
     assert status == 1, err
-    assert f"it breaks a rule: {OVER_GPUS}. No plan trains either" in " ".join(out.split())
+    assert f"it breaks a rule: {OVER_GPUS} ({BATCH_REFUSED}: the config as written is refused). No plan trains" in (
+        " ".join(out.split()))
+
+
+BATCH_REFUSED = ("Trinity stops on it as it loads the config on verl before 0.8, verl as it splits the first step's "
+                 "batch over the ranks on 0.8 or later")
+"""Who stops on a train batch the config's own ranks (or, on 0.5.0 and 0.5.1, GPUs) do not divide, in words."""
+
+
+def test_a_batch_the_configs_own_ranks_do_not_divide_refuses_it_on_every_release(cli: Cli, tmp_path: Path) -> None:
+    # checks90: Trinity's _check_parallel_config raises on it (0.5.2; 0.6.0 before verl 0.8), verl 0.8 asserts as it
+    # splits the first step's batch over the ranks, 0.5.0 and 0.5.1's validator on the GPUs: refused with no release
+    # named; --train-batch-size's batch is not the config's, so it breaks the rule without refusing the config.
+    config = tmp_path / "run.yaml"
+    config.write_text(BATCH_OF_6_ON_4.replace("ulysses_sequence_parallel_size: 4", "ulysses_sequence_parallel_size: 1"),
+                      encoding="utf-8")
+    for extra, refused in (((), True), (("--train-batch-size", "10"), False)):
+        status, out, err = cli("--from-config", str(config), "--check", "--gpu", "h100", "--critic", "none",
+                               "--json", *extra)
+        current = json.loads(out)[0]["current"]
+        assert (status, current["broken_rule_code"], current["batch_given"], current["refused"]) == (
+            1, "batch-divides", refused, refused), err
+        assert (f"({BATCH_REFUSED}: the config as written is refused)" in current["verdict"]) is refused
 
 
 def test_a_config_that_0_5_2_takes_trains_without_the_caution(cli: Cli, tmp_path: Path) -> None:

@@ -28,14 +28,17 @@ def _keys(values: dict[str, int], budget: str) -> dict[str, int]:
 def _config(trainer: dict[str, int], actor: dict[str, int], ref: dict[str, int] | None = None,
             rollout: dict[str, int] | None = None) -> str:
     """A GRPO config for Qwen3-8B at 32768 tokens, 4 of 8 GPUs training, with these keys under the trainer and its
-    roles (``sp`` for ``ulysses_sequence_parallel_size``, ``budget`` for the token budget)."""
+    roles (``sp`` for ``ulysses_sequence_parallel_size``, ``budget`` for the token budget); with the rollout's keys,
+    ``rollout_correction.bypass_mode`` false, so that the actor's log-prob recompute that reads them runs."""
     roles = {"actor": _keys(actor, "ppo_max_token_len_per_gpu"),
              "ref": _keys(ref or {}, "log_prob_max_token_len_per_gpu"),
              "rollout": _keys(rollout or {}, "log_prob_max_token_len_per_gpu")}
+    recompute = {"algorithm": {"rollout_correction": {"bypass_mode": False}}} if rollout else {}
     return yaml.safe_dump({
         "algorithm": {"algorithm_type": "grpo"}, "model": {"model_path": "Qwen/Qwen3-8B", "max_model_len": 32768},
         "cluster": {"node_num": 1, "gpu_per_node": 8}, "explorer": {"rollout_model": {"engine_num": 4}},
-        "trainer": {**_keys(trainer, "max_token_len_per_gpu"), "trainer_config": {"actor_rollout_ref": roles}}})
+        "trainer": {**_keys(trainer, "max_token_len_per_gpu"),
+                    "trainer_config": {"actor_rollout_ref": roles, **recompute}}})
 
 
 def _current(cli: Callable[..., tuple[int, str, str]], tmp_path: Path, text: str,
@@ -243,6 +246,10 @@ def test_followed_keys_at_different_budgets_get_a_line_each(cli, tmp_path: Path)
     followed = [words.split(":", 1)[0] for code, words in _current(cli, tmp_path, text, "--len", "16384")[3]
                 if "what Trinity gives" in words]
     assert followed == ["trainer.max_token_len_per_gpu 65536", f"{ROLLOUT_BUDGET} 49152"]
+    # checks90: with bypass_mode unset (Trinity's default, true) no pass reads the rollout's key: no line on it
+    text = text.replace("bypass_mode: false", "bypass_mode: true")
+    assert [words.split(":", 1)[0] for code, words in _current(cli, tmp_path, text, "--len", "16384")[3]
+            if "what Trinity gives" in words] == ["trainer.max_token_len_per_gpu 65536"]
 
 
 def test_a_followed_trainer_budget_under_05_names_no_verl_08_scope(cli, tmp_path: Path,

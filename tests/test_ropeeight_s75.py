@@ -285,3 +285,32 @@ def test_llama_31_past_its_native_context_on_sglang_is_refused_by_sglang_alone()
     problems = trinity_config_problems(mapping, load_catalog().model("llama-3.1-8b"), 8)
     assert [problem.code.value for problem in problems] == ["sglang-length-refused"]
     assert problems[0].words.startswith("max_model_len 163840 is beyond Llama-3.1-8B's native context of 131072")
+
+
+@pytest.mark.parametrize(("scaling", "read"), [
+    ({"factor": 4.0}, 'rope_scaling {"factor": 4.0}'),
+    ({"factor": 4.0, "rope_theta": 1000000}, 'rope_scaling {"factor": 4.0, "rope_theta": 1000000}'),
+    ({"rope_theta": 1000000}, None),  # what transformers 5's default RoPE takes: nothing left unused
+    # mutants53: one per layer type (transformers 5's Gemma-3 form), its full attention's untyped
+    ({"full_attention": {"factor": 4.0}, "sliding_attention": {"rope_theta": 10000.0}},
+     'rope_scaling.full_attention {"factor": 4.0}'),
+    ({"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}, None),  # typed: read as given
+])
+def test_a_rope_scaling_of_no_type_is_read_as_none_with_a_note(cli, tmp_path: Path, scaling: dict[str, object],
+                                                               read: str | None):
+    # s90 (persona): transformers 5.9.0 makes an untyped scaling "default" and builds plain RoPE, warning of the
+    # factor it leaves unused (4.57.1 refuses it, a KeyError for rope_type): the plans read no scaling, as before,
+    # and a note now says the factor was dropped, where it was silent.
+    shape = json.loads((Path(__file__).parent / "data" / "hf-configs" / "Qwen3-8B.json").read_text(encoding="utf-8"))
+    (tmp_path / "config.json").write_text(json.dumps({**shape, "rope_scaling": scaling}), encoding="utf-8")
+    model = load_model_config(tmp_path)
+    assert model.untyped_rope_scaling == read
+    if read is None:
+        return
+    assert (model.rope_scaling, model.config_yarn_factor, model.native_context) == (None, None, 40960)
+    status, _, err = cli("memory", "--model-config", str(tmp_path), "--gpu", "h100", "--gpus", "8", "--len", "8k")
+    assert status == 0 and (
+        f"solve memory: note: {model.name}: {read} names no rope_type (nor type): transformers 5 builds it as no "
+        "scaling (plain RoPE, warning of the keys it leaves unused), so rft-solver reads no scaling and a native "
+        "context of 40960 tokens (transformers 4.57, Trinity 0.5.1's, refuses it: rope_type missing); if the "
+        "checkpoint was trained with a scaling, add its rope_type\n") in err

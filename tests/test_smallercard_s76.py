@@ -38,7 +38,8 @@ def test_solve_memory_on_a_larger_card_of_ones_own_names_the_h20_cell_and_keeps_
 def test_the_smaller_card_line_follows_the_verdict_exactly():
     answer = solver.memory_answer("Qwen3-8B", "big", 2, 16384, sp=2, catalog=BIG)
     lines = solver.memory_text(answer, BIG, width=400).splitlines()
-    verdict = next(index for index, line in enumerate(lines) if line.startswith("does not fit: 3.36 GiB over"))
+    verdict = next(index for index, line in enumerate(lines)
+                   if line.startswith("does not fit (estimated): 3.36 GiB over"))
     assert lines[verdict + 1] == f"smaller card: {NOTE}"
     assert lines[verdict + 2] == ("longest length the memory model fits with this setting: 13312 tokens (on a "
                                   "1024-token grid)")

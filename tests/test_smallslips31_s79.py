@@ -212,6 +212,13 @@ def test_a_host_caution_beside_a_best_plan_without_one_is_full_on_the_first_row_
     reworded = other.model_copy(update={"cautions": tuple(
         "Offload: host memory past a node's, unchecked" if words == host else words for words in other.cautions)})
     assert reworded.cautions_beside(best, (other,)) == other.cautions_beside(best, (other,))
-    # a plan rebuilt from its dump is equal, but keeps the words alone, not the bound: it says them whole
+    # The plan keeps that bound (host_ram_assumed, in its JSON too): rebuilt, it says the caution as short, and an
+    # answer rebuilt from its JSON shows the text solve shows (hostfield90b). Before: the bound a private attribute,
+    # lost, the rebuilt rows saying it whole.
     rebuilt = solver.Plan.model_validate(other.model_dump())
-    assert rebuilt == other and rebuilt.cautions_beside(best, (other,)) == f"; caution: {host}"
+    assert rebuilt == other and rebuilt.host_ram_assumed == solver.HostRamAssumed(gb=512, source="host_ram_gb")
+    assert rebuilt.cautions_beside(best, (other,)) == other.cautions_beside(best, (other,))
+    (shown,) = solver.plan("30B-A3B", gpu="h20", budget_gpus=8, max_model_len=65536)  # 2 rows short, beside a full one
+    text = solver.answers_text([shown])
+    assert text.count("(unchecked: host_ram_gb)") == 2
+    assert solver.answers_text([solver.Answer.model_validate_json(shown.model_dump_json())], shown.query) == text

@@ -55,10 +55,13 @@ def test_config_functions_read_a_release_as_plan_does(release: str):
 
 
 @pytest.mark.parametrize(("flags", "hint"), [
-    (("--seed", "1"), ("(rft-solver takes no seed: CP-SAT's is fixed, and a proven answer (optimal) is the same on "
-                       "every run; one a time limit cut short may differ with the machine's load, --workers or the "
-                       "OR-Tools version (solve cluster's, with one worker, only where it says the wall clock stopped a "
-                       "step))")),
+    # persona90c: not "rft-solver takes no seed", which its Python API takes (solver.plan(seed=N), solver.place's)
+    (("--seed", "1"), ("(the command takes no seed: CP-SAT's is fixed (the Python API's seed= sets it), and a proven "
+                       "answer (optimal) is the same on every run; one a time limit cut short may differ with the "
+                       "machine's load, --workers or the OR-Tools version (solve cluster's, with one worker, only where "
+                       "it says the wall clock stopped a step))")),
+    (("--objective", "max_len"), ("(the objective is a flag here: --maximize len, --minimize gpus or --minimize "
+                                  "gpu-hours, and without one the cheapest plan (the Python API's objective=))")),
     (("--algorithm", "ppo"), "(did you mean --critic?)"),
     (("--algorithm=DPO",), "(did you mean --dpo?)"),
     # a GRPO user (s88) got no word that GRPO is what the plans count without these options
@@ -86,6 +89,14 @@ def test_other_tools_training_options_get_a_hint(cli, flags: tuple[str, ...], hi
     status, out, err = cli("--model", "8B", "--gpu", "h100", "--len", "32k", *flags)
     assert (status, out) == (2, "")
     assert err.endswith(f"solve: error: unrecognized arguments: {' '.join(flags)} {hint}\n")
+
+
+def test_every_precision_option_gets_the_precision_hint(cli):
+    # mutants53: each of the precision options the parser names, not only those above
+    for flag in ("--torch-dtype", "--model-dtype", "--precision", "--mixed-precision", "--bfloat16", "--fp16",
+                 "--float16", "--half", "--fp32", "--float32"):
+        status, out, err = cli("--model", "8B", "--gpu", "h100", "--len", "32k", flag)
+        assert (status, out, err.endswith(f"unrecognized arguments: {flag} {PRECISION_HINT}\n")) == (2, "", True), err
 
 
 def test_other_tools_options_without_a_meaning_here_get_no_hint(cli):

@@ -74,15 +74,20 @@ def test_micro_batches_of_more_sequences_than_the_default_holds_are_said():
 
 def test_a_pass_off_beside_passes_that_read_a_budget_is_judged_alone():
     # Trinity 0.5: the actor's own key off, the trainer's on; the ref still reads trainer.max_token_len_per_gpu
+    # (checks90: the rollout's takes the actor's key, but its pass, the old log-prob recompute, runs only with
+    # rollout_correction.bypass_mode false, true by default: counted only then)
     roles = {"actor": {"use_dynamic_bsz": False, "ppo_micro_batch_size_per_gpu": 4}}
-    assert _verdict(_config(roles, use_dynamic_bsz=True), "0.5") == (None, [
-        ("token-budget-below-verdict", (
-            "trainer.max_token_len_per_gpu 12000 is below Trinity's default ceil(2 x 8192 / 1) = 16384, which the "
-            "tables measured: fewer tokens per GPU than the verdict assumes (so it is cautious; each step takes more "
-            "micro-batches)")),
-        ("token-budget-above-verdict", (
-            f"{OFF} for the actor's training and the actor's log-prob recompute: " + FOUR_SEQUENCES.format(
-                there=" there", largest="the ")))])
+    below = ("token-budget-below-verdict", (
+        "trainer.max_token_len_per_gpu 12000 is below Trinity's default ceil(2 x 8192 / 1) = 16384, which the tables "
+        "measured: fewer tokens per GPU than the verdict assumes (so it is cautious; each step takes more "
+        "micro-batches)"))
+    for bypass, passes in ((None, "the actor's training"),
+                           (False, "the actor's training and the actor's log-prob recompute")):
+        config = _config(roles, use_dynamic_bsz=True)
+        if bypass is not None:
+            config["trainer"]["trainer_config"]["algorithm"] = {"rollout_correction": {"bypass_mode": bypass}}
+        assert _verdict(config, "0.5") == (None, [below, ("token-budget-above-verdict", (
+            f"{OFF} for {passes}: " + FOUR_SEQUENCES.format(there=" there", largest="the ")))])
     # Trinity 0.6 sets the actor's key to the trainer's: every pass reads the budget, which the verdict is at
     assert _verdict(_config(roles, use_dynamic_bsz=True), "0.6")[0] == 12000
 

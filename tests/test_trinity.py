@@ -1784,7 +1784,11 @@ def _config(**trainer: Any) -> dict[str, Any]:
              "trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.offload_policy needs trainer.trainer_strategy"],
         ),
         ({"trainer": {"trainer_strategy": "fsdp", "offload_policy": 0, "trainer_config": {"actor_rollout_ref": {
-            "ref": {"fsdp_config": {"offload_policy": "n"}}}}}}, "4B", 1, []),
+            "ref": {"fsdp_config": {"offload_policy": "n"}}}}}}, "4B", 1,
+         # checks90: the text 'n' is false to OmegaConf, true to verl 0.8, which takes the ref's engine key as written
+         ["trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.offload_policy is the text 'n', which OmegaConf's "
+          "bool field reads as false, but Trinity 0.6 on verl 0.8 or later hands it to verl as written, which reads "
+          "it as true"]),
         (  # deprecated, and refused or never read
             {"trainer": {"trainer_config_path": "verl.yaml"}},
             "4B",
@@ -2501,10 +2505,14 @@ def test_an_unset_rollout_budget_takes_the_actors_own() -> None:
             "explorer: {rollout_model: {engine_num: 4}}\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
             f"  trainer_config: {{actor_rollout_ref: {{{roles}}}}}\n")
     assert read_trinity_config(text, "trinity.yaml", {}).budget_in_effect(32768) == 12288
-    # The rollout's own above them is the most any role takes.
-    above = read_trinity_config(text.replace(roles, f"{roles}, rollout: {{log_prob_max_token_len_per_gpu: 20480}}"),
-                                "trinity.yaml", {})
-    assert above.followed_budgets() == () and above.budget_in_effect(32768) == 20480
+    # The rollout's own above them is the most any role takes where the recompute that reads it runs
+    # (rollout_correction.bypass_mode false); with Trinity's default, true, no pass reads it (checks90).
+    above_text = text.replace(roles, f"{roles}, rollout: {{log_prob_max_token_len_per_gpu: 20480}}")
+    above = read_trinity_config(above_text, "trinity.yaml", {})
+    assert above.followed_budgets() == () and above.budget_in_effect(32768) == 12288
+    recomputed = read_trinity_config(above_text.replace(
+        "trainer_config: {", "trainer_config: {algorithm: {rollout_correction: {bypass_mode: false}}, "), "t.yaml", {})
+    assert recomputed.budget_in_effect(32768) == 20480
     # At the actor's, it is what Trinity gives it unset (read as unset: it follows the actor's at any length).
     alike = read_trinity_config(text.replace(roles, f"{roles}, rollout: {{log_prob_max_token_len_per_gpu: 12288}}"),
                                 "trinity.yaml", {})

@@ -305,6 +305,10 @@ def test_a_config_written_as_json_is_written_back_as_json() -> None:
             '~~"save_interval": 5,\n~~"ulysses_sequence_parallel_size": 2,\n~~"max_token_len_per_gpu": 24576\n~},\n'
             '~"monitor": {\n~~"tags": [\n~~~"a",\n~~~"b c"\n~~]\n~}\n}\n').replace("~", indent)
     assert patch_trinity_config(json.dumps(json.loads(text)), sp2, catalog().model("4B")).count("\n") == 1
+    # mutants53: an empty mapping or list stays on its line, as {} and []
+    empty = text.replace('"tags": [', '"none": {}, "empty": [], "tags": [')
+    laid_out = patch_trinity_config(empty, sp2, catalog().model("4B"))
+    assert '\n    "none": {},\n    "empty": [],\n    "tags": [\n' in laid_out
     rope = json.loads(patch_trinity_config(text, offload, catalog().model("4B")))["model"]["rope_scaling"]
     assert rope["rope_type"] == "yarn" and rope["factor"] == 2.5
     # the LoRA adapter a plan adds to a config without one is a plain mapping in a list: quoted too (was {lora_rank: 32})

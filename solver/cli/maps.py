@@ -17,7 +17,7 @@ from solver.cli.argtypes import (
 )
 from solver.cli.atomic import write_atomically
 from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
-from solver.cli.notes import note_added_model, note_cells_elsewhere, note_gpu_variant
+from solver.cli.notes import note_adapter_beside, note_added_model, note_cells_elsewhere, note_gpu_variant
 from solver.cli.options import (
     GPU_NAMES,
     MODEL_CONFIG_HELP,
@@ -178,4 +178,5 @@ def run_map(args: argparse.Namespace) -> int:
     note_cells_elsewhere("solve map", cells, catalog, args.gpu)
     note_gpu_variant("solve map", catalog, args.gpu)
     note_added_model("solve map", catalog, added)
+    note_adapter_beside("solve map", args.model_config, args.lora_rank, args.lora_targets)
     return 0

@@ -8,7 +8,7 @@ import sys
 
 from solver.cli.argtypes import gpu_name, model_name, path_argument, token_count, tokens_per_gpu, whole_number
 from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
-from solver.cli.notes import note_added_model, note_cells_elsewhere, note_gpu_variant
+from solver.cli.notes import note_adapter_beside, note_added_model, note_cells_elsewhere, note_gpu_variant
 from solver.cli.options import (
     GPU_NAMES,
     MODEL_CONFIG_HELP,
@@ -118,6 +118,7 @@ def run_memory(args: argparse.Namespace) -> int:
     note_cells_elsewhere("solve memory", cells, catalog, args.gpu)
     note_gpu_variant("solve memory", catalog, args.gpu)
     note_added_model("solve memory", catalog, added)
+    note_adapter_beside("solve memory", args.model_config, args.lora_rank, args.lora_targets)
     return 0 if result.trains else NO_PLAN
 
 

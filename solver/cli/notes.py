@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
 from collections.abc import Callable, Iterable, Sequence
 from itertools import pairwise
 from pathlib import Path
@@ -109,6 +110,18 @@ def note_uncounted_mtp_layers(prog: str, catalog: Catalog, added: str, jobs: Seq
     print_note(f"{prog}: note: {added}{_of_jobs(jobs)} declares {counted(layers, 'multi-token prediction layer')} "
                "(num_nextn_predict_layers), not counted: transformers' class does not load their weights, so "
                "verl's FSDP trainer holds none of them (verl's Megatron trainer with model.mtp.enable would)")
+
+
+def note_untyped_rope_scaling(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:
+    """A note on stderr where the model a config.json added (`added`, its name in `catalog`; "" for none) gives a RoPE
+    scaling of no type (`Model.untyped_rope_scaling`): read as none, as transformers 5 builds it. `jobs`: the cluster
+    jobs that give it."""
+    if not added or (scaling := (model := catalog.model(added)).untyped_rope_scaling) is None:
+        return
+    print_note(f"{prog}: note: {added}{_of_jobs(jobs)}: {scaling} names no rope_type (nor type): transformers 5 builds "
+               "it as no scaling (plain RoPE, warning of the keys it leaves unused), so rft-solver reads no scaling "
+               f"and a native context of {model.native_context} tokens (transformers 4.57, Trinity 0.5.1's, refuses "
+               "it: rope_type missing); if the checkpoint was trained with a scaling, add its rope_type")
 
 
 def note_router_logits_output(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:
@@ -223,12 +236,30 @@ def _of_jobs(jobs: Sequence[str]) -> str:
 
 def note_added_model(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:
     """The notes on the model a config.json added (`note_near_tabled_shape`, `note_uncounted_mtp_layers`,
-    `note_router_logits_output`, `note_every_expert_computed`, `note_vllm_refusal`)."""
+    `note_untyped_rope_scaling`, `note_router_logits_output`, `note_every_expert_computed`, `note_vllm_refusal`)."""
     note_vllm_refusal(prog, catalog, added, jobs)
     note_near_tabled_shape(prog, catalog, added, jobs)
     note_uncounted_mtp_layers(prog, catalog, added, jobs)
+    note_untyped_rope_scaling(prog, catalog, added, jobs)
     note_router_logits_output(prog, catalog, added, jobs)
     note_every_expert_computed(prog, catalog, added, jobs)
+
+
+def note_adapter_beside(prog: str, model_config: Path | None, lora_rank: int | None, lora_targets: str | None) -> None:
+    """A note on stderr where --model-config's folder (`model_config`) holds a LoRA adapter's adapter_config.json
+    beside config.json (`adapter_beside`) whose rank and target_modules --lora-rank and --lora-targets (`lora_rank`,
+    `lora_targets`, as given) do not give: --model-config reads the model's shape alone, so the flags that count it."""
+    from solver.tables import adapter_beside
+    from solver.tables.peft_match import ALL_LINEAR
+    if model_config is None or (adapter := adapter_beside(model_config)) is None:
+        return
+    rank, targets = adapter
+    if lora_rank == rank and (targets is None or (lora_targets or ALL_LINEAR) == targets):
+        return
+    flags = ["--lora-rank", str(rank), *(["--lora-targets", targets] if targets is not None else [])]
+    print_note(f"{prog}: note: --model-config {model_config}: the LoRA adapter beside its config.json "
+               f"(adapter_config.json: r {rank}{f', target_modules {targets}' if targets else ''}) is not read, "
+               f"only the model's shape: to count it, give {shlex.join(flags)}")
 
 
 def note_added_models_of_jobs(prog: str, catalog: Catalog, fleet: Fleet) -> None:

@@ -75,10 +75,13 @@ MEANT = {
     "-m": ("--model",),
     **dict.fromkeys(("--min-gpus", "--fewest-gpus"), ("--minimize gpus",)),
     **dict.fromkeys(("--longest", "--longest-context", "--max-context"), ("--maximize len",)),
+    "--budget-gpus": ("--gpus", "--gpus-up-to"),  # the Python API's keywords (solver.plan's, solver.map_plans')
+    "--reference-model": ("--reference",),
+    "--lora-exclude-modules": ("--lora-exclude",),
 }
 """Options by other tools' names (Trinity's max_model_len, torchrun's nproc_per_node, CP-SAT's num_workers, TRL's
-max_seq_length, Megatron's seq_length, Slurm's mem) or another command's, hyphens for underscores, and the options they
-mean, in order: an unknown option is told the first of them the command has (one given with a value, --minimize gpus,
+max_seq_length, Megatron's seq_length, Slurm's mem), by the Python API's keywords (budget_gpus) or another command's,
+hyphens for underscores, and the options they mean, in order: an unknown option is told the first of them the command has (one given with a value, --minimize gpus,
 where the command's takes that value)."""
 
 CHOICES_MEANT = {
@@ -131,9 +134,10 @@ PRECISION_WORDS = ("rft-solver counts verl's mixed precision whatever a checkpoi
 """What an option of another tool's numeric precision (--dtype, --bf16) is told: a config.json's ``torch_dtype`` is
 not read (docs/memory.md, A model the catalogue lacks)."""
 
-SEED_WORDS = ("rft-solver takes no seed: CP-SAT's is fixed, and a proven answer (optimal) is the same on every run; "
-              "one a time limit cut short may differ with the machine's load, --workers or the OR-Tools version "
-              "(solve cluster's, with one worker, only where it says the wall clock stopped a step)")
+SEED_WORDS = ("the command takes no seed: CP-SAT's is fixed (the Python API's seed= sets it), and a proven answer "
+              "(optimal) is the same on every run; one a time limit cut short may differ with the machine's load, "
+              "--workers or the OR-Tools version (solve cluster's, with one worker, only where it says the wall clock "
+              "stopped a step)")
 """What a seed is told: which answers repeat (docs/concepts.md, docs/cluster.md's Determinism)."""
 
 ALGORITHM_WORDS = ("without these options rft-solver counts a run as GRPO trains it: the actor and a reference model "
@@ -141,8 +145,13 @@ ALGORITHM_WORDS = ("without these options rft-solver counts a run as GRPO trains
                    "a run without a reference model (SFT on Trinity 0.6, with --rollout-gpus 0: no rollout)")
 """What an algorithm option is told where its value names no option of `ALGORITHMS_MEANT` (``--algorithm grpo``)."""
 
+OBJECTIVE_WORDS = ("the objective is a flag here: --maximize len, --minimize gpus or --minimize gpu-hours, and "
+                   "without one the cheapest plan (the Python API's objective=)")
+"""What the Python API's objective keyword, given as an option, is told."""
+
 COUNTS_NOTHING = {
     "--seed": (None, SEED_WORDS),
+    "--objective": ("--maximize", OBJECTIVE_WORDS),
     **dict.fromkeys((*ALGORITHM_OPTIONS, "--sft", "--grpo"), ("--critic", ALGORITHM_WORDS)),
     "--lora-alpha": ("--lora-rank", "LoRA's alpha changes no memory: --lora-rank is what counts"),
     **dict.fromkeys(("--dtype", "--torch-dtype", "--model-dtype", "--precision", "--mixed-precision", "--bf16",

@@ -23,6 +23,7 @@ from solver.cli.argtypes import (
 )
 from solver.cli.catalogs import CommandCatalog, catalog_with, catalogue_model, check_model_flags
 from solver.cli.notes import (
+    note_adapter_beside,
     note_added_model,
     note_cells_elsewhere,
     note_check_without_gpu,
@@ -287,6 +288,8 @@ def _answer(args: argparse.Namespace) -> int:
     write_unoffered = args.write is not None or refused
     _print_planner(args, answers, fragments, query, catalog, cells, config_keys, write_unoffered)
     note_added_model("solve", catalog, added)
+    if args.from_config is None:  # else the config's own LoRA, if any, is counted
+        note_adapter_beside("solve", args.model_config, args.lora_rank, args.lora_targets)
     note_replaced_yarn_factor("solve", catalog.model(query.model), (
         answer.plans[0].rope_scaling_factor for answer in answers
         if answer.plans and answer.plans[0].rope_scaling_factor is not None))

@@ -51,10 +51,21 @@ def local_config_json(config: TrinityConfig | None) -> Path | None:
     return None if config is None else local_model_config(config.model_path)
 
 
-def _not_found_locally(config: TrinityConfig) -> str:
+def _not_found_locally(config: TrinityConfig, where: str) -> str:
     """Where the config's model path is a local one (not a Hugging Face id, ``namespace/name`` at most) without a
-    config.json: where it was looked for, in words ("" otherwise)."""
+    config.json: where it was looked for, in words ("" otherwise). `QueryError` (after `where`, the config's file)
+    where it is a folder of a PEFT adapter's config alone: --model-config's refusal of it, naming its base model."""
+    from solver.query import MODEL_PATH_KEY
+    from solver.tables import adapter_alone_refusal, model_config_file
+
     path = config.model_path or ""
+    try:
+        adapter_alone = adapter_alone_refusal(model_config_file(Path(path))) if path else None
+    except TableError:  # a folder on the way it may not look into: nothing local
+        adapter_alone = None
+    if adapter_alone is not None:
+        raise QueryError(f"{where}{MODEL_PATH_KEY}: {adapter_alone} (--model-config PATH), or --model M, a "
+                         "catalogue model of that shape")
     if path.startswith("/"):
         return f" (and no config.json at {path})"
     if path.startswith(("./", "../")) or path.rstrip("/").count("/") > 1:  # else a Hugging Face id, or a name
@@ -97,8 +108,12 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
         raise QueryError(refusal)
     if args.model is None and not added:
         from solver.api import check_config_model
-        check_config_model(catalog, config, "--model M", "--model-config PATH (its config.json)",
-                           where=f"{_config_file(args)}: ", why=_not_found_locally(config))
+        try:
+            catalog.model(config.model)
+        except QueryError:  # why not, where the path is a local one (its own refusal for an adapter's folder)
+            where = f"{_config_file(args)}: "
+            check_config_model(catalog, config, "--model M", "--model-config PATH (its config.json)", where=where,
+                               why=_not_found_locally(config, where))
     if objective != "max_len" and args.max_model_len is None and config.max_model_len is None:
         raise QueryError(f"{_config_file(args)}: no model.max_model_len to plan for: give --len L (or --maximize len)")
     if args.write and (refusal := _write_cluster_refusal(args, objective, config)):

@@ -296,7 +296,7 @@ def _terms_table(result: MemoryEstimate) -> Table:
 
 
 def _fit_words(result: MemoryEstimate) -> str:
-    """Whether the breakdown fits, by how much, and what share of the memory is usable (where the activations, or a
+    """Whether the breakdown fits, by the memory model's estimate (so it says), by how much, and what share of the memory is usable (where the activations, or a
     critic's own update, decide), and (without Offload) what the optimizer step takes of its share."""
     fits = result.fits
     usable = f"the usable memory ({result.usable_gib / result.memory_gib:.1%} of the memory, the margin taken off)"
@@ -304,11 +304,14 @@ def _fit_words(result: MemoryEstimate) -> str:
     spare = ("to spare at the optimizer step" if result.step_binds
              else f"to spare at the critic's own update, of {usable}" if critic else f"to spare of {usable}")
     # Where the host memory rules the setting out, a bare "fits" would read as the answer: say whose memory it is.
-    fitted = "fits" if result.host_fits else "fits the GPUs' memory (the host memory below rules it out)"
+    # Either way the words are the memory model's estimate (the tables' line, if any, says what a cell says).
+    fitted = ("fits (estimated)" if result.host_fits
+              else "fits the GPUs' memory (estimated; the host memory below rules it out)")
+    unfit = "does not fit (estimated)"
     verdict = (f"{fitted}: {result.headroom_gib:.2f} GiB {spare}" if fits
-               else f"does not fit: the optimizer step is {-result.headroom_gib:.2f} GiB over" if result.step_binds
-               else f"does not fit: the critic's own update is {-result.headroom_gib:.2f} GiB over {usable}" if critic
-               else f"does not fit: {-result.headroom_gib:.2f} GiB over {usable}")
+               else f"{unfit}: the optimizer step is {-result.headroom_gib:.2f} GiB over" if result.step_binds
+               else f"{unfit}: the critic's own update is {-result.headroom_gib:.2f} GiB over {usable}" if critic
+               else f"{unfit}: {-result.headroom_gib:.2f} GiB over {usable}")
     if result.step_gib:  # without Offload: the optimizer step's own peak, the states and Adam's temporary
         share = result.step_usable_gib / result.memory_gib
         step = "it" if result.step_binds and not fits else "the optimizer step"  # named already where it is over

@@ -173,6 +173,8 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         shipped_tables_directory,
     )
     from solver.tables.model_config import (
+        adapter_alone_refusal,
+        adapter_beside,
         load_model_config,
         local_model_config,
         model_config_file,
@@ -391,6 +393,8 @@ __all__ = [
     "Undecided",
     "UniqueKeys",
     "Weights",
+    "adapter_alone_refusal",
+    "adapter_beside",
     "and_joined",
     "and_more",
     "ascii_number",

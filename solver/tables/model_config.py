@@ -13,7 +13,7 @@ from typing import Any, TypeGuard
 from solver.tables.peft_names import DENSE_MLP_MODEL_TYPE
 from solver.tables.reading import NUMBER_TOO_LONG, given_path, read_user_file, yaml_looks_like
 from solver.tables.schema import MLA, VLLM_UNSCALED_ROPE_TYPES, Model, MoE
-from solver.tables.text import TableError, either, first_repeated, json_brief
+from solver.tables.text import TableError, cut, either, first_repeated, json_brief
 
 QWEN_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
 """The ``model_type`` of the Qwen models whose YaRN Qwen's model cards validate (`Model.qwen_yarn`)."""
@@ -385,7 +385,8 @@ def load_model_config(path: Path | str, *, vllm_rollout: bool = True) -> Model:
     catalogue, for ``catalog=``."""
     path = model_config_file(given_path("path", path))
     _check_no_hub_id(path)
-    _check_no_adapter_alone(path)
+    if (adapter_alone := adapter_alone_refusal(path)) is not None:
+        raise adapter_alone
     config = _config_json(path)
     if "peft_type" in config:
         raise _adapter_refusal(f"{path}: a LoRA/PEFT adapter's config (peft_type {json_brief(config['peft_type'])}), "
@@ -412,7 +413,7 @@ def load_model_config(path: Path | str, *, vllm_rollout: bool = True) -> Model:
                  qwen_yarn=_is_qwen(config), model_type=_model_type(config),
                  unchecked_layout=_unchecked_layout(config),
                  ulysses_unreached=_ulysses_unreached(config),
-                 uncounted_mtp_layers=_mtp_layers(path, config),
+                 uncounted_mtp_layers=_mtp_layers(path, config), untyped_rope_scaling=_untyped_rope_scaling(config),
                  router_logits_output=_config_flag(path, config, "output_router_logits") and shape["moe"] is not None,
                  vllm_sliding_window=_vllm_sliding_window(path, config, shape["num_layers"]),
                  vllm_refusal=vllm_refusal, rope_theta=(rope_theta := _own_rope_theta(path, config)),
@@ -650,21 +651,40 @@ def _check_no_hub_id(path: Path) -> None:
                          f"{hub_id} config.json --local-dir DIR) and give DIR")
 
 
-def _check_no_adapter_alone(path: Path) -> None:
-    """`TableError` where `path`, a folder's ``config.json``, is missing and the folder holds a PEFT adapter's
-    ``adapter_config.json`` instead (a LoRA checkpoint, whose shape is its base model's)."""
+def adapter_alone_refusal(path: Path) -> TableError | None:
+    """The `TableError` (naming its base model) where `path`, a folder's ``config.json``, is missing and the folder
+    holds a PEFT adapter's ``adapter_config.json`` instead (a LoRA checkpoint, whose shape is its base model's);
+    None otherwise. --model-config raises it, and --from-config for a ``model.model_path`` of such a folder."""
     adapter = path.with_name(ADAPTER_CONFIG)
     try:
         if path.name != "config.json" or path.exists() or not adapter.is_file():
-            return
+            return None
     except OSError:  # Path.exists raises on EACCES before Python 3.14: reading config.json says so
-        return
+        return None
     try:
         read = _config_json(adapter)
     except TableError:  # the adapter's own file unreadable: the refusal names no base model
         read = {}
-    raise _adapter_refusal(f"{path}: missing, and {ADAPTER_CONFIG} beside it is a LoRA/PEFT adapter's, not a "
-                           "model's", read)
+    return _adapter_refusal(f"{path}: missing, and {ADAPTER_CONFIG} beside it is a LoRA/PEFT adapter's, not a "
+                            "model's", read)
+
+
+def adapter_beside(path: Path) -> tuple[int, str | None] | None:
+    """The rank (``r``) and ``target_modules`` of a PEFT adapter's ``adapter_config.json`` beside the config.json
+    that `path` gives (`model_config_file`), the modules as --lora-targets takes them (names joined by commas; a
+    regex or ``all-linear`` as given; None where it gives neither); None where there is no such adapter, or its file
+    gives no whole rank above 0 or cannot be read (--model-config counts no adapter either way)."""
+    try:
+        adapter = model_config_file(path).with_name(ADAPTER_CONFIG)
+        keys = _config_json(adapter) if adapter.is_file() else {}
+    except (OSError, TableError):
+        return None
+    rank, targets = keys.get("r"), keys.get("target_modules")
+    if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
+        return None
+    if isinstance(targets, list) and targets and all(isinstance(name, str) and name for name in targets):
+        return rank, ",".join(targets)
+    return rank, targets if isinstance(targets, str) and targets else None
 
 
 def _adapter_refusal(what: str, adapter: dict[str, Any]) -> TableError:
@@ -1137,6 +1157,28 @@ def _unbuilt_rope(builder: str, needs: Mapping[str, tuple[tuple[str, ...], ...]]
                 f"{either(list(needs))}")
     missing = [" or ".join(group) for group in needs[rope_type] if not set(group) & set(keys)]
     return f"missing {missing[0]}: {builder} refuses rope_type {rope_type} without it" if missing else None
+
+
+DEFAULT_ROPE_KEYS = ("rope_theta", "partial_rotary_factor")
+"""The keys besides its type that transformers 5.9.0's default RoPE takes (``_validate_default_rope_parameters``,
+``modeling_rope_utils.py:804-807``, and ``_check_received_keys``' ``partial_rotary_factor``, ``:1012-1014``)."""
+
+
+def _untyped_rope_scaling(config: dict[str, Any]) -> str | None:
+    """Where a config.json's RoPE scaling (the full-attention layers' where it gives one per layer type) names no
+    type (neither ``rope_type`` nor ``type``) but gives keys besides `DEFAULT_ROPE_KEYS` (``{"factor": 4.0}``): the
+    scaling, its key and JSON (`Model.untyped_rope_scaling`); None otherwise. transformers 5.9.0 builds it as no
+    scaling (``standardize_rope_params`` makes its type ``default``, ``modeling_rope_utils.py:745``, whose check warns
+    of the keys it does not take, ``:1024-1026``, and whose RoPE reads no factor); 4.57.1 refuses it
+    (``rope_config_validation`` checks it as ``default``, which requires a ``rope_type``: a KeyError,
+    ``modeling_rope_utils.py:560-565``, ``:548-550``)."""
+    key = _rope_key(config)
+    scaling = config.get(key)
+    if _per_layer_type(scaling):
+        key, scaling = f"{key}.full_attention", scaling["full_attention"]
+    if not isinstance(scaling, dict) or _rope_type(scaling) is not None or set(scaling) <= set(DEFAULT_ROPE_KEYS):
+        return None
+    return f"{key} {cut(json.dumps(scaling))}"
 
 
 def _rope_key(config: dict[str, Any]) -> str:

@@ -50,16 +50,18 @@ from solver.tables.text import (
 )
 
 
-def given_path(name: str, value: Path | str) -> Path:
+def given_path(name: str, value: Path | str, text_way: str = "") -> Path:
     """`value`, the parameter `name`'s `Path` or str, as a `Path`; `QueryError` for another type, for a str that is
     empty or blank (which `Path` would take for the current folder, and the command refuses) and for one of several
-    lines (a file's text given for its path, which would otherwise be quoted whole in the message), and for a name
-    no file can have (a NUL character, or a lone surrogate other than `os.fsdecode`'s escape of a byte)."""
+    lines (a file's text given for its path, which would otherwise be quoted whole in the message; `text_way`, where
+    given, says how to pass a text), and for a name no file can have (a NUL character, or a lone surrogate other than
+    `os.fsdecode`'s escape of a byte)."""
     check_types((name, value, Path | str))
     if isinstance(value, str) and not value.strip():
         raise QueryError(f"{name} must be a non-empty path, got {brief(value)}")
     if isinstance(value, str) and ("\n" in value or "\r" in value):
-        raise QueryError(f"{name} must be a path, not a file's text: got several lines ({brief(value)})")
+        raise QueryError(f"{name} must be a path, not a file's text: got several lines ({brief(value)})"
+                         f"{text_way and f'; {text_way}'}")
     if "\0" in str(value):  # os.stat and open raised ValueError, not the API's error
         raise QueryError(f"{name} must be a path the file system can name, got {brief(str(value))}: a NUL character, "
                          "which no file name holds")

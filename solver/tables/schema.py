@@ -554,6 +554,10 @@ class Model(Frozen):
     """For a model read from a config.json: the multi-token prediction layers it declares
     (``num_nextn_predict_layers``), which its parameters leave out, since transformers does not load them (a note
     says so); 0 otherwise."""
+    untyped_rope_scaling: PrintableText | None = None
+    """For a model read from a config.json whose RoPE scaling names no type but gives keys that transformers 5's
+    default RoPE leaves unused (``rope_scaling {"factor": 4.0}``): that scaling, its key and JSON, read as no scaling,
+    as transformers 5 builds it (a note says so; transformers 4.57 refuses it); None otherwise."""
     router_logits_output: Flag = False
     """For a mixture of experts read from a config.json: whether it sets ``output_router_logits``, with which
     transformers keeps every expert layer's router logits and computes the load-balancing loss through the forward

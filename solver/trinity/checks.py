@@ -120,6 +120,7 @@ from solver.trinity.keys import (
     CRITIC_ENGINE_DYNAMIC_KEY,
     CRITIC_ENGINE_SP_KEY,
     CRITIC_FORWARD_WHOLE_SIZE,
+    CRITIC_MODEL_FSDP,
     CRITIC_SP_KEY,
     DEPRECATED_MICRO_BATCH_SIZES,
     DYNAMIC_BATCH_KEYS,
@@ -1850,6 +1851,60 @@ def _unchecked_words(version: TrinityVersion | None, taken: str) -> str:
     return f"Trinity 0.5 refuses the config, and 0.6 on verl before 0.8 {taken}"
 
 
+LEGACY_OFFLOAD_FROM_TRAINER: dict[tuple[str, ...], tuple[str, ...]] = {
+    (*ACTOR_ROLLOUT_REF, role, "fsdp_config", flag): ("trainer", flag) for role in ("actor", "ref")
+    for flag in OFFLOAD_FLAGS}
+"""The actor's and the ref's offload flags, which Trinity 0.6 on verl before 0.8 sets to the trainer's own whatever
+they say (``verl_legacy/verl_config.py:645-648`` in 0.6.0), by key; on verl 0.8 or later it merges them into the
+engine's config as written."""
+FLAGS_UNREAD_ON_08 = frozenset({ROLE_DYNAMIC_BATCH_KEYS["ref"], ROLE_DYNAMIC_BATCH_KEYS["rollout"],
+                                LEGACY_BYPASS_MODE_KEY, *((*CRITIC_MODEL_FSDP, flag) for flag in OFFLOAD_FLAGS)})
+"""The flags under `UNCHECKED_SECTION` that nothing reads on Trinity 0.6 with verl 0.8 or later (besides
+`SET_TO_TRAINERS_BY_06`, which it sets): the ref's and the rollout's own dynamic batch size flags, ``FROZEN_KEYS``
+(``trainer/verl/config.py:724``, ``:730`` in 0.6.0); ``trainer_config.algorithm``'s, which
+``_normalize_trainer_config`` does not merge (``:779-817``); and the critic's model's offload flags, merged where verl
+builds the critic's engine from ``critic.fsdp`` alone (``workers/config/critic.py:213`` in verl 0.8.0)."""
+
+
+def non_boolean_flag_words(path: Path, value: Any, version: TrinityVersion | None) -> str:
+    """What the releases `version` may be do with a flag under `UNCHECKED_SECTION` at `path` whose `value` OmegaConf's
+    bool field refuses (`omegaconf_boolean` None), in words: Trinity 0.5 refuses the config; 0.6 on verl before 0.8
+    sets it to the trainer's own flag where it does so whatever it says (`SET_TO_TRAINERS_BY_06`,
+    `LEGACY_OFFLOAD_FROM_TRAINER`), else keeps it as written (``build_dataclass_from_mapping``,
+    ``common/dataclass_utils.py:7-22`` in 0.6.0), which ``OmegaConf.structured`` refuses by the typed config's bool
+    field as the trainer starts (``verl_legacy/verl_trainer.py:198``); on verl 0.8 or later it sets the same ones to
+    the trainer's, ignores `FLAGS_UNREAD_ON_08`, and hands the others to verl as written: hydra builds verl's configs
+    from an untyped mapping (``omega_conf_to_dataclass``, ``utils/config.py:42-50`` in verl 0.8.0, their fields
+    checked by no type), so verl takes the value by Python's truth."""
+    key = tuple(map(str, path))
+    trainers = SET_TO_TRAINERS_BY_06.get(key) or LEGACY_OFFLOAD_FROM_TRAINER.get(key)
+    legacy = (f"sets it to {dotted(trainers)}" if trainers else
+              "keeps it as written, which its trainer's typed config (OmegaConf's bool field) refuses as the trainer "
+              "starts")
+    if key in SET_TO_TRAINERS_BY_06:
+        newer = f"sets it to {dotted(SET_TO_TRAINERS_BY_06[key])} too"
+    elif path in FLAGS_UNREAD_ON_08:
+        newer = "ignores it"
+    else:
+        newer = f"hands it to verl as written, which reads it as {'true' if value else 'false'} (Python's truth of it)"
+    return f"{_unchecked_words(version, legacy)}, and on verl 0.8 or later {newer}"
+
+
+def _check_false_text(checks: _ConfigChecks, path: Path, value: Any, version: TrinityVersion | None) -> None:
+    """Check that a flag at `path` under `UNCHECKED_SECTION` that Trinity 0.6 on verl 0.8 or later hands to verl as
+    written (not `SET_TO_TRAINERS_BY_06`, not `FLAGS_UNREAD_ON_08`; `version` not 0.5) is not text that OmegaConf's
+    bool field reads as false (``'false'``, ``'no'``, ``'0'``, quoted): verl reads text by Python's truth, as true
+    (`non_boolean_flag_words`)."""
+    if (version == "0.5" or not isinstance(value, str) or omegaconf_boolean(value) is not False
+            or path[:len(UNCHECKED_SECTION)] != UNCHECKED_SECTION or path in SET_TO_TRAINERS_BY_06
+            or path in FLAGS_UNREAD_ON_08):
+        return
+    checks.add(ConfigProblemCode.WRONG_TYPE, (
+        f"{dotted(path)} is the text {yaml_brief(value)}, which OmegaConf's bool field reads as false, but Trinity 0.6 "
+        "on verl 0.8 or later hands it to verl as written, which reads it as true (Python's truth of text): write "
+        "false, unquoted"))
+
+
 REF_MODEL_KEY = (*ACTOR_ROLLOUT_REF, "ref", "model")
 """verl's ``ref.model`` (its ``path`` and the rest), which no Trinity release gives the ref: Trinity 0.5's typed ``Ref``
 has no ``model`` (``common/verl_config.py:185`` in 0.5.0, ``:186`` in 0.5.1, ``trainer/verl/verl_config.py:187`` in
@@ -1892,10 +1947,9 @@ def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], code: ConfigPro
         if _schema_refuses(path, version):
             checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN_REFUSED, f"{wrong}: Trinity refuses the config")
         else:
-            trainers = SET_TO_TRAINERS_BY_06.get(path)
-            taken = f"sets it to {'.'.join(trainers)}" if trainers else "fails on it as the trainer starts"
-            checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN, f"{wrong}: {_unchecked_words(version, taken)}")
+            checks.add(ConfigProblemCode.FLAG_NOT_BOOLEAN, f"{wrong}: {non_boolean_flag_words(path, value, version)}")
     elif on and turned_off(value):
+        _check_false_text(checks, path, value, version)
         checks.add(code, f"{'.'.join(path)} is false: {off}")
     elif not on and not turned_off(value) and (value is not None or (unset_on and checks.absent(path))):
         shown = "true" if value is not None else "not set, so true (Trinity's default)"
@@ -2803,8 +2857,8 @@ def _check_forward_micro_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int
     batch (and the engine's SP the GPUs: else it fails as it starts, `_check_role_engine_sps`). ``mini-batch-split``,
     never refused: verl before 0.8 (Trinity 0.5, and 0.6 on verl 0.7) cuts these forwards
     with ``data.split`` and no assertion, the last micro-batch short (verl 0.7.1 ``workers/actor/dp_actor.py:470``).
-    The recompute's token budget is the rollout's, which the verdict counts whether or not it runs, so it changes no
-    memory counted. A trained critic's value forward and update are `_check_critic_mini_batch`'s: Trinity 0.6.0 builds
+    On verl 0.8 the recompute reads the trainer's token budget, as the actor's update does, so it changes no memory
+    counted. A trained critic's value forward and update are `_check_critic_mini_batch`'s: Trinity 0.6.0 builds
     the critic's engine from ``critic.fsdp`` (``trainer/verl/trainer.py:363-371``; ``engine = self.fsdp``,
     ``workers/config/critic.py:213`` in verl 0.8.0, ``:217`` in 0.9.0, ``:215`` in 0.9.1) and cuts them by its own
     sizes (`CRITIC_ENGINE_MICRO_BATCH_SIZES`), none of the critic's."""
@@ -3340,7 +3394,7 @@ def _check_whole_nodes(checks: _ConfigChecks, trainer_gpus: int) -> None:
 def check_trinity_config(
     mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
     version: TrinityVersion | None = None, strategy_noted: bool = False, train_batch_size: int | None = None,
-    train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | None = None, length_from_option: bool = False,
+    train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | str | None = None, length_from_option: bool = False,
     option_names: OptionNames = API_OPTIONS, experts: ExpertLayout = "fused", batch_divisor: BatchDivisor | None = None,
 ) -> list[str]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems' words, [] if none
@@ -3355,7 +3409,7 @@ def check_trinity_config(
 def trinity_config_problems(
     mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
     version: TrinityVersion | None = None, strategy_noted: bool = False, train_batch_size: int | None = None,
-    train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | None = None, length_from_option: bool = False,
+    train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | str | None = None, length_from_option: bool = False,
     option_names: OptionNames = API_OPTIONS, experts: ExpertLayout = "fused", batch_divisor: BatchDivisor | None = None,
 ) -> list[ConfigProblem]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems, each a `ConfigProblem`
@@ -3409,9 +3463,9 @@ def trinity_config_problems(
     do, gets ``batch-divides-trainer-gpus`` (0.5.0 and 0.5.1 refuse it, 0.5.2 takes it); with ``ranks`` (0.5.2, 0.6)
     or ``gpus`` (0.5.0, 0.5.1, whose verdict says the batch breaks that rule) it is not said.
     """
-    max_model_len = asked_length(max_model_len)  # "64k" as plan's
+    asked_len: int | None = asked_length(max_model_len)  # "64k" as plan's
     check_types(("mapping", mapping, Mapping), ("model", model, Model), ("trainer_gpus", trainer_gpus, int),
-                ("train_batch_size", train_batch_size, int | None), ("max_model_len", max_model_len, int | None),
+                ("train_batch_size", train_batch_size, int | None), ("max_model_len", asked_len, int | None),
                 ("option_names", option_names, OptionNames))
     check_environ(environ)
     check_trinity_version("version", version, counts_taken=True)
@@ -3419,7 +3473,7 @@ def trinity_config_problems(
     batch_divisor = chosen("batch_divisor", batch_divisor, (None, *get_args(BatchDivisor)))
     divisor = batch_divisor if batch_divisor is not None else counted_batch_divisor(version)
     return _checked(mapping, model, trainer_gpus, environ or {}, version, strategy_noted,
-                    TrainBatch(train_batch_size, train_batch_source, divisor), max_model_len, option_names,
+                    TrainBatch(train_batch_size, train_batch_source, divisor), asked_len, option_names,
                     length_from_option, experts).problems
 
 
@@ -3555,11 +3609,9 @@ def _check_read_type(checks: _ConfigChecks, path: Path, version: TrinityVersion 
     """Check that the boolean (`FLAG_KEYS`) or the text (`TEXT_KEYS`) at `path` is of its type (a flag whose type a
     check judged already, `_ConfigChecks.flags_judged`, is left alone): refused where Trinity's typed config refuses
     it as it loads the config (`_schema_refuses`: OmegaConf 2.3.0's bool field refuses what `omegaconf_boolean` does
-    not take, its str field a list or a mapping), else the notes that read it are not judged; a non-boolean
-    `LEGACY_BYPASS_MODE_KEY` fails as Trinity 0.6's legacy trainer starts: ``build_dataclass_from_mapping`` keeps it
-    as written (``common/config_validator.py:1291``), and ``OmegaConf.structured`` types it by the trainer's bool field
-    (``trainer/verl_legacy/verl_trainer.py:198``, ``verl_config.py:340`` in 0.6.0; verl 0.8 or later reads no
-    ``trainer_config.algorithm``, ``_MERGEABLE_KEYS``, ``trainer/verl/config.py:744``)."""
+    not take, its str field a list or a mapping), else the notes that read it are not judged, and a flag's words say
+    what each release does with it (`non_boolean_flag_words`: ``rollout_correction.bypass_mode``, whose
+    ``_RolloutCorrectionConfig`` types it bool, ``verl_legacy/verl_config.py:340`` in 0.6.0, as the others)."""
     if path in checks.flags_judged:
         return
     value = checks.flag(path) if path[-1] in FLAG_KEYS else checks.value(path)
@@ -3569,13 +3621,14 @@ def _check_read_type(checks: _ConfigChecks, path: Path, version: TrinityVersion 
     elif path[-1] in TEXT_KEYS and isinstance(value, (Mapping, list)):
         wrong, field, code = f"must be text, got {yaml_brief(value)}", "str", ConfigProblemCode.WRONG_TYPE_REFUSED
     else:
+        if path[-1] in FLAG_KEYS:
+            _check_false_text(checks, path, value, version)
         return
     if _schema_refuses(path, version):
         checks.add(code, f"{dotted(path)} {wrong}: {_typed_field_refuses_words(path, field)}")
-    elif path == LEGACY_BYPASS_MODE_KEY:  # kept as written, then typed as the legacy trainer starts
-        checks.add(ConfigProblemCode.WRONG_TYPE, f"{dotted(path)} {wrong}: " + _unchecked_words(version, (
-            "keeps it as written, which its trainer's typed config (OmegaConf's bool field) refuses as the trainer "
-            "starts")) + "; the notes that read it are not judged")
+    elif path[-1] in FLAG_KEYS:
+        checks.add(ConfigProblemCode.WRONG_TYPE, f"{dotted(path)} {wrong}: "
+                   f"{non_boolean_flag_words(path, value, version)}; the notes that read it are not judged")
     else:
         checks.add(ConfigProblemCode.WRONG_TYPE, f"{dotted(path)} {wrong}: the notes that read it are not judged")
 
@@ -3955,17 +4008,18 @@ def _check_algorithm(checks: _ConfigChecks, version: TrinityVersion | None) -> N
         f"{f'; did you mean {near[0]}?' if near else ''}"))
 
 
-TRAIN_MODE_ALGORITHMS = {"sft": ":76 in 0.6.0 and 0.5.2", "cpt": ":76 in 0.6.0, SFT's, which CPT inherits"}
+TRAIN_MODE_ALGORITHMS = {"sft": ":76 in 0.6.0 and 0.5.2", "cpt": ":76 in 0.6.0, SFT's, which CPT inherits",
+                         "dpo": ":291 in 0.6.0, :248 in 0.5.2"}
 """The algorithm types Trinity trains in mode train alone that the checks refuse in another mode, each with the line
 of ``trinity/algorithm/algorithm.py`` whose ``check_config`` refuses mode ``both`` and ``explore`` (called as the
-config loads, ``common/config_validator.py:384`` in 0.6.0, ``:329`` in 0.5.2; CPT is 0.6's alone). Not DPO, which
-Trinity refuses alike (``:291`` in 0.6.0, ``:248`` in 0.5.2), whose plan's fragment notes the mode instead
-(`solver.trinity.fragment.DPO_MODE_NOTE`)."""
+config loads, ``common/config_validator.py:384`` in 0.6.0, ``:329`` in 0.5.2; CPT is 0.6's alone; SFT's ``:76`` and
+DPO's ``:248`` in 0.5.0 and 0.5.1 too). In mode train the same ``check_config`` requires the dataset's
+``buffer.trainer_input.experience_buffer.path``; every release's ``mode`` is ``both`` where unset."""
 
 
 def _check_algorithm_mode(checks: _ConfigChecks) -> None:
-    """Check that a config of an algorithm type Trinity trains in mode train alone (`TRAIN_MODE_ALGORITHMS`: SFT, CPT)
-    runs in mode train: in any other (``both`` where unset) Trinity refuses it as it loads it. Not said where
+    """Check that a config of an algorithm type Trinity trains in mode train alone (`TRAIN_MODE_ALGORITHMS`: SFT, CPT,
+    DPO) runs in mode train: in any other (``both`` where unset) Trinity refuses it as it loads it. Not said where
     the type itself is refused (``unknown-algorithm-refused``: CPT on Trinity 0.5)."""
     algorithm, mode = checks.value(("algorithm", "algorithm_type")), checks.value(("mode",))
     if (not isinstance(algorithm, str) or algorithm not in TRAIN_MODE_ALGORITHMS or mode == "train"
@@ -3975,7 +4029,8 @@ def _check_algorithm_mode(checks: _ConfigChecks) -> None:
     checks.add(ConfigProblemCode.ALGORITHM_MODE_REFUSED, (
         f"mode {given}: Trinity trains algorithm_type {algorithm} in mode train alone and refuses it in any other as "
         f"it loads the config (trinity/algorithm/algorithm.py{TRAIN_MODE_ALGORITHMS[algorithm]}): set mode: train, "
-        "and plan it again, as in mode train no explorer runs and the trainer takes the rollout's GPUs too"))
+        "with the dataset as buffer.trainer_input.experience_buffer (its path, which mode train requires), and plan "
+        "it again, as in mode train no explorer runs and the trainer takes the rollout's GPUs too"))
 
 
 def _some_lack_words(subject: str, what: str, lacking: list[str], having: list[str], fix: str) -> str:

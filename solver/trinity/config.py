@@ -109,6 +109,7 @@ from solver.trinity.keys import (
     TRINITY_06_OFFLOAD,
     VERL_LORA_RANK,
     ConfigError,
+    critic_of_another_model,
     keys_05_refuses,
     offload_path,
     ref_forward_runs,
@@ -125,6 +126,7 @@ from solver.trinity.reader import (
     check_config_arguments,
     critic_engine_in_rows,
     load_config_mapping,
+    omegaconf_boolean,
     omegaconf_integer,
     read_or_none,
     releases_may_be,
@@ -1881,6 +1883,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         critic_micro_batch_sequences=critic_rows_sequences(reader, trainer_gpus // sp if trainer_gpus else None,
                                                            version),
         critic=critic.states,
+        critic_held=critic.held,
         version=version,
         ref_sp=ref_sp,
         lora_ref_sp=lora_ref_sp,
@@ -1889,6 +1892,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         lora_rank=counted_lora_rank(reader, version),
         lora_targets=counted_lora_targets(reader, version),
         ref_forward_runs=no_ref is None,
+        old_log_prob_recompute=recompute_may_run(reader),
         micro_batch_sequences=micro_batches.sequences,
         micro_batch_sources=micro_batches.sources,
         memory_unread=memory_unread_keys(reader, version, dpo, trainer_gpus // sp if trainer_gpus else None),
@@ -2105,6 +2109,19 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
                                         *sizes_unread)), *bypass)
 
 
+def recompute_may_run(reader: ConfigReader) -> bool:
+    """Whether the actor's recompute of the old log-probs may run where it reads the rollout's own token budget and
+    micro-batch size (Trinity 0.5, and 0.6 on verl before 0.8: `TrinityConfig.old_log_prob_recompute`): only with
+    `LEGACY_BYPASS_MODE_KEY` false; unset, it is Trinity's default, true (``_RolloutCorrectionConfig``,
+    ``verl_legacy/verl_config.py:340`` in 0.6.0), and none runs. One that cannot be read, or is no boolean (which the
+    legacy trainer refuses as it starts), is taken as false: the pass is counted."""
+    try:
+        value = reader.get(LEGACY_BYPASS_MODE_KEY)
+    except ConfigError:
+        return True
+    return value is not None and omegaconf_boolean(value) is not True
+
+
 def _recompute_in_rows(reader: ConfigReader, version: TrinityVersion | None, dpo: bool, ranks: int | None) -> bool:
     """Whether Trinity 0.6's legacy trainer, were it to recompute the old log-probs (`LEGACY_BYPASS_MODE_KEY` false),
     would run that pass in rows of more sequences than the verdict counts (`micro_batch_counts` with `rollout_none`):
@@ -2168,6 +2185,8 @@ class CriticRead(NamedTuple):
     states: CriticStates | None
     budgets: tuple[tuple[str, int], ...]
     notes: list[ConfigProblem]
+    held: str = ""
+    """Where its flags hold its states, in words: each reading's where they differ (`critic_held_words`)."""
 
 
 def _read_critic(reader: ConfigReader, version: TrinityVersion | None, sequence_counted: bool,
@@ -2187,7 +2206,7 @@ def _read_critic(reader: ConfigReader, version: TrinityVersion | None, sequence_
     counted = max(readings, key=lambda reading: GPU_HELD_CRITICS.index(reading.states))
     which = ("algorithm.algorithm_type ppo" if algorithm else
              "PPO, Trinity's algorithm where algorithm.algorithm_type is unset,")
-    head = f"{which} trains a critic model beside the actor on the same trainer GPUs"
+    head = f"{which} trains a critic model{_critic_model_words(reader)} beside the actor on the same trainer GPUs"
     differ = len({reading.states for reading in readings}) > 1
     sources = " and ".join(f"{reading.verl}'s of {reading.flags}" + (f" ({reading.states})" if differ else "")
                            for reading in readings)
@@ -2203,18 +2222,43 @@ def _read_critic(reader: ConfigReader, version: TrinityVersion | None, sequence_
         given = names.valued(names.named("critic"), f'"{least.states}"' if names.keywords else least.states)
         note += (f"; {given} counts it as {least.verl} reads it, and {names.write} then sets both readings' flags "
                  "to that")
-    return CriticRead(counted.states, budgets, [ConfigProblem(ConfigProblemCode.CRITIC_TRAINED, note)])
+    return CriticRead(counted.states, budgets, [ConfigProblem(ConfigProblemCode.CRITIC_TRAINED, note)],
+                      critic_held_words(readings))
+
+
+def critic_held_words(readings: list[CriticReading]) -> str:
+    """Where the critic's flags hold its states, in words (`CriticRead.held`): the one place where every reading of
+    `readings` agrees (``resident``), else each reading's with the verl that reads it so (``resident on verl before
+    0.8 and offloaded on verl 0.8 or later``), as a verl 0.8 user who offloads it by ``critic.fsdp`` alone must be told
+    that that reading offloads it."""
+    if len({reading.states for reading in readings}) == 1:
+        return readings[0].states
+    return " and ".join(f"{reading.states} on {reading.verl}" for reading in readings)
+
+
+def _critic_model_words(reader: ConfigReader) -> str:
+    """Words on the critic's model for the critic's note, where ``model.critic_model_path`` names another model than
+    ``model.model_path`` (`critic_of_another_model`): rft-solver sizes a critic by the actor's model alone (its
+    parameters less the output projection, `solver.memory.critic_parameters`), so the note says that a critic of
+    another size is counted at the actor's; "" otherwise. No semicolon: the note's head ends at its first."""
+    if not critic_of_another_model(lambda path: read_or_none(reader.get, path)):
+        return ""
+    path = read_or_none(reader.get, ("model", "critic_model_path"))
+    return (f" (model.critic_model_path's {path}, which rft-solver sizes as model.model_path's model: it counts no "
+            "critic of another size, so a larger one needs more memory than counted)")
 
 
 def verdict_critic_note(note: ConfigProblem, asked: CriticStates | None, counted: CriticStates | None,
-                        names: OptionNames) -> ConfigProblem:
+                        names: OptionNames, held: str = "") -> ConfigProblem:
     """`note`, one of `TrinityConfig.notes` with its code, for a verdict that counts the critic `asked` (None: none)
-    where the config's flags hold it `counted` (`TrinityConfig.critic`): its critic's note then says what was asked
-    (`critic_note`); other notes, and that one where nothing else was asked, as they are."""
+    where the config's flags hold it `counted` (`TrinityConfig.critic`; in words `held`, `TrinityConfig.critic_held`,
+    each reading's where they differ): its critic's note then says what was asked (`critic_note`); other notes, and
+    that one where nothing else was asked, as they are."""
     if note.code is not ConfigProblemCode.CRITIC_TRAINED or asked == counted or counted is None:
         return note
     head = note.words.split("; ", 1)[0]
-    return ConfigProblem(note.code, critic_note(head, "", counted, NO_CRITIC if asked is None else asked, names))
+    return ConfigProblem(note.code, critic_note(head, "", counted, NO_CRITIC if asked is None else asked, names,
+                                                held))
 
 
 def critic_left_out_option(names: OptionNames) -> str:
@@ -2222,20 +2266,22 @@ def critic_left_out_option(names: OptionNames) -> str:
     return names.valued(names.named("critic"), f'"{NO_CRITIC}"' if names.keywords else NO_CRITIC)
 
 
-def critic_note(head: str, why: str, counted: CriticStates, asked: CriticChoice | None, names: OptionNames) -> str:
+def critic_note(head: str, why: str, counted: CriticStates, asked: CriticChoice | None, names: OptionNames,
+                held: str = "") -> str:
     """The note on a config's critic: its `head` (what trains it, `_read_critic`; no semicolon in it), then what the
     verdict and the plans count: where not `asked` (None), where its flags hold its states (`counted`, `why` so, in
     words) and how to leave it out; else the value asked, or for `NO_CRITIC` none (as the option `names` name it:
-    ``--critic none``)."""
+    ``--critic none``), beside where its flags hold its states (`held`, `critic_held_words`; "": `counted`)."""
+    held = held or counted
     left_out = critic_left_out_option(names)
     if asked is None:
         return (f"{head}; the verdict and the plans count its states {why}: {CRITIC_STATES_WORDS[counted]}, and its "
                 f"own update as a second peak; {left_out} counts the actor alone")
     if asked == NO_CRITIC:
         return (f"{head}; {left_out} leaves it out: the verdict and the plans are for the actor alone, though the run "
-                f"trains it (its flags hold its states {counted})")
+                f"trains it (its flags hold its states {held})")
     given = names.valued(names.named("critic"), f'"{asked}"' if names.keywords else asked)
-    return f"{head}; {given} counts its states {CRITIC_STATES_WORDS[asked]}, where its flags hold them {counted}"
+    return f"{head}; {given} counts its states {CRITIC_STATES_WORDS[asked]}, where its flags hold them {held}"
 
 
 def _read_train_batch(reader: ConfigReader, mode: str | None) -> tuple[int | None, str, list[ConfigProblem]]:

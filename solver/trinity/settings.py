@@ -112,9 +112,11 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames, gpu: 
                else {**settings.config, "algorithm": {"algorithm_type": "grpo"}})
     # LoRA on a mixture of experts whose adapter config Trinity saves cut short, or on targets that one transformers'
     # PEFT alone takes where the release may run either (the plan's caution, checked on the layouts the config is
-    # written for): the LoRA key's comment says so
+    # written for): the LoRA key's comment says so; DPO's mode where the keys leave the config's (no mode: train
+    # here): the fragment's header says to set it (`solver.trinity.fragment.DPO_MODE_NOTE`), the config's check
+    # refuses it (``algorithm-mode-refused``)
     passed = (ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED, ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED,
-              ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS,
+              ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS, ConfigProblemCode.ALGORITHM_MODE_REFUSED,
               ConfigProblemCode.DPO_PAIR_DOUBLED, ConfigProblemCode.LORA_EXCLUDED_ADAPTED)
     problems = [problem.words for problem in trinity_config_problems(
         checked, model, plan.gpus, environ=settings.environment, version=version,
