@@ -1379,8 +1379,8 @@ def test_too_many_pools_is_said_in_the_words_of_too_few(tmp_path: Path):
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
     assert str(caught.value) == (
-        (f"{path}: line 6: pools: must list at most 256, got "
-         f"[{{'gpu': 'a100', 'gpus_per_node': 8, 'name': 'p0', 'nodes..."))
+        f"{path}: line 6: pools: must list at most 256, got [{{'gpu': 'a100', 'gpus_per_node': 8, 'name': 'p0', "
+        "'nodes...")
 
 
 def test_a_cluster_file_with_many_problems_names_where_the_others_are(tmp_path: Path):

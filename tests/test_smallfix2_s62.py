@@ -42,7 +42,7 @@ def test_a_pools_key_of_another_type_is_the_unknown_field_written(tmp_path: Path
     path = _fleet(tmp_path, f", {key}: 2")
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
-    assert str(caught.value) == f"{path}: pool a: unknown field '{key}' (fields: {POOL_FIELDS})"
+    assert str(caught.value) == f"{path}: line 2: pool a: unknown field '{key}' (fields: {POOL_FIELDS})"
 
 
 def test_a_jobs_and_the_top_levels_keys_of_another_type_are_named_as_written(tmp_path: Path):
@@ -62,7 +62,7 @@ def test_a_key_a_merge_brings_in_is_named_as_written_too(tmp_path: Path):
                     "pools:\n  - <<: *pool\n    name: a\n" + JOB, encoding="utf-8")
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
-    assert str(caught.value).startswith(f"{path}: line 2: pool a: unknown field 'on' (fields: {POOL_FIELDS})")
+    assert str(caught.value).startswith(f"{path}: line 1: pool a: unknown field 'on' (fields: {POOL_FIELDS})")
 
 
 def test_a_key_written_twice_is_named_as_written(tmp_path: Path):
