@@ -78,6 +78,7 @@ from solver.query import (
     config_token_cap_source,
     counts_reference,
     given_lora_targets,
+    keywords_told,
     lora_targets_given,
     make_query,
     resolve_margin,
@@ -178,6 +179,7 @@ from solver.tables import (
     check_critic,
     check_once,
     check_types,
+    choice_meant,
     chosen,
     counted,
     counted_batch_divisor,
@@ -300,6 +302,7 @@ def _refuse_empty_name(keyword: str, value: object, kind: str, examples: tuple[s
         raise QueryError(empty_name(f"{keyword}={brief(value)}", f"{kind}{several}", f"{keyword}={example!r}"))
 
 
+@keywords_told
 def plan(
     model: str,
     *,
@@ -435,6 +438,7 @@ def answer_query(query: Query, catalog: Catalog, *, explain: bool = False,
     return tuple(answer.model_copy(update={"query": query}) for answer in answers)
 
 
+@keywords_told
 def place(
     fleet: Fleet | Path | str,
     *,
@@ -504,7 +508,8 @@ def _running_now(current: ClusterResult | Path | str, fleet: Fleet,
     given: Path | dict[str, Any]
     if not isinstance(current, ClusterResult):
         given = given_path("current", current)
-        running = read_current(given, fleet, SCHEMA_VERSION, flag="" if option_names.keywords else "--current ")
+        running = read_current(given, fleet, SCHEMA_VERSION, flag="" if option_names.keywords else "--current ",
+                               config_reader=option_names.config_reader)
     else:
         given = current.model_dump(mode="json")
         try:
@@ -516,6 +521,7 @@ def _running_now(current: ClusterResult | Path | str, fleet: Fleet,
     return running, gone
 
 
+@keywords_told
 def buy_nodes(
     fleet: Fleet | Path | str,
     *,
@@ -608,7 +614,7 @@ def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, wo
                 ("workers", workers, int), ("memory", memory, MemoryModel | None), ("catalog", catalog, Catalog | None),
                 ("progress", progress, Callable | None), ("widen", widen, bool))
     check_margin(margin, option_names)
-    check_choice("minimize", minimize, (None, "nodes"))
+    check_choice("minimize", minimize, (None, "nodes"), meant=choice_meant(minimize, ("nodes",)))  # as --minimize
     estimate = chosen("estimate", estimate, get_args(EstimateMode))
     token_budget = folded_choice(token_budget, get_args(TokenBudgetMode))  # a mode (a cap is one job's)
     check_token_budget(token_budget, estimate, option_names)
@@ -1098,6 +1104,7 @@ def config_lora_refusal(layout: Any, plan: Plan, model: Model, where: str, envir
                        option_names)
 
 
+@keywords_told
 def estimate_memory(
     model: str,
     gpu: str,
@@ -1242,6 +1249,7 @@ def _lora_counted(catalog: Catalog, model: str, lora_targets: str | None, lora_r
     return catalog.with_lora_targets(resolved.name, targets)
 
 
+@keywords_told
 def memory_answer(
     model: str,
     gpu: str,
@@ -1306,6 +1314,7 @@ def memory_answer(
                         **dict(estimate))
 
 
+@keywords_told
 def map_plans(
     model: str | list[str] | tuple[str, ...] | None = None,
     *,
@@ -1529,6 +1538,7 @@ CONFIG_ROLLOUT_SOURCE = "the config's explorer"
 engines (``engine_num`` times each one's GPUs) and auxiliary models."""
 
 
+@keywords_told
 def config_query(
     catalog: Catalog,
     config: TrinityConfig,
@@ -1684,6 +1694,7 @@ def config_query(
     return query.model_copy(update=own)
 
 
+@keywords_told
 def check_config(
     config: Path | str,
     *,

@@ -380,7 +380,7 @@ def _lowered_fewer_reasons(catalog: Catalog, prober: _Prober, words: _Words, que
             f"{words.gpus(best.gpus)} either"))]
     return [Reason(rule="lower_token_budget", detail=(
         f"{held}; {query.option_names.token_budget_auto} trains {counted(asked, 'token')} on {words.gpus(fewer.gpus)}, "
-        f"{best.gpus - fewer.gpus} fewer: {words.plan(fewer)}{fewer.cautions_beside(best)}"))]
+        f"{best.gpus - fewer.gpus} fewer: {words.plan(fewer, best)}"))]
 
 
 def _with_rollout_words(plan: Plan, asked: int) -> str:
@@ -397,7 +397,8 @@ def _why_no_plan(
     catalog: Catalog, prober: _Prober, words: _Words, data: PlanningData, query: Query, answer: Answer
 ) -> tuple[Reason, ...]:
     """What stops the query, and the nearest plans: the answer's (its `nearest`, the longest plan within the
-    budget and pins, and its `alternatives`, solved here where its reason did not), and with more GPUs."""
+    budget and pins, and its `alternatives`, solved here where its reason did not), and with more GPUs, each with the
+    cautions it carries (`_Words.plan`)."""
     shorter = answer.nearest
 
     def alternative(name: AlternativeName) -> Plan | None:
@@ -436,19 +437,19 @@ def _why_no_plan(
             reasons.append(Reason(rule="lower_token_budget", detail=(
                 f"{query.option_names.token_budget_auto} trains {counted(query.max_model_len or 0, 'token')} "
                 f"{query.within_budget}: "
-                f"{words.plan(lowered)}")))
+                f"{words.plan(lowered, None)}")))
         elif (shorter or answer.reason_code == ReasonCode.NOTHING_TRAINS) and (
                 reach := alternative("token_budget_auto_longest")) and (
                 reach.max_model_len > (shorter.max_model_len if shorter else 0)):  # as the answer's reason says
             reasons.append(Reason(rule="lower_token_budget", detail=(
                 f"{query.option_names.token_budget_auto} reaches "
                 f"{counted(reach.max_model_len, 'token')}{grid_words(reach)} "
-                f"{query.within_budget}: {words.plan(reach)}")))
+                f"{query.within_budget}: {words.plan(reach, None)}")))
     if raised := answer.token_budget_cap_raised:  # as the answer's reason names it: no second search
         reasons.append(Reason(rule="raise_token_budget",
-                              detail=f"{raised_cap_words(query, raised)}: {words.plan(raised)}"))
+                              detail=f"{raised_cap_words(query, raised)}: {words.plan(raised, None)}"))
     if any(rule.startswith("pin_") for rule in binding or ()) and (free := alternative("without_pins")):
-        reasons.append(Reason(rule="without_pins", detail=f"without {query.pin_flags}: {words.plan(free)}"))
+        reasons.append(Reason(rule="without_pins", detail=f"without {query.pin_flags}: {words.plan(free, None)}"))
     return tuple(reasons)
 
 
@@ -473,7 +474,7 @@ def _shorter_reasons(words: _Words, query: Query, shorter: Plan, model: Model) -
         Reason(rule="shorter_length", detail=(
             f"{query.within_budget} the longest length with a plan is {counted(shorter.max_model_len, 'token')}"
             f"{grid_words(shorter)} ({(query.max_model_len or 0) - shorter.max_model_len} fewer): "
-            f"{words.plan(shorter)}")),
+            f"{words.plan(shorter, None)}")),
         Reason(rule="fewer_tokens", detail=(
             f"prompt and response together (max_prompt_tokens + max_response_tokens) must then fit in "
             f"{counted(shorter.max_model_len, 'token')}, which is {per_gpu} on "
@@ -499,7 +500,7 @@ def _more_gpus_reasons(catalog: Catalog, prober: _Prober, words: _Words, data: P
                 else f"{tokens_need} {words.gpus(more.gpus)}")
         rollout = "" if not query.rollout_gpus else _with_rollout_words(more, query.rollout_gpus)
         return [Reason(rule="more_gpus", detail=(
-            f"{need}, {more.gpus - query.budget_gpus} more than the budget{rollout}: {words.plan(more)}"))]
+            f"{need}, {more.gpus - query.budget_gpus} more than the budget{rollout}: {words.plan(more, None)}"))]
     if not more and decided:  # no count trains it
         host_decides = (query.host_ram_gb is not None
                         and _best(catalog, query, prober, **more_gpus, host_ram_gb=None)[0] is not None)
@@ -614,18 +615,25 @@ class _Words:
         self.catalog = catalog
         self.model = data.shape
         self.memory_gib = catalog.gpu(data.gpu).memory_gib
+        self.named: list[Plan] = []  # the plans the lines so far name beside no best plan, in their order (`plan`)
 
     @staticmethod
     def gpus(count: int) -> str:
         """``1 GPU``, ``4 GPUs``."""
         return counted(count, "GPU")
 
-    def plan(self, plan: Plan) -> str:
-        """`plan` in words: its setting, GPUs and length, the evidence for it, and the guide's caution against one
-        GPU in short where the plan carries it (`Plan.with_single_gpu_caution`)."""
+    def plan(self, plan: Plan, best: Plan | None) -> str:
+        """`plan` in words: its setting, GPUs and length, the evidence for it, the guide's caution against one
+        GPU in short where the plan carries it (`Plan.with_single_gpu_caution`), then the cautions it carries that the
+        answer's `best` plan does not (`Plan.cautions_beside`); where the answer has none, all of them, its host memory
+        caution short where a line above names a plan with one in full (`named`)."""
+        above = None
+        if best is None:
+            above, self.named = tuple(self.named), [*self.named, plan]
         return (f"{plan.setting.label} on {self.gpus(plan.gpus)} at "
                 f"{counted(plan.max_model_len, 'token')}{plan.lowered_words} "
-                f"({plan.with_single_gpu_caution(plan.evidence_text(self.data.gpu, self.data.model))})")
+                f"({plan.with_single_gpu_caution(plan.evidence_text(self.data.gpu, self.data.model))})"
+                f"{plan.cautions_beside(best, above)}")
 
     def column(self, count: int) -> str:
         """The model as the table for `count` GPUs names its cells: itself, or a tabled model of its shape."""

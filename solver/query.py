@@ -7,9 +7,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from enum import Enum
-from functools import partial
+from functools import partial, wraps
+from inspect import signature
 from math import ceil
-from typing import Any, Literal, NamedTuple, get_args
+from typing import Any, Literal, NamedTuple, ParamSpec, TypeVar, get_args
 
 from pydantic import Field, PositiveInt, model_validator
 
@@ -25,6 +26,7 @@ from solver.rules import (
     host_ram_bound_words,
     host_ram_words,
     kept_for_rollout,
+    keyword_meant,
     least_token_budget,
     one_sequence_per_micro_batch,
     option_names_of,
@@ -1291,6 +1293,27 @@ def role_budgets(trainer: int, own: dict[str, int], raised: Mapping[str, RaisedB
     return filled
 
 
+_Params = ParamSpec("_Params")
+_Result = TypeVar("_Result")
+
+
+def keywords_told(function: Callable[_Params, _Result]) -> Callable[_Params, _Result]:
+    """`function`, a keyword argument it lacks refused as Python refuses it, a `TypeError` naming `function`
+    (``plan() got an unexpected keyword argument 'gpus'``), with the keyword it likely meant (`keyword_meant`: the
+    command's flag's, `` (--gpus is budget_gpus here: ...)``)."""
+    keywords = tuple(signature(function).parameters)
+
+    @wraps(function)
+    def told(*args: _Params.args, **kwargs: _Params.kwargs) -> _Result:
+        unknown = next((name for name in kwargs if name not in keywords), None)
+        if unknown is not None:
+            raise TypeError(f"{function.__name__}() got an unexpected keyword argument {unknown!r}"
+                            f"{keyword_meant(unknown, kwargs[unknown], keywords)}")
+        return function(*args, **kwargs)
+    return told
+
+
+@keywords_told
 def make_query(
     catalog: Catalog,
     *,

@@ -1703,22 +1703,25 @@ class Plan(Frozen):
         return tuple(caution for caution, coded in zip(self.cautions, self.caution_codes, strict=False)
                      if coded in codes)
 
-    def cautions_beside(self, best: Plan, above: Sequence[Plan] | None = None) -> str:
+    def cautions_beside(self, best: Plan | None, above: Sequence[Plan] | None = None) -> str:
         """This plan's cautions of `BESIDE_CAUTION_CODES` that the `best` plan it is shown beside does not carry
-        already, each as ``; caution: ...``, as a summary's row or an --explain line on a second plan ends ("" where
-        none): a user who takes this plan instead is told what it risks that the best plan's own cautions do not say.
-        Given the plans that the rows `above` its own show beside `best` (None where no rows are: an --explain line,
-        whose words its JSON keeps), its host memory caution is short (`short_host_need`) where the answer shows a
-        full one already: `best` carries one, or a plan above does (the first to, where `best` does not, its full),
+        already (all of them where the answer has no best plan: an --explain line naming what would fit), each as
+        ``; caution: ...``, as a summary's row or an --explain line on another plan ends ("" where none): a user who
+        takes this plan instead is told what it risks that the best plan's own cautions do not say.
+        Given the plans that the rows or lines `above` its own show beside `best` (None where none are: an --explain
+        line beside a best plan, whose words its JSON keeps), its host memory caution is short (`short_host_need`)
+        where the answer shows a full one already: `best` carries one, or a plan above does (the first to, where `best`
+        does not, its full),
         built from the bound it was made with (`host_ram_assumed`; whole in JSON made before that field)."""
+        beside = () if best is None else (best,)
         shown = above is not None and any(plan.cautions_coded(CautionCode.HOST_MEMORY_UNCHECKED)
-                                          for plan in (best, *above))
+                                          for plan in (*beside, *above))
         short = (short_host_need(self.host_memory_gb, self.offload, self.critic, self.host_ram_assumed)
                  if shown and self.host_memory_gb is not None and self.host_ram_assumed is not None else None)
         return "".join(
             "; caution: " + (short if short is not None and coded == CautionCode.HOST_MEMORY_UNCHECKED else caution)
             for caution, coded in zip(self.cautions, self.caution_codes, strict=False)
-            if coded in BESIDE_CAUTION_CODES and caution not in best.cautions)
+            if coded in BESIDE_CAUTION_CODES and not any(caution in plan.cautions for plan in beside))
 
     @property
     def evidence_and_single_gpu(self) -> str:

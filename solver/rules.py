@@ -4,9 +4,10 @@ GPUs and SP degrees. (The tests' plain-Python reference, tests/reference.py, res
 
 from __future__ import annotations
 
+import difflib
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from enum import Enum
 from functools import lru_cache, partial
 from math import ceil
@@ -16,6 +17,7 @@ from typing import Literal, NamedTuple
 from pydantic import Field, PositiveInt
 
 from solver.tables import (
+    API_CONFIG_READER,
     LAYOUTS_TAKEN,
     MAX_TOKENS,
     NODE_GPUS,
@@ -31,6 +33,7 @@ from solver.tables import (
     Setting,
     TableOrigin,
     TrinityVersion,
+    brief,
     cell_text,
     counted,
     counted_expert_layout,
@@ -1184,6 +1187,9 @@ class OptionNames(NamedTuple):
     """What places a cluster file's jobs on its pools."""
     own_gpu: str
     """What plans for a GPU type of your own by its memory (``SIZE`` where the memory goes)."""
+    config_reader: str
+    """What checks or plans from a Trinity config, as a file given for another that looks like one is told
+    (`solver.tables.looks_like`)."""
     keywords: bool
     """Whether the names are keywords (``name=value``) rather than flags (``--name value``)."""
     lora_keys: tuple[str, str, str] | None = None
@@ -1319,7 +1325,7 @@ COMMAND_OPTIONS = OptionNames(
     pcie_interconnect="--gpu-interconnect pcie", explain="--explain", fragment_yaml="--emit trinity",
     write_copy="--write FILE writes", workers="--workers", placement_writer="--emit-dir",
     placement_configs="solve cluster --emit-dir", placer="solve cluster", own_gpu="--gpu NAME --gpu-memory SIZE",
-    keywords=False)
+    config_reader="--from-config", keywords=False)
 API_OPTIONS = OptionNames(
     host_ram="host_ram_gb", trinity_05='version="0.5"', node_gpus="node_gpus", rollout_gpus="rollout_gpus",
     train_batch="train_batch_size", exact="exact=True", token_budget_auto='token_budget="auto"',
@@ -1335,13 +1341,30 @@ API_OPTIONS = OptionNames(
     pcie_interconnect='solver.described_gpu_type(..., interconnect="pcie")', explain="explain=True",
     fragment_yaml="solver.trinity_config", write_copy="solver.trinity.patch_trinity_config gives",
     workers="workers", placement_writer="solver.placement_configs", placement_configs="solver.placement_configs",
-    placer="solver.place", own_gpu='solver.described_gpu_type("NAME", memory_mib=SIZE)', keywords=True)
+    placer="solver.place", own_gpu='solver.described_gpu_type("NAME", memory_mib=SIZE)',
+    config_reader=API_CONFIG_READER, keywords=True)
 
 
 def option_names_of(source: str) -> OptionNames | None:
     """The caller's names whose host memory option `source` is (a flag, ``--host-ram``, or the API's keyword,
     ``host_ram_gb``); None where it came from elsewhere (a pool's key, a caller's own words)."""
     return next((names for names in (COMMAND_OPTIONS, API_OPTIONS) if source == names.host_ram), None)
+
+
+def keyword_meant(name: str, value: object, keywords: Collection[str]) -> str:
+    """What a keyword argument `name` (given `value`) of none of a function's `keywords` likely meant, as its
+    `TypeError` says it (`solver.query.keywords_told`): the API's keyword for the command's flag of that name
+    (`COMMAND_OPTIONS` beside `API_OPTIONS`: ``gpus=4``, `` (--gpus is budget_gpus here: pass budget_gpus=4, and
+    exact=True for exactly 4)``), or else one it is a slip from (`` (did you mean max_model_len?)``); "" where none."""
+    flag = f"--{name.replace('_', '-')}"
+    field = next((field for field in OptionNames._fields if getattr(COMMAND_OPTIONS, field) == flag), None)
+    meant = getattr(API_OPTIONS, field) if field is not None else None
+    if meant in keywords:
+        exact = (f", and {API_OPTIONS.exact} for exactly {brief(value)}" if field == "budget" and "exact" in keywords
+                 else "")
+        return f" ({flag} is {meant} here: pass {meant}={brief(value)}{exact})"
+    close = difflib.get_close_matches(name, keywords, n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 def host_ram_unchecked_words(source: str = COMMAND_OPTIONS.host_ram) -> str:

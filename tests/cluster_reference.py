@@ -654,7 +654,7 @@ def _vllm_lora_gib(model: Any, size: int, rank: int) -> float:
     experts each a gated MLP (vLLM's ``FusedMoEWithLoRA``)."""
     hidden, layers = model.hidden_size, model.num_layers
     width, mlps = (model.intermediate_size, 1) if model.moe is None else (model.moe.moe_intermediate_size,
-                                                                           model.moe.experts)
+                                                                          model.moe.experts)
     queries, kv_heads = model.num_attention_heads * model.head_size, model.num_key_value_heads
     keys = kv_heads * model.head_size / min(size, kv_heads)
     vocabulary = (model.vocab_size + hidden) * (3 if model.tied_embeddings else 2)

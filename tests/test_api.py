@@ -490,8 +490,13 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
     [
         (lambda: solver.plan("8B", objective="bogus", max_model_len=4096),
          "objective must be one of cheapest, max_len, min_gpus, min_gpu_hours, got 'bogus'"),
+        # apiwords90: the guess the command's choices get (solver.tables.choice_meant); before, none
         (lambda: solver.plan("8B", objective="gpu_hours", max_model_len=4096),
-         "objective must be one of cheapest, max_len, min_gpus, min_gpu_hours, got 'gpu_hours'"),
+         ("objective must be one of cheapest, max_len, min_gpus, min_gpu_hours, got 'gpu_hours'; did you mean "
+          "'min_gpu_hours'?")),
+        (lambda: solver.plan("8B", gpu="a100", max_model_len=8192, objective="min-gpus"),
+         ("objective must be one of cheapest, max_len, min_gpus, min_gpu_hours, got 'min-gpus'; did you mean "
+          "'min_gpus'?")),
         (lambda: solver.plan("8B", objective="min_gpu_hours", max_model_len=4096, budget_gpus=8, exact=True),
          'objective="min_gpu_hours" chooses the GPU count: drop exact=True'),
         (lambda: solver.plan("8B", objective="min_gpu_hours"),
@@ -526,6 +531,8 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          ("a GPU is named by a string, got a GpuType: pass its name, 'mine', with "
           "catalog=catalog.with_gpu_types([gpu_type])")),
         (lambda: solver.place(FLEET, minimize="gpus"), "minimize must be one of None, nodes, got 'gpus'"),
+        (lambda: solver.place(FLEET, minimize="node"),  # as solve cluster --minimize node (apiwords90)
+         "minimize must be one of None, nodes, got 'node'; did you mean 'nodes'?"),
         (lambda: solver.place(FLEET, estimate="bogus"), "estimate must be one of auto, only, never, got 'bogus'"),
         (lambda: solver.place(FLEET, time_limit_s=0), "time_limit_s must be above 0 seconds and at most 1000000000, got 0"),
         (lambda: solver.place(FLEET, progress=5), "progress must be a function or None, got 5"),
@@ -616,8 +623,9 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.plan("4B", max_model_len=4096, explain=1), "explain must be True or False, got 1"),
         (lambda: solver.plan("4B", objective="max_len", exact="no", budget_gpus=6),
          "exact must be True or False, got 'no'"),
+        # apiwords90: how to build it, as a fleet's dict is told; before, no hint
         (lambda: solver.plan("4B", max_model_len=4096, weights={"offload": 1}),
-         "weights must be a Weights or None, got {'offload': 1}"),
+         "weights must be a Weights or None, got {'offload': 1} (a mapping: pass solver.Weights.model_validate(it))"),
         (lambda: solver.plan("4B", max_model_len=4096, weights=solver.load_catalog()),
          "weights must be a Weights or None, got a Catalog"),
         (lambda: solver.make_query(solver.load_catalog(), model="4B", max_model_len=4096, seed=-1),
@@ -1516,6 +1524,26 @@ def test_settings_are_for_the_trinity_version_asked_and_frozen():
     with pytest.raises(ValidationError, match="frozen"):
         settings.environment = {}
 
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: solver.plan("8B", gpus=4),  # type: ignore[call-arg]
+     ("plan() got an unexpected keyword argument 'gpus' (--gpus is budget_gpus here: pass budget_gpus=4, and "
+      "exact=True for exactly 4)")),
+    (lambda: solver.estimate_memory("8B", "h100", 8, 4096, host_ram=64),  # type: ignore[call-arg]
+     ("estimate_memory() got an unexpected keyword argument 'host_ram' (--host-ram is host_ram_gb here: pass "
+      "host_ram_gb=64)")),
+    (lambda: solver.map_plans("8B", gpus_upto=4),  # type: ignore[call-arg]
+     "map_plans() got an unexpected keyword argument 'gpus_upto' (did you mean gpus_up_to?)"),
+    (lambda: solver.place(FLEET, nodes=1), "place() got an unexpected keyword argument 'nodes'"),  # type: ignore
+])
+def test_an_unknown_keyword_is_pythons_type_error_with_the_keyword_meant(call, message: str):
+    # apiwords90: the command's flag by its name points to the keyword (COMMAND_OPTIONS beside API_OPTIONS), a slip
+    # to the keyword it is close to; before, Python's TypeError alone. The signatures stay the functions' own.
+    with pytest.raises(TypeError) as caught:
+        call()
+    assert str(caught.value) == message
+    assert "budget_gpus" in signature(solver.plan).parameters and solver.plan.__name__ == "plan"
+
+
 def test_config_query_takes_make_querys_keywords_by_name_and_a_typo_names_it():
     own = signature(config_query).parameters
     assert all(parameter.kind != Parameter.VAR_KEYWORD for parameter in own.values())
@@ -2020,7 +2048,10 @@ def test_the_map_and_memory_answer_functions_refuse_bad_arguments_as_the_others_
     [
         (lambda: solver.map_plans(["8B", "4B"], by="len"), 'by="len" maps one model: give model one name, not 2'),
         (lambda: solver.map_plans(by="len"), 'by="len" maps one model: give model=M'),
-        (lambda: solver.map_plans("8B", by="length"), "by must be one of model, len, got 'length'"),
+        (lambda: solver.map_plans("8B", by="length"),  # as solve map --by length (apiwords90; before, no guess)
+         "by must be one of model, len, got 'length'; did you mean 'len'?"),
+        (lambda: solver.map_plans("8B", by="models"),
+         "by must be one of model, len, got 'models'; did you mean 'model'?"),
         (lambda: solver.map_plans("8B", gpus_up_to=65), "gpus_up_to must be a whole number from 1 to 64, got 65"),
         (lambda: solver.map_plans("8B", gpus_up_to=2.0),
          "gpus_up_to must be a whole number or None, got 2.0 (a float: pass 2)"),

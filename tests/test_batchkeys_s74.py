@@ -414,7 +414,7 @@ def _ppo(sizes: dict[str, int]) -> dict[str, Any]:
 
 
 def test_check_judges_hybrid_sharding_by_the_memory_model_and_write_sets_minus_1_whose_copy_passes(cli: Cli,
-                                                                                                  tmp_path: Path):
+                                                                                                   tmp_path: Path):
     # fsdp90: a GPU holds the states of a group of 4 of the 8 as a run on 4 does: the memory model's 53.7 GiB fits (it
     # trains, estimated), a group of 2's 85.1 does not (the verdict names it); unknown with the host memory checked
     # (each node's share is not counted) or with estimates off (no table measured the groups)
@@ -460,7 +460,7 @@ def test_check_judges_hybrid_sharding_by_the_memory_model_and_write_sets_minus_1
 
 
 def test_check_counts_the_critics_hybrid_fsdp_size_on_its_own_states_and_not_with_critic_none(cli: Cli,
-                                                                                             tmp_path: Path):
+                                                                                              tmp_path: Path):
     # fsdp90: PPO's critic (resident by its flags) with its states over groups of 4, the actor's over all 8: 59.1 GiB a
     # GPU, fits; --critic none counts no critic, so its key decides nothing there; the actor's over 4 and the critic's
     # over 2: 96.0, which does not fit
@@ -506,7 +506,7 @@ def test_a_roles_states_are_counted_over_its_smallest_group_and_the_ref_only_whe
 
 @pytest.mark.parametrize(("algorithm", "nulled"), [("ppo", True), ("grpo", False), ("dpo", False)])
 def test_write_nulls_the_critics_deprecated_size_only_where_the_algorithm_trains_a_critic(algorithm: str,
-                                                                                         nulled: bool):
+                                                                                          nulled: bool):
     # mutants52: the critic's deprecated size went null in a config whose algorithm builds no critic to read it
     critic_size = next(path for path in DEPRECATED_MICRO_BATCH_SIZES if path[-2] == "critic")
     keys = keys_for_plan(vanilla_plan(), CATALOG.model("4B"), {"algorithm": {"algorithm_type": algorithm}})

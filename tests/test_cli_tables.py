@@ -860,7 +860,7 @@ def test_a_slip_in_a_cells_gpu_name_of_a_catalogue_gpus_memory_gets_a_guess(cli,
 
 @pytest.mark.parametrize("name", ["desk-4090", "a100-mine", "my4090", "a1oo"])
 def test_a_gpu_name_of_ones_own_more_than_one_slip_from_a_catalogue_name_gets_no_guess(cli, tmp_path: Path,
-                                                                                        name: str):
+                                                                                       name: str):
     # --gpu-memory describes a card of one's own: a name that holds a catalogue name (as the guide's desk-4090 does),
     # or two slips from one, is taken as meant; only one slip from a catalogue name (H880, above) is guessed at.
     status, _, err = cli("memory", "--gpu", name, "--gpu-memory", "80", "--model", "0.6B", "--gpus", "1", "--len", "4k")

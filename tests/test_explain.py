@@ -249,9 +249,16 @@ def test_no_plan_names_the_binding_limit_and_the_nearest_plans():
     assert details(reasons, "more_gpus") == [
         "8192 tokens need 4 GPUs, 3 more than the budget: Env + SP=2 on 4 GPUs at 8192 tokens "
         "(documented: the A100-80GB table for 4 GPUs says 'Env + SP=2' at 8192)"]
+    # The plan without the pin ends with the caution it carries (cautions90: before, none, where no plan is the best):
+    # its Offload needs more host memory than one GPU's share of a node, which nothing checks.
     assert details(reasons, "without_pins") == [
         "without --no-offload: Env + Offload on 1 GPU at 8192 tokens (documented: the A100-80GB table for 1 GPU "
-        "says 'Env + Offload' at 8192; one trainer GPU: Trinity-RFT's guide strongly advises more GPUs)"]
+        "says 'Env + Offload' at 8192; one trainer GPU: Trinity-RFT's guide strongly advises more GPUs); caution: "
+        "Offload needs 351.6 GiB of host memory per node, more than the 128 GiB assumed for its one trainer GPU there "
+        "(128 GiB per GPU, as servers commonly have: a DGX A100's 1 TB for 8; --node-gpus counts all of a node's GPUs), "
+        "and nothing checks it: give --host-ram what a node can spare for the trainer (free -g's total less what the OS, "
+        "Ray and the rollout take) to check it; --trinity-version counts a release's own, less where verl 0.7 builds the "
+        "reference model in bf16 and places the pinned blocks (0.5)"]
 
 
 @pytest.mark.parametrize(("request_", "rule"), [
@@ -274,8 +281,9 @@ def test_the_plans_a_reason_names_are_the_answers_own_and_not_solved_again(
     monkeypatch.setattr("solver.explain.answer_for", solved)
     (detail,) = details(explain(CATALOG, query, answer), rule)
     evidence = alternative.with_single_gpu_caution(alternative.evidence_text(answer.gpu, answer.model))
-    assert detail.endswith(f"{alternative.setting.label} on {counted(alternative.gpus, 'GPU')} at "
-                           f"{alternative.max_model_len} tokens{alternative.lowered_words} ({evidence})")
+    named = detail.split("; caution: ")[0]  # its cautions follow it (cautions90)
+    assert named.endswith(f"{alternative.setting.label} on {counted(alternative.gpus, 'GPU')} at "
+                          f"{alternative.max_model_len} tokens{alternative.lowered_words} ({evidence})")
     assert asked and all(changed.token_budget == "default" and changed.offload == query.offload for changed in asked)
 
 
@@ -685,7 +693,13 @@ def test_the_longest_context_the_pins_leave_without_a_plan_names_the_limit_and_t
                    "--no-offload); nothing in the tables vouches for Qwen3-14B on A100-80GB at any length within the "
                    "limits above")),
         ("without_pins", ("without --no-env --no-offload: Env + Offload + SP=2 on 2 GPUs at 40960 tokens (documented: "
-                          "the A100-80GB table for 2 GPUs says 'Env + Offload + SP=2' at 40960)"))]
+                          "the A100-80GB table for 2 GPUs says 'Env + Offload + SP=2' at 40960); caution: Offload needs "
+                          "351.6 GiB of host memory per node (175.8 GiB per trainer GPU), more than the 256 GiB assumed "
+                          "for its 2 trainer GPUs there (128 GiB per GPU, as servers commonly have: a DGX A100's 1 TB for "
+                          "8; --node-gpus counts all of a node's GPUs), and nothing checks it: give --host-ram what a "
+                          "node can spare for the trainer (free -g's total less what the OS, Ray and the rollout take) to "
+                          "check it; --trinity-version counts a release's own, less where verl 0.7 builds the reference "
+                          "model in bf16 and places the pinned blocks (0.5)"))]
 
 
 def test_a_longest_estimate_at_the_memory_models_ceiling_names_no_table_that_caps_it(cli):

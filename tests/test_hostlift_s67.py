@@ -75,9 +75,17 @@ def test_the_users_case_names_offload_and_its_need(cli: Cli) -> None:
     argv = ("--model", "Qwen3-30B-A3B", "--gpu", "h100", "--gpus", "8", "--maximize", "len", "--trinity-version", "0.6")
     status, out, _ = cli(*argv, "--host-ram", "512")
     assert status == 0 and _row(out, "max_model_len") == ["25600"]
+    # Then the cautions that plan carries and the best lacks (cautions90; before, none): its length past YaRN's
+    # validated one, and its estimate's thin headroom.
     assert _row(out, "host limit") == [(
         "with 681.1 GiB of host memory per node, the best plan is Env + Offload + SP=8 on 8 GPUs at 210944 tokens, "
-        "cost 2.186 (estimated, extrapolated): --host-ram 512 GiB costs 185344 tokens")]
+        "cost 2.186 (estimated, extrapolated): --host-ram 512 GiB costs 185344 tokens; caution: YaRN factor 5.15 at "
+        "210944 tokens: longer than YaRN is validated for (Qwen's model cards validate a factor of 4 over 32768 "
+        "positions: 131072 tokens): check the model's quality at this length; caution: 0.3 GiB to spare where the "
+        "estimate extrapolates, and its error there is unmeasured (its flat overhead for the CUDA context and NCCL does "
+        "not grow with more GPUs than calibrated; its gathered layers may take 1.5 GiB more than the fit counts (large "
+        "layers): docs/memory.md in rft-solver's source); --margin 0.05 keeps 3.0 GiB more to spare than the default "
+        "0.01 here, or measure a step first")]
     unlimited = json.loads(cli(*argv, "--json")[1])[0]["plans"][0]
     assert (unlimited["max_model_len"], unlimited["host_memory_gb"]) == (210944, 681.1)
 

@@ -939,7 +939,9 @@ def test_a_file_that_is_not_utf8_is_refused_naming_its_line(tmp_path: Path):
     ("load_weights", "tables/memory-model.yaml",
      "a memory-model file, for --memory-model, as solve calibrate --out writes"),
     ("load_memory_model", "tables/costs.yaml", "a cost-weights file, for --weights"),
-    ("load_weights", "docs/examples/trinity.yaml", "a Trinity config, for --from-config"),
+    # apiwords90: in the API's words, as the loaders are the API's (the command's: --from-config, below)
+    *[(load, "docs/examples/trinity.yaml", f"a Trinity config, for {solver.tables.API_CONFIG_READER}")
+      for load in ("load_weights", "load_memory_model", "load_fleet")],
 ])
 def test_a_file_of_another_kind_is_refused_naming_the_kind_it_looks_like(load: str, wrong: str, kind: str):
     with pytest.raises(TableError) as caught:
@@ -969,6 +971,25 @@ def test_from_config_given_a_file_of_another_kind_names_the_kind(cli, wrong: str
     status, out, err = cli("--from-config", str(path), "--gpu", "a100")
     assert (status, out) == (2, "")
     assert err == f"solve: error: --from-config {path}: missing model.model_path (this looks like {kind})\n"
+
+
+@pytest.mark.parametrize("option", [("--weights",), ("--memory-model",), ("cluster",)])
+def test_the_command_given_a_trinity_config_for_another_file_names_from_config(cli, option: tuple[str, ...]):
+    # apiwords90: the command's words (COMMAND_OPTIONS.config_reader), where the API's loaders name check_config
+    path = Path(__file__).parent.parent / "docs/examples/trinity.yaml"
+    status, out, err = cli(*option, str(path), *(() if option == ("cluster",) else ("--model", "8B", "--gpu", "h100")))
+    assert (status, out) == (2, "")
+    assert err.count("\n") == 1 and err.endswith(" (this looks like a Trinity config, for --from-config)\n")
+
+
+def test_check_config_given_verls_own_config_names_itself_where_the_command_names_from_config(tmp_path: Path):
+    path = tmp_path / "ppo_trainer.yaml"
+    path.write_text("actor_rollout_ref:\n  model:\n    path: Qwen/Qwen3-8B\ntrainer:\n  n_gpus_per_node: 8\n",
+                    encoding="utf-8")
+    with pytest.raises(solver.ConfigError) as caught:
+        solver.check_config(path, gpu="h100")
+    said = "solver.check_config or solver.api.config_query reads a Trinity-RFT config, which takes verl's keys"
+    assert f": {said} " in str(caught.value)
 
 
 def test_from_config_given_verls_own_config_says_so_not_only_that_model_path_is_missing(cli, tmp_path: Path):

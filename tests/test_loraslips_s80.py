@@ -80,7 +80,7 @@ def test_a_regex_is_still_a_regex_and_commas_alone_name_no_module(cli: Cli) -> N
     ("['q_proj']", "q_proj"),
 ])
 def test_names_written_as_another_tool_s_list_are_told_to_give_them_separated_by_commas(cli: Cli, targets: str,
-                                                                                     names: str) -> None:
+                                                                                        names: str) -> None:
     # persona90b (s90): told only the forms, as if the names matched no module of the model
     status, out, err = cli(*MEMORY[:-1], "--lora-targets", targets)
     assert (status, out, err) == (2, "", (

@@ -309,7 +309,7 @@ def test_the_verdict_counts_the_refs_raise_as_the_actors_and_the_cap_the_least_a
     assert config.budget_in_effect_keys(length) == ((REF_BUDGET,) if version == "0.5" else (ACTOR_BUDGET,))
     # mutants53: the ref's raised to the actor's own budget sets nothing: the actor's key alone sets it
     tied = config.model_copy(update={"ref_sp": 1, "role_token_budgets": ((ACTOR_BUDGET, most * length),
-                                                                          (REF_BUDGET, 8000))})
+                                                                         (REF_BUDGET, 8000))})
     assert tied.budget_in_effect_keys(length) == (ACTOR_BUDGET,)
     at_sp1 = config.model_copy(update={"ref_sp": 1})  # the ref at an SP of its own, 1: raised there
     assert at_sp1.budget_in_effect(length) == (most * length if version == "0.5" else 16384)
@@ -322,7 +322,7 @@ def test_the_verdict_counts_the_refs_raise_as_the_actors_and_the_cap_the_least_a
     # mutants53: a ref budget that holds no sequence at the ref's SP (4, over the actor's 2) gets no line on the
     # actor's SP groups, raised or not: its token-budget-below-length line says how each release raises it
     ref_below = config.model_copy(update={"ref_sp": 4, "role_token_budgets": ((ACTOR_BUDGET, 16384),
-                                                                             (REF_BUDGET, 4000))})
+                                                                              (REF_BUDGET, 4000))})
     assert [problem.code.value for problem in _token_budget_problems(
         ref_below, length, ref_below.budget_in_effect(length), COMMAND_OPTIONS, None)] == ["lowered-token-budget"]
     assert config.raised_critic_budget(length, 1).to == (most * length if version == "0.5" else length)

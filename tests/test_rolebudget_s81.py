@@ -162,7 +162,7 @@ def test_a_kept_budget_of_a_plan_with_padded_micro_batches_is_said_to_be_unread(
 
 @pytest.mark.parametrize(("algorithm", "written"), [("dapo", [16384]), ("grpo", [])])
 def test_a_ref_that_runs_no_forward_takes_no_budget_that_would_keep_the_actors_below_the_plans(algorithm: str,
-                                                                                              written: list[int]):
+                                                                                               written: list[int]):
     # mutants52: the ref's budget (the trainer's, the plan's 16384) counted among those the roles take where the
     # algorithm runs no ref forward, so that the actor's own 12000 was kept below the plan's, which then bound nothing
     actor = {"actor": {"ppo_max_token_len_per_gpu": 12000}}

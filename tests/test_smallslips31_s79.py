@@ -17,6 +17,7 @@ from test_persona54_s79 import CONFIG
 from test_smallslips7_s68 import _row
 
 import solver
+from solver.results import BESIDE_CAUTION_CODES
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -204,6 +205,14 @@ def test_a_host_caution_beside_a_best_plan_without_one_is_full_on_the_first_row_
     (host,) = other.cautions_coded(solver.CautionCode.HOST_MEMORY_UNCHECKED)
     assert not best.cautions_coded(solver.CautionCode.HOST_MEMORY_UNCHECKED) and "and nothing checks it: give" in host
     assert other.cautions_beside(best, ()) == other.cautions_beside(best) == f"; caution: {host}"
+    # Beside no best plan (an --explain line where none fits: cautions90), all of them, the host caution short below a
+    # line with it in full. Before: best was required, and those lines said none.
+    assert other.cautions_beside(None) == "".join(
+        f"; caution: {words}" for words, code in zip(other.cautions, other.caution_codes, strict=True)
+        if code in BESIDE_CAUTION_CODES)
+    assert f"; caution: {host}" in other.cautions_beside(None, ())
+    assert other.cautions_beside(None, (other,)) == other.cautions_beside(None).replace(
+        f"; caution: {host}", other.cautions_beside(best, (other,)))
     assert other.cautions_beside(best, (other,)) == (
         "; caution: Offload needs 681.1 GiB of host memory per node, more than the 512 GiB assumed (unchecked: "
         "host_ram_gb)")  # the API's keyword, as the full caution names it

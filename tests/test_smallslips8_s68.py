@@ -25,13 +25,21 @@ def test_the_explanations_plans_on_one_a100_carry_the_guides_caution_in_short(cl
     status, out, _ = cli("--gpu", "a100-80gb", "--model", "8B", "--len", "28672", "--gpus", "1", "--explain", "--json")
     assert status == 1
     details = {reason["rule"]: reason["detail"] for reason in json.loads(out)[0]["explanation"]}
+    # Each ends with the host memory caution its Offload on one GPU carries (cautions90): in full on the first line
+    # that names it, short on a line below.
     assert details["shorter_length"] == (
         "within 1 GPU the longest length with a plan is 24576 tokens (4096 fewer): Env + Offload on 1 GPU at 24576 "
-        f"tokens (documented: the A100-80GB table for 1 GPU says 'Env + Offload' at 24576; {SHORT})")
+        f"tokens (documented: the A100-80GB table for 1 GPU says 'Env + Offload' at 24576; {SHORT}); caution: Offload "
+        "needs 183.0 GiB of host memory per node, more than the 128 GiB assumed for its one trainer GPU there (128 GiB "
+        "per GPU, as servers commonly have: a DGX A100's 1 TB for 8; --node-gpus counts all of a node's GPUs), and "
+        "nothing checks it: give --host-ram what a node can spare for the trainer (free -g's total less what the OS, "
+        "Ray and the rollout take) to check it; --trinity-version counts a release's own, less where verl 0.7 builds "
+        "the reference model in bf16 and places the pinned blocks (0.5)")
     assert details["lower_token_budget"] == (
         "--token-budget auto trains 28672 tokens within 1 GPU: Env + Offload on 1 GPU at 28672 tokens with a lowered "
         "max_token_len_per_gpu of 49152 (estimated: the memory model predicts 68.6 GiB per GPU, 5.0 GiB to spare; "
-        f"{SHORT})")
+        f"{SHORT}); caution: Offload needs 183.0 GiB of host memory per node, more than the 128 GiB assumed "
+        "(unchecked: --host-ram)")
     assert details["more_gpus"] == (
         "28672 tokens need 2 GPUs, 1 more than the budget: Env + Offload + SP=2 on 2 GPUs at 28672 tokens (documented: "
         "the A100-80GB table for 2 GPUs says 'Env + Offload + SP=2' at 28672)")

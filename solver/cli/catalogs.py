@@ -56,6 +56,7 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
     --gpu name that is a known one with a count (``a100x4``) is refused with the options that give them apart, the
     count to `count_option`; one that asks for all (``--gpu all``) with `every`'s words, where given (what answers
     each GPU type)."""
+    from solver.rules import COMMAND_OPTIONS
     from solver.tables import OWN_GPU_HINT, check_once, described_gpu_type, load_catalog, read_cells_files
     catalog, added = start or load_catalog(), ""
     if model is not None:
@@ -63,7 +64,7 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
         added = catalog.models[-1].name  # with_model adds it last, renamed if it only borrows a name
     check_once("--cells", cells)
     catalog, loaded = read_cells_files(catalog, cells, join=join, keep_contradictions=keep_contradictions,
-                                       flag="--cells ")
+                                       flag="--cells ", config_reader=COMMAND_OPTIONS.config_reader)
     names = given_gpus(gpu)
     if memory is not None and not names:
         raise QueryError("--gpu-memory gives the memory of the GPU type --gpu NAME names: give --gpu too")

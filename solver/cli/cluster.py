@@ -637,9 +637,10 @@ def _fleet_and_catalog(path: Path, cells: Sequence[Path]) -> tuple[
     job's model_config model, so the fleet's models come before them; they may define a GPU type the fleet's pools
     name, so its pools are checked after them, and its jobs' names against the catalogue's models, as `load_fleet`
     checks them (a job's model is the catalogue's or its own model_config's)."""
+    from solver.rules import COMMAND_OPTIONS
     from solver.tables import checked_fleet, load_catalog, read_fleet
     shipped = load_catalog()
-    read = read_fleet(path, shipped)
+    read = read_fleet(path, shipped, COMMAND_OPTIONS.config_reader)
     base, _, measured = catalog_with(None, cells=cells, start=shipped.with_models(read.models))
     fleet = checked_fleet(read, base.model_copy(update={"models": shipped.models}))
     return fleet, base.for_fleet(fleet), measured, {pool.name: pool.gpu for pool in read.entries.pools}

@@ -283,8 +283,10 @@ def memory_model_option(path: Path | None, prog: str) -> MemoryModel | None:
     """The --memory-model file's memory model (None without one); its errors name the option. Where its fit is one
     that `solve calibrate` warned of (`implausible`), a warning on stderr says so, naming the command (`prog`): the
     plans it estimates say only that it is the file's, and their room to spare may be more than the GPUs have."""
+    from solver.rules import COMMAND_OPTIONS
     from solver.tables import load_memory_model
-    memory = option_file("--memory-model", load_memory_model, path)
+    memory = option_file("--memory-model", partial(load_memory_model, config_reader=COMMAND_OPTIONS.config_reader),
+                         path)
     if memory is None:
         return None
     from solver.calibrate import implausible  # only for a file
@@ -297,14 +299,17 @@ def memory_model_option(path: Path | None, prog: str) -> MemoryModel | None:
 def model_config_option(path: Path | None, *, vllm_rollout: bool = True) -> Model | None:
     """The --model-config file's model (None without one); its errors name the option. `vllm_rollout`: as
     `load_model_config` takes it (False for a trainer alone)."""
+    from solver.rules import COMMAND_OPTIONS
     from solver.tables import load_model_config
-    return option_file("--model-config", partial(load_model_config, vllm_rollout=vllm_rollout), path)
+    return option_file("--model-config", partial(load_model_config, vllm_rollout=vllm_rollout,
+                                                 config_reader=COMMAND_OPTIONS.config_reader), path)
 
 
 def weights_option(path: Path | None) -> Weights | None:
     """The --weights file's cost weights (None without one); its errors name the option."""
+    from solver.rules import COMMAND_OPTIONS
     from solver.tables import load_weights
-    return option_file("--weights", load_weights, path)
+    return option_file("--weights", partial(load_weights, config_reader=COMMAND_OPTIONS.config_reader), path)
 
 
 def add_estimate_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

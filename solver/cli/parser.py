@@ -16,6 +16,7 @@ from solver.cli.argtypes import output_path
 from solver.cli.output import escaped_line
 from solver.cli.status import BAD_INPUT
 from solver.tables import (
+    CHOICES_MEANT,
     CRITIC_CHOICES_MEANT,
     INTERCONNECTS_BY_OTHER_NAMES,
     MAX_GPUS,
@@ -23,6 +24,7 @@ from solver.tables import (
     QueryError,
     and_joined,
     brief,
+    choice_meant,
     counted,
     cut,
     either,
@@ -83,18 +85,6 @@ MEANT = {
 max_seq_length, Megatron's seq_length, Slurm's mem), by the Python API's keywords (budget_gpus) or another command's,
 hyphens for underscores, and the options they mean, in order: an unknown option is told the first of them the command has (one given with a value, --minimize gpus,
 where the command's takes that value)."""
-
-CHOICES_MEANT = {
-    **dict.fromkeys(("context", "ctx", "context-len", "context-length", "length", "max-len", "max-length",
-                     "max-model-len", "seq", "seq-len", "seqlen", "sequence", "sequence-length", "tokens"), "len"),
-    **dict.fromkeys(("gpu", "num-gpus", "gpu-count", "devices", "cards", "trainer-gpus"), "gpus"),
-    **dict.fromkeys(("node", "num-nodes", "hosts", "machines", "servers"), "nodes"),
-    **dict.fromkeys(("gpu-time", "gpuhours", "gpu-hour", "gpu-h", "gpu-cost", "gpu-seconds"), "gpu-hours"),
-    **dict.fromkeys(("models", "model-name"), "model"),
-}
-"""Choices by other words for them (``--maximize context``, ``--minimize devices``, ``solve map --by context``), hyphens
-for underscores, with the choice they mean: a refusal names it where the option takes it, or else where another
-option or command takes it (`Parser.elsewhere`: ``solve --minimize hosts``, solve cluster's --minimize nodes)."""
 
 OPTION_CHOICES_MEANT = {"critic": CRITIC_CHOICES_MEANT}
 """Choices by other words for them that one option takes in its own sense, by its dest, hyphens for underscores, with
@@ -723,19 +713,19 @@ class Parser(argparse.ArgumentParser):
         another option or command takes it (`elsewhere`), or else the choice another word for it means
         (`OPTION_CHOICES_MEANT`: ``--critic cpu``, 'offloaded'; `CHOICES_MEANT`: ``--maximize context``, 'len'), or
         where another takes that choice (``--minimize context``: --maximize len), or else the choice it most likely
-        meant (``--minimize gpu``: 'gpus'), or else where another takes the value it most likely meant (``--minimize
-        length``: --maximize len)."""
+        meant (`choice_meant`, as the API guesses: ``--minimize gpu``, 'gpus'), or else where another takes the value
+        it most likely meant (``--minimize length``: --maximize len)."""
         if action.choices is not None and value not in action.choices:
             accepted = ", ".join(map(repr, action.choices))
             written = str(value).lower()
-            word = written.replace("_", "-")
-            meant = OPTION_CHOICES_MEANT.get(action.dest, {}).get(word) or CHOICES_MEANT.get(word)
+            other_words = {**CHOICES_MEANT, **OPTION_CHOICES_MEANT.get(action.dest, {})}
+            meant = other_words.get(written.replace("_", "-"))
+            guess = choice_meant(value, action.choices, other_words)
+            guessed = f"did you mean {guess!r}?" if guess else None
             taken_elsewhere = {other: hint for (dest, other), hint in self.elsewhere.items() if dest == action.dest}
-            close = difflib.get_close_matches(written, [str(choice) for choice in action.choices], n=1)
             near = difflib.get_close_matches(written, taken_elsewhere, n=1)
-            hint = (taken_elsewhere.get(written) or (f"did you mean {meant!r}?" if meant in action.choices else None)
-                    or taken_elsewhere.get(str(meant)) or (f"did you mean {close[0]!r}?" if close else None)
-                    or (taken_elsewhere[near[0]] if near else None))
+            hint = (taken_elsewhere.get(written) or (guessed if guess == meant else None)
+                    or taken_elsewhere.get(str(meant)) or guessed or (taken_elsewhere[near[0]] if near else None))
             raise argparse.ArgumentError(action, f"invalid choice: {brief(value)} (choose from {accepted})"
                                                  f"{f'; {hint}' if hint else ''}")
 

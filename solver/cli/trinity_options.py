@@ -80,9 +80,10 @@ def local_model(file: Path, config: TrinityConfig, *, vllm_rollout: bool = True)
     and the path names a catalogue model: the name stands, as for a Hugging Face id. `TableError` where it can, but
     vLLM refuses to build it (`Model.vllm_refusal`) and a vLLM rollout takes it (`vllm_rollout`): the catalogue's
     model of that name would not stand for it."""
+    from solver.rules import COMMAND_OPTIONS
     from solver.tables import load_catalog, load_model_config
     try:
-        model = load_model_config(file, vllm_rollout=False)
+        model = load_model_config(file, vllm_rollout=False, config_reader=COMMAND_OPTIONS.config_reader)
     except TableError as unreadable:
         try:
             load_catalog().model(config.model)

@@ -722,22 +722,25 @@ def _unpinned_words(answer: Answer, plan: Plan, pins: Sequence[str], names: Opti
 
 def _host_limit_words(answer: Answer, plan: Plan, host_limit: str) -> str | None:
     """The summary's ``host limit`` row: what the host memory given (`host_limit`, `Query.host_ram_named`) costs, with
-    the host memory per node the better plan needs (`_limit_cost_words`; None where the answer has no best plan
-    without the limit, `Answer.more_host_ram`, or none was given)."""
+    the host memory per node the better plan needs (`_limit_cost_words`), and the cautions that plan carries that
+    `plan` does not (`Plan.cautions_beside`; None where the answer has no best plan without the limit,
+    `Answer.more_host_ram`, or none was given)."""
     if (free := answer.more_host_ram) is None or not host_limit:
         return None
+    cautions = _cautions_beside(answer, plan, free) if _another_plan(free, plan) else ""
     return _limit_cost_words(answer, plan, free, f"with {free.host_memory_gb:.1f} GiB of host memory per node",
-                             f"{host_limit} costs", "the best plan fits in it")
+                             f"{host_limit} costs", "the best plan fits in it") + cautions
 
 
 def _plans_above(answer: Answer, plan: Plan, other: Plan | None) -> tuple[Plan, ...]:
     """The plans the summary's rows above `other`'s show beside the best `plan` with their cautions, in their order
     (all of them where `other` is none of those): ``for rollout``'s, ``more room``'s, ``fewer nodes``', ``other
-    batch``'s, ``unpinned``'s (where another) and ``fewer GPUs``'."""
+    batch``'s, ``unpinned``'s and ``host limit``'s (each where another) and ``fewer GPUs``'."""
     kept, room = answer.rollout_kept, answer.room_kept
     rows = (kept.plan if kept is not None and kept.rollout_gpus != answer.budget_gpus else None,
             None if room is None else room.plan, answer.fewer_nodes, answer.other_batch,
-            answer.unpinned if _another_plan(answer.unpinned, plan) else None, answer.token_budget_auto)
+            *(free if _another_plan(free, plan) else None for free in (answer.unpinned, answer.more_host_ram)),
+            answer.token_budget_auto)
     shown = tuple(row for row in rows if row is not None)
     return next((shown[:at] for at, row in enumerate(shown) if row is other), shown)
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
     from solver.tables.bounds import (
         AS_IT_RUNS_FLOOR_S,
         BARE_HOST_RAM_GB,
+        CHOICES_MEANT,
         CONFIG_SHAPE,
         CRITIC_CHOICES,
         CRITIC_CHOICES_MEANT,
@@ -86,6 +87,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         asked_length,
         check_choice,
         check_critic,
+        choice_meant,
         chosen,
         count_range_words,
         counted_batch_divisor,
@@ -180,6 +182,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         model_config_file,
     )
     from solver.tables.reading import (
+        API_CONFIG_READER,
         NUMBER_TOO_LONG,
         UniqueKeys,
         check_built_again,
@@ -290,8 +293,10 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "API_CONFIG_READER",
     "AS_IT_RUNS_FLOOR_S",
     "BARE_HOST_RAM_GB",
+    "CHOICES_MEANT",
     "CONFIG_SHAPE",
     "CRITIC_CHOICES",
     "CRITIC_CHOICES_MEANT",
@@ -409,6 +414,7 @@ __all__ = [
     "check_once",
     "check_types",
     "checked_fleet",
+    "choice_meant",
     "chosen",
     "consecutive_runs",
     "contradictions_refused",

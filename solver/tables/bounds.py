@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import numbers
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from math import floor, isfinite
 from typing import Any, Final, Literal, NamedTuple, get_args
 
@@ -419,13 +419,38 @@ mean (`critic_meant`): ``cpu``, 'offloaded', its states in host memory; ``gpu``,
 ``critic:`` guess alike, and a choice misspelt (``resdent``) alike too."""
 
 
-def critic_meant(value: object) -> str | None:
-    """The critic's choice that `value`, one of none of them, means by another word (`CRITIC_CHOICES_MEANT`, in any
-    case, underscores for hyphens; a boolean, as YAML reads ``critic: yes``, as its word), or else is closest to in
-    spelling (``resdent``: 'resident', as argparse's choices are guessed); None where it means none."""
+CHOICES_MEANT: Final = {
+    **dict.fromkeys(("context", "ctx", "context-len", "context-length", "length", "max-len", "max-length",
+                     "max-model-len", "seq", "seq-len", "seqlen", "sequence", "sequence-length", "tokens"), "len"),
+    **dict.fromkeys(("gpu", "num-gpus", "gpu-count", "devices", "cards", "trainer-gpus"), "gpus"),
+    **dict.fromkeys(("node", "num-nodes", "hosts", "machines", "servers"), "nodes"),
+    **dict.fromkeys(("gpu-time", "gpuhours", "gpu-hour", "gpu-h", "gpu-cost", "gpu-seconds"), "gpu-hours"),
+    **dict.fromkeys(("models", "model-name"), "model"),
+}
+"""Choices by other words for them (``--maximize context``, ``--minimize devices``, ``solve map --by context``), hyphens
+for underscores, with the choice they mean: a refusal names it where the option takes it, or else where another
+option or command takes it (`solver.cli.parser.Parser.elsewhere`: ``solve --minimize hosts``, solve cluster's --minimize
+nodes); the API's choices guess alike (`choice_meant`: ``by="length"``, 'len')."""
+
+
+def choice_meant(value: object, accepted: Iterable[object],
+                 other_words: Mapping[str, str] = CHOICES_MEANT) -> str | None:
+    """The str choice of `accepted` that `value`, one of none of them, means by another word (`other_words`, in any
+    case, underscores for hyphens: ``length``, 'len'; a boolean, as YAML reads ``critic: yes``, as its word), or else
+    is closest to in spelling (``min-gpus``: 'min_gpus'): how the command's choices are guessed (``solve map --by
+    length``) and the API's (`chosen`); None where it means none."""
     word = str(value).lower() if isinstance(value, bool | str) else ""
-    close = difflib.get_close_matches(word, CRITIC_CHOICES, n=1)
-    return CRITIC_CHOICES_MEANT.get(word.replace("_", "-")) or (close[0] if close else None)
+    choices = [choice for choice in accepted if isinstance(choice, str)]
+    meant = other_words.get(word.replace("_", "-"))
+    close = difflib.get_close_matches(word, choices, n=1)
+    return meant if meant in choices else (close[0] if close else None)
+
+
+def critic_meant(value: object) -> str | None:
+    """The critic's choice that `value`, one of none of them, means by another word (`CRITIC_CHOICES_MEANT`: ``cpu``,
+    'offloaded'; ``critic: yes``, 'resident') or else is closest to in spelling (``resdent``: 'resident'), as
+    `choice_meant` guesses; None where it means none."""
+    return choice_meant(value, CRITIC_CHOICES, CRITIC_CHOICES_MEANT)
 
 
 def check_critic(name: str, critic: object) -> None:
@@ -899,9 +924,10 @@ def folded_choice(value: Any, accepted: Iterable[object]) -> Any:
 def chosen(name: str, value: Any, accepted: tuple[object, ...]) -> Any:
     """The choice of `accepted` that `value` names, in any case, as the command takes an option's choices
     (`folded_choice`: ``objective="Max_Len"`` is ``"max_len"``); `QueryError` naming `name` where it names none
-    (`check_choice`)."""
+    (`check_choice`), with the choice it likely meant as the command guesses it (`choice_meant`: ``by="length"``, did
+    you mean 'len'?)."""
     value = folded_choice(value, accepted)
-    check_choice(name, value, accepted)
+    check_choice(name, value, accepted, meant=choice_meant(value, accepted))
     return value
 
 

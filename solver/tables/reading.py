@@ -1040,6 +1040,11 @@ def _hint(refused: _Refused) -> str:
     return next((said for recognise in _HINTS if (said := recognise(refused)) is not None), "")
 
 
+API_CONFIG_READER = "solver.check_config or solver.api.config_query"
+"""What reads a Trinity config, in the API's words (`solver.rules.API_OPTIONS`'s ``config_reader``; the command's:
+``--from-config``), as a file of another kind that looks like one is told (`looks_like`): the loaders' default."""
+
+
 _Schema = TypeVar("_Schema", bound=BaseModel)
 
 
@@ -1055,16 +1060,18 @@ def _top_level_kind(raw: object) -> str:
 
 
 def load_validated(model: type[_Schema], path: Path, context: dict[str, Any] | None = None,
-                   loader: type[UniqueKeyLoader] = UniqueKeyLoader, gpu_type_named: GpuTypeNamed = None) -> _Schema:
+                   loader: type[UniqueKeyLoader] = UniqueKeyLoader, gpu_type_named: GpuTypeNamed = None,
+                   config_reader: str = API_CONFIG_READER) -> _Schema:
     """The file at `path` as `model`, read by `loader`, or `TableError` in one line (naming the kind of file it looks
-    like instead, where its top-level keys are another's: `_FILE_KINDS`; an unknown field that `gpu_type_named` finds
-    a GPU type's name, that GPU type; the line, where `loader` keeps lines: `LineMarkingLoader`)."""
+    like instead, where its top-level keys are another's: `looks_like`, in `config_reader`'s words; an unknown field
+    that `gpu_type_named` finds a GPU type's name, that GPU type; the line, where `loader` keeps lines:
+    `LineMarkingLoader`)."""
     raw, lines = _read_yaml(path, loader)
     if not isinstance(raw, dict):  # a CSV, say, reads as one string: say which keys the file takes
         raise TableError(f"{path}: expected a mapping at the top level, got {_top_level_kind(raw)} (fields: "
                          f"{', '.join(_fields_at(model, ()))})")
-    return validated_data(model, raw, path, context, looks_like(raw, model), gpu_type_named=gpu_type_named,
-                          lines=lines)
+    return validated_data(model, raw, path, context, looks_like(raw, model, config_reader),
+                          gpu_type_named=gpu_type_named, lines=lines)
 
 
 def validated_data(model: type[_Schema], raw: Any, where: Path | str, context: dict[str, Any] | None = None,
@@ -1092,12 +1099,13 @@ def check_built_again(built: BaseModel, name: str) -> None:
         raise QueryError(_validation_message(name, raw, error, type(built).model_validate, type(built))) from None
 
 
-def looks_like(raw: Mapping[Any, Any], expected: type[BaseModel] | None) -> str:
+def looks_like(raw: Mapping[Any, Any], expected: type[BaseModel] | None, config_reader: str) -> str:
     """For a file that did not load as `expected` (None: a Trinity config): `` (this looks like a fleet file, for solve
-    cluster)`` where its top-level keys are another kind's (`_FILE_KINDS`); "" otherwise."""
+    cluster)`` where its top-level keys are another kind's (`_FILE_KINDS`), naming what reads a Trinity config in the
+    caller's words, `config_reader` (``--from-config``, or `API_CONFIG_READER`); "" otherwise."""
     other = next((kind for kind, (schema, keys) in _FILE_KINDS.items() if schema is not expected and keys <= set(raw)),
                  None) or next((kind for kind, keys in _UNREAD_KINDS.items() if keys <= set(raw)), None)
-    return f" (this looks like {other})" if other else ""
+    return f" (this looks like {other.format(config_reader=config_reader)})" if other else ""
 
 
 _FILE_KINDS: dict[str, tuple[type[BaseModel] | None, set[str]]] = {
@@ -1105,18 +1113,18 @@ _FILE_KINDS: dict[str, tuple[type[BaseModel] | None, set[str]]] = {
     "a memory-model file, for --memory-model, as solve calibrate --out writes": (MemoryModel, {"coefficients"}),
     "a cost-weights file, for --weights": (Weights, {"offload", "sp", "env"}),
     "a fleet file, for solve cluster": (FleetFile, {"pools", "jobs"}),
-    "a Trinity config, for --from-config": (None, {"model", "trainer"}),
+    "a Trinity config, for {config_reader}": (None, {"model", "trainer"}),
     "a Hugging Face config.json, for --model-config": (Model, {"model_type", "vocab_size"}),
 }
 """The kinds of file a user gives, each by its schema (a config.json's: the `Model` it reads as) and the top-level keys
-that tell it apart."""
+that tell it apart; ``{config_reader}``: what reads a Trinity config, in the caller's words (`looks_like`)."""
 
 _UNREAD_KINDS: dict[str, set[str]] = {
     "solve cluster --json's output, a placement: give it with --current, beside the cluster file, to keep its jobs "
     "where they run": {"placements", "unplaced"},
     "solve cluster --buy --json's output, what to buy: set each pool's nodes to its nodes_after in the cluster file":
         {"placements", "fits_nowhere"},
-    "verl's own config, its actor_rollout_ref at the top: --from-config reads a Trinity-RFT config, which takes "
+    "verl's own config, its actor_rollout_ref at the top: {config_reader} reads a Trinity-RFT config, which takes "
     "verl's keys under trainer.trainer_config and its model, lengths and GPUs as model.* and cluster.*":
         {"actor_rollout_ref"},
 }
@@ -1124,14 +1132,15 @@ _UNREAD_KINDS: dict[str, set[str]] = {
 the cluster file; verl's config given as a Trinity config), by the top-level keys that tell them apart."""
 
 
-def yaml_looks_like(text: str, expected: type[BaseModel] | None) -> str:
+def yaml_looks_like(text: str, expected: type[BaseModel] | None, config_reader: str) -> str:
     """`looks_like` for a file's `text` read as YAML, as for a config.json that is not JSON (`expected`: `Model`):
-    `` (this looks like a Trinity config, for --from-config)``; "" where it is no YAML mapping of another kind."""
+    `` (this looks like a Trinity config, for --from-config)``, in `config_reader`'s words; "" where it is no YAML
+    mapping of another kind."""
     try:
         raw = yaml.safe_load(text)
     except (yaml.YAMLError, RecursionError, ValueError):
         return ""
-    return looks_like(raw, expected) if isinstance(raw, dict) else ""
+    return looks_like(raw, expected, config_reader) if isinstance(raw, dict) else ""
 
 
 def load_models(path: Path) -> tuple[Model, ...]:
@@ -1146,20 +1155,20 @@ def load_models(path: Path) -> tuple[Model, ...]:
 
 def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = (),
                   made_by: Mapping[str, Path] | None = None,
-                  loader: type[UniqueKeyLoader] = UniqueKeyLoader) -> GpuType:
+                  loader: type[UniqueKeyLoader] = UniqueKeyLoader, config_reader: str = API_CONFIG_READER) -> GpuType:
     """Load and check one GPU type's feasibility tables against the known `models`; a GPU type of the
     `hardware` catalogue (named by its name or an alias) takes its ``memory_gb`` where it gives none, and must match
     its entry there, whose name, aliases,
     driver-reported memory, ROCm, workstation host memory and interconnect it takes (each of these it states must be
     that entry's: `TableError` otherwise). `made_by` names the earlier cells file that made each GPU type of
     `hardware` the catalogue lacks (by name), which a value that differs from its own is said to be from; `loader`
-    reads the file (`load_validated`)."""
+    reads the file (`load_validated`, which names what reads a Trinity config given, `config_reader`)."""
     names = {normalise(name): model.name for model in models for name in (model.name, *model.aliases)}
     head_counts = {model.name: (model.num_attention_heads, model.num_key_value_heads) for model in models}
     memory_gb_of = {normalise(name): gpu.memory_gb for gpu in hardware for name in (gpu.name, *gpu.aliases)}
     tabled = load_validated(GpuType, path, context={"models": [model.name for model in models], "names": names,
                                                     "heads": head_counts, "memory_gb_of": memory_gb_of, TYPED: True},
-                            loader=loader)
+                            loader=loader, config_reader=config_reader)
     by_name = {model.name: model for model in models}
     for table in tabled.tables:  # a setting no run can have: the model's heads rule its SP degree out
         for row in table.rows:
@@ -1201,10 +1210,10 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
 
 
 def load_cells(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = (),
-               made_by: Mapping[str, Path] | None = None) -> GpuType:
-    """A cells file you measured (`load_gpu_type`), which gives at least one table (`TableError` otherwise); a value
-    its schema refuses is named by its line too (`LineMarkingLoader`)."""
-    measured = load_gpu_type(path, models, hardware, made_by, LineMarkingLoader)
+               made_by: Mapping[str, Path] | None = None, config_reader: str = API_CONFIG_READER) -> GpuType:
+    """A cells file you measured (`load_gpu_type`, with `config_reader`), which gives at least one table (`TableError`
+    otherwise); a value its schema refuses is named by its line too (`LineMarkingLoader`)."""
+    measured = load_gpu_type(path, models, hardware, made_by, LineMarkingLoader, config_reader)
     if not measured.tables:
         raise TableError(f"{path}: no tables: a cells file gives at least one (gpus, models, rows)")
     return measured

@@ -622,8 +622,15 @@ HOST_RAM_AS_NUMBER = " (GB per node as a number: 2048 for 2 TB)"
 asked: the API's ``host_ram_gb``."""
 
 
-FLEET_AS_MAPPING = " (a mapping: pass solver.Fleet.model_validate(it))"
-"""What a fleet given as a mapping (a notebook's dict of pools and jobs) is told: how to build the `Fleet`."""
+MODELS_BUILT_FOR = {"fleet": "solver.Fleet", "weights": "solver.Weights", "memory": "solver.MemoryModel"}
+"""The API's keywords that take a model a notebook may hold as a dict (a fleet's pools and jobs, cost weights, a memory
+model's coefficients), with the model that builds it from one (`mapping_given_hint`)."""
+
+
+def mapping_given_hint(name: str) -> str:
+    """For a mapping given as `name` where it takes a model built from one (`MODELS_BUILT_FOR`), how to build it:
+    `` (a mapping: pass solver.Weights.model_validate(it))``; else nothing."""
+    return f" (a mapping: pass {MODELS_BUILT_FOR[name]}.model_validate(it))" if name in MODELS_BUILT_FOR else ""
 
 
 FILES_LOADED_BY = {"memory": "solver.load_memory_model", "weights": "solver.load_weights"}
@@ -767,7 +774,7 @@ def check_types(*values: tuple[str, object, Any]) -> None:
     """`QueryError` unless each (parameter, value, kind) value is of its kind: a class, or a union of them
     (``bool | None``); `int` and `float` take no bool, and `float` takes an int too. The message shows a
     builtin value (``'32k'``), or else its type (``a Catalog``), and, for a whole number written otherwise, the
-    number to pass (`_whole_number_hint`); for a fleet given as a mapping, how to build one (`FLEET_AS_MAPPING`);
+    number to pass (`_whole_number_hint`); for a mapping where a model is taken, how to build it (`mapping_given_hint`);
     for LoRA targets given as a list, the names joined (`names_joined_hint`); for job names given as one str, the list
     (`names_listed_hint`); for a file's path where what it holds is asked, how to load it (`path_given_hint`)."""
     for name, value, kind in values:
@@ -787,7 +794,7 @@ def type_problem(name: str, value: object, kind: Any) -> str | None:
     hint = (_whole_number_hint(name, value) if int in kinds and float not in kinds
             else HOST_RAM_AS_NUMBER if name == "host_ram_gb" and isinstance(value, str)
             else margin_as_number_hint(value) if name == "margin" and isinstance(value, str)
-            else FLEET_AS_MAPPING if name == "fleet" and isinstance(value, Mapping)
+            else mapping_given_hint(name) if isinstance(value, Mapping)
             else names_joined_hint(value) if name == "lora_targets"
             else names_listed_hint(value) if name == "required" else path_given_hint(name, value))
     return f"must be {accepted}, got {shown_value(value, kinds)}{hint}"
