@@ -407,8 +407,7 @@ def _input_notes(option_names: OptionNames, given_length: object, max_model_len:
     (`cut_thousands_note`), and a `host_ram_gb` below what any GPU node has (`small_host_ram_note`)."""
     notes = []
     if max_model_len is not None:
-        notes += [short_length_note(option_names.length, max_model_len,
-                                    option_names.thousands_written(max_model_len))]
+        notes += [short_length_note(option_names.length, max_model_len, option_names.thousands_written)]
         notes += [cut_thousands_note(f"{option_names.length} {max_model_len // 1024}k", max_model_len,
                                      option_names.thousands_written) if isinstance(given_length, str) else None]
     if host_ram_gb is not None:

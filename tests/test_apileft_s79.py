@@ -183,7 +183,7 @@ def test_a_job_built_in_python_is_refused_a_length_in_the_words_a_cluster_file_s
         "max_model_len: 32768", "max_model_len: abc", 1), encoding="utf-8")
     with pytest.raises(solver.TableError) as loaded:
         solver.load_fleet(fleet)
-    assert str(loaded.value) == f"{fleet}: job math-4b, max_model_len: {words}"
+    assert str(loaded.value) == f"{fleet}: line 15: job math-4b, max_model_len: {words}"
     # a range's ends alike; a number in quotes, in Python, is told the number to pass, as plan(max_model_len=) is
     with pytest.raises(pydantic.ValidationError) as ranged:
         solver.Job(name="j", model="4B", max_model_len={"at_least": "32768"})  # type: ignore[arg-type]

@@ -225,5 +225,7 @@ def test_memory_answer_holds_the_short_length_note_solve_memory_prints() -> None
         "max_model_len 64 is 64 tokens; for 65536 tokens write max_model_len=65536",)
     assert solver.memory_answer("8B", "h100", 8, 256, option_names=COMMAND_OPTIONS).notes == (
         "--len 256 is 256 tokens; for 262144 tokens write --len 256k",)
+    assert solver.memory_answer("8B", "h100", 8, 65).notes == (  # 65k cuts 65536's thousands: 64k (clusterlines90)
+        "max_model_len 65 is 65 tokens; for 65536 tokens write max_model_len=65536",)
     assert ANSWER.notes == () and solver.memory_answer("8B", "h100", 8, 257).notes == ()
     assert "notes" not in ANSWER.model_dump(mode="json")  # the JSON solve memory prints is unchanged

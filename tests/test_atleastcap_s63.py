@@ -120,14 +120,16 @@ def test_at_most_does_not_lift_the_validated_ceiling(tmp_path: Path):
 
 
 @pytest.mark.parametrize(("length", "message"), [
-    ("{at_least: 65536, at_most: 60000}", "job j, max_model_len: at_most must be at least at_least (65536), got 60000"),
-    ("{at_least: 64k, at_most: 63k}", "job j, max_model_len: at_most must be at least at_least (65536), got 64512"),
-    ("{at_least: 64k, at_most: 0}", "job j, max_model_len, at_most: must be above 0, got 0"),
-    ("{at_least: 64k, at_most: x}", ("job j, max_model_len, at_most: must be a whole number, got 'x' (tokens, or "
-                                     "thousands of 1024: 32768 or 32k)")),
-    ("{at_least: 64k, max: 80k}", ("job j, max_model_len: unknown field 'max' (did you mean at_most? fields: "
+    ("{at_least: 65536, at_most: 60000}", ("line 4: job j, max_model_len: at_most must be at least at_least (65536), "
+                                           "got 60000")),
+    ("{at_least: 64k, at_most: 63k}", ("line 4: job j, max_model_len: at_most must be at least at_least (65536), got "
+                                       "64512")),
+    ("{at_least: 64k, at_most: 0}", "line 4: job j, max_model_len, at_most: must be above 0, got 0"),
+    ("{at_least: 64k, at_most: x}", ("line 4: job j, max_model_len, at_most: must be a whole number, got 'x' (tokens, "
+                                     "or thousands of 1024: 32768 or 32k)")),
+    ("{at_least: 64k, max: 80k}", ("line 4: job j, max_model_len: unknown field 'max' (did you mean at_most? fields: "
                                    "at_least, at_most)")),
-    ("{at_most: 80k}", "job j, max_model_len: missing field 'at_least' (fields: at_least, at_most)"),
+    ("{at_most: 80k}", "line 4: job j, max_model_len: missing field 'at_least' (fields: at_least, at_most)"),
 ])
 def test_a_bad_cap_is_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], length: str,
                                           message: str):

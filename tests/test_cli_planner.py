@@ -2480,6 +2480,9 @@ def test_a_length_of_a_few_hundred_tokens_gets_a_note_suggesting_thousands(cli):
     assert (status, err) == (0, "solve memory: note: --len 256 is 256 tokens; for 262144 tokens write --len 256k\n")
     status, _, err = cli("memory", "--model", "4B", "--gpu", "a100-80g", "--gpus", "2", "--len", "1")
     assert (status, err) == (0, "solve memory: note: --len 1 is 1 token; for 1024 tokens write --len 1k\n")
+    # clusterlines90: 131 was told to write 131k, which --len 131k's note then tells to write 128k
+    status, _, err = cli("memory", "--model", "4B", "--gpu", "a100-80g", "--gpus", "2", "--len", "131")
+    assert (status, err) == (0, "solve memory: note: --len 131 is 131 tokens; for 131072 tokens write --len 128k\n")
     for length in ("257", "32k", "4096"):
         assert cli("--model", "4B", "--gpu", "a100-80g", "--gpus", "2", "--len", length)[2] == ""
 

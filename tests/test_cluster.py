@@ -1035,27 +1035,29 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("pools: []\njobs: []\n", "pools: must list at least 1"),
+        ("pools: []\njobs: []\n", "line 1: pools: must list at least 1"),
         ("pools:\n  - {name: a, gpu: a30, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "pool a, gpu: unknown GPU 'a30'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 5B, max_model_len: 4096}\n",
          "job j, model: unknown model '5B'"),
         (("pools:\n  - {name: a, gpu: a100, nodes: -1, gpus_per_node: 8}\n"
           "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
-         "pool a, nodes: must be at least 0, got -1"),
+         "line 2: pool a, nodes: must be at least 0, got -1"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, rollout_gpus: -1}\n",
-         "job j, rollout_gpus: must be at least 0, got -1"),
+         "line 4: job j, rollout_gpus: must be at least 0, got -1"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: {at_least: 0}}\n",
-         "job j, max_model_len, at_least: must be above 0, got 0"),
+         "line 4: job j, max_model_len, at_least: must be above 0, got 0"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: {at_least: 8192, at_most: 4096}}\n",
-         "job j, max_model_len: at_most must be at least at_least (8192), got 4096"),
+         "line 4: job j, max_model_len: at_most must be at least at_least (8192), got 4096"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: [4096]}\n",
-         "job j, max_model_len: must be a whole number, got [4096]"),
+         "line 4: job j, max_model_len: must be a whole number, got [4096]"),
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n"
           "jobs:\n  - {name: j, model: 4B, max_model_len: 4096, priority: '[1'}\n"),
-         "job j, priority: must be a whole number, got '[1'"),  # quoted text that is no YAML, nor a number in it
+         # quoted text that is no YAML, nor a number in it
+         "line 4: job j, priority: must be a whole number, got '[1'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: {at_least: 4096, '<tokens>': 1}}\n",
-         "job j, max_model_len: unknown field '<tokens>'"),  # a key of the user's named like a tag is still named
+         # a key of the user's named like a tag is still named
+         "line 4: job j, max_model_len: unknown field '<tokens>'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, pool: b}\n",
          "job j, pool: no pool named 'b' (pools: a)"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n  - {name: j, model: 4B, max_model_len: 4096}\n",
@@ -1071,26 +1073,26 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
         # A name Windows keeps for a device, with or without an extension, in any case: NAME.yaml cannot be made there.
         *((("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n"
             f"jobs:\n  - {{name: {name}, model: 4B, max_model_len: 4096}}\n"),
-           (f"job {name}, name: {name!r} names a device on Windows (CON, PRN, AUX, NUL, COM0-9, LPT0-9, with any "
-            "extension), where its --emit-dir file could not be written: rename it"))
+           (f"line 4: job {name}, name: {name!r} names a device on Windows (CON, PRN, AUX, NUL, COM0-9, LPT0-9, with "
+            "any extension), where its --emit-dir file could not be written: rename it"))
           for name in ("CON", "nul", "com1", "LPT9.run", "Aux.v2")),
         # Pool names: a blank one, one with a space unseen at its end, twins in case alone (as jobs' are refused).
         (('pools:\n  - {name: " ", gpu: a100, nodes: 1, gpus_per_node: 8}\n'
           "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
-         "pool ' ', name: must not be blank, got ' '"),
+         "line 2: pool ' ', name: must not be blank, got ' '"),
         # An empty name is quoted in the location too (it read 'pool , name:', 'job , name:'), and said empty in words
         # (pydantic's 'String should have at least 1 character' was).
         (('pools:\n  - {name: "", gpu: a100, nodes: 1, gpus_per_node: 8}\n'
           "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
-         "pool '', name: must not be empty, got ''"),
+         "line 2: pool '', name: must not be empty, got ''"),
         (('pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n'
           'jobs:\n  - {name: "", model: 4B, max_model_len: 4096}\n'),
-         ("job '', name: must be ASCII letters and digits (A-Z, a-z, 0-9), '.', '_' and '-', starting with a letter "
-          "or digit, got ''")),
+         ("line 4: job '', name: must be ASCII letters and digits (A-Z, a-z, 0-9), '.', '_' and '-', starting with a "
+          "letter or digit, got ''")),
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n"
           '  - {name: "a ", gpu: h20, nodes: 1, gpus_per_node: 8}\n'
           'jobs:\n  - {name: j, model: 4B, max_model_len: 4096, pool: "a "}\n'),
-         "pool 'a ', name: must not start or end with a space (output does not show it), got 'a '"),
+         "line 3: pool 'a ', name: must not start or end with a space (output does not show it), got 'a '"),
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n"
           "  - {name: A, gpu: h20, nodes: 1, gpus_per_node: 8}\n"
           "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
@@ -1101,55 +1103,56 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
           "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
          "pools 'K' and '\u212a' ('\\u212a') differ only in case: output tells them apart by case alone; rename one"),
         ('pools:\n  - {name: "a\\e[31m", gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n',
-         "pool 'a\\x1b[31m', name: must be printable text (no control characters), got 'a\\x1b[31m'"),
+         "line 2: pool 'a\\x1b[31m', name: must be printable text (no control characters), got 'a\\x1b[31m'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: ../x, model: 4B, max_model_len: 4096}\n",
-         "job ../x, name: must be ASCII letters and digits"),
+         "line 4: job ../x, name: must be ASCII letters and digits"),
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n"
           "  - {name: .x, model: 4B, max_model_len: 4096}\n"),
-         ("job .x, name: must be ASCII letters and digits (A-Z, a-z, 0-9), '.', '_' and '-', starting with a letter "
-          "or digit, got '.x'")),
+         ("line 4: job .x, name: must be ASCII letters and digits (A-Z, a-z, 0-9), '.', '_' and '-', starting with a "
+          "letter or digit, got '.x'")),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, colour: red}\n",
-         ("job j: unknown field 'colour' (fields: name, max_model_len, rollout_gpus, priority, pool, "
+         ("line 4: job j: unknown field 'colour' (fields: name, max_model_len, rollout_gpus, priority, pool, "
           "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
           "reference_model, critic, dpo, trinity_version, model, model_config)")),
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n"
           "  - {name: j, model: 4B, max_model_len: 4096, train_batch_size: 0}\n"),
-         "job j, train_batch_size: must be above 0, got 0"),
+         "line 4: job j, train_batch_size: must be above 0, got 0"),
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n"
           "  - {name: j, model: 4B, max_model_len: 4096, train_batch_size: '256'}\n"),
-         "job j, train_batch_size: must be a whole number"),
+         "line 4: job j, train_batch_size: must be a whole number"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 0}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
-         "pool a, host_ram_gb: must be above 0, got 0"),
+         "line 2: pool a, host_ram_gb: must be above 0, got 0"),
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: .inf}\njobs:\n"
           "  - {name: j, model: 4B, max_model_len: 4096}\n"),
-         "pool a, host_ram_gb: must be a finite number, got .inf"),
+         "line 2: pool a, host_ram_gb: must be a finite number, got .inf"),
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 0}\njobs:\n"
           "  - {name: j, model: 4B, max_model_len: 4096}\n"),
-         "pool a, gpus_per_node: must be above 0, got 0"),
+         "line 2: pool a, gpus_per_node: must be above 0, got 0"),
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 1 PB}\n"
           "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
-         ("pool a, host_ram_gb: expected 512, 512GB, 512GiB, 2TB, 503Gi (free -h), 515870MiB (free -m) or "
+         ("line 2: pool a, host_ram_gb: expected 512, 512GB, 512GiB, 2TB, 503Gi (free -h), 515870MiB (free -m) or "
           "528280000kB (/proc/meminfo), got '1 PB'")),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 6.0e+7}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
-         ("pool a, host_ram_gb: a number without a unit is GB up to 4096, got 60000000: give its unit, 60000000kB if "
-          "it is /proc/meminfo's MemTotal (57.2 GiB)")),
+         ("line 2: pool a, host_ram_gb: a number without a unit is GB up to 4096, got 60000000: give its unit, "
+          "60000000kB if it is /proc/meminfo's MemTotal (57.2 GiB)")),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, max_model_len: 4096}\n",
-         "job j: missing field 'model' (a catalogue model, e.g. 4B) or 'model_config' (a config.json)"),
+         "line 4: job j: missing field 'model' (a catalogue model, e.g. 4B) or 'model_config' (a config.json)"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, model_config: x, max_model_len: 4096}\n",
-         "job j: model and model_config both name the model: give one"),
+         "line 4: job j: model and model_config both name the model: give one"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model_config: 7, max_model_len: 4096}\n",
-         "job j, model_config: must be text, got 7"),
+         "line 4: job j, model_config: must be text, got 7"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model_config: none.json, max_model_len: 4096}\n",
          "job j, model_config: {folder}/none.json: cannot read: No such file or directory"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\nmodels: []\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
-         "unknown field 'models'"),  # filled in by load_fleet, not a cluster file's to give
+         "line 3: unknown field 'models'"),  # filled in by load_fleet, not a cluster file's to give
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 64}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          ("pool a: gpu a100 names A100-80GB (80.0 GiB), a GPU type whose memory is known: drop gpu_memory_gb and "
           "gpu_memory_mib, or give your GPU type a name of its own")),
         ("pools:\n  - {name: a, gpu: mine, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 64, gpu_memory_mib: 100000}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
-         "pool a: mine: 100000 MiB is not what a GPU sold as 64 GB reports (from 55706 to 68812 MiB): give one of the two"),
+         ("line 2: pool a: mine: 100000 MiB is not what a GPU sold as 64 GB reports (from 55706 to 68812 MiB): give "
+          "one of the two")),
         ("pools:\n  - {name: a, gpu: \"x\\nmodel_path: y\", nodes: 1, gpus_per_node: 8, gpu_memory_gb: 64}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
-         "pool a: a GPU type's name is printable text, got 'x\\nmodel_path: y'"),
+         "line 2: pool a: a GPU type's name is printable text, got 'x\\nmodel_path: y'"),
         (("pools:\n  - {name: a, gpu: mine, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 64}\n"
           "  - {name: b, gpu: Mine, nodes: 1, gpus_per_node: 8, gpu_memory_mib: 60000}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
          "pool b: gpu Mine has 58.5938 GiB here and 64 GiB in another pool: give one GPU type one memory"),
@@ -1181,90 +1184,90 @@ def test_an_unknown_job_model_says_how_to_give_your_own(tmp_path: Path):
 @pytest.mark.parametrize(("job", "message"), [
     # The missing at_least is the unknown field's consequence: no second problem of its own.
     ("{name: j, model: 4B, max_model_len: {atleast: 32768}}",
-     "job j, max_model_len: unknown field 'atleast' (did you mean at_least? fields: at_least, at_most)"),
+     "line 4: job j, max_model_len: unknown field 'atleast' (did you mean at_least? fields: at_least, at_most)"),
     # A least length by another name (min, minimum): at_least, and no second problem for its absence.
     ("{name: j, model: 4B, max_model_len: {min: 32k}}",
-     "job j, max_model_len: unknown field 'min' (did you mean at_least? fields: at_least, at_most)"),
+     "line 4: job j, max_model_len: unknown field 'min' (did you mean at_least? fields: at_least, at_most)"),
     ("{name: j, model: 4B, max_model_len: {Minimum: 32k}}",
-     "job j, max_model_len: unknown field 'Minimum' (did you mean at_least? fields: at_least, at_most)"),
+     "line 4: job j, max_model_len: unknown field 'Minimum' (did you mean at_least? fields: at_least, at_most)"),
     ("{name: j, model: 4B, max_model_len: 4096, prio: 3}",
-     ("job j: unknown field 'prio' (did you mean priority? fields: name, max_model_len, rollout_gpus, priority, pool, "
-      "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
-      "reference_model, critic, dpo, trinity_version, model, model_config)")),
+     ("line 4: job j: unknown field 'prio' (did you mean priority? fields: name, max_model_len, rollout_gpus, "
+      "priority, pool, required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, reference_model, "
+      "critic, dpo, trinity_version, model, model_config)")),
     ("{name: j, model: 4B, max_model_len: 4096, prority: 3}",
-     ("job j: unknown field 'prority' (did you mean priority? fields: name, max_model_len, rollout_gpus, priority, "
-      "pool, required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
-      "reference_model, critic, dpo, trinity_version, model, model_config)")),
+     ("line 4: job j: unknown field 'prority' (did you mean priority? fields: name, max_model_len, rollout_gpus, "
+      "priority, pool, required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, reference_model, "
+      "critic, dpo, trinity_version, model, model_config)")),
     # Without case or separators (max_model_len), or the start of only it: a guess; the start of two (model and
     # model_config), or fewer than three letters: none.
     ("{name: j, model: 4B, MaxModelLen: 4096}",
-     ("job j: unknown field 'MaxModelLen' (did you mean max_model_len? fields: name, max_model_len, rollout_gpus, "
-      "priority, pool, required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
+     ("line 4: job j: unknown field 'MaxModelLen' (did you mean max_model_len? fields: name, max_model_len, "
+      "rollout_gpus, priority, pool, required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
       "reference_model, critic, dpo, trinity_version, model, model_config)")),
     ("{name: j, model: 4B, maxmodel: 4096}",
-     ("job j: unknown field 'maxmodel' (did you mean max_model_len? fields: name, max_model_len, rollout_gpus, "
+     ("line 4: job j: unknown field 'maxmodel' (did you mean max_model_len? fields: name, max_model_len, rollout_gpus, "
       "priority, pool, required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
       "reference_model, critic, dpo, trinity_version, model, model_config)")),
     ("{name: j, modelc: 4B, max_model_len: 4096}",  # the start of model_config, though one letter from model
-     ("job j: unknown field 'modelc' (did you mean model_config? fields: name, max_model_len, rollout_gpus, "
+     ("line 4: job j: unknown field 'modelc' (did you mean model_config? fields: name, max_model_len, rollout_gpus, "
       "priority, pool, required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
       "reference_model, critic, dpo, trinity_version, model, model_config)")),
     ("{name: j, Model: 4B, max_model_len: 4096}",  # model itself, the start of model_config too
-     ("job j: unknown field 'Model' (did you mean model? fields: name, max_model_len, rollout_gpus, priority, pool, "
-      "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
-      "reference_model, critic, dpo, trinity_version, model, model_config)")),
+     ("line 4: job j: unknown field 'Model' (did you mean model? fields: name, max_model_len, rollout_gpus, priority, "
+      "pool, required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, reference_model, critic, dpo, "
+      "trinity_version, model, model_config)")),
     ("{name: j, mod: 4B, max_model_len: 4096}",
-     ("job j: unknown field 'mod' (fields: name, max_model_len, rollout_gpus, priority, pool, "
+     ("line 4: job j: unknown field 'mod' (fields: name, max_model_len, rollout_gpus, priority, pool, "
       "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
       "reference_model, critic, dpo, trinity_version, model, model_config)")),
     ("{name: j, model: 4B, max_model_len: 4096, po: a}",
-     ("job j: unknown field 'po' (fields: name, max_model_len, rollout_gpus, priority, pool, "
+     ("line 4: job j: unknown field 'po' (fields: name, max_model_len, rollout_gpus, priority, pool, "
       "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
       "reference_model, critic, dpo, trinity_version, model, model_config)")),
     # Only the guessed field's own absence is dropped: another job's missing at_least is still a problem.
     ("{name: j, model: 4B, max_model_len: {atleast: 32768}}\n  - {name: k, model: 4B, max_model_len: {}}",
-     ("job j, max_model_len: unknown field 'atleast' (did you mean at_least? fields: at_least, at_most) (and 1 more "
-      "problem, at 'job k, max_model_len, at_least')")),
+     ("line 4: job j, max_model_len: unknown field 'atleast' (did you mean at_least? fields: at_least, at_most) (and 1 "
+      "more problem, at 'job k, max_model_len, at_least' (line 5))")),
     # Another tool's name for a field (a sequence length, a model's path): the field it names.
     ("{name: j, model: 4B, seq_len: 4096}",
-     ("job j: unknown field 'seq_len' (did you mean max_model_len? fields: name, max_model_len, rollout_gpus, "
+     ("line 4: job j: unknown field 'seq_len' (did you mean max_model_len? fields: name, max_model_len, rollout_gpus, "
       "priority, pool, required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
       "reference_model, critic, dpo, trinity_version, model, model_config)")),
     ("{name: j, model_path: ./ckpt, max_model_len: 4096}",
-     ("job j: unknown field 'model_path' (did you mean model_config? fields: name, max_model_len, rollout_gpus, "
-      "priority, pool, required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
+     ("line 4: job j: unknown field 'model_path' (did you mean model_config? fields: name, max_model_len, "
+      "rollout_gpus, priority, pool, required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
       "reference_model, critic, dpo, trinity_version, model, model_config)")),
     # A job's nodes, trainer GPUs and settings are the placement's to choose: it says so, and guesses no field.
     ("{name: j, model: 4B, max_model_len: 4096, nodes: 2}",
-     ("job j: unknown field 'nodes' (the placement chooses a job's trainer GPUs, nodes and settings; rollout_gpus "
-      "keeps GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, "
-      "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
-      "reference_model, critic, dpo, trinity_version, model, model_config)")),
+     ("line 4: job j: unknown field 'nodes' (the placement chooses a job's trainer GPUs, nodes and settings; "
+      "rollout_gpus keeps GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, required, "
+      "train_batch_size, lora_rank, lora_targets, lora_exclude_modules, reference_model, critic, dpo, trinity_version, "
+      "model, model_config)")),
     ("{name: j, model: 4B, max_model_len: 4096, Trainer-GPUs: 16}",
-     ("job j: unknown field 'Trainer-GPUs' (the placement chooses a job's trainer GPUs, nodes and settings; "
+     ("line 4: job j: unknown field 'Trainer-GPUs' (the placement chooses a job's trainer GPUs, nodes and settings; "
       "rollout_gpus keeps GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, required, "
       "train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
       "reference_model, critic, dpo, trinity_version, model, model_config)")),
     ("{name: j, model: 4B, max_model_len: 4096, sp: 4}",
-     ("job j: unknown field 'sp' (the placement chooses a job's trainer GPUs, nodes and settings; rollout_gpus keeps "
-      "GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, "
-      "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
-      "reference_model, critic, dpo, trinity_version, model, model_config)")),
+     ("line 4: job j: unknown field 'sp' (the placement chooses a job's trainer GPUs, nodes and settings; rollout_gpus "
+      "keeps GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, required, "
+      "train_batch_size, lora_rank, lora_targets, lora_exclude_modules, reference_model, critic, dpo, trinity_version, "
+      "model, model_config)")),
     ("{name: j, model: 4B, max_model_len: 4096, node_gpus: 4}",
-     ("job j: unknown field 'node_gpus' (a node's GPUs are its pool's gpus_per_node (solve's --node-gpus), not a "
-      "job's: to keep a job to a pool, give it pool: NAME; fields: name, max_model_len, rollout_gpus, priority, pool, "
-      "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
-      "reference_model, critic, dpo, trinity_version, model, model_config)")),
+     ("line 4: job j: unknown field 'node_gpus' (a node's GPUs are its pool's gpus_per_node (solve's --node-gpus), not "
+      "a job's: to keep a job to a pool, give it pool: NAME; fields: name, max_model_len, rollout_gpus, priority, "
+      "pool, required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, reference_model, critic, dpo, "
+      "trinity_version, model, model_config)")),
     # Expert parallelism (a mixture of experts' --ep from Megatron): FSDP shards the experts; no field guessed.
     ("{name: j, model: 30B-A3B, max_model_len: 4096, expert_parallel: 8}",
-     ("job j: unknown field 'expert_parallel' (verl's FSDP trainer has no expert parallelism: FSDP shards the "
+     ("line 4: job j: unknown field 'expert_parallel' (verl's FSDP trainer has no expert parallelism: FSDP shards the "
       "experts over the trainer GPUs the placement chooses, like every other weight; fields: name, max_model_len, "
       "rollout_gpus, priority, pool, required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
       "reference_model, critic, dpo, trinity_version, model, model_config)")),
     # The other bound by another name (max): at_most, and the missing at_least is a problem of its own.
     ("{name: j, model: 4B, max_model_len: {max: 32768}}",
-     ("job j, max_model_len: unknown field 'max' (did you mean at_most? fields: at_least, at_most) (and 1 more "
-      "problem, at 'job j, max_model_len, at_least')")),
+     ("line 4: job j, max_model_len: unknown field 'max' (did you mean at_most? fields: at_least, at_most) (and 1 more "
+      "problem, at 'job j, max_model_len, at_least' (line 4))")),
 ])
 def test_a_misspelt_field_in_a_cluster_file_gets_a_guess(tmp_path: Path, job: str, message: str):
     path = tmp_path / "fleet.yaml"
@@ -1277,29 +1280,29 @@ def test_a_misspelt_field_in_a_cluster_file_gets_a_guess(tmp_path: Path, job: st
 
 @pytest.mark.parametrize(("text", "message"), [
     ("pools:\n  - {name: a, gpu: a100, count: 2, gpus_per_node: 8}\n",
-     ("pool a: unknown field 'count' (did you mean nodes? fields: name, gpu, nodes, gpus_per_node, host_ram_gb, "
-      "gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
-    ("pools:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8, host_memory_gb: 1024}\n",
-     ("pool a: unknown field 'host_memory_gb' (did you mean host_ram_gb? fields: name, gpu, nodes, gpus_per_node, "
+     ("line 2: pool a: unknown field 'count' (did you mean nodes? fields: name, gpu, nodes, gpus_per_node, "
       "host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
+    ("pools:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8, host_memory_gb: 1024}\n",
+     ("line 2: pool a: unknown field 'host_memory_gb' (did you mean host_ram_gb? fields: name, gpu, nodes, "
+      "gpus_per_node, host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
     ("pools:\n  - {name: a, gpu: a100, nodes: 2, num_gpus: 8}\n",  # a cells table's num_gpus is its gpus
-     ("pool a: unknown field 'num_gpus' (did you mean gpus_per_node? fields: name, gpu, nodes, gpus_per_node, "
+     ("line 2: pool a: unknown field 'num_gpus' (did you mean gpus_per_node? fields: name, gpu, nodes, gpus_per_node, "
       "host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
     ("pools:\n  - {name: a, gpu_type: a100, nodes: 2, gpus_per_node: 8}\n",
-     ("pool a: unknown field 'gpu_type' (did you mean gpu? fields: name, gpu, nodes, gpus_per_node, host_ram_gb, "
-      "gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
+     ("line 2: pool a: unknown field 'gpu_type' (did you mean gpu? fields: name, gpu, nodes, gpus_per_node, "
+      "host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
     ("nodes:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8}\n",
-     "unknown field 'nodes' (did you mean pools? fields: pools, jobs)"),
+     "line 2: unknown field 'nodes' (did you mean pools? fields: pools, jobs)"),
     # solve's --node-gpus by its own name, and the network between nodes as an admin calls it.
     ("pools:\n  - {name: a, gpu: a100, nodes: 2, node_gpus: 4}\n",
-     ("pool a: unknown field 'node_gpus' (did you mean gpus_per_node? fields: name, gpu, nodes, gpus_per_node, "
+     ("line 2: pool a: unknown field 'node_gpus' (did you mean gpus_per_node? fields: name, gpu, nodes, gpus_per_node, "
       "host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
     ("pools:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8, fabric: infiniband}\n",
-     ("pool a: unknown field 'fabric' (did you mean node_interconnect? fields: name, gpu, nodes, gpus_per_node, "
-      "host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
+     ("line 2: pool a: unknown field 'fabric' (did you mean node_interconnect? fields: name, gpu, nodes, "
+      "gpus_per_node, host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
     # Only a job's: a pool's sp is no field, and gets no word on the placement.
     ("pools:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8, sp: 2}\n",
-     ("pool a: unknown field 'sp' (fields: name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, "
+     ("line 2: pool a: unknown field 'sp' (fields: name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, "
       "gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
 ])
 def test_a_pool_or_fleet_field_by_a_guessed_name_is_told_the_field(tmp_path: Path, text: str, message: str):
@@ -1376,7 +1379,8 @@ def test_too_many_pools_is_said_in_the_words_of_too_few(tmp_path: Path):
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
     assert str(caught.value) == (
-        f"{path}: pools: must list at most 256, got [{{'gpu': 'a100', 'gpus_per_node': 8, 'name': 'p0', 'nodes...")
+        f"{path}: line 6: pools: must list at most 256, got [{{'gpu': 'a100', 'gpus_per_node': 8, 'name': 'p0', "
+        "'nodes...")
 
 
 def test_a_cluster_file_with_many_problems_names_where_the_others_are(tmp_path: Path):
@@ -1385,15 +1389,17 @@ def test_a_cluster_file_with_many_problems_names_where_the_others_are(tmp_path: 
     path.write_text("pools: []\njobs: []\n", encoding="utf-8")
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
-    assert str(caught.value) == f"{path}: pools: must list at least 1, got [] (and 1 more problem, at 'jobs')"
+    assert str(caught.value) == (f"{path}: line 1: pools: must list at least 1, got [] (and 1 more problem, at 'jobs' "
+                                 "(line 2))")
     path.write_text("pools:\n  - {name: a, gpu: a100, nodes: -1, gpus_per_node: 8, x: 1}\n"
                     "  - {name: b, gpu: a100, nodes: -1, gpus_per_node: 8}\njobs:\n"
                     "  - {name: j, model: 4B, max_model_len: -5}\n  - {name: k, model: 4B, max_model_len: 5, "
                     "priority: -1}\n", encoding="utf-8")
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
-    assert str(caught.value) == (f"{path}: pool a, nodes: must be at least 0, got -1 (and 4 more problems, at 'pool a, "
-                                 "x', 'pool b, nodes', 'job j, max_model_len', ...)")
+    assert str(caught.value) == (f"{path}: line 2: pool a, nodes: must be at least 0, got -1 (and 4 more problems, at "
+                                 "'pool a, x' (line 2), 'pool b, nodes' (line 3), 'job j, max_model_len' (line 5), "
+                                 "...)")
 
 
 def _config_of(model_name: str, **changes: object) -> dict:
@@ -1502,15 +1508,17 @@ def test_a_file_of_nested_aliases_is_refused_at_once(cli, tmp_path: Path):
     path.write_text("\n".join(lines) + "\npools: [{name: *a8, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
                     "jobs: [{name: j, model: 4B, max_model_len: 8192}]\n", encoding="utf-8")
     status, out, err = cli("cluster", str(path))
-    assert (status, out) == (2, "") and err.startswith(f"solve cluster: error: {path}: pools item 1, name: must be text, "
-                                                       "got [[[[...], [...], [...], [...], [...], [...], ...], [[...]...")
+    assert (status, out) == (2, "") and err.startswith(f"solve cluster: error: {path}: line 9: pools item 1, name: "
+                                                       "must be text, got [[[[...], [...], [...], [...], [...], [...], "
+                                                       "...], [[...]...")
 
 
 def test_a_length_in_exponent_notation_is_told_how_yaml_reads_it(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE.replace("max_model_len: 8192", "max_model_len: 8.192e3"), encoding="utf-8")
-    assert cli("cluster", str(path)) == (2, "", (f"solve cluster: error: {path}: job tiny, max_model_len: must be a "
-                                                 "whole number, got '8.192e3' (YAML reads it as text: write 8192)\n"))
+    assert cli("cluster", str(path)) == (2, "", (f"solve cluster: error: {path}: line 8: job tiny, max_model_len: must "
+                                                 "be a whole number, got '8.192e3' (YAML reads it as text: write "
+                                                 "8192)\n"))
 
 
 @pytest.mark.parametrize(("written", "hint"), [
@@ -1521,8 +1529,8 @@ def test_a_quoted_number_is_told_to_lose_its_quotes(cli, tmp_path: Path, written
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE.replace("rollout_gpus: 1", f"rollout_gpus: {written}", 1), encoding="utf-8")
     value = written.strip("'\"")
-    assert cli("cluster", str(path)) == (2, "", (f"solve cluster: error: {path}: job tiny, rollout_gpus: must be a "
-                                                 f"whole number, got '{value}'{hint}\n"))
+    assert cli("cluster", str(path)) == (2, "", (f"solve cluster: error: {path}: line 8: job tiny, rollout_gpus: must "
+                                                 f"be a whole number, got '{value}'{hint}\n"))
 
 
 @pytest.mark.parametrize(("priority", "hint"), [
@@ -1540,7 +1548,7 @@ def test_a_number_yaml_reads_as_text_is_never_told_to_be_written_out_of_bounds(c
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE.replace("priority: 3", f"priority: {priority}"), encoding="utf-8")
     joint = ":" if hint.startswith("write") else ","
-    message = (f"solve cluster: error: {path}: job math-4b, priority: must be a whole number, got '{priority}' "
+    message = (f"solve cluster: error: {path}: line 5: job math-4b, priority: must be a whole number, got '{priority}' "
                f"(YAML reads it as text{joint} {hint})\n")
     assert cli("cluster", str(path)) == (2, "", message)
 
@@ -1549,9 +1557,35 @@ def test_pools_written_as_a_mapping_are_told_to_be_a_list(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text("pools:\n  a100: {gpu: a100, nodes: 1, gpus_per_node: 8}\njobs: [{name: j, model: 4B, "
                     "max_model_len: 8192}]\n", encoding="utf-8")
-    assert cli("cluster", str(path)) == (2, "", (f"solve cluster: error: {path}: pools: must be a list, got a "
+    assert cli("cluster", str(path)) == (2, "", (f"solve cluster: error: {path}: line 2: pools: must be a list, got a "
                                                  "mapping (keys: a100): list each as an item with its name, "
                                                  "'- name: a100', its fields under it\n"))
+
+
+@pytest.mark.parametrize(("mistake", "said"), [
+    (("    priority: 3 ", "    priority: high "), (
+        "line 17: job math-4b, priority: must be a whole number, got 'high' (a weight, from 1 to 1000000: the "
+        "placement places the most total priority)")),
+    (("    nodes: 1\n", "    nodes: 1 node\n"), "line 10: pool h20, nodes: must be a whole number, got '1 node'"),
+    (("{at_least: 32768}", "{at_least: 32768, at_most: 8192}"), (
+        "line 21: job code-8b, max_model_len: at_most must be at least at_least (32768), got 8192")),
+    (("    rollout_gpus: 4\n", "    rollout_gpus: 4\n    gpus: 8\n"), (
+        "line 28: job chat-14b: unknown field 'gpus' (the placement chooses a job's trainer GPUs, nodes and settings; "
+        "rollout_gpus keeps GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, "
+        "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, reference_model, critic, dpo, "
+        "trinity_version, model, model_config)")),
+    (("    gpu: H20-96GB\n    nodes: 1\n", "    nodes: -1\n"), (
+        "line 8: pool h20: missing field 'gpu' (fields: name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, "
+        "gpu_memory_mib, gpu_interconnect, node_interconnect, down) (and 1 more problem, at 'pool h20, nodes' "
+        "(line 9))")),
+], ids=["job-field", "pool-field", "nested", "unknown-field", "missing-field"])
+def test_a_cluster_files_data_mistake_names_its_line(cli, tmp_path: Path, mistake: tuple[str, str], said: str):
+    # clusterlines90: a refusal named the file, the job or pool and the field, not the line, as a cells file's did
+    example = (Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml").read_text(encoding="utf-8")
+    assert mistake[0] in example
+    path = tmp_path / "fleet.yaml"
+    path.write_text(example.replace(*mistake), encoding="utf-8")
+    assert cli("cluster", str(path)) == (2, "", f"solve cluster: error: {path}: {said}\n")
 
 
 def test_names_are_printed_as_they_are_not_as_markup(cli, tmp_path: Path):
@@ -2693,7 +2727,7 @@ def test_nodes_are_hosts_of_at_most_16_gpus(tmp_path: Path):
     path.write_text("pools:\n  - {name: w, gpu: H100-80GB, nodes: 1, gpus_per_node: 64}\njobs:\n"
                     "  - {name: j0, model: Qwen3-4B, max_model_len: 8192}\n", encoding="utf-8")
     with pytest.raises(TableError, match=(
-            r"fleet.yaml: pool w, gpus_per_node: must be at most 16, got 64 \(a node is one host, Trinity's "
+            r"fleet.yaml: line 2: pool w, gpus_per_node: must be at most 16, got 64 \(a node is one host, Trinity's "
             r"cluster.gpu_per_node, and the largest hosts have 16 GPUs: give more GPUs as more nodes\)$")):
         load_fleet(path, CATALOG)
 
@@ -3269,9 +3303,9 @@ def test_lengths_in_a_cluster_file_may_be_thousands_of_tokens_as_on_the_command_
 
 
 @pytest.mark.parametrize(("nodes", "per_node", "said"), [
-    ("-2.0", "8", "pool a, nodes: must be at least 0, got -2.0"),
-    ("2.0", "8", "pool a, nodes: must be a whole number, got 2.0 (write 2.0 as 2)"),
-    ("1", "0.0", "pool a, gpus_per_node: must be above 0, got 0.0"),
+    ("-2.0", "8", "line 2: pool a, nodes: must be at least 0, got -2.0"),
+    ("2.0", "8", "line 2: pool a, nodes: must be a whole number, got 2.0 (write 2.0 as 2)"),
+    ("1", "0.0", "line 2: pool a, gpus_per_node: must be above 0, got 0.0"),
 ])
 def test_a_cluster_files_whole_number_written_as_a_float_is_told_the_bound_it_breaks(tmp_path: Path, nodes: str,
                                                                                      per_node: str, said: str):
@@ -3297,7 +3331,7 @@ def test_a_refused_cluster_length_names_both_forms_it_takes(cli, tmp_path: Path,
                     f"  - {{name: j, model: 4B, max_model_len: {length}}}\n", encoding="utf-8")
     code, out, err = cli("cluster", str(path))
     assert (code, out) == (2, "")
-    assert err == (f"solve cluster: error: {path}: {where}: must be a whole number, got {shown} "
+    assert err == (f"solve cluster: error: {path}: line 4: {where}: must be a whole number, got {shown} "
                    "(tokens, or thousands of 1024: 32768 or 32k)\n")
 
 
@@ -4021,13 +4055,16 @@ def test_a_job_length_of_a_few_hundred_tokens_gets_a_note_suggesting_thousands(c
     path.write_text(yaml.safe_dump({"pools": [ONE_NODE], "jobs": [
         {"name": "short", "model": "4B", "max_model_len": 32},
         {"name": "longer", "model": "0.6B", "max_model_len": {"at_least": 256}},
+        {"name": "cut", "model": "0.6B", "max_model_len": 131},  # 131k would be told to write 128k (clusterlines90)
         {"name": "fine", "model": "0.6B", "max_model_len": 257}]}), encoding="utf-8")
     status, out, err = cli("cluster", str(path), "--json")
     assert status == 0 and {p["job"]: p["plan"]["max_model_len"] for p in json.loads(out)["placements"]}["short"] == 32
     assert err == ("solve cluster: note: job short: max_model_len 32 is 32 tokens; for 32768 tokens write "
                    "max_model_len: 32k\n"
                    "solve cluster: note: job longer: max_model_len at_least 256 is 256 tokens; for 262144 tokens "
-                   "write at_least: 256k\n")
+                   "write at_least: 256k\n"
+                   "solve cluster: note: job cut: max_model_len 131 is 131 tokens; for 131072 tokens write "
+                   "max_model_len: 128k\n")
 
 
 def test_two_jobs_that_differ_only_in_their_train_batch_get_their_own_plans(tmp_path: Path):

@@ -113,21 +113,21 @@ def test_a_second_cluster_file_is_named_as_not_read(cli: Cli) -> None:
 
 
 @pytest.mark.parametrize(("top", "pool_extra", "job_extra", "error"), [
-    ("", ", h100: 2", "", ("pool p: unknown field 'h100' ('h100' is a GPU type, H100-80GB, not a field: give it as "
-                           "gpu: H100-80GB; fields: name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, "
+    ("", ", h100: 2", "", ("line 2: pool p: unknown field 'h100' ('h100' is a GPU type, H100-80GB, not a field: give "
+                           "it as gpu: H100-80GB; fields: name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, "
                            "gpu_memory_mib, gpu_interconnect, node_interconnect, down)")),
     # A job's: where a GPU type belongs, in the words a job's gpu gets (s88; before, the GPU type alone).
-    ("", "", ", a100: 1", ("job j: unknown field 'a100' ('a100' is a GPU type, A100-80GB, not a field: a job runs on "
-                           "its pool's gpu (a pool's field, not a job's: to keep a job to a pool, give it pool: NAME); "
-                           "fields: name, max_model_len, rollout_gpus, priority, pool, required, train_batch_size, "
-                           "lora_rank, lora_targets, lora_exclude_modules, reference_model, critic, dpo, "
-                           "trinity_version, model, model_config)")),
-    ("H100: 3\n", "", "", ("unknown field 'H100' ('H100' is a GPU type, H100-80GB, not a field: a pool has no price: "
-                           "--buy adds the fewest GPUs, then nodes; fields: pools, jobs)")),
-    ("prices: {h100: 3}\n", "", "", ("unknown field 'prices' (a pool has no price: --buy adds the fewest GPUs, then "
-                                     "nodes; fields: pools, jobs)")),
-    ("weights: {sp: 1}\n", "", "", ("unknown field 'weights' (solve cluster's --weights FILE gives the cost weights; "
-                                    "fields: pools, jobs)")),
+    ("", "", ", a100: 1", ("line 4: job j: unknown field 'a100' ('a100' is a GPU type, A100-80GB, not a field: a job "
+                           "runs on its pool's gpu (a pool's field, not a job's: to keep a job to a pool, give it "
+                           "pool: NAME); fields: name, max_model_len, rollout_gpus, priority, pool, required, "
+                           "train_batch_size, lora_rank, lora_targets, lora_exclude_modules, reference_model, critic, "
+                           "dpo, trinity_version, model, model_config)")),
+    ("H100: 3\n", "", "", ("line 1: unknown field 'H100' ('H100' is a GPU type, H100-80GB, not a field: a pool has no "
+                           "price: --buy adds the fewest GPUs, then nodes; fields: pools, jobs)")),
+    ("prices: {h100: 3}\n", "", "", ("line 1: unknown field 'prices' (a pool has no price: --buy adds the fewest GPUs, "
+                                     "then nodes; fields: pools, jobs)")),
+    ("weights: {sp: 1}\n", "", "", ("line 1: unknown field 'weights' (solve cluster's --weights FILE gives the cost "
+                                    "weights; fields: pools, jobs)")),
 ])
 def test_a_gpu_type_or_its_price_as_a_cluster_file_key_is_told_why_not(cli: Cli, tmp_path: Path, top: str,
                                                                        pool_extra: str, job_extra: str,

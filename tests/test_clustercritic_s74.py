@@ -139,7 +139,7 @@ def test_a_bad_critic_is_refused_naming_the_job_the_field_and_the_values(cli: Cl
     path = _written(tmp_path, _fleet(_job("math-4b", "Qwen3-4B", 16384, "residnet")))
     status, out, err = cli("cluster", str(path))
     assert (status, out) == (2, "")
-    assert err == (f"solve cluster: error: {path}: job math-4b, critic: must be 'none', 'resident', "
+    assert err == (f"solve cluster: error: {path}: line 2: job math-4b, critic: must be 'none', 'resident', "
                    "'offloaded' or 'reloaded', got 'residnet'; did you mean 'resident'?\n")
     status, _, err = cli("cluster", str(_written(tmp_path, _fleet(_job("a", "Qwen3-4B", 16384)), "ok")),
                          "--critic", "resident")

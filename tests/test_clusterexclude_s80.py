@@ -165,7 +165,7 @@ def test_exclusions_without_a_rank_or_as_a_list_are_refused(cli: Cli, tmp_path: 
                 "exclusions are a LoRA adapter's; give a lora_rank above 0\n"))
     path = fleet_file(tmp_path, "gpus_per_node: 8, nodes: 1", unranked % "[v_proj]")
     assert cli("cluster", str(path), "--time-limit", "5") == (
-        2, "", f"solve cluster: error: {path}: job qv, lora_exclude_modules: must be text, got ['v_proj']\n")
+        2, "", f"solve cluster: error: {path}: line 4: job qv, lora_exclude_modules: must be text, got ['v_proj']\n")
 
 
 def test_an_unplaced_job_says_its_exclusions(cli: Cli, tmp_path: Path) -> None:

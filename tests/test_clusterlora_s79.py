@@ -148,5 +148,5 @@ def test_a_jobs_host_need_counts_its_adapter_on_its_targets_as_solve_does(cli: C
 def test_targets_given_as_a_list_are_told_the_text_to_give(cli: Cli, tmp_path: Path) -> None:
     path = fleet_file(tmp_path, "[q_proj, v_proj]")
     assert cli("cluster", str(path), "--time-limit", "5") == (
-        2, "", (f"solve cluster: error: {path}: job qv, lora_targets: must be text, got ['q_proj', 'v_proj'] (a list: "
-                "give 'q_proj,v_proj', the names separated by commas)\n"))
+        2, "", (f"solve cluster: error: {path}: line 4: job qv, lora_targets: must be text, got ['q_proj', 'v_proj'] "
+                "(a list: give 'q_proj,v_proj', the names separated by commas)\n"))

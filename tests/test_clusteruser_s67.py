@@ -52,4 +52,4 @@ def test_a_pool_of_no_nodes_is_what_buy_weighs_for_a_gpu_type_you_have_none_of(
     assert [job["job"] for job in bought["fits_nowhere"]] == ["huge"]
     fleet.write_text(yaml.safe_dump({**ONE_H20, "pools": [{**ONE_H20["pools"][0], "nodes": -1}]}), encoding="utf-8")
     assert cli("cluster", str(fleet), "--buy") == (
-        2, "", f"solve cluster: error: {fleet}: pool h20, nodes: must be at least 0, got -1\n")
+        2, "", f"solve cluster: error: {fleet}: line 14: pool h20, nodes: must be at least 0, got -1\n")

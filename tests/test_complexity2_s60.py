@@ -22,6 +22,6 @@ def test_a_key_yaml_reads_as_no_text_is_refused_as_the_unknown_field_written(tmp
                     "jobs: [{name: j, model: 4B, max_model_len: 4096}]\n", encoding="utf-8")
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
-    assert str(caught.value) == (f"{path}: pool a: unknown field '{key}' (fields: name, gpu, nodes, gpus_per_node, "
-                                 "host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, node_interconnect, "
-                                 "down)")
+    assert str(caught.value) == (f"{path}: line 1: pool a: unknown field '{key}' (fields: name, gpu, nodes, "
+                                 "gpus_per_node, host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, "
+                                 "node_interconnect, down)")

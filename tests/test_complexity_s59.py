@@ -25,90 +25,94 @@ JOB_FIELDS = ("fields: name, max_model_len, rollout_gpus, priority, pool, requir
 
 MESSAGES = [
     # A field missing: the mapping's fields; one given under another name: the unknown one beside it.
-    ("[{name: a, nodes: 1, gpus_per_node: 8}]", JOB, f"pool a: missing field 'gpu' ({POOL_FIELDS})"),
+    ("[{name: a, nodes: 1, gpus_per_node: 8}]", JOB, f"line 1: pool a: missing field 'gpu' ({POOL_FIELDS})"),
     ("[{name: a, gpu_type: a100, nodes: 1, gpus_per_node: 8}]", JOB,
-     f"pool a: unknown field 'gpu_type' (did you mean gpu? {POOL_FIELDS})"),
+     f"line 1: pool a: unknown field 'gpu_type' (did you mean gpu? {POOL_FIELDS})"),
     # An unknown field in another mapping says nothing of the missing one: the missing field is said.
     ("[{name: a, nodes: 1, gpus_per_node: 8}]", f"{JOB}, colour: red",
-     f"pool a: missing field 'gpu' ({POOL_FIELDS}) (and 1 more problem, at 'job j, colour')"),
+     f"line 1: pool a: missing field 'gpu' ({POOL_FIELDS}) (and 1 more problem, at 'job j, colour' (line 2))"),
     # An unknown field close to one, one the placement chooses, one like none.
     ("[{name: a, gpu: a100, node: 1, gpus_per_node: 8}]", JOB,
-     f"pool a: unknown field 'node' (did you mean nodes? {POOL_FIELDS})"),
+     f"line 1: pool a: unknown field 'node' (did you mean nodes? {POOL_FIELDS})"),
     (f"[{{{POOL}}}]", f"{JOB}, sp: 2",
-     ("job j: unknown field 'sp' (the placement chooses a job's trainer GPUs, nodes and settings; rollout_gpus keeps "
-      f"GPUs for its explorer; {JOB_FIELDS})")),
-    (f"[{{{POOL}}}]", f"{JOB}, colour: red", f"job j: unknown field 'colour' ({JOB_FIELDS})"),
+     ("line 2: job j: unknown field 'sp' (the placement chooses a job's trainer GPUs, nodes and settings; "
+      f"rollout_gpus keeps GPUs for its explorer; {JOB_FIELDS})")),
+    (f"[{{{POOL}}}]", f"{JOB}, colour: red", f"line 2: job j: unknown field 'colour' ({JOB_FIELDS})"),
     # Exponent notation YAML 1.1 reads as text: the number to write, or what that number breaks.
     ("[{name: a, gpu: a100, nodes: 1e1, gpus_per_node: 8}]", JOB,
-     "pool a, nodes: must be a whole number, got '1e1' (YAML reads it as text: write 10)"),
+     "line 1: pool a, nodes: must be a whole number, got '1e1' (YAML reads it as text: write 10)"),
     ("[{name: a, gpu: a100, nodes: 1e9, gpus_per_node: 8}]", JOB,
-     ("pool a, nodes: must be a whole number, got '1e9' (YAML reads it as text, and as a number it must be at most "
-      "65536)")),
+     ("line 1: pool a, nodes: must be a whole number, got '1e9' (YAML reads it as text, and as a number it must be at "
+      "most 65536)")),
     ("[{name: a, gpu: a100, nodes: 2.5e0, gpus_per_node: 8}]", JOB,
-     ("pool a, nodes: must be a whole number, got '2.5e0' (YAML reads it as text, and as a number it must be a whole "
-      "number)")),
+     ("line 1: pool a, nodes: must be a whole number, got '2.5e0' (YAML reads it as text, and as a number it must be a "
+      "whole number)")),
     # A pool's host memory is read as --host-ram reads it since session 62 (1e3, '512' and 2TB are taken): its bound.
-    (f"[{{{POOL}, host_ram_gb: 1e9}}]", JOB, "pool a, host_ram_gb: must be above 0 and at most 49152 GB, got 1e9"),
+    (f"[{{{POOL}, host_ram_gb: 1e9}}]", JOB,
+     "line 1: pool a, host_ram_gb: must be above 0 and at most 49152 GB, got 1e9"),
     # A number in quotes.
     (f"[{{{POOL}}}]", f"{JOB}, train_batch_size: '256'",
-     ("job j, train_batch_size: must be a whole number, got '256' (quoted, YAML reads it as text: write it without "
-      "quotes)")),
+     ("line 2: job j, train_batch_size: must be a whole number, got '256' (quoted, YAML reads it as text: write it "
+      "without quotes)")),
     (f"[{{{POOL}}}]", "name: j, model: 4B, max_model_len: '4096'",
-     ("job j, max_model_len: must be a whole number, got '4096' (quoted, YAML reads it as text: write it without "
-      "quotes)")),
+     ("line 2: job j, max_model_len: must be a whole number, got '4096' (quoted, YAML reads it as text: write it "
+      "without quotes)")),
     (f"[{{{POOL}}}]", f"{JOB}, priority: '5'",
-     "job j, priority: must be a whole number, got '5' (quoted, YAML reads it as text: write it without quotes)"),
+     ("line 2: job j, priority: must be a whole number, got '5' (quoted, YAML reads it as text: write it without "
+      "quotes)")),
     # A job's length in neither form it takes.
     (f"[{{{POOL}}}]", "name: j, model: 4B, max_model_len: 32kb",
-     ("job j, max_model_len: must be a whole number, got '32kb' (tokens, or thousands of 1024: 32768 or "
+     ("line 2: job j, max_model_len: must be a whole number, got '32kb' (tokens, or thousands of 1024: 32768 or "
       "32k)")),
     (f"[{{{POOL}}}]", "name: j, model: 4B, max_model_len: {at_least: 32.5k}",
-     ("job j, max_model_len, at_least: must be a whole number, got '32.5k' (tokens, or thousands of 1024: "
+     ("line 2: job j, max_model_len, at_least: must be a whole number, got '32.5k' (tokens, or thousands of 1024: "
       "32768 or 32k)")),
     # A priority as a word; a word where a number is asked and no hint fits.
     (f"[{{{POOL}}}]", f"{JOB}, priority: high",
-     ("job j, priority: must be a whole number, got 'high' (a weight, from 1 to 1000000: the placement places the "
-      "most total priority)")),
-    ("[{name: a, gpu: a100, nodes: two, gpus_per_node: 8}]", JOB, "pool a, nodes: must be a whole number, got 'two'"),
+     ("line 2: job j, priority: must be a whole number, got 'high' (a weight, from 1 to 1000000: the placement places "
+      "the most total priority)")),
+    ("[{name: a, gpu: a100, nodes: two, gpus_per_node: 8}]", JOB,
+     "line 1: pool a, nodes: must be a whole number, got 'two'"),
     # A priority that is no word, a host memory that is no number: no hint of words or units or MiB.
-    (f"[{{{POOL}}}]", f"{JOB}, priority: 1.5", "job j, priority: must be a whole number, got 1.5"),
-    (f"[{{{POOL}, host_ram_gb: [1]}}]", JOB, "pool a, host_ram_gb: must be a number, got [1]"),
+    (f"[{{{POOL}}}]", f"{JOB}, priority: 1.5", "line 2: job j, priority: must be a whole number, got 1.5"),
+    (f"[{{{POOL}, host_ram_gb: [1]}}]", JOB, "line 1: pool a, host_ram_gb: must be a number, got [1]"),
     # GPU memory with its unit; nvidia-smi's MiB as GB (beyond any GPU's MiB: no hint).
     ("[{name: a, gpu: x1, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 48GB}]", JOB,
-     ("pool a, gpu_memory_gb: must be a whole number, got '48GB' (GB as sold, as a number: 48 for 48 GB; "
+     ("line 1: pool a, gpu_memory_gb: must be a whole number, got '48GB' (GB as sold, as a number: 48 for 48 GB; "
       "nvidia-smi's total in MiB goes in gpu_memory_mib)")),
     ("[{name: a, gpu: x1, nodes: 1, gpus_per_node: 8, gpu_memory_mib: 49152MiB}]", JOB,
-     ("pool a, gpu_memory_mib: must be a whole number, got '49152MiB' (nvidia-smi's total in MiB, as a number: "
+     ("line 1: pool a, gpu_memory_mib: must be a whole number, got '49152MiB' (nvidia-smi's total in MiB, as a number: "
       "49152)")),
     ("[{name: a, gpu: x1, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 80 GiB}]", JOB,
-     ("pool a, gpu_memory_gb: must be a whole number, got '80 GiB' (GB as sold, as a number: 80 for 80 GB; "
+     ("line 1: pool a, gpu_memory_gb: must be a whole number, got '80 GiB' (GB as sold, as a number: 80 for 80 GB; "
       "nvidia-smi's total in MiB goes in gpu_memory_mib)")),
     ("[{name: a, gpu: x1, nodes: 1, gpus_per_node: 8, gpu_memory_mib: lots}]", JOB,
-     "pool a, gpu_memory_mib: must be a whole number, got 'lots' (nvidia-smi's total in MiB, as a number: 81559)"),
+     ("line 1: pool a, gpu_memory_mib: must be a whole number, got 'lots' (nvidia-smi's total in MiB, as a number: "
+      "81559)")),
     ("[{name: a, gpu: x1, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 49152}]", JOB,
-     ("pool a, gpu_memory_gb: must be at most 4096, got 49152 (no GPU has 49152 GB; if it is nvidia-smi's total in "
-      "MiB, 48.0 GiB, give gpu_memory_mib: 49152)")),
+     ("line 1: pool a, gpu_memory_gb: must be at most 4096, got 49152 (no GPU has 49152 GB; if it is nvidia-smi's "
+      "total in MiB, 48.0 GiB, give gpu_memory_mib: 49152)")),
     ("[{name: a, gpu: x1, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 99999999}]", JOB,
-     "pool a, gpu_memory_gb: must be at most 4096, got 99999999"),
+     "line 1: pool a, gpu_memory_gb: must be at most 4096, got 99999999"),
     # Text YAML reads, unquoted, as another type (a name is its text as written: test_smallslips18_s74).
     ("[{name: a, gpu: on, nodes: 1, gpus_per_node: 8}]", JOB,
-     ("pool a, gpu: must be text, got true (YAML reads it, unquoted, as true or false: quote it to keep it as "
+     ("line 1: pool a, gpu: must be text, got true (YAML reads it, unquoted, as true or false: quote it to keep it as "
       "text)")),
     ("[{name: a, gpu: 1.5, nodes: 1, gpus_per_node: 8}]", JOB,
-     "pool a, gpu: must be text, got 1.5 (YAML reads it, unquoted, as a number: quote it to keep it as text)"),
+     "line 1: pool a, gpu: must be text, got 1.5 (YAML reads it, unquoted, as a number: quote it to keep it as text)"),
     # A validator's own words; a list where a number is; a number where a list is.
-    (f"[{{{POOL}}}]", f"{JOB}, model_config: x", "job j: model and model_config both name the model: give one"),
-    (f"[{{{POOL}}}]", f"{JOB}, rollout_gpus: [1]", "job j, rollout_gpus: must be a whole number, got [1]"),
-    ("3", JOB, "pools: must be a list, got 3"),
+    (f"[{{{POOL}}}]", f"{JOB}, model_config: x", "line 2: job j: model and model_config both name the model: give one"),
+    (f"[{{{POOL}}}]", f"{JOB}, rollout_gpus: [1]", "line 2: job j, rollout_gpus: must be a whole number, got [1]"),
+    ("3", JOB, "line 1: pools: must be a list, got 3"),
     # The other problems, by place, after the first.
     (("[{name: a, gpu: a100, nodes: -1, gpus_per_node: 0, host_ram_gb: 0}, "
       "{name: b, gpu: a100, nodes: -1, gpus_per_node: 8}]"),
      "name: j, model: 4B, max_model_len: 0",
-     ("pool a, nodes: must be at least 0, got -1 (and 4 more problems, at 'pool a, gpus_per_node', 'pool a, "
-      "host_ram_gb', 'pool b, nodes', ...)")),
+     ("line 1: pool a, nodes: must be at least 0, got -1 (and 4 more problems, at 'pool a, gpus_per_node' (line 1), "
+      "'pool a, host_ram_gb' (line 1), 'pool b, nodes' (line 1), ...)")),
     (f"[{{{POOL}}}]", "name: j, model: 4B, max_model_len: {exactly: 4096}",
-     ("job j, max_model_len: unknown field 'exactly' (fields: at_least, at_most) (and 1 more problem, at 'job j, "
-      "max_model_len, at_least')")),
+     ("line 2: job j, max_model_len: unknown field 'exactly' (fields: at_least, at_most) (and 1 more problem, at 'job "
+      "j, max_model_len, at_least' (line 2))")),
 ]
 """(a cluster file's pools, its one job, the message after the file's path): every branch of the old hint chain."""
 

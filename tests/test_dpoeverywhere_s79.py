@@ -180,12 +180,12 @@ def test_a_dpo_jobs_emitted_config_is_solve_dpos(tmp_path: Path, cli: Cli):
 
 
 @pytest.mark.parametrize(("extra", "message"), [
-    ("dpo: 1", "job pairs, dpo: must be true or false, got 1"),
-    ("dpo: 'true'", ("job pairs, dpo: must be true or false, got 'true' (quoted, YAML reads it as text: write it "
-                     "without quotes)")),
-    ("dpo: true\n    critic: resident", ("job pairs: dpo true trains no PPO critic (Trinity's dpo algorithm uses "
-                                         "none): drop critic resident")),
-    ("dpo: true\n    reference_model: false", ("job pairs: dpo true without LoRA builds a reference model "
+    ("dpo: 1", "line 10: job pairs, dpo: must be true or false, got 1"),
+    ("dpo: 'true'", ("line 10: job pairs, dpo: must be true or false, got 'true' (quoted, YAML reads it as text: write "
+                     "it without quotes)")),
+    ("dpo: true\n    critic: resident", ("line 7: job pairs: dpo true trains no PPO critic (Trinity's dpo algorithm "
+                                         "uses none): drop critic resident")),
+    ("dpo: true\n    reference_model: false", ("line 7: job pairs: dpo true without LoRA builds a reference model "
                                                "(Trinity's dpo algorithm uses one): drop reference_model false, or "
                                                "give a lora_rank"))])
 def test_a_bad_dpo_job_is_refused_in_one_line(tmp_path: Path, cli: Cli, extra: str, message: str):

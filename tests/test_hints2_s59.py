@@ -36,23 +36,23 @@ def test_a_bare_mib_figure_no_gpu_has_in_gb_is_refused_with_both_readings(cli, s
     assert status == 0 and out.startswith("t4-mine · Qwen3-0.6B")
 
 
-@pytest.mark.parametrize(("pool", "problem"), [
-    ({"gpu": "T4-mine", "gpu_memory_gb": 15360, "gpus_per_node": 4},
+@pytest.mark.parametrize(("pool", "line", "problem"), [
+    ({"gpu": "T4-mine", "gpu_memory_gb": 15360, "gpus_per_node": 4}, 7,
      ("gpu_memory_gb: must be at most 4096, got 15360 (no GPU has 15360 GB; if it is nvidia-smi's total in MiB, 15.0 "
       "GiB, give gpu_memory_mib: 15360)")),
     # free -m's total, as host memory in GB (session 59's smallhints3; read as --host-ram reads it since session 62)
-    ({"gpu": "H100", "gpus_per_node": 8, "host_ram_gb": 515870},
+    ({"gpu": "H100", "gpus_per_node": 8, "host_ram_gb": 515870}, 8,
      ("host_ram_gb: a number without a unit is GB up to 4096, got 515870: give its unit, 515870MiB if it is free -m's "
       "total (503.7 GiB)")),
 ])
-def test_a_pools_mib_figure_as_gb_is_refused_with_both_readings(tmp_path: Path, pool: dict, problem: str):
+def test_a_pools_mib_figure_as_gb_is_refused_with_both_readings(tmp_path: Path, pool: dict, line: int, problem: str):
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump({"pools": [{"name": "lab", "nodes": 1, **pool}],
                                     "jobs": [{"name": "a", "model": "Qwen3-0.6B", "max_model_len": 4096}]}),
                     encoding="utf-8")
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
-    assert str(caught.value) == f"{path}: pool lab, {problem}"
+    assert str(caught.value) == f"{path}: line {line}: pool lab, {problem}"
 
 
 def test_the_mib_hint_reaches_the_most_mib_a_gpu_type_may_report_and_not_where_the_mib_are_given():

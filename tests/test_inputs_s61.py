@@ -178,6 +178,6 @@ def test_a_cluster_files_memory_fields_name_their_unit_and_refuse_unit_letters(t
                      "jobs:\n  - {name: j, model: 4B, max_model_len: 8192}\n", encoding="utf-8")
     status, out, err = cli("cluster", str(fleet))
     assert (status, out) == (2, "")
-    assert err.splitlines()[-1] == (f"solve cluster: error: {fleet}: pool p, gpu_memory_gb: must be a whole number, "
-                                    "got '24G' (GB as sold, as a number: 24 for 24 GB; nvidia-smi's total in MiB goes "
-                                    "in gpu_memory_mib)")
+    assert err.splitlines()[-1] == (f"solve cluster: error: {fleet}: line 2: pool p, gpu_memory_gb: must be a whole "
+                                    "number, got '24G' (GB as sold, as a number: 24 for 24 GB; nvidia-smi's total in "
+                                    "MiB goes in gpu_memory_mib)")

@@ -172,13 +172,13 @@ def test_a_release_rft_solver_does_not_know_is_refused(cli: Cli, tmp_path: Path,
     fleet = _fleet(tmp_path, old=f", trinity_version: {written}")
     status, out, err = cli("cluster", str(fleet))
     assert (status, out) == (2, "")
-    assert err == (f"solve cluster: error: {fleet}: job old, trinity_version: takes 0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or "
-                   f"0.6.0 (or a tag of one, v0.5.2), {words}\n")
+    assert err == (f"solve cluster: error: {fleet}: line 4: job old, trinity_version: takes 0.5, 0.5.0, 0.5.1, 0.5.2, "
+                   f"0.6 or 0.6.0 (or a tag of one, v0.5.2), {words}\n")
 
 
 def test_a_release_that_is_no_text_is_refused(cli: Cli, tmp_path: Path) -> None:
     fleet = _fleet(tmp_path, old=", trinity_version: [0.5]")
-    refusal = f"solve cluster: error: {fleet}: job old, trinity_version: must be text, got [0.5]\n"
+    refusal = f"solve cluster: error: {fleet}: line 4: job old, trinity_version: must be text, got [0.5]\n"
     assert cli("cluster", str(fleet)) == (2, "", refusal)
 
 

@@ -176,7 +176,7 @@ def test_bad_job_fields_are_refused(tmp_path: Path, cli: Callable[..., tuple[int
     fleet.write_text(f"pools:\n  - {{name: a, gpu: H100, nodes: 1, gpus_per_node: 8}}\n"
                      f"jobs:\n  - {{name: j, model: 8B, max_model_len: 8192, {field}}}\n")
     code, out, err = cli("cluster", str(fleet))
-    assert (code, out, err) == (2, "", f"solve cluster: error: {fleet}: job j, {message}\n")
+    assert (code, out, err) == (2, "", f"solve cluster: error: {fleet}: line 4: job j, {message}\n")
 
 
 def test_solve_cluster_points_the_flags_to_the_job_fields(tmp_path: Path,

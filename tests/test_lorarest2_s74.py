@@ -79,7 +79,7 @@ def test_a_lora_job_with_a_reference_model_is_refused(tmp_path: Path,
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(FLEET.replace("lora_rank: 16}", "lora_rank: 16, reference_model: true}"), encoding="utf-8")
     code, out, err = cli("cluster", str(fleet))
-    assert (code, out, err) == (2, "", (f"solve cluster: error: {fleet}: job lora: reference_model true with "
+    assert (code, out, err) == (2, "", (f"solve cluster: error: {fleet}: line 4: job lora: reference_model true with "
                                         f"lora_rank 16: {NO_REFERENCE}; give reference_model false, or leave it out\n"))
     fleet.write_text(FLEET.replace("lora_rank: 16}", "lora_rank: 16, reference_model: false}"), encoding="utf-8")
     assert cli("cluster", str(fleet))[0] == 1  # placed where it may be, not refused

@@ -203,7 +203,7 @@ def test_a_cluster_job_s_lora_rank_vllm_refuses_is_refused_where_it_has_a_rollou
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(FLEET, encoding="utf-8")
     assert cli("cluster", str(fleet)) == (2, "", (
-        f"solve cluster: error: {fleet}: job lora: lora_rank 24, which Trinity gives the rollout's vLLM as its "
+        f"solve cluster: error: {fleet}: line 4: job lora: lora_rank 24, which Trinity gives the rollout's vLLM as its "
         "max_lora_rank: vLLM 0.19.1 takes 1, 8, 16, 32, 64, 128, 256, 320 or 512 alone, and fails as the rollout "
         "starts: give one of those, or rollout_gpus 0 for a trainer alone\n"))
     fleet.write_text(FLEET.replace(", rollout_gpus: 2", ""), encoding="utf-8")  # a trainer alone: any rank

@@ -286,7 +286,7 @@ def test_a_pools_unknown_link_is_refused_without_a_guess(cli: Cli, tmp_path: Pat
                      "gpu_interconnect: foo}\njobs:\n  - {name: a, model: Qwen3-8B, max_model_len: 8192}\n",
                      encoding="utf-8")
     assert cli("cluster", str(fleet)) == (
-        2, "", (f"solve cluster: error: {fleet}: pool lab, gpu_interconnect: must be 'nvlink', "
+        2, "", (f"solve cluster: error: {fleet}: line 2: pool lab, gpu_interconnect: must be 'nvlink', "
                 "'infinity-fabric' or 'pcie', got 'foo'\n"))
 
 

@@ -136,7 +136,8 @@ def test_only_a_pools_nodes_of_0_is_told_how_buy_weighs_a_gpu_type(
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text("pools:\n  - {name: h20, gpu: H20-96GB, " + field + "}\n"
                      "jobs:\n  - {name: ok, model: Qwen3-4B, max_model_len: 32768}\n", encoding="utf-8")
-    assert cli("cluster", str(fleet), "--buy") == (2, "", f"solve cluster: error: {fleet}: pool h20, {problem}\n")
+    assert cli("cluster", str(fleet), "--buy") == (2, "", (f"solve cluster: error: {fleet}: line 2: pool h20, "
+                                                           f"{problem}\n"))
 
 
 def test_a_stage_that_sets_an_empty_trainer_is_refused(cli: Cli, tmp_path: Path) -> None:

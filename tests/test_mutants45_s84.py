@@ -176,4 +176,5 @@ def test_a_jobs_field_given_to_a_pool_says_whose_it_is(cli: Cli, tmp_path: Path,
     fleet.write_text(f"pools:\n  - {{name: h20, gpu: H20-96GB, nodes: 1, gpus_per_node: 8, {field}: x}}\n"
                      "jobs:\n  - {name: j1, model: 4B, max_model_len: 8k}\n", encoding="utf-8")
     assert cli("cluster", str(fleet)) == (2, "", (
-        f"solve cluster: error: {fleet}: pool h20: unknown field {field!r} ({A_JOBS}; fields: {POOL_FIELDS})\n"))
+        f"solve cluster: error: {fleet}: line 2: pool h20: unknown field {field!r} ({A_JOBS}; fields: "
+        f"{POOL_FIELDS})\n"))

@@ -156,7 +156,7 @@ def test_a_key_an_inline_merge_brings_in_is_named_as_written(tmp_path: Path):
                     "jobs: [{name: j, model: 4B, max_model_len: 4096}]\n", encoding="utf-8")
     with pytest.raises(TableError) as refused:
         load_fleet(path, CATALOG)
-    assert str(refused.value).startswith(f"{path}: pool a: unknown field 'on' (fields: name, gpu, nodes, ")
+    assert str(refused.value).startswith(f"{path}: line 2: pool a: unknown field 'on' (fields: name, gpu, nodes, ")
 
 
 def test_condensed_runs_keeps_a_list_of_exactly_long_runs_groups_whole():

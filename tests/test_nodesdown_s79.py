@@ -94,12 +94,13 @@ def test_the_api_places_a_pool_built_in_code_with_nodes_down():
 
 
 @pytest.mark.parametrize(("down", "message"), [
-    ("[5]", "pool a100: down names node 5, which the pool lacks: its nodes are numbered 0 to 4"),
-    ("[1, 3, 1]", "pool a100: down names node 1 twice: name each node that is down once"),
-    ("[-1]", "pool a100, down item 1: must be at least 0, got -1"),
-    ("[0, 1, 2, 3, 4]", "pool a100: down names every node of the pool: give it nodes: 0 for a pool out of service"),
-    ("2", "pool a100, down: must be a list, got 2"),
-    ("[true]", "pool a100, down item 1: must be a whole number, got true"),
+    ("[5]", "line 20: pool a100: down names node 5, which the pool lacks: its nodes are numbered 0 to 4"),
+    ("[1, 3, 1]", "line 20: pool a100: down names node 1 twice: name each node that is down once"),
+    ("[-1]", "line 24: pool a100, down item 1: must be at least 0, got -1"),
+    ("[0, 1, 2, 3, 4]", ("line 20: pool a100: down names every node of the pool: give it nodes: 0 for a pool out of "
+                         "service")),
+    ("2", "line 24: pool a100, down: must be a list, got 2"),
+    ("[true]", "line 24: pool a100, down item 1: must be a whole number, got true"),
 ])
 def test_a_bad_down_is_one_line_naming_the_pool_exit_2(cli, tmp_path: Path, down: str, message: str):
     path = tmp_path / "fleet.yaml"

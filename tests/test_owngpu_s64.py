@@ -204,7 +204,7 @@ def test_a_pool_s_host_memory_of_true_is_refused_as_no_number(cli: Cli, tmp_path
     fleet.write_text(FLEET.format(link="host_ram_gb: true, "), encoding="utf-8")
     status, out, err = cli("cluster", str(fleet))
     assert (status, out) == (2, "")
-    assert err == f"solve cluster: error: {fleet}: pool lab, host_ram_gb: must be a number, got true\n"
+    assert err == f"solve cluster: error: {fleet}: line 2: pool lab, host_ram_gb: must be a number, got true\n"
 
 
 def test_solve_memory_s_pcie_caution_names_sp_1_as_the_api_does():

@@ -179,7 +179,7 @@ def test_a_bad_pool_interconnect_is_refused_naming_the_accepted_values(cli: Cli,
     fleet.write_text(FLEET.format(link="gpu_interconnect: pci, "), encoding="utf-8")
     status, out, err = cli("cluster", str(fleet))
     assert (status, out) == (2, "")
-    assert err == (f"solve cluster: error: {fleet}: pool lab, gpu_interconnect: must be 'nvlink', "
+    assert err == (f"solve cluster: error: {fleet}: line 2: pool lab, gpu_interconnect: must be 'nvlink', "
                    "'infinity-fabric' or 'pcie', got 'pci'\n")
 
 
@@ -189,9 +189,9 @@ def test_a_pool_interconnect_without_its_memory_is_refused(cli: Cli, tmp_path: P
                      encoding="utf-8")
     status, out, err = cli("cluster", str(fleet))
     assert (status, out) == (2, "")
-    assert err == (f"solve cluster: error: {fleet}: pool lab: gpu_interconnect states the interconnect of a GPU type "
-                   "of your own: give its memory too (gpu_memory_gb or gpu_memory_mib), or drop it (the catalogue's "
-                   "GPU types state theirs)\n")
+    assert err == (f"solve cluster: error: {fleet}: line 2: pool lab: gpu_interconnect states the interconnect of a "
+                   "GPU type of your own: give its memory too (gpu_memory_gb or gpu_memory_mib), or drop it (the "
+                   "catalogue's GPU types state theirs)\n")
 
 
 def test_two_pools_cannot_give_one_gpu_type_two_interconnects(cli: Cli, tmp_path: Path):

@@ -165,8 +165,8 @@ def test_a_job_s_critic_of_another_word_is_refused_saying_what_yaml_read(cli: Cl
     # fields say "must be ..., got ...", and so does this one now.
     fleet = _fleet_with_critic(tmp_path, critic)
     assert cli("cluster", str(fleet)) == (2, "", (
-        f"solve cluster: error: {fleet}: job ppo-8b, critic: must be 'none', 'resident', 'offloaded' or 'reloaded', "
-        f"got {got}\n"))
+        f"solve cluster: error: {fleet}: line 7: job ppo-8b, critic: must be 'none', 'resident', 'offloaded' or "
+        f"'reloaded', got {got}\n"))
 
 
 def test_a_pool_s_interconnect_by_another_tool_s_name_is_refused_in_the_same_words(cli: Cli, tmp_path: Path):
@@ -174,8 +174,8 @@ def test_a_pool_s_interconnect_by_another_tool_s_name_is_refused_in_the_same_wor
     fleet.write_text("pools:\n  - {name: lab, gpu: H100, nodes: 1, gpus_per_node: 8, gpu_interconnect: nvswitch}\n"
                      "jobs:\n  - {name: a, model: Qwen3-8B, max_model_len: 8192}\n", encoding="utf-8")
     assert cli("cluster", str(fleet)) == (2, "", (
-        f"solve cluster: error: {fleet}: pool lab, gpu_interconnect: must be 'nvlink', 'infinity-fabric' or 'pcie', "
-        "got 'nvswitch'; did you mean 'nvlink'? (NVSwitch joins a node's GPUs by NVLink)\n"))
+        f"solve cluster: error: {fleet}: line 2: pool lab, gpu_interconnect: must be 'nvlink', 'infinity-fabric' or "
+        "'pcie', got 'nvswitch'; did you mean 'nvlink'? (NVSwitch joins a node's GPUs by NVLink)\n"))
 
 
 def _engine_problems(explorer: dict[str, Any], node_gpus: int | None = 8, version: Any = None) -> list[str]:

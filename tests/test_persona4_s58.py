@@ -160,7 +160,7 @@ def test_a_pools_gpu_memory_written_as_nvidia_smi_shows_it_says_where_it_goes(
                                                "gpus_per_node": 8}], "jobs": FLEET["jobs"]}), encoding="utf-8")
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
-    assert str(caught.value) == f"{path}: pool lab, {field}: {hint}"
+    assert str(caught.value) == f"{path}: line 10: pool lab, {field}: {hint}"
 
 
 def test_a_pools_gpu_given_as_its_type_is_told_the_field(tmp_path: Path):
@@ -170,15 +170,15 @@ def test_a_pools_gpu_given_as_its_type_is_told_the_field(tmp_path: Path):
                                     "jobs": FLEET["jobs"]}), encoding="utf-8")
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
-    assert str(caught.value) == (f"{path}: pool h100: unknown field 'type' (did you mean gpu? fields: name, gpu, "
-                                 "nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, gpu_memory_mib, gpu_interconnect, "
-                                 "node_interconnect, down)")
+    assert str(caught.value) == (f"{path}: line 12: pool h100: unknown field 'type' (did you mean gpu? fields: name, "
+                                 "gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, gpu_memory_mib, "
+                                 "gpu_interconnect, node_interconnect, down)")
 
 
 @pytest.mark.parametrize(("job", "said"), [
     # A priority written as a word: the error named no range and no meaning.
-    ({"priority": "high"}, ("job a, priority: must be a whole number, got 'high' (a weight, from 1 to 1000000: the "
-                            "placement places the most total priority)")),
+    ({"priority": "high"}, ("line 5: job a, priority: must be a whole number, got 'high' (a weight, from 1 to 1000000: "
+                            "the placement places the most total priority)")),
     # A pool named in another case (pool names differ in more than case, so the one meant is plain).
     ({"pool": "A100"}, "job a, pool: no pool named 'A100' (did you mean a100? pools: a100)"),
     ({"pool": "h100"}, "job a, pool: no pool named 'h100' (pools: a100)"),

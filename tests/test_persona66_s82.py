@@ -38,8 +38,8 @@ def test_a_pools_gpu_memory_gb_given_in_mib_is_told_gpu_memory_mib_with_its_numb
                      "\njobs:\n  - {name: j, model: Qwen3-4B, max_model_len: 8192}\n", encoding="utf-8")
     status, out, err = cli("cluster", str(fleet))
     assert (status, out) == (2, "")
-    assert err == (f"solve cluster: error: {fleet}: pool lab, gpu_memory_gb: must be a whole number, got '{given}' "
-                   "(MiB, nvidia-smi's total, go in gpu_memory_mib: gpu_memory_mib: 40960)\n")
+    assert err == (f"solve cluster: error: {fleet}: line 2: pool lab, gpu_memory_gb: must be a whole number, got "
+                   f"'{given}' (MiB, nvidia-smi's total, go in gpu_memory_mib: gpu_memory_mib: 40960)\n")
 
 
 def test_a_pools_gpu_memory_gb_given_in_gb_keeps_its_words(tmp_path: Path, cli):

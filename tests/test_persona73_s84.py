@@ -74,7 +74,7 @@ def test_a_field_in_the_wrong_entry_says_whose_it_is(cli, tmp_path, pool_extra, 
     fleet = tmp_path / "q.yaml"
     fleet.write_text(f"pools:\n  - {{name: h20, gpu: H20-96GB, nodes: 1, gpus_per_node: 8{pool_extra}}}\n"
                      f"jobs:\n  - {{name: j1, model: 4B, max_model_len: 8k{job_extra}}}\n", encoding="utf-8")
-    entry, fields = ("pool h20", POOL_FIELDS) if pool_extra else ("job j1", JOB_FIELDS)
+    entry, fields = ("line 2: pool h20", POOL_FIELDS) if pool_extra else ("line 4: job j1", JOB_FIELDS)
     error = f"{entry}: unknown field {field!r} ({why}; fields: {fields})"
     assert cli("cluster", str(fleet)) == (2, "", f"solve cluster: error: {fleet}: {error}\n")
 

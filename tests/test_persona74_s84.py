@@ -119,7 +119,7 @@ def test_a_jobs_field_that_is_a_cluster_option_is_told_the_option(cli, tmp_path:
                      f"    model: Llama-3.1-70B\n    max_model_len: 65536\n    {field}\n", encoding="utf-8")
     key = field.split(":")[0]
     assert cli("cluster", str(fleet)) == (2, "", (
-        f"solve cluster: error: {fleet}: job big: unknown field '{key}' (solve cluster's {option} gives it, for every "
-        "job of the file; fields: name, max_model_len, rollout_gpus, priority, pool, required, train_batch_size, "
-        "lora_rank, lora_targets, lora_exclude_modules, reference_model, critic, dpo, trinity_version, model, "
-        "model_config)\n"))
+        f"solve cluster: error: {fleet}: line 7: job big: unknown field '{key}' (solve cluster's {option} gives it, "
+        "for every job of the file; fields: name, max_model_len, rollout_gpus, priority, pool, required, "
+        "train_batch_size, lora_rank, lora_targets, lora_exclude_modules, reference_model, critic, dpo, "
+        "trinity_version, model, model_config)\n"))

@@ -30,8 +30,8 @@ def test_nodes_down_by_an_operators_word_are_told_down(cli: Callable[..., tuple[
     path = _fleet(tmp_path, pool_extra=f", {field}: [2]")
     status, out, err = cli("cluster", str(path))
     assert (status, out) == (2, "")
-    assert err == (f"solve cluster: error: {path}: pool a100: unknown field {field!r} (did you mean down? fields: "
-                   f"{POOL_FIELDS})\n")
+    assert err == (f"solve cluster: error: {path}: line 2: pool a100: unknown field {field!r} (did you mean down? "
+                   f"fields: {POOL_FIELDS})\n")
 
 
 def test_a_failed_field_in_a_job_is_no_guess_of_down(cli: Callable[..., tuple[int, str, str]], tmp_path: Path):
@@ -39,7 +39,7 @@ def test_a_failed_field_in_a_job_is_no_guess_of_down(cli: Callable[..., tuple[in
     path = _fleet(tmp_path, job_extra=", failed: true")
     status, _, err = cli("cluster", str(path))
     assert status == 2
-    assert err == f"solve cluster: error: {path}: job j: unknown field 'failed' (fields: {JOB_FIELDS})\n"
+    assert err == f"solve cluster: error: {path}: line 4: job j: unknown field 'failed' (fields: {JOB_FIELDS})\n"
 
 
 @pytest.mark.parametrize("extra", [", node: 3", ", node_index: 3", ", gpu_indexes: [0, 1, 2, 3]",
@@ -50,9 +50,9 @@ def test_a_job_pinned_to_a_node_or_gpus_is_told_current_keeps_a_running_job(
     field = extra.split(":")[0].removeprefix(", ")
     status, out, err = cli("cluster", str(path))
     assert (status, out) == (2, "")
-    assert err == (f"solve cluster: error: {path}: job j: unknown field {field!r} (the placement chooses a job's "
-                   "nodes and GPUs: to keep a running job where it runs, give solve cluster --current PLACEMENT.json "
-                   "(an earlier solve cluster --json); to keep it to a pool, pool: NAME; fields: "
+    assert err == (f"solve cluster: error: {path}: line 4: job j: unknown field {field!r} (the placement chooses a "
+                   "job's nodes and GPUs: to keep a running job where it runs, give solve cluster --current "
+                   "PLACEMENT.json (an earlier solve cluster --json); to keep it to a pool, pool: NAME; fields: "
                    f"{JOB_FIELDS})\n")
 
 
@@ -62,8 +62,8 @@ def test_a_pools_node_is_still_told_nodes(cli: Callable[..., tuple[int, str, str
                     "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n", encoding="utf-8")
     status, _, err = cli("cluster", str(path))
     assert status == 2
-    assert err == (f"solve cluster: error: {path}: pool a100: unknown field 'node' (did you mean nodes? fields: "
-                   f"{POOL_FIELDS})\n")
+    assert err == (f"solve cluster: error: {path}: line 2: pool a100: unknown field 'node' (did you mean nodes? "
+                   f"fields: {POOL_FIELDS})\n")
 
 
 def _down_fleet(tmp_path: Path, nodes: int, down: int, jobs: list[str]) -> Path:

@@ -29,17 +29,17 @@ def _refusal(cli: Cli, tmp_path: Path, job: str, pool: str = "") -> tuple[int, s
 
 @pytest.mark.parametrize(("job", "pool", "message"), [
     ("max_model_len: 131,072, rollout_gpus: 4", "",
-     ("job j: unknown field '072' (max_model_len: 131,072, in a {...} entry, is read as max_model_len: 131 and a field "
-      f"'072': write max_model_len: 131072, without commas; fields: {JOB_FIELDS})")),
+     ("line 4: job j: unknown field '072' (max_model_len: 131,072, in a {...} entry, is read as max_model_len: 131 and "
+      f"a field '072': write max_model_len: 131072, without commas; fields: {JOB_FIELDS})")),
     # every group is named once, and the others are no further problem
     ("max_model_len: 1,048,576", "",
-     ("job j: unknown field '048' (max_model_len: 1,048,576, in a {...} entry, is read as max_model_len: 1 and fields "
-      f"'048', '576': write max_model_len: 1048576, without commas; fields: {JOB_FIELDS})")),
+     ("line 4: job j: unknown field '048' (max_model_len: 1,048,576, in a {...} entry, is read as max_model_len: 1 and "
+      f"fields '048', '576': write max_model_len: 1048576, without commas; fields: {JOB_FIELDS})")),
     ("max_model_len: 32k", ", host_ram_gb: 1,024",
-     ("pool p: unknown field '024' (host_ram_gb: 1,024, in a {...} entry, is read as host_ram_gb: 1 and a field '024': "
-      f"write host_ram_gb: 1024, without commas; fields: {POOL_FIELDS})")),
+     ("line 2: pool p: unknown field '024' (host_ram_gb: 1,024, in a {...} entry, is read as host_ram_gb: 1 and a "
+      f"field '024': write host_ram_gb: 1024, without commas; fields: {POOL_FIELDS})")),
     # a field of three digits after a length written otherwise, or first, is no number split by a comma
-    ("max_model_len: 32k, 123: 4", "", f"job j: unknown field '123' (fields: {JOB_FIELDS})"),
+    ("max_model_len: 32k, 123: 4", "", f"line 4: job j: unknown field '123' (fields: {JOB_FIELDS})"),
 ])
 def test_a_number_with_thousands_separators_in_a_flow_entry_is_told_so(cli: Cli, tmp_path: Path, job: str, pool: str,
                                                                        message: str):
@@ -59,7 +59,7 @@ def test_a_jobs_length_written_as_a_range_is_told_the_mapping_a_range_is(cli: Cl
                                                                          hint: str):
     status, out, message = _refusal(cli, tmp_path, f"max_model_len: {length}")
     assert (status, out) == (2, "")
-    assert message.startswith("job j, max_model_len: must be a whole number, got ")
+    assert message.startswith("line 4: job j, max_model_len: must be a whole number, got ")
     assert message.endswith(f"{hint}\n")
 
 
@@ -82,7 +82,7 @@ def test_a_length_after_at_least_words_that_is_none_gets_no_at_least_mapping(cli
 
 def test_an_at_least_written_as_a_range_is_not_told_to_write_a_range(cli: Cli, tmp_path: Path):
     assert _refusal(cli, tmp_path, "max_model_len: {at_least: [32k, 64k]}") == (
-        2, "", f"job j, max_model_len, at_least: must be a whole number, got ['32k', '64k'] ({FORMS})\n")
+        2, "", f"line 4: job j, max_model_len, at_least: must be a whole number, got ['32k', '64k'] ({FORMS})\n")
 
 
 @pytest.mark.parametrize("command", [("--model", "8B", "--len", "32k"), ("map", "--gpu", "h200", "--model", "8B")])

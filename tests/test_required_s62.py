@@ -115,8 +115,8 @@ def test_buy_buys_for_the_jobs_the_file_marks_required(tmp_path: Path, capsys: p
 
 
 @pytest.mark.parametrize(("value", "error"), [
-    ("1", "job a, required: must be true or false, got 1"),
-    ("maybe", "job a, required: must be true or false, got 'maybe'"),
+    ("1", "line 2: job a, required: must be true or false, got 1"),
+    ("maybe", "line 2: job a, required: must be true or false, got 'maybe'"),
 ])
 def test_a_bad_required_value_is_refused_in_one_line(value: str, error: str, tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]):

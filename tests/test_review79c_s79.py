@@ -62,8 +62,8 @@ def test_down_in_a_pool_of_no_nodes_says_what_to_do(cli: Cli, tmp_path: Path):
     path = _fleet(tmp_path, "none.yaml", nodes=0, down=[0])
     status, out, err = cli("cluster", str(path))
     assert (status, out) == (2, "")
-    assert err == (f"solve cluster: error: {path}: pool a100: down names nodes of a pool of none (nodes: 0): drop "
-                   "down, or give the pool its nodes\n")
+    assert err == (f"solve cluster: error: {path}: line 7: pool a100: down names nodes of a pool of none (nodes: 0): "
+                   "drop down, or give the pool its nodes\n")
 
 
 LORA_MOE_SET = "PEFT makes the adapter's target_parameters a set"

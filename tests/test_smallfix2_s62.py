@@ -34,7 +34,7 @@ def test_a_pools_key_true_is_named_as_written_in_one_line_exit_2(cli, tmp_path: 
     path.write_text("pools:\n  - name: a100\n    gpu: A100-80GB\n    nodes: 1\n    gpus_per_node: 8\n    true: 3\n"
                     + JOB, encoding="utf-8")
     assert cli("cluster", str(path)) == (
-        2, "", f"solve cluster: error: {path}: pool a100: unknown field 'true' (fields: {POOL_FIELDS})\n")
+        2, "", f"solve cluster: error: {path}: line 6: pool a100: unknown field 'true' (fields: {POOL_FIELDS})\n")
 
 
 @pytest.mark.parametrize("key", ["on", "yes", "True", "1", "2.5", "null", "~", "2020-01-01", "0x10"])
@@ -42,7 +42,7 @@ def test_a_pools_key_of_another_type_is_the_unknown_field_written(tmp_path: Path
     path = _fleet(tmp_path, f", {key}: 2")
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
-    assert str(caught.value) == f"{path}: pool a: unknown field '{key}' (fields: {POOL_FIELDS})"
+    assert str(caught.value) == f"{path}: line 2: pool a: unknown field '{key}' (fields: {POOL_FIELDS})"
 
 
 def test_a_jobs_and_the_top_levels_keys_of_another_type_are_named_as_written(tmp_path: Path):
@@ -50,10 +50,10 @@ def test_a_jobs_and_the_top_levels_keys_of_another_type_are_named_as_written(tmp
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
     assert str(caught.value) == (
-        f"{path}: job j: unknown field 'off' (fields: name, max_model_len, rollout_gpus, priority, pool, "
+        f"{path}: line 3: job j: unknown field 'off' (fields: name, max_model_len, rollout_gpus, priority, pool, "
         "required, train_batch_size, lora_rank, lora_targets, lora_exclude_modules, "
         "reference_model, critic, dpo, trinity_version, model, model_config) (and 1 more "
-        "problem, at 'false')")
+        "problem, at 'false' (line 4))")
 
 
 def test_a_key_a_merge_brings_in_is_named_as_written_too(tmp_path: Path):
@@ -62,7 +62,7 @@ def test_a_key_a_merge_brings_in_is_named_as_written_too(tmp_path: Path):
                     "pools:\n  - <<: *pool\n    name: a\n" + JOB, encoding="utf-8")
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
-    assert str(caught.value).startswith(f"{path}: pool a: unknown field 'on' (fields: {POOL_FIELDS})")
+    assert str(caught.value).startswith(f"{path}: line 1: pool a: unknown field 'on' (fields: {POOL_FIELDS})")
 
 
 def test_a_key_written_twice_is_named_as_written(tmp_path: Path):
@@ -101,7 +101,8 @@ def test_a_pools_host_ram_is_read_as_host_ram_reads_it(tmp_path: Path, written: 
 ])
 def test_a_pools_host_ram_is_refused_as_host_ram_refuses_it(cli, tmp_path: Path, written: str, problem: str):
     path = _fleet(tmp_path, f", host_ram_gb: {written}")
-    assert cli("cluster", str(path)) == (2, "", f"solve cluster: error: {path}: pool a, host_ram_gb: {problem}\n")
+    assert cli("cluster", str(path)) == (2, "", (f"solve cluster: error: {path}: line 2: pool a, host_ram_gb: "
+                                                 f"{problem}\n"))
     status, _, err = cli("--model", "4B", "--gpu", "a100", "--len", "4096", "--host-ram", written)
     assert (status, err.splitlines()[-1]) == (2, f"solve: error: argument --host-ram: {problem}")
 

@@ -132,7 +132,7 @@ def test_a_cluster_files_pool_with_a_count_in_its_gpu_is_told_the_fields(cli: Cl
 def test_a_pool_without_gpus_per_node_whose_gpu_has_the_count_is_told_where_it_goes(cli: Cli, tmp_path: Path, gpu: str):
     # persona90a: it said only "missing field 'gpus_per_node' (fields: ...)", the count written in the gpu unseen.
     path = _write(tmp_path, {**TWO_REQUIRED, "pools": [{"name": "a100", "gpu": gpu, "nodes": 1}]})
-    refused = (f"{path}: pool a100: missing field 'gpus_per_node': gpu {gpu!r} "
+    refused = (f"{path}: line 15: pool a100: missing field 'gpus_per_node': gpu {gpu!r} "
                + COUNT_IN_NAME.format(8, " per node", "gpu: a100, gpus_per_node: 8"))
     assert cli("cluster", str(path)) == (2, "", f"solve cluster: error: {refused}\n")
 

@@ -186,6 +186,6 @@ def test_a_node_interconnect_of_another_name_is_refused_in_one_line(cli: Cli, tm
     for written, meant in (("IB", "; did you mean 'infiniband'? (IB is InfiniBand)"),
                            ("RoCE v2", "; did you mean 'roce'? (RoCE v2 is RoCE)"), ("myrinet", "")):
         fleet.write_text(SMALL_JOB_FLEET.format(link=f", node_interconnect: {written}"), encoding="utf-8")
-        refusal = (f"solve cluster: error: {fleet}: pool lab, node_interconnect: must be 'infiniband', 'roce' or "
-                   f"'ethernet', got {written!r}{meant}\n")
+        refusal = (f"solve cluster: error: {fleet}: line 2: pool lab, node_interconnect: must be 'infiniband', 'roce' "
+                   f"or 'ethernet', got {written!r}{meant}\n")
         assert cli("cluster", str(fleet)) == (2, "", refusal)

@@ -129,8 +129,8 @@ def test_a_cluster_files_null_name_is_still_refused(cli: Cli, tmp_path: Path):
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(FLEET.replace("name: 1.50", "name: ~"), encoding="utf-8")
     assert cli("cluster", str(fleet)) == (2, "", (
-        f"solve cluster: error: {fleet}: jobs item 2, name: must be text, got null (YAML reads an empty value, or ~ "
-        "or null unquoted, as null: give the text, in quotes to keep ~ or null)\n"))
+        f"solve cluster: error: {fleet}: line 5: jobs item 2, name: must be text, got null (YAML reads an empty value, "
+        "or ~ or null unquoted, as null: give the text, in quotes to keep ~ or null)\n"))
 
 
 def test_write_warns_of_the_rollout_engine_the_check_refuses_once(cli: Cli, tmp_path: Path):

@@ -66,8 +66,8 @@ def test_a_job_name_takes_ascii_letters_and_says_so(cli: Cli, tmp_path: Path):
     path.write_text(CLUSTER.format(pool="a100", job="数学-工作"), encoding="utf-8")
     status, out, err = cli("cluster", str(path))
     assert (status, out, err) == (2, "", (
-        f"solve cluster: error: {path}: job 数学-工作, name: must be ASCII letters and digits (A-Z, a-z, 0-9), '.', "
-        "'_' and '-', starting with a letter or digit, got '数学-工作'\n"))
+        f"solve cluster: error: {path}: line 4: job 数学-工作, name: must be ASCII letters and digits (A-Z, a-z, 0-9), "
+        "'.', '_' and '-', starting with a letter or digit, got '数学-工作'\n"))
 
 
 def test_a_pool_name_takes_any_letters(cli: Cli, tmp_path: Path):

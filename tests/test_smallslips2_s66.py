@@ -101,7 +101,8 @@ def test_a_pools_link_by_another_tools_name_is_told_the_interconnect_it_is(cli: 
                      f"gpu_interconnect: {link}}}\njobs:\n  - {{name: a, model: Qwen3-8B, max_model_len: 8192}}\n",
                      encoding="utf-8")
     assert cli("cluster", str(fleet)) == (
-        2, "", f"solve cluster: error: {fleet}: pool lab, gpu_interconnect: {ACCEPTED}, got {link!r}; {meant}\n")
+        2, "", (f"solve cluster: error: {fleet}: line 2: pool lab, gpu_interconnect: {ACCEPTED}, got {link!r}; "
+                f"{meant}\n"))
 
 
 @pytest.mark.parametrize(("link", "meant"), [("xgmi", f"; {XGMI}"), ("nvswitch", f"; {NVSWITCH}"), ("pci", "")])

@@ -27,8 +27,8 @@ JOBS = [{"name": "small", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout
 
 
 @pytest.mark.parametrize(("down", "where"), [
-    ([-1], "pool a100, down item 1: must be at least 0, got -1"),
-    ([0, "x"], "pool a100, down item 2: must be a whole number, got 'x'"),
+    ([-1], "line 8: pool a100, down item 1: must be at least 0, got -1"),
+    ([0, "x"], "line 9: pool a100, down item 2: must be a whole number, got 'x'"),
 ])
 def test_a_list_of_plain_values_names_its_field_once(tmp_path: Path, down: list[object], where: str):
     path = tmp_path / "fleet.yaml"

@@ -379,7 +379,7 @@ def test_a_cluster_files_count_written_otherwise_is_told_the_number(tmp_path: Pa
     path.write_text(FLEET.format(gpu="h100", nodes=nodes, pool="", length="8k", job=""), "utf-8")
     with pytest.raises(solver.TableError) as refused:
         solver.load_fleet(path)
-    assert str(refused.value) == f"{path}: pool p, {said}"
+    assert str(refused.value) == f"{path}: line 2: pool p, {said}"
 
 
 def test_a_job_length_in_thousands_cut_is_noted_as_len_is(tmp_path: Path, capsys: pytest.CaptureFixture[str]):

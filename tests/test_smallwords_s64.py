@@ -77,8 +77,8 @@ def test_a_number_is_bare_in_a_file_and_text_on_the_command_line(cli: Cli, tmp_p
         assert status == 0 and json.loads(out)[0]["max_model_len"] == 32768
     path = _fleet(tmp_path, "  - {name: j, model: 0.6B, max_model_len: '32768'}\n")
     assert cli("cluster", str(path)) == (2, "", (
-        f"solve cluster: error: {path}: job j, max_model_len: must be a whole number, got '32768' (quoted, YAML reads "
-        "it as text: write it without quotes)\n"))
+        f"solve cluster: error: {path}: line 4: job j, max_model_len: must be a whole number, got '32768' (quoted, "
+        "YAML reads it as text: write it without quotes)\n"))
 
 
 @pytest.mark.parametrize(("written", "why"), [
@@ -91,7 +91,7 @@ def test_len_and_a_cluster_file_refuse_a_length_in_the_same_words(cli: Cli, tmp_
     status, _, err = cli("--model", "0.6B", "--gpu", "a100", "--len", written)
     assert status == 2 and err.splitlines()[-1] == f"solve: error: argument --len: expected {words}"
     path = _fleet(tmp_path, f"  - {{name: j, model: 0.6B, max_model_len: '{written}'}}\n")
-    refusal = f"solve cluster: error: {path}: job j, max_model_len: must be {words}\n"
+    refusal = f"solve cluster: error: {path}: line 4: job j, max_model_len: must be {words}\n"
     assert cli("cluster", str(path)) == (2, "", refusal)
 
 
@@ -101,7 +101,7 @@ def test_a_length_out_of_range_is_refused_by_each_in_its_own_range_words(cli: Cl
                                         "20000 k\n")
     path = _fleet(tmp_path, "  - {name: j, model: 0.6B, max_model_len: '20000 k'}\n")
     assert cli("cluster", str(path)) == (2, "", (
-        f"solve cluster: error: {path}: job j, max_model_len: must be at most 16777216, got '20000 k'\n"))
+        f"solve cluster: error: {path}: line 4: job j, max_model_len: must be at most 16777216, got '20000 k'\n"))
 
 
 # (3) A fleet given as a dict says how to build a Fleet of it.

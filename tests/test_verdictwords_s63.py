@@ -75,13 +75,13 @@ def test_required_names_the_job_a_case_slip_meant(flags: str, error: str, cli, t
 
 @pytest.mark.parametrize(("text", "error"), [
     ("pools:\n  h100: {gpu: H100, nodes: 2, gpus_per_node: 8}\njobs: [{name: a, model: 4B, max_model_len: 8192}]\n",
-     ("pools: must be a list, got a mapping (keys: h100): list each as an item with its name, '- name: h100', its "
-      "fields under it")),
+     ("line 2: pools: must be a list, got a mapping (keys: h100): list each as an item with its name, '- name: h100', "
+      "its fields under it")),
     (("pools: [{name: h, gpu: H100, nodes: 1, gpus_per_node: 8}]\njobs:\n  a: {model: 4B, max_model_len: 8192}\n"
       "  b: {model: 4B, max_model_len: 8192}\n"),
-     ("jobs: must be a list, got a mapping (keys: a, b): list each as an item with its name, '- name: a', its fields "
-      "under it")),
-    ("pools: {}\njobs: [{name: a, model: 4B, max_model_len: 8192}]\n", "pools: must be a list, got a mapping"),
+     ("line 3: jobs: must be a list, got a mapping (keys: a, b): list each as an item with its name, '- name: a', its "
+      "fields under it")),
+    ("pools: {}\njobs: [{name: a, model: 4B, max_model_len: 8192}]\n", "line 1: pools: must be a list, got a mapping"),
 ])
 def test_a_mapping_given_for_a_list_is_named_by_its_keys(text: str, error: str, cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
@@ -116,6 +116,6 @@ def test_a_length_in_millions_is_refused_naming_its_k_form(length: str, note: st
     path.write_text(f"pools: [{{name: h, gpu: H100, nodes: 1, gpus_per_node: 8}}]\n"
                     f"jobs: [{{name: a, model: 14B, max_model_len: {length}}}]\n", encoding="utf-8")
     assert cli("cluster", str(path)) == (2, "", (
-        f"solve cluster: error: {path}: job a, max_model_len: must be a whole number, got '{length}' (tokens, or "
-        f"thousands of 1024: 32768 or 32k; {note})\n"))
+        f"solve cluster: error: {path}: line 2: job a, max_model_len: must be a whole number, got '{length}' (tokens, "
+        f"or thousands of 1024: 32768 or 32k; {note})\n"))
 

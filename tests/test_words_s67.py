@@ -178,7 +178,7 @@ FULL_WIDTH = "is typed in full-width characters (an input method's): type it in 
 
 @pytest.mark.parametrize(("model", "length", "error", "ascii"), [
     ("８Ｂ", "32768", "job code, model: unknown model '８Ｂ'; accepted: ", "'８Ｂ' {} '8B'"),
-    ("8B", "６５５３６", "job code, max_model_len: must be a whole number, got '６５５３６' ", "'６５５３６' {} '65536'"),
+    ("8B", "６５５３６", "line 4: job code, max_model_len: must be a whole number, got '６５５３６' ", "'６５５３６' {} '65536'"),
 ], ids=["model", "length"])
 def test_a_fleet_value_typed_in_full_width_characters_is_named_in_ascii(
         cli: Cli, tmp_path: Path, model: str, length: str, error: str, ascii: str) -> None:

@@ -43,13 +43,13 @@ def test_a_files_value_is_cut_as_brief_cuts_a_python_value():
     # A name YAML reads as a date, true or false, or a number is its text as written (test_smallslips18_s74); the
     # model a job names is not a name of the file's.
     ("a", "max_model_len: 4096, model_config: 2024-01-01",
-     f"job j, model_config: must be text, got 2024-01-01 (YAML reads it, unquoted, as a date: {QUOTE}"),
-    ("~", "max_model_len: 4096", ("pools item 1, name: must be text, got null (YAML reads an empty value, or ~ or "
-                                  "null unquoted, as null: give the text, in quotes to keep ~ or null)")),
+     f"line 4: job j, model_config: must be text, got 2024-01-01 (YAML reads it, unquoted, as a date: {QUOTE}"),
+    ("~", "max_model_len: 4096", ("line 2: pools item 1, name: must be text, got null (YAML reads an empty value, or ~ "
+                                  "or null unquoted, as null: give the text, in quotes to keep ~ or null)")),
     ("a", "max_model_len: true",
-     "job j, max_model_len: must be a whole number, got true (tokens, or thousands of 1024: 32768 or 32k)"),
+     "line 4: job j, max_model_len: must be a whole number, got true (tokens, or thousands of 1024: 32768 or 32k)"),
     ("a", "max_model_len: 4096, rollout_gpus: 2024-01-01",
-     "job j, rollout_gpus: must be a whole number, got 2024-01-01"),
+     "line 4: job j, rollout_gpus: must be a whole number, got 2024-01-01"),
 ])
 def test_a_fleets_refusal_quotes_the_value_as_yaml_spells_it(cli: Cli, tmp_path: Path, pool: str, job: str,
                                                              message: str):
@@ -73,7 +73,7 @@ def test_a_pools_gpu_read_as_a_number_is_the_gpu_type_it_names_or_told_to_be_quo
     fleet.write_text(FLEET.format(pool="a", job="max_model_len: 4096").replace("A100-80GB", "1234"), encoding="utf-8")
     with pytest.raises(TableError) as caught:
         load_fleet(fleet)
-    assert str(caught.value) == (f"{fleet}: pool a, gpu: must be text, got 1234 (YAML reads it, unquoted, as a "
+    assert str(caught.value) == (f"{fleet}: line 2: pool a, gpu: must be text, got 1234 (YAML reads it, unquoted, as a "
                                  f"number: {QUOTE}")
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -351,7 +351,7 @@ def note_short_length(args: argparse.Namespace, prog: str) -> None:
     """A note on stderr where --len is a few hundred tokens at most: ``--len 32`` is 32 tokens, likely meant as 32k."""
     length = getattr(args, "max_model_len", None)
     if length is not None:
-        _note_if_short(prog, "--len", length, f"--len {length}k")
+        _note_if_short(prog, "--len", length, lambda thousands: f"--len {thousands}k")
 
 
 def note_thousands_meant(args: argparse.Namespace, prog: str, argv: Sequence[str]) -> None:
@@ -387,15 +387,15 @@ def note_short_job_lengths(fleet: Fleet, prog: str) -> None:
     for job in fleet.jobs:
         if isinstance(job.max_model_len, int):
             _note_if_short(prog, f"job {job.name}: max_model_len", job.max_model_len,
-                           f"max_model_len: {job.max_model_len}k")
+                           lambda thousands: f"max_model_len: {thousands}k")
         else:
             _note_if_short(prog, f"job {job.name}: max_model_len at_least", job.max_model_len.at_least,
-                           f"at_least: {job.max_model_len.at_least}k")
+                           lambda thousands: f"at_least: {thousands}k")
 
 
-def _note_if_short(prog: str, given: str, length: int, written: str) -> None:
+def _note_if_short(prog: str, given: str, length: int, written: Callable[[int], str]) -> None:
     """Where `length` tokens (`given`, in words) may have been meant as thousands (`short_length_note`), a note on
-    stderr that says so, `written` saying how to write that (``--len 64k``)."""
+    stderr that says so, `written` saying how to write that many thousands (``--len 64k``)."""
     _print_note(prog, short_length_note(given, length, written))
 
 

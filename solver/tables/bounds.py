@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from math import floor, isfinite
 from typing import Any, Final, Literal, NamedTuple, get_args
 
-from solver.tables.text import QueryError, and_joined, ascii_number, asked_tokens, brief, cut, shown_number
+from solver.tables.text import QueryError, and_joined, ascii_number, asked_tokens, brief, counted, cut, shown_number
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 """The largest file rft-solver reads (tables, cluster files, Trinity configs, config.json)."""
@@ -72,6 +72,22 @@ def cut_thousands_note(given: str, length: int, written: Callable[[int], str]) -
     if meant is None:
         return None
     return f"{given} is {length} tokens (k is 1024); for {meant} tokens write {written(meant // 1024)}"
+
+
+SHORT_LENGTH_NOTED = 256
+"""The longest length that gets a note suggesting thousands (``--len 256`` may well mean ``256k``)."""
+
+
+def short_length_note(given: str, length: int, written: Callable[[int], str]) -> str | None:
+    """Where `length` tokens (`given`, in words: ``--len``, ``max_model_len``) are at most `SHORT_LENGTH_NOTED`, that
+    they may have been meant as thousands, and how to write that (`written`, given its thousands of 1024: ``--len
+    64k``, ``max_model_len=65536``): the power of two whose thousands they cut where they do (`power_of_two_cut`:
+    ``131`` is written ``128k``, which `cut_thousands_note` says of ``131k``), as ``solve`` notes it on stderr and
+    `solver.plan`'s answers hold it (`Answer.notes`); else None."""
+    if length > SHORT_LENGTH_NOTED:
+        return None
+    meant = power_of_two_cut(length * 1024) or length * 1024
+    return f"{given} {length} is {counted(length, 'token')}; for {meant} tokens write {written(meant // 1024)}"
 
 
 def vllm_lora_rank_refusal(rank: int, lora_on: bool = False) -> str | None:

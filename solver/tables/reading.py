@@ -247,8 +247,8 @@ NAME_KEYS = frozenset({"name", "pool", "trinity_version"})
 release a job runs on: ``0.5``, not the number 0.5), each the text as written (`WrittenNames`)."""
 
 
-class FleetLoader(WrittenNames, UniqueKeyLoader):
-    """`UniqueKeyLoader` with `WrittenNames`: a cluster file's."""
+class FleetLoader(WrittenNames, LineMarkingLoader):
+    """`LineMarkingLoader` with `WrittenNames`: a cluster file's, whose refusals name the line as a cells file's do."""
 
 
 NUMBER_TOO_LONG = "a number too long to read (thousands of digits)"

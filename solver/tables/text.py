@@ -682,19 +682,6 @@ MOST_TOKEN_DIGITS = 12
 """The most digits of a length that `thousands_of_tokens` reads (leading zeros aside): more are past every length."""
 
 
-SHORT_LENGTH_NOTED = 256
-"""The longest length that gets a note suggesting thousands (``--len 256`` may well mean ``256k``)."""
-
-
-def short_length_note(given: str, length: int, written: str) -> str | None:
-    """Where `length` tokens (`given`, in words: ``--len``, ``max_model_len``) are at most `SHORT_LENGTH_NOTED`, that
-    they may have been meant as thousands, and how to write that (`written`: ``--len 64k``, ``max_model_len=65536``),
-    as ``solve`` notes it on stderr and `solver.plan`'s answers hold it (`Answer.notes`); else None."""
-    if length > SHORT_LENGTH_NOTED:
-        return None
-    return f"{given} {length} is {counted(length, 'token')}; for {length * 1024} tokens write {written}"
-
-
 def asked_tokens(value: Any) -> Any:
     """A length asked for in thousands, as `thousands_of_tokens` reads it (``32k``, ``32 K``: 32768), as a cluster
     file's job and `solver.plan`'s ``max_model_len`` take it; any other value as it is, a number in quotes
