@@ -437,8 +437,10 @@ class Pool(PlainWorded, defer_build=True):
         """In a cluster file, a pool without ``gpus_per_node`` whose ``gpu`` gives a catalogue GPU type with a count
         (``a100x8``, ``8x a100``) is told where the count goes, not only that ``gpus_per_node`` is missing."""
         named = (info.context or {}).get(GPU_NAMED)
-        gpu = value.get("gpu") if isinstance(value, dict) else None
-        if named is None or "gpus_per_node" in value or not isinstance(gpu, str) or named(gpu):
+        if named is None or not isinstance(value, dict) or "gpus_per_node" in value:  # a pool of 5: its type's words
+            return value
+        gpu = value.get("gpu")
+        if not isinstance(gpu, str) or named(gpu):
             return value
         for part, count in gpu_with_count(gpu):
             if named(part):
