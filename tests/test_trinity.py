@@ -1786,9 +1786,9 @@ def _config(**trainer: Any) -> dict[str, Any]:
         ({"trainer": {"trainer_strategy": "fsdp", "offload_policy": 0, "trainer_config": {"actor_rollout_ref": {
             "ref": {"fsdp_config": {"offload_policy": "n"}}}}}}, "4B", 1,
          # checks90: the text 'n' is false to OmegaConf, true to verl 0.8, which takes the ref's engine key as written
-         ["trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.offload_policy is the text 'n', which OmegaConf's "
-          "bool field reads as false, but Trinity 0.6 on verl 0.8 or later hands it to verl as written, which reads "
-          "it as true"]),
+         [("trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.offload_policy is the text 'n', which OmegaConf's "
+           "bool field reads as false, but Trinity 0.6 on verl 0.8 or later hands it to verl as written, which reads "
+           "it as true")]),
         (  # deprecated, and refused or never read
             {"trainer": {"trainer_config_path": "verl.yaml"}},
             "4B",

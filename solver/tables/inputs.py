@@ -874,8 +874,8 @@ class Fleet(Frozen, defer_build=True):
     @property
     def small_host_ram_notes(self) -> tuple[str, ...]:
         """A note for each pool whose host_ram_gb is below what any GPU node has (`small_host_ram_note`: likely
-        meant a unit up, from the figure as written), in the words of the cluster file's key: what ``solve cluster`` prints on stderr and
-        ``solver.place`` gives as its answer's notes."""
+        meant a unit up, from the figure as written), in the words of the cluster file's key: what ``solve cluster``
+        prints on stderr and ``solver.place`` gives as its answer's notes."""
         notes = (small_host_ram_note(f"pool {pool.name}: host_ram_gb", pool.host_ram_gb,
                                      lambda amount, unit: f"host_ram_gb: {shown_number(amount)}{unit}", HOST_RAM_UNITS,
                                      pool.host_ram_written)
