@@ -1989,7 +1989,6 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     from solver.trinity import critic_run_sps, load_config_mapping, trinity_config_problems
     from solver.trinity.checks import forward_unread_keys, fsdp_state_groups, fsdp_unread_keys, refused_sp_roles
     from solver.trinity.config import refused_lora_note, verdict_critic_note, verdict_length_note, verdict_lora_note
-    from solver.trinity.keys import FSDP_SIZE_KEYS
 
     gpus = config.trainer_gpus or query.budget_gpus
     length = query.max_model_len or config.max_model_len  # --maximize len: the config's own length
@@ -2054,8 +2053,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     groups = fsdp_state_groups(mapping, gpus, environ=environ, version=version)
     # The host memory a node needs where a hybrid fsdp_size groups the states is not counted: where it is checked
     # (--host-ram), whether they train is unknown (not on a critic's key where none is counted: --critic none).
-    critic_keys = {".".join(path) for path in FSDP_SIZE_KEYS[2:]} if query.critic is None else set()
-    host_unread = tuple(key for key in groups.keys if key not in critic_keys) if query.host_ram_gb is not None else ()
+    host_unread = _hybrid_keys_counted(query, groups) if query.host_ram_gb is not None else ()
     return query, CurrentSettings(config=name, config_model=_config_model_unplanned(model, config), gpus=gpus,
                                   gpus_given=config.trainer_gpus is not None,
                                   nodes_given=config.node_gpus == query.node_gpus,
@@ -2583,7 +2581,8 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str,
     model's estimate with them so must fit too."""
     states_gpus = _hybrid_states_gpus(query, current, groups)
     if states_gpus is not None and query.estimate == "never" and groups is not None:  # no table measured the groups
-        current = current.model_copy(update={"unread_keys": current.unread_keys + groups.keys})
+        current = current.model_copy(update={"unread_keys": current.unread_keys + tuple(
+            key for key in _hybrid_keys_counted(query, groups) if key not in current.unread_keys)})
     if current.unread_keys and not current.broken_rule:
         # how many tokens a pass takes per GPU, or the host memory or GPU memory grouped states take, is unknown here:
         # so is whether it trains
@@ -2681,6 +2680,15 @@ def _critic_at_own_sp(catalog: Catalog, query: Query, current: CurrentSettings, 
         return None
     return max(((sp, _verdict_breakdown(catalog, query, current, gpu, setting, own, sp, states_gpus))
                 for sp in current.critic_sps), key=lambda each: each[1].critic_pass_gib)
+
+
+def _hybrid_keys_counted(query: Query, groups: StateGroups) -> tuple[str, ...]:
+    """The hybrid ``fsdp_size`` keys of `groups` whose states the verdict counts, dotted: the critic's only where the
+    `query` counts a critic (not with ``--critic none``)."""
+    from solver.trinity.keys import FSDP_SIZE_KEYS
+
+    critic_keys = {".".join(path) for path in FSDP_SIZE_KEYS[2:]} if query.critic is None else set()
+    return tuple(key for key in groups.keys if key not in critic_keys)
 
 
 def _hybrid_states_gpus(query: Query, current: CurrentSettings,

@@ -487,6 +487,16 @@ def test_check_counts_the_critics_hybrid_fsdp_size_on_its_own_states_and_not_wit
                for line in lines)
 
 
+def test_hybrid_keys_left_unread_are_each_named_once_and_the_critics_not_with_critic_none(cli: Cli, tmp_path: Path):
+    # lastread90: with the host memory checked and estimates off, each key was named twice; with estimates off and
+    # --critic none, the critic's key made the verdict unknown beside the actor's, though no critic is counted
+    path, actor = tmp_path / "trinity.yaml", FSDP.format(role="actor")
+    for flags, unread in ((("--host-ram", "2000", "--no-estimate"), [actor, CRITIC_FSDP]),
+                          (("--no-estimate", "--critic", "none"), [actor])):
+        code, current, _ = _hybrid_check(cli, path, _ppo({"actor": 2, "critic": 4}), *flags)
+        assert (code, current["trains"], current["unread_keys"]) == (1, False, unread), flags
+
+
 def test_a_roles_states_are_counted_over_its_smallest_group_and_the_ref_only_where_it_runs():
     # mutants53: the critic's two keys (verl before 0.8's and 0.8's engine's) shard over the smaller group whichever
     # comes first; the actor's group holds a ref's weights too only where the algorithm runs a ref (not raft)

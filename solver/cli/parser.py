@@ -83,8 +83,8 @@ MEANT = {
 }
 """Options by other tools' names (Trinity's max_model_len, torchrun's nproc_per_node, CP-SAT's num_workers, TRL's
 max_seq_length, Megatron's seq_length, Slurm's mem), by the Python API's keywords (budget_gpus) or another command's,
-hyphens for underscores, and the options they mean, in order: an unknown option is told the first of them the command has (one given with a value, --minimize gpus,
-where the command's takes that value)."""
+hyphens for underscores, and the options they mean, in order: an unknown option is told the first of them the
+command has (one given with a value, --minimize gpus, where the command's takes that value)."""
 
 OPTION_CHOICES_MEANT = {"critic": CRITIC_CHOICES_MEANT}
 """Choices by other words for them that one option takes in its own sense, by its dest, hyphens for underscores, with

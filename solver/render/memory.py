@@ -297,8 +297,9 @@ def _terms_table(result: MemoryEstimate) -> Table:
 
 
 def _fit_words(result: MemoryEstimate) -> str:
-    """Whether the breakdown fits, by the memory model's estimate (so it says), by how much, and what share of the memory is usable (where the activations, or a
-    critic's own update, decide), and (without Offload) what the optimizer step takes of its share."""
+    """Whether the breakdown fits, by the memory model's estimate (so it says), by how much, and what share of the
+    memory is usable (where the activations, or a critic's own update, decide), and (without Offload) what the
+    optimizer step takes of its share."""
     fits = result.fits
     usable = f"the usable memory ({result.usable_gib / result.memory_gib:.1%} of the memory, the margin taken off)"
     critic = result.critic_pass_binds

@@ -437,8 +437,10 @@ class Pool(PlainWorded, defer_build=True):
         """In a cluster file, a pool without ``gpus_per_node`` whose ``gpu`` gives a catalogue GPU type with a count
         (``a100x8``, ``8x a100``) is told where the count goes, not only that ``gpus_per_node`` is missing."""
         named = (info.context or {}).get(GPU_NAMED)
-        gpu = value.get("gpu") if isinstance(value, dict) else None
-        if named is None or "gpus_per_node" in value or not isinstance(gpu, str) or named(gpu):
+        if named is None or not isinstance(value, dict) or "gpus_per_node" in value:  # a pool of 5: its type's words
+            return value
+        gpu = value.get("gpu")
+        if not isinstance(gpu, str) or named(gpu):
             return value
         for part, count in gpu_with_count(gpu):
             if named(part):
@@ -872,8 +874,8 @@ class Fleet(Frozen, defer_build=True):
     @property
     def small_host_ram_notes(self) -> tuple[str, ...]:
         """A note for each pool whose host_ram_gb is below what any GPU node has (`small_host_ram_note`: likely
-        meant a unit up, from the figure as written), in the words of the cluster file's key: what ``solve cluster`` prints on stderr and
-        ``solver.place`` gives as its answer's notes."""
+        meant a unit up, from the figure as written), in the words of the cluster file's key: what ``solve cluster``
+        prints on stderr and ``solver.place`` gives as its answer's notes."""
         notes = (small_host_ram_note(f"pool {pool.name}: host_ram_gb", pool.host_ram_gb,
                                      lambda amount, unit: f"host_ram_gb: {shown_number(amount)}{unit}", HOST_RAM_UNITS,
                                      pool.host_ram_written)
