@@ -186,8 +186,8 @@ def test_the_critic_note_says_plainly_what_critic_none_does():
     (True, None, "for Offload", " (at start-up, every rank loading the model; 183.0 while training)"),
     (False, "offloaded", "for the critic's offloaded states", ""),
     # s90: a reloaded critic holds less (no gradients), so that loading outweighs training
-    (False, "reloaded", "for the critic's offloaded states", "; at start-up, every rank loading the model; 153.3 while "
-                                                             "training"),
+    (False, "reloaded", "for the critic's offloaded states",
+     "; at start-up, every rank loading the model; 153.3 while training"),
     (False, "resident", "while the model loads", " (every rank loading the model)"),
     (False, None, "while the model loads", " (every rank loading the model)"),
 ])
