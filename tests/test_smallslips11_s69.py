@@ -141,7 +141,7 @@ def test_a_pool_without_gpus_per_node_whose_gpu_has_the_count_is_told_where_it_g
 def test_a_pool_that_is_no_mapping_is_told_so_not_a_crash(cli: Cli, tmp_path: Path, pool: object):
     # lastread90: the count-in-name check looked for gpus_per_node in any pool: 5 raised TypeError, exit 70
     path = _write(tmp_path, {**TWO_REQUIRED, "pools": [pool]})
-    refused = f"{path}: pools item 1: must be a mapping, got {pool!r}"
+    refused = f"{path}: line 15: pools item 1: must be a mapping, got {pool!r}"
     assert cli("cluster", str(path)) == (2, "", f"solve cluster: error: {refused}\n")
 
 
