@@ -1158,7 +1158,8 @@ _UNREAD_KINDS: dict[str, set[str]] = {
         {"actor_rollout_ref"},
 }
 """The kinds of file that a user may give as an input but none reads (rft-solver's own output, as a placement given as
-the cluster file; verl's config given as a Trinity config), by the top-level keys that tell them apart."""
+the cluster file; verl's config given as a Trinity config), by the top-level keys that tell them apart; ``{current}``
+and ``{config}`` as `_FILE_KINDS`' are."""
 
 
 def yaml_looks_like(text: str, expected: type[BaseModel] | None, file_readers: FileReaders) -> str:
