@@ -509,7 +509,7 @@ def _running_now(current: ClusterResult | Path | str, fleet: Fleet,
     if not isinstance(current, ClusterResult):
         given = given_path("current", current)
         running = read_current(given, fleet, SCHEMA_VERSION, flag="" if option_names.keywords else "--current ",
-                               config_reader=option_names.config_reader)
+                               file_readers=option_names.file_readers)
     else:
         given = current.model_dump(mode="json")
         try:

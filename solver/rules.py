@@ -17,7 +17,7 @@ from typing import Literal, NamedTuple
 from pydantic import Field, PositiveInt
 
 from solver.tables import (
-    API_CONFIG_READER,
+    API_FILE_READERS,
     LAYOUTS_TAKEN,
     MAX_TOKENS,
     NODE_GPUS,
@@ -25,6 +25,7 @@ from solver.tables import (
     YARN_VALIDATED_TOKENS,
     Catalog,
     ExpertLayout,
+    FileReaders,
     Frozen,
     GpuType,
     HeldExperts,
@@ -1187,9 +1188,10 @@ class OptionNames(NamedTuple):
     """What places a cluster file's jobs on its pools."""
     own_gpu: str
     """What plans for a GPU type of your own by its memory (``SIZE`` where the memory goes)."""
-    config_reader: str
-    """What checks or plans from a Trinity config, as a file given for another that looks like one is told
-    (`solver.tables.looks_like`)."""
+    file_readers: FileReaders
+    """What reads each kind of file a user gives (a Trinity config: what checks or plans from one), as a file given
+    for another that looks like one is told (`solver.tables.looks_like`: `` (this looks like a cells file, for
+    --cells)``)."""
     keywords: bool
     """Whether the names are keywords (``name=value``) rather than flags (``--name value``)."""
     lora_keys: tuple[str, str, str] | None = None
@@ -1330,7 +1332,10 @@ COMMAND_OPTIONS = OptionNames(
     pcie_interconnect="--gpu-interconnect pcie", explain="--explain", fragment_yaml="--emit trinity",
     write_copy="--write FILE writes", workers="--workers", placement_writer="--emit-dir",
     placement_configs="solve cluster --emit-dir", placer="solve cluster", own_gpu="--gpu NAME --gpu-memory SIZE",
-    config_reader="--from-config", keywords=False)
+    file_readers=FileReaders(
+        cells="--cells", memory_model="--memory-model, as solve calibrate --out writes", weights="--weights",
+        fleet="solve cluster", config="--from-config", model_config="--model-config",
+        current="give it with --current, beside the cluster file,"), keywords=False)
 API_OPTIONS = OptionNames(
     host_ram="host_ram_gb", trinity_05='version="0.5"', node_gpus="node_gpus", rollout_gpus="rollout_gpus",
     train_batch="train_batch_size", exact="exact=True", token_budget_auto='token_budget="auto"',
@@ -1347,7 +1352,7 @@ API_OPTIONS = OptionNames(
     fragment_yaml="solver.trinity_config", write_copy="solver.trinity.patch_trinity_config gives",
     workers="workers", placement_writer="solver.placement_configs", placement_configs="solver.placement_configs",
     placer="solver.place", own_gpu='solver.described_gpu_type("NAME", memory_mib=SIZE)',
-    config_reader=API_CONFIG_READER, keywords=True)
+    file_readers=API_FILE_READERS, keywords=True)
 
 
 def option_names_of(source: str) -> OptionNames | None:
@@ -1356,11 +1361,20 @@ def option_names_of(source: str) -> OptionNames | None:
     return next((names for names in (COMMAND_OPTIONS, API_OPTIONS) if source == names.host_ram), None)
 
 
+GPU_COUNT_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "gpus": ("gpus_up_to",), "budget_gpus": ("gpus_up_to", "gpus"), "gpus_up_to": ("budget_gpus", "gpus")}
+"""The API's keywords that count GPUs, each with those another function takes for its count, in order (`keyword_meant`
+tells the first that a function has): map_plans' ``gpus_up_to`` for ``gpus``, as ``solve map --gpus`` is told
+``--gpus-up-to``; estimate_memory's ``gpus`` for ``budget_gpus``."""
+
+
 def keyword_meant(name: str, value: object, keywords: Collection[str]) -> str:
     """What a keyword argument `name` (given `value`) of none of a function's `keywords` likely meant, as its
     `TypeError` says it (`solver.query.keywords_told`): the API's keyword for the command's flag of that name
     (`COMMAND_OPTIONS` beside `API_OPTIONS`: ``gpus=4``, `` (--gpus is budget_gpus here: pass budget_gpus=4, and
-    exact=True for exactly 4)``), or else one it is a slip from (`` (did you mean max_model_len?)``); "" where none."""
+    exact=True for exactly 4)``), the function's own keyword for that count of GPUs (`GPU_COUNT_KEYWORDS`: map_plans'
+    `` (did you mean gpus_up_to=4?)``), or else one it is a slip from (`` (did you mean max_model_len?)``); "" where
+    none."""
     flag = f"--{name.replace('_', '-')}"
     field = next((field for field in OptionNames._fields if getattr(COMMAND_OPTIONS, field) == flag), None)
     meant = getattr(API_OPTIONS, field) if field is not None else None
@@ -1368,6 +1382,9 @@ def keyword_meant(name: str, value: object, keywords: Collection[str]) -> str:
         exact = (f", and {API_OPTIONS.exact} for exactly {brief(value)}" if field == "budget" and "exact" in keywords
                  else "")
         return f" ({flag} is {meant} here: pass {meant}={brief(value)}{exact})"
+    count = next((keyword for keyword in GPU_COUNT_KEYWORDS.get(name, ()) if keyword in keywords), None)
+    if count is not None:
+        return f" (did you mean {count}={brief(value)}?)"
     close = difflib.get_close_matches(name, keywords, n=1)
     return f" (did you mean {close[0]}?)" if close else ""
 

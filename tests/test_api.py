@@ -1533,6 +1533,14 @@ def test_settings_are_for_the_trinity_version_asked_and_frozen():
       "host_ram_gb=64)")),
     (lambda: solver.map_plans("8B", gpus_upto=4),  # type: ignore[call-arg]
      "map_plans() got an unexpected keyword argument 'gpus_upto' (did you mean gpus_up_to?)"),
+    # apiwords90b: a count of GPUs by another function's keyword is told this one's (as solve map --gpus is told
+    # --gpus-up-to); before, map_plans' gpus was told gpu, the GPU type, and estimate_memory's budget_gpus node_gpus
+    (lambda: solver.map_plans("8B", gpus=4),  # type: ignore[call-arg]
+     "map_plans() got an unexpected keyword argument 'gpus' (did you mean gpus_up_to=4?)"),
+    (lambda: solver.estimate_memory("8B", "h100", max_model_len=4096, budget_gpus=8),  # type: ignore[call-arg]
+     "estimate_memory() got an unexpected keyword argument 'budget_gpus' (did you mean gpus=8?)"),
+    (lambda: solver.plan("8B", gpus_up_to=8),  # type: ignore[call-arg]
+     "plan() got an unexpected keyword argument 'gpus_up_to' (did you mean budget_gpus=8?)"),
     (lambda: solver.place(FLEET, nodes=1), "place() got an unexpected keyword argument 'nodes'"),  # type: ignore
 ])
 def test_an_unknown_keyword_is_pythons_type_error_with_the_keyword_meant(call, message: str):

@@ -71,7 +71,7 @@ def test_planner_md_and_api_md_give_the_weights_defaults_as_weights_has_them() -
     assert set(pairs) == set(Weights.model_fields)
     assert {name: (value == "true" if value in ("true", "false") else float(value)) for name, value in pairs.items()} \
         == defaults.model_dump()
-    api = _between(_prose("api.md"), "| `solver.load_weights(path=None, *, config_reader=API_CONFIG_READER)` |",
+    api = _between(_prose("api.md"), "| `solver.load_weights(path=None, *, file_readers=API_FILE_READERS)` |",
                    "| `TableError` |")
     names, values = api.split("`Weights` (", 1)[1].split(": each the shipped file's value, ")
     assert _spans(names) == list(Weights.model_fields)

@@ -933,21 +933,62 @@ def test_a_file_that_is_not_utf8_is_refused_naming_its_line(tmp_path: Path):
                                  "file as UTF-8")
 
 
+PLACEMENT_YAML = "placements: []\nunplaced: []\n"
+"""A saved placement's telling keys (``solve cluster --json``'s), as YAML any loader reads."""
+
+
+def _given(tmp_path: Path, wrong: str) -> Path:
+    """The file at `wrong` (from the repository's root), or a saved placement's keys written as one."""
+    if wrong != PLACEMENT_YAML:
+        return Path(__file__).parent.parent / wrong
+    path = tmp_path / "placement.yaml"
+    path.write_text(PLACEMENT_YAML, encoding="utf-8")
+    return path
+
+
 @pytest.mark.parametrize(("load", "wrong", "kind"), [
-    ("load_memory_model", "docs/examples/my-cells.yaml", "a cells file, for --cells"),
-    ("load_memory_model", "docs/examples/fleet.yaml", "a fleet file, for solve cluster"),
+    # apiwords90/apiwords90b: in the API's words, as the loaders are the API's (the command's: below); before, the
+    # command's flags (for --cells, for solve cluster, give it with --current) named options the API has not
+    ("load_memory_model", "docs/examples/my-cells.yaml",
+     "a cells file, for catalog.with_cells or solver.calibrate_memory_model(cells=...)"),
+    ("load_memory_model", "docs/examples/fleet.yaml", "a fleet file, for solver.place or solver.load_fleet"),
     ("load_weights", "tables/memory-model.yaml",
-     "a memory-model file, for --memory-model, as solve calibrate --out writes"),
-    ("load_memory_model", "tables/costs.yaml", "a cost-weights file, for --weights"),
-    # apiwords90: in the API's words, as the loaders are the API's (the command's: --from-config, below)
-    *[(load, "docs/examples/trinity.yaml", f"a Trinity config, for {solver.tables.API_CONFIG_READER}")
+     "a memory-model file, for solver.load_memory_model, as solver.render.memory_model_yaml writes"),
+    ("load_memory_model", "tables/costs.yaml", "a cost-weights file, for solver.load_weights"),
+    ("load_fleet", "docs/examples/my-model/config.json",
+     "a Hugging Face config.json, for solver.load_model_config and catalog.with_model"),
+    ("load_weights", PLACEMENT_YAML, ("solve cluster --json's output, a placement: give it as solver.place's "
+                                      "current=, beside the fleet, to keep its jobs where they run")),
+    *[(load, "docs/examples/trinity.yaml", "a Trinity config, for solver.check_config or solver.api.config_query")
       for load in ("load_weights", "load_memory_model", "load_fleet")],
 ])
-def test_a_file_of_another_kind_is_refused_naming_the_kind_it_looks_like(load: str, wrong: str, kind: str):
+def test_a_file_of_another_kind_is_refused_naming_the_kind_it_looks_like(tmp_path: Path, load: str, wrong: str,
+                                                                         kind: str):
+    path = _given(tmp_path, wrong)
     with pytest.raises(TableError) as caught:
-        getattr(solver.tables, load)(Path(__file__).parent.parent / wrong)
+        getattr(solver.tables, load)(path)
     message = str(caught.value)
     assert "\n" not in message and message.endswith(f" (this looks like {kind})")
+    assert " --" not in message.replace("solve cluster --json's output", "a placement")  # no option to give
+
+
+@pytest.mark.parametrize(("option", "wrong", "kind"), [
+    ("--weights", "docs/examples/my-cells.yaml", "a cells file, for --cells"),
+    ("--memory-model", "tables/costs.yaml", "a cost-weights file, for --weights"),
+    ("--weights", "tables/memory-model.yaml",
+     "a memory-model file, for --memory-model, as solve calibrate --out writes"),
+    ("--memory-model", "docs/examples/my-model/config.json", "a Hugging Face config.json, for --model-config"),
+    ("--cells", "docs/examples/fleet.yaml", "a fleet file, for solve cluster"),
+    ("cluster", PLACEMENT_YAML, ("solve cluster --json's output, a placement: give it with --current, beside the "
+                                 "cluster file, to keep its jobs where they run")),
+])
+def test_the_command_given_a_file_of_another_kind_names_its_own_options(cli, tmp_path: Path, option: str, wrong: str,
+                                                                        kind: str):
+    # apiwords90b: the command passes its words (COMMAND_OPTIONS.file_readers) where the API's loaders name its calls
+    path = _given(tmp_path, wrong)
+    status, out, err = cli(option, str(path), *(() if option == "cluster" else ("--model", "8B", "--gpu", "h100")))
+    assert (status, out) == (2, "")
+    assert err.count("\n") == 1 and err.endswith(f" (this looks like {kind})\n")
 
 
 @pytest.mark.parametrize("top", ["pools: []\n", "jobs: []\n", "gpu: x\n"])
@@ -975,7 +1016,7 @@ def test_from_config_given_a_file_of_another_kind_names_the_kind(cli, wrong: str
 
 @pytest.mark.parametrize("option", [("--weights",), ("--memory-model",), ("cluster",)])
 def test_the_command_given_a_trinity_config_for_another_file_names_from_config(cli, option: tuple[str, ...]):
-    # apiwords90: the command's words (COMMAND_OPTIONS.config_reader), where the API's loaders name check_config
+    # apiwords90: the command's words (COMMAND_OPTIONS.file_readers), where the API's loaders name check_config
     path = Path(__file__).parent.parent / "docs/examples/trinity.yaml"
     status, out, err = cli(*option, str(path), *(() if option == ("cluster",) else ("--model", "8B", "--gpu", "h100")))
     assert (status, out) == (2, "")

@@ -19,6 +19,8 @@ EXAMPLES = Path(__file__).parent.parent / "docs" / "examples"
 HF_CONFIG = EXAMPLES / "my-model" / "config.json"
 TRINITY = EXAMPLES / "trinity.yaml"
 HF_KIND = " (this looks like a Hugging Face config.json, for --model-config)"
+API_HF_KIND = " (this looks like a Hugging Face config.json, for solver.load_model_config and catalog.with_model)"
+"""apiwords90b: as the API's loaders name it (the command's: `HF_KIND`)."""
 
 
 def test_from_config_given_a_hugging_face_config_json_names_model_config(cli: Cli):
@@ -44,7 +46,7 @@ def test_a_cells_file_or_a_fleet_file_that_is_a_config_json_names_model_config(c
     catalog = load_catalog()
     with pytest.raises(TableError) as caught:
         load_gpu_type(HF_CONFIG, catalog.models, catalog.gpu_types)
-    assert str(caught.value).endswith(HF_KIND) and "\n" not in str(caught.value)
+    assert str(caught.value).endswith(API_HF_KIND) and "\n" not in str(caught.value)
     status, out, err = cli("cluster", str(HF_CONFIG))
     assert (status, out) == (2, "") and err.endswith(f"{HF_KIND}\n") and err.count("\n") == 1
 

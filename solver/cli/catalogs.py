@@ -64,7 +64,7 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
         added = catalog.models[-1].name  # with_model adds it last, renamed if it only borrows a name
     check_once("--cells", cells)
     catalog, loaded = read_cells_files(catalog, cells, join=join, keep_contradictions=keep_contradictions,
-                                       flag="--cells ", config_reader=COMMAND_OPTIONS.config_reader)
+                                       flag="--cells ", file_readers=COMMAND_OPTIONS.file_readers)
     names = given_gpus(gpu)
     if memory is not None and not names:
         raise QueryError("--gpu-memory gives the memory of the GPU type --gpu NAME names: give --gpu too")

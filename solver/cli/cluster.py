@@ -640,7 +640,7 @@ def _fleet_and_catalog(path: Path, cells: Sequence[Path]) -> tuple[
     from solver.rules import COMMAND_OPTIONS
     from solver.tables import checked_fleet, load_catalog, read_fleet
     shipped = load_catalog()
-    read = read_fleet(path, shipped, COMMAND_OPTIONS.config_reader)
+    read = read_fleet(path, shipped, COMMAND_OPTIONS.file_readers)
     base, _, measured = catalog_with(None, cells=cells, start=shipped.with_models(read.models))
     fleet = checked_fleet(read, base.model_copy(update={"models": shipped.models}))
     return fleet, base.for_fleet(fleet), measured, {pool.name: pool.gpu for pool in read.entries.pools}

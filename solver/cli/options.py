@@ -285,7 +285,7 @@ def memory_model_option(path: Path | None, prog: str) -> MemoryModel | None:
     plans it estimates say only that it is the file's, and their room to spare may be more than the GPUs have."""
     from solver.rules import COMMAND_OPTIONS
     from solver.tables import load_memory_model
-    memory = option_file("--memory-model", partial(load_memory_model, config_reader=COMMAND_OPTIONS.config_reader),
+    memory = option_file("--memory-model", partial(load_memory_model, file_readers=COMMAND_OPTIONS.file_readers),
                          path)
     if memory is None:
         return None
@@ -302,14 +302,14 @@ def model_config_option(path: Path | None, *, vllm_rollout: bool = True) -> Mode
     from solver.rules import COMMAND_OPTIONS
     from solver.tables import load_model_config
     return option_file("--model-config", partial(load_model_config, vllm_rollout=vllm_rollout,
-                                                 config_reader=COMMAND_OPTIONS.config_reader), path)
+                                                 file_readers=COMMAND_OPTIONS.file_readers), path)
 
 
 def weights_option(path: Path | None) -> Weights | None:
     """The --weights file's cost weights (None without one); its errors name the option."""
     from solver.rules import COMMAND_OPTIONS
     from solver.tables import load_weights
-    return option_file("--weights", partial(load_weights, config_reader=COMMAND_OPTIONS.config_reader), path)
+    return option_file("--weights", partial(load_weights, file_readers=COMMAND_OPTIONS.file_readers), path)
 
 
 def add_estimate_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

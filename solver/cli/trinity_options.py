@@ -83,7 +83,7 @@ def local_model(file: Path, config: TrinityConfig, *, vllm_rollout: bool = True)
     from solver.rules import COMMAND_OPTIONS
     from solver.tables import load_catalog, load_model_config
     try:
-        model = load_model_config(file, vllm_rollout=False, config_reader=COMMAND_OPTIONS.config_reader)
+        model = load_model_config(file, vllm_rollout=False, file_readers=COMMAND_OPTIONS.file_readers)
     except TableError as unreadable:
         try:
             load_catalog().model(config.model)

@@ -182,8 +182,9 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
         model_config_file,
     )
     from solver.tables.reading import (
-        API_CONFIG_READER,
+        API_FILE_READERS,
         NUMBER_TOO_LONG,
+        FileReaders,
         UniqueKeys,
         check_built_again,
         check_once,
@@ -293,7 +294,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "API_CONFIG_READER",
+    "API_FILE_READERS",
     "AS_IT_RUNS_FLOOR_S",
     "BARE_HOST_RAM_GB",
     "CHOICES_MEANT",
@@ -369,6 +370,7 @@ __all__ = [
     "CriticChoice",
     "CriticStates",
     "ExpertLayout",
+    "FileReaders",
     "FitSummary",
     "Fleet",
     "Frozen",

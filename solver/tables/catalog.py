@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from solver.tables.bounds import CONFIG_SHAPE, MAX_ESTIMATED_GPUS, MAX_GPUS, MAX_NAME_CHARACTERS, NODE_GPUS
 from solver.tables.inputs import Fleet, Pool
 from solver.tables.peft_names import LoraTargets
-from solver.tables.reading import API_CONFIG_READER, given_path, load_cells
+from solver.tables.reading import API_FILE_READERS, FileReaders, given_path, load_cells
 from solver.tables.schema import (
     ONE_TABLE_OF_TWO,
     SHAPE_TERMS,
@@ -840,21 +840,21 @@ def contradictions_refused(path: str, found: Sequence[str], *, listed: bool = Tr
 
 
 def read_cells_files(catalog: Catalog, paths: Sequence[Path], *, join: bool = True, keep_contradictions: bool = False,
-                     flag: str = "", config_reader: str = API_CONFIG_READER,
+                     flag: str = "", file_readers: FileReaders = API_FILE_READERS,
                      ) -> tuple[Catalog, tuple[tuple[Path, GpuType], ...]]:
     """`catalog` with the cells files at `paths` (`Catalog.with_measured`, `join` and `keep_contradictions` as there),
     each read against it and the files before it (`load_cells`: a GPU type an earlier file made keeps its name,
     aliases and memory, and a memory that differs is said to be that file's); and each file with the GPU type it
-    gave, as read (once: a pipe reads once). Errors name the file after `flag` (``--cells ``), a Trinity config given
-    what reads one, `config_reader` (`solver.tables.looks_like`), and a table for a GPU count that an earlier file has
-    already, joined or not (calibrating refuses it as planning does), names that file (after the file's other
-    errors)."""
+    gave, as read (once: a pipe reads once). Errors name the file after `flag` (``--cells ``), a file of another
+    kind given what reads it, `file_readers` (`solver.tables.looks_like`), and a table for a GPU count that an
+    earlier file has already, joined or not (calibrating refuses it as planning does), names that file (after the
+    file's other errors)."""
     tabled_by: dict[tuple[str, int], Path] = {}  # (GPU type, count): the file that gave its table
     made_by: dict[str, Path] = {}  # a GPU type the catalogue lacks: the file that gave it first
     loaded: list[tuple[Path, GpuType]] = []
     for path in paths:
         try:  # a TableError for the file's own content or memory, a QueryError for its names or tables
-            measured = load_cells(path, catalog.models, catalog.gpu_types, made_by, config_reader)
+            measured = load_cells(path, catalog.models, catalog.gpu_types, made_by, file_readers)
             if all(known.name != measured.name for known in catalog.gpu_types):
                 made_by[measured.name] = path
             repeated = next((t.gpus for t in measured.tables if (measured.name, t.gpus) in tabled_by), None)

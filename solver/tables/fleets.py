@@ -25,7 +25,8 @@ from solver.tables.inputs import (
 from solver.tables.loaders import load_catalog
 from solver.tables.model_config import config_keys_differing, load_model_config, model_config_file
 from solver.tables.reading import (
-    API_CONFIG_READER,
+    API_FILE_READERS,
+    FileReaders,
     FleetLoader,
     check_built_again,
     given_path,
@@ -102,14 +103,14 @@ def load_fleet(path: Path | str, catalog: Catalog | None = None) -> Fleet:
     return checked_fleet(read_fleet(file, catalog), catalog)
 
 
-def read_fleet(path: Path, catalog: Catalog, config_reader: str = API_CONFIG_READER) -> ReadFleet:
+def read_fleet(path: Path, catalog: Catalog, file_readers: FileReaders = API_FILE_READERS) -> ReadFleet:
     """A cluster file and its jobs' ``model_config`` files, each read once, their models named as `catalog` names
-    them (`Catalog.with_model`); `TableError` for a bad file (a Trinity config told what reads one, `config_reader`:
+    them (`Catalog.with_model`); `TableError` for a bad file (a file of another kind told what reads it, `file_readers`:
     `load_validated`). Its pools and jobs' names are checked by `checked_fleet`, against a catalogue that may have
     gained GPU types since (cells files') and these models."""
     entries = load_validated(FleetFile, path, context={TYPED: True, GPU_NAMED: catalog.gpu_type_named},
-                             loader=FleetLoader, gpu_type_named=catalog.gpu_type_named, config_reader=config_reader)
-    return ReadFleet(path, entries, _configured_models(path, entries.jobs, catalog, config_reader))
+                             loader=FleetLoader, gpu_type_named=catalog.gpu_type_named, file_readers=file_readers)
+    return ReadFleet(path, entries, _configured_models(path, entries.jobs, catalog, file_readers))
 
 
 def relative_paths_folder(path: Path) -> Path:
@@ -177,10 +178,10 @@ def _check_one_context_per_model(path: Path, entries: Iterable[JobEntry], jobs: 
 
 
 def _configured_models(path: Path, jobs: Iterable[JobEntry], catalog: Catalog,
-                       config_reader: str) -> dict[str, Model]:
+                       file_readers: FileReaders) -> dict[str, Model]:
     """The model of each job's ``model_config`` (a path relative to the cluster file at `path`, as
     `relative_paths_folder` says), named as `Catalog.with_model` names it; `TableError` naming the job for a bad
-    config (`load_model_config`'s, with `config_reader`), or for two configs that give one name to two models: of
+    config (`load_model_config`'s, with `file_readers`), or for two configs that give one name to two models: of
     different shapes, or of one shape but otherwise different (a context, a RoPE scaling, a ``model_type``: the fleet
     knows a model by its name; the error names the config.json keys that differ). Two configs of one model are
     one."""
@@ -194,7 +195,7 @@ def _configured_models(path: Path, jobs: Iterable[JobEntry], catalog: Catalog,
             found = model_config_file(relative_paths_folder(path) / job.config_path)
             if found.exists() and not found.is_file():  # a FIFO would block: a file names files
                 raise TableError(f"{found}: not a regular file")
-            model = load_model_config(found, config_reader=config_reader)
+            model = load_model_config(found, file_readers=file_readers)
         except TableError as error:
             raise TableError(f"{path}: job {job.name}, model_config: {error}") from None
         earlier = read.setdefault(normalise(model.name), (job.name, model))
@@ -273,16 +274,16 @@ class RunningJob(NamedTuple):
 
 
 def read_current(path: Path, fleet: Fleet, schema_version: int, flag: str = "",
-                 config_reader: str = API_CONFIG_READER) -> tuple[RunningJob, ...]:
+                 file_readers: FileReaders = API_FILE_READERS) -> tuple[RunningJob, ...]:
     """The jobs of `fleet` that run now, as the placement at `path` (``solve cluster --json``'s output, of
     `schema_version`) places them, in its order; a job or pool the fleet no longer has is not running (its entry is
     skipped), but a job on nodes or GPUs its pool no longer has (``nodes`` lowered below them, to 0 too: out of
     service; ``gpus_per_node`` lowered below them) runs there until it stops (`RunningJob.runs_where_gone`).
     `TableError`, one line, for a file that cannot be read or is no such placement (a purchase, ``solve cluster --buy
     --json``'s, included: what to buy, not what runs), naming the file after `flag` (``--current ``), and what reads
-    a Trinity config given, `config_reader` (`looks_like`)."""
+    a file of another kind given, `file_readers` (`looks_like`)."""
     try:
-        return current_jobs(_current_json(path, config_reader), str(path), fleet, schema_version)
+        return current_jobs(_current_json(path, file_readers), str(path), fleet, schema_version)
     except TableError as error:
         raise TableError(f"{flag}{error}") from None
 
@@ -360,11 +361,11 @@ STDERR_LINE = re.compile(r"^solve(?: [a-z]+)?: (?:note|warning): ", re.MULTILINE
 which a placement saved with ``2>&1`` holds beside the JSON."""
 
 
-def _current_json(path: Path, config_reader: str = API_CONFIG_READER) -> dict[str, Any]:
+def _current_json(path: Path, file_readers: FileReaders = API_FILE_READERS) -> dict[str, Any]:
     """The JSON object at `path`, with the ``placements`` every ``solve cluster --json`` has (its ``schema_version``
     too, since JSON had one); `TableError` otherwise (for a file that holds standard error's notes too, saying to save
     standard output alone; for a file of another kind, a Trinity config or a fleet file, naming it in
-    `config_reader`'s words: `looks_like`)."""
+    `file_readers`' words: `looks_like`)."""
     text = read_user_file(path)  # its own one-line error where the file cannot be read
     try:
         raw = json.loads(text)
@@ -372,12 +373,12 @@ def _current_json(path: Path, config_reader: str = API_CONFIG_READER) -> dict[st
         mixed = ("; solve's notes on standard error are in it too: a placement is what solve cluster --json printed on "
                  "standard output alone (> FILE, not 2>&1)" if STDERR_LINE.search(text) else
                  ": a placement is what solve cluster --json printed")
-        kind = yaml_looks_like(text, CurrentFile, config_reader)
+        kind = yaml_looks_like(text, CurrentFile, file_readers)
         raise TableError(f"{path}: not JSON ({' '.join(str(error).split())}){kind}{mixed}") from None
     except RecursionError:  # arrays in arrays thousands deep: json's own limit is Python's stack
         raise TableError(f"{path}: nested too deeply: a placement is what solve cluster --json printed") from None
     if not isinstance(raw, dict) or "placements" not in raw:
-        kind = looks_like(raw, CurrentFile, config_reader) if isinstance(raw, dict) else ""
+        kind = looks_like(raw, CurrentFile, file_readers) if isinstance(raw, dict) else ""
         raise TableError(f"{path}: not solve cluster --json's output (a JSON object with placements){kind}: a "
                          "placement is what solve cluster --json printed")
     if PURCHASE_KEY in raw:  # its placement is on nodes to buy: what the fleet would run, not what it runs

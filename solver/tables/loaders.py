@@ -10,7 +10,14 @@ from pathlib import Path, PurePosixPath
 from solver.tables.bounds import KNOWN_PATCH_RELEASES, MEMORY_MODEL_FILE
 from solver.tables.catalog import Catalog
 from solver.tables.inputs import MemoryModel, TrinityFields, Weights
-from solver.tables.reading import API_CONFIG_READER, given_path, load_gpu_type, load_models, load_validated
+from solver.tables.reading import (
+    API_FILE_READERS,
+    FileReaders,
+    given_path,
+    load_gpu_type,
+    load_models,
+    load_validated,
+)
 from solver.tables.schema import GpusFile, GpuType
 from solver.tables.text import TableError, and_joined, check_types, first_repeated, it_or_them, normalise
 
@@ -66,23 +73,24 @@ def _check_names_once(directory: Path, hardware: tuple[GpuType, ...], gpu_types:
                          f"{second} ({second_in}): give it to one")
 
 
-def load_memory_model(path: Path | str | None = None, *, config_reader: str = API_CONFIG_READER) -> MemoryModel:
-    """Load memory-model coefficients from `path` (default: the shipped ``memory-model.yaml``); a Trinity config given
-    is told what reads one, `config_reader` (the command passes ``--from-config``: `load_validated`)."""
+def load_memory_model(path: Path | str | None = None, *, file_readers: FileReaders = API_FILE_READERS) -> MemoryModel:
+    """Load memory-model coefficients from `path` (default: the shipped ``memory-model.yaml``); a file of
+    another kind given is told what reads it, in `file_readers`' words (the API's; the command passes its own:
+    `load_validated`)."""
     check_types(("path", path, Path | str | None))
     if path is None:
         return _shipped_memory_model()
-    return load_validated(MemoryModel, given_path("path", path), config_reader=config_reader)
+    return load_validated(MemoryModel, given_path("path", path), file_readers=file_readers)
 
 
-def load_weights(path: Path | str | None = None, *, config_reader: str = API_CONFIG_READER) -> Weights:
-    """Load cost weights from `path` (default: the shipped ``costs.yaml``); `config_reader` as `load_memory_model`'s."""
+def load_weights(path: Path | str | None = None, *, file_readers: FileReaders = API_FILE_READERS) -> Weights:
+    """Load cost weights from `path` (default: the shipped ``costs.yaml``); `file_readers` as `load_memory_model`'s."""
     check_types(("path", path, Path | str | None))
     if path is None:
         return _shipped_weights()
     return load_validated(Weights, given_path("path", path),
                           gpu_type_named=lambda name: _shipped_catalog().gpu_type_named(name),
-                          config_reader=config_reader)
+                          file_readers=file_readers)
 
 
 TRINITY_FIELDS_FILE = "trinity-fields.yaml"

@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from solver.tables.peft_names import DENSE_MLP_MODEL_TYPE
-from solver.tables.reading import API_CONFIG_READER, NUMBER_TOO_LONG, given_path, read_user_file, yaml_looks_like
+from solver.tables.reading import (
+    API_FILE_READERS,
+    NUMBER_TOO_LONG,
+    FileReaders,
+    given_path,
+    read_user_file,
+    yaml_looks_like,
+)
 from solver.tables.schema import MLA, VLLM_UNSCALED_ROPE_TYPES, Model, MoE
 from solver.tables.text import TableError, cut, either, first_repeated, json_brief
 
@@ -375,20 +382,21 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
-def load_model_config(path: Path | str, *, vllm_rollout: bool = True, config_reader: str = API_CONFIG_READER) -> Model:
+def load_model_config(path: Path | str, *, vllm_rollout: bool = True,
+                      file_readers: FileReaders = API_FILE_READERS) -> Model:
     """A text model's shape from a local Hugging Face ``config.json``, or a model folder's (no network): a dense
     model's, or a mixture of experts' with routed experts in every layer (Qwen3-MoE's, Mixtral's; Qwen2-MoE's with
     its shared expert) or after dense ones (DeepSeek's, GLM-4-MoE's, with their shared experts), with DeepSeek-V2's
     latent attention or not; its parameter count is computed from the shapes. `TableError`, one line naming the
     file and the key, when it cannot be, and where a vLLM rollout serves the model (`vllm_rollout`) when vLLM
-    refuses to build it (`Model.vllm_refusal`, kept there for a trainer alone); a Trinity config given is told what
-    reads one, `config_reader` (`solver.tables.load_memory_model`'s). `Catalog.with_model` adds it to a catalogue, for
-    ``catalog=``."""
+    refuses to build it (`Model.vllm_refusal`, kept there for a trainer alone); a file of another kind given is told
+    what reads it, `file_readers` (`solver.tables.load_memory_model`'s). `Catalog.with_model` adds it to a
+    catalogue, for ``catalog=``."""
     path = model_config_file(given_path("path", path))
     _check_no_hub_id(path)
     if (adapter_alone := adapter_alone_refusal(path)) is not None:
         raise adapter_alone
-    config = _config_json(path, config_reader)
+    config = _config_json(path, file_readers)
     if "peft_type" in config:
         raise _adapter_refusal(f"{path}: a LoRA/PEFT adapter's config (peft_type {json_brief(config['peft_type'])}), "
                                "not a model's", config)
@@ -696,9 +704,9 @@ def _adapter_refusal(what: str, adapter: dict[str, Any]) -> TableError:
     return TableError(f"{what}: give its base model's config.json{named}, whose shape the adapter trains")
 
 
-def _config_json(path: Path, config_reader: str = API_CONFIG_READER) -> dict[str, Any]:
+def _config_json(path: Path, file_readers: FileReaders = API_FILE_READERS) -> dict[str, Any]:
     """The JSON object of the config.json at `path`; `TableError` for a byte-order mark, an empty file, bad JSON (a
-    YAML file of another kind named in `config_reader`'s words: `yaml_looks_like`) or a non-object."""
+    YAML file of another kind named in `file_readers`' words: `yaml_looks_like`) or a non-object."""
     text = read_user_file(path)
     if text.startswith("\ufeff"):  # as transformers reads it: a JSON error
         raise TableError(f"{path}: starts with a byte-order mark, which JSON readers refuse: save it without one")
@@ -708,7 +716,7 @@ def _config_json(path: Path, config_reader: str = API_CONFIG_READER) -> dict[str
     try:
         config = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as error:
-        kind = yaml_looks_like(text, Model, config_reader)
+        kind = yaml_looks_like(text, Model, file_readers)
         raise TableError(f"{path}: not JSON: {error.msg} (line {error.lineno}){kind}") from None
     except _RepeatedKey as repeated:
         raise TableError(f"{path}: key {repeated} appears twice (JSON readers keep the last)") from None

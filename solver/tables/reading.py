@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar, get_args, get_origin
+from typing import Any, NamedTuple, TypeVar, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -1040,9 +1040,36 @@ def _hint(refused: _Refused) -> str:
     return next((said for recognise in _HINTS if (said := recognise(refused)) is not None), "")
 
 
-API_CONFIG_READER = "solver.check_config or solver.api.config_query"
-"""What reads a Trinity config, in the API's words (`solver.rules.API_OPTIONS`'s ``config_reader``; the command's:
-``--from-config``), as a file of another kind that looks like one is told (`looks_like`): the loaders' default."""
+class FileReaders(NamedTuple):
+    """What reads each kind of file a user gives, in the caller's words (the API's, `API_FILE_READERS`, or the
+    command's, `solver.rules.COMMAND_OPTIONS`' ``file_readers``), as a file given for another that looks like one is
+    told (`looks_like`: `` (this looks like a cells file, for --cells)``)."""
+
+    cells: str
+    """What reads a cells file you measured."""
+    memory_model: str
+    """What reads a memory-model file, and what writes one."""
+    weights: str
+    """What reads a cost-weights file."""
+    fleet: str
+    """What reads a cluster (fleet) file."""
+    config: str
+    """What reads a Trinity config."""
+    model_config: str
+    """What reads a Hugging Face config.json."""
+    current: str
+    """How to give a saved placement (``solve cluster --json``'s) to keep its jobs where they run."""
+
+
+API_FILE_READERS = FileReaders(
+    cells="catalog.with_cells or solver.calibrate_memory_model(cells=...)",
+    memory_model="solver.load_memory_model, as solver.render.memory_model_yaml writes",
+    weights="solver.load_weights", fleet="solver.place or solver.load_fleet",
+    config="solver.check_config or solver.api.config_query",
+    model_config="solver.load_model_config and catalog.with_model",
+    current="give it as solver.place's current=, beside the fleet,")
+"""What reads each kind of file, in the API's words (`solver.rules.API_OPTIONS`' ``file_readers``): the loaders'
+default."""
 
 
 _Schema = TypeVar("_Schema", bound=BaseModel)
@@ -1061,16 +1088,16 @@ def _top_level_kind(raw: object) -> str:
 
 def load_validated(model: type[_Schema], path: Path, context: dict[str, Any] | None = None,
                    loader: type[UniqueKeyLoader] = UniqueKeyLoader, gpu_type_named: GpuTypeNamed = None,
-                   config_reader: str = API_CONFIG_READER) -> _Schema:
+                   file_readers: FileReaders = API_FILE_READERS) -> _Schema:
     """The file at `path` as `model`, read by `loader`, or `TableError` in one line (naming the kind of file it looks
-    like instead, where its top-level keys are another's: `looks_like`, in `config_reader`'s words; an unknown field
+    like instead, where its top-level keys are another's: `looks_like`, in `file_readers`' words; an unknown field
     that `gpu_type_named` finds a GPU type's name, that GPU type; the line, where `loader` keeps lines:
     `LineMarkingLoader`)."""
     raw, lines = _read_yaml(path, loader)
     if not isinstance(raw, dict):  # a CSV, say, reads as one string: say which keys the file takes
         raise TableError(f"{path}: expected a mapping at the top level, got {_top_level_kind(raw)} (fields: "
                          f"{', '.join(_fields_at(model, ()))})")
-    return validated_data(model, raw, path, context, looks_like(raw, model, config_reader),
+    return validated_data(model, raw, path, context, looks_like(raw, model, file_readers),
                           gpu_type_named=gpu_type_named, lines=lines)
 
 
@@ -1099,48 +1126,51 @@ def check_built_again(built: BaseModel, name: str) -> None:
         raise QueryError(_validation_message(name, raw, error, type(built).model_validate, type(built))) from None
 
 
-def looks_like(raw: Mapping[Any, Any], expected: type[BaseModel] | None, config_reader: str) -> str:
+def looks_like(raw: Mapping[Any, Any], expected: type[BaseModel] | None, file_readers: FileReaders) -> str:
     """For a file that did not load as `expected` (None: a Trinity config): `` (this looks like a fleet file, for solve
-    cluster)`` where its top-level keys are another kind's (`_FILE_KINDS`), naming what reads a Trinity config in the
-    caller's words, `config_reader` (``--from-config``, or `API_CONFIG_READER`); "" otherwise."""
+    cluster)`` where its top-level keys are another kind's (`_FILE_KINDS`), naming what reads that kind in the caller's
+    words, `file_readers` (`solver.rules.COMMAND_OPTIONS`', or `API_FILE_READERS`: ``solver.place or
+    solver.load_fleet``); "" otherwise."""
     other = next((kind for kind, (schema, keys) in _FILE_KINDS.items() if schema is not expected and keys <= set(raw)),
                  None) or next((kind for kind, keys in _UNREAD_KINDS.items() if keys <= set(raw)), None)
-    return f" (this looks like {other.format(config_reader=config_reader)})" if other else ""
+    return f" (this looks like {other.format(**file_readers._asdict())})" if other else ""
 
 
 _FILE_KINDS: dict[str, tuple[type[BaseModel] | None, set[str]]] = {
-    "a cells file, for --cells": (GpuType, {"gpu", "tables"}),
-    "a memory-model file, for --memory-model, as solve calibrate --out writes": (MemoryModel, {"coefficients"}),
-    "a cost-weights file, for --weights": (Weights, {"offload", "sp", "env"}),
-    "a fleet file, for solve cluster": (FleetFile, {"pools", "jobs"}),
-    "a Trinity config, for {config_reader}": (None, {"model", "trainer"}),
-    "a Hugging Face config.json, for --model-config": (Model, {"model_type", "vocab_size"}),
+    "a cells file, for {cells}": (GpuType, {"gpu", "tables"}),
+    "a memory-model file, for {memory_model}": (MemoryModel, {"coefficients"}),
+    "a cost-weights file, for {weights}": (Weights, {"offload", "sp", "env"}),
+    "a fleet file, for {fleet}": (FleetFile, {"pools", "jobs"}),
+    "a Trinity config, for {config}": (None, {"model", "trainer"}),
+    "a Hugging Face config.json, for {model_config}": (Model, {"model_type", "vocab_size"}),
 }
 """The kinds of file a user gives, each by its schema (a config.json's: the `Model` it reads as) and the top-level keys
-that tell it apart; ``{config_reader}``: what reads a Trinity config, in the caller's words (`looks_like`)."""
+that tell it apart; ``{cells}`` and the like: what reads each kind, in the caller's words (`FileReaders`' fields:
+`looks_like`)."""
 
 _UNREAD_KINDS: dict[str, set[str]] = {
-    "solve cluster --json's output, a placement: give it with --current, beside the cluster file, to keep its jobs "
+    "solve cluster --json's output, a placement: {current} to keep its jobs "
     "where they run": {"placements", "unplaced"},
     "solve cluster --buy --json's output, what to buy: set each pool's nodes to its nodes_after in the cluster file":
         {"placements", "fits_nowhere"},
-    "verl's own config, its actor_rollout_ref at the top: {config_reader} reads a Trinity-RFT config, which takes "
+    "verl's own config, its actor_rollout_ref at the top: {config} reads a Trinity-RFT config, which takes "
     "verl's keys under trainer.trainer_config and its model, lengths and GPUs as model.* and cluster.*":
         {"actor_rollout_ref"},
 }
 """The kinds of file that a user may give as an input but none reads (rft-solver's own output, as a placement given as
-the cluster file; verl's config given as a Trinity config), by the top-level keys that tell them apart."""
+the cluster file; verl's config given as a Trinity config), by the top-level keys that tell them apart; ``{current}``
+and ``{config}`` as `_FILE_KINDS`' are."""
 
 
-def yaml_looks_like(text: str, expected: type[BaseModel] | None, config_reader: str) -> str:
+def yaml_looks_like(text: str, expected: type[BaseModel] | None, file_readers: FileReaders) -> str:
     """`looks_like` for a file's `text` read as YAML, as for a config.json that is not JSON (`expected`: `Model`):
-    `` (this looks like a Trinity config, for --from-config)``, in `config_reader`'s words; "" where it is no YAML
+    `` (this looks like a Trinity config, for --from-config)``, in `file_readers`' words; "" where it is no YAML
     mapping of another kind."""
     try:
         raw = yaml.safe_load(text)
     except (yaml.YAMLError, RecursionError, ValueError):
         return ""
-    return looks_like(raw, expected, config_reader) if isinstance(raw, dict) else ""
+    return looks_like(raw, expected, file_readers) if isinstance(raw, dict) else ""
 
 
 def load_models(path: Path) -> tuple[Model, ...]:
@@ -1155,20 +1185,21 @@ def load_models(path: Path) -> tuple[Model, ...]:
 
 def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = (),
                   made_by: Mapping[str, Path] | None = None,
-                  loader: type[UniqueKeyLoader] = UniqueKeyLoader, config_reader: str = API_CONFIG_READER) -> GpuType:
+                  loader: type[UniqueKeyLoader] = UniqueKeyLoader,
+                  file_readers: FileReaders = API_FILE_READERS) -> GpuType:
     """Load and check one GPU type's feasibility tables against the known `models`; a GPU type of the
     `hardware` catalogue (named by its name or an alias) takes its ``memory_gb`` where it gives none, and must match
     its entry there, whose name, aliases,
     driver-reported memory, ROCm, workstation host memory and interconnect it takes (each of these it states must be
     that entry's: `TableError` otherwise). `made_by` names the earlier cells file that made each GPU type of
     `hardware` the catalogue lacks (by name), which a value that differs from its own is said to be from; `loader`
-    reads the file (`load_validated`, which names what reads a Trinity config given, `config_reader`)."""
+    reads the file (`load_validated`, which names what reads a file of another kind given, `file_readers`)."""
     names = {normalise(name): model.name for model in models for name in (model.name, *model.aliases)}
     head_counts = {model.name: (model.num_attention_heads, model.num_key_value_heads) for model in models}
     memory_gb_of = {normalise(name): gpu.memory_gb for gpu in hardware for name in (gpu.name, *gpu.aliases)}
     tabled = load_validated(GpuType, path, context={"models": [model.name for model in models], "names": names,
                                                     "heads": head_counts, "memory_gb_of": memory_gb_of, TYPED: True},
-                            loader=loader, config_reader=config_reader)
+                            loader=loader, file_readers=file_readers)
     by_name = {model.name: model for model in models}
     for table in tabled.tables:  # a setting no run can have: the model's heads rule its SP degree out
         for row in table.rows:
@@ -1210,10 +1241,10 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
 
 
 def load_cells(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = (),
-               made_by: Mapping[str, Path] | None = None, config_reader: str = API_CONFIG_READER) -> GpuType:
-    """A cells file you measured (`load_gpu_type`, with `config_reader`), which gives at least one table (`TableError`
+               made_by: Mapping[str, Path] | None = None, file_readers: FileReaders = API_FILE_READERS) -> GpuType:
+    """A cells file you measured (`load_gpu_type`, with `file_readers`), which gives at least one table (`TableError`
     otherwise); a value its schema refuses is named by its line too (`LineMarkingLoader`)."""
-    measured = load_gpu_type(path, models, hardware, made_by, LineMarkingLoader, config_reader)
+    measured = load_gpu_type(path, models, hardware, made_by, LineMarkingLoader, file_readers)
     if not measured.tables:
         raise TableError(f"{path}: no tables: a cells file gives at least one (gpus, models, rows)")
     return measured

@@ -471,7 +471,7 @@ def _read_model(reader: ConfigReader, names: OptionNames) -> tuple[str, str]:
     model_path = reader.get(("model", "model_path"))
     if model_path is None or (isinstance(model_path, str) and not model_path.strip()):
         raise ConfigError(f"{reader.name}: missing model.model_path"
-                          f"{looks_like(reader.data, None, names.config_reader) or model_path_needed(names)}")
+                          f"{looks_like(reader.data, None, names.file_readers) or model_path_needed(names)}")
     if not isinstance(model_path, str):
         raise ConfigError(f"{reader.where(('model', 'model_path'))} must be a path, got {yaml_brief(model_path)}")
     model = model_name_from_path(model_path)
