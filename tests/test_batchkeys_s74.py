@@ -476,6 +476,7 @@ def test_check_counts_the_critics_hybrid_fsdp_size_on_its_own_states_and_not_wit
     assert (code, current["trains"], current["unread_keys"]) == (0, True, [])
     assert line.endswith("holds: the verdict and the plans count no critic (--critic none leaves it out); set it to "
                          "-1, every GPU (--write does)")
+    assert "With the states a hybrid fsdp_size groups" not in current["verdict"]  # none counted over groups
     # mutants53: nor does it make the verdict unknown with the host memory checked or with estimates off
     for flags in (("--host-ram", "2000"), ("--no-estimate",)):
         code, current, _ = _hybrid_check(cli, path, _ppo({"critic": 4}), "--critic", "none", *flags)
