@@ -1987,7 +1987,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     length and the GPUs its ``fsdp_size`` keys shard each role's states over, for `_vouched` to say whether they
     train. None when there is no length to judge them at."""
     from solver.trinity import critic_run_sps, load_config_mapping, trinity_config_problems
-    from solver.trinity.checks import forward_unread_keys, fsdp_state_groups, fsdp_unread_keys, refused_sp_roles
+    from solver.trinity.checks import forward_unread_keys, fsdp_state_groups, refused_sp_roles
     from solver.trinity.config import refused_lora_note, verdict_critic_note, verdict_length_note, verdict_lora_note
 
     gpus = config.trainer_gpus or query.budget_gpus
@@ -2050,7 +2050,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     if query.critic is None and ConfigProblemCode.ROLE_SP_DIFFERS in {problem.code for problem in problems}:
         # none counted (--critic none): the lines on its SP claim no count of it
         problems = _critic_left_out_said(problems, run_sps(), config.sp, query.option_names)
-    groups = fsdp_state_groups(mapping, gpus, environ=environ, version=version)
+    groups = fsdp_state_groups(mapping, gpus, environ=environ, version=version, option_names=query.option_names)
     # The host memory a node needs where a hybrid fsdp_size groups the states is not counted: where it is checked
     # (--host-ram), whether they train is unknown (not on a critic's key where none is counted: --critic none).
     host_unread = _hybrid_keys_counted(query, groups) if query.host_ram_gb is not None else ()
@@ -2066,7 +2066,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                   unread_keys=(config.memory_unread if reads_budget else config.memory_unread_padded)
                                   + forward_unread_keys(mapping, model, gpus, environ=environ, version=version,
                                                         train_batch_size=size, train_batch_source=source)
-                                  + fsdp_unread_keys(mapping, gpus, environ=environ, version=version)
+                                  + groups.unread
                                   + host_unread,
                                   broken_rule=broken.words if broken else None,
                                   broken_rule_code=broken.code if broken else None,
@@ -2575,19 +2575,19 @@ def _lowered_by_config(config: TrinityConfig, length: int, estimate: EstimateMod
 
 
 def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str,
-             groups: StateGroups | None = None) -> CurrentSettings:
+             groups: StateGroups) -> CurrentSettings:
     """`current` with whether its settings train on `gpu`, the plan that says so, and otherwise why not; where a
     hybrid ``fsdp_size`` shards the states a GPU holds over fewer GPUs (`groups`, `_hybrid_states_gpus`), the memory
     model's estimate with them so must fit too."""
     states_gpus = _hybrid_states_gpus(query, current, groups)
-    if states_gpus is not None and query.estimate == "never" and groups is not None:  # no table measured the groups
+    if states_gpus is not None and query.estimate == "never":  # no table measured the groups
         current = current.model_copy(update={"unread_keys": current.unread_keys + tuple(
             key for key in _hybrid_keys_counted(query, groups) if key not in current.unread_keys)})
     if current.unread_keys and not current.broken_rule:
         # how many tokens a pass takes per GPU, or the host memory or GPU memory grouped states take, is unknown here:
         # so is whether it trains
         return current.model_copy(update={"config_problems": _hybrid_need_said(
-            current, current.config_problems, None, gpu, query)})
+            current, current.config_problems, None, gpu, query, groups)})
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
     # At the config's own budget where it lowers Trinity's default (and estimates may), else at the default.
     own = current.max_token_len_per_gpu if query.estimate != "never" else None
@@ -2602,7 +2602,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str,
     hybrid = None if states_gpus is None else (own_critic[1] if own_critic is not None else _verdict_breakdown(
         catalog, query, current, gpu, setting, own, states_gpus=states_gpus))
     problems = _critic_budget_need_said(catalog, query, current, gpu, setting, states_gpus, _hybrid_need_said(
-        current, _critic_need_said(current, own_critic, gpu), hybrid, gpu, query))
+        current, _critic_need_said(current, own_critic, gpu), hybrid, gpu, query, groups))
     # With --estimate the estimates alone make the plan, but a table that says the setting ran out of memory at
     # Trinity's default budget (its GPU type's, or one's with at least its memory), a measurement, decides, as the
     # plan's tables line says. A critic at its own SP (the plan counts it at the trainer's) must fit there too, and
@@ -2611,7 +2611,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str,
     if plan_fits and (own_critic is None or own_critic[1].critic_pass_fits) and (hybrid is None or hybrid.fits):
         # at the verdict's budget: where the config lets a GPU take more, the verdict does not vouch that it trains
         return current.model_copy(update={"trains": not current.budget_above_verdict, "plan": vouching,
-                                          "config_problems": problems})
+                                          "config_problems": problems, "states_grouped": hybrid is not None})
     out_of_memory = None if plan_fits else out_of_memory  # the critic at its own SP alone does not fit: no cell's say
     predicted, predicted_step, critic_pass, host_needed = None, None, None, None
     smaller = None
@@ -2640,7 +2640,8 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str,
     return current.model_copy(update={"trains": False, "plan": None, "predicted": predicted,
                                       "predicted_step": predicted_step, "predicted_critic_pass": critic_pass,
                                       "host_memory_needed": host_needed, "out_of_memory": out_of_memory,
-                                      "smaller_card": smaller, "config_problems": problems})
+                                      "smaller_card": smaller, "config_problems": problems,
+                                      "states_grouped": hybrid is not None})
 
 
 def _verdict_breakdown(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str, setting: Setting,
@@ -2685,50 +2686,44 @@ def _critic_at_own_sp(catalog: Catalog, query: Query, current: CurrentSettings, 
 def _hybrid_keys_counted(query: Query, groups: StateGroups) -> tuple[str, ...]:
     """The hybrid ``fsdp_size`` keys of `groups` whose states the verdict counts, dotted: the critic's only where the
     `query` counts a critic (not with ``--critic none``)."""
-    from solver.trinity.keys import FSDP_SIZE_KEYS
-
-    critic_keys = {".".join(path) for path in FSDP_SIZE_KEYS[2:]} if query.critic is None else set()
-    return tuple(key for key in groups.keys if key not in critic_keys)
+    return tuple(line.key for line in groups.lines if line.role != "critic" or query.critic is not None)
 
 
-def _hybrid_states_gpus(query: Query, current: CurrentSettings,
-                        groups: StateGroups | None) -> tuple[int, int] | None:
+def _hybrid_states_gpus(query: Query, current: CurrentSettings, groups: StateGroups) -> tuple[int, int] | None:
     """The GPUs the actor's states and the critic's are sharded over where a hybrid ``fsdp_size`` (`groups`) shards
     those a trainer GPU holds over fewer than `current`'s: the actor's, or the critic's where the verdict counts one
     (`query`'s); None where none does. The ref's weights stay on the host (pinned, verl's ``CPUOffload``), so its
     group changes no GPU's memory."""
-    if groups is None or (groups.actor == current.gpus and (query.critic is None or groups.critic == current.gpus)):
+    if groups.actor == current.gpus and (query.critic is None or groups.critic == current.gpus):
         return None
     return groups.actor, groups.critic
 
 
 def _hybrid_need_said(current: CurrentSettings, problems: tuple[str, ...], memory: Breakdown | None, gpu: str,
-                      query: Query) -> tuple[str, ...]:
-    """The config's `problems` (in `current`'s order) with their ``fsdp-size-hybrid`` lines saying how much a GPU
-    needs with the states over their groups (`memory`, on `gpu`), or that the verdict does not count them (None:
-    whether it trains is unknown); for the critic's keys where the `query` counts no critic (``--critic none``), that
-    it is left out."""
+                      query: Query, groups: StateGroups) -> tuple[str, ...]:
+    """The config's `problems` (in `current`'s order) with their ``fsdp-size-hybrid`` lines (`groups`' lines, each
+    built again from its data) saying how much a GPU needs with the states over their groups (`memory`, on `gpu`), or
+    that the verdict does not count them (None: whether it trains is unknown); for the critic's keys where the `query`
+    counts no critic (``--critic none``), that it is left out."""
     from solver.trinity.checks import fsdp_hybrid_counted_words
     from solver.trinity.config import critic_left_out_option
-    from solver.trinity.keys import FSDP_SIZE_KEYS
 
-    critic_keys = tuple(f"{'.'.join(path)} is " for path in FSDP_SIZE_KEYS[2:])
+    lines = {line.words(): line for line in groups.lines}
     said = []
     for code, words in zip(current.config_problem_codes, problems, strict=True):
         if code == ConfigProblemCode.FSDP_SIZE_HYBRID:
-            size = int(words.split(" is ", 1)[1].split(":", 1)[0])
-            counted_words = fsdp_hybrid_counted_words(size)
-            if query.critic is None and words.startswith(critic_keys):
+            line = lines[words]
+            if line.role == "critic" and query.critic is None:
                 need = (f"the verdict and the plans count no critic ({critic_left_out_option(query.option_names)} "
                         "leaves it out)")
             elif memory is None:
-                need = (f"only the memory model would count them so, as a run on {counted(size, 'GPU')} holds them, "
-                        "on the GPUs, and whether it trains is unknown here (the verdict says why)")
+                need = (f"only the memory model would count them so, as a run on {counted(line.size, 'GPU')} holds "
+                        "them, on the GPUs, and whether it trains is unknown here (the verdict says why)")
             else:
-                need = fsdp_hybrid_counted_words(size, (
+                need = fsdp_hybrid_counted_words(line.size, (
                     f" ({memory.total_gib:.1f} GiB per {gpu} GPU, of {memory.usable_gib:.1f} usable; "
                     f"{memory.step_gib:.1f} at the optimizer step, of {memory.step_usable_gib:.1f})"))
-            words = words.replace(counted_words, need)
+            words = line.words(need)
         said.append(words)
     return tuple(said)
 

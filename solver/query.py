@@ -1304,13 +1304,14 @@ def keywords_told(function: Callable[_Params, _Result]) -> Callable[_Params, _Re
     keywords = tuple(signature(function).parameters)
 
     @wraps(function)
-    def told(*args: _Params.args, **kwargs: _Params.kwargs) -> _Result:
+    def unknown_keyword_refused(*args: _Params.args, **kwargs: _Params.kwargs) -> _Result:
+        """`function` called with `args` and `kwargs`, after a `TypeError` for a keyword it lacks."""
         unknown = next((name for name in kwargs if name not in keywords), None)
         if unknown is not None:
             raise TypeError(f"{function.__name__}() got an unexpected keyword argument {unknown!r}"
                             f"{keyword_meant(unknown, kwargs[unknown], keywords)}")
         return function(*args, **kwargs)
-    return told
+    return unknown_keyword_refused
 
 
 @keywords_told

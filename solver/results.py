@@ -169,9 +169,6 @@ ENV_EXPORT = f"export {ENV_VARIABLE[0]}={ENV_VARIABLE[1]}"
 
 LONG_LENGTH_VARIABLE = ("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
 """What vLLM needs before it takes a max_model_len past what it derives from the model's config."""
-HYBRID_COUNTED = "by the memory model"
-"""How an ``fsdp-size-hybrid`` line says the verdict counts the states its ``fsdp_size`` groups, its figures following
-(`solver.trinity.checks.fsdp_hybrid_counted_words`)."""
 
 
 def plan_environment(plan: Plan, model: Model, shared_gpus: tuple[int, ...] | None = None) -> dict[str, str]:
@@ -1929,6 +1926,10 @@ class CurrentSettings(Frozen, defer_build=True):
         "verdict assumes (partial Offload, a token budget above the default the tables measured)"))
     config_problem_codes: tuple[ConfigProblemCode, ...] = Field(default=(), description=(
         "the code of each of `config_problems`, in the same order (docs/json.md); empty in JSON made before codes"))
+    states_grouped: bool = Field(default=False, exclude=True, description=(
+        "whether the verdict counts the states of the actor or the critic over groups of fewer GPUs than the "
+        "trainer's (a hybrid fsdp_size) by the memory model's estimate, whose fsdp-size-hybrid lines give its figures "
+        "(the verdict says so; not in the JSON)"))
     verdict: str | None = Field(default=None, description=(
         "the verdict in words, one line, as the text prints it under the answer's heading: whether these settings "
         "train, and why not (the rule, the cell, the host memory or the memory model's figures), and that the config "
@@ -2427,9 +2428,7 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
                     f"whether it trains there is unknown ({lines}).{host_unchecked}{_dearer(answer, current, query)}")
         grouped = (" With the states a hybrid fsdp_size groups, it fits by the memory model's estimate alone (its "
                    "fsdp-size-hybrid line gives the figures; the plan's are over every trainer GPU)."
-                   if any(code == ConfigProblemCode.FSDP_SIZE_HYBRID and f"{HYBRID_COUNTED} (" in words
-                          for code, words in zip(current.config_problem_codes, current.config_problems, strict=False))
-                   else "")
+                   if current.states_grouped else "")
         return f"{said}it trains ({evidence}).{grouped}{host_unchecked}{_dearer(answer, current, query)}"
     cell = current.out_of_memory
     host = [] if current.host_memory_needed is None else [(

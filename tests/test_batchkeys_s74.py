@@ -19,7 +19,7 @@ from test_trinity import vanilla_plan
 
 from solver.api import config_query
 from solver.trinity import read_trinity_config, trinity_config_problems
-from solver.trinity.checks import StateGroups, fsdp_state_groups, fsdp_unread_keys
+from solver.trinity.checks import fsdp_state_groups
 from solver.trinity.keys import DEPRECATED_MICRO_BATCH_SIZES
 from solver.trinity.plan_keys import keys_for_plan
 
@@ -449,14 +449,15 @@ def test_check_judges_hybrid_sharding_by_the_memory_model_and_write_sets_minus_1
     assert cli("--from-config", str(written), "--gpu", "h100", "--check")[0] == 0
     # an fsdp_size that cannot be read here decides the share too, on a line that sizes a mesh by it: unread
     config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["fsdp_config"]["fsdp_size"] = "${oc.env:FSDP}"
-    assert fsdp_unread_keys(config, 8) == (FSDP.format(role="actor"),)
-    assert fsdp_unread_keys(config, 8, environ={"FSDP": "-1"}) == ()
+    assert fsdp_state_groups(config, 8).unread == (FSDP.format(role="actor"),)
+    assert fsdp_state_groups(config, 8, environ={"FSDP": "-1"}).unread == ()
     path.write_text(yaml.safe_dump(config).replace("oc.env:FSDP", "oc.env:RFT_SOLVER_UNSET_89"))
     code, out, _ = cli("--from-config", str(path), "--gpu", "h100", "--check", "--json")
     assert (code, json.loads(out)[0]["current"]["verdict"].split(": ", 2)[2]) == (1, (
         f"the share of the states each GPU holds depends on {FSDP.format(role='actor')}, which cannot be read here "
         "(set it as the run will, and judge again). The best plan follows."))
-    assert fsdp_unread_keys(_config({"ref": {"fsdp_config": {"fsdp_size": "${oc.env:FSDP}"}}}), 8, version="0.5") == ()
+    assert fsdp_state_groups(_config({"ref": {"fsdp_config": {"fsdp_size": "${oc.env:FSDP}"}}}), 8,
+                             version="0.5").unread == ()
 
 
 def test_check_counts_the_critics_hybrid_fsdp_size_on_its_own_states_and_not_with_critic_none(cli: Cli,
@@ -475,6 +476,7 @@ def test_check_counts_the_critics_hybrid_fsdp_size_on_its_own_states_and_not_wit
     assert (code, current["trains"], current["unread_keys"]) == (0, True, [])
     assert line.endswith("holds: the verdict and the plans count no critic (--critic none leaves it out); set it to "
                          "-1, every GPU (--write does)")
+    assert "With the states a hybrid fsdp_size groups" not in current["verdict"]  # none counted over groups
     # mutants53: nor does it make the verdict unknown with the host memory checked or with estimates off
     for flags in (("--host-ram", "2000"), ("--no-estimate",)):
         code, current, _ = _hybrid_check(cli, path, _ppo({"critic": 4}), "--critic", "none", *flags)
@@ -499,18 +501,28 @@ def test_hybrid_keys_left_unread_are_each_named_once_and_the_critics_not_with_cr
 
 def test_a_roles_states_are_counted_over_its_smallest_group_and_the_ref_only_where_it_runs():
     # mutants53: the critic's two keys (verl before 0.8's and 0.8's engine's) shard over the smaller group whichever
-    # comes first; the actor's group holds a ref's weights too only where the algorithm runs a ref (not raft)
+    # comes first; the actor's group holds a ref's weights too only where the algorithm runs a ref (not raft), which
+    # its line says (they stay in host memory: no GPU's group changes). hybriddata90: each line's data (key, size,
+    # role) builds its words as the checks say them
     critic, engine = CRITIC_FSDP, "trainer.trainer_config.critic.fsdp.fsdp_size"
     for sizes in ((2, 4), (4, 2)):
         config = _ppo({"critic": sizes[0]})
         config["trainer"]["trainer_config"]["critic"]["fsdp"] = {"fsdp_size": sizes[1]}
-        assert fsdp_state_groups(config, 8) == StateGroups(8, 8, 2, (critic, engine)), sizes
-    assert fsdp_state_groups(_sized("actor", 4), 8) == StateGroups(4, 4, 8, (FSDP.format(role="actor"),))
+        groups = fsdp_state_groups(config, 8)
+        assert (groups.actor, groups.critic, [(line.key, line.size, line.role) for line in groups.lines]) == (
+            8, 2, [(critic, sizes[0], "critic"), (engine, sizes[1], "critic")]), sizes
+        assert [line.words() for line in groups.lines] == [words for _, words in _fsdp_lines(config)], sizes
+    actor = FSDP.format(role="actor")
     raft = _sized("actor", 4)
     raft["algorithm"]["algorithm_type"] = "raft"
-    assert fsdp_state_groups(raft, 8) == StateGroups(4, 8, 8, (FSDP.format(role="actor"),))
+    for config, role, actor_group, ref_too in ((_sized("actor", 4), "actor", 4, True), (raft, "actor", 4, False),
+                                               (_sized("ref", 4), "ref", 8, False)):
+        groups = fsdp_state_groups(config, 8)
+        assert (groups.actor, groups.critic, [line.role for line in groups.lines]) == (actor_group, 8, [role])
+        assert [line.words() for line in groups.lines] == [words for _, words in _fsdp_lines(config)]
+        assert ("shards its ref's weights so too" in groups.lines[0].words()) is ref_too, role
     assert _fsdp_lines(raft) == [("fsdp-size-hybrid", HYBRID.format(
-        key=FSDP.format(role="actor"), size=4, who="verl", held="the actor's states", groups=2,
+        key=actor, size=4, who="verl", held="the actor's states", groups=2,
         counted=COUNTED.format(size=4, need="")))]
 
 

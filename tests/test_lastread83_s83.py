@@ -65,3 +65,22 @@ def test_the_internal_error_status_is_the_entry_points_without_importing_it() ->
     assert solver.cli.status.INTERNAL_ERROR == solver.__main__.INTERNAL_ERROR == 70
     assert "from solver.__main__ import" not in Path(solver.cli.status.__file__).read_text(encoding="utf-8")
     assert solver.cli.status.STATUSES_AFTER_BAD_INPUT.endswith(", 70 an internal error")
+
+
+def test_the_settings_check_passes_dpos_mode_refused_only_where_the_keys_leave_the_mode(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # hybriddata90: DPO outside mode train passed the settings' own check whatever the keys wrote; it passes only where
+    # they leave the config's mode (which the header says to set, DPO_MODE_NOTE), not a mode: both they would write
+    from solver.trinity import settings
+
+    assert "mode" not in plan_settings(_plan(True), MODEL).config
+    cluster_keys = settings._cluster_keys
+
+    def mode_both(*args: Any) -> list[Any]:
+        return [key.model_copy(update={"value": "both"}) if key.path == ("mode",) else key
+                for key in cluster_keys(*args)]
+
+    monkeypatch.setattr(settings, "_cluster_keys", mode_both)
+    with pytest.raises(RuntimeError, match=r"breaks Trinity's rules: \[.mode both: Trinity trains algorithm_type dpo "
+                                           "in mode train alone"):
+        plan_settings(_plan(True), MODEL, rollout_gpus=0)

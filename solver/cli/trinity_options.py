@@ -52,9 +52,10 @@ def local_config_json(config: TrinityConfig | None) -> Path | None:
 
 
 def _not_found_locally(config: TrinityConfig, where: str) -> str:
-    """Where the config's model path is a local one (not a Hugging Face id, ``namespace/name`` at most) without a
-    config.json: where it was looked for, in words ("" otherwise). `QueryError` (after `where`, the config's file)
-    where it is a folder of a PEFT adapter's config alone: --model-config's refusal of it, naming its base model."""
+    """Why the config's model path (not a catalogue model) is not found here, for the unknown model's refusal: first,
+    `QueryError` (after `where`, the config's file) where it is a folder of a PEFT adapter's config alone,
+    --model-config's refusal of it naming its base model; else, where it is a local path (not a Hugging Face id,
+    ``namespace/name`` at most) without a config.json, where it was looked for, in words; "" otherwise."""
     from solver.query import MODEL_PATH_KEY
     from solver.tables import adapter_alone_refusal, model_config_file
 

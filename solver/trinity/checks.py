@@ -28,7 +28,7 @@ from solver.query import (
     check_trinity_version,
     legacy_release_words,
 )
-from solver.results import HYBRID_COUNTED, LONG_LENGTH_VARIABLE, length_key_words, vllm_length_words
+from solver.results import LONG_LENGTH_VARIABLE, length_key_words, vllm_length_words
 from solver.rules import (
     API_OPTIONS,
     PINNED_BY,
@@ -227,10 +227,10 @@ class _ConfigChecks:
         self.unread_deciding: set[Path] = set()
         """The keys that cannot be read and decide whether a pass fails (`forward_unread_keys`)."""
         self.state_groups: dict[str, int] = {}
-        """The roles (`_FSDP_SIZE_ROLES`) whose states a verl line shards over groups of fewer GPUs than the trainer's
-        (``fsdp-size-hybrid``), each with the smallest such group (`fsdp_state_groups`)."""
-        self.hybrid_keys: set[Path] = set()
-        """The ``fsdp_size`` keys of those groups (`FSDP_SIZE_KEYS`)."""
+        """The roles (the actor, the critic) whose states on the GPUs a verl line shards over groups of fewer GPUs than
+        the trainer's (``fsdp-size-hybrid``), each with the smallest such group (`fsdp_state_groups`)."""
+        self.hybrid_lines: list[HybridLine] = []
+        """The ``fsdp-size-hybrid`` lines said, as data (`HybridLine`)."""
         self.missing_said: set[Path] = set()
         """The places of the ``???`` said so far, refused (`refuse_missing`) or not judged: each is said once, however
         many values read it."""
@@ -2399,7 +2399,7 @@ def _check_fsdp_sizes(checks: _ConfigChecks, trainer_gpus: int, version: Trinity
     else ``fsdp-size-mesh``. One they divide shards the states over groups of it (hybrid sharding), as a run on that
     many GPUs holds them: ``fsdp-size-hybrid``, the role's group kept (`fsdp_state_groups`) for the verdict to count
     its states so. One that cannot be read here, where a line sizes a mesh by it, is among the verdict's unread keys
-    (`fsdp_unread_keys`)."""
+    (`fsdp_state_groups`)."""
     for path in FSDP_SIZE_KEYS:
         if checks.value(path) is None and path not in checks.unreadable:
             continue  # unset: the default, every GPU (and a plan's own settings need not load the config's reader)
@@ -2450,26 +2450,44 @@ def _check_fsdp_size(checks: _ConfigChecks, path: Path, size: int, trainer_gpus:
     who = ("verl" if all(each or line is None for each, line in zip(meshed, lines, strict=True))
            else before if meshed[0] else "verl 0.8 or later")
     index = FSDP_SIZE_KEYS.index(path)
-    held_roles = {_FSDP_SIZE_ROLES[index]} | ({"ref"} if index == 0 and meshed[0] and _ref_model_runs(checks)
-                                              else set())
-    for role in held_roles:
+    if role != "ref":  # the ref's weights stay in host memory: its group changes no GPU's
         checks.state_groups[role] = min(size, checks.state_groups.get(role, size))
-    checks.hybrid_keys.add(path)
     pinned = ("verl keeps them in pinned host memory (CPUOffload), so each node holds more of them than counted, the "
               "GPUs' memory as counted")
-    counted = f": {fsdp_hybrid_counted_words(size)}" if index != 1 else f"; {pinned}"
-    ref = f"; {before} shards its ref's weights so too, and {pinned}" if held_roles >= {"actor", "ref"} else ""
-    checks.add(ConfigProblemCode.FSDP_SIZE_HYBRID, (
+    ref = (f"; {before} shards its ref's weights so too, and {pinned}" if index == 0 and meshed[0]
+           and _ref_model_runs(checks) else "")
+    line = HybridLine(dotted(path), size, role, (
         f"{dotted(path)} is {size}: {who} shards {_FSDP_SIZE_HELD[index]} over groups of {size} of the "
         f"{trainer_gpus} trainer GPUs and keeps a copy in each of the {trainer_gpus // size} groups (hybrid "
-        f"sharding), so each GPU holds {trainer_gpus // size} times the share a shard over all {trainer_gpus} holds"
-        f"{counted}{ref}; {fix}"))
+        f"sharding), so each GPU holds {trainer_gpus // size} times the share a shard over all {trainer_gpus} holds"),
+        f"{f'; {pinned}' if role == 'ref' else ref}; {fix}")
+    checks.hybrid_lines.append(line)
+    checks.add(ConfigProblemCode.FSDP_SIZE_HYBRID, line.words())
+
+
+class HybridLine(NamedTuple):
+    """An ``fsdp-size-hybrid`` line (`_check_fsdp_size`) as data: its ``fsdp_size`` key, dotted, the group of GPUs it
+    shards a role's states over, that role (`_FSDP_SIZE_ROLES`), and its words before and after how the verdict counts
+    those states (`words`)."""
+
+    key: str
+    size: int
+    role: str
+    head: str
+    tail: str
+
+    def words(self, counted: str | None = None) -> str:
+        """The line's words, `counted` saying how the verdict counts the states (None: as a run on `size` GPUs holds
+        them, `fsdp_hybrid_counted_words`); the ref's line says nothing so, its weights in host memory."""
+        if self.role == "ref":
+            return f"{self.head}{self.tail}"
+        return f"{self.head}: {fsdp_hybrid_counted_words(self.size) if counted is None else counted}{self.tail}"
 
 
 def fsdp_hybrid_counted_words(size: int, need: str = "") -> str:
     """How the verdict counts a role's states that a hybrid ``fsdp_size`` of `size` shards over groups of it (the
     ``fsdp-size-hybrid`` line's words, which the verdict completes with the memory model's `need` there)."""
-    return f"the verdict counts them so, as a run on {counted(size, 'GPU')} holds them, {HYBRID_COUNTED}{need}"
+    return f"the verdict counts them so, as a run on {counted(size, 'GPU')} holds them, by the memory model{need}"
 
 
 def _critic_engine_unsized(checks: _ConfigChecks, version: TrinityVersion | None) -> list[Path]:
@@ -2927,39 +2945,33 @@ def forward_unread_keys(mapping: Mapping[str, Any], model: Model, trainer_gpus: 
     return tuple(dotted(path) for path in sorted(checks.unread_deciding))
 
 
-def fsdp_unread_keys(mapping: Mapping[str, Any], trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
-                     version: TrinityVersion | None = None) -> tuple[str, ...]:
-    """The ``fsdp_size`` keys (`FSDP_SIZE_KEYS`) of the config (nested `mapping`s, Env read from `environ`) on
-    `trainer_gpus` that size a device mesh on a verl line the releases of `version` may run and cannot be read here,
-    dotted (`_check_fsdp_sizes`). Whether the config trains is then unknown (`CurrentSettings.unread_keys`)."""
-    checks = _ConfigChecks(mapping, environ or {}, API_OPTIONS, version)
-    _check_fsdp_sizes(checks, trainer_gpus, version)
-    return tuple(dotted(path) for path in checks.unread_deciding)
-
-
 class StateGroups(NamedTuple):
-    """The GPUs the config's ``fsdp_size`` keys shard each role's states over, on the verl line that shards them
-    over the fewest (`fsdp_state_groups`), and those keys, dotted."""
+    """The GPUs the config's ``fsdp_size`` keys shard the actor's states and the critic's over, on the verl line that
+    shards them over the fewest (`fsdp_state_groups`), the ``fsdp-size-hybrid`` lines that say so (`HybridLine`, each
+    key's), and the ``fsdp_size`` keys that decide a share but cannot be read here, dotted."""
 
     actor: int
-    ref: int
     critic: int
-    keys: tuple[str, ...]
+    lines: tuple[HybridLine, ...]
+    unread: tuple[str, ...]
 
 
 def fsdp_state_groups(mapping: Mapping[str, Any], trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
-                      version: TrinityVersion | None = None) -> StateGroups:
-    """The GPUs each role's states are sharded over in the config (nested `mapping`s, Env read from `environ`) on
-    `trainer_gpus`, on the verl lines the releases of `version` may run: `trainer_gpus`, unless a hybrid
+                      version: TrinityVersion | None = None, option_names: OptionNames = API_OPTIONS) -> StateGroups:
+    """The GPUs the actor's states and the critic's are sharded over in the config (nested `mapping`s, Env read from
+    `environ`) on `trainer_gpus`, on the verl lines the releases of `version` may run: `trainer_gpus`, unless a hybrid
     ``fsdp_size`` (``fsdp-size-hybrid``: `_check_fsdp_sizes`) shards them over groups of fewer, where a GPU holds them
     as a run on that many GPUs does (``create_device_mesh`` and FSDP's hybrid sharding: the parameters, their
     gradients and the optimizer's states built on them, ``workers/fsdp_workers.py:83-90``, ``:363-377``, ``:418`` in
-    verl 0.5.0; ``workers/engine/fsdp/utils.py:40-57`` in 0.8.0); with the keys that shard them so."""
-    checks = _ConfigChecks(mapping, environ or {}, API_OPTIONS, version)
+    verl 0.5.0; ``workers/engine/fsdp/utils.py:40-57`` in 0.8.0); with the lines that say so, worded as
+    `option_names` name the options, and the keys that size a device mesh on a verl line the releases may run and
+    cannot be read here, whose share of the states is then unknown (`CurrentSettings.unread_keys`). The ref's weights
+    stay in host memory (pinned, verl's ``CPUOffload``): its group changes no GPU's memory."""
+    checks = _ConfigChecks(mapping, environ or {}, option_names, version)
     _check_fsdp_sizes(checks, trainer_gpus, version)
-    groups = checks.state_groups
-    actor, ref, critic = (groups.get(role, trainer_gpus) for role in ("actor", "ref", "critic"))
-    return StateGroups(actor, ref, critic, tuple(dotted(path) for path in FSDP_SIZE_KEYS if path in checks.hybrid_keys))
+    actor, critic = (checks.state_groups.get(role, trainer_gpus) for role in ("actor", "critic"))
+    return StateGroups(actor, critic, tuple(checks.hybrid_lines),
+                       tuple(dotted(path) for path in FSDP_SIZE_KEYS if path in checks.unread_deciding))
 
 
 def _role_engine_sp(checks: _ConfigChecks, role: str, sp: int) -> int:

@@ -67,7 +67,7 @@ from solver.trinity.plan_keys import (
     evidence_comment,
     host_memory_comment,
 )
-from solver.trinity.settings import checked_settings_arguments, fragment_keys
+from solver.trinity.settings import checked_settings_arguments, fragment_keys, keys_leave_mode
 
 _FAST_SAFE_LOADER = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
 """PyYAML's safe loader, in C where libyaml is there: it re-reads every fragment made, for the check."""
@@ -611,7 +611,7 @@ def fragment_for(
     if read_without is not None:
         options = replace(options, defaults_taken=tuple(read_without.taken),
                           left_unread=tuple(read_without.unread.items()))
-    if dpo_mode_unset and not any(key.path == ("mode",) for key in ordered):
+    if dpo_mode_unset and keys_leave_mode(ordered):
         options = replace(options, dpo_mode_unset=True)  # keys for a config whose mode they leave
     comments: dict[tuple[str, ...], str] = {
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",

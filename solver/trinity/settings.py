@@ -112,18 +112,26 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames, gpu: 
                else {**settings.config, "algorithm": {"algorithm_type": "grpo"}})
     # LoRA on a mixture of experts whose adapter config Trinity saves cut short, or on targets that one transformers'
     # PEFT alone takes where the release may run either (the plan's caution, checked on the layouts the config is
-    # written for): the LoRA key's comment says so; DPO's mode where the keys leave the config's (no mode: train
-    # here): the fragment's header says to set it (`solver.trinity.fragment.DPO_MODE_NOTE`), the config's check
-    # refuses it (``algorithm-mode-refused``)
+    # written for): the LoRA key's comment says so; DPO's mode only where the keys leave the config's (no mode: train
+    # here): the config's own stands, which the fragment's header says to set where it is not train
+    # (`solver.trinity.fragment.DPO_MODE_NOTE`) and the config's check refuses (``algorithm-mode-refused``); a mode the
+    # keys write is theirs to get right
     passed = (ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED, ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED,
-              ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS, ConfigProblemCode.ALGORITHM_MODE_REFUSED,
-              ConfigProblemCode.DPO_PAIR_DOUBLED, ConfigProblemCode.LORA_EXCLUDED_ADAPTED)
+              ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS, ConfigProblemCode.DPO_PAIR_DOUBLED,
+              ConfigProblemCode.LORA_EXCLUDED_ADAPTED,
+              *((ConfigProblemCode.ALGORITHM_MODE_REFUSED,) if keys_leave_mode(ordered) else ()))
     problems = [problem.words for problem in trinity_config_problems(
         checked, model, plan.gpus, environ=settings.environment, version=version,
         experts=written_layout(version, plan.expert_layout)) if problem.code not in passed]
     if problems:  # no settings that Trinity would refuse leave here, as a fragment's text or as data
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
     return ordered, settings, environ if isinstance(environ, NoEnvironment) else None
+
+
+def keys_leave_mode(keys: Iterable[PlanKey]) -> bool:
+    """Whether `keys` write no ``mode`` (`_cluster_keys` writes ``mode: train`` without rollout GPUs): the config's
+    own stands."""
+    return not any(key.path == ("mode",) for key in keys)
 
 
 def _nested(keys: Iterable[PlanKey]) -> dict[str, Any]:
