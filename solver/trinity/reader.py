@@ -349,6 +349,20 @@ def rollout_flag_left_none(flag: Callable[[Path], Any], version: TrinityVersion 
         flag(ROLE_DYNAMIC_BATCH_KEYS[role]) is None for role in ("rollout", "actor"))
 
 
+def recompute_may_run(get: Callable[[tuple[str, ...]], Any]) -> bool:
+    """Whether the actor's recompute of the old log-probs may run where it reads the rollout's own token budget and
+    micro-batch size (Trinity 0.5, and 0.6 on verl before 0.8: `solver.query.TrinityConfig.old_log_prob_recompute`),
+    the config's keys read by `get` (`ConfigError` where one cannot be read): only with `LEGACY_BYPASS_MODE_KEY` false;
+    unset, it is Trinity's default, true (``_RolloutCorrectionConfig``, ``verl_legacy/verl_config.py:340`` in 0.6.0),
+    and none runs. One that cannot be read, or is no boolean (which the legacy trainer refuses as it starts), is taken
+    as false: the pass is counted."""
+    try:
+        value = get(LEGACY_BYPASS_MODE_KEY)
+    except ConfigError:
+        return True
+    return value is not None and omegaconf_boolean(value) is not True
+
+
 def critic_engine_in_rows(flag: Callable[[Path], Any]) -> bool:
     """Whether Trinity 0.6 on verl 0.8 or later cuts a trained critic's passes by its engine's micro-batch sizes
     (`solver.query.CRITIC_ENGINE_MICRO_BATCH_SIZES`), its keys read by `flag`: its engine's own dynamic batch size flag
