@@ -35,9 +35,12 @@ from solver.tables import (
 )
 from solver.trinity.interpolation import ConfigValues, Path
 from solver.trinity.keys import (
+    CRITIC_ENGINE,
     CRITIC_ENGINE_DYNAMIC_KEY,
+    CRITIC_MODEL_FSDP,
     DYNAMIC_BATCH_KEYS,
     LEGACY_BYPASS_MODE_KEY,
+    OFFLOAD_FLAGS,
     ROLE_DYNAMIC_BATCH_KEYS,
     ConfigError,
     check_environ,
@@ -361,6 +364,14 @@ def recompute_may_run(get: Callable[[tuple[str, ...]], Any]) -> bool:
     except ConfigError:
         return True
     return value is not None and omegaconf_boolean(value) is not True
+
+
+def critic_offload_turned_off(path: tuple[str, ...], new: Any, old: Any) -> bool:
+    """Whether a plan that sets the key at `path` to `new` turns off one of the PPO critic's offload flags
+    (`OFFLOAD_FLAGS` under `CRITIC_MODEL_FSDP` or `CRITIC_ENGINE`) that a config holds on (`old`, as OmegaConf's bool
+    field reads it: `omegaconf_boolean`)."""
+    return (path[:-1] in (CRITIC_MODEL_FSDP, CRITIC_ENGINE) and path[-1] in OFFLOAD_FLAGS and new is False
+            and omegaconf_boolean(old) is True)
 
 
 def critic_engine_in_rows(flag: Callable[[Path], Any]) -> bool:
