@@ -1026,7 +1026,7 @@ class TrinityConfig(Frozen, defer_build=True):
     the actor's SP (``compute_log_prob``'s ``config_source``, ``fsdp_workers.py:924`` in Trinity 0.5.2)."""
     old_log_prob_recompute: bool = False
     """Whether the actor's recompute of the old log-probs may run where it reads the rollout's own token budget and
-    micro-batch size, its one pass that does (`solver.trinity.config.recompute_may_run`): Trinity 0.5, and 0.6 on
+    micro-batch size, its one pass that does (`solver.trinity.reader.recompute_may_run`): Trinity 0.5, and 0.6 on
     verl before 0.8, run it only with ``rollout_correction.bypass_mode`` false; true, their default, takes the rollout's
     log-probs (``verl_trainer.py:477`` in 0.5.2, ``verl_legacy/verl_trainer.py:531`` in 0.6.0), so false by default, as
     for a config that leaves the key unset. On verl 0.8 or later it reads the trainer's budget, as the actor's update

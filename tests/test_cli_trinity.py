@@ -3801,11 +3801,12 @@ def test_the_rollouts_own_budget_bounds_the_actors_recompute_and_is_judged_as_th
     key = "trainer.trainer_config.actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu"
     config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
 
-    def verdict(rollout: int) -> tuple[dict[str, object], str]:
+    def verdict(rollout: int, bypass: str = "    algorithm: {rollout_correction: {bypass_mode: false}}\n"
+                ) -> tuple[dict[str, object], str]:
         config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
                           "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
                           "algorithm: {algorithm_type: grpo}\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
-                          "  trainer_config:\n    algorithm: {rollout_correction: {bypass_mode: false}}\n"
+                          f"  trainer_config:\n{bypass}"
                           "    actor_rollout_ref:\n"
                           f"      rollout: {{log_prob_max_token_len_per_gpu: {rollout}}}\n", encoding="utf-8")
         status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--json", "--write", str(patched),
@@ -3834,6 +3835,10 @@ def test_the_rollouts_own_budget_bounds_the_actors_recompute_and_is_judged_as_th
         "stops at the first step whose batch holds a sequence longer than that (Trinity 0.5.2 and 0.6) or is padded "
         "wider than that, to its longest prompt plus its longest response (0.5.0 and 0.5.1), and Trinity 0.6 on verl "
         "0.8 or later ignores the key")]
+    # bypass90: bypass_mode unset (Trinity's true) runs no recompute: no line on the rollout's, which --write leaves
+    current, err = verdict(4096, "")
+    assert (current["config_problems"], current["trains"]) == ([], True) and key not in err
+    assert "      rollout: {log_prob_max_token_len_per_gpu: 4096}\n" in patched.read_text(encoding="utf-8")
 
 
 def test_budget_keys_read_as_unset_that_already_hold_the_plans_budget_are_not_said_to_be_set(

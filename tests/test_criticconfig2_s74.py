@@ -15,12 +15,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_trinity import vanilla_plan
 
 from solver.api import config_query, memory_answer, plan
 from solver.query import ConfigProblem
 from solver.rules import COMMAND_OPTIONS
 from solver.tables import QueryError, load_catalog
-from solver.trinity import read_trinity_config
+from solver.trinity import patched_trinity_config, read_trinity_config
 from solver.trinity.config import verdict_critic_note
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -285,6 +286,34 @@ def test_a_critic_asked_names_where_each_reading_holds_the_configs(cli: Cli, tmp
     assert verdict_critic_note(note, None, config.critic, COMMAND_OPTIONS, config.critic_held).words == (
         f"{head}; --critic none leaves it out: the verdict and the plans are for the actor alone, though the run "
         f"trains it (its flags hold its states {held})")
+
+
+def test_write_names_the_critics_offload_flags_it_turns_off_and_the_critic_that_keeps_them(cli: Cli, tmp_path: Path):
+    # bypass90: that persona90d config, written for the plan's resident critic (verl before 0.8's reading), had its
+    # critic.fsdp flags set to false with no word on stderr and no "# now" mark in the apply lines.
+    path, patched = tmp_path / "ppo.yaml", tmp_path / "patched.yaml"
+    path.write_text(CONFIG + ENGINE % ALL, encoding="utf-8")
+    engine = "trainer.trainer_config.critic.fsdp"
+    status, out, err = cli("--from-config", str(path), "--gpu", "A100-80GB", "--trinity-version", "0.6",
+                           "--write", str(patched))
+    assert status == 0, err
+    flags = "param_offload: {0}, optimizer_offload: {0}, offload_policy: {0}"
+    assert f"\n{engine}: {{{flags.format('false')}}}  # now {{{flags.format('true')}}}\n" in out
+    assert (f"solve: note: {patched}: {engine}.param_offload, {engine}.optimizer_offload and {engine}.offload_policy "
+            f"set to false, on in {path}: the plan counts the PPO critic's states resident, and --write sets the "
+            "critic's offload flags to that; --critic offloaded keeps them on, counting the critic so\n") in err
+    # A reloaded critic keeps two of them on, an offloaded one all three (no note); the API's words.
+    text = CONFIG.replace("8B, max_model_len: 32768", "4B, max_model_len: 8192").replace("size: 4", "size: 1")
+
+    def note(critic: str) -> str | None:
+        plan = vanilla_plan().model_copy(update={"critic": critic})
+        return patched_trinity_config(text + ENGINE % ALL, plan, load_catalog().model("4B"), name="ppo.yaml",
+                                      environ={}, version="0.6").critic_note
+
+    assert (note("reloaded"), note("offloaded")) == ((
+        f"{engine}.offload_policy set to false, on in ppo.yaml: the plan counts the PPO critic's states reloaded, and "
+        "solver.trinity.patch_trinity_config sets the critic's offload flags to that; critic=\"offloaded\" keeps it "
+        "on, counting the critic so"), None)
 
 
 @pytest.mark.parametrize(("critic_path", "named"), [("Qwen/Qwen3-14B", True), ("Qwen/Qwen3-8B", False), ("", False)])

@@ -35,8 +35,10 @@ TRAINER_ALIAS = HEAD.replace("ALGORITHM", "grpo") + """\
       actor: {ppo_max_token_len_per_gpu: *budget}
       ref: {log_prob_max_token_len_per_gpu: 20000}
       rollout: {log_prob_max_token_len_per_gpu: 8192}
+    algorithm: {rollout_correction: {bypass_mode: false}}
 """
-"""The actor's budget an alias of the trainer's, below the plan's 32768 (``--token-budget default``)."""
+"""The actor's budget an alias of the trainer's, below the plan's 32768 (``--token-budget default``); the rollout's
+read by the old log-prob recompute, which runs with ``bypass_mode`` false."""
 CRITIC_ALIAS = HEAD.replace("ALGORITHM", "ppo") + """\
   max_token_len_per_gpu: 32768
   trainer_config:

@@ -222,11 +222,13 @@ def test_an_actor_that_reads_no_budget_is_not_raised_from_the_trainers_fill():
                                  "back to the default: use 0.5.1 or later"))])
 
 
-def _trainer_dynamic_off_line(roles: dict[str, Any], critic: dict[str, Any] | None = None) -> str:
+def _trainer_dynamic_off_line(roles: dict[str, Any], critic: dict[str, Any] | None = None,
+                              bypass_mode: bool | None = None) -> str:
     """Trinity 0.5's ``dynamic-batch-off`` line on ``trainer.use_dynamic_bsz`` of a GRPO config of Qwen3-8B (no critic
-    trained) on 4 GPUs, the trainer's dynamic batch sizes off and its budget 8192, with the roles' keys `roles` and the
-    critic's `critic`."""
-    sections = {"actor_rollout_ref": roles, **({"critic": critic} if critic else {})}
+    trained) on 4 GPUs, the trainer's dynamic batch sizes off and its budget 8192, with the roles' keys `roles`, the
+    critic's `critic` and ``rollout_correction.bypass_mode`` `bypass_mode` (None: unset)."""
+    sections = {"actor_rollout_ref": roles, **({"critic": critic} if critic else {}),
+                **({} if bypass_mode is None else {"algorithm": {"rollout_correction": {"bypass_mode": bypass_mode}}})}
     config = {"model": {"max_model_len": 4096}, "algorithm": {"algorithm_type": "grpo"}, "trainer": {
         "use_dynamic_bsz": False, "max_token_len_per_gpu": 8192, "trainer_config": sections}}
     found = trinity_config_problems(config, load_catalog().model("Qwen3-8B"), 4, version="0.5")
@@ -240,10 +242,13 @@ DYNAMIC_OFF = ("trainer.use_dynamic_bsz is false: verl then ignores the token bu
 
 def test_a_rollout_pass_on_takes_the_actors_budget_before_the_trainers():
     # K2: the log-prob recompute turns dynamic batching back on; it takes the actor's budget where set, so no pass
-    # reads the trainer's.
+    # reads the trainer's. It runs only with rollout_correction.bypass_mode false (bypass90: true, the default, runs
+    # none, so no pass reads the trainer's either).
     rollout = {"rollout": {"log_prob_use_dynamic_bsz": True}}
-    assert _trainer_dynamic_off_line({**rollout, "actor": {"ppo_max_token_len_per_gpu": 8192}}) == DYNAMIC_OFF
-    assert _trainer_dynamic_off_line(rollout) == (
+    assert _trainer_dynamic_off_line({**rollout, "actor": {"ppo_max_token_len_per_gpu": 8192}}, None,
+                                     False) == DYNAMIC_OFF
+    assert _trainer_dynamic_off_line(rollout) == DYNAMIC_OFF
+    assert _trainer_dynamic_off_line(rollout, None, False) == (
         "trainer.use_dynamic_bsz is false: verl then fills micro-batches by sequence count, ignoring the token budget "
         "(max_token_len_per_gpu), which the tables measured and the plan sets, in every pass but the rollout's "
         "(Trinity 0.5), whose own key turns dynamic batch sizes back on and which takes this budget, setting none of "

@@ -301,8 +301,9 @@ ROLES_AT_SP2 = ("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwe
      ["token-budget-below-length", "token-budget-below-length", "role-sp-differs"],
      (f"{REF_KEY} 4096 x SP 4 (the ref's) is below model.max_model_len 32768: Trinity 0.5 raises it to "
       "ceil(32768 / 4) = 8192 (Trinity 0.5.0 to its default, ceil(2 x 32768 / 4) = 16384)")),
-    # The rollout's, which Trinity 0.5 never raises, in 0.5's words.
-    ("rollout: {log_prob_max_token_len_per_gpu: 8192}", ["token-budget-below-length"],
+    # The rollout's, which Trinity 0.5 never raises, in 0.5's words, where the recompute that reads it runs.
+    ("rollout: {log_prob_max_token_len_per_gpu: 8192}\n    algorithm: {rollout_correction: {bypass_mode: false}}",
+     ["token-budget-below-length"],
      ("trainer.trainer_config.actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu 8192 x SP 2 is below "
       "model.max_model_len 32768: Trinity 0.5 never raises it, and in the actor's log-prob recompute its verl (before "
       "0.8) stops at the first step whose batch holds a sequence longer than that (Trinity 0.5.2) or is padded wider "

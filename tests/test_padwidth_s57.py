@@ -37,7 +37,8 @@ STOPS = ("stops at the first step whose batch holds a sequence longer than that 
 
 
 @pytest.mark.parametrize(("section", "algorithm", "named"), [
-    ("    actor_rollout_ref:\n      rollout: {log_prob_max_token_len_per_gpu: 4096}\n", "grpo",
+    (("    actor_rollout_ref:\n      rollout: {log_prob_max_token_len_per_gpu: 4096}\n"
+      "    algorithm: {rollout_correction: {bypass_mode: false}}\n"), "grpo",  # the recompute runs
      f"{ARR}.rollout.log_prob_max_token_len_per_gpu 4096 x SP 2 is below model.max_model_len 16384: "),
     ("    critic: {forward_max_token_len_per_gpu: 4096}\n", "ppo",
      "trainer.trainer_config.critic.forward_max_token_len_per_gpu 4096 x SP 2 is below model.max_model_len 16384: "),

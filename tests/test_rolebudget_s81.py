@@ -45,11 +45,14 @@ def _env_off(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _roles(actor: str = "", ref: str = "", rollout: str = "") -> str:
-    """The roles' own budgets under ``trainer.trainer_config``, each given as written (empty: unset)."""
+    """The roles' own budgets under ``trainer.trainer_config``, each given as written (empty: unset); the rollout's
+    with ``rollout_correction.bypass_mode`` false, so that the old log-prob recompute that reads it runs (bypass90:
+    true, the default, runs none, and ``--write`` leaves the rollout's as written)."""
     lines = [f"      {role}: {{{key}: {value}}}\n" for role, key, value in (
         ("actor", "ppo_max_token_len_per_gpu", actor), ("ref", "log_prob_max_token_len_per_gpu", ref),
         ("rollout", "log_prob_max_token_len_per_gpu", rollout)) if value]
-    return "  trainer_config:\n    actor_rollout_ref:\n" + "".join(lines)
+    bypass = "    algorithm: {rollout_correction: {bypass_mode: false}}\n" if rollout else ""
+    return "  trainer_config:\n    actor_rollout_ref:\n" + "".join(lines) + bypass
 
 
 def _changed(text: str) -> list[str]:

@@ -109,8 +109,10 @@ def _unwrapped(out: str) -> str:
 CRITIC_AND_ROLLOUT = {"model": {"max_model_len": 4096}, "algorithm": {"algorithm_type": "ppo"}, "trainer": {
     "use_dynamic_bsz": False, "max_token_len_per_gpu": 1000, "trainer_config": {
         "critic": {"use_dynamic_bsz": True, "ppo_max_token_len_per_gpu": 1000},
-        "actor_rollout_ref": {"rollout": {"log_prob_use_dynamic_bsz": True, "log_prob_max_token_len_per_gpu": 2000}}}}}
-"""The trainer's dynamic batch sizes off, the critic's and the rollout's own on, each with a budget of its own."""
+        "actor_rollout_ref": {"rollout": {"log_prob_use_dynamic_bsz": True, "log_prob_max_token_len_per_gpu": 2000}},
+        "algorithm": {"rollout_correction": {"bypass_mode": False}}}}}
+"""The trainer's dynamic batch sizes off, the critic's and the rollout's own on, each with a budget of its own; the
+rollout's read by the old log-prob recompute, which runs with ``rollout_correction.bypass_mode`` false."""
 
 
 def _budget_keys(config: dict[str, Any], version: str | None) -> list[str]:
@@ -127,6 +129,10 @@ def _budget_keys(config: dict[str, Any], version: str | None) -> list[str]:
 ])
 def test_each_roles_budget_is_judged_by_its_own_dynamic_batch_key(version: str, keys: list[str]):
     assert _budget_keys(CRITIC_AND_ROLLOUT, version) == keys
+    # bypass90: with bypass_mode true, Trinity's default, no recompute runs, and nothing reads the rollout's budget
+    config = yaml.safe_load(yaml.safe_dump(CRITIC_AND_ROLLOUT))
+    del config["trainer"]["trainer_config"]["algorithm"]
+    assert _budget_keys(config, version) == [key for key in keys if ".rollout." not in key]
 
 
 def test_the_trainers_budget_is_judged_where_a_pass_that_reads_one_takes_it():

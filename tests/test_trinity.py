@@ -406,10 +406,11 @@ def test_fragment_says_to_bring_hand_set_role_budgets_down_where_it_has_no_confi
         "actor": role}}}})
     assert lines[0] not in fragment and _safe_load(fragment)["trainer"]["trainer_config"]["actor_rollout_ref"] == {
         "actor": {"ppo_max_token_len_per_gpu": plan.max_token_len_per_gpu}}
-    # The rollout's, which bounds the actor's log-prob recompute, likewise.
+    # The rollout's, which bounds the actor's log-prob recompute, likewise, where that runs (bypass_mode false;
+    # bypass90: true, Trinity's default, runs none, and the rollout's is left as it is)
     rollout = {"log_prob_max_token_len_per_gpu": 10 * plan.max_token_len_per_gpu}
     fragment = trinity_fragment(plan, model, layout={"trainer": {"trainer_config": {"actor_rollout_ref": {
-        "rollout": rollout}}}})
+        "rollout": rollout}, "algorithm": {"rollout_correction": {"bypass_mode": False}}}}})
     assert _safe_load(fragment)["trainer"]["trainer_config"]["actor_rollout_ref"] == {
         "rollout": {"log_prob_max_token_len_per_gpu": plan.max_token_len_per_gpu}}
 

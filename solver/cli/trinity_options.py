@@ -386,6 +386,7 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
         load_config_mapping,
         rope_scaling_written,
     )
+    from solver.trinity.patch import critic_flags_turned_off
     from solver.trinity.reader import aliased_anchors
 
     config = {"name": str(args.from_config), "environ": os.environ, "version": args.trinity_version}
@@ -402,7 +403,10 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
                                       changes=config_key_changes(config_text, answer.best, model, **config)
                                       if aliased else (),
                                       written_out=aliases_written_out(config_text, answer.best, model, **config)
-                                      if aliased else ())
+                                      if aliased else (),
+                                      critic_flags_off=critic_flags_turned_off(config_text, answer.best, model,
+                                                                               **config)
+                                      if answer.best.critic is not None else ())
             for answer in answers if answer.best is not None}
 
 
@@ -495,6 +499,8 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan, mode
                 else f"solve: warning: {args.write}: {problem.words}" for problem in problems]
     if patched.lora_note is not None:
         warnings.append(f"solve: note: {patched.lora_note}")
+    if patched.critic_note is not None:
+        warnings.append(f"solve: note: {args.write}: {patched.critic_note}")
     if patched.unwritten_check is not None:
         said = "".join(f"{paragraph}; " for paragraph in patched.unwritten_note)
         warnings.append(f"solve: note: {args.write}: a config in flow style ({{...}}) holds no comment line, so "

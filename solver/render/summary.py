@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -109,6 +109,10 @@ class ConfigApplied(NamedTuple):
     """The aliases of mappings in the config that --write writes out as mappings of their own, as the plan leaves other
     values in them than at the place they repeat (``solver.trinity.aliases_written_out``): each with that place, a
     comment at the block's end."""
+    critic_flags_off: Sequence[tuple[str, Any]] = ()
+    """The PPO critic's offload flags that the config holds on and the plan turns off, each with the config's value
+    (``solver.trinity.patch.critic_flags_turned_off``): the block marks its lines that set them
+    (`_with_critic_flags_turned_off`)."""
 
 
 NO_CONFIG_APPLIED = ConfigApplied()
@@ -455,7 +459,8 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
                           answer.current is None
                           or ConfigProblemCode.CRITIC_TRAINED in answer.current.config_problem_codes),
              *_config_key_lines(answer, config_keys.changed)]
-    lines = [*_with_repeats(lines, config_keys.changes, kept_in),
+    lines = [*_with_repeats(_with_critic_flags_turned_off(lines, config_keys.critic_flags_off), config_keys.changes,
+                            kept_in),
              *(f"# in {kept_in} {alias} is an alias of {place}, but the plan leaves other values in it than there: "
                f"write it out as a mapping of its own, as {names.write} does (an edit at {place} reaches it)"
                for alias, place in config_keys.written_out)]
@@ -470,6 +475,23 @@ def _config_key_lines(answer: Answer, config_keys: Sequence[str]) -> list[str]:
         return []
     return [f"# and these keys of {answer.current.config}, which the plan changes too (after each, its value now):",
             *config_keys]
+
+
+def _with_critic_flags_turned_off(lines: Sequence[str], turned_off: Sequence[tuple[str, Any]]) -> list[str]:
+    """The apply block's `lines`, each that sets the PPO critic's offload flags (`_critic_lines`: a mapping whole)
+    marked with those of them the config holds on, which the plan turns off (`turned_off`:
+    `ConfigApplied.critic_flags_off`), as the config's other keys that the plan changes are:
+    ``# now {param_offload: true}``."""
+    if not turned_off:
+        return list(lines)
+    from solver.trinity.keys import yaml_flow  # a config was read: solver.trinity is loaded
+
+    def marked(line: str) -> str:
+        section = line.split(": ", 1)[0]
+        held = {key.rsplit(".", 1)[1]: old for key, old in turned_off if key.rsplit(".", 1)[0] == section}
+        return f"{line}  # now {yaml_flow(held)}" if held else line
+
+    return [line if line.startswith("#") else marked(line) for line in lines]
 
 
 def _with_repeats(lines: Sequence[str], changes: Sequence[ConfigKeyChange], config: str | None) -> list[str]:

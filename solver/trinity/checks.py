@@ -178,6 +178,7 @@ from solver.trinity.reader import (
     omegaconf_boolean,
     omegaconf_integer,
     overlong_words,
+    recompute_may_run,
     releases_may_be,
     sequence_counted_roles,
     trainer_strategy,
@@ -905,10 +906,13 @@ def _idle_roles(checks: _ConfigChecks, version: TrinityVersion | None) -> set[st
     """The roles (`ROLE_BUDGET_PATHS`') whose passes never run under the config's algorithm as the Trinity release
     `version` runs it, so that nothing reads their budgets (Trinity raises them all the same, to no effect): the
     critic where the algorithm trains none (`trains_critic`), the ref where it computes no ref log-probs
-    (`ref_forward_runs`; with LoRA it does, the actor without its adapter taking the ref's budget)."""
+    (`ref_forward_runs`; with LoRA it does, the actor without its adapter taking the ref's budget), the rollout where
+    no old log-prob recompute runs (`recompute_may_run`: ``rollout_correction.bypass_mode`` true, its default; on
+    verl 0.8 or later that pass reads the trainer's budget, not the rollout's)."""
     algorithm = checks.value(("algorithm", "algorithm_type"))
     return {role for role, idle in (("critic", not trains_critic(algorithm)),
-                                    ("ref", not ref_forward_runs(algorithm, version))) if idle}
+                                    ("ref", not ref_forward_runs(algorithm, version)),
+                                    ("rollout", not recompute_may_run(checks.config.get))) if idle}
 
 
 def _own_budget_set(checks: _ConfigChecks, role: str) -> bool:

@@ -126,9 +126,9 @@ from solver.trinity.reader import (
     check_config_arguments,
     critic_engine_in_rows,
     load_config_mapping,
-    omegaconf_boolean,
     omegaconf_integer,
     read_or_none,
+    recompute_may_run,
     releases_may_be,
     rollout_flag_left_none,
     sequence_counted_roles,
@@ -1892,7 +1892,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         lora_rank=counted_lora_rank(reader, version),
         lora_targets=counted_lora_targets(reader, version),
         ref_forward_runs=no_ref is None,
-        old_log_prob_recompute=recompute_may_run(reader),
+        old_log_prob_recompute=recompute_may_run(reader.get),
         micro_batch_sequences=micro_batches.sequences,
         micro_batch_sources=micro_batches.sources,
         memory_unread=memory_unread_keys(reader, version, dpo, trainer_gpus // sp if trainer_gpus else None),
@@ -2107,19 +2107,6 @@ def memory_unread_keys(reader: ConfigReader, version: TrinityVersion | None, dpo
                                    for readings in by_release)
     return (*(dotted(path) for path in (*(path for path in flags if path in unread and flags_decide),
                                         *sizes_unread)), *bypass)
-
-
-def recompute_may_run(reader: ConfigReader) -> bool:
-    """Whether the actor's recompute of the old log-probs may run where it reads the rollout's own token budget and
-    micro-batch size (Trinity 0.5, and 0.6 on verl before 0.8: `TrinityConfig.old_log_prob_recompute`): only with
-    `LEGACY_BYPASS_MODE_KEY` false; unset, it is Trinity's default, true (``_RolloutCorrectionConfig``,
-    ``verl_legacy/verl_config.py:340`` in 0.6.0), and none runs. One that cannot be read, or is no boolean (which the
-    legacy trainer refuses as it starts), is taken as false: the pass is counted."""
-    try:
-        value = reader.get(LEGACY_BYPASS_MODE_KEY)
-    except ConfigError:
-        return True
-    return value is not None and omegaconf_boolean(value) is not True
 
 
 def _recompute_in_rows(reader: ConfigReader, version: TrinityVersion | None, dpo: bool, ranks: int | None) -> bool:

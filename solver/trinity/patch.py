@@ -56,7 +56,7 @@ from solver.tables import (
     written_layout,
     yaml_brief,
 )
-from solver.tables.text import and_joined
+from solver.tables.text import and_joined, either
 from solver.trinity.checks import new_adapter_refused, trinity_config_problems
 from solver.trinity.config import (
     cluster_trainer_gpus,
@@ -90,6 +90,7 @@ from solver.trinity.keys import (
 )
 from solver.trinity.plan_keys import (
     COMMENT_WIDTH,
+    CRITIC_FLAGS,
     PlanKey,
     adapter_unkept,
     caution_comment,
@@ -109,6 +110,7 @@ from solver.trinity.reader import (
     ConfigReader,
     aliased_anchors,
     check_config_arguments,
+    critic_offload_turned_off,
     load_config_mapping,
     prompt_response_and_length,
     read_or_none,
@@ -794,7 +796,9 @@ class PatchedConfig:
     fine-tuning, that it still trains LoRA (`lora_note`: `_config_lora_kept`), for the caller to say; as ``--write``
     says them too: the environment variables to set, as the run will, for the check of the copy to read the keys that
     decide its tokens per GPU (`unread_note`: `unread_variables_note`; unset, that check fails, its verdict unknown),
-    and the interpolations the patch replaced with the plan's values (`replaced_notes`: `replaced_interpolations`)."""
+    the interpolations the patch replaced with the plan's values (`replaced_notes`: `replaced_interpolations`), and
+    the critic's offload flags it turned off, with the ``--critic`` that keeps them on (`critic_note`:
+    `_critic_offload_note`; None where it turned none off)."""
 
     text: str
     removed_for_05: tuple[str, ...]
@@ -805,6 +809,7 @@ class PatchedConfig:
     lora_note: str | None = None
     unread_note: str | None = None
     replaced_notes: tuple[str, ...] = ()
+    critic_note: str | None = None
 
 
 def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
@@ -939,9 +944,11 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
                              config_dpo_in_rows(reading, environ, version)) if dpo else None
     unread_note = unread_variables_note(reading, plan, name, {} if environ is None else environ, version, dpo)
     replaced = tuple(replaced_interpolations(text, plan, model, name=name, environ=environ, version=version))
+    critic_note = None if plan.critic is None else _critic_offload_note(text, plan, model, name, environ, version,
+                                                                        option_names)
     return PatchedConfig("\ufeff" + patched if bom else patched, removed, tuple(f"trainer.{key}" for key in merged),
                          command if left_out is not None else None, left_out or (), dpo_note, lora_note,
-                         unread_note, replaced)
+                         unread_note, replaced, critic_note)
 
 
 def unread_variables_note(reading: Any, plan: Plan, name: str, environ: Mapping[str, str],
@@ -1752,6 +1759,33 @@ def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "con
     paste, as the ``apply`` lines are, with the config's value as a comment: ``key: new  # now old``."""
     return [f"{'.'.join(key.path)}: {yaml_scalar(key.value)}  # now {_as_written(old)}"
             for key, old, beyond_own in _keys_changed(text, plan, model, name, environ, version) if beyond_own]
+
+
+def critic_flags_turned_off(text: str, plan: Plan, model: Model, *, name: str = "config",
+                            environ: Mapping[str, str] | None = None,
+                            version: str | None = None) -> tuple[tuple[str, Any], ...]:
+    """(dotted key, the config's value as written) of each of the PPO critic's offload flags that the config `text`
+    holds on and `patch_trinity_config` turns off for `plan` (`critic_offload_turned_off`): a verl 0.8 user's
+    ``critic.fsdp`` flags, say, where the plan counts the critic resident as verl before 0.8 reads its own."""
+    return tuple((".".join(key.path), old) for key, old, _ in _keys_changed(text, plan, model, name, environ, version)
+                 if critic_offload_turned_off(key.path, key.value, old))
+
+
+def _critic_offload_note(text: str, plan: Plan, model: Model, name: str, environ: Mapping[str, str] | None,
+                         version: TrinityVersion | None, option_names: OptionNames) -> str | None:
+    """Where `patch_trinity_config` turns off offload flags of the PPO critic that the config `text` (the file `name`)
+    holds on (`critic_flags_turned_off`), the note that says so, naming them and each ``--critic`` (`option_names`)
+    that keeps them on (`CRITIC_FLAGS`); None where it turns none off."""
+    turned = [key for key, _ in critic_flags_turned_off(text, plan, model, name=name, environ=environ,
+                                                        version=version)]
+    if not turned:
+        return None
+    keeping = [option_names.valued(option_names.named("critic"), f'"{states}"' if option_names.keywords else states)
+               for states, flags in CRITIC_FLAGS.items()
+               if all(flags[OFFLOAD_FLAGS.index(key.rsplit(".", 1)[1])] for key in turned)]
+    return (f"{and_joined(turned)} set to false, on in {name}: the plan counts the PPO critic's states {plan.critic}, "
+            f"and {option_names.write} sets the critic's offload flags to that; {either(keeping)} keeps "
+            f"{it_or_them(len(turned))} on, counting the critic so")
 
 
 def sets_another_value(text: str, plan: Plan, model: Model, *, name: str = "config",

@@ -425,15 +425,17 @@ Path = tuple[str, ...]
 
 class _ConfigReadings(NamedTuple):
     """What the plan's keys read of the user's config, its interpolations resolved: a value (None where absent or not
-    resolved), whether a flag is off (as Trinity reads a boolean), and the number a key holds (text read as a typed
-    key's; None for none)."""
+    resolved), whether a flag is off (as Trinity reads a boolean), the number a key holds (text read as a typed
+    key's; None for none), and a value read so that one not resolved raises its `ConfigError` (`get`)."""
 
     value: Callable[[Path], Any]
     turned_off: Callable[[Path], bool]
     number: Callable[[Path], float | None]
+    get: Callable[[Path], Any]
 
 
-_NO_CONFIG = _ConfigReadings(value=lambda path: None, turned_off=lambda path: False, number=lambda path: None)
+_NO_CONFIG = _ConfigReadings(value=lambda path: None, turned_off=lambda path: False, number=lambda path: None,
+                             get=lambda path: None)
 """The readings of no config: no value, no flag off, no number."""
 
 
@@ -463,7 +465,7 @@ def _config_readings(config: Any, environ: Mapping[str, str] | None) -> _ConfigR
         read = decode_scalar(read) if isinstance(read, str) else read
         return read if isinstance(read, (int, float)) and not isinstance(read, bool) else None
 
-    return _ConfigReadings(value=value, turned_off=lambda path: turned_off(value(path)), number=number)
+    return _ConfigReadings(value=value, turned_off=lambda path: turned_off(value(path)), number=number, get=read)
 
 
 def _model_keys(plan: Plan, model: Model, config: Any, readings: _ConfigReadings,
@@ -930,11 +932,16 @@ def _critic_kept_keys(plan: Plan, version: TrinityVersion | None, readings: _Con
 
 def _given_budgets(readings: _ConfigReadings, ref_runs: bool) -> dict[str, float]:
     """The token budgets a config sets by hand (`readings`), by dotted key: ``trainer.max_token_len_per_gpu``
-    (`TRAINER_TOKEN_BUDGET`), the roles' (`ROLE_TOKEN_BUDGETS`; the ref's only where its forward runs, `ref_runs`:
-    elsewhere no pass reads it) and, where its algorithm trains a PPO critic (`trains_critic`), the critic's two
-    (`CRITIC_BUDGETS`: elsewhere verl builds no critic to read them). ``--write`` leaves the others as they are."""
+    (`TRAINER_TOKEN_BUDGET`), the roles' (`ROLE_TOKEN_BUDGETS`; the ref's only where its forward runs, `ref_runs`,
+    and the rollout's only where the actor's old log-prob recompute may, `recompute_may_run`: elsewhere no pass reads
+    them) and, where its algorithm trains a PPO critic (`trains_critic`), the critic's two (`CRITIC_BUDGETS`:
+    elsewhere verl builds no critic to read them). ``--write`` leaves the others as they are."""
+    from solver.trinity.reader import recompute_may_run  # ruamel: only where a config is read
+
     critic = trains_critic(readings.value(("algorithm", "algorithm_type")))
-    roles = (path for path in ROLE_TOKEN_BUDGETS if ref_runs or path not in ROLE_BUDGET_PATHS["ref"])
+    unread = (*(() if ref_runs else ROLE_BUDGET_PATHS["ref"]),
+              *(() if recompute_may_run(readings.get) else ROLE_BUDGET_PATHS["rollout"]))
+    roles = (path for path in ROLE_TOKEN_BUDGETS if path not in unread)
     paths = (tuple(TRAINER_TOKEN_BUDGET.split(".")), *roles, *(CRITIC_BUDGETS if critic else ()))
     return {".".join(path): number for path in paths if (number := readings.number(path)) is not None}
 

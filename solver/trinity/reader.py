@@ -35,9 +35,12 @@ from solver.tables import (
 )
 from solver.trinity.interpolation import ConfigValues, Path
 from solver.trinity.keys import (
+    CRITIC_ENGINE,
     CRITIC_ENGINE_DYNAMIC_KEY,
+    CRITIC_MODEL_FSDP,
     DYNAMIC_BATCH_KEYS,
     LEGACY_BYPASS_MODE_KEY,
+    OFFLOAD_FLAGS,
     ROLE_DYNAMIC_BATCH_KEYS,
     ConfigError,
     check_environ,
@@ -347,6 +350,28 @@ def rollout_flag_left_none(flag: Callable[[Path], Any], version: TrinityVersion 
     rollout's log-probs)."""
     return version != "0.5" and turned_off(flag(LEGACY_BYPASS_MODE_KEY)) and all(
         flag(ROLE_DYNAMIC_BATCH_KEYS[role]) is None for role in ("rollout", "actor"))
+
+
+def recompute_may_run(get: Callable[[tuple[str, ...]], Any]) -> bool:
+    """Whether the actor's recompute of the old log-probs may run where it reads the rollout's own token budget and
+    micro-batch size (Trinity 0.5, and 0.6 on verl before 0.8: `solver.query.TrinityConfig.old_log_prob_recompute`),
+    the config's keys read by `get` (`ConfigError` where one cannot be read): only with `LEGACY_BYPASS_MODE_KEY` false;
+    unset, it is Trinity's default, true (``_RolloutCorrectionConfig``, ``verl_legacy/verl_config.py:340`` in 0.6.0),
+    and none runs. One that cannot be read, or is no boolean (which the legacy trainer refuses as it starts), is taken
+    as false: the pass is counted."""
+    try:
+        value = get(LEGACY_BYPASS_MODE_KEY)
+    except ConfigError:
+        return True
+    return value is not None and omegaconf_boolean(value) is not True
+
+
+def critic_offload_turned_off(path: tuple[str, ...], new: Any, old: Any) -> bool:
+    """Whether a plan that sets the key at `path` to `new` turns off one of the PPO critic's offload flags
+    (`OFFLOAD_FLAGS` under `CRITIC_MODEL_FSDP` or `CRITIC_ENGINE`) that a config holds on (`old`, as OmegaConf's bool
+    field reads it: `omegaconf_boolean`)."""
+    return (path[:-1] in (CRITIC_MODEL_FSDP, CRITIC_ENGINE) and path[-1] in OFFLOAD_FLAGS and new is False
+            and omegaconf_boolean(old) is True)
 
 
 def critic_engine_in_rows(flag: Callable[[Path], Any]) -> bool:
