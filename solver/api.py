@@ -214,7 +214,7 @@ from solver.tables import (
 
 if TYPE_CHECKING:  # the cluster's modules load OR-Tools: imported where a placement is asked for
     from solver.cluster import Planner
-    from solver.trinity.checks import StateGroups
+    from solver.trinity.checks import CriticSpLine, StateGroups
 
 __all__ = [
     "answer_query",
@@ -1836,14 +1836,14 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
     current = _current(catalog, query, config, name, text, environ, version)
     if current is None:
         return answers
-    query, settings, groups = current
+    query, settings, lines = current
     model, node_gpus = catalog.model(query.model), config.node_gpus or query.node_gpus
     # The config's explorer has GPUs of its own (its cluster's, or elsewhere): none of the budget to keep for it.
     judged = ((answer, _with_rollout_memory(_with_env(settings, environ, catalog.gpu(answer.gpu).rocm),
                                             config.vllm_rollout, model, catalog.gpu(answer.gpu), node_gpus))
               for answer in answers)
     return tuple(answer.model_copy(update={"current": _in_words(answer, query, _vouched(
-        catalog, query, settings_on_gpu, answer.gpu, groups)), "rollout_kept": None})
+        catalog, query, settings_on_gpu, answer.gpu, lines)), "rollout_kept": None})
         for answer, settings_on_gpu in judged)
 
 
@@ -1981,11 +1981,11 @@ def _config_budget_mode(config: TrinityConfig, length: int | None, estimate: Est
 
 def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, text: str,
              environ: Mapping[str, str], version: TrinityVersion | None
-             ) -> tuple[Query, CurrentSettings, StateGroups] | None:
+             ) -> tuple[Query, CurrentSettings, _LinesData] | None:
     """The config's own settings (Env read from `environ`) and what else in the config (`text`)
     breaks Trinity's rules or is not what a verdict on them assumes; with the query at the config's
-    length and the GPUs its ``fsdp_size`` keys shard each role's states over, for `_vouched` to say whether they
-    train. None when there is no length to judge them at."""
+    length, and the GPUs its ``fsdp_size`` keys shard each role's states over and the lines the verdict completes as
+    data (`_LinesData`), for `_vouched` to say whether they train. None when there is no length to judge them at."""
     from solver.trinity import critic_run_sps, load_config_mapping, trinity_config_problems
     from solver.trinity.checks import forward_unread_keys, fsdp_state_groups, refused_sp_roles
     from solver.trinity.config import refused_lora_note, verdict_critic_note, verdict_length_note, verdict_lora_note
@@ -2042,14 +2042,17 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     lowered = _lowered_by_config(config, length, query.estimate) if reads_budget else None
     # A critic counted where the config gives it its own SP: its update at the SPs the releases may run it at.
     run_sps = partial(critic_run_sps, mapping, model, gpus, environ=environ, version=version, train_batch_size=size,
-                      train_batch_source=source)
-    critic_sps = () if query.critic is None else run_sps()
+                      train_batch_source=source, option_names=query.option_names)
+    runs = None if query.critic is None else run_sps()
+    critic_sps = () if runs is None else runs.sps
     critic_sp = None if query.critic is None else _counted_critic_sp(critic_sps, config.sp)
     problems += (_token_budget_problems(config, length, lowered, query.option_names, critic_sp)
                  if reads_budget else [])
+    critic_budgets = (_critic_budgets(_BudgetVerdict(config, length, lowered, query.option_names), critic_sp)
+                      if reads_budget and critic_sp is not None else ())
     if query.critic is None and ConfigProblemCode.ROLE_SP_DIFFERS in {problem.code for problem in problems}:
         # none counted (--critic none): the lines on its SP claim no count of it
-        problems = _critic_left_out_said(problems, run_sps(), config.sp, query.option_names)
+        problems = _critic_left_out_said(problems, run_sps().lines, query.option_names)
     groups = fsdp_state_groups(mapping, gpus, environ=environ, version=version, option_names=query.option_names)
     # The host memory a node needs where a hybrid fsdp_size groups the states is not counted: where it is checked
     # (--host-ram), whether they train is unknown (not on a critic's key where none is counted: --critic none).
@@ -2071,7 +2074,19 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                   broken_rule=broken.words if broken else None,
                                   broken_rule_code=broken.code if broken else None,
                                   config_problems=tuple(problem.words for problem in problems),
-                                  config_problem_codes=tuple(problem.code for problem in problems)), groups
+                                  config_problem_codes=tuple(problem.code for problem in problems)), _LinesData(
+        groups, critic_budgets, () if runs is None else runs.lines)
+
+
+class _LinesData(NamedTuple):
+    """What `_vouched` completes a config's lines from, as data: the GPUs its ``fsdp_size`` keys shard each role's
+    states over with the ``fsdp-size-hybrid`` lines (`groups`), the ``critic-budget-above-verdict`` lines on the
+    critic's own budgets (`_critic_budgets`) and the ``role-sp-differs`` lines on its SP (`CriticSpLine`), where a
+    critic is counted."""
+
+    groups: StateGroups
+    critic_budgets: tuple[_CriticBudgetLine, ...]
+    critic_sps: tuple[CriticSpLine, ...]
 
 
 def _counted_critic_sp(critic_sps: tuple[int, ...], sp: int) -> int:
@@ -2518,27 +2533,54 @@ def _unheld_fill_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
                       raised_budget_stop_words("the actor's budget", least, config.sp))]
 
 
-def _critic_budget_lines(verdict: _BudgetVerdict, sp: int) -> list[ConfigProblem]:
-    """A line on each of the critic's own budgets above the verdict's, and on its micro-batches where its passes run
-    with dynamic batch sizes off (`TrinityConfig.critic_micro_batch_sequences`, at its SP `sp`) and one holds more
-    sequences than one, and more tokens per GPU than that, as `_sequence_count_lines` counts the roles': the memory
-    model counts its own update at the verdict's budget (one sequence at an SP of its own, raised to hold it there).
-    A training budget that holds no sequence at `sp` counts as Trinity raises it there
-    (`TrinityConfig.raised_critic_budget`; its value forward's own it never raises).
-    """
-    from solver.trinity import critic_budget_note
+class _CriticBudgetLine(NamedTuple):
+    """A ``critic-budget-above-verdict`` line on one of the critic's own budgets (`_critic_budgets`) as data: its key,
+    dotted, its value, how Trinity raises it, in words after it (where it holds no sequence; else empty), the tokens
+    per GPU it puts on the critic's pass and the verdict's budget."""
+
+    key: str
+    budget: int
+    raised: str
+    tokens: int
+    judged: int
+
+    def words(self, need: str = "") -> str:
+        """The line's words (`solver.trinity.critic_budget_note`), the training budget's with what the critic's update
+        needs at its tokens (`need`, where the memory model computes it: `_critic_budget_need_said`)."""
+        from solver.trinity import critic_budget_note
+
+        return critic_budget_note(self.key, self.budget, f"the verdict's {self.judged} tokens per GPU", self.tokens,
+                                  self.judged, self.raised, need)
+
+
+def _critic_budgets(verdict: _BudgetVerdict, sp: int) -> tuple[_CriticBudgetLine, ...]:
+    """The critic's own budgets above the verdict's, at its SP `sp`, each as its line's data: the memory model counts
+    its own update at the verdict's budget (one sequence at an SP of its own, raised to hold it there). A training
+    budget that holds no sequence at `sp` counts as Trinity raises it there (`TrinityConfig.raised_critic_budget`; its
+    value forward's own it never raises)."""
     from solver.trinity.keys import CRITIC_TOKEN_BUDGET
 
-    config, judged, sequences = verdict.config, verdict.judged, verdict.config.critic_micro_batch_sequences
+    config, judged = verdict.config, verdict.judged
     critic_raise = config.raised_critic_budget(verdict.length, sp)
     lines = []
     for key, budget in config.critic_token_budgets:
         raised = key == ".".join(CRITIC_TOKEN_BUDGET) and budget < critic_raise.least
         taken = critic_raise.to if raised else budget
         if taken > judged:
-            lines.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, critic_budget_note(
-                key, budget, f"the verdict's {judged} tokens per GPU", taken, judged,
-                _critic_raise_words(config, verdict.length, sp) if raised else "")))
+            lines.append(_CriticBudgetLine(key, budget, _critic_raise_words(config, verdict.length, sp) if raised else "",
+                                           taken, judged))
+    return tuple(lines)
+
+
+def _critic_budget_lines(verdict: _BudgetVerdict, sp: int) -> list[ConfigProblem]:
+    """A line on each of the critic's own budgets above the verdict's (`_critic_budgets`), and on its micro-batches
+    where its passes run with dynamic batch sizes off (`TrinityConfig.critic_micro_batch_sequences`, at its SP `sp`)
+    and one holds more sequences than one, and more tokens per GPU than that, as `_sequence_count_lines` counts the
+    roles': the memory model counts its own update at the verdict's budget.
+    """
+    judged, sequences = verdict.judged, verdict.config.critic_micro_batch_sequences
+    lines = [ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, line.words())
+             for line in _critic_budgets(verdict, sp)]
     if sequences > 1 and (tokens := sequences * least_token_budget(verdict.length, sp)) > judged:
         lines.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, (
             f"the critic's passes run with dynamic batch sizes off: verl reads no token budget there and fills each "
@@ -2575,10 +2617,12 @@ def _lowered_by_config(config: TrinityConfig, length: int, estimate: EstimateMod
 
 
 def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str,
-             groups: StateGroups) -> CurrentSettings:
+             lines: _LinesData) -> CurrentSettings:
     """`current` with whether its settings train on `gpu`, the plan that says so, and otherwise why not; where a
-    hybrid ``fsdp_size`` shards the states a GPU holds over fewer GPUs (`groups`, `_hybrid_states_gpus`), the memory
-    model's estimate with them so must fit too."""
+    hybrid ``fsdp_size`` shards the states a GPU holds over fewer GPUs (`lines.groups`, `_hybrid_states_gpus`), the
+    memory model's estimate with them so must fit too. The lines on them, and on the critic's SP and budgets
+    (`lines`), say what the memory model counts."""
+    groups = lines.groups
     states_gpus = _hybrid_states_gpus(query, current, groups)
     if states_gpus is not None and query.estimate == "never":  # no table measured the groups
         current = current.model_copy(update={"unread_keys": current.unread_keys + tuple(
@@ -2601,8 +2645,9 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str,
     own_critic = _critic_at_own_sp(catalog, query, current, gpu, setting, own, states_gpus)
     hybrid = None if states_gpus is None else (own_critic[1] if own_critic is not None else _verdict_breakdown(
         catalog, query, current, gpu, setting, own, states_gpus=states_gpus))
-    problems = _critic_budget_need_said(catalog, query, current, gpu, setting, states_gpus, _hybrid_need_said(
-        current, _critic_need_said(current, own_critic, gpu), hybrid, gpu, query, groups))
+    problems = _critic_budget_need_said(catalog, query, current, gpu, setting, states_gpus, lines.critic_budgets,
+                                        _hybrid_need_said(current, _critic_need_said(
+                                            current, lines.critic_sps, own_critic, gpu), hybrid, gpu, query, groups))
     # With --estimate the estimates alone make the plan, but a table that says the setting ran out of memory at
     # Trinity's default budget (its GPU type's, or one's with at least its memory), a measurement, decides, as the
     # plan's tables line says. A critic at its own SP (the plan counts it at the trainer's) must fit there too, and
@@ -2658,18 +2703,16 @@ def _verdict_breakdown(catalog: Catalog, query: Query, current: CurrentSettings,
                      query.dpo, query.expert_layout, critic_sp, critic_gpus)
 
 
-def _critic_left_out_said(problems: list[ConfigProblem], run_sps: tuple[int, ...], sp: int,
+def _critic_left_out_said(problems: list[ConfigProblem], lines: tuple[CriticSpLine, ...],
                           names: OptionNames) -> list[ConfigProblem]:
     """`problems` for a verdict that counts no critic (``--critic none``, `names`'): the ``role-sp-differs`` lines on
-    the critic's SP, which the checks word as counting it where the releases run it (`run_sps`, at the trainer's
-    `sp`: `critic_sp_counted_words`), say that the verdict and the plans leave it out."""
-    from solver.trinity import critic_sp_counted_words
+    the critic's SP (`lines`, which the checks word as counting it where the releases run it), built again to say
+    that the verdict and the plans leave it out."""
     from solver.trinity.config import critic_left_out_option
 
-    counted = critic_sp_counted_words(run_sps, sp)
     left_out = f"the verdict and the plans count no critic ({critic_left_out_option(names)} leaves it out)"
-    return [ConfigProblem(problem.code, problem.words.replace(counted, left_out))
-            if problem.code == ConfigProblemCode.ROLE_SP_DIFFERS else problem for problem in problems]
+    said = {line.words(): line.words(left_out) for line in lines}
+    return [ConfigProblem(problem.code, said.get(problem.words, problem.words)) for problem in problems]
 
 
 def _critic_at_own_sp(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str, setting: Setting,
@@ -2729,48 +2772,46 @@ def _hybrid_need_said(current: CurrentSettings, problems: tuple[str, ...], memor
 
 
 def _critic_budget_need_said(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str, setting: Setting,
-                             states_gpus: tuple[int, int] | None, problems: tuple[str, ...]) -> tuple[str, ...]:
-    """The config's `problems` (in `current`'s order) with the ``critic-budget-above-verdict`` line on the critic's
-    own training budget saying what its update needs at that budget on `gpu` (`critic_budget_counted_words`' need:
-    the memory model's breakdown there, at the SP the verdict counts it at, `_counted_critic_sp`, the states over
-    `states_gpus`), where estimates may speak and a critic is counted; as they are otherwise."""
-    from solver.trinity.keys import CRITIC_BUDGET_COUNTED, critic_budget_counted_words
+                             states_gpus: tuple[int, int] | None, budgets: tuple[_CriticBudgetLine, ...],
+                             problems: tuple[str, ...]) -> tuple[str, ...]:
+    """The config's `problems` with the ``critic-budget-above-verdict`` line on the critic's own training budget (of
+    `budgets`, each line's data) built again saying what its update needs at that budget on `gpu`
+    (`_CriticBudgetLine.words`' need: the memory model's breakdown there, at the SP the verdict counts it at,
+    `_counted_critic_sp`, the states over `states_gpus`), where estimates may speak and a critic is counted; as they
+    are otherwise."""
+    from solver.trinity.keys import CRITIC_TOKEN_BUDGET
 
     if query.estimate == "never" or query.critic is None:
         return problems
-    said = []
-    for code, words in zip(current.config_problem_codes, problems, strict=True):
-        counted = CRITIC_BUDGET_COUNTED.search(words) if code == ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT else None
-        if counted is not None:
-            tokens, judged = int(counted[1]), int(counted[2])
-            memory = _verdict_breakdown(catalog, query, current, gpu, setting, tokens,
+    said = {}
+    for line in budgets:
+        if line.key == ".".join(CRITIC_TOKEN_BUDGET):
+            memory = _verdict_breakdown(catalog, query, current, gpu, setting, line.tokens,
                                         _counted_critic_sp(current.critic_sps, current.sp), states_gpus)
-            words = words.replace(counted[0], critic_budget_counted_words(tokens, judged, (
-                f" (at {tokens}, {memory.critic_pass_gib:.1f} GiB per {gpu} GPU, of {memory.usable_gib:.1f} usable)")))
-        said.append(words)
-    return tuple(said)
+            said[line.words()] = line.words(f" (at {line.tokens}, {memory.critic_pass_gib:.1f} GiB per {gpu} GPU, "
+                                            f"of {memory.usable_gib:.1f} usable)")
+    return tuple(said.get(words, words) for words in problems)
 
 
-def _critic_need_said(current: CurrentSettings, own_critic: tuple[int, Breakdown] | None,
-                      gpu: str) -> tuple[str, ...]:
-    """The config's problems with its ``role-sp-differs`` lines on the critic's SP saying how much its update needs
-    at the SP the verdict counts it at (`own_critic`: that SP and the breakdown there), on `gpu`; where the critic may
-    run at SPs of its own but the verdict counts none of them (`own_critic` None: estimates off, the tables alone
-    judge), that the verdict and the plans count it at the trainer's SP."""
+def _critic_need_said(current: CurrentSettings, lines: tuple[CriticSpLine, ...],
+                      own_critic: tuple[int, Breakdown] | None, gpu: str) -> tuple[str, ...]:
+    """The config's problems with its ``role-sp-differs`` lines on the critic's SP (`lines`, each line's data) built
+    again saying how much its update needs at the SP the verdict counts it at (`own_critic`: that SP and the breakdown
+    there), on `gpu`; where the critic may run at SPs of its own but the verdict counts none of them (`own_critic`
+    None: estimates off, the tables alone judge), that the verdict and the plans count it at the trainer's SP."""
     from solver.trinity import critic_sp_counted_words
 
     if not current.critic_sps:  # the lines say the critic is counted at the trainer's SP already
         return current.config_problems
-    counted = critic_sp_counted_words(current.critic_sps, current.sp)
     if own_critic is None:
-        said = critic_sp_counted_words((), current.sp)
+        counted = critic_sp_counted_words((), current.sp)
     else:
         sp, memory = own_critic
         need = (f" (SP {sp}, " if len(current.critic_sps) > 1 else " (") + (
             f"{memory.critic_pass_gib:.1f} GiB per {gpu} GPU, of {memory.usable_gib:.1f} usable)")
-        said = critic_sp_counted_words(current.critic_sps, current.sp, need)
-    return tuple(words.replace(counted, said) if code == ConfigProblemCode.ROLE_SP_DIFFERS else words
-                 for code, words in zip(current.config_problem_codes, current.config_problems, strict=True))
+        counted = critic_sp_counted_words(current.critic_sps, current.sp, need)
+    said = {line.words(): line.words(counted) for line in lines}
+    return tuple(said.get(words, words) for words in current.config_problems)
 
 
 def _plan_at_budget(catalog: Catalog, judged: Query, gpu: str, current: CurrentSettings, setting: Setting,

@@ -21,7 +21,7 @@ import solver.trinity.patch
 from solver.cluster.options import Planner
 from solver.trinity import config_key_changes, load_config_mapping
 from solver.trinity.keys import (
-    CRITIC_BUDGET_COUNTED,
+    CRITIC_TOKEN_BUDGET,
     critic_budget_counted_words,
     critic_budget_note,
     ref_forward_runs,
@@ -29,6 +29,7 @@ from solver.trinity.keys import (
 
 Cli = Callable[..., tuple[int, str, str]]
 ENV = "expandable_segments:True"
+TRAINING = ".".join(CRITIC_TOKEN_BUDGET)
 
 
 @pytest.fixture(autouse=True)
@@ -171,8 +172,13 @@ def test_the_critic_forwards_budget_line_names_its_tokens_and_what_the_memory_mo
         f"{FORWARD} 65536 is above the verdict's 32768 tokens per GPU: on verl before 0.8 the critic's value forward "
         "takes 65536 tokens per GPU, where the memory model counts its own update at the verdict's 32768 (and no "
         "forward apart: it holds no gradients); --write sets it to the plan's")
-    counted = CRITIC_BUDGET_COUNTED.search(critic_budget_counted_words(131072, 16384, " (at 131072, ...)"))
-    assert counted is not None and (counted[1], counted[2]) == ("131072", "16384")
+    # criticdata90: the need the verdict computes goes after the training budget's figure; the forward's takes none
+    assert critic_budget_note(TRAINING, 131072, "the verdict's 16384 tokens per GPU", 131072, 16384,
+                              need=" (at 131072, 9.9 GiB)") == (
+        f"{TRAINING} 131072 is above the verdict's 16384 tokens per GPU: on verl before 0.8 "
+        f"{critic_budget_counted_words(131072, 16384)} (at 131072, 9.9 GiB); --write sets it to the plan's")
+    assert critic_budget_note(FORWARD, 65536, "x", 65536, 32768, need=" (at 65536, 9.9 GiB)") == critic_budget_note(
+        FORWARD, 65536, "x", 65536, 32768)
 
 
 # solvebest: solver/cluster/options.py's `Planner.asks_solve_best`

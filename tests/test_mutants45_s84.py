@@ -70,7 +70,7 @@ def test_a_padded_models_critic_at_its_own_sp_holds_one_sequence_split_over_that
 def test_a_critic_sp_refused_for_the_gpus_or_the_heads_alone_is_no_sp_it_runs_at(critic_sp: int,
                                                                                  runs_at: tuple[int, ...]) -> None:
     mapping = load_config_mapping(_with_critic_sp(PPO_BASE, critic_sp), "c.yaml")
-    assert critic_run_sps(mapping, load_catalog().model("Qwen3-8B"), 6) == runs_at
+    assert critic_run_sps(mapping, load_catalog().model("Qwen3-8B"), 6).sps == runs_at
 
 
 def test_another_models_critic_sp_on_one_trainer_gpu_is_set_to_the_plans() -> None:

@@ -222,6 +222,8 @@ class _ConfigChecks:
         self.critic_sps: tuple[int, ...] = ()
         """Where a trained critic may run at another SP than the trainer's (`_check_critic_sp`): every SP the releases
         judged for may run it at, the trainer's among them where one does; () where each runs it there."""
+        self.critic_sp_lines: list[CriticSpLine] = []
+        """The ``role-sp-differs`` lines on the critic's SP said, as data (`CriticSpLine`)."""
         self.refused_sp_roles: set[str] = set()
         """The roles (`ROLES`) whose SP the releases judged for that run verl before 0.8 refuse as they load the config
         (`_check_sequence_parallel`, `_check_legacy_role_sps`): the actor's only where it is not the verdict's."""
@@ -620,11 +622,10 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
         if (critic_sp is not None and critic_sp != sp and checks.number(CRITIC_SP_KEY) is not None
                 and not legacy_sp_refusals(model, trainer_gpus, critic_sp, batch, heads=not another)):
             checks.critic_sps = (critic_sp,)
-            checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, (
+            _add_critic_sp_line(checks, sp, (
                 f"{dotted(CRITIC_SP_KEY)} {critic_sp} is not the actor's SP {sp}: Trinity 0.5 runs the critic at SP "
-                f"{critic_sp}, raising its token budget to hold a sequence there; "
-                f"{critic_sp_counted_words(checks.critic_sps, sp)}: "
-                f"{_critic_sp_fix(checks, another, critic_sp, trainer_gpus)}"))
+                f"{critic_sp}, raising its token budget to hold a sequence there; "),
+                f": {_critic_sp_fix(checks, another, critic_sp, trainer_gpus)}")
         return {}
     engine = checks.number(CRITIC_ENGINE_SP_KEY)
     engine_sp = sp if engine is None else max(1, int(engine))  # Trinity 0.6 on verl 0.8 or later runs it there
@@ -636,11 +637,9 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
     checks.critic_sps = tuple(runs_at) if runs_at != [sp] else ()
     who = legacy_release_words(version)
     # Where verl before 0.8 refuses the critic's own SP and verl 0.8's engine fails at its, no verl line runs it.
-    code, counted = ((ConfigProblemCode.ROLE_SP_DIFFERS, critic_sp_counted_words(checks.critic_sps, sp)) if runs_at
-                     else (ConfigProblemCode.ROLE_SP_DIFFERS_REFUSED, "the config runs on no verl"))
-    refused_before_08 = f"{who} refuses the critic's own SP {legacy_sp} ({dotted(CRITIC_SP_KEY)}), so {counted}"
-    _check_critic_engine_sp(checks, sp, another, (trainer_gpus, batch),
-                            (code, counted if runs_at else refused_before_08))
+    refused = None if runs_at else "the config runs on no verl"
+    _check_critic_engine_sp(checks, sp, another, (trainer_gpus, batch), None if refused is None else (
+        f"{who} refuses the critic's own SP {legacy_sp} ({dotted(CRITIC_SP_KEY)}), so {refused}"))
     if legacy_sp == sp:
         return {}
     engine_words = f"SP {sp}" if engine is None else f"SP {engine_sp} ({dotted(CRITIC_ENGINE_SP_KEY)})"
@@ -650,10 +649,39 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
         runs = f"{who} checks the critic's SP as the actor's and refuses the config ({refusals[0].words}); {on_08}"
     else:
         runs = f"{who} runs the critic at SP {legacy_sp}, raising its token budget to hold a sequence there; {on_08}"
-    checks.add(code, (
-        f"{dotted(CRITIC_SP_KEY)} {legacy_sp} is not trainer.ulysses_sequence_parallel_size {sp}: {runs}; "
-        f"{counted}: {_critic_sp_fix(checks, another, legacy_sp, trainer_gpus)}"))
+    _add_critic_sp_line(checks, sp, (
+        f"{dotted(CRITIC_SP_KEY)} {legacy_sp} is not trainer.ulysses_sequence_parallel_size {sp}: {runs}; "),
+        f": {_critic_sp_fix(checks, another, legacy_sp, trainer_gpus)}", refused)
     return {"critic": legacy_sp}
+
+
+class CriticSpLine(NamedTuple):
+    """A ``role-sp-differs`` line on the critic's SP (`_check_critic_sp`, `_check_critic_engine_sp`) as data: the SPs
+    the releases may run the critic at (`_ConfigChecks.critic_sps`), the trainer's SP and the line's words before and
+    after what the verdict and the plans count of the critic (`words`)."""
+
+    critic_sps: tuple[int, ...]
+    sp: int
+    head: str
+    tail: str
+
+    def words(self, counted: str | None = None) -> str:
+        """The line's words, `counted` saying what the verdict and the plans count of the critic (None: as
+        `critic_sp_counted_words` says it without a need)."""
+        said = critic_sp_counted_words(self.critic_sps, self.sp) if counted is None else counted
+        return f"{self.head}{said}{self.tail}"
+
+
+def _add_critic_sp_line(checks: _ConfigChecks, sp: int, head: str, tail: str, refused: str | None = None) -> None:
+    """Say a line on the critic's SP, with the trainer's at `sp`, from its words before and after what the verdict
+    counts: ``role-sp-differs`` (kept as data too, `CriticSpLine`, for the verdict's words), or, where no verl line
+    runs the critic, ``role-sp-differs-refused`` with `refused`, why, in its stead."""
+    if refused is not None:
+        checks.add(ConfigProblemCode.ROLE_SP_DIFFERS_REFUSED, f"{head}{refused}{tail}")
+        return
+    line = CriticSpLine(checks.critic_sps, sp, head, tail)
+    checks.critic_sp_lines.append(line)
+    checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, line.words())
 
 
 def critic_sp_counted_words(critic_sps: tuple[int, ...], sp: int, need: str = "") -> str:
@@ -669,16 +697,26 @@ def critic_sp_counted_words(critic_sps: tuple[int, ...], sp: int, need: str = ""
             f"and the plans at SP {sp}")
 
 
+class CriticRuns(NamedTuple):
+    """Where a config's PPO critic runs (`critic_run_sps`): the SPs, and the lines on its SP that say so."""
+
+    sps: tuple[int, ...]
+    lines: tuple[CriticSpLine, ...]
+
+
 def critic_run_sps(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *,
                    environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
-                   train_batch_size: int | None = None, train_batch_source: str = TRAIN_BATCH_KEY) -> tuple[int, ...]:
+                   train_batch_size: int | None = None, train_batch_source: str = TRAIN_BATCH_KEY,
+                   option_names: OptionNames = API_OPTIONS) -> CriticRuns:
     """Every SP a PPO critic the config (nested `mapping`s, Env read from `environ`) trains on `trainer_gpus` may run
     at where the config gives it its own that is not the trainer's, as the releases of `version` (None: any) take it
     (`_check_critic_sp`: its own where not refused, a train batch of `train_batch_size`, where known, from
     `train_batch_source`, judged too; its engine's on verl 0.8 or later, else the trainer's); () where each runs it
-    at the trainer's SP, or the algorithm trains none."""
-    return _sequence_parallel_checked(mapping, model, trainer_gpus, environ, version,
-                                      TrainBatch(train_batch_size, train_batch_source)).critic_sps
+    at the trainer's SP, or the algorithm trains none; with the ``role-sp-differs`` lines on its SP (`CriticSpLine`),
+    worded as `option_names` name the options."""
+    checks = _sequence_parallel_checked(mapping, model, trainer_gpus, environ, version,
+                                        TrainBatch(train_batch_size, train_batch_source), option_names)
+    return CriticRuns(checks.critic_sps, tuple(checks.critic_sp_lines))
 
 
 def refused_sp_roles(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *,
@@ -696,9 +734,10 @@ def refused_sp_roles(mapping: Mapping[str, Any], model: Model, trainer_gpus: int
 
 def _sequence_parallel_checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int,
                                environ: Mapping[str, str] | None, version: TrinityVersion | None,
-                               batch: TrainBatch) -> _ConfigChecks:
-    """The checks of the config's SPs alone (`_check_sequence_parallel`), for what they found of the roles'."""
-    checks = _ConfigChecks(mapping, environ or {}, API_OPTIONS, version)
+                               batch: TrainBatch, option_names: OptionNames = API_OPTIONS) -> _ConfigChecks:
+    """The checks of the config's SPs alone (`_check_sequence_parallel`), for what they found of the roles', worded
+    as `option_names` name the options."""
+    checks = _ConfigChecks(mapping, environ or {}, option_names, version)
     _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
     return checks
 
@@ -760,11 +799,11 @@ def _engine_failure(trainer_gpus: int, engine_sp: int, batch: TrainBatch,
 
 
 def _check_critic_engine_sp(checks: _ConfigChecks, sp: int, another: bool, layout: tuple[int, TrainBatch],
-                            counted: tuple[ConfigProblemCode, str]) -> None:
+                            refused: str | None) -> None:
     """Say where the critic's engine's SP (`CRITIC_ENGINE_SP_KEY`), set to another than the trainer's `sp`, runs the
-    critic: Trinity 0.6 on verl 0.8 or later at it; with verl before 0.8 no release reads it. `counted` gives the
-    line's code and what it says the verdict counts (``role-sp-differs``, `critic_sp_counted_words`), or, where no
-    verl line runs the critic, that the config runs on none (``role-sp-differs-refused``); where verl 0.8 fails the
+    critic: Trinity 0.6 on verl 0.8 or later at it; with verl before 0.8 no release reads it. The line says what the
+    verdict counts (``role-sp-differs``, `CriticSpLine`), or, where no verl line runs the critic, `refused`: why the
+    config runs on none (``role-sp-differs-refused``); where verl 0.8 fails the
     critic at it on the trainer GPUs or with the train batch of `layout` (`_engine_failure`), why. The line says what
     to do (`_critic_sp_fix`: a critic of `another` model's kept where it divides the trainer GPUs)."""
     engine = checks.number(CRITIC_ENGINE_SP_KEY)
@@ -777,11 +816,10 @@ def _check_critic_engine_sp(checks: _ConfigChecks, sp: int, another: bool, layou
             f"against nothing), where {fails}" if fails else
             f"Trinity 0.6 on verl 0.8 or later runs the critic at SP {engine_sp}, its engine's over the trainer's "
             f"(checking it against nothing)")
-    code, counted_words = counted
-    checks.add(code, (
+    _add_critic_sp_line(checks, sp, (
         f"{dotted(CRITIC_ENGINE_SP_KEY)} {engine_sp} is not trainer.ulysses_sequence_parallel_size {sp}: "
-        f"{runs}, and with verl before 0.8 no release reads it; {counted_words}: "
-        f"{_critic_sp_fix(checks, another, engine_sp, trainer_gpus)}"))
+        f"{runs}, and with verl before 0.8 no release reads it; "),
+        f": {_critic_sp_fix(checks, another, engine_sp, trainer_gpus)}", refused)
 
 
 def _check_batch_over_trainer_gpus(checks: _ConfigChecks, trainer_gpus: int, batch: TrainBatch, sp: int,

@@ -388,15 +388,17 @@ def trains_dpo(algorithm: Any) -> bool:
     return bool(algorithm == "dpo")
 
 
-def critic_budget_note(key: str, budget: int, above: str, tokens: int, judged: int, raised: str = "") -> str:
+def critic_budget_note(key: str, budget: int, above: str, tokens: int, judged: int, raised: str = "",
+                       need: str = "") -> str:
     """The note on a critic's own token budget (`key`, one of `CRITIC_BUDGETS`, dotted) `budget`, above `above` (the
     verdict's budget, `judged` tokens per GPU, in words), or `raised` above it (where it holds no sequence: how Trinity
-    raises it, in words after the budget): on verl before 0.8 the critic's update (`critic_budget_counted_words`) or
-    its value forward takes `tokens` per GPU, where the memory model counts its own update at the verdict's budget
-    (`solver.memory.critic_pass_gib`; Trinity 0.6 on verl 0.8 or later gives it that one, ``FROZEN_KEYS``,
-    ``trainer/verl/config.py:736-741`` in 0.6.0); ``--write`` sets it to the plan's
+    raises it, in words after the budget): on verl before 0.8 the critic's update (`critic_budget_counted_words`,
+    with what it needs at `tokens`, `need`, where known) or its value forward takes `tokens` per GPU, where the memory
+    model counts its own update at the verdict's budget (`solver.memory.critic_pass_gib`; Trinity 0.6 on verl 0.8 or
+    later gives it that one, ``FROZEN_KEYS``, ``trainer/verl/config.py:736-741`` in 0.6.0); ``--write`` sets it to
+    the plan's
     (`solver.trinity.plan_keys.own_budget_changes`)."""
-    taken = (critic_budget_counted_words(tokens, judged) if key == ".".join(CRITIC_TOKEN_BUDGET) else
+    taken = (critic_budget_counted_words(tokens, judged, need) if key == ".".join(CRITIC_TOKEN_BUDGET) else
              f"the critic's value forward takes {tokens} tokens per GPU, where the memory model counts its own update "
              f"at the verdict's {judged} (and no forward apart: it holds no gradients)")
     return f"{key} {budget}{raised} is above {above}: on verl before 0.8 {taken}; --write sets it to the plan's"
@@ -408,11 +410,6 @@ def critic_budget_counted_words(tokens: int, judged: int, need: str = "") -> str
     its own (`need`, in words after the figure, where the memory model computes it: `solver.api`'s verdict)."""
     return (f"the critic's own update takes {tokens} tokens per GPU, where the memory model counts it at the verdict's "
             f"{judged}{need}")
-
-
-CRITIC_BUDGET_COUNTED = re.compile(re.escape(critic_budget_counted_words(1, 2)).replace("1", r"(\d+)", 1)
-                                   .replace("2", r"(\d+)", 1))
-"""`critic_budget_counted_words` without a need, its tokens and the verdict's budget matched as groups 1 and 2."""
 
 
 ROLE_SP_KEYS = tuple((*ACTOR_ROLLOUT_REF, role, "ulysses_sequence_parallel_size") for role in ROLES)
