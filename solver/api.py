@@ -2397,13 +2397,21 @@ def _followed_scope(config: TrinityConfig, keys: Sequence[str]) -> str:
 
 def _set_budget_line(verdict: _BudgetVerdict, key: str, budget: int) -> ConfigProblem:
     """The line on one budget key, `key` (the trainer's unset one as Trinity 0.5 fills it), at `budget`: above or
-    below the verdict's budget."""
-    above, fill = budget > verdict.judged, verdict.fill
+    below the verdict's budget; one the verdict counts as Trinity 0.5.0 raises it (`TrinityConfig.key_raised_to`,
+    never above the verdict's budget) says so, and that 0.5.1 and 0.5.2 keep it."""
+    config, fill = verdict.config, verdict.fill
+    raised = config.key_raised_to(key, budget, verdict.length)
+    above = budget > verdict.judged and raised is None
     named = fill.words if fill and key == TRAINER_TOKEN_BUDGET else f"{key} {budget}"
-    cautious = "" if above else " (so it is cautious; each step takes more micro-batches)"
+    fewer = "fewer tokens per GPU than the verdict assumes (so it is cautious; each step takes more micro-batches)"
+    if raised is not None:
+        judged = ", the verdict's budget" if raised == verdict.judged else ""
+        return ConfigProblem(_budget_code(above), (
+            f"{named} is below {verdict.measure}: Trinity 0.5.0 raises it to {raised}{judged} (any budget below twice "
+            f"the length over its role's SP), as the verdict counts; 0.5.1 and 0.5.2 keep it, {fewer}"))
     return ConfigProblem(_budget_code(above), (
-        f"{named} is {'above' if above else 'below'} {verdict.measure}: {'more' if above else 'fewer'} tokens per GPU "
-        f"than the verdict assumes{cautious}{_roles_scope(verdict.config, [key])}"))
+        f"{named} is {'above' if above else 'below'} {verdict.measure}: "
+        f"{'more tokens per GPU than the verdict assumes' if above else fewer}{_roles_scope(config, [key])}"))
 
 
 def _on_08_words(config: TrinityConfig) -> str:
@@ -2523,8 +2531,9 @@ def _critic_budget_lines(verdict: _BudgetVerdict, sp: int) -> list[ConfigProblem
     with dynamic batch sizes off (`TrinityConfig.critic_micro_batch_sequences`, at its SP `sp`) and one holds more
     sequences than one, and more tokens per GPU than that, as `_sequence_count_lines` counts the roles': the memory
     model counts its own update at the verdict's budget (one sequence at an SP of its own, raised to hold it there).
-    A training budget that holds no sequence at `sp` counts as Trinity raises it there
-    (`TrinityConfig.raised_critic_budget`; its value forward's own it never raises).
+    A training budget below what Trinity raises it to at `sp` counts as raised (`TrinityConfig.raised_critic_budget`:
+    with 0.5 any below 0.5.0's ``ceil(2L/SP)``, else one that holds no sequence; its value forward's own it never
+    raises).
     """
     from solver.trinity import critic_budget_note
     from solver.trinity.keys import CRITIC_TOKEN_BUDGET
@@ -2533,12 +2542,12 @@ def _critic_budget_lines(verdict: _BudgetVerdict, sp: int) -> list[ConfigProblem
     critic_raise = config.raised_critic_budget(verdict.length, sp)
     lines = []
     for key, budget in config.critic_token_budgets:
-        raised = key == ".".join(CRITIC_TOKEN_BUDGET) and budget < critic_raise.least
-        taken = critic_raise.to if raised else budget
+        raised = key == ".".join(CRITIC_TOKEN_BUDGET) and budget < critic_raise
+        taken = critic_raise if raised else budget
         if taken > judged:
             lines.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, critic_budget_note(
                 key, budget, f"the verdict's {judged} tokens per GPU", taken, judged,
-                _critic_raise_words(config, verdict.length, sp) if raised else "")))
+                _critic_raise_words(config, verdict.length, sp, budget) if raised else "")))
     if sequences > 1 and (tokens := sequences * least_token_budget(verdict.length, sp)) > judged:
         lines.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, (
             f"the critic's passes run with dynamic batch sizes off: verl reads no token budget there and fills each "
@@ -2548,17 +2557,16 @@ def _critic_budget_lines(verdict: _BudgetVerdict, sp: int) -> list[ConfigProblem
     return lines
 
 
-def _critic_raise_words(config: TrinityConfig, length: int, sp: int) -> str:
-    """How Trinity on verl before 0.8 raises the critic's training budget that holds no sequence of `length` at the
-    critic's SP `sp` (`TrinityConfig.raised_critic_budget`), in words after the budget: the raise counted, naming the
-    releases that give it (with 0.5, 0.5.0's, the most, beside 0.5.1's and 0.5.2's; else the least, beside 0.5.0's
-    where the release may be 0.5)."""
-    critic_raise = config.raised_critic_budget(length, sp)
-    least = f"ceil({length} / {sp}) = {critic_raise.least}"
+def _critic_raise_words(config: TrinityConfig, length: int, sp: int, budget: int) -> str:
+    """How Trinity on verl before 0.8 raises the critic's training budget `budget`, below what it raises it to at
+    `length` and the critic's SP `sp` (`TrinityConfig.raised_critic_budget`), in words after the budget: the raise
+    counted, naming the releases that give it (with 0.5, 0.5.0's, the most, beside 0.5.1's and 0.5.2's, which keep a
+    budget that holds a sequence; else the least, beside 0.5.0's where the release may be 0.5)."""
+    least = f"ceil({length} / {sp}) = {least_token_budget(length, sp)}"
     most = f"ceil(2 x {length} / {sp}) = {token_budget(length, sp)}"
     if config.version == "0.5":
-        return (f", which Trinity 0.5.0 raises to {most} at the critic's SP (0.5.1 and 0.5.2 to {least}; the most is "
-                "counted),")
+        kept = "keep it" if budget >= least_token_budget(length, sp) else f"to {least}"
+        return f", which Trinity 0.5.0 raises to {most} at the critic's SP (0.5.1 and 0.5.2 {kept}; the most is counted),"
     return (f", which {config.legacy_words} raises to {least} at the critic's SP"
             + ("," if config.version == "0.6" else f" (Trinity 0.5.0 to {most}),"))
 
