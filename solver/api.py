@@ -81,6 +81,7 @@ from solver.query import (
     keywords_told,
     lora_targets_given,
     make_query,
+    raised_at,
     resolve_margin,
     run_choices,
 )
@@ -2461,8 +2462,8 @@ def _lora_ref_pass_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     the length: it takes the ref's budget (``compute_log_prob``'s ``config_source``, ``fsdp_workers.py:924`` in 0.5.2,
     ``verl_legacy/fsdp_workers.py:1006`` in 0.6.0) x the actor's SP tokens per micro-batch (verl's ``dp_actor.py:467``
     in 0.7.1), a budget Trinity raises at the ref's SP alone (``_adjust_token_len_if_needed``, ``verl_config.py:578``
-    in 0.5.2, ``verl_legacy/verl_config.py:586`` in 0.6.0: to ``ceil(L / the ref's SP)``, 0.5.0 to
-    ``ceil(2L / the ref's SP)``), and verl asserts that each step's batch fits a micro-batch (0.5.2 and 0.6.0 at its
+    in 0.5.2, ``verl_legacy/verl_config.py:586`` in 0.6.0: one that holds no sequence to ``ceil(L / the ref's SP)``,
+    0.5.0 any below ``ceil(2L / the ref's SP)`` to that: `raised_at`), and verl asserts that each step's batch fits a micro-batch (0.5.2 and 0.6.0 at its
     longest sequence, 0.5.0 and 0.5.1 at its padded width: `micro_batch_stop_words`): a ``but:`` line, for a batch
     whose sequences are short enough passes; none where the budget holds a sequence of the length. The words name
     the release (`TrinityConfig.legacy_words`; 0.5.0's raise and padded width not with 0.6, which on verl 0.8 or
@@ -2472,17 +2473,19 @@ def _lora_ref_pass_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     if ref_sp is None:
         return []
     budget = config.role_budgets_in_effect(length, raised=False)[_REF_BUDGET]
-    held = budget * ref_sp >= length  # else Trinity raises it (on verl before 0.8)
-    raised, raised_050 = ((budget, budget) if held
-                          else (least_token_budget(length, ref_sp), token_budget(length, ref_sp)))
+    # as 0.5.1 and later raise it (on verl before 0.8: one that holds no sequence), and as 0.5.0 does (any below 2L)
+    raised, raised_050 = (max(budget, raised_at(version, length, ref_sp)) for version in ("0.6", "0.5"))
     if raised * sp >= length:
         return []
     named, only_06 = _ref_budget_words(verdict, budget), config.version == "0.6"
-    if not held:
-        holds = "which holds one" if raised_050 * sp >= length else "which holds none either"
+    holds = "which holds one" if raised_050 * sp >= length else "which holds none either"
+    if raised > budget:
         named += (f", which {config.legacy_words} raises at the ref's SP {ref_sp} to ceil({length} / {ref_sp}) = "
                   f"{raised}" + ("" if only_06 else f" (0.5.0 to ceil(2 x {length} / {ref_sp}) = {raised_050}, {holds} "
                                                     "at the actor's SP)"))
+    elif raised_050 > budget and not only_06:
+        named += (f" (which Trinity 0.5.0 raises at the ref's SP {ref_sp} to ceil(2 x {length} / {ref_sp}) = "
+                  f"{raised_050}, {holds} at the actor's SP)")
     stops = ("stops at the first step whose batch holds a sequence longer than that" if only_06 else
              micro_batch_stop_words("Trinity 0.5.2" if config.version == "0.5" else "Trinity 0.5.2 and 0.6"))
     on_08 = ("" if config.version == "0.5" else
