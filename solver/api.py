@@ -2463,11 +2463,12 @@ def _lora_ref_pass_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     ``verl_legacy/fsdp_workers.py:1006`` in 0.6.0) x the actor's SP tokens per micro-batch (verl's ``dp_actor.py:467``
     in 0.7.1), a budget Trinity raises at the ref's SP alone (``_adjust_token_len_if_needed``, ``verl_config.py:578``
     in 0.5.2, ``verl_legacy/verl_config.py:586`` in 0.6.0: one that holds no sequence to ``ceil(L / the ref's SP)``,
-    0.5.0 any below ``ceil(2L / the ref's SP)`` to that: `raised_at`), and verl asserts that each step's batch fits a micro-batch (0.5.2 and 0.6.0 at its
-    longest sequence, 0.5.0 and 0.5.1 at its padded width: `micro_batch_stop_words`): a ``but:`` line, for a batch
-    whose sequences are short enough passes; none where the budget holds a sequence of the length. The words name
-    the release (`TrinityConfig.legacy_words`; 0.5.0's raise and padded width not with 0.6, which on verl 0.8 or
-    later sets the ref's SP and budget to the trainer's, ``FROZEN_KEYS``, ``trainer/verl/config.py:723-724``)."""
+    0.5.0 any below ``ceil(2L / the ref's SP)`` to that: `raised_at`), and verl asserts that each step's batch fits a
+    micro-batch (0.5.2 and 0.6.0 at its longest sequence, 0.5.0 and 0.5.1 at its padded width:
+    `micro_batch_stop_words`): a ``but:`` line, for a batch whose sequences are short enough passes; none where the
+    budget holds a sequence of the length. The words name the release (`TrinityConfig.legacy_words`; 0.5.0's raise
+    and padded width not with 0.6, which on verl 0.8 or later sets the ref's SP and budget to the trainer's,
+    ``FROZEN_KEYS``, ``trainer/verl/config.py:723-724``)."""
     config, length, sp = verdict.config, verdict.length, verdict.config.sp
     ref_sp = config.lora_ref_sp
     if ref_sp is None:
@@ -2569,7 +2570,8 @@ def _critic_raise_words(config: TrinityConfig, length: int, sp: int, budget: int
     most = f"ceil(2 x {length} / {sp}) = {token_budget(length, sp)}"
     if config.version == "0.5":
         kept = "keep it" if budget >= least_token_budget(length, sp) else f"to {least}"
-        return f", which Trinity 0.5.0 raises to {most} at the critic's SP (0.5.1 and 0.5.2 {kept}; the most is counted),"
+        return (f", which Trinity 0.5.0 raises to {most} at the critic's SP (0.5.1 and 0.5.2 {kept}; the most is "
+                "counted),")
     return (f", which {config.legacy_words} raises to {least} at the critic's SP"
             + ("," if config.version == "0.6" else f" (Trinity 0.5.0 to {most}),"))
 

@@ -349,8 +349,8 @@ def test_a_budget_holding_one_sequence_but_not_two_counts_as_raised_to_two_with_
     (line,) = [problem.words for problem in _token_budget_problems(critic, length, None, COMMAND_OPTIONS, 1)]
     raised = (", which Trinity 0.5.0 raises to ceil(2 x 16384 / 1) = 32768 at the critic's SP (0.5.1 and 0.5.2 keep "
               "it; the most is counted),")
-    assert line == (f"{CRITIC_BUDGET} 24576{raised if version == '0.5' else ''} is above the verdict's 16384 tokens per "
-                    f"GPU: on verl before 0.8 the critic's own update takes {32768 if version == '0.5' else 24576} "
+    assert line == (f"{CRITIC_BUDGET} 24576{raised if version == '0.5' else ''} is above the verdict's 16384 tokens "
+                    f"per GPU: on verl before 0.8 the critic's own update takes {32768 if version == '0.5' else 24576} "
                     "tokens per GPU, where the memory model counts it at the verdict's 16384; --write sets it to the "
                     "plan's")
 
