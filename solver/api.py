@@ -81,6 +81,7 @@ from solver.query import (
     keywords_told,
     lora_targets_given,
     make_query,
+    raised_at,
     resolve_margin,
     run_choices,
 )
@@ -2412,13 +2413,21 @@ def _followed_scope(config: TrinityConfig, keys: Sequence[str]) -> str:
 
 def _set_budget_line(verdict: _BudgetVerdict, key: str, budget: int) -> ConfigProblem:
     """The line on one budget key, `key` (the trainer's unset one as Trinity 0.5 fills it), at `budget`: above or
-    below the verdict's budget."""
-    above, fill = budget > verdict.judged, verdict.fill
+    below the verdict's budget; one the verdict counts as Trinity 0.5.0 raises it (`TrinityConfig.key_raised_to`,
+    never above the verdict's budget) says so, and that 0.5.1 and 0.5.2 keep it."""
+    config, fill = verdict.config, verdict.fill
+    raised = config.key_raised_to(key, budget, verdict.length)
+    above = budget > verdict.judged and raised is None
     named = fill.words if fill and key == TRAINER_TOKEN_BUDGET else f"{key} {budget}"
-    cautious = "" if above else " (so it is cautious; each step takes more micro-batches)"
+    fewer = "fewer tokens per GPU than the verdict assumes (so it is cautious; each step takes more micro-batches)"
+    if raised is not None:
+        judged = ", the verdict's budget" if raised == verdict.judged else ""
+        return ConfigProblem(_budget_code(above), (
+            f"{named} is below {verdict.measure}: Trinity 0.5.0 raises it to {raised}{judged} (any budget below twice "
+            f"the length over its role's SP), as the verdict counts; 0.5.1 and 0.5.2 keep it, {fewer}"))
     return ConfigProblem(_budget_code(above), (
-        f"{named} is {'above' if above else 'below'} {verdict.measure}: {'more' if above else 'fewer'} tokens per GPU "
-        f"than the verdict assumes{cautious}{_roles_scope(verdict.config, [key])}"))
+        f"{named} is {'above' if above else 'below'} {verdict.measure}: "
+        f"{'more tokens per GPU than the verdict assumes' if above else fewer}{_roles_scope(config, [key])}"))
 
 
 def _on_08_words(config: TrinityConfig) -> str:
@@ -2468,28 +2477,31 @@ def _lora_ref_pass_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     the length: it takes the ref's budget (``compute_log_prob``'s ``config_source``, ``fsdp_workers.py:924`` in 0.5.2,
     ``verl_legacy/fsdp_workers.py:1006`` in 0.6.0) x the actor's SP tokens per micro-batch (verl's ``dp_actor.py:467``
     in 0.7.1), a budget Trinity raises at the ref's SP alone (``_adjust_token_len_if_needed``, ``verl_config.py:578``
-    in 0.5.2, ``verl_legacy/verl_config.py:586`` in 0.6.0: to ``ceil(L / the ref's SP)``, 0.5.0 to
-    ``ceil(2L / the ref's SP)``), and verl asserts that each step's batch fits a micro-batch (0.5.2 and 0.6.0 at its
-    longest sequence, 0.5.0 and 0.5.1 at its padded width: `micro_batch_stop_words`): a ``but:`` line, for a batch
-    whose sequences are short enough passes; none where the budget holds a sequence of the length. The words name
-    the release (`TrinityConfig.legacy_words`; 0.5.0's raise and padded width not with 0.6, which on verl 0.8 or
-    later sets the ref's SP and budget to the trainer's, ``FROZEN_KEYS``, ``trainer/verl/config.py:723-724``)."""
+    in 0.5.2, ``verl_legacy/verl_config.py:586`` in 0.6.0: one that holds no sequence to ``ceil(L / the ref's SP)``,
+    0.5.0 any below ``ceil(2L / the ref's SP)`` to that: `raised_at`), and verl asserts that each step's batch fits a
+    micro-batch (0.5.2 and 0.6.0 at its longest sequence, 0.5.0 and 0.5.1 at its padded width:
+    `micro_batch_stop_words`): a ``but:`` line, for a batch whose sequences are short enough passes; none where the
+    budget holds a sequence of the length. The words name the release (`TrinityConfig.legacy_words`; 0.5.0's raise
+    and padded width not with 0.6, which on verl 0.8 or later sets the ref's SP and budget to the trainer's,
+    ``FROZEN_KEYS``, ``trainer/verl/config.py:723-724``)."""
     config, length, sp = verdict.config, verdict.length, verdict.config.sp
     ref_sp = config.lora_ref_sp
     if ref_sp is None:
         return []
     budget = config.role_budgets_in_effect(length, raised=False)[_REF_BUDGET]
-    held = budget * ref_sp >= length  # else Trinity raises it (on verl before 0.8)
-    raised, raised_050 = ((budget, budget) if held
-                          else (least_token_budget(length, ref_sp), token_budget(length, ref_sp)))
+    # as 0.5.1 and later raise it (on verl before 0.8: one that holds no sequence), and as 0.5.0 does (any below 2L)
+    raised, raised_050 = (max(budget, raised_at(version, length, ref_sp)) for version in ("0.6", "0.5"))
     if raised * sp >= length:
         return []
     named, only_06 = _ref_budget_words(verdict, budget), config.version == "0.6"
-    if not held:
-        holds = "which holds one" if raised_050 * sp >= length else "which holds none either"
+    holds = "which holds one" if raised_050 * sp >= length else "which holds none either"
+    if raised > budget:
         named += (f", which {config.legacy_words} raises at the ref's SP {ref_sp} to ceil({length} / {ref_sp}) = "
                   f"{raised}" + ("" if only_06 else f" (0.5.0 to ceil(2 x {length} / {ref_sp}) = {raised_050}, {holds} "
                                                     "at the actor's SP)"))
+    elif raised_050 > budget and not only_06:
+        named += (f" (which Trinity 0.5.0 raises at the ref's SP {ref_sp} to ceil(2 x {length} / {ref_sp}) = "
+                  f"{raised_050}, {holds} at the actor's SP)")
     stops = ("stops at the first step whose batch holds a sequence longer than that" if only_06 else
              micro_batch_stop_words("Trinity 0.5.2" if config.version == "0.5" else "Trinity 0.5.2 and 0.6"))
     on_08 = ("" if config.version == "0.5" else
@@ -2556,19 +2568,19 @@ class _CriticBudgetLine(NamedTuple):
 def _critic_budgets(verdict: _BudgetVerdict, sp: int) -> tuple[_CriticBudgetLine, ...]:
     """The critic's own budgets above the verdict's, at its SP `sp`, each as its line's data: the memory model counts
     its own update at the verdict's budget (one sequence at an SP of its own, raised to hold it there). A training
-    budget that holds no sequence at `sp` counts as Trinity raises it there (`TrinityConfig.raised_critic_budget`; its
-    value forward's own it never raises)."""
+    budget below what Trinity raises it to at `sp` counts as raised (`TrinityConfig.raised_critic_budget`: with 0.5 any
+    below 0.5.0's ``ceil(2L/SP)``, else one that holds no sequence; its value forward's own it never raises)."""
     from solver.trinity.keys import CRITIC_TOKEN_BUDGET
 
     config, judged = verdict.config, verdict.judged
     critic_raise = config.raised_critic_budget(verdict.length, sp)
     lines = []
     for key, budget in config.critic_token_budgets:
-        raised = key == ".".join(CRITIC_TOKEN_BUDGET) and budget < critic_raise.least
-        taken = critic_raise.to if raised else budget
+        raised = key == ".".join(CRITIC_TOKEN_BUDGET) and budget < critic_raise
+        taken = critic_raise if raised else budget
         if taken > judged:
-            lines.append(_CriticBudgetLine(key, budget, _critic_raise_words(config, verdict.length, sp) if raised else "",
-                                           taken, judged))
+            raise_words = _critic_raise_words(config, verdict.length, sp, budget) if raised else ""
+            lines.append(_CriticBudgetLine(key, budget, raise_words, taken, judged))
     return tuple(lines)
 
 
@@ -2590,16 +2602,16 @@ def _critic_budget_lines(verdict: _BudgetVerdict, sp: int) -> list[ConfigProblem
     return lines
 
 
-def _critic_raise_words(config: TrinityConfig, length: int, sp: int) -> str:
-    """How Trinity on verl before 0.8 raises the critic's training budget that holds no sequence of `length` at the
-    critic's SP `sp` (`TrinityConfig.raised_critic_budget`), in words after the budget: the raise counted, naming the
-    releases that give it (with 0.5, 0.5.0's, the most, beside 0.5.1's and 0.5.2's; else the least, beside 0.5.0's
-    where the release may be 0.5)."""
-    critic_raise = config.raised_critic_budget(length, sp)
-    least = f"ceil({length} / {sp}) = {critic_raise.least}"
+def _critic_raise_words(config: TrinityConfig, length: int, sp: int, budget: int) -> str:
+    """How Trinity on verl before 0.8 raises the critic's training budget `budget`, below what it raises it to at
+    `length` and the critic's SP `sp` (`TrinityConfig.raised_critic_budget`), in words after the budget: the raise
+    counted, naming the releases that give it (with 0.5, 0.5.0's, the most, beside 0.5.1's and 0.5.2's, which keep a
+    budget that holds a sequence; else the least, beside 0.5.0's where the release may be 0.5)."""
+    least = f"ceil({length} / {sp}) = {least_token_budget(length, sp)}"
     most = f"ceil(2 x {length} / {sp}) = {token_budget(length, sp)}"
     if config.version == "0.5":
-        return (f", which Trinity 0.5.0 raises to {most} at the critic's SP (0.5.1 and 0.5.2 to {least}; the most is "
+        kept = "keep it" if budget >= least_token_budget(length, sp) else f"to {least}"
+        return (f", which Trinity 0.5.0 raises to {most} at the critic's SP (0.5.1 and 0.5.2 {kept}; the most is "
                 "counted),")
     return (f", which {config.legacy_words} raises to {least} at the critic's SP"
             + ("," if config.version == "0.6" else f" (Trinity 0.5.0 to {most}),"))

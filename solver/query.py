@@ -984,7 +984,8 @@ class TrinityConfig(Frozen, defer_build=True):
     where none does."""
     version: TrinityVersion | None = None
     """The Trinity release the config was read for (None: not known): with 0.5, the actor's and the ref's budgets are
-    raised where they hold no sequence, the actor's before the rollout's is filled from it (`role_budgets`)."""
+    raised as 0.5.0 raises them, any below ``ceil(2L/SP)`` (`raised_budgets`), the actor's before the rollout's is
+    filled from it (`role_budgets`)."""
     ref_sp: int | None = None
     """The ref's SP (its own, else the trainer's) where it is another than `sp` and the ref runs a forward of its own
     (not with LoRA, nor where `ref_forward_runs` is false), the actor's SP groups at `sp`: every release on verl
@@ -1194,10 +1195,10 @@ class TrinityConfig(Frozen, defer_build=True):
         as_set = self.role_budgets_in_effect(max_model_len, planned, raised=False)
         return [role for role in roles if as_set[role] == most] or roles
 
-    def raised_budgets(self, max_model_len: int, planned: bool = False) -> dict[str, RaisedBudget]:
-        """How Trinity raises the actor's and the ref's token budgets (`ROLE_TOKEN_BUDGETS`, by dotted key) where
-        they hold no sequence of `max_model_len` (``_adjust_token_len_if_needed``, called for the actor, the ref and
-        the critic alike in ``synchronize_config``: ``common/verl_config.py:542``, ``:564`` in 0.5.0,
+    def raised_budgets(self, max_model_len: int, planned: bool = False) -> dict[str, int]:
+        """The budgets Trinity raises the actor's and the ref's token budgets (`ROLE_TOKEN_BUDGETS`, by dotted key) to
+        where they are below them at `max_model_len` (`raised_at`; ``_adjust_token_len_if_needed``, called for the
+        actor, the ref and the critic alike in ``synchronize_config``: ``common/verl_config.py:542``, ``:564`` in 0.5.0,
         ``trainer/verl/verl_config.py:555``, ``:578`` in 0.5.2, ``verl_legacy/verl_config.py:563``, ``:586`` in
         0.6.0; the critic's is `raised_critic_budget`), the actor's before the rollout's is filled from it; none for
         a release that raises none as counted (`raised_actor_budget`). The ref's is raised at its own SP
@@ -1211,17 +1212,28 @@ class TrinityConfig(Frozen, defer_build=True):
             raised[".".join(ROLE_TOKEN_BUDGETS[1])] = raised_at(self.version, max_model_len, self.ref_raise_sp)
         return raised
 
+    def key_raised_to(self, key: str, budget: int, max_model_len: int) -> int | None:
+        """The budget the verdict at `max_model_len` counts the budget key `key`, at `budget`, raised to, where it sets
+        the actor's or the ref's budget (`role_budget_sources`, of passes that run: `pass_runs`) and is below that
+        role's raise (`raised_budgets`: with 0.5, 0.5.0's, which raises a budget that holds a sequence too); the most
+        of the roles it sets. None where none raises it."""
+        sources = role_budget_sources(self.own_budgets())
+        raised = [least for role, least in self.raised_budgets(max_model_len).items()
+                  if sources[role] == key and budget < least and self.pass_runs(role)]
+        return max(raised, default=None)
+
     @property
     def ref_raise_sp(self) -> int:
         """The SP at which Trinity raises the ref's token budget, the ref's own (`ref_sp`, or with LoRA
         `lora_ref_sp`) where known to differ from the actor's, else the actor's (`sp`)."""
         return self.lora_ref_sp or self.ref_sp or self.sp
 
-    def raised_actor_budget(self, max_model_len: int, planned: bool = False) -> RaisedBudget | None:
-        """How Trinity raises an actor's budget that holds no sequence of `max_model_len` before the rollout's is
+    def raised_actor_budget(self, max_model_len: int, planned: bool = False) -> int | None:
+        """The budget Trinity raises an actor's budget below it to at `max_model_len` before the rollout's is
         filled from it (``_adjust_token_len_if_needed``, then ``synchronize_config``'s rollout fill), as counted for
-        the release named, `version`. With 0.5, in the verdict, to 0.5.0's ``ceil(2L/SP)``, the most any 0.5
-        release gives (0.5.1 and 0.5.2 raise it to ``ceil(L/SP)``): the verdict bounds memory from above
+        the release named, `version`. With 0.5, in the verdict, 0.5.0's ``ceil(2L/SP)``, the most any 0.5 release
+        gives, any budget below it (0.5.1 and 0.5.2 raise one that holds no sequence to ``ceil(L/SP)`` and keep the
+        rest): the verdict bounds memory from above
         (`raised_at`); in a plan's cap (`planned`), the least they give, ``ceil(L/SP)`` (`RAISED_CAP_WORDS`), so that
         a plan raises the budget of no 0.5 release (0.5.0 raises the plan's back to its default, as the plan's
         caution says: `solver.results.lowered_budget_undone`). With 0.6, whose raise and fill depend on verl, only
@@ -1235,36 +1247,29 @@ class TrinityConfig(Frozen, defer_build=True):
         budgets below a sequence are judged at Trinity's default, as verl 0.8 or later runs them. None
         otherwise."""
         if planned:
-            least = least_token_budget(max_model_len, self.actor_sp or self.sp)
-            return RaisedBudget(least, least)
+            return least_token_budget(max_model_len, self.actor_sp or self.sp)
         if self.version != "0.5":
             return None
         return raised_at(self.version, max_model_len, self.sp)
 
-    def raised_critic_budget(self, max_model_len: int, critic_sp: int) -> RaisedBudget:
-        """How Trinity on verl before 0.8 raises the critic's own token budget where it holds no sequence of
-        `max_model_len` at the critic's SP, `critic_sp` (``_adjust_token_len_if_needed``: ``common/verl_config.py:595``
+    def raised_critic_budget(self, max_model_len: int, critic_sp: int) -> int:
+        """The budget Trinity on verl before 0.8 raises the critic's own token budget below it to at `max_model_len`
+        and the critic's SP, `critic_sp` (``_adjust_token_len_if_needed``: ``common/verl_config.py:595``
         in 0.5.0, ``trainer/verl/verl_config.py:610`` in 0.5.2, ``verl_legacy/verl_config.py:617`` in 0.6.0), as
         counted for the release named (`raised_at`: 0.5.0's raise with 0.5); its value forward's is filled from it
         after that (`solver.trinity.keys.FORWARD_BUDGETS`)."""
         return raised_at(self.version, max_model_len, critic_sp)
 
 
-def raised_at(version: TrinityVersion | None, max_model_len: int, sp: int) -> RaisedBudget:
-    """How Trinity on verl before 0.8 raises a token budget that holds no sequence of `max_model_len` at `sp`, as a
-    verdict counts it for the release named, `version`: with 0.5 (any patch: `TrinityConfig` carries the minor version
-    alone) to 0.5.0's ``ceil(2L/SP)`` (``required_min = max_model_len * 2``), the most any 0.5 release gives, which
-    bounds memory from above; else to ``ceil(L/SP)``, as 0.6.0 (``required_min = max_model_len``, as 0.5.1's and
-    0.5.2's) and, at the least, every release does."""
-    least = least_token_budget(max_model_len, sp)
-    return RaisedBudget(least, token_budget(max_model_len, sp) if version == "0.5" else least)
-
-
-class RaisedBudget(NamedTuple):
-    """Trinity's raise of a token budget that holds no sequence: one below `least` becomes `to`."""
-
-    least: int
-    to: int
+def raised_at(version: TrinityVersion | None, max_model_len: int, sp: int) -> int:
+    """The budget Trinity on verl before 0.8 raises a token budget below it to at `max_model_len` and `sp`
+    (``_adjust_token_len_if_needed``: a budget times SP below ``required_min`` becomes ``ceil(required_min / SP)``, so
+    the bound and the raise are one number), as a verdict counts it for the release named, `version`: with 0.5 (any
+    patch: `TrinityConfig` carries the minor version alone) 0.5.0's ``ceil(2L/SP)`` (``required_min = max_model_len *
+    2``, ``common/verl_config.py:466-469``), the most any 0.5 release gives, which bounds memory from above: 0.5.0
+    raises a budget that holds a sequence too; else ``ceil(L/SP)``, which 0.5.1, 0.5.2 and 0.6.0 raise a budget that
+    holds no sequence to (``required_min = max_model_len``) and, at the least, every release does."""
+    return token_budget(max_model_len, sp) if version == "0.5" else least_token_budget(max_model_len, sp)
 
 
 def role_budget_sources(own: Collection[str]) -> dict[str, str]:
@@ -1276,18 +1281,16 @@ def role_budget_sources(own: Collection[str]) -> dict[str, str]:
     return sources | {rollout: rollout if rollout in own else sources[actor]}
 
 
-def role_budgets(trainer: int, own: dict[str, int], raised: Mapping[str, RaisedBudget] | None = None
-                 ) -> dict[str, int]:
+def role_budgets(trainer: int, own: dict[str, int], raised: Mapping[str, int] | None = None) -> dict[str, int]:
     """Each role's token budget (`ROLE_TOKEN_BUDGETS`, by dotted key) as Trinity fills it (`role_budget_sources`):
     its `own` where set, else the trainer's budget `trainer`, but the rollout's the actor's, after each role's in
-    `raised` (the actor's and the ref's: `TrinityConfig.raised_budgets`) is raised where it holds no sequence
+    `raised` (the actor's and the ref's: `TrinityConfig.raised_budgets`) is raised to its figure there where below it
     (Trinity raises the actor's before the rollout takes it; the rollout's own it never raises)."""
     actor, _, rollout = (".".join(path) for path in ROLE_TOKEN_BUDGETS)
     budgets = {TRAINER_TOKEN_BUDGET: trainer, **own}
     filled = {role: budgets[source] for role, source in role_budget_sources(own).items()}
-    for role, role_raise in (raised or {}).items():
-        if filled[role] < role_raise.least:
-            filled[role] = role_raise.to
+    for role, least in (raised or {}).items():
+        filled[role] = max(filled[role], least)
     if rollout not in own:  # it takes the actor's, as raised
         filled[rollout] = filled[actor]
     return filled

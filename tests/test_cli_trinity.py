@@ -3964,14 +3964,16 @@ def test_trinity_05_judges_the_unset_trainer_budget_as_it_fills_it_at_the_traine
     assert budget_lines(by_hand) == [("token-budget-above-verdict", (
         "trainer.max_token_len_per_gpu 65536 is above Trinity's default ceil(2 x 32768 / 4) = 16384, which the tables "
         "measured: more tokens per GPU than the verdict assumes"))]
-    # Filled at SP 2, 32768: below the verdict's 65536 at SP 1 yet holding a sequence: the verdict is at it.
+    # Filled at SP 2, 32768: below the verdict's 65536 at SP 1 yet holding a sequence, which 0.5.0 raises to its
+    # default all the same: the verdict stays at it (raise05; it was at 32768, which 0.5.1 and 0.5.2 keep).
     lowered = verdict("  ulysses_sequence_parallel_size: 2\n", 1)
-    assert (lowered["sp"], lowered["max_token_len_per_gpu"]) == (1, 32768)
-    assert budget_lines(lowered) == [("lowered-token-budget", (
+    assert (lowered["sp"], lowered["max_token_len_per_gpu"]) == (1, None)
+    assert budget_lines(lowered) == [("token-budget-below-verdict", (
         "the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 2 with ceil(2 x 32768 / "
-        "2) = 32768, is below Trinity's default ceil(2 x 32768 / 1) = 65536, which the tables measured: the verdict "
-        "is at 32768 tokens per GPU (each step takes more micro-batches); Trinity 0.5.0 raises it back to the "
-        "default: use 0.5.1 or later"))]
+        "2) = 32768, is below Trinity's default ceil(2 x 32768 / 1) = 65536, which the tables measured: Trinity "
+        "0.5.0 raises it to 65536, the verdict's budget (any budget below twice the length over its role's SP), as "
+        "the verdict counts; 0.5.1 and 0.5.2 keep it, fewer tokens per GPU than the verdict assumes (so it is "
+        "cautious; each step takes more micro-batches)"))]
     # Filled at SP 4, 16384: no sequence fits at SP 1, so Trinity raises the actor's; the verdict stays at 65536.
     raised = verdict("  ulysses_sequence_parallel_size: 4\n", 1)
     assert (raised["sp"], raised["max_token_len_per_gpu"]) == (1, None)
@@ -4108,10 +4110,12 @@ def test_trinity_05_fills_the_rollout_budget_from_the_raised_actors(cli, tmp_pat
         current = json.loads(out)[0]["current"]
         verdicts[version] = (status, current["max_token_len_per_gpu"], current["config_problem_codes"])
         if version == "0.5":  # no word of Trinity 0.6's verl 0.8 path on the ref's own budget
-            assert current["config_problems"][2] == (
+            assert current["config_problems"][2] == (  # raise05: 0.5.0 raises the 20480 too, which holds a sequence
                 "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu 20480 is below Trinity's "
-                "default ceil(2 x 32768 / 2) = 32768, which the tables measured: fewer tokens per GPU than the verdict "
-                "assumes (so it is cautious; each step takes more micro-batches)")
+                "default ceil(2 x 32768 / 2) = 32768, which the tables measured: Trinity 0.5.0 raises it to 32768, the "
+                "verdict's budget (any budget below twice the length over its role's SP), as the verdict counts; 0.5.1 "
+                "and 0.5.2 keep it, fewer tokens per GPU than the verdict assumes (so it is cautious; each step takes "
+                "more micro-batches)")
     assert verdicts == {"0.5": (0, None, ["token-budget-below-length"] * 2 + ["token-budget-below-verdict"]),
                         "0.6": (0, 20480, ["token-budget-below-length", "lowered-token-budget"])}
 

@@ -198,9 +198,11 @@ RAISED = ("{budget}, which Trinity 0.5 raises at the ref's SP 4 to ceil(32768 / 
 
 
 @pytest.mark.parametrize(("actor", "ref", "line"), [
-    # The ref's own 9000 holds a sequence at its SP 4 (Trinity raises nothing), but not at the actor's 2.
+    # The ref's own 9000 holds a sequence at its SP 4 (0.5.1 and 0.5.2 raise nothing; 0.5.0, raise05, raises it below
+    # twice the length), but not at the actor's 2.
     (2, "log_prob_max_token_len_per_gpu: 9000", (
-        f"{REF_BUDGET} 9000: 9000 x the actor's SP 2 = 18000 tokens hold no sequence of 32768, {PASS}"
+        f"{REF_BUDGET} 9000 (which Trinity 0.5.0 raises at the ref's SP 4 to ceil(2 x 32768 / 4) = 16384, which holds "
+        f"one at the actor's SP): 9000 x the actor's SP 2 = 18000 tokens hold no sequence of 32768, {PASS}"
         "ceil(32768 / 2) = 16384")),
     # Raised to 8192, still too few at the actor's 2; 0.5.0's 16384 holds one there.
     (2, "log_prob_max_token_len_per_gpu: 4096", (

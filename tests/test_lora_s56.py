@@ -15,6 +15,7 @@ from conftest import fragment_comment, mode_line
 from test_splitnote_s80 import REFUSED_LINE
 
 import solver
+from solver.trinity import ROLE_KEYS_IGNORED
 
 REF_BUDGET = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu"
 CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: {length}\n{lora}"
@@ -27,13 +28,14 @@ REF_SP_2 = "      ref: {ulysses_sequence_parallel_size: 2}\n"
 
 
 def _current(cli, tmp_path: Path, *, algorithm: str = "grpo", lora: str = "", trainer: str = "",
-             roles: str = REF_SP_2, length: int = 16384) -> dict[str, Any]:
-    """`--from-config`'s JSON verdict on the config with Trinity 0.5, on H100 80GB."""
+             roles: str = REF_SP_2, length: int = 16384, release: tuple[str, ...] = ("--trinity-version", "0.5")
+             ) -> dict[str, Any]:
+    """`--from-config`'s JSON verdict on the config with Trinity 0.5 (or as `release` names it), on H100 80GB."""
     path = tmp_path / "trinity.yaml"
     path.write_text(mode_line(algorithm) + CONFIG.format(algorithm=algorithm, lora=lora, trainer=trainer, roles=roles,
                                                          length=length),
                     encoding="utf-8")
-    status, out, _ = cli("--from-config", str(path), "--gpu", "h100", "--trinity-version", "0.5", "--json")
+    status, out, _ = cli("--from-config", str(path), "--gpu", "h100", *release, "--json")
     assert status == 0
     return json.loads(out)[0]["current"]
 
@@ -88,8 +90,9 @@ def test_the_budget_in_effect_counts_the_refs_only_where_the_algorithm_uses_a_re
         cli, tmp_path: Path, algorithm: str, lora: str, judged: int):
     # The ref's own 50000 is the most any role takes, but sft computes no ref log-probs, so nothing reads it; with
     # LoRA the actor without its adapter takes it (compute_log_prob's config_source, fsdp_workers.py:924 in 0.5.2).
+    # No release named: 0.5 counts every budget below the default as 0.5.0 raises it, to the default (raise05).
     current = _current(cli, tmp_path, algorithm=algorithm, lora=lora, trainer=BUDGETS, length=32768,
-                       roles="      ref: {log_prob_max_token_len_per_gpu: 50000}\n")
+                       roles="      ref: {log_prob_max_token_len_per_gpu: 50000}\n", release=())
     assert current["max_token_len_per_gpu"] == judged
     assert current["config_problems"][1 if lora else 0] == (  # after LoRA's line (test_lorafull_s67)
         f"the token budget in effect, {judged} (the most any role takes), is below Trinity's default ceil(2 x 32768 "
@@ -98,12 +101,14 @@ def test_the_budget_in_effect_counts_the_refs_only_where_the_algorithm_uses_a_re
 
 
 def test_with_lora_the_refs_own_budget_is_compared_with_the_verdicts(cli, tmp_path: Path):
-    # The actor's log-prob pass gives the ref's log-probs at the ref's 35000 tokens per GPU (at the actor's SP).
+    # The actor's log-prob pass gives the ref's log-probs at the ref's 35000 tokens per GPU (at the actor's SP); no
+    # release named, as above.
     current = _current(cli, tmp_path, lora="  lora_configs: [{lora_rank: 32}]\n", trainer=BUDGETS, length=32768,
-                       roles="      ref: {log_prob_max_token_len_per_gpu: 35000}\n")
+                       roles="      ref: {log_prob_max_token_len_per_gpu: 35000}\n", release=())
     assert list(zip(current["config_problem_codes"], current["config_problems"], strict=True))[2:] == [(
         "token-budget-below-verdict", (f"{REF_BUDGET} 35000 is below the verdict's budget: fewer tokens per GPU than "
-                                       "the verdict assumes (so it is cautious; each step takes more micro-batches)"))]
+                                       "the verdict assumes (so it is cautious; each step takes more micro-batches) "
+                                       f"({ROLE_KEYS_IGNORED})"))]
 
 
 BATCH_75 = ("--train-batch-size 75 does not divide by the 6 trainer GPUs, which Trinity 0.5.0 and 0.5.1 refuse "

@@ -217,13 +217,18 @@ def test_one_pass_off_below_the_budget_the_others_read_says_nothing(actor: dict)
 
 
 def test_a_lowered_budget_beside_a_pass_off_is_the_budget_in_effect():
-    # Trinity 0.5, the actor's training off (8192 tokens per GPU), the other passes at the trainer's 12000: the most
-    # any role takes, the budget the verdict is at.
+    # The actor's training off (8192 tokens per GPU), the other passes at the trainer's 12000: the most any role
+    # takes, the budget the verdict is at with no release named; Trinity 0.5 counts 0.5.0's raise of the ref's and the
+    # actor's (which the log-prob recompute takes) to the default (raise05).
     config = _config({"actor": {"use_dynamic_bsz": False}}, use_dynamic_bsz=True)
-    assert _verdict(config, "0.5") == (12000, [("lowered-token-budget", (
-        "the token budget in effect, 12000 (the most any role takes), is below Trinity's default ceil(2 x 8192 / 1) = "
-        "16384, which the tables measured: the verdict is at 12000 tokens per GPU (each step takes more micro-batches);"
-        " Trinity 0.5.0 raises it back to the default: use 0.5.1 or later"))])
+    below = "trainer.max_token_len_per_gpu 12000 is below Trinity's default ceil(2 x 8192 / 1) = 16384, which the "
+    assert _verdict(config) == (12000, [("lowered-token-budget", (
+        f"{below}tables measured: the verdict is at 12000 tokens per GPU (each step takes more micro-batches); "
+        "Trinity 0.5.0 raises it back to the default: use 0.5.1 or later"))])
+    assert _verdict(config, "0.5") == (None, [("token-budget-below-verdict", (
+        f"{below}tables measured: Trinity 0.5.0 raises it to 16384, the verdict's budget (any budget below twice the "
+        "length over its role's SP), as the verdict counts; 0.5.1 and 0.5.2 keep it, fewer tokens per GPU than the "
+        "verdict assumes (so it is cautious; each step takes more micro-batches)"))])
 
 
 def test_a_count_spent_before_the_first_jobs_turn_names_no_limit():

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from conftest import PADDED_051
 
-from solver.query import ROLE_TOKEN_BUDGETS, RaisedBudget, TrinityConfig, role_budgets
+from solver.query import ROLE_TOKEN_BUDGETS, TrinityConfig, role_budgets
 from solver.results import RolloutEngines
 from solver.tables import load_catalog
 from solver.trinity import trinity_config_problems
@@ -78,25 +78,25 @@ def test_rollout_engines_fit_where_weights_and_one_sequence_take_exactly_half_of
 
 
 def test_trinity_05_raises_the_actors_and_the_refs_budgets_below_one_sequence_and_an_unset_rollout_takes_the_actors():
-    raised = RaisedBudget(least=16384, to=32768)
-    both = {ACTOR: raised, REF: raised}
-    # The actor's and the ref's, taken from a trainer's that holds no sequence, are raised (budget90: the ref's was
+    both = {ACTOR: 32768, REF: 32768}
+    # The actor's and the ref's, taken from a trainer's below their raise, are raised (budget90: the ref's was
     # not, though every release raises it, _adjust_token_len_if_needed); a rollout that sets its own keeps it.
     assert role_budgets(8192, {ROLLOUT: 10000}, both) == {ACTOR: 32768, REF: 32768, ROLLOUT: 10000}
     assert role_budgets(8192, {}, both) == {ACTOR: 32768, REF: 32768, ROLLOUT: 32768}
     # Each at its own raise (the ref's at its own SP); only the roles given are raised.
-    assert role_budgets(8192, {REF: 4000}, {ACTOR: raised, REF: RaisedBudget(32768, 65536)}) == {
-        ACTOR: 32768, REF: 65536, ROLLOUT: 32768}
-    assert role_budgets(8192, {}, {ACTOR: raised}) == {ACTOR: 32768, REF: 8192, ROLLOUT: 32768}
-    # One that holds a sequence exactly is no raise.
-    assert role_budgets(16384, {}, both) == {ACTOR: 16384, REF: 16384, ROLLOUT: 16384}
+    assert role_budgets(8192, {REF: 4000}, {ACTOR: 32768, REF: 65536}) == {ACTOR: 32768, REF: 65536, ROLLOUT: 32768}
+    assert role_budgets(8192, {}, {ACTOR: 32768}) == {ACTOR: 32768, REF: 8192, ROLLOUT: 32768}
+    # raise05: one below the raise that holds a sequence is raised too (0.5.0's required_min is 2L); one at it is not.
+    assert role_budgets(24576, {}, both) == {ACTOR: 32768, REF: 32768, ROLLOUT: 32768}
+    assert role_budgets(32768, {}, both) == {ACTOR: 32768, REF: 32768, ROLLOUT: 32768}
+    assert role_budgets(16384, {}, {ACTOR: 16384, REF: 16384}) == {ACTOR: 16384, REF: 16384, ROLLOUT: 16384}
     assert role_budgets(8192, {}) == {ACTOR: 8192, REF: 8192, ROLLOUT: 8192}
 
 
 def test_the_budget_in_effect_under_trinity_05_counts_the_actors_raise_beside_a_rollouts_own_budget():
     config = TrinityConfig(model="Qwen3-8B", max_model_len=16384, max_token_len_per_gpu=8192,
                            role_token_budgets=((ROLLOUT, 10000),), version="0.5", old_log_prob_recompute=True)
-    assert config.raised_actor_budget(16384) == RaisedBudget(16384, 32768)
+    assert config.raised_actor_budget(16384) == 32768
     assert config.budget_in_effect(16384) == 32768  # the actor's, raised to 0.5.0's ceil(2L/SP)
     assert config.model_copy(update={"version": "0.6"}).budget_in_effect(16384) == 10000
     # checks90: where no old log-prob recompute runs (bypass_mode true, the default), the rollout's is read by none
@@ -135,7 +135,8 @@ def test_trinity_05_checks_a_trainer_sp_given_to_both_the_ref_and_the_critic_onc
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100-80g", "--json", "--trinity-version", "0.5")
     current = json.loads(out)[0]["current"]
     assert (status, current["refused"], current["config_problem_codes"]) == (0, True, [
-        "sp-divides-gpus", "role-sp-differs", "critic-trained", "lowered-token-budget"])
+        "sp-divides-gpus", "role-sp-differs", "critic-trained", "token-budget-below-verdict"])  # raise05: the fill,
+    # 16384 at the trainer's SP 4, 0.5.0 raises at the actor's SP 2 to 32768, the default, which a 0.5 verdict counts
     assert current["config_problems"][0] == (
         "trainer.ulysses_sequence_parallel_size: SP=4 does not divide 6 GPUs (the trainer's), and Trinity 0.5 gives it "
         "to the ref and the critic, whose SPs it checks as the actor's: it refuses the config")
@@ -245,10 +246,12 @@ REF_KEY = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_p
 
 @pytest.mark.parametrize(("actor_sp", "ref_sp", "budget", "code", "line"), [
     # SP 3 is refused (the 4 GPUs, the heads): no ref runs at it, so none is sized there (test_legacyref2_s85); the
-    # ref's own budget is compared as it is.
+    # ref's own budget is compared as 0.5.0 raises it at the actor's SP (raise05).
     (2, 3, 32767, "token-budget-below-verdict", (
-        f"{REF_KEY} 32767 is below Trinity's default ceil(2 x 32768 / 2) = 32768, which the tables measured: fewer "
-        "tokens per GPU than the verdict assumes (so it is cautious; each step takes more micro-batches)")),
+        f"{REF_KEY} 32767 is below Trinity's default ceil(2 x 32768 / 2) = 32768, which the tables measured: Trinity "
+        "0.5.0 raises it to 32768, the verdict's budget (any budget below twice the length over its role's SP), as the "
+        "verdict counts; 0.5.1 and 0.5.2 keep it, fewer tokens per GPU than the verdict assumes (so it is cautious; "
+        "each step takes more micro-batches)")),
     # A budget that holds one sequence exactly at the ref's SP (8192 x 4 = 32768) is judged; fewer tokens: cautious.
     (2, 4, 8192, "token-budget-below-verdict", (
         f"{REF_KEY} 8192, at the ref's SP 4: each of the ref's micro-batches holds 8192 x 4 tokens, but Trinity 0.5 "

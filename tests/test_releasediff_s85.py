@@ -281,10 +281,10 @@ def test_the_raised_token_budget_is_each_releases_own_raise_and_the_raised_actor
     length, sp = 32768, 2
     raised = TrinityConfig(model="Qwen3-8B", sp=sp, version=minor(release)).raised_actor_budget(length)
     counted = "not counted" if raised is None else {math.ceil(times * length / sp): words
-                                                    for times, words in RAISE_WORDS.items()}[raised.to]
+                                                    for times, words in RAISE_WORDS.items()}[raised]
     if raised is not None:  # the most any patch of the minor version gives
         patches = [times for patch, times in OWN_RAISES.items() if minor(patch) == minor(release)]
-        assert raised.to == math.ceil(max(patches) * length / sp)
+        assert raised == math.ceil(max(patches) * length / sp)
     own = RAISE_WORDS[OWN_RAISES[release]] if release in OWN_RAISES else counted
     expected = (counted if own == counted else f"{own} before verl 0.8; {counted}" if raised is None
                 else f"{own}, counted as {counted}")
@@ -304,16 +304,18 @@ def test_the_verdict_counts_the_refs_raise_as_the_actors_and_the_cap_the_least_a
     most = max(times for patch, times in OWN_RAISES.items() if minor(patch) == "0.5")  # 0.5.0's
     config = TrinityConfig(model="Qwen3-8B", max_model_len=length, sp=sp, version=version,
                            role_token_budgets=((ACTOR_BUDGET, 16384), (REF_BUDGET, 8000)))
-    # the actor's 16384 holds a sequence at SP 2, the ref's 8000 none: 0.5 counts it as 0.5.0 raises it
+    # the actor's 16384 holds a sequence at SP 2, the ref's 8000 none: 0.5 counts both as 0.5.0 raises them (raise05:
+    # any budget below ceil(2L/SP), the actor's too)
     assert config.budget_in_effect(length) == (math.ceil(most * length / sp) if version == "0.5" else 16384)
-    assert config.budget_in_effect_keys(length) == ((REF_BUDGET,) if version == "0.5" else (ACTOR_BUDGET,))
+    assert config.budget_in_effect_keys(length) == ((ACTOR_BUDGET, REF_BUDGET) if version == "0.5" else (ACTOR_BUDGET,))
     # mutants53: the ref's raised to the actor's own budget sets nothing: the actor's key alone sets it
     tied = config.model_copy(update={"ref_sp": 1, "role_token_budgets": ((ACTOR_BUDGET, most * length),
                                                                          (REF_BUDGET, 8000))})
     assert tied.budget_in_effect_keys(length) == (ACTOR_BUDGET,)
     at_sp1 = config.model_copy(update={"ref_sp": 1})  # the ref at an SP of its own, 1: raised there
     assert at_sp1.budget_in_effect(length) == (most * length if version == "0.5" else 16384)
-    assert config.model_copy(update={"ref_forward_runs": False}).budget_in_effect(length) == 16384
+    assert config.model_copy(update={"ref_forward_runs": False}).budget_in_effect(length) == (
+        math.ceil(most * length / sp) if version == "0.5" else 16384)
     # a plan's cap: the actor's raise, the least any release (any 0.5 patch with 0.5) gives, at the actor's SP
     assert config.budget_in_effect(length, planned=True) == 16384
     below = config.model_copy(update={"role_token_budgets": ((ACTOR_BUDGET, 8000), (REF_BUDGET, 8000))})
@@ -324,8 +326,33 @@ def test_the_verdict_counts_the_refs_raise_as_the_actors_and_the_cap_the_least_a
     ref_below = config.model_copy(update={"ref_sp": 4, "role_token_budgets": ((ACTOR_BUDGET, 16384),
                                                                               (REF_BUDGET, 4000))})
     assert [problem.code.value for problem in _token_budget_problems(
-        ref_below, length, ref_below.budget_in_effect(length), COMMAND_OPTIONS, None)] == ["lowered-token-budget"]
-    assert config.raised_critic_budget(length, 1).to == (most * length if version == "0.5" else length)
+        ref_below, length, ref_below.budget_in_effect(length), COMMAND_OPTIONS, None)] == ["lowered-token-budget"] + (
+        ["token-budget-below-verdict"] if version == "0.5" else [])  # raise05: the actor's 16384, 0.5.0 raises
+    assert config.raised_critic_budget(length, 1) == (most * length if version == "0.5" else length)
+
+
+@pytest.mark.parametrize("version", ["0.5", "0.6", None])
+def test_a_budget_holding_one_sequence_but_not_two_counts_as_raised_to_two_with_05(version):
+    # raise05: 0.5.0's _adjust_token_len_if_needed raises a budget wherever budget x SP is below required_min =
+    # max_model_len * 2 (common/verl_config.py:466-469), to ceil(2L/SP), for the actor, the ref and the critic alike;
+    # 0.5.1, 0.5.2 and 0.6.0's (required_min = max_model_len) only one that holds no sequence. The 0.5 verdict counted
+    # 24576 at 16384 tokens and SP 1, which 0.5.0 runs at 32768.
+    length = 16384
+    config = TrinityConfig(model="Qwen3-8B", max_model_len=length, sp=1, version=version,
+                           role_token_budgets=((ACTOR_BUDGET, 24576), (REF_BUDGET, 24576)))
+    assert config.budget_in_effect(length) == (32768 if version == "0.5" else 24576)
+    assert config.raised_critic_budget(length, 1) == (32768 if version == "0.5" else 16384)
+    assert config.budget_in_effect(length, planned=True) == 24576  # a plan's cap: 0.5's least raise, as before
+    # the critic at SP 1 beside an actor at SP 2, whose default is the verdict's 16384
+    critic = config.model_copy(update={"sp": 2, "role_token_budgets": (),
+                                       "critic_token_budgets": ((CRITIC_BUDGET, 24576),)})
+    (line,) = [problem.words for problem in _token_budget_problems(critic, length, None, COMMAND_OPTIONS, 1)]
+    raised = (", which Trinity 0.5.0 raises to ceil(2 x 16384 / 1) = 32768 at the critic's SP (0.5.1 and 0.5.2 keep "
+              "it; the most is counted),")
+    assert line == (f"{CRITIC_BUDGET} 24576{raised if version == '0.5' else ''} is above the verdict's 16384 tokens "
+                    f"per GPU: on verl before 0.8 the critic's own update takes {32768 if version == '0.5' else 24576} "
+                    "tokens per GPU, where the memory model counts it at the verdict's 16384; --write sets it to the "
+                    "plan's")
 
 
 @pytest.mark.parametrize(("version", "critic_sp", "raised"), [

@@ -56,6 +56,11 @@ def _current(cli: Callable[..., tuple[int, str, str]], tmp_path: Path, text: str
     return current["sp"], current["trains"], current["max_token_len_per_gpu"], lines
 
 
+RAISED = ("Trinity 0.5.0 raises it to 65536, the verdict's budget (any budget below twice the length over its "
+          "role's SP), as the verdict counts; 0.5.1 and 0.5.2 keep it, fewer tokens per GPU than the verdict assumes "
+          "(so it is cautious; each step takes more micro-batches)")
+"""How a budget line says 0.5.0's raise of a budget at 32768 tokens and SP 1 that holds a sequence (raise05)."""
+
 def test_05_trainer_budget_set_to_the_fill_is_judged_as_set_by_hand(cli, tmp_path: Path):
     # Actor SP 4, trainer SP 1, trainer.max_token_len_per_gpu 65536 (what Trinity 0.5 fills it with at SP 1): at the
     # config's own length it is the budget in effect, as set by hand, not a default the verdict reads as unset (it
@@ -96,13 +101,13 @@ def test_05_fill_that_neither_the_actor_nor_the_ref_takes_is_not_said(cli, tmp_p
 
 def test_05_raise_of_a_fill_holding_no_sequence_is_said_only_where_the_actor_takes_it(cli, tmp_path: Path):
     # Trainer SP 4 fills 16384, which holds no 32768-token sequence at the actor's SP 1. With the actor's own 40000,
-    # the actor takes that (the verdict is at it) and no raise is said.
+    # the actor takes that and no raise of the fill is said; 0.5.0 raises the 40000 to its default, 65536, which the
+    # verdict counts (raise05: it was at 40000, which 0.5.1 and 0.5.2 keep).
     text = _config({"sp": 4}, {"sp": 1, "budget": 40000})
-    assert _current(cli, tmp_path, text, "--trinity-version", "0.5") == (1, False, 40000, [(
-        "lowered-token-budget",
-        ("the token budget in effect, 40000 (the most any role takes), is below Trinity's default ceil(2 x 32768 / 1) "
-         "= 65536, which the tables measured: the verdict is at 40000 tokens per GPU (each step takes more "
-         "micro-batches); Trinity 0.5.0 raises it back to the default: use 0.5.1 or later"))])
+    assert _current(cli, tmp_path, text, "--trinity-version", "0.5") == (1, False, None, [(
+        "token-budget-below-verdict",
+        ("trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu 40000 is below Trinity's default "
+         f"ceil(2 x 32768 / 1) = 65536, which the tables measured: {RAISED}"))])
     # With the rollout's own 40000 the actor still takes the fill, which holds no sequence: Trinity 0.5 raises it
     # (0.5.0 to its default 65536, above the rollout's), so the verdict is at the default and the raise is said, then
     # (s58) that 0.5.1's verl still stops at a batch padded wider than the raised budget.
@@ -114,17 +119,17 @@ def test_05_raise_of_a_fill_holding_no_sequence_is_said_only_where_the_actor_tak
 
 def test_05_lowered_fill_beside_a_roles_own_budget(cli, tmp_path: Path):
     # Trainer SP 2 fills 32768 (holds a sequence at the actor's SP 1); the actor's own 40000 is the most any role
-    # takes, so the verdict is at 40000 and the fill the ref takes is below it.
+    # takes, which 0.5.0 raises to its default, 65536, the verdict's (raise05); the fill the ref takes at its SP 2
+    # holds twice the length there, so no release raises it: below the verdict's.
     text = _config({"sp": 2}, {"sp": 1, "budget": 40000})
-    assert _current(cli, tmp_path, text, "--trinity-version", "0.5") == (1, False, 40000, [
-        ("lowered-token-budget",
-         ("the token budget in effect, 40000 (the most any role takes), is below Trinity's default ceil(2 x 32768 / 1) "
-          "= 65536, which the tables measured: the verdict is at 40000 tokens per GPU (each step takes more "
-          "micro-batches); Trinity 0.5.0 raises it back to the default: use 0.5.1 or later")),
+    assert _current(cli, tmp_path, text, "--trinity-version", "0.5") == (1, False, None, [
         ("token-budget-below-verdict",
          ("the unset trainer.max_token_len_per_gpu, which Trinity 0.5 fills at the trainer's SP 2 with ceil(2 x 32768 "
-          "/ 2) = 32768, is below the verdict's budget: fewer tokens per GPU than the verdict assumes (so it is "
-          "cautious; each step takes more micro-batches)"))])
+          "/ 2) = 32768, is below Trinity's default ceil(2 x 32768 / 1) = 65536, which the tables measured: fewer "
+          "tokens per GPU than the verdict assumes (so it is cautious; each step takes more micro-batches)")),
+        ("token-budget-below-verdict",
+         ("trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu 40000 is below Trinity's default "
+          f"ceil(2 x 32768 / 1) = 65536, which the tables measured: {RAISED}"))])
 
 
 def test_05_fill_at_the_verdicts_length_not_the_configs(cli, tmp_path: Path):
@@ -159,7 +164,8 @@ def test_followed_and_in_effect_budgets_at_the_trainers_sp():
     # budget90: the ref takes it at the trainer's SP 1, where it holds no 65536-token sequence: 0.5.0 raises it there
     # to ceil(2 x 65536 / 1), the most any 0.5 release gives (the actor's 16384 x 4 holds one)
     assert (own.followed_budgets(), own.budget_in_effect(65536)) == ((), 131072)
-    assert own.model_copy(update={"ref_forward_runs": False}).budget_in_effect(65536) == 16384
+    # raise05: the actor's 16384 x 4 holds one sequence, not two: 0.5.0 raises it to ceil(2 x 65536 / 4)
+    assert own.model_copy(update={"ref_forward_runs": False}).budget_in_effect(65536) == 32768
     # A ref's budget at the fill follows it too; the rollout's at the actor's own does.
     roles = read_trinity_config(_config({}, {"sp": 4, "budget": 20000}, {"budget": 65536}, {"budget": 20000}),
                                 "t.yaml", {}, "0.5")

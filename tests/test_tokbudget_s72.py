@@ -77,10 +77,11 @@ def test_a_pass_off_beside_passes_that_read_a_budget_is_judged_alone():
     # (checks90: the rollout's takes the actor's key, but its pass, the old log-prob recompute, runs only with
     # rollout_correction.bypass_mode false, true by default: counted only then)
     roles = {"actor": {"use_dynamic_bsz": False, "ppo_micro_batch_size_per_gpu": 4}}
-    below = ("token-budget-below-verdict", (
+    below = ("token-budget-below-verdict", (  # raise05: which 0.5.0 raises, as the verdict counts
         "trainer.max_token_len_per_gpu 12000 is below Trinity's default ceil(2 x 8192 / 1) = 16384, which the tables "
-        "measured: fewer tokens per GPU than the verdict assumes (so it is cautious; each step takes more "
-        "micro-batches)"))
+        "measured: Trinity 0.5.0 raises it to 16384, the verdict's budget (any budget below twice the length over its "
+        "role's SP), as the verdict counts; 0.5.1 and 0.5.2 keep it, fewer tokens per GPU than the verdict assumes "
+        "(so it is cautious; each step takes more micro-batches)"))
     for bypass, passes in ((None, "the actor's training"),
                            (False, "the actor's training and the actor's log-prob recompute")):
         config = _config(roles, use_dynamic_bsz=True)
