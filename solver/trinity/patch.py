@@ -1140,9 +1140,10 @@ def _is_json(text: str) -> bool:
 
 def _json_indent(text: str) -> str | None:
     """The indentation of each level of the config `text` where it is written as JSON over lines, as
-    ``json.dumps(..., indent=2)`` and ``JSON.stringify`` write it: its first indented line's (two spaces, four, a
-    tab); None for JSON on one line, or a config not written as JSON."""
-    indented = re.search(r"\n([ \t]+)\S", text)
+    ``json.dumps(..., indent=2)`` and ``JSON.stringify`` write it: its first indented line's (two spaces, four); None
+    for JSON on one line, or a config not written as JSON (a config indented with tabs never comes here: the YAML
+    reader refuses it first)."""
+    indented = re.search(r"\n( +)\S", text)
     return indented[1] if indented is not None and _is_json(text) else None
 
 
