@@ -127,6 +127,19 @@ def test_a_pools_host_ram_below_any_gpu_node_is_noted_as_read_in_gib(cli, tmp_pa
         "MiB); for 256 GB write host_ram_gb: 256GB"),)
 
 
+def test_a_pool_read_with_its_host_ram_in_tb_equals_one_built_in_python(tmp_path: Path):
+    # poolattr90: the pool kept the text its file wrote (2TB) as a private attribute, which pydantic compares: a pool
+    # read with a unit was not equal to the same pool built in Python (its hash was). The fleet holds the text instead.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: big, gpu: h100, nodes: 1, gpus_per_node: 8, host_ram_gb: 2TB}]\n"
+                     "jobs: [{name: j, model: 0.6B, max_model_len: 8192, rollout_gpus: 0}]\n", encoding="utf-8")
+    loaded = load_fleet(fleet)
+    built = solver.Pool(name="big", gpu="H100-80GB", nodes=1, gpus_per_node=8, host_ram_gb=2048)
+    assert loaded.pools == (built,)
+    assert loaded.host_ram_written == (("big", "2TB"),)
+    assert solver.Fleet(pools=[built], jobs=loaded.jobs).host_ram_written == ()
+
+
 @pytest.mark.parametrize(("given", "meant"), [("2m", ": 2m is 120 seconds, give 120"),
                                               ("1.5 h", ": 1.5 h is 5400 seconds, give 5400"),
                                               ("0.5min", ": 0.5min is 30 seconds, give 30"),

@@ -36,7 +36,7 @@ from solver.tables.reading import (
     validated_data,
     yaml_looks_like,
 )
-from solver.tables.schema import GPU_NAMED, TYPED, GpuType, Model
+from solver.tables.schema import GPU_NAMED, HOST_RAM_WRITTEN, TYPED, GpuType, Model
 from solver.tables.text import (
     QueryError,
     TableError,
@@ -79,11 +79,13 @@ def own_model_option(name: str, path: Path, option: str, named_by: str, default:
 
 class ReadFleet(NamedTuple):
     """A cluster file as read (`read_fleet`), its names not checked yet (`checked_fleet`): the file at `path`,
-    its `entries`, and the model of each job's ``model_config`` (`configured`, by the path the job gives)."""
+    its `entries`, the model of each job's ``model_config`` (`configured`, by the path the job gives), and each
+    pool's ``host_ram_gb`` written as text (`host_ram_written`, by the pool's name: `Fleet.host_ram_written`)."""
 
     path: Path
     entries: FleetFile
     configured: dict[str, Model]
+    host_ram_written: dict[str, str]
 
     @property
     def models(self) -> tuple[Model, ...]:
@@ -108,9 +110,11 @@ def read_fleet(path: Path, catalog: Catalog, file_readers: FileReaders = API_FIL
     them (`Catalog.with_model`); `TableError` for a bad file (a file of another kind told what reads it, `file_readers`:
     `load_validated`). Its pools and jobs' names are checked by `checked_fleet`, against a catalogue that may have
     gained GPU types since (cells files') and these models."""
-    entries = load_validated(FleetFile, path, context={TYPED: True, GPU_NAMED: catalog.gpu_type_named},
+    host_ram_written: dict[str, str] = {}
+    entries = load_validated(FleetFile, path, context={TYPED: True, GPU_NAMED: catalog.gpu_type_named,
+                                                       HOST_RAM_WRITTEN: host_ram_written},
                              loader=FleetLoader, gpu_type_named=catalog.gpu_type_named, file_readers=file_readers)
-    return ReadFleet(path, entries, _configured_models(path, entries.jobs, catalog, file_readers))
+    return ReadFleet(path, entries, _configured_models(path, entries.jobs, catalog, file_readers), host_ram_written)
 
 
 def relative_paths_folder(path: Path) -> Path:
@@ -123,7 +127,7 @@ def relative_paths_folder(path: Path) -> Path:
 def checked_fleet(read: ReadFleet, catalog: Catalog) -> Fleet:
     """The fleet of a cluster file read (`read_fleet`), its GPU and model names checked against `catalog` and
     made canonical; `TableError` naming the file, the pool or job, and the field."""
-    path, entries, configured = read
+    path, entries, configured, host_ram_written = read
     try:
         described = pools_gpu_types(entries.pools, catalog)
     except QueryError as error:
@@ -152,7 +156,8 @@ def checked_fleet(read: ReadFleet, catalog: Catalog) -> Fleet:
     job_files = tuple((job.name, files[entry.config_path]) for entry, job in zip(entries.jobs, jobs)
                       if entry.config_path is not None)
     return Fleet(pools=pools, jobs=jobs, models=read.models, gpu_types=described,
-                 model_config_files=tuple(dict.fromkeys(files.values())), model_config_of=job_files)
+                 model_config_files=tuple(dict.fromkeys(files.values())), model_config_of=job_files,
+                 host_ram_written=tuple(host_ram_written.items()))
 
 
 def pool_gpu_with_count(gpus_per_node: int, found: CountedGpu) -> str:

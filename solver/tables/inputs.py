@@ -17,8 +17,6 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
-    ModelWrapValidatorHandler,
-    PrivateAttr,
     Strict,
     StringConstraints,
     Tag,
@@ -60,6 +58,7 @@ from solver.tables.peft_match import ALL_LINEAR, LORA_TARGETS_FORMS, lora_target
 from solver.tables.peft_names import LoraTargets
 from solver.tables.schema import (
     GPU_NAMED,
+    HOST_RAM_WRITTEN,
     TYPED,
     AskedTokens,
     Count,
@@ -464,10 +463,15 @@ class Pool(PlainWorded, defer_build=True):
     def _host_ram_as_typed(cls, value: Any, info: ValidationInfo) -> Any:
         """In a file (`TYPED` in the context), a node's host memory as ``--host-ram`` takes it (`read_host_ram`): text
         with its unit (``6TB``, ``64214MiB``), or a number, GB up to `BARE_HOST_RAM_GB`; a number past it is refused
-        naming the unit each reading needs. Built in Python, a number of GiB up to `MAX_HOST_RAM_GB`."""
-        if not (info.context or {}).get(TYPED):
+        naming the unit each reading needs. Built in Python, a number of GiB up to `MAX_HOST_RAM_GB`. The text goes
+        by the pool's name into the context's `HOST_RAM_WRITTEN`, where it has one (`Fleet.host_ram_written`)."""
+        context = info.context or {}
+        if not context.get(TYPED):
             return value
         if isinstance(value, str):
+            written = context.get(HOST_RAM_WRITTEN)
+            if written is not None and "name" in info.data:
+                written[info.data["name"]] = value
             return read_host_ram(value)
         if isinstance(value, int | float) and isfinite(value) and value > BARE_HOST_RAM_GB:  # True is 1: not past it
             checked_host_ram(value, shown_number(value), bare=True)
@@ -478,25 +482,6 @@ class Pool(PlainWorded, defer_build=True):
     def _link_as_typed(cls, value: Any, info: ValidationInfo) -> Any:
         """In a file, an interconnect in any case, as ``--gpu-interconnect`` takes it (`choice_as_typed`)."""
         return choice_as_typed(value, info, (*INTERCONNECTS, *get_args(NodeInterconnect)))
-
-    _host_ram_written: str = PrivateAttr(default="")
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _keep_host_ram_as_written(cls, data: Any, handler: ModelWrapValidatorHandler[Pool]) -> Pool:
-        """The pool, keeping its host_ram_gb as a file writes it with a unit (``256MB``), which the note on one too
-        small reads (`host_ram_written`)."""
-        pool = handler(data)
-        written = data.get("host_ram_gb") if isinstance(data, Mapping) else None
-        if isinstance(written, str):
-            pool._host_ram_written = written
-        return pool
-
-    @property
-    def host_ram_written(self) -> str:
-        """host_ram_gb as the cluster file wrote it with a unit (``256MB``); "" for a number, or a pool built in
-        Python."""
-        return self._host_ram_written
 
     @model_validator(mode="after")
     def _check_gpu_memory(self) -> Pool:
@@ -861,6 +846,9 @@ class Fleet(Frozen, defer_build=True):
     model_config_of: TupleOf[tuple[str, Path]] = Field(default=(), validate_default=True, description=(
         "each job that gives its model by model_config: the job's name and the config.json file it names, which the "
         "check command in the job's config gives as --model-config (two jobs may name two files of one model)"))
+    host_ram_written: TupleOf[tuple[str, str]] = Field(default=(), validate_default=True, description=(
+        "each pool whose host_ram_gb the cluster file wrote as text (256MB): its name and that text, which the note on "
+        "one too small reads (small_host_ram_notes); none for a fleet built in Python"))
 
     @model_validator(mode="after")
     def _check_names(self) -> Fleet:
@@ -876,9 +864,10 @@ class Fleet(Frozen, defer_build=True):
         """A note for each pool whose host_ram_gb is below what any GPU node has (`small_host_ram_note`: likely
         meant a unit up, from the figure as written), in the words of the cluster file's key: what ``solve cluster``
         prints on stderr and ``solver.place`` gives as its answer's notes."""
+        written = dict(self.host_ram_written)
         notes = (small_host_ram_note(f"pool {pool.name}: host_ram_gb", pool.host_ram_gb,
                                      lambda amount, unit: f"host_ram_gb: {shown_number(amount)}{unit}", HOST_RAM_UNITS,
-                                     pool.host_ram_written)
+                                     written.get(pool.name, ""))
                  for pool in self.pools if pool.host_ram_gb is not None)
         return tuple(note for note in notes if note is not None)
 
