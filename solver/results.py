@@ -1926,10 +1926,11 @@ class CurrentSettings(Frozen, defer_build=True):
         "verdict assumes (partial Offload, a token budget above the default the tables measured)"))
     config_problem_codes: tuple[ConfigProblemCode, ...] = Field(default=(), description=(
         "the code of each of `config_problems`, in the same order (docs/json.md); empty in JSON made before codes"))
-    states_grouped: bool = Field(default=False, exclude=True, description=(
+    states_grouped: bool = Field(default=False, description=(
         "whether the verdict counts the states of the actor or the critic over groups of fewer GPUs than the "
         "trainer's (a hybrid fsdp_size) by the memory model's estimate, whose fsdp-size-hybrid lines give its figures "
-        "(the verdict says so; not in the JSON)"))
+        "(the verdict says so, and says it again of settings read back from their JSON); false in JSON made before "
+        "it"))
     verdict: str | None = Field(default=None, description=(
         "the verdict in words, one line, as the text prints it under the answer's heading: whether these settings "
         "train, and why not (the rule, the cell, the host memory or the memory model's figures), and that the config "

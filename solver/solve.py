@@ -1831,10 +1831,9 @@ def _lifting_critic_words(catalog: Catalog, data: PlanningData, query: Query) ->
     if query.critic not in HOST_HELD_CRITICS:
         return ReasonWords()
     words = ReasonWords()
-    for critic in CRITIC_STATES:
+    for critic in (critic for critic in CRITIC_STATES if critic != query.critic):
         held = query.model_copy(update={"critic": critic, "top": 1})
-        best = None if critic == query.critic else answer_for(catalog, held, data.gpu, explained=False).best
-        if best is not None:
+        if (best := answer_for(catalog, held, data.gpu, explained=False).best) is not None:
             words += (f"; with {query.option_names.planned_critic(critic)}, "
                       + _host_words(data.shape, query.node_gpus, best, held))
     return words

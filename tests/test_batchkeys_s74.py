@@ -427,12 +427,14 @@ def test_check_judges_hybrid_sharding_by_the_memory_model_and_write_sets_minus_1
                                        "77.3)") in line
     assert ("With the states a hybrid fsdp_size groups, it fits by the memory model's estimate alone (its "
             "fsdp-size-hybrid line gives the figures; the plan's are over every trainer GPU).") in current["verdict"]
+    assert current["states_grouped"] is True  # in the JSON, so settings read back from it say that sentence again
     config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["fsdp_config"]["fsdp_size"] = 2
     code, current, (line,) = _hybrid_check(cli, path, config)
     assert (code, current["trains"], current["unread_keys"], current["predicted"]) == (1, False, [], [85.1, 71.0])
     assert COUNTED.format(size=2, need=" (85.1 GiB per H100-80GB GPU, of 71.0 usable; 77.3 at the optimizer step, of "
                                        "77.3)") in line
     assert "(the memory model predicts 85.1 GiB per GPU, of 71.0 usable)" in current["verdict"]
+    assert current["states_grouped"] is True  # counted over the groups too where that does not fit
     for flags in (("--host-ram", "2000"), ("--no-estimate",)):
         code, current, (line,) = _hybrid_check(cli, path, config, *flags)
         assert (code, current["trains"], current["unread_keys"]) == (1, False, [key]), flags

@@ -314,7 +314,7 @@ CURRENT_SETTINGS = {"config": "trinity.yaml", "config_model": None,
                     "plan": None, "unread_keys": [], "broken_rule": None, "host_memory_needed": None,
                     "predicted": [90.1, 71.3],
                     "predicted_step": None, "predicted_critic_pass": None, "out_of_memory": None, "smaller_card": None,
-                    "config_problems": [], "broken_rule_code": None,
+                    "config_problems": [], "broken_rule_code": None, "states_grouped": False,
                     "config_problem_codes": [], "refused": False, "env_variable": "PYTORCH_CUDA_ALLOC_CONF",
                     "env_variable_set": False,
                     "verdict": ("trinity.yaml runs vanilla on 8 trainer GPUs at 32768 tokens (Env off, "
