@@ -549,6 +549,7 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
                                  "smaller_card": None,
                                  "config_problems": [YARN_NOT_NEEDED, FACTOR_UNSET],
                                  "config_problem_codes": ["rope-scaling-unneeded", "unresolved-value"],
+                                 "states_grouped": False,
                                  "verdict": VANILLA_RAN_OUT, "refused": False}
     assert (answer["budget_gpus"], answer["plans"][0]["sp"], answer["plans"][0]["env"]) == (6, 2, True)
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100-80g")
