@@ -2632,8 +2632,10 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str,
              lines: _LinesData) -> CurrentSettings:
     """`current` with whether its settings train on `gpu`, the plan that says so, and otherwise why not; where a
     hybrid ``fsdp_size`` shards the states a GPU holds over fewer GPUs (`lines.groups`, `_hybrid_states_gpus`), the
-    memory model's estimate with them so must fit too. The lines on them, and on the critic's SP and budgets
-    (`lines`), say what the memory model counts."""
+    memory model's estimate with them so must fit too, and its plan's figures count them so. The lines on them, and
+    on the critic's SP and budgets (`lines`), say what the memory model counts."""
+    from solver.solve import at_token_budget
+
     groups = lines.groups
     states_gpus = _hybrid_states_gpus(query, current, groups)
     if states_gpus is not None and query.estimate == "never":  # no table measured the groups
@@ -2666,8 +2668,11 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str,
     # the states a hybrid fsdp_size groups, as the memory model counts them there.
     plan_fits = vouching is not None and (out_of_memory is None or vouching.lowered_budget)
     if plan_fits and (own_critic is None or own_critic[1].critic_pass_fits) and (hybrid is None or hybrid.fits):
-        # at the verdict's budget: where the config lets a GPU take more, the verdict does not vouch that it trains
-        return current.model_copy(update={"trains": not current.budget_above_verdict, "plan": vouching,
+        # at the verdict's budget: where the config lets a GPU take more, the verdict does not vouch that it trains;
+        # its plan's figures with the states over the groups the verdict counts them over, as the hybrid lines say
+        grouped = vouching if states_gpus is None else at_token_budget(
+            catalog, judged, gpu, vouching, vouching.max_token_len_per_gpu, states_gpus)
+        return current.model_copy(update={"trains": not current.budget_above_verdict, "plan": grouped,
                                           "config_problems": problems, "states_grouped": hybrid is not None})
     out_of_memory = None if plan_fits else out_of_memory  # the critic at its own SP alone does not fit: no cell's say
     predicted, predicted_step, critic_pass, host_needed = None, None, None, None
@@ -2759,7 +2764,8 @@ def _hybrid_need_said(current: CurrentSettings, problems: tuple[str, ...], memor
     """The config's `problems` (in `current`'s order) with their ``fsdp-size-hybrid`` lines (`groups`' lines, each
     built again from its data) saying how much a GPU needs with the states over their groups (`memory`, on `gpu`), or
     that the verdict does not count them (None: whether it trains is unknown); for the critic's keys where the `query`
-    counts no critic (``--critic none``), that it is left out."""
+    counts no critic (``--critic none``), that it is left out. A line whose states the verdict counts, where they fit
+    so, gives no fix (-1): that grouping trains; the others do, where it does not or is unknown."""
     from solver.trinity.checks import fsdp_hybrid_counted_words
     from solver.trinity.config import critic_left_out_option
 
@@ -2768,17 +2774,18 @@ def _hybrid_need_said(current: CurrentSettings, problems: tuple[str, ...], memor
     for code, words in zip(current.config_problem_codes, problems, strict=True):
         if code == ConfigProblemCode.FSDP_SIZE_HYBRID:
             line = lines[words]
-            if line.role == "critic" and query.critic is None:
+            left_out = line.role == "critic" and query.critic is None
+            if left_out:
                 need = (f"the verdict and the plans count no critic ({critic_left_out_option(query.option_names)} "
                         "leaves it out)")
             elif memory is None:
-                need = (f"only the memory model would count them so, as a run on {counted(line.size, 'GPU')} holds "
-                        "them, on the GPUs, and whether it trains is unknown here (the verdict says why)")
+                need = (f"only the memory model would count them so, as a run on {counted(line.counted_size, 'GPU')} "
+                        "holds them, on the GPUs, and whether it trains is unknown here (the verdict says why)")
             else:
-                need = fsdp_hybrid_counted_words(line.size, (
+                need = fsdp_hybrid_counted_words(line.counted_size, (
                     f" ({memory.total_gib:.1f} GiB per {gpu} GPU, of {memory.usable_gib:.1f} usable; "
                     f"{memory.step_gib:.1f} at the optimizer step, of {memory.step_usable_gib:.1f})"))
-            words = line.words(need)
+            words = line.words(need, advised=left_out or line.role == "ref" or memory is None or not memory.fits)
         said.append(words)
     return tuple(said)
 

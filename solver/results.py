@@ -1890,7 +1890,8 @@ class CurrentSettings(Frozen, defer_build=True):
         "config as written does not run all the same"))
     plan: Plan | None = Field(description=(
         "the plan for exactly these settings, with its evidence, if they train, or if they fit in memory at the "
-        "verdict's budget where the config lets a GPU take more (trains false)"))
+        "verdict's budget where the config lets a GPU take more (trains false); its memory figures with the states "
+        "over a hybrid fsdp_size's groups where `states_grouped`"))
     unread_keys: tuple[str, ...] = Field(default=(), description=(
         "the config's keys that decide how many tokens a pass takes per GPU (dynamic batch sizes, micro-batch sizes), "
         "or whether a pass fails on its rows (algorithm.bypass_old_logprobs), or the share of the states a GPU holds "
@@ -1928,9 +1929,9 @@ class CurrentSettings(Frozen, defer_build=True):
         "the code of each of `config_problems`, in the same order (docs/json.md); empty in JSON made before codes"))
     states_grouped: bool = Field(default=False, description=(
         "whether the verdict counts the states of the actor or the critic over groups of fewer GPUs than the "
-        "trainer's (a hybrid fsdp_size) by the memory model's estimate, whose fsdp-size-hybrid lines give its figures "
-        "(the verdict says so, and says it again of settings read back from their JSON); false in JSON made before "
-        "it"))
+        "trainer's (a hybrid fsdp_size) by the memory model's estimate, whose figures its fsdp-size-hybrid lines give, "
+        "and `plan`'s too where it trains (the verdict says so, and says it again of settings read back from their "
+        "JSON); false in JSON made before it"))
     verdict: str | None = Field(default=None, description=(
         "the verdict in words, one line, as the text prints it under the answer's heading: whether these settings "
         "train, and why not (the rule, the cell, the host memory or the memory model's figures), and that the config "
@@ -2427,9 +2428,9 @@ def config_verdict(answer: Answer, current: CurrentSettings, query: Query) -> st
             return (f"{said}it fits in memory at {counted(_verdict_tokens(answer, current.plan), 'token')} per GPU "
                     f"({evidence}), but the config lets a GPU take more, which this verdict does not vouch for: "
                     f"whether it trains there is unknown ({lines}).{host_unchecked}{_dearer(answer, current, query)}")
-        grouped = (" With the states a hybrid fsdp_size groups, it fits by the memory model's estimate alone (its "
-                   "fsdp-size-hybrid line gives the figures; the plan's are over every trainer GPU)."
-                   if current.states_grouped else "")
+        grouped = (" With the states a hybrid fsdp_size groups, it fits by the memory model's estimate alone, whose "
+                   "figures count them over their groups, as its fsdp-size-hybrid line does (a plan sets the key to "
+                   "-1 and counts them over every trainer GPU)." if current.states_grouped else "")
         return f"{said}it trains ({evidence}).{grouped}{host_unchecked}{_dearer(answer, current, query)}"
     cell = current.out_of_memory
     host = [] if current.host_memory_needed is None else [(

@@ -425,8 +425,15 @@ def test_check_judges_hybrid_sharding_by_the_memory_model_and_write_sets_minus_1
     assert (code, current["trains"], current["unread_keys"], current["plan"] is None) == (0, True, [], False)
     assert COUNTED.format(size=4, need=" (53.7 GiB per H100-80GB GPU, of 71.0 usable; 39.1 at the optimizer step, of "
                                        "77.3)") in line
-    assert ("With the states a hybrid fsdp_size groups, it fits by the memory model's estimate alone (its "
-            "fsdp-size-hybrid line gives the figures; the plan's are over every trainer GPU).") in current["verdict"]
+    # hybridplan91: the verdict's plan counts the states over the groups too (its figures were over all 8: 38.0 GiB
+    # beside the line's 53.7), and the line that fits so advises no -1 (the plans below still set it)
+    plan = current["plan"]
+    assert (round(plan["memory_gb"], 1), round(plan["memory_gb"] + plan["headroom_gb"], 1)) == (53.7, 71.0)
+    assert ("it trains (estimated: the memory model predicts 53.7 GiB per GPU, 17.3 GiB to spare; beyond its "
+            "calibration: 8 GPUs (calibrated up to 6)). With the states a hybrid fsdp_size groups, it fits by the "
+            "memory model's estimate alone, whose figures count them over their groups, as its fsdp-size-hybrid line "
+            "does (a plan sets the key to -1 and counts them over every trainer GPU).") in current["verdict"]
+    assert line.endswith("each node holds more of them than counted, the GPUs' memory as counted"), line
     assert current["states_grouped"] is True  # in the JSON, so settings read back from it say that sentence again
     config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["fsdp_config"]["fsdp_size"] = 2
     code, current, (line,) = _hybrid_check(cli, path, config)
@@ -435,6 +442,7 @@ def test_check_judges_hybrid_sharding_by_the_memory_model_and_write_sets_minus_1
                                        "77.3)") in line
     assert "(the memory model predicts 85.1 GiB per GPU, of 71.0 usable)" in current["verdict"]
     assert current["states_grouped"] is True  # counted over the groups too where that does not fit
+    assert line.endswith(f"; {FIX.replace('solver.trinity.patch_trinity_config', '--write')}")  # it does not fit
     for flags in (("--host-ram", "2000"), ("--no-estimate",)):
         code, current, (line,) = _hybrid_check(cli, path, config, *flags)
         assert (code, current["trains"], current["unread_keys"]) == (1, False, [key]), flags
@@ -445,6 +453,7 @@ def test_check_judges_hybrid_sharding_by_the_memory_model_and_write_sets_minus_1
         )]
         assert (": only the memory model would count them so, as a run on 2 GPUs holds them, on the GPUs, and whether "
                 "it trains is unknown here (the verdict says why); ") in line
+        assert line.endswith("set it to -1, every GPU (--write does)"), flags  # unknown: advised
     code, _, err = cli("--from-config", str(path), "--gpu", "h100", "--write", str(written))
     actor = yaml.safe_load(written.read_text())["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]
     assert (code, actor["fsdp_config"]) == (0, {"fsdp_size": -1}), err
@@ -472,12 +481,13 @@ def test_check_counts_the_critics_hybrid_fsdp_size_on_its_own_states_and_not_wit
     code, current, (line,) = _hybrid_check(cli, path, _ppo({"critic": 4}))
     assert (code, current["trains"], current["unread_keys"]) == (0, True, [])
     assert line.startswith(f"{critic} is 4: Trinity with verl before 0.8 shards the critic's states over groups of 4")
-    assert COUNTED.format(size=4, need=" (59.1 GiB per H100-80GB GPU, of 71.0 usable; 47.7 at the optimizer step, of "
-                                       "77.3)") in line
+    assert line.endswith(COUNTED.format(size=4, need=" (59.1 GiB per H100-80GB GPU, of 71.0 usable; 47.7 at the "
+                                                     "optimizer step, of 77.3)"))  # fits so: no -1 advised
+    assert round(current["plan"]["memory_gb"], 1) == 59.1  # the plan's figures with the critic's states so too
     code, current, (line,) = _hybrid_check(cli, path, _ppo({"critic": 4}), "--critic", "none")
     assert (code, current["trains"], current["unread_keys"]) == (0, True, [])
-    assert line.endswith("holds: the verdict and the plans count no critic (--critic none leaves it out); set it to "
-                         "-1, every GPU (--write does)")
+    assert line.endswith("instead: the verdict and the plans count no critic (--critic none leaves it out); set it "
+                         "to -1, every GPU (--write does)")
     assert "With the states a hybrid fsdp_size groups" not in current["verdict"]  # none counted over groups
     # mutants53: nor does it make the verdict unknown with the host memory checked or with estimates off
     for flags in (("--host-ram", "2000"), ("--no-estimate",)):
@@ -507,6 +517,11 @@ def test_a_roles_states_are_counted_over_its_smallest_group_and_the_ref_only_whe
     # its line says (they stay in host memory: no GPU's group changes). hybriddata90: each line's data (key, size,
     # role) builds its words as the checks say them
     critic, engine = CRITIC_FSDP, "trainer.trainer_config.critic.fsdp.fsdp_size"
+    # hybridplan91: each verl line reads one of them and ignores the other (verl_legacy/fsdp_workers.py:1283 in
+    # Trinity 0.6.0 the model's; its trainer/verl/trainer.py:363 the engine's, critic.fsdp), as each line says; the
+    # one whose group is larger says the verdict counts them over the other's, the fewer
+    ignored = {critic: f"; verl 0.8 or later ignores it and reads {engine} instead",
+               engine: f"; Trinity with verl before 0.8 ignores it and reads {critic} instead"}
     for sizes in ((2, 4), (4, 2)):
         config = _ppo({"critic": sizes[0]})
         config["trainer"]["trainer_config"]["critic"]["fsdp"] = {"fsdp_size": sizes[1]}
@@ -514,6 +529,14 @@ def test_a_roles_states_are_counted_over_its_smallest_group_and_the_ref_only_whe
         assert (groups.actor, groups.critic, [(line.key, line.size, line.role) for line in groups.lines]) == (
             8, 2, [(critic, sizes[0], "critic"), (engine, sizes[1], "critic")]), sizes
         assert [line.words() for line in groups.lines] == [words for _, words in _fsdp_lines(config)], sizes
+        assert [line.words().split("over all 8 holds", 1)[1] for line in groups.lines] == [
+            ignored[line.key] + (", which shards them over groups of 2, fewer (each line the release may run must "
+                                 "fit)" if line.size == 4 else "") + COUNTED.format(size=2, need="") + "; " + FIX
+            for line in groups.lines], sizes
+    # Trinity 0.5 reads the model's alone (it refuses critic.fsdp): nothing ignored, counted over its own group
+    config["trainer"]["trainer_config"]["critic"]["fsdp"] = {"fsdp_size": 2}
+    (line,) = fsdp_state_groups(config, 8, version="0.5").lines
+    assert (line.key, line.counted_size, "ignores" in line.words()) == (critic, 4, False)
     actor = FSDP.format(role="actor")
     raft = _sized("actor", 4)
     raft["algorithm"]["algorithm_type"] = "raft"

@@ -2442,6 +2442,7 @@ def _check_fsdp_sizes(checks: _ConfigChecks, trainer_gpus: int, version: Trinity
     many GPUs holds them: ``fsdp-size-hybrid``, the role's group kept (`fsdp_state_groups`) for the verdict to count
     its states so. One that cannot be read here, where a line sizes a mesh by it, is among the verdict's unread keys
     (`fsdp_state_groups`)."""
+    said: list[ConfigProblem | HybridLine] = []
     for path in FSDP_SIZE_KEYS:
         if checks.value(path) is None and path not in checks.unreadable:
             continue  # unset: the default, every GPU (and a plan's own settings need not load the config's reader)
@@ -2453,13 +2454,23 @@ def _check_fsdp_sizes(checks: _ConfigChecks, trainer_gpus: int, version: Trinity
         if path in checks.unreadable and any(line.meshed for line in lines):
             checks.unread_deciding.add(path)
         if size is not None and float(size).is_integer():
-            _check_fsdp_size(checks, path, int(size), trainer_gpus, (legacy, engine), version)
+            said += _check_fsdp_size(checks, path, int(size), trainer_gpus, (legacy, engine), version)
+    # each line in its key's order, a hybrid one with the group its role is counted over, known once all are read
+    for each in said:
+        if isinstance(each, HybridLine):
+            each = each._replace(counted_size=checks.state_groups.get(each.role, each.size))
+            checks.hybrid_lines.append(each)
+            checks.add(ConfigProblemCode.FSDP_SIZE_HYBRID, each.words())
+        else:
+            checks.add(each.code, each.words)
 
 
 def _check_fsdp_size(checks: _ConfigChecks, path: Path, size: int, trainer_gpus: int,
-                     lines: tuple[_MeshReading, _MeshReading | None], version: TrinityVersion | None) -> None:
+                     lines: tuple[_MeshReading, _MeshReading | None],
+                     version: TrinityVersion | None) -> list[ConfigProblem | HybridLine]:
     """`_check_fsdp_sizes`' check of the ``fsdp_size`` at `path`, `size`, on the `lines` before verl 0.8 and on 0.8
-    or later (None: not run)."""
+    or later (None: not run): its line, if any (a hybrid one as data, `HybridLine`, for the caller to count over its
+    role's group)."""
     legacy, engine = lines
     role = _FSDP_SIZE_ROLES[FSDP_SIZE_KEYS.index(path)]
     before = {"0.5": "Trinity 0.5", "0.6": "Trinity 0.6 on verl before 0.8"}.get(str(version),
@@ -2483,12 +2494,11 @@ def _check_fsdp_size(checks: _ConfigChecks, path: Path, size: int, trainer_gpus:
         every = len(refusals) == sum(1 for line in lines if line is not None)
         other = ("" if every else f"; {before} does not read it" if not legacy.checked
                  else f"; {before} reads it as every GPU" if size == 0 else "; verl 0.8 or later does not read it")
-        checks.add(ConfigProblemCode.FSDP_SIZE_MESH_REFUSED if every else ConfigProblemCode.FSDP_SIZE_MESH, (
-            f"{dotted(path)} is {size}: {'; and '.join(refusals)}{other}: {fix}"))
-        return
+        return [ConfigProblem(ConfigProblemCode.FSDP_SIZE_MESH_REFUSED if every else ConfigProblemCode.FSDP_SIZE_MESH,
+                              f"{dotted(path)} is {size}: {'; and '.join(refusals)}{other}: {fix}")]
     meshed = [line is not None and line.meshed for line in lines]
     if not grouped or not any(meshed):
-        return
+        return []
     who = ("verl" if all(each or line is None for each, line in zip(meshed, lines, strict=True))
            else before if meshed[0] else "verl 0.8 or later")
     index = FSDP_SIZE_KEYS.index(path)
@@ -2498,32 +2508,42 @@ def _check_fsdp_size(checks: _ConfigChecks, path: Path, size: int, trainer_gpus:
               "GPUs' memory as counted")
     ref = (f"; {before} shards its ref's weights so too, and {pinned}" if index == 0 and meshed[0]
            and _ref_model_runs(checks) else "")
-    line = HybridLine(dotted(path), size, role, (
+    # the critic's two keys: each verl line the release may run reads one and ignores the other (`_fsdp_size_lines`)
+    other = (f"; {'verl 0.8 or later' if meshed[0] else before} ignores it and reads "
+             f"{dotted(FSDP_SIZE_KEYS[5 - index])} instead" if role == "critic" and engine is not None
+             and not all(meshed) else "")
+    return [HybridLine(dotted(path), size, role, (
         f"{dotted(path)} is {size}: {who} shards {_FSDP_SIZE_HELD[index]} over groups of {size} of the "
         f"{trainer_gpus} trainer GPUs and keeps a copy in each of the {trainer_gpus // size} groups (hybrid "
-        f"sharding), so each GPU holds {trainer_gpus // size} times the share a shard over all {trainer_gpus} holds"),
-        f"{f'; {pinned}' if role == 'ref' else ref}; {fix}")
-    checks.hybrid_lines.append(line)
-    checks.add(ConfigProblemCode.FSDP_SIZE_HYBRID, line.words())
+        f"sharding), so each GPU holds {trainer_gpus // size} times the share a shard over all {trainer_gpus} "
+        f"holds{other}"), f"{f'; {pinned}' if role == 'ref' else ref}", f"; {fix}", size)]
 
 
 class HybridLine(NamedTuple):
     """An ``fsdp-size-hybrid`` line (`_check_fsdp_size`) as data: its ``fsdp_size`` key, dotted, the group of GPUs it
-    shards a role's states over, that role (`_FSDP_SIZE_ROLES`), and its words before and after how the verdict counts
-    those states (`words`)."""
+    shards a role's states over, that role (`_FSDP_SIZE_ROLES`), its words before and after how the verdict counts
+    those states (`words`), its fix (-1), and the group the verdict counts the role's states over (`counted_size`:
+    the smaller one of the critic's other key, which the other verl line reads, where that is smaller)."""
 
     key: str
     size: int
     role: str
     head: str
     tail: str
+    fix: str
+    counted_size: int
 
-    def words(self, counted: str | None = None) -> str:
-        """The line's words, `counted` saying how the verdict counts the states (None: as a run on `size` GPUs holds
-        them, `fsdp_hybrid_counted_words`); the ref's line says nothing so, its weights in host memory."""
+    def words(self, counted: str | None = None, advised: bool = True) -> str:
+        """The line's words, `counted` saying how the verdict counts the states (None: as a run on `counted_size`
+        GPUs holds them, `fsdp_hybrid_counted_words`), with its fix where `advised` (not where the run grouped so
+        fits); the ref's line says nothing so, its weights in host memory."""
+        fix = self.fix if advised else ""
         if self.role == "ref":
-            return f"{self.head}{self.tail}"
-        return f"{self.head}: {fsdp_hybrid_counted_words(self.size) if counted is None else counted}{self.tail}"
+            return f"{self.head}{self.tail}{fix}"
+        counted = fsdp_hybrid_counted_words(self.counted_size) if counted is None else counted
+        fewer = (f", which shards them over groups of {self.counted_size}, fewer (each line the release may run must "
+                 "fit)" if self.counted_size < self.size else "")
+        return f"{self.head}{fewer}: {counted}{self.tail}{fix}"
 
 
 def fsdp_hybrid_counted_words(size: int, need: str = "") -> str:
