@@ -2670,7 +2670,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str,
     if plan_fits and (own_critic is None or own_critic[1].critic_pass_fits) and (hybrid is None or hybrid.fits):
         # at the verdict's budget: where the config lets a GPU take more, the verdict does not vouch that it trains;
         # its plan's figures with the states over the groups the verdict counts them over, as the hybrid lines say
-        grouped = vouching if states_gpus is None else at_token_budget(
+        grouped = vouching if states_gpus is None or vouching is None else at_token_budget(
             catalog, judged, gpu, vouching, vouching.max_token_len_per_gpu, states_gpus)
         return current.model_copy(update={"trains": not current.budget_above_verdict, "plan": grouped,
                                           "config_problems": problems, "states_grouped": hybrid is not None})
