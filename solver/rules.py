@@ -1203,6 +1203,9 @@ class OptionNames(NamedTuple):
     release_key: str | None = None
     """The key that names a run's Trinity release where no option of the caller's does (a cluster job's:
     ``solver.cluster.JOB_VERSION_KEY``), which `release_option` names then; None: the caller's option."""
+    critic_key: str | None = None
+    """The key that gives a run's PPO critic where no option of the caller's does (a cluster job's:
+    ``solver.cluster.options.JOB_CRITIC_KEY``), which `planned_critic` names then; None: the caller's option."""
 
     def write_does(self, lead: str = "", after: str = "") -> str:
         """`` (--write does)`` after a fix the patch makes (`lead` before `write`: ``as ``; `after`, more words in the
@@ -1275,7 +1278,10 @@ class OptionNames(NamedTuple):
 
     def planned_critic(self, critic: str) -> str:
         """The option, with its value, that plans with a PPO critic held as `critic` (``resident``), as the caller
-        names it: ``--critic resident``, or ``critic="resident"``."""
+        names it: ``--critic resident``, or ``critic="resident"``; or the key that gives it (`critic_key`: a cluster
+        job's, ``the job's critic resident``)."""
+        if self.critic_key is not None:
+            return f"{self.critic_key} {critic}"
         return f'critic="{critic}"' if self.keywords else f"--critic {critic}"
 
     def longer_limit(self, deadline_passed: bool = False) -> str:

@@ -921,9 +921,7 @@ def _offloaded_critic_words(catalog: Catalog, query: Query, gpu: str) -> ReasonW
     plan = optional_best(catalog, query.model_copy(update={"critic": "offloaded", "top": 1}), gpu)
     if plan is None:
         return ReasonWords()
-    names = query.option_names
-    given = names.valued(names.named("critic"), '"offloaded"' if names.keywords else "offloaded")
-    return (f"; with {given} (its states in host memory throughout), {plan.setting.label} on "
+    return (f"; with {query.option_names.planned_critic('offloaded')} (its states in host memory throughout), {plan.setting.label} on "
             f"{counted(plan.gpus, 'GPU')} trains {counted(plan.max_model_len, 'token')}{plan.lowered_words} ("
             + plan.evidence_cautioned + ")")
 

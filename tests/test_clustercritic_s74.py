@@ -135,6 +135,20 @@ def test_a_job_left_out_gives_its_critic_in_the_json_and_the_table(cli: Cli, tmp
     assert {"critic", "lora_rank", "reference_model"}.isdisjoint(left)
 
 
+def test_a_job_left_out_names_the_critic_choice_that_fits_by_the_job_s_key(cli: Cli, tmp_path: Path):
+    # fleetunit91: the reasons named another critic choice as solve's flag (--critic resident), which solve cluster
+    # refuses; a job gives it by its critic key.
+    held = _fleet(_job("ppo", "Qwen3-1.7B", 4096, "offloaded"), gpus_per_node=1, host_ram_gb=32)
+    [left] = json.loads(cli("cluster", str(_written(tmp_path, held)), "--json")[1])["unplaced"]
+    assert left["reason"].endswith(
+        "it needs 38.6 GiB of host memory per node for the critic's offloaded states; with the job's critic resident, "
+        "Env on 1 GPU trains it (4096 tokens), and it needs 15.0 GiB of host memory per node while the model loads")
+    reloaded = _fleet(_job("ppo", "Qwen3-32B", 32768, "reloaded"), gpus_per_node=2)
+    [left] = json.loads(cli("cluster", str(_written(tmp_path, reloaded)), "--json")[1])["unplaced"]
+    assert ("nothing fits (not even 1024 tokens); with the job's critic offloaded (its states in host memory "
+            "throughout), Env + Offload + SP=2 on 2 GPUs trains 32768 tokens") in left["reason"]
+
+
 def test_a_bad_critic_is_refused_naming_the_job_the_field_and_the_values(cli: Cli, tmp_path: Path):
     path = _written(tmp_path, _fleet(_job("math-4b", "Qwen3-4B", 16384, "residnet")))
     status, out, err = cli("cluster", str(path))

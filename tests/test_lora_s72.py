@@ -246,3 +246,25 @@ def test_model_config_with_an_adapter_beside_it_names_the_lora_flags_that_count_
     assert (code, "adapter_config.json" in err) == (0, False), err
     (tmp_path / "adapter_config.json").write_text(json.dumps({**adapter, "r": True}), encoding="utf-8")
     assert "adapter_config.json" not in cli(*question)[2]
+
+
+def test_a_cluster_job_s_model_config_with_an_adapter_beside_it_names_the_job_keys_that_count_it(cli, tmp_path: Path):
+    # fleetunit91: solve cluster's jobs given by model_config got --model-config's other notes, not this one; it names
+    # the jobs whose lora_rank and lora_targets leave the adapter out, and those keys as the file writes them.
+    data = Path(__file__).parent / "data" / "hf-configs"
+    (tmp_path / "ckpt").mkdir()
+    (tmp_path / "ckpt" / "config.json").write_bytes((data / "Qwen3-8B.json").read_bytes())
+    adapter = json.loads((data / "Qwen3-8B-lora" / "adapter_config.json").read_text(encoding="utf-8"))
+    (tmp_path / "ckpt" / "adapter_config.json").write_text(json.dumps({**adapter, "target_modules": ".*(q|v)_proj"}),
+                                                           encoding="utf-8")
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: h, gpu: h100, nodes: 3, gpus_per_node: 1}]\njobs:\n"
+                     "  - {name: a, model_config: ckpt, max_model_len: 4096, rollout_gpus: 0}\n"
+                     "  - {name: b, model_config: ckpt, max_model_len: 4096, rollout_gpus: 0, lora_rank: 8}\n"
+                     "  - {name: c, model_config: ckpt, max_model_len: 4096, rollout_gpus: 0, lora_rank: 16, "
+                     "lora_targets: '.*(q|v)_proj'}\n", encoding="utf-8")
+    _, _, err = cli("cluster", str(fleet), "--json")
+    assert (f"solve cluster: note: model_config {tmp_path / 'ckpt' / 'config.json'} (jobs a, b): the LoRA adapter "
+            "beside its config.json (adapter_config.json: r 16, target_modules .*(q|v)_proj) is not read, only the "
+            "model's shape: to count it, give each job lora_rank: 16, lora_targets: .*(q|v)_proj\n") in err
+    assert err.count("adapter_config.json") == 1  # none for c, which gives them

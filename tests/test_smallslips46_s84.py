@@ -131,13 +131,21 @@ def test_a_pool_read_with_its_host_ram_in_tb_equals_one_built_in_python(tmp_path
     # poolattr90: the pool kept the text its file wrote (2TB) as a private attribute, which pydantic compares: a pool
     # read with a unit was not equal to the same pool built in Python (its hash was). The fleet holds the text instead.
     fleet = tmp_path / "fleet.yaml"
-    fleet.write_text("pools: [{name: big, gpu: h100, nodes: 1, gpus_per_node: 8, host_ram_gb: 2TB}]\n"
-                     "jobs: [{name: j, model: 0.6B, max_model_len: 8192, rollout_gpus: 0}]\n", encoding="utf-8")
-    loaded = load_fleet(fleet)
+
+    def read(host_ram: str) -> solver.Fleet:
+        fleet.write_text(f"pools: [{{name: big, gpu: h100, nodes: 1, gpus_per_node: 8, host_ram_gb: {host_ram}}}]\n"
+                         "jobs: [{name: j, model: 0.6B, max_model_len: 8192, rollout_gpus: 0}]\n", encoding="utf-8")
+        return load_fleet(fleet)
+
     built = solver.Pool(name="big", gpu="H100-80GB", nodes=1, gpus_per_node=8, host_ram_gb=2048)
-    assert loaded.pools == (built,)
-    assert loaded.host_ram_written == (("big", "2TB"),)
-    assert solver.Fleet(pools=[built], jobs=loaded.jobs).host_ram_written == ()
+    assert read("2TB").pools == (built,)
+    # fleetunit91: the fleet kept "2TB", so a fleet read with a unit still differed from one built in Python, and its
+    # JSON with it; only a text that tells more than its GiB (256MB, too small: the note's "for 256 GB") is kept.
+    for written, gib in (("2TB", 2048), ("256GB", 256), ("1.5Ti", 1536), ("515870MiB", 503.7)):
+        loaded = read(written)
+        alike = solver.Fleet(pools=[built.model_copy(update={"host_ram_gb": gib})], jobs=loaded.jobs)
+        assert (loaded, loaded.model_dump_json()) == (alike, alike.model_dump_json()), written
+    assert read("256MB").host_ram_written == (("big", "256MB"),)
 
 
 @pytest.mark.parametrize(("given", "meant"), [("2m", ": 2m is 120 seconds, give 120"),

@@ -26,6 +26,7 @@ from solver.cli.atomic import (
 )
 from solver.cli.catalogs import catalog_with
 from solver.cli.notes import (
+    note_adapters_of_jobs,
     note_added_models_of_jobs,
     note_cells_elsewhere,
     note_gpu_variants_of_pools,
@@ -495,6 +496,7 @@ def _note_what_was_read(placements: tuple[Placement, ...], fleet: Fleet, catalog
     note_small_pool_host_ram(fleet, "solve cluster")
     note_cells_elsewhere("solve cluster", cells, catalog)
     note_added_models_of_jobs("solve cluster", catalog, fleet)
+    note_adapters_of_jobs("solve cluster", fleet)
     for model in fleet.models:
         note_replaced_yarn_factor("solve cluster", catalog.model(model.name), (
             placement.plan.rope_scaling_factor for placement in placements

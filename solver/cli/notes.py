@@ -249,17 +249,52 @@ def note_adapter_beside(prog: str, model_config: Path | None, lora_rank: int | N
     """A note on stderr where --model-config's folder (`model_config`) holds a LoRA adapter's adapter_config.json
     beside config.json (`adapter_beside`) whose rank and target_modules --lora-rank and --lora-targets (`lora_rank`,
     `lora_targets`, as given) do not give: --model-config reads the model's shape alone, so the flags that count it."""
-    from solver.tables import adapter_beside
-    from solver.tables.peft_match import ALL_LINEAR
-    if model_config is None or (adapter := adapter_beside(model_config)) is None:
+    if model_config is None or (adapter := _adapter_unread(model_config, lora_rank, lora_targets)) is None:
         return
     rank, targets = adapter
-    if lora_rank == rank and (targets is None or (lora_targets or ALL_LINEAR) == targets):
-        return
     flags = ["--lora-rank", str(rank), *(["--lora-targets", targets] if targets is not None else [])]
-    print_note(f"{prog}: note: --model-config {model_config}: the LoRA adapter beside its config.json "
-               f"(adapter_config.json: r {rank}{f', target_modules {targets}' if targets else ''}) is not read, "
-               f"only the model's shape: to count it, give {shlex.join(flags)}")
+    print_note(f"{prog}: note: --model-config {model_config}: {_adapter_words(rank, targets)}, give "
+               f"{shlex.join(flags)}")
+
+
+def note_adapters_of_jobs(prog: str, fleet: Fleet) -> None:
+    """`note_adapter_beside` for a cluster file's jobs: for each config.json that jobs give by model_config
+    (`Fleet.model_config_of`) with a LoRA adapter's adapter_config.json beside it, the jobs whose lora_rank and
+    lora_targets do not give its rank and target_modules, and those keys, valued as the file writes them."""
+    from solver.tables.text import yaml_flow_text
+    jobs = {job.name: job for job in fleet.jobs}
+    unread: dict[tuple[Path, tuple[int, str | None]], list[str]] = {}
+    for name, file in fleet.model_config_of:
+        job = jobs[name]
+        if (adapter := _adapter_unread(file, job.lora_rank, job.lora_targets)) is not None:
+            unread.setdefault((file, adapter), []).append(name)
+    for (file, (rank, targets)), names in unread.items():
+        keys = f"lora_rank: {rank}" + (f", lora_targets: {yaml_flow_text(targets)}" if targets is not None else "")
+        print_note(f"{prog}: note: model_config {file}{_of_jobs(names)}: {_adapter_words(rank, targets)}, give "
+                   f"{'each job' if len(names) > 1 else 'the job'} {keys}")
+
+
+def _adapter_unread(model_config: Path, lora_rank: int | None,
+                    lora_targets: str | None) -> tuple[int, str | None] | None:
+    """The rank and target_modules of the LoRA adapter beside `model_config`'s config.json (`adapter_beside`) where
+    the LoRA rank and targets given (`lora_rank`, `lora_targets`, as given: None or 0 for none) do not give them;
+    else None."""
+    from solver.tables import adapter_beside
+    from solver.tables.peft_match import ALL_LINEAR
+    adapter = adapter_beside(model_config)
+    if adapter is None:
+        return None
+    rank, targets = adapter
+    if lora_rank == rank and (targets is None or (lora_targets or ALL_LINEAR) == targets):
+        return None
+    return adapter
+
+
+def _adapter_words(rank: int, targets: str | None) -> str:
+    """Why the LoRA adapter of `rank` and `targets` beside a model's config.json is not counted, in words, up to
+    what counts it: ``the LoRA adapter beside ... is not read, only the model's shape: to count it``."""
+    return (f"the LoRA adapter beside its config.json (adapter_config.json: r {rank}"
+            f"{f', target_modules {targets}' if targets else ''}) is not read, only the model's shape: to count it")
 
 
 def note_added_models_of_jobs(prog: str, catalog: Catalog, fleet: Fleet) -> None:

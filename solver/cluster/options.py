@@ -60,6 +60,9 @@ JOB_LORA_KEYS = ("the job's lora_rank", "the job's lora_targets", f"the job's {E
 JOB_VERSION_KEY = "the job's trinity_version"
 """The key that names a job's own Trinity release, as messages name it (`OptionNames.release_key`)."""
 
+JOB_CRITIC_KEY = "the job's critic"
+"""The key that gives a job's PPO critic, as messages name it (`OptionNames.critic_key`)."""
+
 JOB_RELEASE_KEY = f"{JOB_VERSION_KEY} 0.5"
 """The key that gives a job's own Trinity release, as a fragment's comments name it (`OptionNames.trinity_05`)."""
 
@@ -370,7 +373,8 @@ class Planner:
                           train_batch_size=training.train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
                           trinity_version=release.version,
                           option_names=self.option_names._replace(lora_keys=JOB_LORA_KEYS,
-                                                                  release_key=JOB_VERSION_KEY),
+                                                                  release_key=JOB_VERSION_KEY,
+                                                                  critic_key=JOB_CRITIC_KEY),
                           lora_rank=training.lora_rank, reference_model=training.reference_model,
                           critic=training.critic, dpo=training.dpo, lora_targets=training.lora_targets,
                           lora_exclude_modules=training.lora_exclude_modules,

@@ -222,6 +222,14 @@ def _likely_host_ram(gib: float, as_written: str = "") -> tuple[float, str]:
     return ascii_number(as_written[:unit.start()]) * scale * 1024, "GB"
 
 
+def host_ram_text_told(gib: float, as_written: str) -> bool:
+    """Whether the figure `as_written` (``256MB``), read as `gib` GiB, tells the note on a host memory too small
+    (`small_host_ram_note`) more than `gib` does: a unit below GB, whose figure the likely meaning keeps (the note's
+    ``for 256 GB``, not the ``0.2 TB`` of its GiB). Where not (``2TB``, ``256GB``, ``515870MiB``), the text adds
+    nothing to the GiB figure."""
+    return gib < SMALL_HOST_RAM_GIB and _likely_host_ram(gib, as_written) != _likely_host_ram(gib)
+
+
 def small_host_ram_note(given: str, gib: float, written: Callable[[float, str], str], units: str,
                         as_written: str = "") -> str | None:
     """Where `gib` of host memory per node (`given`, in words: ``--host-ram``) is below `SMALL_HOST_RAM_GIB`, that it

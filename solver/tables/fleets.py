@@ -80,7 +80,8 @@ def own_model_option(name: str, path: Path, option: str, named_by: str, default:
 class ReadFleet(NamedTuple):
     """A cluster file as read (`read_fleet`), its names not checked yet (`checked_fleet`): the file at `path`,
     its `entries`, the model of each job's ``model_config`` (`configured`, by the path the job gives), and each
-    pool's ``host_ram_gb`` written as text (`host_ram_written`, by the pool's name: `Fleet.host_ram_written`)."""
+    pool's ``host_ram_gb`` written as text that tells more than its GiB (`host_ram_written`, by the pool's name:
+    `Fleet.host_ram_written`)."""
 
     path: Path
     entries: FleetFile

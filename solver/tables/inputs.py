@@ -48,6 +48,7 @@ from solver.tables.bounds import (
     checked_host_ram,
     counted_critic,
     dpo_conflict,
+    host_ram_text_told,
     read_host_ram,
     release_name,
     small_host_ram_note,
@@ -463,16 +464,18 @@ class Pool(PlainWorded, defer_build=True):
     def _host_ram_as_typed(cls, value: Any, info: ValidationInfo) -> Any:
         """In a file (`TYPED` in the context), a node's host memory as ``--host-ram`` takes it (`read_host_ram`): text
         with its unit (``6TB``, ``64214MiB``), or a number, GB up to `BARE_HOST_RAM_GB`; a number past it is refused
-        naming the unit each reading needs. Built in Python, a number of GiB up to `MAX_HOST_RAM_GB`. The text goes
-        by the pool's name into the context's `HOST_RAM_WRITTEN`, where it has one (`Fleet.host_ram_written`)."""
+        naming the unit each reading needs. Built in Python, a number of GiB up to `MAX_HOST_RAM_GB`. A text that
+        tells more than its GiB (`host_ram_text_told`: ``256MB``) goes by the pool's name into the context's
+        `HOST_RAM_WRITTEN`, where it has one (`Fleet.host_ram_written`)."""
         context = info.context or {}
         if not context.get(TYPED):
             return value
         if isinstance(value, str):
+            gib = read_host_ram(value)
             written = context.get(HOST_RAM_WRITTEN)
-            if written is not None and "name" in info.data:
+            if written is not None and "name" in info.data and host_ram_text_told(gib, value):
                 written[info.data["name"]] = value
-            return read_host_ram(value)
+            return gib
         if isinstance(value, int | float) and isfinite(value) and value > BARE_HOST_RAM_GB:  # True is 1: not past it
             checked_host_ram(value, shown_number(value), bare=True)
         return value
@@ -847,8 +850,10 @@ class Fleet(Frozen, defer_build=True):
         "each job that gives its model by model_config: the job's name and the config.json file it names, which the "
         "check command in the job's config gives as --model-config (two jobs may name two files of one model)"))
     host_ram_written: TupleOf[tuple[str, str]] = Field(default=(), validate_default=True, description=(
-        "each pool whose host_ram_gb the cluster file wrote as text (256MB): its name and that text, which the note on "
-        "one too small reads (small_host_ram_notes); none for a fleet built in Python"))
+        "each pool whose host_ram_gb the cluster file wrote as text that tells more than its GiB (256MB, too small: "
+        "host_ram_text_told): its name and that text, which the note on one too small reads (small_host_ram_notes); "
+        "none for a fleet built in Python, nor for a text its GiB tells (2TB, 256GB), so a fleet read with those "
+        "equals one built with host_ram_gb=2048, 256"))
 
     @model_validator(mode="after")
     def _check_names(self) -> Fleet:

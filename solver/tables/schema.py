@@ -991,8 +991,8 @@ GPU_NAMED = "gpu_named"
 written where it does (`solver.tables.inputs.Pool`)."""
 HOST_RAM_WRITTEN = "host_ram_written"
 """The validation context's key, beside `TYPED`, of a dict that a cluster file's pools fill with the text each wrote
-as its ``host_ram_gb`` (``256MB``), by the pool's name (`solver.tables.inputs.Pool`): what `Fleet.host_ram_written`
-holds, the pool keeping only the GiB it reads as."""
+as its ``host_ram_gb`` where it tells more than its GiB (``256MB``), by the pool's name (`solver.tables.inputs.Pool`):
+what `Fleet.host_ram_written` holds, the pool keeping only the GiB it reads as."""
 
 
 def choice_as_typed(value: Any, info: ValidationInfo, choices: tuple[str, ...]) -> Any:
