@@ -380,8 +380,9 @@ class MemoryEstimate(Breakdown, defer_build=True):
     @property
     def evidence(self) -> Evidence | None:
         """What the GPU-memory verdict rests on, as a plan's evidence: documented or inferred where a table's cell
-        vouches for the setting (`tables`), estimated where no cell speaks and the memory model decides; None (null in
-        JSON) where a cell says it runs out of memory (`tables` names it)."""
+        vouches for the setting or says it runs out of memory (`tables`: its `trains` says which; the memory model's
+        `fits` may disagree), estimated where no cell speaks and the memory model decides; None only in JSON made
+        before a verdict that it runs out of memory had its evidence."""
         return "estimated" if self.tables is None else self.tables.evidence
 
 
