@@ -1364,7 +1364,8 @@ class Plan(Frozen):
         "length or longer, for its count or fewer GPUs, names a setting it includes) or estimated (no cell vouches: "
         "the memory model predicts that it fits)"))
     source: SourceCell | None = Field(description="the documented cell it rests on; null when estimated")
-    memory_gb: Annotated[GiBFigure, Ge(0)] = Field(description="the memory model's predicted peak per trainer GPU, GiB")
+    memory_gb: Annotated[GiBFigure, Ge(0)] = Field(description=(
+        "the memory model's predicted peak per trainer GPU, GiB despite the name (solve memory's total_gib)"))
     headroom_gb: GiBFigure = Field(description=(
         "memory left over at the tightest peak, GiB: the activations' usable memory (less the safety margin), "
         "without Offload the optimizer step's share where that is tighter (headroom_at_step), or with a PPO critic "

@@ -3997,8 +3997,8 @@ def test_a_checkpoint_of_a_tabled_shape_but_for_its_vocabulary_says_why_it_is_es
     ({"num_hidden_layers": 40}, "Qwen3-8B's shape but for num_hidden_layers 40 (Qwen3-8B's: 36)"),
     ({"num_key_value_heads": 4}, "Qwen3-8B's shape but for num_key_value_heads 4 (Qwen3-8B's: 8)"),
     # null, read as absent: the 32 attention heads, which the file does not give
-    ({"num_key_value_heads": None}, "Qwen3-8B's shape but for num_key_value_heads 32 (defaulted: config.json gives "
-                                    "none; Qwen3-8B's: 8)"),
+    ({"num_key_value_heads": None}, ("Qwen3-8B's shape but for num_key_value_heads 32 (defaulted: config.json "
+                                     "gives none; Qwen3-8B's: 8)")),
     ({"num_hidden_layers": 40, "vocab_size": 151669}, None),  # two terms apart: a model of its own
 ])
 def test_near_tabled_shape_names_the_one_term_a_checkpoint_differs_in(tmp_path: Path, config: dict, words: str | None):
