@@ -380,8 +380,9 @@ class MemoryEstimate(Breakdown, defer_build=True):
     @property
     def evidence(self) -> Evidence | None:
         """What the GPU-memory verdict rests on, as a plan's evidence: documented or inferred where a table's cell
-        vouches for the setting (`tables`), estimated where no cell speaks and the memory model decides; None (null in
-        JSON) where a cell says it runs out of memory (`tables` names it)."""
+        vouches for the setting or says it runs out of memory (`tables`: its `trains` says which; the memory model's
+        `fits` may disagree), estimated where no cell speaks and the memory model decides; None only in JSON made
+        before a verdict that it runs out of memory had its evidence."""
         return "estimated" if self.tables is None else self.tables.evidence
 
 
@@ -607,6 +608,12 @@ def _ffn_width(model: Model) -> int:
     return model.intermediate_size if model.moe is None else model.moe.ffn_width
 
 
+def _critic_states_gpus(gpus: int, critic_gpus: int | None) -> int:
+    """The GPUs a PPO critic's states are sharded over: `critic_gpus` where given (a hybrid ``fsdp_size``'s group of
+    its own), else the trainer's `gpus`."""
+    return gpus if critic_gpus is None else critic_gpus
+
+
 def breakdown(
     model: Model, memory_gib: float, gpus: int, setting: Setting, max_model_len: int, coefficients: Coefficients,
     margin: float = 0.0, tokens_per_gpu: int | None = None, lora_rank: int = 0, critic: CriticStates | None = None,
@@ -623,7 +630,7 @@ def breakdown(
     the `gpus`, the critic's over `critic_gpus` where given (a hybrid ``fsdp_size``'s group of its own)."""
     tokens = counted_tokens(model, max_model_len, setting.sp, tokens_per_gpu, dpo)
     terms = calibrated_terms(model, gpus, setting, tokens, coefficients, lora_rank, experts)
-    critic_over = gpus if critic_gpus is None else critic_gpus
+    critic_over = _critic_states_gpus(gpus, critic_gpus)
     critic_gib = resident_critic_gib(model, critic_over, critic, experts)
     critic_tokens, critic_terms = tokens, terms
     if critic is not None and critic_sp is not None and critic_sp != setting.sp:
@@ -751,7 +758,7 @@ def critic_pass_gib(model: Model, gpus: int, tokens: int, terms: dict[str, float
     per_token = max(terms["checkpoints"] + terms["recompute"], token_floor_gib(model, tokens, logits=False))
     others = sum(terms[term] for term in CRITIC_PASS_TERMS if term not in ("states", "checkpoints", "recompute"))
     actor = terms["states"] * actor_held_at_critic_pass(model, gpus, lora_rank, experts)
-    critic_over = gpus if critic_gpus is None else critic_gpus
+    critic_over = _critic_states_gpus(gpus, critic_gpus)
     return actor + others + per_token + critic_pass_states_gib(model, critic_over, critic, experts)
 
 
@@ -774,7 +781,7 @@ def optimizer_step_gib(model: Model, gpus: int, setting: Setting, coefficients: 
     states less their gradients (`actor_held_at_critic_pass`; none with Offload); with them reloaded for its update
     (`critic_pass_states_gib`), its own step so too. The critic's states are sharded over `critic_gpus` where given,
     else over the `gpus`."""
-    critic_over = gpus if critic_gpus is None else critic_gpus
+    critic_over = _critic_states_gpus(gpus, critic_gpus)
     resident = resident_critic_gib(model, critic_over, critic, experts)
     steps = [] if setting.offload else [optimizer_step_states_gib(model, gpus, lora_rank, experts) + resident]
     critic_states = critic_pass_states_gib(model, critic_over, critic, experts)

@@ -857,6 +857,15 @@ def unchecked_host_need(need_gib: float | None, gpu: GpuType, gpus_on_node: int,
     bound = unchecked_host_bound(need_gib, gpu, gpus_on_node, node_gpus, unchecked_source)
     if need_gib is None or bound is None:
         return None
+    return _host_need_words(need_gib, bound, gpu, gpus_on_node, node_gpus, offload, node_option, training_gib, loading,
+                            release_hint, critic)
+
+
+def _host_need_words(need_gib: float, bound: HostRamAssumed, gpu: GpuType, gpus_on_node: int, node_gpus: int | None,
+                     offload: bool, node_option: str, training_gib: float | None, loading: ModelLoading,
+                     release_hint: str, critic: CriticStates | None) -> str:
+    """`unchecked_host_need`'s words for a need of `need_gib` past `bound` (`unchecked_host_bound`, worked out once by
+    the caller), its other arguments as that takes them."""
     per_gpu = f"{SERVER_HOST_RAM_PER_GPU_GIB:g} GiB per GPU, as servers commonly have: a DGX A100's 1 TB for 8"
     share = ""
     if gpu.workstation_host_ram_gib is not None:
@@ -1355,7 +1364,8 @@ class Plan(Frozen):
         "length or longer, for its count or fewer GPUs, names a setting it includes) or estimated (no cell vouches: "
         "the memory model predicts that it fits)"))
     source: SourceCell | None = Field(description="the documented cell it rests on; null when estimated")
-    memory_gb: Annotated[GiBFigure, Ge(0)] = Field(description="the memory model's predicted peak per trainer GPU, GiB")
+    memory_gb: Annotated[GiBFigure, Ge(0)] = Field(description=(
+        "the memory model's predicted peak per trainer GPU, GiB despite the name (solve memory's total_gib)"))
     headroom_gb: GiBFigure = Field(description=(
         "memory left over at the tightest peak, GiB: the activations' usable memory (less the safety margin), "
         "without Offload the optimizer step's share where that is tighter (headroom_at_step), or with a PPO critic "
@@ -1531,8 +1541,10 @@ class Plan(Frozen):
                                      self.reference_model, model.tied_embeddings, self.compute_capability,
                                      option_names.release_option())
         node_size = node_gpus if node_gpus_given else None
-        host = unchecked_host_need(self.host_memory_gb, gpu, on_node, node_size, self.offload, unchecked_host_ram,
-                                   option_names.node_gpus, self.host_training_gb, self.model_loading, hint, self.critic)
+        bound = unchecked_host_bound(self.host_memory_gb, gpu, on_node, node_size, unchecked_host_ram)
+        host = (None if bound is None or self.host_memory_gb is None else _host_need_words(
+            self.host_memory_gb, bound, gpu, on_node, node_size, self.offload, option_names.node_gpus,
+            self.host_training_gb, self.model_loading, hint, self.critic))
         cautions = cautions_of(model, self.max_model_len, thin, single, uneven, gpu.rocm and self.env, over_gpus, host,
                                sp_over_pcie_caution(gpu, self.sp, option_names, True, fits_without_sp,
                                                     self.max_model_len), option_names,
@@ -1551,7 +1563,7 @@ class Plan(Frozen):
                                transformers_4_unloaded_words(model, version, self.expert_layout))
         return self.model_copy(update={
             **caution_fields(cautions),
-            "host_ram_assumed": unchecked_host_bound(self.host_memory_gb, gpu, on_node, node_size, unchecked_host_ram)})
+            "host_ram_assumed": bound})
 
     def with_batch_caution(self, train_batch_size: int | None, train_batch_source: str,
                            batch_divisor: BatchDivisor) -> Plan:

@@ -795,7 +795,10 @@ class TablesVerdict(Frozen):
     `refuting_cell`)."""
 
     trains: bool = Field(description="whether the tables say the setting trains (else: it runs out of memory)")
-    evidence: Evidence | None = Field(description="documented or inferred when it trains; null when it does not")
+    evidence: Evidence | None = Field(description=(
+        "how the cell says so, either way: documented where the cell at the length's row of the count's own table "
+        "names the setting (it trains) or a later one or '-' (it ran out of memory: the setting itself was tried "
+        "there), else inferred; null in JSON made before a verdict that it runs out of memory had one"))
     source: SourceCell = Field(description="the cell that says so (its setting '-' where nothing trained)")
 
     def cited(self, origins: Mapping[int, TableOrigin]) -> TablesVerdict:
@@ -812,7 +815,9 @@ def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapp
     and cells, `larger_tables`) that say the setting runs out of memory; None when none says anything. The tables
     measured full fine-tuning of the actor alone: for a `lora` run, which holds less (the frozen base's fp32 weights
     and the adapter's states in place of every parameter's), only a cell that vouches speaks, inferred; for a run
-    with a PPO `critic`, which holds the critic's states beside the actor's, only one that refutes; for both, none (the
+    with a PPO `critic`, which holds the critic's states beside the actor's, only one that refutes, inferred (a
+    refutation is documented where the count's own cell at the length's row says the setting ran out of memory:
+    `_ran_out_there`); for both, none (the
     words: `solver.render.memory.lora_states_words`, `critic_states_words`). The planner's plans they do not vouch
     for are estimated, with LoRA's states (`solver.memory.lora_states_bytes`) and the critic's counted."""
     vouching = None if critic else vouching_cell(model, rows, settings, gpus, setting, length, columns=columns,
@@ -825,10 +830,21 @@ def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapp
         refuting = refuting_cell(model, cells.rows, cells.settings, gpus, setting, length)
         if refuting is not None:
             count, row = refuting
-            return TablesVerdict(trains=False, evidence=None,
+            documented = (gpu is None and count == gpus and not critic
+                          and _ran_out_there(model, rows, settings, gpus, setting, length))
+            return TablesVerdict(trains=False, evidence="documented" if documented else "inferred",
                                  source=SourceCell(model=cells.columns[count], gpus=count, max_model_len=row,
                                                    setting=cell_text(cells.settings.get((count, row))), gpu=gpu))
     return None
+
+
+def _ran_out_there(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
+                   gpus: int, setting: Setting, length: int) -> bool:
+    """Whether the cell at `length`'s row (the next row up) of the table for `gpus` GPUs says `setting` itself ran out
+    of memory (`failed_settings`: a later setting in the source's order, or '-'), as `vouching_cell` documents a
+    setting that trains by the cell at that row naming it."""
+    own = sorted(row for n, row in rows if n == gpus and row >= length)
+    return bool(own) and setting in failed_settings(model, gpus, settings.get((gpus, own[0])))
 
 
 def larger_gpu_types(catalog: Catalog, gpu: str) -> tuple[GpuType, ...]:

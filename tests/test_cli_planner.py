@@ -2442,7 +2442,7 @@ def test_an_estimate_alone_says_what_the_tables_say_of_it(cli):
             "that includes it, ran out of memory there); the table, a measurement, decides: drop --estimate to plan "
             "with it") in " ".join(out.split("\n               "))
     [answer] = json.loads(cli(*flags, "--estimate", "--json")[1])
-    assert answer["tables"] == {"trains": False, "evidence": None, "source": {
+    assert answer["tables"] == {"trains": False, "evidence": "documented", "source": {
         "model": "Qwen3-4B", "gpus": 4, "max_model_len": 112640, "setting": "-"}}
     # Where a table vouches for the estimate, it says so; without --estimate, or where no table speaks, nothing.
     [answer] = json.loads(cli("--model", "8B", "--gpus", "4", "--gpu", "a100", "--len", "32k", "--estimate", "--json")[1])
@@ -3996,6 +3996,9 @@ def test_a_checkpoint_of_a_tabled_shape_but_for_its_vocabulary_says_why_it_is_es
     ({"tie_word_embeddings": True}, "Qwen3-8B's shape but for tie_word_embeddings true (Qwen3-8B's: false)"),
     ({"num_hidden_layers": 40}, "Qwen3-8B's shape but for num_hidden_layers 40 (Qwen3-8B's: 36)"),
     ({"num_key_value_heads": 4}, "Qwen3-8B's shape but for num_key_value_heads 4 (Qwen3-8B's: 8)"),
+    # null, read as absent: the 32 attention heads, which the file does not give
+    ({"num_key_value_heads": None}, ("Qwen3-8B's shape but for num_key_value_heads 32 (defaulted: config.json "
+                                     "gives none; Qwen3-8B's: 8)")),
     ({"num_hidden_layers": 40, "vocab_size": 151669}, None),  # two terms apart: a model of its own
 ])
 def test_near_tabled_shape_names_the_one_term_a_checkpoint_differs_in(tmp_path: Path, config: dict, words: str | None):

@@ -990,7 +990,8 @@ def test_cli_memory_json_says_which_peak_the_headroom_is_at(cli):
     assert (status, result["step_binds"], result["headroom_gib"]) == (
         1, True, round(result["step_usable_gib"] - result["step_gib"], 4)) and result["headroom_gib"] < 0
     assert list(result)[-6:] == ["fits", "headroom_gib", "step_binds", "host_fits", "trains", "evidence"]
-    assert result["tables"]["trains"] is False and result["evidence"] is None  # a cell says it runs out of memory
+    # a cell says it runs out of memory, the 2-GPU table's 'Env + Offload' at 4096: documented
+    assert result["tables"]["trains"] is False and result["evidence"] == "documented"
     status, out, _ = cli("memory", "--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "32k", "--sp", "4",
                          "--json")
     result = json.loads(out)
@@ -1681,7 +1682,7 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli, tmp_path
     # On an H100, the A100's table (its GPU has at least the H100's memory) says SP=2 ran out of memory there: the
     # source's cells read so, as it comes before the 'Env + Offload' at 8192 in their order.
     flags = ["memory", "--model", "8B", "--gpu", "h100", "--gpus", "2", "--len", "16384", "--sp", "2"]
-    assert json.loads(cli(*flags, "--json")[1])["tables"] == {"trains": False, "evidence": None, "source": {
+    assert json.loads(cli(*flags, "--json")[1])["tables"] == {"trains": False, "evidence": "inferred", "source": {
         "model": "Qwen3-8B", "gpus": 2, "max_model_len": 8192, "setting": "Env + Offload", "gpu": "A100-80GB"}}
     assert ("tables: it runs out of memory (the A100-80GB table for 2 GPUs (its GPU has at least the memory of "
             "H100-80GB) says 'Env + Offload' at 8192: the source's cells read as the first setting that "
@@ -1695,7 +1696,8 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli, tmp_path
                             "did, so this setting, or one that includes it, ran out of memory there)") in " ".join(
                                 out.split())
     assert json.loads(cli(*flags, "--json")[1])["tables"] == {
-        "trains": False, "evidence": None, "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 12288, "setting": "Env"}}
+        "trains": False, "evidence": "documented", "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 12288,
+                                                            "setting": "Env"}}
     # A table of your cells that says so: your cells say it, not the source's.
     cells = tmp_path / "own.yaml"
     cells.write_text("gpu: Own-80GB\nmemory_gb: 80\nsource: made up\ntables:\n  - gpus: 4\n    section: 4 x Own\n"
@@ -1707,6 +1709,21 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli, tmp_path
                             "'-' at 65536: your cells read as the first setting that trained in their order, '-' "
                             "where none did, so this setting, or one that includes it, ran out of memory "
                             "there)") in " ".join(out.split())
+
+
+def test_cli_memory_evidence_says_how_the_tables_say_it_runs_out_of_memory(cli):
+    # The A100's 1-GPU table says '-' at 32768 for Qwen3-8B: that cell documents it (evidence was null before).
+    answer = json.loads(cli("memory", "--model", "8B", "--gpu", "A100-80GB", "--gpus", "1", "--len", "32768",
+                            "--json")[1])
+    assert (answer["trains"], answer["evidence"], answer["tables"]["evidence"]) == (False, "documented", "documented")
+    # No table for 3 GPUs: the 4-GPU table's 'Env' at 4096 says vanilla ran out of memory on more GPUs, inferred.
+    answer = json.loads(cli("memory", "--model", "14B", "--gpu", "a100", "--gpus", "3", "--len", "4096",
+                            "--json")[1])
+    assert (answer["trains"], answer["evidence"], answer["tables"]["source"]["gpus"]) == (False, "inferred", 4)
+    # The cells measured the actor alone: with a critic the same cell's refutation is inferred.
+    answer = json.loads(cli("memory", "--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "32k", "--critic",
+                            "resident", "--json")[1])
+    assert (answer["trains"], answer["evidence"]) == (False, "inferred")
 
 
 @pytest.mark.parametrize(("model", "gpu", "rollout", "length", "size", "weights", "kv_cache", "room", "fits"), [

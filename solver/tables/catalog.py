@@ -496,8 +496,9 @@ class Catalog(Frozen):
     def near_tabled_shape(self, model: Model) -> str | None:
         """For `model` where no table's cells stand for it (a checkpoint of a shape of its own, whose plans are
         estimates): where a model the tables name has its shape but for one term, that in words, the term as a
-        config.json names it (``Qwen3-8B's shape but for vocab_size 151669 (Qwen3-8B's: 151936)``); None
-        otherwise."""
+        config.json names it (``Qwen3-8B's shape but for vocab_size 151669 (Qwen3-8B's: 151936)``), saying where the
+        config.json left it to its class's default (`Model.config_defaulted`: ``num_key_value_heads 40 (defaulted:
+        config.json gives none; Qwen3-14B's: 8)``); None otherwise."""
         tabled = {name for gpu_type in self.documented_gpu_types for table in gpu_type.tables for name in table.models}
         if model.tables_of is not None or model.name in tabled:
             return None
@@ -506,8 +507,9 @@ class Catalog(Frozen):
                          if mine != theirs]
             if len(differing) == 1:
                 [term] = differing
+                defaulted = "defaulted: config.json gives none; " if SHAPE_TERMS[term] in model.config_defaulted else ""
                 return (f"{other.name}'s shape but for {SHAPE_TERMS[term]} {_shape_value(model.shape[term])} "
-                        f"({other.name}'s: {_shape_value(other.shape[term])})")
+                        f"({defaulted}{other.name}'s: {_shape_value(other.shape[term])})")
         return None
 
     def with_gpu_types(self, gpu_types: Iterable[GpuType]) -> Catalog:

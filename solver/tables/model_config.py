@@ -422,7 +422,8 @@ def load_model_config(path: Path | str, *, vllm_rollout: bool = True,
                  qwen_yarn=_is_qwen(config), model_type=_model_type(config),
                  unchecked_layout=_unchecked_layout(config),
                  ulysses_unreached=_ulysses_unreached(config),
-                 uncounted_mtp_layers=_mtp_layers(path, config), untyped_rope_scaling=_untyped_rope_scaling(config),
+                 uncounted_mtp_layers=_mtp_layers(path, config), config_defaulted=_defaulted_terms(config, shape),
+                 untyped_rope_scaling=_untyped_rope_scaling(config),
                  router_logits_output=_config_flag(path, config, "output_router_logits") and shape["moe"] is not None,
                  vllm_sliding_window=_vllm_sliding_window(path, config, shape["num_layers"]),
                  vllm_refusal=vllm_refusal, rope_theta=(rope_theta := _own_rope_theta(path, config)),
@@ -821,6 +822,15 @@ def _config_shape(path: Path, config: dict[str, Any]) -> dict[str, Any]:
     return {"head_dim": head_dim, "hidden_size": hidden, "num_layers": layers, "num_attention_heads": heads,
             "num_key_value_heads": kv_heads, "intermediate_size": intermediate, "vocab_size": vocab,
             "tied_embeddings": tied, "parameters_b": parameters / 1e9, "moe": moe, "mla": mla}
+
+
+def _defaulted_terms(config: dict[str, Any], shape: dict[str, Any]) -> tuple[str, ...]:
+    """The terms of a config.json's `shape` (`_config_shape`'s) it leaves to its class's default
+    (`Model.config_defaulted`): ``num_key_value_heads`` and, but with latent attention (its ranks give the width), ``head_dim`` where absent or
+    null, and ``tie_word_embeddings`` and ``final_logit_softcapping`` where absent (null is untied, and no capping)."""
+    read_null = ("num_key_value_heads",) if shape["mla"] is not None else ("num_key_value_heads", "head_dim")
+    return (*(key for key in read_null if config.get(key) is None),
+            *(key for key in ("tie_word_embeddings", "final_logit_softcapping") if key not in config))
 
 
 def _config_mla(path: Path, config: dict[str, Any], heads: int, kv_heads: int) -> MLA | None:

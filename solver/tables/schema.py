@@ -554,6 +554,10 @@ class Model(Frozen):
     """For a model read from a config.json: the multi-token prediction layers it declares
     (``num_nextn_predict_layers``), which its parameters leave out, since transformers does not load them (a note
     says so); 0 otherwise."""
+    config_defaulted: tuple[PrintableText, ...] = ()
+    """For a model read from a config.json: the terms of its shape (as `SHAPE_TERMS` names them) the file left out (or
+    null where that is read as absent) that were taken as its class's default (``num_key_value_heads``: its attention
+    heads), so that words naming one's value say it was defaulted (`Catalog.near_tabled_shape`); empty otherwise."""
     untyped_rope_scaling: PrintableText | None = None
     """For a model read from a config.json whose RoPE scaling names no type but gives keys that transformers 5's
     default RoPE leaves unused (``rope_scaling {"factor": 4.0}``): that scaling, its key and JSON, read as no scaling,
