@@ -2076,18 +2076,32 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                   broken_rule_code=broken.code if broken else None,
                                   config_problems=tuple(problem.words for problem in problems),
                                   config_problem_codes=tuple(problem.code for problem in problems)), _LinesData(
-        groups, critic_budgets, () if runs is None else runs.lines)
+        groups, critic_budgets, () if runs is None else runs.lines,
+        {each: _critic_raised(config, length, each) for each in critic_sps})
 
 
 class _LinesData(NamedTuple):
     """What `_vouched` completes a config's lines from, as data: the GPUs its ``fsdp_size`` keys shard each role's
     states over with the ``fsdp-size-hybrid`` lines (`groups`), the ``critic-budget-above-verdict`` lines on the
     critic's own budgets (`_critic_budgets`) and the ``role-sp-differs`` lines on its SP (`CriticSpLine`), where a
-    critic is counted."""
+    critic is counted, and the budget the critic's is counted raised to at each SP of its own it may run at
+    (`_critic_raised`, by SP)."""
 
     groups: StateGroups
     critic_budgets: tuple[_CriticBudgetLine, ...]
     critic_sps: tuple[CriticSpLine, ...]
+    critic_raised: dict[int, int]
+
+
+def _critic_raised(config: TrinityConfig, length: int, sp: int) -> int:
+    """The budget a verdict at `length` counts Trinity raising the critic's training budget to at an SP of its own,
+    `sp`, where its passes read one (`TrinityConfig.raised_critic_budget`: with 0.5, 0.5.0's ``ceil(2L/SP)``, as
+    the actor's); where they run with dynamic batch sizes off on some release the config may run on
+    (`TrinityConfig.critic_micro_batch_sequences`), verl reads none there and fills its micro-batches by count, so
+    one sequence there, ``ceil(L/SP)`` (`_critic_budget_lines` says where they hold more)."""
+    if config.critic_micro_batch_sequences:
+        return least_token_budget(length, sp)
+    return config.raised_critic_budget(length, sp)
 
 
 def _counted_critic_sp(critic_sps: tuple[int, ...], sp: int) -> int:
@@ -2335,14 +2349,18 @@ def _roles_scope(config: TrinityConfig, keys: Iterable[str]) -> str:
 
 def _lowered_budget_line(verdict: _BudgetVerdict) -> list[ConfigProblem]:
     """The line on the config's lowered budget that the verdict is at (none where it is at the default), saying that
-    Trinity 0.5.0 raises it where the release may be 0.5.0 (`lowered_budget_raised_by`)."""
+    Trinity 0.5.0 raises it where the release may be 0.5.0 (`lowered_budget_raised_by`) and runs some pass at more
+    (`TrinityConfig.budget_in_effect_on_050`: one with dynamic batch sizes on); not with 0.5, whose verdict counts
+    0.5.0's raise, so that its lowered budget is one 0.5.0 runs too (passes with them off, which read none, or a
+    ref's raise at an SP of its own above the actor's)."""
     lowered, fill = verdict.lowered, verdict.fill
     if lowered is None:
         return []
     in_effect = verdict.config.role_token_budgets or verdict.sequence_counted
     named = (f"the token budget in effect, {lowered} (the most any role takes)," if in_effect
              else fill.words if fill else f"{TRAINER_TOKEN_BUDGET} {lowered}")
-    raised = lowered_budget_raised_by(verdict.config.version)
+    raised = (lowered_budget_raised_by(verdict.config.version)
+              if verdict.config.budget_in_effect_on_050(verdict.length) > lowered else None)
     return [ConfigProblem(ConfigProblemCode.LOWERED_TOKEN_BUDGET, (
         f"{named} is below Trinity's default {verdict.default_words}, which the tables measured: the verdict is at "
         f"{lowered} tokens per GPU (each step takes more micro-batches){f'; {raised}' if raised else ''}"))]
@@ -2656,7 +2674,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str,
     verdict = cited_tables_verdict(catalog, gpu, model, current.gpus, setting, current.max_model_len,
                                    lora=query.lora_rank > 0, critic=query.critic is not None)
     out_of_memory = verdict.source if verdict and not verdict.trains else None
-    own_critic = _critic_at_own_sp(catalog, query, current, gpu, setting, own, states_gpus)
+    own_critic = _critic_at_own_sp(catalog, query, current, gpu, setting, own, lines.critic_raised, states_gpus)
     hybrid = None if states_gpus is None else (own_critic[1] if own_critic is not None else _verdict_breakdown(
         catalog, query, current, gpu, setting, own, states_gpus=states_gpus))
     problems = _critic_budget_need_said(catalog, query, current, gpu, setting, states_gpus, lines.critic_budgets,
@@ -2708,16 +2726,17 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str,
 
 def _verdict_breakdown(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str, setting: Setting,
                        own: int | None, critic_sp: int | None = None,
-                       states_gpus: tuple[int, int] | None = None) -> Breakdown:
+                       states_gpus: tuple[int, int] | None = None, critic_raised: int | None = None) -> Breakdown:
     """The memory model's breakdown of the config's `setting` on `gpu` at its own token budget `own` (None:
-    Trinity's default), with the `query`'s critic at `critic_sp` (None: at the trainer's SP), the actor's states and
+    Trinity's default), with the `query`'s critic at `critic_sp` (None: at the trainer's SP), its budget raised there
+    to `critic_raised` (None: to hold a sequence there), the actor's states and
     the critic's sharded over `states_gpus` (hybrid ``fsdp_size`` groups: `_hybrid_states_gpus`; None: every trainer
     GPU)."""
     memory_gib = catalog.gpu(gpu).memory_gib
     gpus, critic_gpus = (current.gpus, current.gpus) if states_gpus is None else states_gpus
     return breakdown(catalog.model(query.model), memory_gib, gpus, setting, current.max_model_len,
                      query.memory.coefficients, query.margin_on(memory_gib), own, query.lora_rank, query.critic,
-                     query.dpo, query.expert_layout, critic_sp, critic_gpus)
+                     query.dpo, query.expert_layout, critic_sp, critic_gpus, critic_raised)
 
 
 def _critic_left_out_said(problems: list[ConfigProblem], lines: tuple[CriticSpLine, ...],
@@ -2733,13 +2752,15 @@ def _critic_left_out_said(problems: list[ConfigProblem], lines: tuple[CriticSpLi
 
 
 def _critic_at_own_sp(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str, setting: Setting,
-                      own: int | None, states_gpus: tuple[int, int] | None = None) -> tuple[int, Breakdown] | None:
+                      own: int | None, raised: Mapping[int, int],
+                      states_gpus: tuple[int, int] | None = None) -> tuple[int, Breakdown] | None:
     """Where the config's critic may run at SPs of its own (`CurrentSettings.critic_sps`) and estimates may speak:
-    the one of them at which its update needs the most, with the breakdown there (`_verdict_breakdown`, the states
-    over `states_gpus`); None otherwise (the critic counted at the trainer's SP)."""
+    the one of them at which its update needs the most, with the breakdown there (`_verdict_breakdown`, its budget
+    raised to `raised`'s at each SP, the states over `states_gpus`); None otherwise (the critic counted at the
+    trainer's SP)."""
     if not current.critic_sps or query.estimate == "never":  # none without a critic (`_current`)
         return None
-    return max(((sp, _verdict_breakdown(catalog, query, current, gpu, setting, own, sp, states_gpus))
+    return max(((sp, _verdict_breakdown(catalog, query, current, gpu, setting, own, sp, states_gpus, raised[sp]))
                 for sp in current.critic_sps), key=lambda each: each[1].critic_pass_gib)
 
 
@@ -2823,13 +2844,13 @@ def _critic_need_said(current: CurrentSettings, lines: tuple[CriticSpLine, ...],
     if not current.critic_sps:  # the lines say the critic is counted at the trainer's SP already
         return current.config_problems
     if own_critic is None:
-        counted = critic_sp_counted_words((), current.sp)
+        said = {line.words(): line.words(critic_sp_counted_words((), current.sp)) for line in lines}
     else:
         sp, memory = own_critic
         need = (f" (SP {sp}, " if len(current.critic_sps) > 1 else " (") + (
             f"{memory.critic_pass_gib:.1f} GiB per {gpu} GPU, of {memory.usable_gib:.1f} usable)")
-        counted = critic_sp_counted_words(current.critic_sps, current.sp, need)
-    said = {line.words(): line.words(counted) for line in lines}
+        said = {line.words(): line.words(critic_sp_counted_words(current.critic_sps, current.sp, need, line.raised))
+                for line in lines}
     return tuple(said.get(words, words) for words in current.config_problems)
 
 

@@ -1212,6 +1212,14 @@ class TrinityConfig(Frozen, defer_build=True):
             raised[".".join(ROLE_TOKEN_BUDGETS[1])] = raised_at(self.version, max_model_len, self.ref_raise_sp)
         return raised
 
+    def budget_in_effect_on_050(self, max_model_len: int) -> int:
+        """The most tokens per GPU any pass takes at `max_model_len` on Trinity 0.5.0 (`budget_in_effect` as with 0.5,
+        which counts 0.5.0's raise, `raised_budgets`): ``_adjust_token_len_if_needed`` raises each role's budget
+        below ``ceil(2L/SP)`` whatever its dynamic batch size flag (``common/verl_config.py:542``, ``:564``, ``:595``),
+        but a pass with them off reads none (`micro_batch_sequences`: ``trainer/verl/dp_actor.py:103`` fills its
+        micro-batches by count), so the raise reaches only the passes with them on."""
+        return self.model_copy(update={"version": "0.5"}).budget_in_effect(max_model_len)
+
     def key_raised_to(self, key: str, budget: int, max_model_len: int) -> int | None:
         """The budget the verdict at `max_model_len` counts the budget key `key`, at `budget`, raised to, where it sets
         the actor's or the ref's budget (`role_budget_sources`, of passes that run: `pass_runs`) and is below that

@@ -1881,7 +1881,8 @@ class CurrentSettings(Frozen, defer_build=True):
         "where the config gives the PPO critic it trains an SP of its own that is not sp "
         "(trainer.trainer_config.critic's, or Trinity 0.6's critic.fsdp's): every SP the releases it may run on run "
         "the critic at, at the one of which its update needs the most the verdict counts it (its token budget raised "
-        "to hold a sequence there, ceil(max_model_len / SP); with estimates off, at sp); empty: at sp, as the plans"))
+        "to hold a sequence there, ceil(max_model_len / SP), or with Trinity 0.5, where its passes read it, two, as "
+        "0.5.0 raises it, ceil(2 x max_model_len / SP); with estimates off, at sp); empty: at sp, as the plans"))
     max_model_len: PositiveInt = Field(description=(
         "the length its settings are judged at, tokens: the config's, or --len's (length_given)"))
     length_given: bool = Field(default=True, description=(

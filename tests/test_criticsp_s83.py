@@ -184,12 +184,14 @@ def test_no_line_on_the_critics_sp_where_the_algorithm_trains_none(cli: Cli, tmp
 
 
 def test_with_05_a_critic_at_another_sp_that_05_takes_is_said(cli: Cli, tmp_path: Path) -> None:
-    # before: no line (only its budget judged at SP 1); SP 5, which 0.5 refuses, keeps its refusal alone
+    # before: no line (only its budget judged at SP 1); SP 5, which 0.5 refuses, keeps its refusal alone. raise91:
+    # counted as 0.5.0 raises its budget there, ceil(2 x 32768 / 1) = 65536 (before: one sequence, 57.2 GiB)
     text = _config("ppo", "    critic: {ulysses_sequence_parallel_size: 1}\n")
     assert _problems(_check(cli, tmp_path, text, "--trinity-version", "0.5")) == [(
         f"{SP} 1 is not the actor's SP 2: Trinity 0.5 runs the critic at SP 1, raising its token budget to hold a "
-        "sequence there; the verdict counts the critic's update at SP 1 (57.2 GiB per H20-96GB GPU, of 87.9 usable), "
-        "its token budget raised to hold a sequence there, and the plans at SP 2: set them alike (--write does)")]
+        "sequence there (0.5.0 two); the verdict counts the critic's update at SP 1 (75.6 GiB per H20-96GB GPU, of "
+        "87.9 usable), its token budget raised as Trinity 0.5.0 raises it, to hold two sequences there, and the plans "
+        "at SP 2: set them alike (--write does)")]
     config = tmp_path / "c.yaml"
     config.write_text(text.replace("ulysses_sequence_parallel_size: 1}", "ulysses_sequence_parallel_size: 5}"))
     _, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--check", "--json", "--trinity-version", "0.5")

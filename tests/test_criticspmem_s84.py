@@ -86,14 +86,27 @@ def test_a_critic_at_its_own_sp_1_no_longer_fits(cli: Cli, tmp_path: Path, versi
 def test_with_trinity_05_the_budget_counts_as_050_raises_it_and_the_critic_at_sp_1(cli: Cli, tmp_path: Path) -> None:
     # raise05: the config's 32768 x SP 4 holds one 131072-token sequence, not two: Trinity 0.5.0 raises it to its
     # default, 65536, where the H20 table for 4 GPUs says '-' (the actor alone takes 119.5 GiB there), so the 0.5
-    # verdict is the table's; the critic, run at its own SP 1 alone, is still counted there
+    # verdict is the table's; the critic, run at its own SP 1 alone, is still counted there. raise91: its budget as
+    # 0.5.0 raises it there too, the trainer's 32768 it takes to ceil(2 x 131072 / 1) = 262144 (before: one sequence,
+    # 131072 tokens, 103.9 GiB)
     status, current = _current(cli, tmp_path, CONFIG + SP_1, "--trinity-version", "0.5")
     assert (status, current["trains"], current["plan"], current["critic_sps"]) == (1, False, None, [1])
     assert (current["predicted"], current["max_token_len_per_gpu"]) == (None, None)
     assert "the H20-96GB table for 4 GPUs says '-' at 133120, so Env + SP=4 ran out" in str(current["verdict"])
     (line,) = _sp_lines(current)
+    assert line.endswith("Trinity 0.5 runs the critic at SP 1, raising its token budget to hold a sequence there "
+                         "(0.5.0 two); the verdict counts the critic's update at SP 1 (177.6 GiB per H20-96GB GPU, of "
+                         "87.9 usable), its token budget raised as Trinity 0.5.0 raises it, to hold two sequences "
+                         "there, and the plans at SP 4: set them alike (--write does)")
+    catalog, coefficients = _memory()
+    raised = breakdown(catalog.model("Qwen3-8B"), catalog.gpu("h20").memory_gib, 8, Setting(env=True, sp=4), 131072,
+                       coefficients, 0.0, 32768, critic="resident", critic_sp=1, critic_raised=262144)
+    assert round(raised.critic_pass_gib, 1) == 177.6
+    # with the critic's dynamic batch sizes off verl reads no budget of its: one sequence there, as before
+    off = SP_1.replace("size: 1}", "size: 1, use_dynamic_bsz: false, ppo_micro_batch_size_per_gpu: 1}")
+    (line,) = _sp_lines(_current(cli, tmp_path, CONFIG + off, "--trinity-version", "0.5")[1])
     assert ("the verdict counts the critic's update at SP 1 (103.9 GiB per H20-96GB GPU, of 87.9 usable), its token "
-            "budget raised to hold a sequence there, and the plans at SP 4: set them alike (--write does)") in line
+            "budget raised to hold a sequence there, and the plans at SP 4") in line
 
 
 def test_the_figure_is_the_breakdowns_terms_at_sp_1_and_131072_tokens() -> None:

@@ -393,3 +393,22 @@ def test_the_before_and_after_commands_figures_are_the_ones_the_words_give():
     assert shown[0].startswith(f"{command} 0.5.1\n") and shown[1].startswith(f"{command} 0.6\n")
     assert "host memory    50.9 GiB per node" in shown[0] and "host memory    284.8 GiB per node" in shown[1]
     assert "grows from\n50.9 GiB to 284.8 GiB" in words
+
+
+@pytest.mark.parametrize(("version", "ref_sp", "on_050", "said"), [
+    ("0.5", 4, 16384, False), (None, 4, 16384, False), (None, None, 32768, True), ("0.6", None, 32768, False)])
+def test_050_raises_a_lowered_budget_back_only_where_a_pass_reads_it(version, ref_sp, on_050, said):
+    # raise91: 0.5.0's _adjust_token_len_if_needed raises every role's budget below ceil(2L/SP), dynamic batch sizes
+    # on or off (common/verl_config.py:542, :564, :595), but a pass with them off reads none (dp_actor.py:103). The
+    # actor's and the rollout's passes here hold one sequence, 16384 tokens, below the default 32768; the ref reads
+    # the trainer's 16384: at its own SP 4 it holds two sequences, so 0.5.0 raises nothing that a pass reads and
+    # "0.5.0 raises it back" was false (with 0.5, whose verdict counts 0.5.0's raise, always); at SP 2 0.5.0 raises it
+    rollout = "trainer.trainer_config.actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu"
+    config = TrinityConfig(model="Qwen3-8B", max_model_len=32768, sp=2, version=version, max_token_len_per_gpu=16384,
+                           ref_sp=ref_sp, micro_batch_sequences=((ACTOR_BUDGET, 1), (rollout, 1)))
+    assert config.budget_in_effect(32768) == 16384
+    assert config.budget_in_effect_on_050(32768) == on_050  # 0.6 raises nothing of 0.5.0's: no line
+    (line,) = [problem.words for problem in _token_budget_problems(config, 32768, 16384, COMMAND_OPTIONS, None)
+               if problem.code == ConfigProblemCode.LOWERED_TOKEN_BUDGET]
+    assert line.endswith("the verdict is at 16384 tokens per GPU (each step takes more micro-batches)"
+                         + ("; Trinity 0.5.0 raises it back to the default: use 0.5.1 or later" if said else ""))

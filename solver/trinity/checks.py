@@ -622,10 +622,13 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
         if (critic_sp is not None and critic_sp != sp and checks.number(CRITIC_SP_KEY) is not None
                 and not legacy_sp_refusals(model, trainer_gpus, critic_sp, batch, heads=not another)):
             checks.critic_sps = (critic_sp,)
+            # 0.5.0 raises its budget to hold two sequences (the verdict counts that), where its passes read one
+            two = "critic" not in sequence_counted_roles(checks.flag, version)
             _add_critic_sp_line(checks, sp, (
                 f"{dotted(CRITIC_SP_KEY)} {critic_sp} is not the actor's SP {sp}: Trinity 0.5 runs the critic at SP "
-                f"{critic_sp}, raising its token budget to hold a sequence there; "),
-                f": {_critic_sp_fix(checks, another, critic_sp, trainer_gpus)}")
+                f"{critic_sp}, raising its token budget to hold a sequence there{' (0.5.0 two)' if two else ''}; "),
+                f": {_critic_sp_fix(checks, another, critic_sp, trainer_gpus)}",
+                raised=RAISED_TO_TWO if two else RAISED_TO_ONE)
         return {}
     engine = checks.number(CRITIC_ENGINE_SP_KEY)
     engine_sp = sp if engine is None else max(1, int(engine))  # Trinity 0.6 on verl 0.8 or later runs it there
@@ -655,45 +658,56 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
     return {"critic": legacy_sp}
 
 
+RAISED_TO_ONE = "to hold a sequence"
+"""How the verdict counts the critic's token budget raised at an SP of its own, in words: to the least every release
+raises it to, ``ceil(L/SP)`` (`solver.api`'s ``_critic_raised``)."""
+RAISED_TO_TWO = "as Trinity 0.5.0 raises it, to hold two sequences"
+"""`RAISED_TO_ONE` with Trinity 0.5, where the critic's passes read their budget: 0.5.0's ``ceil(2L/SP)``."""
+
+
 class CriticSpLine(NamedTuple):
     """A ``role-sp-differs`` line on the critic's SP (`_check_critic_sp`, `_check_critic_engine_sp`) as data: the SPs
-    the releases may run the critic at (`_ConfigChecks.critic_sps`), the trainer's SP and the line's words before and
-    after what the verdict and the plans count of the critic (`words`)."""
+    the releases may run the critic at (`_ConfigChecks.critic_sps`), the trainer's SP, the line's words before and
+    after what the verdict and the plans count of the critic (`words`) and how the verdict counts its budget raised
+    there (`RAISED_TO_ONE`, `RAISED_TO_TWO`)."""
 
     critic_sps: tuple[int, ...]
     sp: int
     head: str
     tail: str
+    raised: str = RAISED_TO_ONE
 
     def words(self, counted: str | None = None) -> str:
         """The line's words, `counted` saying what the verdict and the plans count of the critic (None: as
         `critic_sp_counted_words` says it without a need)."""
-        said = critic_sp_counted_words(self.critic_sps, self.sp) if counted is None else counted
+        said = critic_sp_counted_words(self.critic_sps, self.sp, raised=self.raised) if counted is None else counted
         return f"{self.head}{said}{self.tail}"
 
 
-def _add_critic_sp_line(checks: _ConfigChecks, sp: int, head: str, tail: str, refused: str | None = None) -> None:
+def _add_critic_sp_line(checks: _ConfigChecks, sp: int, head: str, tail: str, refused: str | None = None,
+                        raised: str = RAISED_TO_ONE) -> None:
     """Say a line on the critic's SP, with the trainer's at `sp`, from its words before and after what the verdict
-    counts: ``role-sp-differs`` (kept as data too, `CriticSpLine`, for the verdict's words), or, where no verl line
-    runs the critic, ``role-sp-differs-refused`` with `refused`, why, in its stead."""
+    counts (its budget raised as `raised` says): ``role-sp-differs`` (kept as data too, `CriticSpLine`, for the
+    verdict's words), or, where no verl line runs the critic, ``role-sp-differs-refused`` with `refused`, why, in its
+    stead."""
     if refused is not None:
         checks.add(ConfigProblemCode.ROLE_SP_DIFFERS_REFUSED, f"{head}{refused}{tail}")
         return
-    line = CriticSpLine(checks.critic_sps, sp, head, tail)
+    line = CriticSpLine(checks.critic_sps, sp, head, tail, raised)
     checks.critic_sp_lines.append(line)
     checks.add(ConfigProblemCode.ROLE_SP_DIFFERS, line.words())
 
 
-def critic_sp_counted_words(critic_sps: tuple[int, ...], sp: int, need: str = "") -> str:
+def critic_sp_counted_words(critic_sps: tuple[int, ...], sp: int, need: str = "", raised: str = RAISED_TO_ONE) -> str:
     """What the verdict and the plans count of a critic that may run at `critic_sps` (`_ConfigChecks.critic_sps`;
     () where the releases run it at the trainer's `sp` alone), in words: the verdict its update at the
     one of them that needs the most (`need`: how much that is, in words after the SP, where known), its token budget
-    raised to hold a sequence there, the plans at `sp` (``--write`` sets the critic's SP to the plan's)."""
+    raised there as `raised` says, the plans at `sp` (``--write`` sets the critic's SP to the plan's)."""
     if not critic_sps:
         return f"the verdict and the plans count the critic at SP {sp}"
     at = (f"SP {critic_sps[0]}" if len(critic_sps) == 1 else
           f"the one of SP {' and SP '.join(map(str, critic_sps))} that needs the most")
-    return (f"the verdict counts the critic's update at {at}{need}, its token budget raised to hold a sequence there, "
+    return (f"the verdict counts the critic's update at {at}{need}, its token budget raised {raised} there, "
             f"and the plans at SP {sp}")
 
 
