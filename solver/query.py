@@ -749,6 +749,7 @@ class ConfigProblemCode(str, Enum):
     UNKNOWN_ALGORITHM_REFUSED = "unknown-algorithm-refused"
     UNKNOWN_ALGORITHM = "unknown-algorithm"
     ALGORITHM_MODE_REFUSED = "algorithm-mode-refused"
+    TRAINER_INPUT_MISSING = "trainer-input-missing"
     NO_SUCH_KEY_REFUSED = "no-such-key-refused"
     DEPRECATED_CONFIG_PATH = "deprecated-config-path"
     CONFIG_PATH_REFUSED = "config-path-refused"
@@ -818,7 +819,7 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.ROLLOUT_TP_HEADS_REFUSED, ConfigProblemCode.ENGINE_NODES_REFUSED,
     ConfigProblemCode.SGLANG_PARALLEL_REFUSED, ConfigProblemCode.VERL_KEY_REFUSED,
     ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED, ConfigProblemCode.ALGORITHM_MODE_REFUSED,
-    ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED,
+    ConfigProblemCode.TRAINER_INPUT_MISSING, ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED,
     ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED, ConfigProblemCode.MINI_BATCH_SPLIT_REFUSED,
     ConfigProblemCode.ROLE_SP_DIFFERS_REFUSED, ConfigProblemCode.NOT_FSDP_CRITIC_STRATEGY_REFUSED,
     ConfigProblemCode.FSDP_SIZE_MESH_REFUSED})
@@ -826,7 +827,7 @@ REFUSED_CONFIG_CODES = frozenset({
 or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, a key no release's typed section has,
 a key under ``trainer.trainer_config`` that Trinity 0.5's typed ``veRLConfig`` lacks, an algorithm type the release's
-registry lacks,
+registry lacks, an offline trainer's (SFT, DPO) in mode train without its dataset's path,
 the allocator setting, a ref SP above an actor SP of 1 whose forward verl cannot gather back, LoRA configs Trinity
 does not load, an empty LoRA adapter path that Trinity 0.5's worker loads, a path ending in "/" that the worker loads,
 a LoRA rank that is no whole number, null in a key Trinity types as no ``Optional``, a ref ``model`` that Trinity

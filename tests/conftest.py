@@ -17,6 +17,7 @@ import io
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -388,6 +389,34 @@ def mode_line(algorithm: str) -> str:
     from solver.trinity.checks import TRAIN_MODE_ALGORITHMS
 
     return "mode: train\n" if algorithm in TRAIN_MODE_ALGORITHMS else ""
+
+
+DATASET_PATH = "/data/train.jsonl"
+"""The dataset a test config in mode train names: Trinity refuses SFT and DPO there without one
+(``trainer-input-missing``)."""
+TRAINER_INPUT = {"trainer_input": {"experience_buffer": {"path": DATASET_PATH}}}
+"""The ``buffer`` keys that name `DATASET_PATH` as the trainer's input."""
+
+
+def in_train_mode(config: dict[str, Any]) -> dict[str, Any]:
+    """The Trinity config `config` in mode train, its ``buffer`` naming its dataset (`TRAINER_INPUT`), as Trinity
+    trains SFT and DPO."""
+    return {**config, "mode": "train", "buffer": {**config.get("buffer", {}), **TRAINER_INPUT}}
+
+
+def train_mode_text(algorithm: str, text: str) -> str:
+    """The Trinity config `text` as `algorithm` needs it where Trinity trains it in mode train alone (`mode_line`):
+    that line on top and the dataset (`TRAINER_INPUT`) in its ``buffer`` section (one in flow style on one line, a
+    block indented by two, or a new one); else `text` as it is."""
+    if not mode_line(algorithm):
+        return text
+    dataset = f"trainer_input: {{experience_buffer: {{path: {DATASET_PATH}}}}}"
+    for pattern, replacement in ((r"^buffer: \{", f"buffer: {{{dataset}, "),
+                                 (r"^buffer:\n", f"buffer:\n  {dataset}\n")):
+        given, found = re.subn(pattern, replacement, text, count=1, flags=re.MULTILINE)
+        if found:
+            return mode_line(algorithm) + given
+    return f"{mode_line(algorithm)}{text}buffer: {{{dataset}}}\n"
 
 
 def made_up_table(gpus: int, model: str, max_model_len: int, setting: str) -> str:

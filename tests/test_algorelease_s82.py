@@ -134,6 +134,54 @@ def test_sft_outside_mode_train_is_refused(algorithm: str, mode: str | None, ver
     assert [line for line in _problems(config, version) if "algorithm" in line[0]] == expected
 
 
+EXPERIENCE = "buffer.trainer_input.experience_buffer"
+INPUT_MISSING = (f": in mode train Trinity trains algorithm_type {{algorithm}} on the dataset at {EXPERIENCE}.path and "
+                 "refuses the config without it as it loads it (trinity/algorithm/algorithm.py{line}): set that path to "
+                 "the dataset")
+SFT_LINE, DPO_LINE = ":73 in 0.5.0 to 0.6.0", ":288 in 0.6.0, :245 in 0.5.0 to 0.5.2"
+
+
+@pytest.mark.parametrize(("algorithm", "mode", "experience", "version", "expected"), [
+    ("dpo", "train", None, None, [f"{EXPERIENCE} is unset" + INPUT_MISSING.format(algorithm="dpo", line=DPO_LINE)]),
+    ("dpo", "train", {"path": None}, "0.6", [f"{EXPERIENCE}.path is unset" + INPUT_MISSING.format(
+        algorithm="dpo", line=DPO_LINE)]),
+    # a name or a storage type alone is no path; an empty one is none (``not ...path``)
+    ("sft", "train", {"name": "sft_data", "storage_type": "file"}, "0.5", [
+        f"{EXPERIENCE}.path is unset" + INPUT_MISSING.format(algorithm="sft", line=SFT_LINE)]),
+    ("sft", "train", {"path": ""}, None, [f"{EXPERIENCE}.path is empty" + INPUT_MISSING.format(
+        algorithm="sft", line=SFT_LINE)]),
+    ("cpt", "train", None, "0.6", [f"{EXPERIENCE} is unset" + INPUT_MISSING.format(
+        algorithm="cpt", line=":73 in 0.6.0, SFT's, which CPT inherits")]),
+    ("cpt", "train", None, "0.5", []),  # unknown-algorithm-refused alone
+    ("sft", "both", None, None, []),  # algorithm-mode-refused alone
+    ("grpo", "train", None, None, []),  # the buffer's validator fills in a default path
+    ("dpo", "train", {"path": "/data/dpo.jsonl"}, "0.5", []),
+    ("dpo", "train", {"path": 0}, None, []),  # OmegaConf's str field makes it the text "0"
+])
+def test_sft_or_dpo_in_mode_train_without_the_datasets_path_is_refused(
+        algorithm: str, mode: str, experience: dict[str, Any] | None, version: str | None, expected: list[str]):
+    # trainpath91: every release's SFTAlgorithm / DPOAlgorithm.check_config raises where
+    # buffer.trainer_input.experience_buffer is None or its path is falsy in mode train, before the buffer's validator
+    # would fill in a default path; --check passed such a config.
+    config = with_key("mode", mode, with_key("algorithm.algorithm_type", algorithm))
+    if experience is not None:
+        config["buffer"]["trainer_input"] = {"experience_buffer": experience}
+    lines = _problems(config, version)
+    assert [words for code, words in lines if code == "trainer-input-missing"] == expected
+    assert [code for code, _ in lines if "refused" in code] == (["unknown-algorithm-refused"] if algorithm == "cpt" and
+                                                                version == "0.5" else ["algorithm-mode-refused"]
+                                                                if mode == "both" else [])
+
+
+def test_check_refuses_a_dpo_config_without_its_dataset_and_write_keeps_the_line(cli: Cli, tmp_path: Path):
+    config = written(tmp_path, with_key("mode", "train", with_key("algorithm.algorithm_type", "dpo")))
+    lines, refused, check = config_lines(cli, config, EXPERIENCE)
+    assert ([line[0] for line in lines], refused, check) == (["trainer-input-missing"], True, 1)
+    # --write cannot name the dataset: the copy keeps the refusal, which its warning says
+    status, _, err = cli("--from-config", str(config), "--gpu", "h100", "--write", str(tmp_path / "w.yaml"))
+    assert status == 0 and f"solve: warning: {tmp_path / 'w.yaml'}: {EXPERIENCE} is unset: in mode train" in err
+
+
 def test_check_exits_1_on_an_sft_config_in_mode_both(cli: Cli, tmp_path: Path):
     lines, refused, check = config_lines(cli, written(tmp_path, with_key("algorithm.algorithm_type", "sft")), "mode")
     assert ([line[0] for line in lines], refused, check) == (["algorithm-mode-refused"], True, 1)

@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import in_train_mode
 from test_padbound_s71 import INTERNLM2, WHY, _internlm2_plan
 from test_tokbudget_s72 import ARR, CATALOG, CRITIC, Cli, _config
 
@@ -80,9 +81,8 @@ def _dpo(size: Any = 1, **trainer: Any) -> dict[str, Any]:
     config = _config({"actor": {} if size is None else {"ppo_micro_batch_size_per_gpu": size},
                       **{role: {"log_prob_micro_batch_size_per_gpu": 1} for role in ("ref", "rollout")}}, **trainer)
     config["algorithm"]["algorithm_type"] = "dpo"
-    config["mode"] = "train"
     config["buffer"]["train_batch_size"] = 64
-    return config
+    return in_train_mode(config)
 
 
 @pytest.mark.parametrize("version", [None, "0.5", "0.6"])

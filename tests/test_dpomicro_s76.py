@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import mode_line
+from conftest import in_train_mode, mode_line
 from test_ownbudget_s72 import ONE, _config, _problems
 from test_padbound_s71 import ARR, EXAMPLE, INTERNLM2, Cli
 
@@ -38,7 +38,8 @@ def example_with_algorithm(tmp_path: Path, algorithm: str, name: str | None = No
     config = yaml.safe_load(EXAMPLE.read_text())
     config["algorithm"]["algorithm_type"] = algorithm
     if mode_line(algorithm):
-        config["mode"], config["cluster"]["gpu_per_node"] = "train", 6
+        config = in_train_mode(config)
+        config["cluster"]["gpu_per_node"] = 6
     given = tmp_path / (name or f"{algorithm}.yaml")
     given.write_text(yaml.safe_dump(config))
     return given

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import in_train_mode
 from test_tokbudget_s72 import ARR, CATALOG, Cli, _config
 
 import solver
@@ -46,10 +47,8 @@ def _dpo(algorithm: str = "dpo", **trainer: Any) -> dict[str, Any]:
     del config["trainer"]["use_dynamic_bsz"]
     config["trainer"].update(trainer)
     config["algorithm"]["algorithm_type"] = algorithm
-    if algorithm == "dpo":
-        config["mode"] = "train"
     config["buffer"]["train_batch_size"] = 64
-    return config
+    return in_train_mode(config) if algorithm == "dpo" else config
 
 
 def _lines(config: dict[str, Any], version: str | None, prefix: tuple[str, ...] = ("dpo", "dynamic")) -> list[tuple]:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import in_train_mode
 from test_tokbudget_s72 import ARR, CATALOG, Cli, _config
 from test_trinity import vanilla_plan
 
@@ -50,10 +51,8 @@ def _dpo(size: int | None = 3, algorithm: str = "dpo", **trainer: Any) -> dict[s
     config = _config({"actor": {} if size is None else {"ppo_micro_batch_size_per_gpu": size}})
     config["trainer"].update(trainer)
     config["algorithm"]["algorithm_type"] = algorithm
-    if algorithm == "dpo":
-        config["mode"] = "train"
     config["buffer"]["train_batch_size"] = 64
-    return config
+    return in_train_mode(config) if algorithm == "dpo" else config
 
 
 def _written(tmp_path: Path, cli: Cli, config: dict[str, Any], *options: str) -> tuple[int, str, dict[str, Any]]:

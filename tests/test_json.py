@@ -719,10 +719,11 @@ CHECKED: list[tuple[str, str, int, TrinityVersion | None, list[ConfigProblemCode
     ("trainer: {trainer_config_path: verl.yaml, trainer_config: {}}", "8B", 8, "0.5", [C.CONFIG_PATH_REFUSED]),
     (("trainer: {trainer_config_path: verl.yaml, trainer_config: {actor_rollout_ref: {}}}"), "8B", 8, "0.5",
      [C.DEPRECATED_CONFIG_PATH]),
-    (("mode: train\nalgorithm: {algorithm_type: dpo}\ntrainer: {use_dynamic_bsz: false, trainer_config: {"
+    (("mode: train\nalgorithm: {algorithm_type: dpo}\nbuffer: {trainer_input: {experience_buffer: {path: /data/d}}}\n"
+      "trainer: {use_dynamic_bsz: false, trainer_config: {"
       "actor_rollout_ref: {actor: {ppo_micro_batch_size_per_gpu: 1}}}}"), "8B", 8, "0.6",
      [C.MICRO_BATCH_UNSET, C.MICRO_BATCH_UNSET, C.DPO_PAIR_SPLIT]),  # the ref's and the rollout's unset (review83a)
-    ("mode: train\nalgorithm: {algorithm_type: dpo}", "8B", 8, None, [C.DPO_PAIR_DYNAMIC]),
+    ("mode: train\nalgorithm: {algorithm_type: dpo}", "8B", 8, None, [C.DPO_PAIR_DYNAMIC, C.TRAINER_INPUT_MISSING]),
     ("model: {max_model_len: 32768}\ntrainer: {ulysses_sequence_parallel_size: 2}", "8B", 8, None, []),
 ]
 """Small configs (nested mappings) and the codes of the problems `trinity_config_problems` finds in them."""

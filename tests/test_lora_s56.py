@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import fragment_comment, mode_line
+from conftest import fragment_comment, train_mode_text
 from test_splitnote_s80 import REFUSED_LINE
 
 import solver
@@ -32,8 +32,8 @@ def _current(cli, tmp_path: Path, *, algorithm: str = "grpo", lora: str = "", tr
              ) -> dict[str, Any]:
     """`--from-config`'s JSON verdict on the config with Trinity 0.5 (or as `release` names it), on H100 80GB."""
     path = tmp_path / "trinity.yaml"
-    path.write_text(mode_line(algorithm) + CONFIG.format(algorithm=algorithm, lora=lora, trainer=trainer, roles=roles,
-                                                         length=length),
+    path.write_text(train_mode_text(algorithm, CONFIG.format(algorithm=algorithm, lora=lora, trainer=trainer,
+                                                             roles=roles, length=length)),
                     encoding="utf-8")
     status, out, _ = cli("--from-config", str(path), "--gpu", "h100", *release, "--json")
     assert status == 0

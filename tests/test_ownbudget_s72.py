@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import mode_line
+from conftest import in_train_mode, mode_line
 from test_padbound_s71 import ARR, EXAMPLE, INTERNLM2, Cli
 from test_remotepad_s70 import packed
 
@@ -42,9 +42,9 @@ def _config(algorithm: str, version: str | None, roles: dict[str, Any] | None = 
     arr = {"model": {"use_remove_padding": False}, **json.loads(json.dumps(roles or {}))}
     section = {"actor_rollout_ref": arr, "critic": {"model": {"use_remove_padding": False}, **(critic or {})}}
     top = {} if version == "0.5" else {"use_remove_padding": False}
-    mode = {"mode": "train"} if mode_line(algorithm) else {}
-    return {**mode, "trainer": {**top, "use_dynamic_bsz": False, "trainer_config": section, **trainer},
-            "algorithm": {"algorithm_type": algorithm}, "model": {"max_model_len": 4096}}
+    config = {"trainer": {**top, "use_dynamic_bsz": False, "trainer_config": section, **trainer},
+              "algorithm": {"algorithm_type": algorithm}, "model": {"max_model_len": 4096}}
+    return in_train_mode(config) if mode_line(algorithm) else config
 
 
 def _problems(config: dict[str, Any], version: str | None, model: Any = None) -> list[tuple[str, str]]:

@@ -331,7 +331,8 @@ def test_check_emit_says_a_padded_dpo_pairs_tokens_and_the_unbounded_micro_batch
     config = tmp_path / "trinity.yaml"
     config.write_text(
         "model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\nmode: train\nalgorithm: {algorithm_type: dpo}\n"
-        "cluster: {node_num: 1, gpu_per_node: 8}\nbuffer: {train_batch_size: 64}\ntrainer: {use_dynamic_bsz: true, "
+        "cluster: {node_num: 1, gpu_per_node: 8}\nbuffer: {train_batch_size: 64, trainer_input: {experience_buffer: {"
+        "path: /data/dpo.jsonl}}}\ntrainer: {use_dynamic_bsz: true, "
         "use_remove_padding: false, trainer_config: {actor_rollout_ref: {model: {use_remove_padding: false}, actor: {"
         "ppo_micro_batch_size_per_gpu: 1}, ref: {log_prob_micro_batch_size_per_gpu: 1}, rollout: {"
         "log_prob_micro_batch_size_per_gpu: 1}}}}\n", encoding="utf-8")

@@ -27,7 +27,7 @@ model:
   max_model_len: ${oc.env:MAX_LEN,32768}
   lora_configs: [{name: dpo, lora_rank: 32, lora_alpha: 64}]
 cluster: {node_num: 1, gpu_per_node: 8}
-buffer: {train_batch_size: 64}
+buffer: {train_batch_size: 64, trainer_input: {experience_buffer: {path: /data/dpo.jsonl}}}
 trainer:
   trainer_strategy: fsdp2
   ulysses_sequence_parallel_size: 4

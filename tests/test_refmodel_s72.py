@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from cluster_reference import best_value, check_placements, value_of
+from conftest import DATASET_PATH
 from test_cluster import solved
 from test_hostref_s71 import ADAM_GIB, BF16_PINNED_GIB, FP32_PINNED_GIB, LOAD_GIB
 
@@ -42,6 +43,7 @@ def _config(algorithm: str | None = "grpo", kl_loss_fn: str | None = None, lora:
     `trainer` lines under ``trainer``."""
     lines = ["model:", "  model_path: Qwen/Qwen3-8B", "  max_model_len: 8192", *([lora] if lora else []),
              "cluster:", "  node_num: 1", "  gpu_per_node: 8", "mode: train", "buffer:", "  train_batch_size: 64",
+             f"  trainer_input: {{experience_buffer: {{path: {DATASET_PATH}}}}}",
              "trainer:", "  trainer_strategy: fsdp", *([trainer] if trainer else [])]
     if algorithm is not None or kl_loss_fn is not None:
         lines += ["algorithm:", *([f"  algorithm_type: {algorithm}"] if algorithm else []),

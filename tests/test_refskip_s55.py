@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import mode_line
+from conftest import train_mode_text
 
 REF_SP = "trainer.trainer_config.actor_rollout_ref.ref.ulysses_sequence_parallel_size"
 CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\n{lora}"
@@ -22,7 +22,7 @@ def _problems(cli, tmp_path: Path, algorithm: str, lora: str = "", roles: str = 
     """(code, words) of each problem `--from-config` finds in the config with Trinity 0.5, on A100 80GB; `lora` adds
     lines to ``model``, `roles` to ``actor_rollout_ref``."""
     path = tmp_path / "trinity.yaml"
-    path.write_text(mode_line(algorithm) + CONFIG.format(algorithm=algorithm, lora=lora) + roles, encoding="utf-8")
+    path.write_text(train_mode_text(algorithm, CONFIG.format(algorithm=algorithm, lora=lora) + roles), encoding="utf-8")
     status, out, _ = cli("--from-config", str(path), "--gpu", "a100-80g", "--trinity-version", "0.5", "--json")
     assert status == 0
     current = json.loads(out)[0]["current"]
@@ -90,8 +90,8 @@ def test_a_ref_that_runs_no_forward_leaves_the_actors_own_sp_line_as_it_is(cli, 
     # Trinity 0.6 with an algorithm that uses no ref: the actor's own SP, not the trainer's, is said as any role's; the
     # words on a forward that never runs are the ref's alone.
     path = tmp_path / "trinity.yaml"
-    path.write_text(mode_line("sft") + CONFIG.format(algorithm="sft", lora="").replace(
-        "ref: {ulysses_sequence_parallel_size: 4}", "actor: {ulysses_sequence_parallel_size: 4}"), encoding="utf-8")
+    path.write_text(train_mode_text("sft", CONFIG.format(algorithm="sft", lora="").replace(
+        "ref: {ulysses_sequence_parallel_size: 4}", "actor: {ulysses_sequence_parallel_size: 4}")), encoding="utf-8")
     status, out, _ = cli("--from-config", str(path), "--gpu", "a100-80g", "--trinity-version", "0.6", "--json")
     current = json.loads(out)[0]["current"]
     assert status == 0 and list(zip(current["config_problem_codes"], current["config_problems"], strict=True)) == [

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import mode_line
+from conftest import train_mode_text
 
 REF = "trainer.trainer_config.actor_rollout_ref.ref"
 CONFIG = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\n{lora}"
@@ -22,7 +22,8 @@ def _problems(cli, tmp_path: Path, version: str, algorithm: str, ref_sp: int, lo
     """(code, words) of each problem `--from-config` finds with Trinity `version` ("": none given) in the config, on
     A100 80GB."""
     path = tmp_path / "trinity.yaml"
-    path.write_text(mode_line(algorithm) + CONFIG.format(algorithm=algorithm, lora=lora, ref_sp=ref_sp), encoding="utf-8")
+    path.write_text(train_mode_text(algorithm, CONFIG.format(algorithm=algorithm, lora=lora, ref_sp=ref_sp)),
+                    encoding="utf-8")
     release = ("--trinity-version", version) if version else ()
     status, out, _ = cli("--from-config", str(path), "--gpu", "a100-80g", *release, "--json")
     assert status == 0

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import in_train_mode
 from test_solvebest_s82 import FLEET  # three LoRA jobs whose solve's best is asked, one on solve's pick
 
 import solver
@@ -181,7 +182,7 @@ def _dpo_config_from_fragment(cli: Cli, tmp_path: Path, *options: str) -> Path:
     config["model"]["model_path"] = "Qwen/Qwen3-8B"
     config["algorithm"] = {"algorithm_type": "dpo"}
     path = tmp_path / "c.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    path.write_text(yaml.safe_dump(in_train_mode(config)), encoding="utf-8")
     return path
 
 

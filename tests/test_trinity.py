@@ -1934,8 +1934,9 @@ def test_no_key_trinity_has_is_taken_for_a_misspelt_one() -> None:
         ("trainer", key) for key in TRINITY_06_TRAINER_KEYS} | {
         offload_path(role, "", IGNORED_SECTION)[:-1] for role in ROLES} | {
         GRADIENT_CHECKPOINTING_KEY, ("model", "min_response_tokens"), ("trainer", "trainer_config_path")}
-    assert len(named) == 124  # with the five micro-batch sizes (test_padbound_s71), four deprecated (the critic's
-    # forward_micro_batch_size: test_batchcritic_s75), the critic's
+    assert len(named) == 127  # with the five micro-batch sizes (test_padbound_s71), four deprecated (the critic's
+    # forward_micro_batch_size: test_batchcritic_s75), the dataset's buffer.trainer_input.experience_buffer.path and
+    # the two sections above it (trainpath91: test_algorelease_s82), the critic's
     # own remove padding (test_ownbudget_s72), the rollout's and the critic's dynamic batch keys (test_tokbudget_s72),
     # the rollout engine's expert parallelism, memory share, dtype and length (test_rolloutfit_s73), its enable_lora
     # (test_lorarest2_s74), the critic's strategy and engine with its three offload flags (test_criticconfig2_s74),

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import mode_line
+from conftest import train_mode_text
 
 HEAD = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 8192\n{model}"
         "cluster: {{node_num: 1, gpu_per_node: 8}}\nexplorer: {{rollout_model: {{engine_num: 4}}}}\n")
@@ -21,8 +21,8 @@ VERSIONS = {"0.5": ("--trinity-version", "0.5"), "0.6": ("--trinity-version", "0
 def _config(tmp_path: Path, algorithm: str, trainer: str, model: str = "", buffer: str = "") -> Path:
     """A Trinity config of `algorithm` with `trainer` (YAML lines under ``trainer``), written to `tmp_path`."""
     path = tmp_path / "trinity.yaml"
-    path.write_text(f"{mode_line(algorithm)}algorithm: {{algorithm_type: {algorithm}}}\n{buffer}" + HEAD.format(model=model)
-                    + "trainer:\n" + trainer, encoding="utf-8")
+    path.write_text(train_mode_text(algorithm, f"algorithm: {{algorithm_type: {algorithm}}}\n{buffer}"
+                                    + HEAD.format(model=model) + "trainer:\n" + trainer), encoding="utf-8")
     return path
 
 

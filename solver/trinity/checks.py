@@ -3645,6 +3645,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_verl_08_dropped(checks, version, said)
     _check_algorithm(checks, version)
     _check_algorithm_mode(checks)
+    _check_trainer_input(checks)
     _check_ref_model(checks, version)
     _check_keys_read_elsewhere(checks, version, said_05)
     _check_missing_kept(checks)
@@ -4135,6 +4136,39 @@ def _check_algorithm_mode(checks: _ConfigChecks) -> None:
         f"it loads the config (trinity/algorithm/algorithm.py{TRAIN_MODE_ALGORITHMS[algorithm]}): set mode: train, "
         "with the dataset as buffer.trainer_input.experience_buffer (its path, which mode train requires), and plan "
         "it again, as in mode train no explorer runs and the trainer takes the rollout's GPUs too"))
+
+
+TRAINER_INPUT_PATH = ("buffer", "trainer_input", "experience_buffer", "path")
+"""Where an offline trainer's config (`TRAIN_MODE_ALGORITHMS`) names its dataset: mode train requires it."""
+TRAINER_INPUT_LINES = {"sft": ":73 in 0.5.0 to 0.6.0", "cpt": ":73 in 0.6.0, SFT's, which CPT inherits",
+                       "dpo": ":288 in 0.6.0, :245 in 0.5.0 to 0.5.2"}
+"""Per algorithm type of `TRAIN_MODE_ALGORITHMS`, the line of ``trinity/algorithm/algorithm.py`` whose
+``check_config`` raises, in mode train, where `TRAINER_INPUT_PATH` is unset or empty."""
+
+
+def _check_trainer_input(checks: _ConfigChecks) -> None:
+    """Check that a config in mode train of an algorithm type Trinity trains in that mode alone
+    (`TRAIN_MODE_ALGORITHMS`) names its dataset (`TRAINER_INPUT_PATH`): every release's ``check_config`` for SFT (CPT's, its subclass's) and DPO
+    raises "`buffer.trainer_input.experience_buffer.path` is required" where the experience buffer is unset or null,
+    or its path is (``not ...path``: null or empty text; a ``name`` or ``storage_type`` alone does not stand for it),
+    as the config loads, before the buffer's validator would fill in a default path (``AlgorithmConfigValidator``
+    runs before ``BufferConfigValidator``). Not said where the type is refused (``unknown-algorithm-refused``), nor
+    where the path cannot be read here (its problem is said)."""
+    algorithm, mode = checks.value(("algorithm", "algorithm_type")), checks.value(("mode",))
+    if (mode != "train" or not isinstance(algorithm, str) or algorithm not in TRAIN_MODE_ALGORITHMS
+            or any(problem.code is ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED for problem in checks.problems)):
+        return
+    experience = checks.value(TRAINER_INPUT_PATH[:-1])
+    path = checks.value(TRAINER_INPUT_PATH) if isinstance(experience, Mapping) else None
+    if ((experience is not None and not isinstance(experience, Mapping)) or path not in (None, "")
+            or {TRAINER_INPUT_PATH[:-1], TRAINER_INPUT_PATH} & checks.unreadable):
+        return
+    given = (f"{dotted(TRAINER_INPUT_PATH[:-1])} is unset" if experience is None else
+             f"{dotted(TRAINER_INPUT_PATH)} is {'empty' if path == '' else 'unset'}")
+    checks.add(ConfigProblemCode.TRAINER_INPUT_MISSING, (
+        f"{given}: in mode train Trinity trains algorithm_type {algorithm} on the dataset at "
+        f"{dotted(TRAINER_INPUT_PATH)} and refuses the config without it as it loads it "
+        f"(trinity/algorithm/algorithm.py{TRAINER_INPUT_LINES[algorithm]}): set that path to the dataset"))
 
 
 def _some_lack_words(subject: str, what: str, lacking: list[str], having: list[str], fix: str) -> str:

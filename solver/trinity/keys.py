@@ -543,7 +543,9 @@ ENTROPY_KEYS = ("entropy_from_logits_with_chunking", "entropy_checkpointing")
 READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
     (): ("mode", "algorithm", "buffer", "model", "cluster", "explorer", "trainer", "stages"),
     ("algorithm",): ("algorithm_type", "repeat_times", "entropy_loss_fn", BYPASS_OLD_LOGPROBS_KEY[-1]),
-    ("buffer",): ("batch_size", "train_batch_size"),
+    ("buffer",): ("batch_size", "train_batch_size", "trainer_input"),
+    ("buffer", "trainer_input"): ("experience_buffer",),
+    ("buffer", "trainer_input", "experience_buffer"): ("path",),
     ("model",): ("model_path", "max_model_len", "max_prompt_tokens", "max_response_tokens", "rope_scaling",
                  "external_model", "tinker", "critic_model_path", "lora_configs"),
     ("model", "external_model"): ("enable",),

@@ -115,10 +115,11 @@ def fragment_keys(arguments: SettingsArguments, option_names: OptionNames, gpu: 
     # written for): the LoRA key's comment says so; DPO's mode only where the keys leave the config's (no mode: train
     # here): the config's own stands, which the fragment's header says to set where it is not train
     # (`solver.trinity.fragment.DPO_MODE_NOTE`) and the config's check refuses (``algorithm-mode-refused``); a mode the
-    # keys write is theirs to get right
+    # keys write is theirs to get right; nor the dataset's path, which the keys never write (the config's own stands,
+    # which the config's check refuses without: ``trainer-input-missing``)
     passed = (ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED, ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED,
               ConfigProblemCode.LORA_TARGETS_ONE_TRANSFORMERS, ConfigProblemCode.DPO_PAIR_DOUBLED,
-              ConfigProblemCode.LORA_EXCLUDED_ADAPTED,
+              ConfigProblemCode.LORA_EXCLUDED_ADAPTED, ConfigProblemCode.TRAINER_INPUT_MISSING,
               *((ConfigProblemCode.ALGORITHM_MODE_REFUSED,) if keys_leave_mode(ordered) else ()))
     problems = [problem.words for problem in trinity_config_problems(
         checked, model, plan.gpus, environ=settings.environment, version=version,
