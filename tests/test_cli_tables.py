@@ -996,3 +996,14 @@ def test_the_installed_command_lays_out_a_real_pipe_as_a_pipe_where_force_color_
     assert ANSI_CODE.search(coloured.stdout)
     assert "\n".join(line.rstrip() for line in ANSI_CODE.sub("", coloured.stdout).split("\n")) == plain.stdout
     assert "…" not in plain.stdout
+
+
+def test_a_list_of_gpu_types_or_models_is_told_that_leaving_the_filter_out_shows_them_all(cli):
+    # s91 (persona91b): --gpus 4,6 was told "without --gpus, the tables for every count", but --gpu h20,a100 (to
+    # compare the two GPU types' tables) and --model 8B,14B only to ask for each in turn.
+    assert cli("tables", "--gpu", "h20,a100", "--gpus", "4") == (2, "", (
+        "solve tables: error: GPU 'h20,a100' lists 2 (H20-96GB, A100-80GB) where one is asked for: give one, and ask "
+        "for each in turn; without --gpu, the tables for every GPU type\n"))
+    assert cli("tables", "--model", "8B,14B") == (2, "", (
+        "solve tables: error: model '8B,14B' lists 2 (Qwen3-8B, Qwen3-14B) where one is asked for: give one, and ask "
+        "for each in turn; without --model, the tables for every model\n"))
