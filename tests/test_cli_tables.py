@@ -218,7 +218,8 @@ def test_json_for_one_model_across_all_tables(cli):
           "nodes for many jobs: solve cluster FLEET.yaml --minimize nodes\n")),
         (["cluster", "--minimize", "gpus", "fleet.yaml"],
          ("solve cluster: error: argument --minimize: invalid choice: 'gpus' (choose from 'nodes'); the fewest GPUs "
-          "for one job: solve --minimize gpus --model M --len L\n")),
+          "for one job: solve --minimize gpus --model M --len L; the fewest to add to the pools so that every job is "
+          "placed: --buy\n")),  # s91: a fleet's owner asking the fewest GPUs for its jobs is buying
         # shown as given, but escaped: a line break or a terminal escape in an argument keeps the error one line
         (["--model", "4B", "--len", "8k", "--gp\nu\x1b[31m"],
          "solve: error: unrecognized arguments: --gp\\nu\\x1b[31m\n"),
