@@ -25,9 +25,11 @@ from solver.tables import Setting, load_catalog
 
 def test_human_output_shows_each_table_with_the_source_cells(cli):
     status, out, err = cli("tables", "--gpu", "a100", "--gpus", "6")
-    # The A100's tables are the 80 GB one's: a note, as solve's, for 40 GB nodes (a100-40g: none of their own).
-    assert (status, err) == (0, ("solve tables: note: --gpu 'a100' is taken as A100-80GB; nodes of A100-40GB need "
-                                 "that name (the memory decides the plans)\n"))
+    # The A100's tables are the 80 GB one's: a note, as solve's, for 40 GB nodes (a100-40g: none of their own, which
+    # the note says, with what answers for them, s91: it told them to give their name, which solve tables refuses).
+    assert (status, err) == (0, ("solve tables: note: --gpu 'a100' is taken as A100-80GB, whose tables these are; "
+                                 "nodes of A100-40GB have none: solve map --gpu A100-40GB maps what the planner "
+                                 "answers for them\n"))
     assert cli("tables", "--gpu", "a100-80g", "--gpus", "6") == (0, out, "")
     status, _, err = cli("tables", "--gpu", "a100-40g")
     assert (status, err) == (2, ("solve tables: error: no tables for A100-40GB; tables exist for A100-80GB, H20-96GB; "

@@ -56,7 +56,7 @@ def run_tables(args: argparse.Namespace) -> int:
     full, _, cells = catalog_with(model, cells=args.cells or (), keep_contradictions=args.check)
     status = _print_tables(args, full)
     note_cells_elsewhere("solve tables", cells, full, args.gpu)
-    note_gpu_variant("solve tables", full, args.gpu)  # 40 GB A100s reading the 80 GB ones' tables as theirs
+    note_gpu_variant("solve tables", full, args.gpu, tables=True)  # 40 GB A100s reading the 80 GB ones' as theirs
     return status
 
 
