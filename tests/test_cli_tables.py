@@ -25,9 +25,11 @@ from solver.tables import Setting, load_catalog
 
 def test_human_output_shows_each_table_with_the_source_cells(cli):
     status, out, err = cli("tables", "--gpu", "a100", "--gpus", "6")
-    # The A100's tables are the 80 GB one's: a note, as solve's, for 40 GB nodes (a100-40g: none of their own).
-    assert (status, err) == (0, ("solve tables: note: --gpu 'a100' is taken as A100-80GB; nodes of A100-40GB need "
-                                 "that name (the memory decides the plans)\n"))
+    # The A100's tables are the 80 GB one's: a note, as solve's, for 40 GB nodes (a100-40g: none of their own, which
+    # the note says, with what answers for them, s91: it told them to give their name, which solve tables refuses).
+    assert (status, err) == (0, ("solve tables: note: --gpu 'a100' is taken as A100-80GB, whose tables these are; "
+                                 "nodes of A100-40GB have none: solve map --gpu A100-40GB maps what the planner "
+                                 "answers for them\n"))
     assert cli("tables", "--gpu", "a100-80g", "--gpus", "6") == (0, out, "")
     status, _, err = cli("tables", "--gpu", "a100-40g")
     assert (status, err) == (2, ("solve tables: error: no tables for A100-40GB; tables exist for A100-80GB, H20-96GB; "
@@ -218,7 +220,8 @@ def test_json_for_one_model_across_all_tables(cli):
           "nodes for many jobs: solve cluster FLEET.yaml --minimize nodes\n")),
         (["cluster", "--minimize", "gpus", "fleet.yaml"],
          ("solve cluster: error: argument --minimize: invalid choice: 'gpus' (choose from 'nodes'); the fewest GPUs "
-          "for one job: solve --minimize gpus --model M --len L\n")),
+          "for one job: solve --minimize gpus --model M --len L; the fewest to add to the pools so that every job is "
+          "placed: --buy\n")),  # s91: a fleet's owner asking the fewest GPUs for its jobs is buying
         # shown as given, but escaped: a line break or a terminal escape in an argument keeps the error one line
         (["--model", "4B", "--len", "8k", "--gp\nu\x1b[31m"],
          "solve: error: unrecognized arguments: --gp\\nu\\x1b[31m\n"),
@@ -996,3 +999,14 @@ def test_the_installed_command_lays_out_a_real_pipe_as_a_pipe_where_force_color_
     assert ANSI_CODE.search(coloured.stdout)
     assert "\n".join(line.rstrip() for line in ANSI_CODE.sub("", coloured.stdout).split("\n")) == plain.stdout
     assert "…" not in plain.stdout
+
+
+def test_a_list_of_gpu_types_or_models_is_told_that_leaving_the_filter_out_shows_them_all(cli):
+    # s91 (persona91b): --gpus 4,6 was told "without --gpus, the tables for every count", but --gpu h20,a100 (to
+    # compare the two GPU types' tables) and --model 8B,14B only to ask for each in turn.
+    assert cli("tables", "--gpu", "h20,a100", "--gpus", "4") == (2, "", (
+        "solve tables: error: GPU 'h20,a100' lists 2 (H20-96GB, A100-80GB) where one is asked for: give one, and ask "
+        "for each in turn; without --gpu, the tables for every GPU type\n"))
+    assert cli("tables", "--model", "8B,14B") == (2, "", (
+        "solve tables: error: model '8B,14B' lists 2 (Qwen3-8B, Qwen3-14B) where one is asked for: give one, and ask "
+        "for each in turn; without --model, the tables for every model\n"))

@@ -137,8 +137,9 @@ def test_map_draws_a_map_for_each_listed_gpu_type_in_order(cli):
 def test_memory_and_tables_take_one_gpu_type_and_refuse_a_list_in_one_line(cli, command: tuple[str, ...]):
     status, out, err = cli(*command, "--gpu", "a100,h20")
     assert (status, out) == (2, "")
+    every = "; without --gpu, the tables for every GPU type" if command[0] == "tables" else ""  # s91: as --gpus 4,6
     assert err == (f"solve {command[0]}: error: GPU 'a100,h20' lists 2 (A100-80GB, H20-96GB) where one is asked for: "
-                   "give one, and ask for each in turn\n")
+                   f"give one, and ask for each in turn{every}\n")
     assert ("one: to compare several, solve --gpu a100,h100" if command[0] == "memory" else
             "only this GPU type, one (") in " ".join(cli(*command[:1], "--help")[1].split())
 

@@ -24,7 +24,7 @@ from solver.tables import Setting
       "ask for each in turn\n")),
     (("tables", "--gpu", "a100-40g, h100"),
      ("solve tables: error: GPU 'a100-40g, h100' lists 2 (A100-40GB, H100-80GB) where one is asked for: give one, "
-      "and ask for each in turn\n")),
+      "and ask for each in turn; without --gpu, the tables for every GPU type\n")),
 ])
 def test_a_list_where_one_name_is_asked_is_told_so(cli, argv: tuple[str, ...], message: str):
     assert cli(*argv) == (2, "", message)

@@ -99,7 +99,8 @@ def build_cluster_parser() -> Parser:
                 "are added, however many; a job not required and left out leaves it 0), 1 some job unplaced, or no "
                 "placement (required jobs that do not all fit; with --buy, a required job that no purchase places, "
                 f"or no purchase found), 2 bad input, {STATUSES_AFTER_BAD_INPUT}."),
-        elsewhere={("minimize", "gpus"): "the fewest GPUs for one job: solve --minimize gpus --model M --len L"},
+        elsewhere={("minimize", "gpus"): ("the fewest GPUs for one job: solve --minimize gpus --model M --len L; the "
+                                          "fewest to add to the pools so that every job is placed: --buy")},
         in_file=FILE_FIELDS,
     )
     parser.add_argument("file", metavar="FILE.yaml", type=path_argument("file to read"), help=(

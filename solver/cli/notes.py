@@ -465,16 +465,20 @@ def _without_memory(name: str) -> str:
     return re.sub(r"-\d+GB$", "", name)
 
 
-def gpu_variant_words(catalog: Catalog, written: str) -> str | None:
+def gpu_variant_words(catalog: Catalog, written: str, tables: bool = False) -> str | None:
     """Where a GPU type's name as given (`written`) names no memory and the catalogue has that GPU with other memory
     too (``A100``: the A100-80GB, whose tables the source measured, not the A100-40GB), in words: ``'A100' is taken
-    as A100-80GB; nodes of A100-40GB need that name (the memory decides the plans)``; None otherwise. 40 GB A100s
+    as A100-80GB; nodes of A100-40GB need that name (the memory decides the plans)``, or for the tables shown
+    (`tables`), that they are the one's and what answers for the other, which has none; None otherwise. 40 GB A100s
     planned as 80 GB ones would run out of memory."""
     taken = catalog.gpu(written)
     others = [other.name for other in catalog.gpu_types
               if other.name != taken.name and _without_memory(other.name) == _without_memory(taken.name)]
     if not others or f"{taken.memory_gb:g}" in written:
         return None
+    if tables:  # `solve tables --gpu A100-40GB` is refused: no tables of its own
+        return (f"{written!r} is taken as {taken.name}, whose tables these are; nodes of {' or '.join(others)} have "
+                f"none: solve map --gpu {others[0]} maps what the planner answers for them")
     return (f"{written!r} is taken as {taken.name}; nodes of {' or '.join(others)} need that name (the memory decides "
             "the plans)")
 
@@ -494,14 +498,14 @@ def pcie_board_words(catalog: Catalog, written: str, own_type: str) -> str | Non
             f"own, which weighs SP over PCIe and cautions it: {own}")
 
 
-def note_gpu_variant(prog: str, catalog: Catalog, gpu: str | Sequence[str] | None) -> None:
+def note_gpu_variant(prog: str, catalog: Catalog, gpu: str | Sequence[str] | None, tables: bool = False) -> None:
     """A note on stderr for each name of --gpu (`gpu`: a name or names, of `catalog`) that names a GPU the catalogue
-    has with other memory too (`gpu_variant_words`), or its PCIe cards (`pcie_board_words`), as a cluster pool's GPU
-    type gets (`note_gpu_variants_of_pools`)."""
+    has with other memory too (`gpu_variant_words`; `tables`: for the tables shown), or its PCIe cards
+    (`pcie_board_words`), as a cluster pool's GPU type gets (`note_gpu_variants_of_pools`)."""
     own_type = ("--gpu {name} --gpu-memory {mib}MiB --gpu-interconnect pcie ({mib}: the SXM board's total; give "
                 "nvidia-smi's)")
     for name in dict.fromkeys(given_gpus(gpu)):
-        for words in (gpu_variant_words(catalog, name), pcie_board_words(catalog, name, own_type)):
+        for words in (gpu_variant_words(catalog, name, tables), pcie_board_words(catalog, name, own_type)):
             if words:
                 print_note(f"{prog}: note: --gpu {words}")
 

@@ -15,9 +15,11 @@ from solver.cli.options import GPU_NAMES, MODEL_CONFIG_HELP, MODEL_NAMES, add_ce
 from solver.cli.output import print_escaped, print_view
 from solver.cli.parser import Parser
 from solver.cli.status import NO_PLAN, STATUSES_AFTER_BAD_INPUT
-from solver.tables import MAX_ESTIMATED_GPUS, MAX_GPUS, QueryError, counted
+from solver.tables import MAX_ESTIMATED_GPUS, MAX_GPUS, ListedNamesError, QueryError, counted
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from solver.tables import Catalog
 
 
@@ -54,7 +56,7 @@ def run_tables(args: argparse.Namespace) -> int:
     full, _, cells = catalog_with(model, cells=args.cells or (), keep_contradictions=args.check)
     status = _print_tables(args, full)
     note_cells_elsewhere("solve tables", cells, full, args.gpu)
-    note_gpu_variant("solve tables", full, args.gpu)  # 40 GB A100s reading the 80 GB ones' tables as theirs
+    note_gpu_variant("solve tables", full, args.gpu, tables=True)  # 40 GB A100s reading the 80 GB ones' as theirs
     return status
 
 
@@ -69,14 +71,24 @@ def _map_command(args: argparse.Namespace) -> str:
                                     if value is not None)])
 
 
+def _one_name(flag: str, every: str, find: Callable[[], object]) -> None:
+    """`find` the name `flag` gives; a list of names (``h20,a100``) is refused as the catalogue words it, with what
+    shows them all, as ``--gpus 4,6`` is told: ``without --gpu, the tables for every GPU type``."""
+    try:
+        find()
+    except ListedNamesError as error:
+        raise QueryError(f"{error}; without {flag}, the tables for every {every}") from None
+
+
 def _print_tables(args: argparse.Namespace, full: Catalog) -> int:
     """Print the tables of `full` (the catalogue with the --cells tables) the filters keep, or with --check where
     they contradict the semantics; the exit status."""
     from solver.render import cells_json, tables_view
     if args.gpu is not None:  # an unknown name is refused as such, without the map's hint below
-        full.gpu(args.gpu, lambda found: found.refused("--gpu ", f"--gpu {found.name} --gpus {found.gpus}"))
+        _one_name("--gpu", "GPU type", lambda: full.gpu(
+            args.gpu, lambda found: found.refused("--gpu ", f"--gpu {found.name} --gpus {found.gpus}")))
     if args.model is not None:
-        full.model(args.model)
+        _one_name("--model", "model", lambda: full.model(args.model))
     try:
         catalog = full.narrowed(gpu=args.gpu, gpus=args.gpus, model=args.model)
     except QueryError as error:

@@ -41,6 +41,15 @@ def cost_ratio_words(other: Plan, plan: Plan) -> str:
     return f"{other.cost / plan.cost:.2f}x the relative step time"
 
 
+def objective_ratio_words(other: Plan, plan: Plan) -> str:
+    """`other` against `plan` in the terms the question ranks by: where both carry GPU-hours (a `--minimize gpu-hours`
+    answer's plans), their ratio first, then the relative step time's (``2.00x the GPU-hours, 8.00x the relative step
+    time``: a plan on fewer GPUs takes longer steps for fewer GPU-hours); else `cost_ratio_words`."""
+    if other.gpu_hours is None or not plan.gpu_hours:
+        return cost_ratio_words(other, plan)
+    return f"{other.gpu_hours / plan.gpu_hours:.2f}x the GPU-hours, {cost_ratio_words(other, plan)}"
+
+
 def room_kept_words(answer: Answer, plan: Plan, names: OptionNames, above: Sequence[Plan] | None = None) -> str | None:
     """What the margin that the best `plan`'s thin-headroom caution names (``--margin 0.04``, as `names` name it)
     gives: its best plan (its GPUs, setting, length, relative step time against `plan`'s, `cost_ratio_words`,

@@ -22,7 +22,7 @@ from solver.query import (
     ConfigProblemCode,
     token_cap_words,
 )
-from solver.render.phrases import CEILING_WORDS, cost_ratio_words, room_kept_words
+from solver.render.phrases import CEILING_WORDS, cost_ratio_words, objective_ratio_words, room_kept_words
 from solver.results import (
     CHECK_QUALITY,
     LONG_LENGTH_VARIABLE,
@@ -596,14 +596,15 @@ def _lower_count_hint(plan: Plan, model: Model, names: OptionNames) -> str:
 
 def _tables_best_words(answer: Answer, plan: Plan) -> str | None:
     """The summary's ``tables' best`` row, where the plan is estimated: the tables' best plan for the same question,
-    where they have one, its cost against the plan's (`cost_ratio_words`; None otherwise), and, where the plan lowers
-    the token budget, that the tables measured the default alone: a setting they say ran out of memory did so there."""
+    where they have one, its cost against the plan's in the question's terms (`objective_ratio_words`; None
+    otherwise), and, where the plan lowers the token budget, that the tables measured the default alone: a setting
+    they say ran out of memory did so there."""
     if (measured := answer.measured) is None:
         return None
     lowered = ("; the tables measured Trinity's default token budget alone, which this plan lowers (a setting they say "
                "ran out of memory did so at the default)" if plan.lowered_budget else "")
     return (f"{measured.setting.label} on {counted(measured.gpus, 'GPU')} at {measured.max_model_len} "
-            f"({measured.evidence_and_single_gpu}; {cost_ratio_words(measured, plan)}), if you "
+            f"({measured.evidence_and_single_gpu}; {objective_ratio_words(measured, plan)}), if you "
             f"prefer the tables' evidence to the memory model's{lowered}")
 
 
