@@ -43,7 +43,7 @@ MEANT = {
                      "--tokens", "--max-seq-len", "--max-seq-length", "--max-sequence-length", "--seq-length",
                      "--model-max-length", "--cutoff-len"), ("--len",)),
     **dict.fromkeys(("--num-gpus", "--num-gpu", "--gpu-count", "--gpu-num", "--max-gpus", "--trainer-gpus",
-                     "--world-size"), ("--gpus", "--gpus-up-to")),
+                     "--world-size", "--num-processes", "--nproc", "--nprocs"), ("--gpus", "--gpus-up-to")),
     "--gpus": ("--gpus-up-to",),
     **dict.fromkeys(("--gpu-type", "--gpu-name", "--device"), ("--gpu",)),
     **dict.fromkeys(("--gpus-per-node", "--gpu-per-node", "--nproc-per-node", "--n-gpus-per-node"), ("--node-gpus",)),
@@ -52,7 +52,7 @@ MEANT = {
     **dict.fromkeys(("--max-token-len-per-gpu", "--ppo-max-token-len-per-gpu", "--log-prob-max-token-len-per-gpu"),
                     ("--token-budget",)),
     **dict.fromkeys(("--param-offload", "--optimizer-offload", "--offload-policy", "--fsdp-offload", "--offload-param",
-                     "--offload-optimizer"), ("--offload",)),
+                     "--offload-optimizer", "--offload-param-device", "--offload-optimizer-device"), ("--offload",)),
     "--expandable-segments": ("--env",),
     **dict.fromkeys(("--documented", "--tables-only", "--only-tables", "--measured-only", "--no-memory-model",
                      "--evidence"), ("--no-estimate",)),
@@ -81,10 +81,11 @@ MEANT = {
     "--reference-model": ("--reference",),
     "--lora-exclude-modules": ("--lora-exclude",),
 }
-"""Options by other tools' names (Trinity's max_model_len, torchrun's nproc_per_node, CP-SAT's num_workers, TRL's
-max_seq_length, Megatron's seq_length, Slurm's mem), by the Python API's keywords (budget_gpus) or another command's,
-hyphens for underscores, and the options they mean, in order: an unknown option is told the first of them the
-command has (one given with a value, --minimize gpus, where the command's takes that value)."""
+"""Options by other tools' names (Trinity's max_model_len, torchrun's nproc_per_node, accelerate's num_processes and
+DeepSpeed's offload_optimizer_device, CP-SAT's num_workers, TRL's max_seq_length, Megatron's seq_length, Slurm's
+mem), by the Python API's keywords (budget_gpus) or another command's, hyphens for underscores, and the options they
+mean, in order: an unknown option is told the first of them the command has (one given with a value, --minimize
+gpus, where the command's takes that value)."""
 
 OPTION_CHOICES_MEANT = {"critic": CRITIC_CHOICES_MEANT}
 """Choices by other words for them that one option takes in its own sense, by its dest, hyphens for underscores, with
@@ -215,8 +216,8 @@ VALUES_BY_OTHER_NAMES = {("gpu_interconnect", other): interconnect_meant(other)
 """Values by another tool's name (``--gpu-interconnect xgmi``, as rocm-smi --showtopo prints the link), with the
 value they mean: every command's `Parser.elsewhere` holds them."""
 
-NODE_COUNTS = ("--nodes", "--node", "--nnodes", "--num-nodes", "--node-num", "--node-count")
-"""Options that count nodes (torchrun's --nnodes, Trinity's node_num), which a command that counts the trainer's GPUs
+NODE_COUNTS = ("--nodes", "--node", "--nnodes", "--num-nodes", "--node-num", "--node-count", "--num-machines")
+"""Options that count nodes (torchrun's --nnodes, accelerate's --num_machines, Trinity's node_num), which a command that counts the trainer's GPUs
 (--gpus, on nodes of --node-gpus) answers with that count."""
 
 TRAINER = "the trainer rft-solver plans, verl's FSDP,"
