@@ -160,6 +160,15 @@ def test_json_for_one_model_across_all_tables(cli):
         (["--model", "4B", "--len", "8k", "--num_machines", "2"],  # accelerate's (persona91a)
          ("solve: error: unrecognized arguments: --num_machines 2 (solve counts the trainer's GPUs, not nodes: --gpus 16 "
           "for 2 nodes of 8 GPUs; --node-gpus N for nodes of another size)\n")),
+        # accelerate's gradient accumulation: micro-batches, which Trinity packs by tokens; vLLM's share of a GPU:
+        # the rollout's, not the --gpu-memory a typo away (persona91a)
+        (["--model", "4B", "--len", "8k", "--gradient_accumulation_steps", "4"],
+         ("solve: error: unrecognized arguments: --gradient_accumulation_steps 4 (Trinity packs micro-batches by tokens "
+          "(trainer.use_dynamic_bsz, its default): --token-budget N caps max_token_len_per_gpu)\n")),
+        (["--model", "4B", "--len", "8k", "--gpu-memory-utilization", "0.5"],
+         ("solve: error: unrecognized arguments: --gpu-memory-utilization 0.5 (vLLM's share of a rollout GPU is the "
+          "rollout's own setting, explorer.rollout_model.gpu_memory_utilization: rft-solver plans the trainer's "
+          "GPUs)\n")),
         (["map", "--nodes", "2"], "solve map: error: unrecognized arguments: --nodes 2\n"),
         # solve tables filters by --gpus but has no --node-gpus: no nodes to count them in
         (["tables", "--gpus", "2", "--nodes", "3"], "solve tables: error: unrecognized arguments: --nodes 3\n"),

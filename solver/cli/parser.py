@@ -115,6 +115,11 @@ MICRO_BATCH_WORDS = ("Trinity packs micro-batches by tokens (trainer.use_dynamic
                      "caps max_token_len_per_gpu")
 """What verl's and TRL's micro-batch sizes are told."""
 
+ROLLOUT_UTILIZATION_WORDS = ("vLLM's share of a rollout GPU is the rollout's own setting, "
+                             "explorer.rollout_model.gpu_memory_utilization: rft-solver plans the trainer's GPUs")
+"""What vLLM's --gpu-memory-utilization is told (not the --gpu-memory a typo away, the memory of a GPU type of one's
+own)."""
+
 VERL_RELEASE_WORDS = ("rft-solver takes no verl release: a line that holds on one verl line alone says which (before "
                       "0.8, or 0.8 or later); --trinity-version V names Trinity's release")
 """What an option naming verl's release is told (Trinity 0.6 runs on verl 0.7 or later, whose lines differ)."""
@@ -157,8 +162,10 @@ COUNTS_NOTHING = {
     **dict.fromkeys(("--rollout-n", "--repeat-times", "--n-samples", "--num-generations", "--group-size"),
                     ("--train-batch-size", GROUP_SIZE_WORDS)),
     **dict.fromkeys(("--micro-batch-size", "--ppo-micro-batch-size", "--ppo-micro-batch-size-per-gpu",
-                     "--log-prob-micro-batch-size-per-gpu", "--per-device-train-batch-size"),
+                     "--log-prob-micro-batch-size-per-gpu", "--per-device-train-batch-size",
+                     "--gradient-accumulation-steps"),
                     ("--token-budget", MICRO_BATCH_WORDS)),
+    "--gpu-memory-utilization": (None, ROLLOUT_UTILIZATION_WORDS),
     **dict.fromkeys(("--max-prompt-length", "--max-response-length", "--max-prompt-tokens", "--max-response-tokens"),
                     ("--len", "--len L is the prompt and the response together: Trinity's model.max_model_len")),
     **dict.fromkeys(("--use-dynamic-bsz", "--gradient-checkpointing", "--enable-gradient-checkpointing",
@@ -170,8 +177,8 @@ COUNTS_NOTHING = {
 }
 """Options of training scripts that rft-solver does not take (as nothing it counts, or counted in another option),
 with the option of this command the words point to (None: none) and the words an unknown one is told: verl's
-rollout.n, micro-batch sizes and release, Trinity's repeat_times and max_response_tokens, TRL's num_generations, a
-numeric precision, and an algorithm given as a flag (--sft, --grpo: --ppo and --dpo are guessed as the options that
+rollout.n, micro-batch sizes (accelerate's gradient accumulation too) and release, Trinity's repeat_times and max_response_tokens, TRL's num_generations, a
+numeric precision, vLLM's memory share, and an algorithm given as a flag (--sft, --grpo: --ppo and --dpo are guessed as the options that
 count them)."""
 
 
