@@ -159,6 +159,18 @@ def test_json_for_one_model_across_all_tables(cli):
         (["--model", "32B", "--gpu", "h100", "--len", "64k", "--nodes", "8193"],
          ("solve: error: unrecognized arguments: --nodes 8193 (solve counts the trainer's GPUs, not nodes: 8193 nodes "
           "of 8 GPUs are more than --gpus takes (at most 65536); --node-gpus N for nodes of another size)\n")),
+        (["--model", "4B", "--len", "8k", "--num_machines", "2"],  # accelerate's (persona91a)
+         ("solve: error: unrecognized arguments: --num_machines 2 (solve counts the trainer's GPUs, not nodes: --gpus 16 "
+          "for 2 nodes of 8 GPUs; --node-gpus N for nodes of another size)\n")),
+        # accelerate's gradient accumulation: micro-batches, which Trinity packs by tokens; vLLM's share of a GPU:
+        # the rollout's, not the --gpu-memory a typo away (persona91a)
+        (["--model", "4B", "--len", "8k", "--gradient_accumulation_steps", "4"],
+         ("solve: error: unrecognized arguments: --gradient_accumulation_steps 4 (Trinity packs micro-batches by tokens "
+          "(trainer.use_dynamic_bsz, its default): --token-budget N caps max_token_len_per_gpu)\n")),
+        (["--model", "4B", "--len", "8k", "--gpu-memory-utilization", "0.5"],
+         ("solve: error: unrecognized arguments: --gpu-memory-utilization 0.5 (vLLM's share of a rollout GPU is the "
+          "rollout's own setting, explorer.rollout_model.gpu_memory_utilization: rft-solver plans the trainer's "
+          "GPUs)\n")),
         (["map", "--nodes", "2"], "solve map: error: unrecognized arguments: --nodes 2\n"),
         # solve tables filters by --gpus but has no --node-gpus: no nodes to count them in
         (["tables", "--gpus", "2", "--nodes", "3"], "solve tables: error: unrecognized arguments: --nodes 3\n"),
@@ -330,6 +342,9 @@ def test_an_option_of_another_command_is_named_as_theirs(cli, argv, message):
     # The Python API's keywords, which a notebook user tries as options (persona90c): no guess before.
     ("--budget-gpus 4", "--gpus"), ("--budget_gpus 4", "--gpus"), ("--reference-model", "--reference"),
     ("--lora-exclude-modules x", "--lora-exclude"),
+    # accelerate's and DeepSpeed's names, which a workstation user guesses (persona91a): no guess before.
+    ("--num_processes 2", "--gpus"), ("--nproc 2", "--gpus"), ("--offload-optimizer-device cpu", "--offload"),
+    ("--offload_param_device cpu", "--offload"),
 ])
 def test_each_kind_of_other_tools_option_is_told_the_one_meant(cli, given: str, meant: str):
     # One name of each kind in MEANT, in any case and with underscores for hyphens as well.

@@ -778,6 +778,10 @@ def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_or_ends_with_
     assert str(raised.value).startswith(f"unknown model {name!r}{guess}; accepted: Qwen3-0.6B/1.7B/8B/14B(-Base), ")
 
 
+OWN_CARD = " (the catalogue's {} has {} GB, not {}: a card of other memory is a GPU type of your own)"
+"""What an unknown GPU name that is a catalogue card's with a memory size none of its cards has is told (persona91a)."""
+
+
 @pytest.mark.parametrize(("name", "guess"), [
     ("a1000", " (did you mean A100-80GB?)"),  # a keystroke doubled: the alias a100
     ("H1000", " (did you mean H100-80GB?)"),
@@ -788,12 +792,13 @@ def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_or_ends_with_
     ("a10x", ""),  # one character from a100 and from a10: no guess
     ("h", ""),  # the start of several: no guess
     ("SXM-H100", " (did you mean H100-80GB?)"),  # an alias (h100) after a prefix
-    ("h20-141gb", ""),  # a known name with another memory size: another card, no guess (was H20-96GB)
-    ("h100-94gb", ""),
+    # a known name with another memory size: another card, no guess (was H20-96GB), but that it is one's own
+    ("h20-141gb", OWN_CARD.format("H20-96GB", 96, "141")),
+    ("h100-94gb", OWN_CARD.format("H100-80GB", 80, "94")),
     # the name of GH200-96GB and GH200-144GB before their memory sizes: the memory decides, so both are named, as a
     # memory size alone names each card of that size (was no guess; persona50 s78)
     ("gh200", " (did you mean GH200-96GB or GH200-144GB?)"),
-    ("rtx-5090-24gb", ""),
+    ("rtx-5090-24gb", OWN_CARD.format("RTX-5090-32GB", 32, "24")),
     ("h20-3e", ""),  # the H20 of 141GB HBM3e, not the H20-96GB (was guessed so)
     ("H20 HBM3e", ""),  # (was taken as the H20-96GB)
     ("rtx-6000", ""),  # the last part of Quadro-RTX-6000 (no bf16) as much as the start of RTX-6000-Ada-48GB

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
+from test_loader import OWN_CARD
 
 import solver
 from solver.tables import (
@@ -45,10 +46,10 @@ def _off_grid_note(prog: str, cells: Path) -> str:
     ("model", "qwen3-600m-instruct", " (did you mean Qwen3-0.6B?)"),  # in billions, then guessed as an extension
     ("model", "Qwen3-600M-Base", " (did you mean Qwen3-0.6B-Base?)"),
     ("gpu", "l40s-48gbx", " (did you mean L40S-48GB?)"),  # more than a memory size after the name: a guess
-    ("gpu", "h20-9gb", ""),  # a memory size of one digit is a memory size too: another card
-    ("gpu", "h20-141g", ""),  # a memory size as g, gib or with a decimal part
-    ("gpu", "h100-94gib", ""),
-    ("gpu", "h100-93.5gb", ""),
+    ("gpu", "h20-9gb", OWN_CARD.format("H20-96GB", 96, "9")),  # a memory size of one digit is a memory size
+    ("gpu", "h20-141g", OWN_CARD.format("H20-96GB", 96, "141")),  # too: another card; as g, gib or with a decimal part
+    ("gpu", "h100-94gib", OWN_CARD.format("H100-80GB", 80, "94")),
+    ("gpu", "h100-93.5gb", OWN_CARD.format("H100-80GB", 80, "93.5")),
     ("gpu", "ls", ""),  # a version drops only before a hyphen: not l40s's 40 (nor mi300x's 300: mix)
 ])
 def test_a_size_in_millions_or_a_memory_size_decides_the_guess(kind: str, name: str, guess: str):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_loader import OWN_CARD
 
 from solver.cli import main
 from solver.tables import Weights, load_catalog, load_weights
@@ -93,7 +94,6 @@ def test_a_pinned_job_left_out_beside_another_pools_idle_node_is_told_its_pool_k
 @pytest.mark.parametrize(("name", "meant"), [
     ("h2o", "H20-96GB"), ("H2O", "H20-96GB"), ("a1oo", "A100-80GB"), ("Hl00", "H100-80GB"), ("H10O", "H100-80GB"),
     ("a100-4o", "A100-40GB"), ("H20-69GB", "H20-96GB"), ("A100-08GB", "A100-80GB"),
-    ("h20-141gb", None),  # an H20 with 141 GB is another card, no slip of the 96
     ("gh2oo", None),  # gh200: GH200-96GB or GH200-144GB, equally
 ])
 def test_a_gpu_name_with_a_letter_for_a_digit_or_two_digits_swapped_gets_one_guess_everywhere(
@@ -107,6 +107,24 @@ def test_a_gpu_name_with_a_letter_for_a_digit_or_two_digits_swapped_gets_one_gue
     status, _, err = cli("cluster", str(path))
     assert status == 2 and err.startswith(
         f"solve cluster: error: {path}: pool p, gpu: unknown GPU {name!r}{guess}; accepted: ")
+
+
+@pytest.mark.parametrize(("name", "words"), [
+    ("h20-141gb", OWN_CARD.format("H20-96GB", 96, "141")),  # an H20 with 141 GB is another card, no slip of the 96
+    # a 48 GB RTX 4090 (a modded card) or a family of two sizes: its own GPU type, not the 24 GB card (persona91a)
+    ("RTX 4090 48GB", OWN_CARD.format("RTX-4090-24GB", 24, "48")),
+    ("a100-96gb", (" (the catalogue's A100-40GB and A100-80GB have 40 and 80 GB, not 96: a card of other memory is a "
+                   "GPU type of your own)")),
+])
+def test_a_gpu_name_with_a_memory_size_its_cards_lack_is_told_it_is_ones_own_everywhere(
+        name: str, words: str, cli, tmp_path: Path):
+    assert load_catalog().meant_gpu_type(name) is None  # no guess of another card
+    status, _, err = cli("--gpu", name, "--model", "8B", "--len", "8k")
+    assert status == 2 and err.startswith(f"solve: error: unknown GPU {name!r}{words}; accepted: ")
+    path = _fleet(tmp_path, {"pools": [{"name": "p", "gpu": name, "nodes": 1, "gpus_per_node": 8}],
+                             "jobs": [{"name": "j", "model": "Qwen3-8B", "max_model_len": 8192}]})
+    status, _, err = cli("cluster", str(path))
+    assert status == 2 and err.startswith(f"solve cluster: error: {path}: pool p, gpu: unknown GPU {name!r}{words}; ")
 
 
 @pytest.mark.parametrize(("pool", "meant", "pools"), [

@@ -43,7 +43,7 @@ MEANT = {
                      "--tokens", "--max-seq-len", "--max-seq-length", "--max-sequence-length", "--seq-length",
                      "--model-max-length", "--cutoff-len"), ("--len",)),
     **dict.fromkeys(("--num-gpus", "--num-gpu", "--gpu-count", "--gpu-num", "--max-gpus", "--trainer-gpus",
-                     "--world-size"), ("--gpus", "--gpus-up-to")),
+                     "--world-size", "--num-processes", "--nproc", "--nprocs"), ("--gpus", "--gpus-up-to")),
     "--gpus": ("--gpus-up-to",),
     **dict.fromkeys(("--gpu-type", "--gpu-name", "--device"), ("--gpu",)),
     **dict.fromkeys(("--gpus-per-node", "--gpu-per-node", "--nproc-per-node", "--n-gpus-per-node"), ("--node-gpus",)),
@@ -52,7 +52,7 @@ MEANT = {
     **dict.fromkeys(("--max-token-len-per-gpu", "--ppo-max-token-len-per-gpu", "--log-prob-max-token-len-per-gpu"),
                     ("--token-budget",)),
     **dict.fromkeys(("--param-offload", "--optimizer-offload", "--offload-policy", "--fsdp-offload", "--offload-param",
-                     "--offload-optimizer"), ("--offload",)),
+                     "--offload-optimizer", "--offload-param-device", "--offload-optimizer-device"), ("--offload",)),
     "--expandable-segments": ("--env",),
     **dict.fromkeys(("--documented", "--tables-only", "--only-tables", "--measured-only", "--no-memory-model",
                      "--evidence"), ("--no-estimate",)),
@@ -81,10 +81,11 @@ MEANT = {
     "--reference-model": ("--reference",),
     "--lora-exclude-modules": ("--lora-exclude",),
 }
-"""Options by other tools' names (Trinity's max_model_len, torchrun's nproc_per_node, CP-SAT's num_workers, TRL's
-max_seq_length, Megatron's seq_length, Slurm's mem), by the Python API's keywords (budget_gpus) or another command's,
-hyphens for underscores, and the options they mean, in order: an unknown option is told the first of them the
-command has (one given with a value, --minimize gpus, where the command's takes that value)."""
+"""Options by other tools' names (Trinity's max_model_len, torchrun's nproc_per_node, accelerate's num_processes and
+DeepSpeed's offload_optimizer_device, CP-SAT's num_workers, TRL's max_seq_length, Megatron's seq_length, Slurm's
+mem), by the Python API's keywords (budget_gpus) or another command's, hyphens for underscores, and the options they
+mean, in order: an unknown option is told the first of them the command has (one given with a value, --minimize
+gpus, where the command's takes that value)."""
 
 OPTION_CHOICES_MEANT = {"critic": CRITIC_CHOICES_MEANT}
 """Choices by other words for them that one option takes in its own sense, by its dest, hyphens for underscores, with
@@ -113,6 +114,11 @@ GROUP_SIZE_WORDS = ("a prompt's rollouts count only in the train batch: --train-
 MICRO_BATCH_WORDS = ("Trinity packs micro-batches by tokens (trainer.use_dynamic_bsz, its default): --token-budget N "
                      "caps max_token_len_per_gpu")
 """What verl's and TRL's micro-batch sizes are told."""
+
+ROLLOUT_UTILIZATION_WORDS = ("vLLM's share of a rollout GPU is the rollout's own setting, "
+                             "explorer.rollout_model.gpu_memory_utilization: rft-solver plans the trainer's GPUs")
+"""What vLLM's --gpu-memory-utilization is told (not the --gpu-memory a typo away, the memory of a GPU type of one's
+own)."""
 
 VERL_RELEASE_WORDS = ("rft-solver takes no verl release: a line that holds on one verl line alone says which (before "
                       "0.8, or 0.8 or later); --trinity-version V names Trinity's release")
@@ -156,8 +162,10 @@ COUNTS_NOTHING = {
     **dict.fromkeys(("--rollout-n", "--repeat-times", "--n-samples", "--num-generations", "--group-size"),
                     ("--train-batch-size", GROUP_SIZE_WORDS)),
     **dict.fromkeys(("--micro-batch-size", "--ppo-micro-batch-size", "--ppo-micro-batch-size-per-gpu",
-                     "--log-prob-micro-batch-size-per-gpu", "--per-device-train-batch-size"),
+                     "--log-prob-micro-batch-size-per-gpu", "--per-device-train-batch-size",
+                     "--gradient-accumulation-steps"),
                     ("--token-budget", MICRO_BATCH_WORDS)),
+    "--gpu-memory-utilization": (None, ROLLOUT_UTILIZATION_WORDS),
     **dict.fromkeys(("--max-prompt-length", "--max-response-length", "--max-prompt-tokens", "--max-response-tokens"),
                     ("--len", "--len L is the prompt and the response together: Trinity's model.max_model_len")),
     **dict.fromkeys(("--use-dynamic-bsz", "--gradient-checkpointing", "--enable-gradient-checkpointing",
@@ -169,8 +177,8 @@ COUNTS_NOTHING = {
 }
 """Options of training scripts that rft-solver does not take (as nothing it counts, or counted in another option),
 with the option of this command the words point to (None: none) and the words an unknown one is told: verl's
-rollout.n, micro-batch sizes and release, Trinity's repeat_times and max_response_tokens, TRL's num_generations, a
-numeric precision, and an algorithm given as a flag (--sft, --grpo: --ppo and --dpo are guessed as the options that
+rollout.n, micro-batch sizes (accelerate's gradient accumulation too) and release, Trinity's repeat_times and max_response_tokens, TRL's num_generations, a
+numeric precision, vLLM's memory share, and an algorithm given as a flag (--sft, --grpo: --ppo and --dpo are guessed as the options that
 count them)."""
 
 
@@ -215,8 +223,8 @@ VALUES_BY_OTHER_NAMES = {("gpu_interconnect", other): interconnect_meant(other)
 """Values by another tool's name (``--gpu-interconnect xgmi``, as rocm-smi --showtopo prints the link), with the
 value they mean: every command's `Parser.elsewhere` holds them."""
 
-NODE_COUNTS = ("--nodes", "--node", "--nnodes", "--num-nodes", "--node-num", "--node-count")
-"""Options that count nodes (torchrun's --nnodes, Trinity's node_num), which a command that counts the trainer's GPUs
+NODE_COUNTS = ("--nodes", "--node", "--nnodes", "--num-nodes", "--node-num", "--node-count", "--num-machines")
+"""Options that count nodes (torchrun's --nnodes, accelerate's --num_machines, Trinity's node_num), which a command that counts the trainer's GPUs
 (--gpus, on nodes of --node-gpus) answers with that count."""
 
 TRAINER = "the trainer rft-solver plans, verl's FSDP,"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -205,6 +206,29 @@ def _meant_names(wanted: str, entries: tuple[_Entry, ...], refused: tuple[GpuWit
     return [meant] if meant else []
 
 
+_OTHER_SIZE = re.compile(r"(.+)-(\d+(?:\.\d+)?)gi?b")
+"""A GPU name (as `sized_gpu_form` writes it) with a memory size after its name (``4090-48gb``): the name, the size."""
+
+
+def _other_size_words(wanted: str, entries: tuple[_Entry, ...]) -> str:
+    """Where `wanted` (normalised) is a catalogue GPU type's name, alias or family with a memory size none of that
+    family's cards has (``4090-48gb``, ``a100-96gb``): another card, no guess, but that it is a GPU type of one's own:
+    `` (the catalogue's RTX-4090-24GB has 24 GB, not 48: a card of other memory is a GPU type of your own)``; ""
+    otherwise."""
+    sized = _OTHER_SIZE.fullmatch(sized_gpu_form(wanted))
+    if sized is None:
+        return ""
+    named = _named_entry((sized[1],), entries)
+    gpu_types = [entry for entry in entries if isinstance(entry, GpuType)]
+    family_name = _family(named) if isinstance(named, GpuType) else sized[1]
+    family = [entry for entry in gpu_types if _family(entry) == family_name]
+    if not family:
+        return ""
+    sizes = and_joined([f"{entry.memory_gb}" for entry in family])
+    return (f" (the catalogue's {and_joined([entry.name for entry in family])} ha{'s' if len(family) == 1 else 've'} "
+            f"{sizes} GB, not {sized[2]}: a card of other memory is a GPU type of your own)")
+
+
 def _slip_of(written: str, known: str) -> bool:
     """Whether the GPU name `written` is `known` (both normalised) with a slip that `guessed_name` takes for another
     card's name but a file that gives the card's memory does not: a key struck twice over the next one (h880 for
@@ -256,7 +280,7 @@ def _find_entry(kind: str, name: str, entries: tuple[_Entry, ...], forms: Callab
     short = min(((alias, e.name) for e in entries for alias in e.aliases), key=lambda pair: len(pair[0]), default=None)
     accepted += f"; short forms such as {short[0]} for {short[1]} too" if short else ""
     meant = _meant_names(wanted[-1], entries, refused)
-    guess = f" (did you mean {either(meant)}?)" if meant else ""
+    guess = f" (did you mean {either(meant)}?)" if meant else _other_size_words(wanted[-1], entries)
     raise QueryError(f"unknown {kind} {brief(name)}{guess}; accepted: {accepted}")
 
 
