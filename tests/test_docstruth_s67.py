@@ -33,7 +33,8 @@ SHOWN_REFUSED = ("--maximise", "--max-model-len", "--max", "--num-gpus", "--gpus
                  "--use-dynamic-bsz", "--gradient-checkpointing", "--use-remove-padding", "--offload-param",
                  "--offload-optimizer", "--verl-version", "--ep", "--expert-model-parallel-size", "--documented",
                  "--tables-only", "--evidence", "--dtype", "--torch-dtype", "--bf16", "--budget-gpus",
-                 "--reference-model", "--lora-exclude-modules", "--objective", "--critic-model", "--critic-model-path")
+                 "--reference-model", "--lora-exclude-modules", "--objective", "--critic-model", "--critic-model-path",
+                 "--node-interconnect", "--network")
 """The options docs/cli.md names as what `solve` refuses, with a guess (another tool's names, slips, a flag's
 opposite)."""
 

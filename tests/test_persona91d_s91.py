@@ -2,13 +2,15 @@
 InfiniBand, with 2 TB of host memory a node (persona91d, s91): the link between nodes, given as an option or as
 --gpu-interconnect's value, is told that no option takes it (the cost assumes InfiniBand or RoCE; a cluster pool's
 node_interconnect states it), not the --gpu-interconnect a typo away; docs/memory.md's Llama-3.1-70B figure on two
-nodes says it is rank 0's load (Trinity 0.6), where every rank's, with no release named, is past a node of 2 TB."""
+nodes says it is rank 0's load (Trinity 0.6), where every rank's, with no release named, is past a node of 2 TB; a
+cluster job that names no trinity_version, left out by a pool's host memory, is told the release that places it."""
 
 from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MEMORY_PAGE = " ".join((ROOT / "docs" / "memory.md").read_text(encoding="utf-8").split())
+CLUSTER_PAGE = " ".join((ROOT / "docs" / "cluster.md").read_text(encoding="utf-8").split())
 Cli = Callable[..., tuple[int, str, str]]
 
 NODE_LINK = ("the link between nodes is no option: the cost takes a trainer's nodes as joined by InfiniBand or RoCE, "
@@ -49,3 +51,24 @@ def test_the_70b_host_figure_on_two_nodes_names_the_release_whose_rank_0_alone_l
     assert ("host memory: 2249.1 GiB per node while the model loads (verl reads it in fp32 before FSDP shards it, beside "
             "the reference model's pinned shards; here every rank loading the model); more than --host-ram 2048 GiB: "
             "it does not train there") in " ".join(out.split())
+
+
+def test_a_job_the_host_memory_leaves_out_is_told_the_trinity_version_that_places_it(cli: Cli, tmp_path: Path):
+    # Llama-3.1-70B beside 8 rollout GPUs on nodes of 2 TB: with no release named, every rank loads the model (2688.6
+    # GiB a node with Offload); Trinity 0.6 loads it on rank 0 alone on H100s, and 8 trainer GPUs fit in 1404.7.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: h100, gpu: H100-80GB, nodes: 2, gpus_per_node: 8, host_ram_gb: 2TB}]\n"
+                     "jobs: [{name: llama, model: Llama-3.1-70B, max_model_len: 32768, rollout_gpus: 8}]\n",
+                     encoding="utf-8")
+    assert ("`with the job's trinity_version 0.6.0, 8 would, with Env + Offload + SP=4, in 1404.7 GiB of host memory per "
+            "node`") in CLUSTER_PAGE
+    status, out, _ = cli("cluster", str(fleet))
+    assert status == 1 and ("more than the pool's host_ram_gb of 2048 GiB; with the job's trinity_version 0.6.0, 8 "
+                            "would, with Env + Offload + SP=4, in 1404.7 GiB of host memory per node)") in (
+        " ".join(out.replace("│", " ").split()))
+    # Named, the job's release is the count: no other is offered.
+    fleet.write_text(fleet.read_text(encoding="utf-8").replace("rollout_gpus: 8}", "rollout_gpus: 8, "
+                                                               "trinity_version: '0.5.2'}"), encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet))
+    assert status == 1 and "trinity_version 0.6.0" not in out and "host_ram_gb of 2048 GiB" in " ".join(
+        out.replace("│", " ").split())
