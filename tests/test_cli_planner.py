@@ -2992,6 +2992,13 @@ def test_the_longest_context_past_one_node_says_that_a_larger_sp_would_span_node
     _, out, _ = cli("--model", "Llama-3.1-70B", "--gpu", "h100", "--gpus", "32", "--maximize", "len")
     assert ("longer SP=16 or more may reach further, but its groups would span nodes of 8 GPUs: rft-solver keeps "
             "each SP group inside a node (--node-gpus), as the tables measured") in " ".join(out.split())
+    # The guide's reading of an answer says so, and shows the plan past one node as the answer words it.
+    guide = " ".join((Path(__file__).resolve().parent.parent / "docs" / "guide.md").read_text(encoding="utf-8").split())
+    assert ("each SP group stays inside a node: rft-solver's rule, not Trinity's or verl's, since the tables measured "
+            "SP within one node") in guide
+    assert "a `longer` line says so (Llama-3.1-70B on 32 H100s: `SP=16 or more may reach further" in guide
+    assert "plan Env + Offload + SP=8 on 32 of 32 GPUs, 4 whole nodes of 8 (" in " ".join(out.split())
+    assert "`Env + Offload + SP=8 on 32 of 32 GPUs, 4 whole nodes of 8`" in guide
     # Not where the heads allow no larger SP (Qwen3-14B's 40 heads: SP=16 does not divide them), nor within a node.
     # Nor where the plan's SP is below the most a node holds (pinned here): a larger one is no way further.
     for asked in (("--model", "14B", "--gpu", "h200", "--gpus", "16"),

@@ -10,7 +10,7 @@ import re
 import sys
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, get_args
 
 from solver.cli.argtypes import output_path
 from solver.cli.output import escaped_line
@@ -21,6 +21,8 @@ from solver.tables import (
     INTERCONNECTS_BY_OTHER_NAMES,
     MAX_GPUS,
     NODE_GPUS,
+    NODE_INTERCONNECTS_BY_OTHER_NAMES,
+    NodeInterconnect,
     QueryError,
     and_joined,
     brief,
@@ -150,6 +152,13 @@ OBJECTIVE_WORDS = ("the objective is a flag here: --maximize len, --minimize gpu
                    "without one the cheapest plan (the Python API's objective=)")
 """What the Python API's objective keyword, given as an option, is told."""
 
+NODE_LINK_WORDS = ("the link between nodes is no option: the cost takes a trainer's nodes as joined by InfiniBand or "
+                   "RoCE, and solve cluster reads it from a pool's node_interconnect")
+"""What a link between nodes given on the command line (``--node-interconnect infiniband``, ``--gpu-interconnect
+infiniband``) is told: no command takes it, and --gpu-interconnect is the link between a node's GPUs."""
+GPU_LINK_WORDS = "--gpu-interconnect (a pool's gpu_interconnect) is the link between a node's GPUs"
+"""What --gpu-interconnect states, said beside `NODE_LINK_WORDS`."""
+
 COUNTS_NOTHING = {
     "--seed": (None, SEED_WORDS),
     "--objective": ("--maximize", OBJECTIVE_WORDS),
@@ -168,6 +177,8 @@ COUNTS_NOTHING = {
     "--gpu-memory-utilization": (None, ROLLOUT_UTILIZATION_WORDS),
     **dict.fromkeys(("--max-prompt-length", "--max-response-length", "--max-prompt-tokens", "--max-response-tokens"),
                     ("--len", "--len L is the prompt and the response together: Trinity's model.max_model_len")),
+    **dict.fromkeys(("--node-interconnect", "--nodes-interconnect", "--inter-node", "--internode", "--network",
+                     "--fabric", "--infiniband", "--ib", "--roce"), (None, f"{NODE_LINK_WORDS}; {GPU_LINK_WORDS}")),
     **dict.fromkeys(("--use-dynamic-bsz", "--gradient-checkpointing", "--enable-gradient-checkpointing",
                      "--use-remove-padding", "--remove-padding"),
                     (None, ("rft-solver plans with Trinity's defaults on: dynamic batch sizes, gradient checkpointing "
@@ -178,7 +189,8 @@ COUNTS_NOTHING = {
 """Options of training scripts that rft-solver does not take (as nothing it counts, or counted in another option),
 with the option of this command the words point to (None: none) and the words an unknown one is told: verl's
 rollout.n, micro-batch sizes (accelerate's gradient accumulation too) and release, Trinity's repeat_times and max_response_tokens, TRL's num_generations, a
-numeric precision, vLLM's memory share, and an algorithm given as a flag (--sft, --grpo: --ppo and --dpo are guessed as the options that
+numeric precision, vLLM's memory share, the link between nodes (a cluster file's node_interconnect, where
+--gpu-interconnect, a typo away, is a node's GPUs'), and an algorithm given as a flag (--sft, --grpo: --ppo and --dpo are guessed as the options that
 count them)."""
 
 
@@ -218,10 +230,14 @@ FILE_SUFFIXES = (".yaml", ".yml", ".json")
 NAMED_VALUES = {"FILE": "a file name", "PATH": "a file or folder name", "DIR": "a folder name"}
 """What an option's value names, by its metavar: said where the option is given without one (``--write``)."""
 
-VALUES_BY_OTHER_NAMES = {("gpu_interconnect", other): interconnect_meant(other)
-                         for other in INTERCONNECTS_BY_OTHER_NAMES}
+VALUES_BY_OTHER_NAMES = {
+    **{("gpu_interconnect", other): interconnect_meant(other) for other in INTERCONNECTS_BY_OTHER_NAMES},
+    **{("gpu_interconnect", node_link): f"{GPU_LINK_WORDS}; {NODE_LINK_WORDS}"
+       for node_link in (*get_args(NodeInterconnect), *NODE_INTERCONNECTS_BY_OTHER_NAMES)},
+}
 """Values by another tool's name (``--gpu-interconnect xgmi``, as rocm-smi --showtopo prints the link), with the
-value they mean: every command's `Parser.elsewhere` holds them."""
+value they mean, and a link between nodes given as a node's GPUs' (``--gpu-interconnect infiniband``), with what each
+link is: every command's `Parser.elsewhere` holds them."""
 
 NODE_COUNTS = ("--nodes", "--node", "--nnodes", "--num-nodes", "--node-num", "--node-count", "--num-machines")
 """Options that count nodes (torchrun's --nnodes, accelerate's --num_machines, Trinity's node_num), which a command that counts the trainer's GPUs
@@ -383,7 +399,7 @@ class Parser(argparse.ArgumentParser):
         cluster's --host-memory or Slurm's --mem, for --host-ram), that file's field, or else where another command
         has the option it names (solve map's --max-model-len: solve's --len), whose it is; "" where none is."""
         spelled = _spelled(option)
-        pointed_to, words = COUNTS_NOTHING.get(spelled, ("", ""))
+        pointed_to, words = COUNTS_NOTHING.get(option.lower().replace("_", "-"), COUNTS_NOTHING.get(spelled, ("", "")))
         if words and (pointed_to is None or pointed_to in self._option_string_actions):
             return f" ({words})"
         if spelled in OTHER_PARALLELISMS:

@@ -55,6 +55,7 @@ from solver.solve import checked, estimated_plan_words, host_over_words, least_h
 from solver.tables import (
     DETERMINISTIC_PER_SECOND,
     HINTS_QUESTIONS_PER_SECOND,
+    KNOWN_RELEASE_NAMES,
     MAX_ESTIMATED_GPUS,
     REASONS_QUESTIONS_PER_SECOND,
     AtLeast,
@@ -1045,12 +1046,29 @@ def _limits_words(planner: Planner, query: Query, pool: Pool, rollout_gpus: int,
                                           "budget_gpus": min(trainer_room, MAX_ESTIMATED_GPUS)})
         least = least_host_words(query.counted_catalog(planner.catalog), lifted, plan, pool.gpu)
         hints.append(f"{plan.gpus} would, with {plan.setting.label}, but "
-                     f"{_host_over_pool_words(planner, query, plan, query.host_ram_bound_words)}" + least)
+                     f"{_host_over_pool_words(planner, query, plan, query.host_ram_bound_words)}" + least
+                     + _lifting_release_words(planner, query, pool, rollout_gpus))
     if query.train_batch_size is not None and (plan := _way_without(planner, query, pool, rollout_gpus,
                                                                     train_batch_size=None)):
         broken = batch_split_violation(query.train_batch_size, plan.gpus, plan.sp, query.train_batch_source)
         hints += [f"{plan.gpus} would, with {plan.setting.label}, but {broken}"] if broken else []
     return " (" + ReasonWords.joined("; ", hints) + ")" if hints else ReasonWords()
+
+
+def _lifting_release_words(planner: Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:
+    """Where the job names no Trinity release (its host memory counted as the most any release needs: every rank
+    loading the model), the newest release (`KNOWN_RELEASE_NAMES`, with its patch) whose count gives its trainer a way
+    to run beside `rollout_gpus` within the pool's host memory, with that trainer and its need, in words (``; with the
+    job's trinity_version 0.6.0, 8 would, with Env + Offload + SP=4, in 1404.7 GiB of host memory per node``), as
+    solve's reason names --trinity-version; "" otherwise."""
+    if query.trinity_version is not None:
+        return ""
+    for release in reversed([name for name in KNOWN_RELEASE_NAMES if name.count(".") == 2]):
+        if plan := _way_without(planner, query.under_release(release), pool, rollout_gpus):
+            need = f", in {plan.host_memory_gb:.1f} GiB of host memory per node" if plan.host_memory_gb else ""
+            return (f"; with {query.option_names.planned_release(release)}, {plan.gpus} would, with "
+                    f"{plan.setting.label}{need}")
+    return ""
 
 
 def _way_without(planner: Planner, query: Query, pool: Pool, rollout_gpus: int, **lifted: object) -> Plan | None:
