@@ -188,10 +188,10 @@ COUNTS_NOTHING = {
 }
 """Options of training scripts that rft-solver does not take (as nothing it counts, or counted in another option),
 with the option of this command the words point to (None: none) and the words an unknown one is told: verl's
-rollout.n, micro-batch sizes (accelerate's gradient accumulation too) and release, Trinity's repeat_times and max_response_tokens, TRL's num_generations, a
-numeric precision, vLLM's memory share, the link between nodes (a cluster file's node_interconnect, where
---gpu-interconnect, a typo away, is a node's GPUs'), and an algorithm given as a flag (--sft, --grpo: --ppo and --dpo are guessed as the options that
-count them)."""
+rollout.n, micro-batch sizes (accelerate's gradient accumulation too) and release, Trinity's repeat_times and
+max_response_tokens, TRL's num_generations, a numeric precision, vLLM's memory share, the link between nodes (a
+cluster file's node_interconnect, where --gpu-interconnect, a typo away, is a node's GPUs'), and an algorithm given as
+a flag (--sft, --grpo: --ppo and --dpo are guessed as the options that count them)."""
 
 
 def one_typo_apart(written: str, name: str) -> bool:
@@ -240,8 +240,8 @@ value they mean, and a link between nodes given as a node's GPUs' (``--gpu-inter
 link is: every command's `Parser.elsewhere` holds them."""
 
 NODE_COUNTS = ("--nodes", "--node", "--nnodes", "--num-nodes", "--node-num", "--node-count", "--num-machines")
-"""Options that count nodes (torchrun's --nnodes, accelerate's --num_machines, Trinity's node_num), which a command that counts the trainer's GPUs
-(--gpus, on nodes of --node-gpus) answers with that count."""
+"""Options that count nodes (torchrun's --nnodes, accelerate's --num_machines, Trinity's node_num), which a command
+that counts the trainer's GPUs (--gpus, on nodes of --node-gpus) answers with that count."""
 
 TRAINER = "the trainer rft-solver plans, verl's FSDP,"
 """How the words of `OTHER_PARALLELISMS` name the trainer."""
