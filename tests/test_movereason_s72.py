@@ -234,3 +234,17 @@ def test_a_move_without_where_it_runs_now_says_no_none():
     assert running_now_words("moves", None, "why") == "moves: it restarts as placed: why"
     assert running_now_words("moves", "node 1 of pool a100 (all its GPUs)", "why") == (
         "moves: it runs on node 1 of pool a100 (all its GPUs) now, and restarts as placed: why")
+
+
+def test_minimize_nodes_with_jobs_that_stay_counts_the_nodes_not_the_jobs_kept(cli: Cli, tmp_path: Path):
+    # The two jobs run where --minimize nodes puts them (one node): both stay, and the objective is that one node.
+    # The first stage minimises the nodes times 3 less the 2 jobs kept (3 - 2 = 1), read back as nodes rounded up
+    # (`count_of`); mutants54 read it back rounded down: 0 nodes.
+    pools = [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8}]
+    fleet = _written(tmp_path / "two.yaml", pools, TWO_SMALL)
+    now = fleet.with_suffix(".json")
+    now.write_text(cli("cluster", str(fleet), "--json", "--minimize", "nodes")[1], encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--current", str(now), "--minimize", "nodes", "--json")
+    placed = json.loads(out)
+    assert (status, placed["objective"], placed["objective_counts"]) == (0, 1, "nodes")
+    assert [move[:2] for move in _moves(out)] == [("a", "stays"), ("b", "stays")]
