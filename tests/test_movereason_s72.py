@@ -260,7 +260,8 @@ def test_a_job_on_more_nodes_than_its_way_takes_moves_onto_one(cli: Cli, tmp_pat
     status, out, _ = cli("cluster", str(fleet), "--current", str(now), "--json")
     [placed] = json.loads(out)["placements"]
     assert (status, placed["nodes"], placed["gpu_indexes"]) == (0, [0], list(range(7)))
-    why = "its ways on 6 trainer GPUs in pool a100 take 7 GPUs of one node, not the 7 GPUs of each of 2 nodes it runs on"
+    why = ("its ways on 6 trainer GPUs in pool a100 take 7 GPUs of one node, not the 7 GPUs of each of 2 nodes it runs "
+           "on")
     assert _moves(out) == [("a", "moves", "no-way-as-it-runs", why)]
 
 
