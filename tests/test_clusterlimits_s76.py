@@ -178,3 +178,10 @@ def test_past_the_time_limit_a_kept_jobs_wider_ways_are_left_unasked_and_it_says
         "its trainer GPU count is kept as it runs (4 trainer GPUs); the time limit ran out before the wider ways the 4 "
         "idle GPUs beside it on its node would give it were weighed (raise --time-limit)"),
         ["stay notes", "solve best"])
+
+
+def test_a_pool_that_runs_it_at_the_same_cost_is_not_named(cli: Cli, tmp_path: Path):
+    # A twin of its pool runs it on the same 4 A100s (SP=4, cost 0.325): nothing is forgone, so no pool is named
+    # (mutants54 named a way of equal cost as one for less).
+    twin = {**A100_4, "name": "a100-twin"}
+    assert _stays(cli, tmp_path, [A100_4, twin]) == (0, "a100", "stays", None, None)

@@ -112,3 +112,14 @@ def test_where_priorities_decide_no_tie_is_said(cli: Cli, tmp_path: Path):
         "fits_with": []}]
     status, text, _ = cli("cluster", str(path), *RELEASE)
     assert (status, unplaced_rows(text)) == (1, [["qwen32b", reason]]) and "left out in a tie" not in text
+
+
+def test_a_required_job_beside_them_leaves_the_tie_to_the_file_s_order(cli: Cli, tmp_path: Path):
+    # A small job the file marks required shares the node: the two jobs not required still tie in priority, and the
+    # 32B, first in the file, is placed, not the 14B whose cost is the lower (the stage of jobs tied in priority is
+    # skipped only where every job must be placed; mutants54 skipped it wherever any job was required).
+    required = "  - {name: small, model: Qwen3-0.6B, max_model_len: 4096, required: true}\n"
+    status, out = _checked_run(cli, _fleet(tmp_path, QWEN32B, QWEN14B, required))
+    placed = json.loads(out)
+    assert (status, sorted(p["job"] for p in placed["placements"])) == (1, ["qwen32b", "small"])
+    assert [(u["job"], u["reason_code"]) for u in placed["unplaced"]] == [("qwen14b", "priority-tie")]

@@ -234,3 +234,49 @@ def test_a_move_without_where_it_runs_now_says_no_none():
     assert running_now_words("moves", None, "why") == "moves: it restarts as placed: why"
     assert running_now_words("moves", "node 1 of pool a100 (all its GPUs)", "why") == (
         "moves: it runs on node 1 of pool a100 (all its GPUs) now, and restarts as placed: why")
+
+
+def test_minimize_nodes_with_jobs_that_stay_counts_the_nodes_not_the_jobs_kept(cli: Cli, tmp_path: Path):
+    # The two jobs run where --minimize nodes puts them (one node): both stay, and the objective is that one node.
+    # The first stage minimises the nodes times 3 less the 2 jobs kept (3 - 2 = 1), read back as nodes rounded up
+    # (`count_of`); mutants54 read it back rounded down: 0 nodes.
+    pools = [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8}]
+    fleet = _written(tmp_path / "two.yaml", pools, TWO_SMALL)
+    now = fleet.with_suffix(".json")
+    now.write_text(cli("cluster", str(fleet), "--json", "--minimize", "nodes")[1], encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--current", str(now), "--minimize", "nodes", "--json")
+    placed = json.loads(out)
+    assert (status, placed["objective"], placed["objective_counts"]) == (0, 1, "nodes")
+    assert [move[:2] for move in _moves(out)] == [("a", "stays"), ("b", "stays")]
+
+
+def test_a_job_on_more_nodes_than_its_way_takes_moves_onto_one(cli: Cli, tmp_path: Path):
+    # A job of 7 GPUs on one node, listed by --current as on nodes 0 and 1 (the same GPUs of each): no way of its
+    # keeps it as it runs, so it moves onto node 0 alone (mutants54 let it stay on both nodes: the node count
+    # unchecked).
+    pools = [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8}]
+    fleet = _written(tmp_path / "one.yaml", pools, TWO_SMALL[:1])
+    now = _now(cli, fleet, lambda placement: placement["placements"][0].update(nodes=[0, 1]))
+    status, out, _ = cli("cluster", str(fleet), "--current", str(now), "--json")
+    [placed] = json.loads(out)["placements"]
+    assert (status, placed["nodes"], placed["gpu_indexes"]) == (0, [0], list(range(7)))
+    why = ("its ways on 6 trainer GPUs in pool a100 take 7 GPUs of one node, not the 7 GPUs of each of 2 nodes it runs "
+           "on")
+    assert _moves(out) == [("a", "moves", "no-way-as-it-runs", why)]
+
+
+def test_running_jobs_whose_host_memory_a_node_no_longer_holds_do_not_all_stay(cli: Cli, tmp_path: Path):
+    # Two Qwen3-32B jobs (4 GPUs and 664.2 GiB each, with Offload, under Trinity 0.6) run on one H800 node of 2000 GiB;
+    # on nodes of 900 GiB only one stays there and the other moves to node 1 (a small job starts beside the one that
+    # stays). mutants54 let one node take two of its pool's patterns, and both jobs stayed.
+    def fleet(host_ram_gb: int, nodes: int) -> Path:
+        pools = [{"name": "h800", "gpu": "H800-80GB", "nodes": nodes, "gpus_per_node": 8, "host_ram_gb": host_ram_gb}]
+        jobs = [*({"name": name, "model": "Qwen3-32B", "max_model_len": 65536} for name in ("p", "q")),
+                {"name": "s", "model": "Qwen3-0.6B", "max_model_len": 4096}]
+        return _written(tmp_path / f"host{host_ram_gb}.yaml", pools, jobs)
+
+    now = tmp_path / "now.json"
+    now.write_text(cli("cluster", str(fleet(2000, 1)), "--json", "--trinity-version", "0.6")[1], encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet(900, 2)), "--current", str(now), "--json", "--trinity-version", "0.6")
+    assert status == 0 and [(p["job"], p["nodes"], p["current"]) for p in json.loads(out)["placements"]] == [
+        ("p", [0], "stays"), ("q", [1], "moves"), ("s", [0], "starts")]
