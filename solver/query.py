@@ -768,6 +768,7 @@ class ConfigProblemCode(str, Enum):
     LORA_TARGETS_ONE_TRANSFORMERS = "lora-targets-one-transformers"
     LORA_EXCLUDED_ADAPTED = "lora-excluded-adapted"
     CRITIC_BUDGET_ABOVE_VERDICT = "critic-budget-above-verdict"
+    CRITIC_BUDGET_RAISED = "critic-budget-raised"
     LOWERED_TOKEN_BUDGET = "lowered-token-budget"
     TOKEN_BUDGET_ABOVE_VERDICT = "token-budget-above-verdict"
     DPO_DOUBLED_ABOVE_VERDICT = "dpo-doubled-above-verdict"
