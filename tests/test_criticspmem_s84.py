@@ -197,11 +197,11 @@ def test_with_05_a_critic_at_the_trainers_sp_is_counted_at_050s_raise_of_the_bud
     assert (status, current["trains"], current["critic_sps"]) == (1, False, [])
     assert (current["predicted"], current["predicted_critic_pass"]) == ([64.4, 79.9], [84.31, 79.87])
     pairs = zip(current["config_problem_codes"], current["config_problems"], strict=True)  # type: ignore[call-overload]
-    assert [words for code, words in pairs if code == "critic-budget-raised"] == [
+    assert [words for code, words in pairs if code == "critic-budget-raised"] == [(
         "the critic's passes read trainer.max_token_len_per_gpu 32768 at the trainer's SP (it sets no training budget "
         "of its own), which Trinity 0.5.0 raises to ceil(2 x 131072 / 4) = 65536 at the critic's SP (0.5.1 and 0.5.2 "
         "keep it; the most is counted), above the verdict's 32768 tokens per GPU: the verdict counts the critic's own "
-        "update there (at 65536, 84.3 GiB per H20-96GB GPU, of 79.9 usable)"]
+        "update there (at 65536, 84.3 GiB per H20-96GB GPU, of 79.9 usable)")]
     # its passes with dynamic batch sizes off read no budget: counted at the verdict's, no line
     rows = critic.replace("use_dynamic_bsz: true", "use_dynamic_bsz: false, forward_micro_batch_size_per_gpu: 1")
     status, current = _current(cli, tmp_path, off + rows, "--trinity-version", "0.5", "--margin", "0.1")
