@@ -658,11 +658,11 @@ def _critic_tokens(model: Model, max_model_len: int, tokens: int, critic_sp: int
     """The tokens per GPU of a PPO critic's update at its own SP `critic_sp` (a config's, else the trainer's where its
     budget is raised there, `raised`), where the trainer's budget is `tokens`: the critic's micro-batches of a model
     trained one sequence per micro-batch hold one sequence there (`counted_tokens`); otherwise it takes the trainer's
-    budget, which Trinity raises at its SP to `raised` where given (a release's raise as the verdict counts it:
-    Trinity 0.5.0's ``ceil(2 x max_model_len / critic_sp)``), else to hold a sequence there, ``ceil(max_model_len / critic_sp)`` (`least_token_budget`, the least
-    every release gives; with verl before 0.8, ``verl_legacy/verl_config.py:613`` in 0.6.0; 0.5's
-    ``_adjust_token_len_if_needed``), and at a higher SP keeps (each GPU still holds the budget of an SP group's
-    micro-batch of budget x SP tokens)."""
+    budget, which Trinity raises at its SP to `raised` where given (a release's raise as the verdict counts it: Trinity
+    0.5.0's ``ceil(2 x max_model_len / critic_sp)``), else to hold a sequence there, ``ceil(max_model_len / critic_sp)``
+    (`least_token_budget`, the least every release gives; with verl before 0.8, ``verl_legacy/verl_config.py:613`` in
+    0.6.0; 0.5's ``_adjust_token_len_if_needed``), and at a higher SP keeps (each GPU still holds the budget of an SP
+    group's micro-batch of budget x SP tokens)."""
     if one_sequence_per_micro_batch(model):
         return counted_tokens(model, max_model_len, critic_sp)
     return max(tokens, least_token_budget(max_model_len, critic_sp) if raised is None else raised)

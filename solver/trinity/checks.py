@@ -603,8 +603,8 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
     `_ConfigChecks.critic_sps`). With `version` 0.5, the critic's own SP as 0.5 takes it (`critic_sp`),
     which Trinity 0.5 runs it at, raising its budget there where its passes read it; not where 0.5 refuses it, which
     `_check_sequence_parallel` says, nor the trainer's given to it (the line on the actor's own SP says that one).
-    For a release that may be Trinity 0.6 (`version` 0.6, or none given), the critic's own SP (`CRITIC_SP_KEY`), set to another than the
-    trainer's `sp` (a line that refuses nothing:
+    For a release that may be Trinity 0.6 (`version` 0.6, or none given), the critic's own SP (`CRITIC_SP_KEY`), set
+    to another than the trainer's `sp` (a line that refuses nothing:
     Trinity 0.6 on verl 0.8 or later ignores the key, ``FROZEN_KEYS``, ``trainer/verl/config.py:740`` in 0.6.0, and
     runs the critic's engine at `CRITIC_ENGINE_SP_KEY`, the trainer's where unset, ``:514``): Trinity with verl before
     0.8 takes it over the trainer's (``set_if_none``, ``verl_legacy/verl_config.py:604``), checks it against the
