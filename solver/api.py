@@ -2049,8 +2049,14 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     critic_sp = None if query.critic is None else _counted_critic_sp(critic_sps, config.sp)
     problems += (_token_budget_problems(config, length, lowered, query.option_names, critic_sp)
                  if reads_budget else [])
-    critic_budgets = (_critic_budgets(_BudgetVerdict(config, length, lowered, query.option_names), critic_sp)
-                      if reads_budget and critic_sp is not None else ())
+    at_verdict = _BudgetVerdict(config, length, lowered, query.option_names)
+    critic_budgets = _critic_budgets(at_verdict, critic_sp) if reads_budget and critic_sp is not None else ()
+    # A critic at the trainer's SP whose budget Trinity raises above the verdict's: counted there, as its line says.
+    taken = (_critic_takes_raised_trainer_budget(at_verdict)
+             if reads_budget and critic_sp is not None and not critic_sps else None)
+    if taken is not None:
+        problems.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_RAISED, taken.words()))
+        critic_budgets += (taken,)
     if query.critic is None and ConfigProblemCode.ROLE_SP_DIFFERS in {problem.code for problem in problems}:
         # none counted (--critic none): the lines on its SP claim no count of it
         problems = _critic_left_out_said(problems, run_sps().lines, query.option_names)
@@ -2077,7 +2083,8 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                   config_problems=tuple(problem.words for problem in problems),
                                   config_problem_codes=tuple(problem.code for problem in problems)), _LinesData(
         groups, critic_budgets, () if runs is None else runs.lines,
-        {each: _critic_raised(config, length, each) for each in critic_sps})
+        {each: _critic_raised(config, length, each) for each in critic_sps}
+        | ({} if taken is None else {config.sp: taken.tokens}))
 
 
 class _LinesData(NamedTuple):
@@ -2085,7 +2092,8 @@ class _LinesData(NamedTuple):
     states over with the ``fsdp-size-hybrid`` lines (`groups`), the ``critic-budget-above-verdict`` lines on the
     critic's own budgets (`_critic_budgets`) and the ``role-sp-differs`` lines on its SP (`CriticSpLine`), where a
     critic is counted, and the budget the critic's is counted raised to at each SP of its own it may run at
-    (`_critic_raised`, by SP)."""
+    (`_critic_raised`, by SP), or at the trainer's where that raise is above the verdict's budget
+    (`_critic_takes_raised_trainer_budget`)."""
 
     groups: StateGroups
     critic_budgets: tuple[_CriticBudgetLine, ...]
@@ -2564,8 +2572,9 @@ def _unheld_fill_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
 
 
 class _CriticBudgetLine(NamedTuple):
-    """A ``critic-budget-above-verdict`` line on one of the critic's own budgets (`_critic_budgets`) as data: its key,
-    dotted, its value, how Trinity raises it, in words after it (where it holds no sequence; else empty), the tokens
+    """A ``critic-budget-above-verdict`` line on one of the critic's own budgets (`_critic_budgets`), or a
+    ``critic-budget-raised`` line on the trainer's it takes (`_critic_takes_raised_trainer_budget`), as data: its key,
+    dotted, its value, how Trinity raises it, in words after it (where it does; else empty), the tokens
     per GPU it puts on the critic's pass and the verdict's budget."""
 
     key: str
@@ -2579,6 +2588,10 @@ class _CriticBudgetLine(NamedTuple):
         needs at its tokens (`need`, where the memory model computes it: `_critic_budget_need_said`)."""
         from solver.trinity import critic_budget_note
 
+        if self.key == TRAINER_TOKEN_BUDGET:  # a ``critic-budget-raised`` line: `_critic_takes_raised_trainer_budget`
+            return (f"the critic's passes read {self.key} {self.budget} at the trainer's SP (it sets no training "
+                    f"budget of its own){self.raised} above the verdict's {self.judged} tokens per GPU: the verdict "
+                    f"counts the critic's own update there{need}")
         return critic_budget_note(self.key, self.budget, f"the verdict's {self.judged} tokens per GPU", self.tokens,
                                   self.judged, self.raised, need)
 
@@ -2600,6 +2613,27 @@ def _critic_budgets(verdict: _BudgetVerdict, sp: int) -> tuple[_CriticBudgetLine
             raise_words = _critic_raise_words(config, verdict.length, sp, budget) if raised else ""
             lines.append(_CriticBudgetLine(key, budget, raise_words, taken, judged))
     return tuple(lines)
+
+
+def _critic_takes_raised_trainer_budget(verdict: _BudgetVerdict) -> _CriticBudgetLine | None:
+    """Where the trained critic runs at the trainer's SP, sets no training budget of its own, so takes the trainer's
+    (Trinity's ``set_if_none``, ``common/verl_config.py:585`` in 0.5.0), and its passes read it (dynamic batch sizes on
+    on every release the config may run on: `TrinityConfig.critic_micro_batch_sequences` 0, verl 0.7.0's
+    ``workers/critic/dp_critic.py:211``), which Trinity raises (`TrinityConfig.raised_critic_budget`: with 0.5, 0.5.0's
+    ``ceil(2L/SP)``, ``:595``) above the verdict's budget (lowered, the other passes reading none): the line's data,
+    the raise its tokens, at which the verdict counts its update (`_critic_at_own_sp`); else None."""
+    from solver.trinity.keys import CRITIC_TOKEN_BUDGET
+
+    config, length = verdict.config, verdict.length
+    own = any(key == ".".join(CRITIC_TOKEN_BUDGET) for key, _ in config.critic_token_budgets)
+    if config.critic is None or own or config.critic_micro_batch_sequences:
+        return None
+    budget, raised = config.max_token_len_per_gpu or config.default_budget(length), config.raised_critic_budget(
+        length, config.sp)
+    if budget >= raised or raised <= verdict.judged:
+        return None
+    return _CriticBudgetLine(TRAINER_TOKEN_BUDGET, budget, _critic_raise_words(config, length, config.sp, budget),
+                             raised, verdict.judged)
 
 
 def _critic_budget_lines(verdict: _BudgetVerdict, sp: int) -> list[ConfigProblem]:
@@ -2756,10 +2790,14 @@ def _critic_at_own_sp(catalog: Catalog, query: Query, current: CurrentSettings, 
                       states_gpus: tuple[int, int] | None = None) -> tuple[int, Breakdown] | None:
     """Where the config's critic may run at SPs of its own (`CurrentSettings.critic_sps`) and estimates may speak:
     the one of them at which its update needs the most, with the breakdown there (`_verdict_breakdown`, its budget
-    raised to `raised`'s at each SP, the states over `states_gpus`); None otherwise (the critic counted at the
-    trainer's SP)."""
-    if not current.critic_sps or query.estimate == "never":  # none without a critic (`_current`)
+    raised to `raised`'s at each SP, the states over `states_gpus`); where it runs at the trainer's SP alone with its
+    budget raised above the verdict's (`raised` holds that SP: `_critic_takes_raised_trainer_budget`), that SP and
+    the breakdown with its budget so raised; None otherwise (the critic counted at the verdict's budget)."""
+    if query.estimate == "never":
         return None
+    if not current.critic_sps:  # none without a critic (`_current`)
+        return None if current.sp not in raised else (current.sp, _verdict_breakdown(
+            catalog, query, current, gpu, setting, own, None, states_gpus, raised[current.sp]))
     return max(((sp, _verdict_breakdown(catalog, query, current, gpu, setting, own, sp, states_gpus, raised[sp]))
                 for sp in current.critic_sps), key=lambda each: each[1].critic_pass_gib)
 
@@ -2825,7 +2863,7 @@ def _critic_budget_need_said(catalog: Catalog, query: Query, current: CurrentSet
         return problems
     said = {}
     for line in budgets:
-        if line.key == ".".join(CRITIC_TOKEN_BUDGET):
+        if line.key in (".".join(CRITIC_TOKEN_BUDGET), TRAINER_TOKEN_BUDGET):
             memory = _verdict_breakdown(catalog, query, current, gpu, setting, line.tokens,
                                         _counted_critic_sp(current.critic_sps, current.sp), states_gpus)
             said[line.words()] = line.words(f" (at {line.tokens}, {memory.critic_pass_gib:.1f} GiB per {gpu} GPU, "

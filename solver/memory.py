@@ -626,8 +626,8 @@ def breakdown(
     model trained one per micro-batch, a pair for `dpo`), for full fine-tuning or a LoRA run of `lora_rank`, with a PPO
     critic's states
     where they stay on the GPU (`critic`: `resident_critic_gib`) and its own update's peak (`critic_pass_gib`: at
-    `critic_sp`, a config's own SP for it, where given, `critic_tokens`, its budget raised there to `critic_raised`
-    where given; else at the trainer's SP and tokens), a
+    `critic_sp`, a config's own SP for it, where given, else the trainer's, `critic_tokens`, its budget raised there
+    to `critic_raised` where given; else at the trainer's SP and tokens), a
     mixture of experts' routed experts sharded as `experts` lays them out (`expert_padding`); the states sharded over
     the `gpus`, the critic's over `critic_gpus` where given (a hybrid ``fsdp_size``'s group of its own)."""
     tokens = counted_tokens(model, max_model_len, setting.sp, tokens_per_gpu, dpo)
@@ -635,9 +635,10 @@ def breakdown(
     critic_over = _critic_states_gpus(gpus, critic_gpus)
     critic_gib = resident_critic_gib(model, critic_over, critic, experts)
     critic_tokens, critic_terms = tokens, terms
-    if critic is not None and critic_sp is not None and critic_sp != setting.sp:
-        critic_tokens = _critic_tokens(model, max_model_len, tokens, critic_sp, critic_raised)
-        critic_terms = calibrated_terms(model, gpus, setting.model_copy(update={"sp": critic_sp}), critic_tokens,
+    critic_at = setting.sp if critic_sp is None else critic_sp
+    if critic is not None and (critic_at != setting.sp or critic_raised is not None):
+        critic_tokens = _critic_tokens(model, max_model_len, tokens, critic_at, critic_raised)
+        critic_terms = calibrated_terms(model, gpus, setting.model_copy(update={"sp": critic_at}), critic_tokens,
                                         coefficients, lora_rank, experts)
     return Breakdown(
         terms=Terms(**terms),
@@ -654,14 +655,14 @@ def breakdown(
 
 
 def _critic_tokens(model: Model, max_model_len: int, tokens: int, critic_sp: int, raised: int | None = None) -> int:
-    """The tokens per GPU of a PPO critic's update at its own SP `critic_sp` (a config's, not the trainer's), where
-    the trainer's budget is `tokens`: the critic's micro-batches of a model trained one sequence per micro-batch hold
-    one sequence there (`counted_tokens`); otherwise it takes the trainer's budget, which Trinity raises at its SP to
-    `raised` where given (a release's raise as the verdict counts it: Trinity 0.5.0's ``ceil(2 x max_model_len /
-    critic_sp)``), else to hold a sequence there, ``ceil(max_model_len / critic_sp)`` (`least_token_budget`, the least
-    every release gives; with verl before 0.8, ``verl_legacy/verl_config.py:613`` in 0.6.0; 0.5's
-    ``_adjust_token_len_if_needed``), and at a higher SP keeps (each GPU still holds the budget of an SP group's
-    micro-batch of budget x SP tokens)."""
+    """The tokens per GPU of a PPO critic's update at its own SP `critic_sp` (a config's, else the trainer's where its
+    budget is raised there, `raised`), where the trainer's budget is `tokens`: the critic's micro-batches of a model
+    trained one sequence per micro-batch hold one sequence there (`counted_tokens`); otherwise it takes the trainer's
+    budget, which Trinity raises at its SP to `raised` where given (a release's raise as the verdict counts it: Trinity
+    0.5.0's ``ceil(2 x max_model_len / critic_sp)``), else to hold a sequence there, ``ceil(max_model_len / critic_sp)``
+    (`least_token_budget`, the least every release gives; with verl before 0.8, ``verl_legacy/verl_config.py:613`` in
+    0.6.0; 0.5's ``_adjust_token_len_if_needed``), and at a higher SP keeps (each GPU still holds the budget of an SP
+    group's micro-batch of budget x SP tokens)."""
     if one_sequence_per_micro_batch(model):
         return counted_tokens(model, max_model_len, critic_sp)
     return max(tokens, least_token_budget(max_model_len, critic_sp) if raised is None else raised)

@@ -769,6 +769,7 @@ class ConfigProblemCode(str, Enum):
     LORA_TARGETS_ONE_TRANSFORMERS = "lora-targets-one-transformers"
     LORA_EXCLUDED_ADAPTED = "lora-excluded-adapted"
     CRITIC_BUDGET_ABOVE_VERDICT = "critic-budget-above-verdict"
+    CRITIC_BUDGET_RAISED = "critic-budget-raised"
     LOWERED_TOKEN_BUDGET = "lowered-token-budget"
     TOKEN_BUDGET_ABOVE_VERDICT = "token-budget-above-verdict"
     DPO_DOUBLED_ABOVE_VERDICT = "dpo-doubled-above-verdict"
@@ -1048,6 +1049,10 @@ class TrinityConfig(Frozen, defer_build=True):
     the actor's; 1 where unset, as Trinity before verl 0.8 gives it; doubled for DPO, or a deprecated size for the
     whole batch over the data-parallel ranks: `micro_batch_sources`), so its budget in effect is that many sequences
     of the length over the SP its pass splits them over (`role_budgets_in_effect`, `sequence_pass_sp`)."""
+    micro_batch_sequences_050: tuple[tuple[str, int], ...] | None = None
+    """`micro_batch_sequences` as Trinity 0.5 reads the roles' own dynamic batch size flags, where that differs (a
+    role's own flag off while the trainer's is on, with no release named: Trinity 0.6 on verl 0.8 or later gives it
+    the trainer's), for `budget_in_effect_on_050`; None where it is `micro_batch_sequences`."""
     micro_batch_sources: tuple[tuple[str, str], ...] = ()
     """(key, words) of each of `micro_batch_sequences` whose sequences are not the micro-batch size per GPU as written
     (`solver.trinity.config.micro_batch_counts`): where they come from, in words (Trinity doubles the actor's and the
@@ -1217,9 +1222,13 @@ class TrinityConfig(Frozen, defer_build=True):
         """The most tokens per GPU any pass takes at `max_model_len` on Trinity 0.5.0 (`budget_in_effect` as with 0.5,
         which counts 0.5.0's raise, `raised_budgets`): ``_adjust_token_len_if_needed`` raises each role's budget
         below ``ceil(2L/SP)`` whatever its dynamic batch size flag (``common/verl_config.py:542``, ``:564``, ``:595``),
-        but a pass with them off reads none (`micro_batch_sequences`: ``trainer/verl/dp_actor.py:103`` fills its
-        micro-batches by count), so the raise reaches only the passes with them on."""
-        return self.model_copy(update={"version": "0.5"}).budget_in_effect(max_model_len)
+        but a pass with them off on 0.5 reads none (`micro_batch_sequences_050`, else `micro_batch_sequences`:
+        ``trainer/verl/dp_actor.py:103`` fills its micro-batches by count), so the raise reaches only the passes with
+        them on."""
+        sequences = self.micro_batch_sequences if self.micro_batch_sequences_050 is None else (
+            self.micro_batch_sequences_050)
+        return self.model_copy(update={"version": "0.5", "micro_batch_sequences": sequences}).budget_in_effect(
+            max_model_len)
 
     def key_raised_to(self, key: str, budget: int, max_model_len: int) -> int | None:
         """The budget the verdict at `max_model_len` counts the budget key `key`, at `budget`, raised to, where it sets

@@ -222,3 +222,24 @@ def test_memory_docs_figures_of_a_critic_at_its_own_sp(critic_sp: int, tokens: i
     terms = calibrated_terms(model, 8, Setting(env=True, sp=critic_sp), own, coefficients)
     assert (own, round(critic_pass_gib(model, 8, own, terms, "resident"), 1)) == (tokens, critic_pass)
     assert f"{critic_pass} GiB" in MEMORY_DOC or f"{critic_pass}, as counted" in MEMORY_DOC
+
+
+@pytest.mark.parametrize(("version", "critic", "trainer_off", "raising"), [
+    ("0.5", "use_dynamic_bsz: false, ", False, ""), (None, "", True, ""),
+    ("0.5", "", False, ", raising its token budget to hold a sequence there (0.5.0 two)"),
+    ("0.6", "use_dynamic_bsz: false, ", False, ", raising its token budget to hold a sequence there"),
+    (None, "use_dynamic_bsz: false, ", False,
+     ", raising its token budget to hold a sequence there where its passes read it (dynamic batch sizes on)")])
+def test_the_critics_sp_line_says_its_budget_raised_only_where_its_passes_read_it(
+        version: str | None, critic: str, trainer_off: bool, raising: str) -> None:
+    # raise91b: before, every line said "raising its token budget" though verl 0.7.0's critic with dynamic batch sizes
+    # off reads none (dp_critic.py:211-218). 0.5 reads the critic's own flag; 0.6 on verl before 0.8 gives it the
+    # trainer's (on here, unless trainer_off); with no release, the line hedges where one reads it and one does not
+    from solver.trinity import check_trinity_config
+
+    mapping = yaml.safe_load(_config("ppo", f"    critic: {{{critic}ulysses_sequence_parallel_size: 1}}\n"))
+    mapping["trainer"]["use_dynamic_bsz"] = not trainer_off
+    runs = "Trinity 0.5" if version == "0.5" else f"Trinity {'0.6 on' if version else 'with'} verl before 0.8"
+    (line,) = [words for words in check_trinity_config(mapping, solver.load_catalog().model("Qwen3-8B"), 6,
+                                                      version=version) if words.startswith(f"{SP} 1 is not")]
+    assert f": {runs} runs the critic at SP 1{raising}; " in line

@@ -182,3 +182,28 @@ def test_a_critic_sp_the_release_refuses_is_not_counted(cli: Cli, tmp_path: Path
     assert (status, current["trains"], current["critic_sps"]) == (0, True, [])
     (line,) = _sp_lines(current)
     assert line.endswith("the verdict and the plans count the critic at SP 4: set them alike (--write does)")
+
+
+def test_with_05_a_critic_at_the_trainers_sp_is_counted_at_050s_raise_of_the_budget_it_takes(
+        cli: Cli, tmp_path: Path) -> None:
+    # raise91b: the other passes run with dynamic batch sizes off (trainer.use_dynamic_bsz false), one sequence each,
+    # so the 0.5 verdict is at 32768; the critic turns them back on and takes the trainer's 32768, which 0.5.0 raises
+    # at its SP 4 to ceil(2 x 131072 / 4) = 65536 (common/verl_config.py:595). Its states over groups of 4 GPUs,
+    # offloaded but for its update: before, counted at 32768 (64.3 GiB) it trained at margin 0.1
+    off = CONFIG.replace("  max_token_len_per_gpu: 32768", "  max_token_len_per_gpu: 32768\n  use_dynamic_bsz: false")
+    critic = ("    critic: {use_dynamic_bsz: true, model: {fsdp_config: {fsdp_size: 4, param_offload: true, "
+              "optimizer_offload: true}}}\n")
+    status, current = _current(cli, tmp_path, off + critic, "--trinity-version", "0.5", "--margin", "0.1")
+    assert (status, current["trains"], current["critic_sps"]) == (1, False, [])
+    assert (current["predicted"], current["predicted_critic_pass"]) == ([64.4, 79.9], [84.31, 79.87])
+    pairs = zip(current["config_problem_codes"], current["config_problems"], strict=True)  # type: ignore[call-overload]
+    assert [words for code, words in pairs if code == "critic-budget-raised"] == [(
+        "the critic's passes read trainer.max_token_len_per_gpu 32768 at the trainer's SP (it sets no training budget "
+        "of its own), which Trinity 0.5.0 raises to ceil(2 x 131072 / 4) = 65536 at the critic's SP (0.5.1 and 0.5.2 "
+        "keep it; the most is counted), above the verdict's 32768 tokens per GPU: the verdict counts the critic's own "
+        "update there (at 65536, 84.3 GiB per H20-96GB GPU, of 79.9 usable)")]
+    # its passes with dynamic batch sizes off read no budget: counted at the verdict's, no line
+    rows = critic.replace("use_dynamic_bsz: true", "use_dynamic_bsz: false, forward_micro_batch_size_per_gpu: 1")
+    status, current = _current(cli, tmp_path, off + rows, "--trinity-version", "0.5", "--margin", "0.1")
+    assert (status, current["trains"]) == (0, True)
+    assert "critic-budget-raised" not in current["config_problem_codes"]  # type: ignore[operator]

@@ -950,6 +950,7 @@ def test_the_representative_configs_give_every_code():
     given += [C.DPO_MINI_BATCH_SPLIT, C.DPO_MINI_BATCH_SPLIT_REFUSED]  # DPO's mini-batch: test_smallslips44_s83
     given += [C.MINI_BATCH_SPLIT, C.MINI_BATCH_SPLIT_REFUSED]  # another algorithm's: test_dpoverl08_s85
     given += [C.ROLE_SP_DIFFERS_REFUSED]  # a critic's SP no verl line runs: test_lastfix85_s85
+    given += [C.CRITIC_BUDGET_RAISED]  # the trainer's budget 0.5.0 raises for the critic: test_criticspmem_s84
     given += [C.NOT_FSDP_CRITIC_STRATEGY, C.NOT_FSDP_CRITIC_STRATEGY_REFUSED]  # a critic's strategy: test_batchcritic_s75
     given += [C.MICRO_BATCH_DEPRECATED_SIZE]  # a whole-batch size of one sequence per GPU: test_padbound_s71
     given += [C.FSDP_SIZE_HYBRID, C.FSDP_SIZE_MESH, C.FSDP_SIZE_MESH_REFUSED]  # a role's fsdp_size: test_batchkeys_s74

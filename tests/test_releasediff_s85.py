@@ -412,3 +412,21 @@ def test_050_raises_a_lowered_budget_back_only_where_a_pass_reads_it(version, re
                if problem.code == ConfigProblemCode.LOWERED_TOKEN_BUDGET]
     assert line.endswith("the verdict is at 16384 tokens per GPU (each step takes more micro-batches)"
                          + ("; Trinity 0.5.0 raises it back to the default: use 0.5.1 or later" if said else ""))
+
+
+def test_with_no_release_050_is_said_to_raise_back_no_budget_its_role_flags_leave_unread():
+    # raise91b: with no release named, the actor's and the ref's own dynamic batch size flags off beside the trainer's
+    # on run them in rows on 0.5 (which reads the roles' own flags) and at the trainer's 16384 on 0.6 with verl 0.8 or
+    # later (which gives each role the trainer's): 0.5.0 raises their budgets to 32768, but no pass of theirs reads one
+    # there (each holds one sequence, 16384), so "0.5.0 raises it back" was false (before: 32768 on 0.5.0)
+    roles = ("    actor_rollout_ref:\n      actor: {use_dynamic_bsz: false}\n"
+             "      ref: {log_prob_use_dynamic_bsz: false}\n")
+    config = read_trinity_config(
+        "model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+        "algorithm: {algorithm_type: grpo}\ntrainer:\n  ulysses_sequence_parallel_size: 2\n"
+        f"  max_token_len_per_gpu: 16384\n  trainer_config:\n{roles}", "c.yaml", {})
+    assert (config.micro_batch_sequences, config.budget_in_effect(32768)) == ((), 16384)
+    assert config.budget_in_effect_on_050(32768) == 16384
+    (line,) = [problem.words for problem in _token_budget_problems(config, 32768, 16384, COMMAND_OPTIONS, None)
+               if problem.code == ConfigProblemCode.LOWERED_TOKEN_BUDGET]
+    assert line.endswith("the verdict is at 16384 tokens per GPU (each step takes more micro-batches)")

@@ -601,10 +601,10 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
     """Say where a critic's SP other than the one the trainer runs at, `sp`, runs it, and that the verdict counts its
     update there, the plans at `sp` (``role-sp-differs``, `critic_sp_counted_words`; the SPs it may run at in
     `_ConfigChecks.critic_sps`). With `version` 0.5, the critic's own SP as 0.5 takes it (`critic_sp`),
-    which Trinity 0.5 runs it at, raising its budget there; not where 0.5 refuses it, which `_check_sequence_parallel`
-    says, nor the trainer's given to it (the line on the actor's own SP says that one). For a release that may be
-    Trinity 0.6 (`version` 0.6, or none given), the critic's own SP (`CRITIC_SP_KEY`), set to another than the
-    trainer's `sp` (a line that refuses nothing:
+    which Trinity 0.5 runs it at, raising its budget there where its passes read it; not where 0.5 refuses it, which
+    `_check_sequence_parallel` says, nor the trainer's given to it (the line on the actor's own SP says that one).
+    For a release that may be Trinity 0.6 (`version` 0.6, or none given), the critic's own SP (`CRITIC_SP_KEY`), set
+    to another than the trainer's `sp` (a line that refuses nothing:
     Trinity 0.6 on verl 0.8 or later ignores the key, ``FROZEN_KEYS``, ``trainer/verl/config.py:740`` in 0.6.0, and
     runs the critic's engine at `CRITIC_ENGINE_SP_KEY`, the trainer's where unset, ``:514``): Trinity with verl before
     0.8 takes it over the trainer's (``set_if_none``, ``verl_legacy/verl_config.py:604``), checks it against the
@@ -624,9 +624,10 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
             checks.critic_sps = (critic_sp,)
             # 0.5.0 raises its budget to hold two sequences (the verdict counts that), where its passes read one
             two = "critic" not in sequence_counted_roles(checks.flag, version)
+            raising = ", raising its token budget to hold a sequence there (0.5.0 two)" if two else ""
             _add_critic_sp_line(checks, sp, (
                 f"{dotted(CRITIC_SP_KEY)} {critic_sp} is not the actor's SP {sp}: Trinity 0.5 runs the critic at SP "
-                f"{critic_sp}, raising its token budget to hold a sequence there{' (0.5.0 two)' if two else ''}; "),
+                f"{critic_sp}{raising}; "),
                 f": {_critic_sp_fix(checks, another, critic_sp, trainer_gpus)}",
                 raised=RAISED_TO_TWO if two else RAISED_TO_ONE)
         return {}
@@ -651,11 +652,23 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
     if refusals:
         runs = f"{who} checks the critic's SP as the actor's and refuses the config ({refusals[0].words}); {on_08}"
     else:
-        runs = f"{who} runs the critic at SP {legacy_sp}, raising its token budget to hold a sequence there; {on_08}"
+        runs = f"{who} runs the critic at SP {legacy_sp}{_critic_raise_read_words(checks, version)}; {on_08}"
     _add_critic_sp_line(checks, sp, (
         f"{dotted(CRITIC_SP_KEY)} {legacy_sp} is not trainer.ulysses_sequence_parallel_size {sp}: {runs}; "),
         f": {_critic_sp_fix(checks, another, legacy_sp, trainer_gpus)}", refused)
     return {"critic": legacy_sp}
+
+
+def _critic_raise_read_words(checks: _ConfigChecks, version: TrinityVersion | None) -> str:
+    """That Trinity with verl before 0.8 raises the critic's token budget at its own SP, in words after that SP, where
+    its passes read it, dynamic batch sizes on (`sequence_counted_roles`): on every release `version` may be, said
+    plainly; on some, only there; on none, nothing (verl fills its micro-batches by count: ``dp_critic.py:211-218`` in
+    verl 0.7.0)."""
+    reads = ["critic" not in sequence_counted_roles(checks.flag, release) for release in releases_may_be(version)]
+    if not any(reads):
+        return ""
+    return ", raising its token budget to hold a sequence there" + (
+        "" if all(reads) else " where its passes read it (dynamic batch sizes on)")
 
 
 RAISED_TO_ONE = "to hold a sequence"

@@ -1849,6 +1849,9 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     rollout_none = "rollout" not in counted and rollout_flag_left_none(lambda path: read_or_none(reader.get, path),
                                                                        version)
     micro_batches = micro_batch_counts(reader, counted, dpo, trainer_gpus // sp if trainer_gpus else None, rollout_none)
+    counted_050 = sequence_counted_roles(lambda path: read_or_none(reader.get, path), "0.5")
+    sequences_050 = None if counted_050 == counted else micro_batch_counts(
+        reader, counted_050, dpo, trainer_gpus // sp if trainer_gpus else None).sequences
     in_rows = dpo and actor_update_in_rows(lambda path: read_or_none(reader.get, path), version)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic.notes,
              *_lora_counted_as_full_notes(reader, version), *_saved_targets_notes(reader, version),
@@ -1894,6 +1897,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         ref_forward_runs=no_ref is None,
         old_log_prob_recompute=recompute_may_run(reader.get),
         micro_batch_sequences=micro_batches.sequences,
+        micro_batch_sequences_050=sequences_050,
         micro_batch_sources=micro_batches.sources,
         memory_unread=memory_unread_keys(reader, version, dpo, trainer_gpus // sp if trainer_gpus else None),
         memory_unread_padded=memory_unread_keys(reader, version, dpo, trainer_gpus // sp if trainer_gpus else None,
