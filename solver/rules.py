@@ -1289,7 +1289,10 @@ class OptionNames(NamedTuple):
     def planned_release(self, release: str) -> str:
         """The option, with its value, that plans for the Trinity `release` (``0.6.0``), as the caller names it:
         ``--trinity-version 0.6.0``, or plan's and place's keyword, ``trinity_version="0.6.0"`` (where a fragment
-        writer's is ``version``: `trinity_release`)."""
+        writer's is ``version``: `trinity_release`); or the key that names it (`release_key`: a cluster job's, ``the
+        job's trinity_version 0.6.0``)."""
+        if self.release_key is not None:
+            return f"{self.release_key} {release}"
         return f'trinity_version="{release}"' if self.keywords else self.trinity_release(release)
 
     def planned_critic(self, critic: str) -> str:
