@@ -809,8 +809,9 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
     cluster`` passes its own), and for a job that gave its model by ``model_config``, ``--model-config`` with that file
     (a config's ``model.model_path`` may name a model the planner does not know). `option_names`: how the notes name the
     options they point to (`API_OPTIONS`: this function's ``version="0.5"``; ``solve cluster`` passes `COMMAND_OPTIONS`,
-    its flags). `QueryError` for a placement whose job or pool the fleet lacks, or wrong types."""
-    from solver.cluster import POOL_HOST_RAM_SOURCE
+    its flags), a job's length by its key (`JOB_LENGTH_KEY`) and SP 1 as planned alone, which the placement chooses
+    (`OptionNames.settings_chosen`). `QueryError` for a placement whose job or pool the fleet lacks, or wrong types."""
+    from solver.cluster import JOB_LENGTH_KEY, POOL_HOST_RAM_SOURCE
     from solver.trinity import fragment_for, placed_on_words, running_now_words  # ruamel: only where one is made
 
     check_types(("check_options", check_options, tuple | None), ("option_names", option_names, OptionNames))
@@ -820,7 +821,8 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
         model = ("--model-config", str(placed.model_config)) if placed.model_config is not None else ()
         check = None if check_options is None else fragment_check(placed.gpu, known, (*check_options, *model))
         placed_on = placed_on_words(placed.pool, placed.nodes, placed.keys.shared_gpus, placed.trainer_nodes)
-        names = option_names._replace(trinity_05=placed.release_key) if placed.release_key else option_names
+        names = option_names._replace(trinity_05=placed.release_key or option_names.trinity_05,
+                                      length_key=JOB_LENGTH_KEY, settings_chosen=True)
         fragments[placed.job] = fragment_for(placed.keys, gpu=placed.gpu, rocm=placed.rocm,
                                              host_ram_gb=placed.host_ram_gb, host_ram_source=POOL_HOST_RAM_SOURCE,
                                              option_names=names, check=check, placed_on=placed_on,

@@ -908,14 +908,15 @@ def sp_over_pcie_caution(gpu: GpuType, sp: int, option_names: OptionNames = COMM
                          costed: bool = True, fits_without_sp: bool | None = None,
                          max_model_len: int | None = None) -> str | None:
     """The caution for a plan with SP on a GPU type whose GPUs reach one another over PCIe alone
-    (`GpuType.interconnect` ``pcie``), in words, naming SP 1 as `option_names` do; None otherwise. Not `costed`, for
+    (`GpuType.interconnect` ``pcie``), in words, naming SP 1 as `option_names` do (`OptionNames.setting_pin`); None
+    otherwise. Not `costed`, for
     `solve memory`'s breakdown, which shows no cost: the words say nothing of the cost's weight. `fits_without_sp`:
     whether the same question without SP has a plan at the plan's `max_model_len` (None where that is not known): only
     where it has is SP 1 named as what may train faster; where it has none, the words say that SP is what trains that
     length there."""
     if sp == 1 or gpu.interconnect != "pcie":
         return None
-    without_sp = option_names.valued(option_names.named("sp"), 1)
+    without_sp = option_names.setting_pin("sp", 1)
     weighed = "the cost weighs that above NVLink's by a ranking weight, not a measured time"
     if not costed:
         advice = f", so the same run without SP, where it fits ({without_sp}), may train faster: time a step of each"
@@ -1141,7 +1142,7 @@ def past_window_words(model: Model, max_model_len: int, option_names: OptionName
     return (f"past {model.name}'s sliding window of {window} tokens (its config.json's sliding_window, beyond the "
             f"native {model.native_context}): the trainer's transformers and the rollout's vLLM alike attend each "
             f"token to the {window} up to it alone{layers}, so a token past it no longer sees the sequence's start "
-            f"(the prompt); plan {option_names.valued(option_names.length, window)} to keep full attention, or check "
+            f"(the prompt); plan {option_names.planned_length(window)} to keep full attention, or check "
             "the model's quality past it")
 
 
@@ -1186,8 +1187,9 @@ def past_validated_words(model: Model, validated: int) -> str:
 
 def check_or_plan_words(validated: int, option_names: OptionNames = COMMAND_OPTIONS) -> str:
     """What to do about a length past the validated `validated` tokens, in words: check the model, or plan within
-    it (``plan --len 131072``; the API's ``plan max_model_len=131072``: `option_names`)."""
-    return f"{CHECK_QUALITY}, or plan {option_names.valued(option_names.length, validated)}"
+    it (``plan --len 131072``; the API's ``plan max_model_len=131072``; a cluster job's ``plan with the job's
+    max_model_len 131072``: `OptionNames.planned_length`)."""
+    return f"{CHECK_QUALITY}, or plan {option_names.planned_length(validated)}"
 
 
 def past_validated_note(plan: Plan, model: Model, option_names: OptionNames = COMMAND_OPTIONS) -> str | None:

@@ -1222,6 +1222,12 @@ class OptionNames(NamedTuple):
     critic_key: str | None = None
     """The key that gives a run's PPO critic where no option of the caller's does (a cluster job's:
     ``solver.cluster.options.JOB_CRITIC_KEY``), which `planned_critic` names then; None: the caller's option."""
+    length_key: str | None = None
+    """The key that gives a run's length where no option of the caller's does (a cluster job's:
+    ``solver.cluster.JOB_LENGTH_KEY``), which `planned_length` names then; None: the caller's option."""
+    settings_chosen: bool = False
+    """Whether a placement chooses the plans' settings, which no option of the caller's pins (a cluster job's): words
+    that name a pin (SP 1) name the planner's option that plans with it then (`setting_pin`)."""
 
     def write_does(self, lead: str = "", after: str = "") -> str:
         """`` (--write does)`` after a fix the patch makes (`lead` before `write`: ``as ``; `after`, more words in the
@@ -1294,6 +1300,21 @@ class OptionNames(NamedTuple):
         if self.release_key is not None:
             return f"{self.release_key} {release}"
         return f'trinity_version="{release}"' if self.keywords else self.trinity_release(release)
+
+    def planned_length(self, tokens: int) -> str:
+        """The option, with its value, that plans `tokens` tokens, as the caller names it after ``plan``: ``--len
+        131072``, or ``max_model_len=131072``; or with the key that gives it (`length_key`: a cluster job's, ``with
+        the job's max_model_len 131072``)."""
+        if self.length_key is not None:
+            return f"with {self.length_key} {tokens}"
+        return self.valued(self.length, tokens)
+
+    def setting_pin(self, name: str, value: object) -> str:
+        """Option `name` (``sp``) pinning a plan's setting to `value`, as the caller gives it: ``--sp 1``, or ``sp=1``;
+        where a placement chooses the settings (`settings_chosen`: a cluster job's), the planner's option that plans
+        with it: ``solve --sp 1``, or ``solver.plan(sp=1)``."""
+        pin = self.valued(self.named(name), value)
+        return self.planning(pin) if self.settings_chosen else pin
 
     def planned_critic(self, critic: str) -> str:
         """The option, with its value, that plans with a PPO critic held as `critic` (``resident``), as the caller

@@ -15,7 +15,7 @@ import pytest
 import solver
 from solver.api import answer_query, config_query
 from solver.query import make_query
-from solver.rules import COMMAND_OPTIONS
+from solver.rules import API_OPTIONS, COMMAND_OPTIONS
 from solver.trinity import patch_trinity_config, read_trinity_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,6 +111,20 @@ def test_an_explanation_names_the_keywords():
     (answer,) = solver.plan("8B", gpu="a100", max_model_len=65536, budget_gpus=8, estimate="only", explain=True)
     assert any(reason.detail.endswith("not estimated (estimates turn Env on unless env=False)")
                for reason in answer.explanation or ())
+
+
+def test_a_placed_job_s_config_names_its_length_key_past_the_validated_length(tmp_path: Path):
+    # clusterrelease91: solve cluster --emit-dir's header said "or plan --len 131072", which neither solve cluster
+    # nor a job takes, and placement_configs' "plan max_model_len=131072": a job gives its length by its key
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: h, gpu: H100, nodes: 1, gpus_per_node: 8}]\n"
+                     "jobs: [{name: long, model: Qwen3-0.6B, max_model_len: 139264, rollout_gpus: 0}]\n",
+                     encoding="utf-8")
+    placement = solver.place(fleet)
+    header = ("max_model_len 139264, past the validated 131072\n# (check the model's quality at this length, or plan "
+              "with the job's max_model_len 131072)\n")
+    for names in (API_OPTIONS, COMMAND_OPTIONS):  # the API's, and solve cluster --emit-dir's
+        assert header in solver.placement_configs(placement, fleet, option_names=names)["long"]
 
 
 def test_the_fragment_names_the_length_keyword_past_the_validated_length():

@@ -226,7 +226,8 @@ def test_the_emit_dir_notes_name_the_commands_flag_and_the_apis_configs_its_keyw
     assert cli("cluster", str(path), "--emit-dir", str(tmp_path / "configs"))[0] == 0
     written = (tmp_path / "configs" / "long.yaml").read_text(encoding="utf-8")
     [unwrapped] = unwrapped_fragments  # the words swapped before the wrap (in_api_words): their lengths differ
-    assert written == wrapped_comments(unwrapped) and "or plan --len 131072)" in unwrapped
+    # clusterrelease91: both name the length by the job's key (it was --len, which solve cluster does not take)
+    assert written == wrapped_comments(unwrapped) and "or plan with the job's max_model_len 131072)" in unwrapped
     assert "(0.5 refuses them: --trinity-version 0.5 leaves them out)" in written
     [api] = solver.placement_configs(solver.place(path), path).values()
     assert api == in_api_words(unwrapped)

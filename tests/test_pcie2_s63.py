@@ -174,6 +174,20 @@ def test_a_pool_s_gpu_interconnect_weighs_and_cautions_sp_over_pcie(cli: Cli, tm
     assert over_pcie["caution_codes"][-1] == "sp-over-pcie"
 
 
+def test_a_placed_job_s_caution_names_sp_1_as_planned_alone(cli: Cli, tmp_path: Path):
+    # clusterrelease91: a placed job's caution said "(--sp 1)", which neither solve cluster nor a job takes (the
+    # placement chooses its settings): it names the planner's option, as its --emit-dir config and the API's do
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: l, gpu: L40S, nodes: 1, gpus_per_node: 2}]\n"
+                     "jobs: [{name: j, model: Qwen3-4B, max_model_len: 4096, rollout_gpus: 0}]\n", encoding="utf-8")
+    status, _, _ = cli("cluster", str(fleet), "--emit-dir", str(tmp_path / "configs"))
+    written = " ".join((tmp_path / "configs" / "j.yaml").read_text(encoding="utf-8").replace("#", "").split())
+    assert status == 0 and "so a plan without SP that fits (solve --sp 1) may train faster" in written
+    [placement] = solver.place(fleet).placements
+    assert placement.plan.sp == 2 and placement.plan.cautions[-1].endswith(
+        "so a plan without SP that fits (solver.plan(sp=1)) may train faster: time a step of each")
+
+
 def test_a_bad_pool_interconnect_is_refused_naming_the_accepted_values(cli: Cli, tmp_path: Path):
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(FLEET.format(link="gpu_interconnect: pci, "), encoding="utf-8")

@@ -93,6 +93,24 @@ def test_the_api_names_plans_keyword_for_the_release():
     assert named.best is not None and named.best.setting.label == "Env + SP=4"
 
 
+def test_a_cluster_reason_names_the_job_s_own_release_key(cli: Cli, tmp_path: Path):
+    # clusterrelease91: a cluster job's reason said "with --trinity-version 0.6.0", a run-wide flag, where the job's
+    # own trinity_version key gives the release to it alone (docs/cluster.md)
+    job = {"name": "big", "model": "llama-3.1-8b", "max_model_len": 65536, "rollout_gpus": 0}
+    pool = {"name": "h100", "gpu": "H100", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 150}
+    path = tmp_path / "fleet.yaml"
+    path.write_text(json.dumps({"pools": [pool], "jobs": [job]}), encoding="utf-8")
+    status, out, _ = cli("cluster", str(path), "--json")
+    [left] = json.loads(out)["unplaced"]
+    assert status == 1 and "--trinity-version" not in left["reason"]
+    assert ("; with the job's trinity_version 0.6.0, whose rank 0 alone loads the model, Env + SP=4 on 8 GPUs trains "
+            "it (65536 tokens), and it needs 63.0 GiB of host memory per node while the model loads") in left["reason"]
+    # the key it names places the job, on that plan
+    path.write_text(json.dumps({"pools": [pool], "jobs": [{**job, "trinity_version": "0.6.0"}]}), encoding="utf-8")
+    [placed] = solver.place(path).placements
+    assert (placed.plan.setting.label, placed.plan.gpus) == ("Env + SP=4", 8)
+
+
 def test_a_release_that_loads_on_every_rank_may_lift_a_host_limit_too(cli: Cli):
     # s87: the tied 4B loads on every rank under every release here, so no rank 0 alone; but 0.5's bf16 reference
     # model and placed blocks need 67.9 GiB where no release named counts 70.5: 0.5.2, the newest, is named, with the

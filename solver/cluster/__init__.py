@@ -41,6 +41,7 @@ from solver.cluster.model import build_placement_model
 from solver.cluster.options import (
     COST_SCALE,
     JOB_BATCH_SOURCE,
+    JOB_LENGTH_KEY,
     JOB_LORA_KEYS,
     JOB_RELEASE_KEY,
     JOB_VERSION_KEY,
@@ -64,6 +65,7 @@ from solver.cluster.search import STAGES, least_time_limit_to_search_s, place
 __all__ = [
     "COST_SCALE",
     "JOB_BATCH_SOURCE",
+    "JOB_LENGTH_KEY",
     "JOB_LORA_KEYS",
     "JOB_RELEASE_KEY",
     "JOB_VERSION_KEY",

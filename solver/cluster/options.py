@@ -63,6 +63,9 @@ JOB_VERSION_KEY = "the job's trinity_version"
 JOB_CRITIC_KEY = "the job's critic"
 """The key that gives a job's PPO critic, as messages name it (`OptionNames.critic_key`)."""
 
+JOB_LENGTH_KEY = "the job's max_model_len"
+"""The key that gives a job's length, as messages name it (`OptionNames.length_key`)."""
+
 JOB_RELEASE_KEY = f"{JOB_VERSION_KEY} 0.5"
 """The key that gives a job's own Trinity release, as a fragment's comments name it (`OptionNames.trinity_05`)."""
 
@@ -374,7 +377,8 @@ class Planner:
                           trinity_version=release.version,
                           option_names=self.option_names._replace(lora_keys=JOB_LORA_KEYS,
                                                                   release_key=JOB_VERSION_KEY,
-                                                                  critic_key=JOB_CRITIC_KEY),
+                                                                  critic_key=JOB_CRITIC_KEY,
+                                                                  length_key=JOB_LENGTH_KEY, settings_chosen=True),
                           lora_rank=training.lora_rank, reference_model=training.reference_model,
                           critic=training.critic, dpo=training.dpo, lora_targets=training.lora_targets,
                           lora_exclude_modules=training.lora_exclude_modules,
