@@ -109,3 +109,22 @@ def test_the_map_and_the_cluster_name_the_memory_model_of_your_own(cli, tmp_path
     assert status == 0 and "memory model:" not in out
     status, out, _ = cli("cluster", str(fleet), "--json")
     assert status == 0 and json.loads(out)["memory_model_source"] is None
+
+
+def test_cells_that_record_no_setting_running_out_of_memory_get_a_note(cli, tmp_path: Path):
+    # persona91c: a file of cells that all trained as they are (vanilla) says nothing of where memory runs out, which
+    # only the fit's counts (0 negatives) showed; cells that record one (SP=2 at the longest: vanilla and Env ran out there)
+    # get none.
+    cells = tmp_path / "mine.yaml"
+    cells.write_text(EIGHT_GPU_CELLS.replace("SP=2", "vanilla").replace("SP=4", "vanilla").replace("SP=8", "vanilla"),
+                     encoding="utf-8")
+    note = ("solve calibrate: note: none of your cells says a setting ran out of memory (each is vanilla, the first "
+            "setting tried, or one outside the order cells are read in): they bound the memory a run takes from above "
+            "alone, so nothing in them raises an estimate; add a length where a setting ran out (the cell of the one "
+            "that trained next, or '-'), or fit with the documented ones too (--with-tables)\n")
+    status, out, err = cli("calibrate", "--cells", str(cells), "--json")
+    assert (status, json.loads(out)["memory_model"]["fit"]["negatives"]) == (0, 0) and err.startswith(note)
+    cells.write_text(EIGHT_GPU_CELLS.replace("SP=2", "vanilla").replace("SP=4", "vanilla").replace("SP=8", "SP=2"),
+                     encoding="utf-8")
+    status, _, err = cli("calibrate", "--cells", str(cells))
+    assert status == 0 and "ran out of memory" not in err

@@ -3464,7 +3464,8 @@ def test_calibrate_on_one_cell_it_cannot_meet_says_so_in_the_singular(cli, tmp_p
     status, out, err = cli("calibrate", "--cells", str(cells), "--out", str(fitted))
     assert status == 0 and out.splitlines()[0] == (f"wrote {fitted}: 1 observation, 0 predicted to fit that did not, "
                                                    "1 predicted not to fit that did")
-    first, unphysical, caution, second, note = err.splitlines()
+    fits_alone, first, unphysical, caution, second, note = err.splitlines()
+    assert fits_alone.startswith("solve calibrate: note: none of your cells says a setting ran out of memory")
     assert note == (f"solve calibrate: note: {cells}: Own-24GB's memory_gb 24 is taken as 24 GiB; a card reports "
                     "less (an H100 80GB: 81559 MiB, 79.6 GiB), so add its memory_mib (nvidia-smi's total) where you "
                     "have it")

@@ -69,6 +69,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
             f"solve calibrate: warning: no cell of yours names {added}, the model of --model-config (the cells name "
             "their models as the catalogue or the config does)")
     fitted = calibration(catalog, cells, with_tables=args.with_tables, flag="--cells ")
+    _note_fits_alone(args, fitted)
     _warn_of_table_contradictions(fitted)
     _report_fit(args, fitted)
     if args.out and not args.json:  # the JSON says it all: first_principles, the coefficients, the file's own name
@@ -85,6 +86,17 @@ def _check_calibrate_args(args: argparse.Namespace) -> None:
         raise QueryError("--with-tables adds the shipped tables to the cells of --cells FILE")
     if args.model_config and not args.cells:
         raise QueryError("--model-config describes a model that the cells of --cells FILE name")
+
+
+def _note_fits_alone(args: argparse.Namespace, fitted: Calibration) -> None:
+    """Note on stderr where none of your cells says a setting ran out of memory (the fit's mirror of cells that are
+    all '-', which are refused): they bound a run's memory from above alone, so nothing raises an estimate."""
+    if args.cells and not args.with_tables and not fitted.memory_model.fit.negatives:
+        print_note(
+            "solve calibrate: note: none of your cells says a setting ran out of memory (each is vanilla, the first "
+            "setting tried, or one outside the order cells are read in): they bound the memory a run takes from above "
+            "alone, so nothing in them raises an estimate; add a length where a setting ran out (the cell of the one "
+            "that trained next, or '-'), or fit with the documented ones too (--with-tables)")
 
 
 def _warn_of_table_contradictions(fitted: Calibration) -> None:
