@@ -128,3 +128,21 @@ def test_cells_that_record_no_setting_running_out_of_memory_get_a_note(cli, tmp_
                      encoding="utf-8")
     status, _, err = cli("calibrate", "--cells", str(cells))
     assert status == 0 and "ran out of memory" not in err
+
+
+def test_cells_that_contradict_the_documented_tables_are_not_offered_to_plan_with(cli, tmp_path: Path):
+    # persona91c: A800 cells (the A100's memory, whose tables speak for it) that contradict the A100's table for 6
+    # GPUs fitted without a word, and the command printed to plan with the fit gave --cells, which solve refuses.
+    cells, fitted = tmp_path / "a800.yaml", tmp_path / "fit.yaml"
+    cells.write_text("gpu: A800-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 4\n    section: 4 x A800\n"
+                     "    models: [Qwen3-8B]\n    rows:\n      - {max_model_len: 32768, cells: {Qwen3-8B: Env}}\n",
+                     encoding="utf-8")
+    status, out, err = cli("calibrate", "--cells", str(cells), "--out", str(fitted))
+    assert status == 0 and err.startswith(
+        "solve calibrate: warning: your cells contradict the documented tables (5 contradictions), and planning with "
+        "them as tables (--cells) refuses them: A800-80GB, Qwen3-8B at 32768: Env trains on 4 GPUs but 6 GPUs (the "
+        "A100-80GB's table) need Env + SP=2 (more GPUs only shard the states further); and 4 more\n")
+    assert out.splitlines()[-1] == (
+        f"plan with it: solve --model M --gpu A800-80GB --len L --memory-model {fitted} (the fit estimates; your cells "
+        "vouch as tables, with --cells, once they no longer contradict the documented tables)")
+    assert cli("--model", "8B", "--gpu", "a800", "--gpus", "4", "--len", "32k", "--cells", str(cells))[0] == 2

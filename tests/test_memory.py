@@ -1484,8 +1484,12 @@ def test_cli_calibrate_names_cells_that_contradict_the_tables_and_files_given_tw
     assert status == 0 and out.startswith("# Memory-model coefficients") and err.startswith(
         "solve calibrate: warning: your cells contradict the documented tables (2 contradictions), and the fit takes "
         "both sides: A100-80GB, 4 GPUs, Qwen3-8B at 4096: yours 'Env', the table's 'vanilla'; and 1 more\n")
-    status, out, err = cli("calibrate", "--cells", str(mine))  # alone, they contradict nothing
-    assert status == 0 and "contradict" not in err
+    # Alone, the fit takes no side, but planning with them refuses them (persona91c: it said nothing)
+    status, out, err = cli("calibrate", "--cells", str(mine))
+    assert status == 0 and err.startswith(
+        "solve calibrate: warning: your cells contradict the documented tables (2 contradictions), and planning with "
+        "them as tables (--cells) refuses them: A100-80GB, 4 GPUs, Qwen3-8B at 4096: yours 'Env', the table's "
+        "'vanilla'; and 1 more\n")
     # Across GPU counts too: Env + Offload on 8 A100s where the tables for fewer train vanilla.
     more = tmp_path / "more.yaml"
     more.write_text('gpu: A100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: "8 x A100"\n'
