@@ -211,12 +211,11 @@ def calibration(catalog: Catalog, cells: Sequence[tuple[Path, GpuType]], *, with
     source = _cells_source([path for path, _ in cells], with_tables=with_tables)
     evidence = observations(catalog, gpu_types=measured or None)
     yours = list(evidence) if measured else []  # the cells whose misses are named, not the documented tables'
-    clashes: list[str] = []
+    clashes = contradictions(measured, catalog.documented_gpu_types)  # planning with the cells refuses these
+    for gpu_type in measured:  # and across GPU counts: those the documented tables lack, beside theirs
+        clashes += catalog.new_contradictions(catalog.with_new_tables(gpu_type), gpu_type.name)
     if measured and with_tables:
         evidence += observations(catalog)
-        clashes += contradictions(measured, catalog.documented_gpu_types)
-        for gpu_type in measured:  # and across GPU counts: those the documented tables lack, beside theirs
-            clashes += catalog.new_contradictions(catalog.with_new_tables(gpu_type), gpu_type.name)
     if not evidence:
         raise QueryError("no cells to calibrate on")
     coefficients, fit = calibrate(evidence)

@@ -3319,7 +3319,8 @@ class Calibration(Frozen, Versioned, defer_build=True):
 
     memory_model: MemoryModel = Field(description="the fitted model, for memory= (its source names the cells)")
     table_contradictions: tuple[str, ...] = Field(description=(
-        "fitting with the documented tables too: where your cells contradict them (the fit takes both sides)"))
+        "where your cells contradict the documented tables, which planning with them (--cells) refuses; fitting "
+        "with the documented tables too, the fit takes both sides"))
     at_bounds: tuple[str, ...] = Field(description=(
         "coefficients that ended at an edge of their plausible range: the cells do not pin the model down (with the "
         "documented tables too, your cells pull them there against those)"))

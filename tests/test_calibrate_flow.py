@@ -109,3 +109,40 @@ def test_the_map_and_the_cluster_name_the_memory_model_of_your_own(cli, tmp_path
     assert status == 0 and "memory model:" not in out
     status, out, _ = cli("cluster", str(fleet), "--json")
     assert status == 0 and json.loads(out)["memory_model_source"] is None
+
+
+def test_cells_that_record_no_setting_running_out_of_memory_get_a_note(cli, tmp_path: Path):
+    # persona91c: a file of cells that all trained as they are (vanilla) says nothing of where memory runs out, which
+    # only the fit's counts (0 negatives) showed; cells that record one (SP=2 at the longest: vanilla and Env ran out there)
+    # get none.
+    cells = tmp_path / "mine.yaml"
+    cells.write_text(EIGHT_GPU_CELLS.replace("SP=2", "vanilla").replace("SP=4", "vanilla").replace("SP=8", "vanilla"),
+                     encoding="utf-8")
+    note = ("solve calibrate: note: none of your cells says a setting ran out of memory (each is vanilla, the first "
+            "setting tried, or one outside the order cells are read in): they bound the memory a run takes from above "
+            "alone, so nothing in them raises an estimate; add a length where a setting ran out (the cell of the one "
+            "that trained next, or '-'), or fit with the documented ones too (--with-tables)\n")
+    status, out, err = cli("calibrate", "--cells", str(cells), "--json")
+    assert (status, json.loads(out)["memory_model"]["fit"]["negatives"]) == (0, 0) and err.startswith(note)
+    cells.write_text(EIGHT_GPU_CELLS.replace("SP=2", "vanilla").replace("SP=4", "vanilla").replace("SP=8", "SP=2"),
+                     encoding="utf-8")
+    status, _, err = cli("calibrate", "--cells", str(cells))
+    assert status == 0 and "ran out of memory" not in err
+
+
+def test_cells_that_contradict_the_documented_tables_are_not_offered_to_plan_with(cli, tmp_path: Path):
+    # persona91c: A800 cells (the A100's memory, whose tables speak for it) that contradict the A100's table for 6
+    # GPUs fitted without a word, and the command printed to plan with the fit gave --cells, which solve refuses.
+    cells, fitted = tmp_path / "a800.yaml", tmp_path / "fit.yaml"
+    cells.write_text("gpu: A800-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 4\n    section: 4 x A800\n"
+                     "    models: [Qwen3-8B]\n    rows:\n      - {max_model_len: 32768, cells: {Qwen3-8B: Env}}\n",
+                     encoding="utf-8")
+    status, out, err = cli("calibrate", "--cells", str(cells), "--out", str(fitted))
+    assert status == 0 and err.startswith(
+        "solve calibrate: warning: your cells contradict the documented tables (5 contradictions), and planning with "
+        "them as tables (--cells) refuses them: A800-80GB, Qwen3-8B at 32768: Env trains on 4 GPUs but 6 GPUs (the "
+        "A100-80GB's table) need Env + SP=2 (more GPUs only shard the states further); and 4 more\n")
+    assert out.splitlines()[-1] == (
+        f"plan with it: solve --model M --gpu A800-80GB --len L --memory-model {fitted} (the fit estimates; your cells "
+        "vouch as tables, with --cells, once they no longer contradict the documented tables)")
+    assert cli("--model", "8B", "--gpu", "a800", "--gpus", "4", "--len", "32k", "--cells", str(cells))[0] == 2

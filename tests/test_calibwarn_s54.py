@@ -198,7 +198,7 @@ def test_docs_notes_bullet_names_each_prefix_calibrate_prints():
     source = (Path(solver.__file__).parent / "cli" / "calibrate.py").read_text(encoding="utf-8")
     bullet = (EXAMPLES.parent / "cli.md").read_text(encoding="utf-8").split("- **Notes and warnings** (", 1)[1]
     prefixes = set(re.findall(r"solve calibrate: [a-z]+: ", source))
-    assert prefixes == {"solve calibrate: warning: ", "solve calibrate: caution: "}
+    assert prefixes == {"solve calibrate: warning: ", "solve calibrate: caution: ", "solve calibrate: note: "}
     assert all(f"`{prefix}...`" in bullet.split(") go to", 1)[0] for prefix in prefixes)
 
 

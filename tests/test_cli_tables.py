@@ -645,6 +645,13 @@ def test_a_cells_files_table_without_models_or_rows_names_the_field(cli, tmp_pat
         "line 11: table gpus=8, rows item 2: unknown field 'max_model_lenx' (did you mean max_model_len? fields: "
         "max_model_len, cells)")),
     (("gpus: 8", "gpus: -8.0"), "line 5: table gpus=-8.0, gpus: must be above 0, got -8.0"),
+    # persona91c: a table's check of its rows named the table's line, not the row's
+    (("Qwen3-14B: SP=8", "Qwen3-14B: SP=3"), (
+        "line 11: table gpus=8: row max_model_len=65536, Qwen3-14B: SP=3 does not divide the table's 8 GPUs (it takes "
+        "SP=2, SP=4 or SP=8)")),
+    (("- max_model_len: 65536", "- max_model_len: 32768"), "line 11: table gpus=8: duplicate row max_model_len=32768"),
+    ((", Qwen3-14B: SP=4}", ", 14B: SP=4, Qwen3-14B: SP=4}"), (
+        "line 9: table gpus=8: row max_model_len=32768: two cells for Qwen3-14B (by two of its names)")),
     (("memory_gb: 80", "memory_gb: 80GB"), (
         "line 2: memory_gb: must be a whole number, got '80GB' (GB as sold, as a number: 80 for 80 GB; nvidia-smi's "
         "total in MiB goes in memory_mib)")),

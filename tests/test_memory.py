@@ -1485,8 +1485,12 @@ def test_cli_calibrate_names_cells_that_contradict_the_tables_and_files_given_tw
     assert status == 0 and out.startswith("# Memory-model coefficients") and err.startswith(
         "solve calibrate: warning: your cells contradict the documented tables (2 contradictions), and the fit takes "
         "both sides: A100-80GB, 4 GPUs, Qwen3-8B at 4096: yours 'Env', the table's 'vanilla'; and 1 more\n")
-    status, out, err = cli("calibrate", "--cells", str(mine))  # alone, they contradict nothing
-    assert status == 0 and "contradict" not in err
+    # Alone, the fit takes no side, but planning with them refuses them (persona91c: it said nothing)
+    status, out, err = cli("calibrate", "--cells", str(mine))
+    assert status == 0 and err.startswith(
+        "solve calibrate: warning: your cells contradict the documented tables (2 contradictions), and planning with "
+        "them as tables (--cells) refuses them: A100-80GB, 4 GPUs, Qwen3-8B at 4096: yours 'Env', the table's "
+        "'vanilla'; and 1 more\n")
     # Across GPU counts too: Env + Offload on 8 A100s where the tables for fewer train vanilla.
     more = tmp_path / "more.yaml"
     more.write_text('gpu: A100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: "8 x A100"\n'
@@ -3481,7 +3485,8 @@ def test_calibrate_on_one_cell_it_cannot_meet_says_so_in_the_singular(cli, tmp_p
     status, out, err = cli("calibrate", "--cells", str(cells), "--out", str(fitted))
     assert status == 0 and out.splitlines()[0] == (f"wrote {fitted}: 1 observation, 0 predicted to fit that did not, "
                                                    "1 predicted not to fit that did")
-    first, unphysical, caution, second, note = err.splitlines()
+    fits_alone, first, unphysical, caution, second, note = err.splitlines()
+    assert fits_alone.startswith("solve calibrate: note: none of your cells says a setting ran out of memory")
     assert note == (f"solve calibrate: note: {cells}: Own-24GB's memory_gb 24 is taken as 24 GiB; a card reports "
                     "less (an H100 80GB: 81559 MiB, 79.6 GiB), so add its memory_mib (nvidia-smi's total) where you "
                     "have it")

@@ -86,8 +86,8 @@ def test_a_cells_row_without_a_model_of_its_table_says_what_a_row_needs(cli: Cli
                      encoding="utf-8")
     status, out, err = cli("--model", "14B", "--gpu", "h100", "--len", "64k", "--cells", str(cells))
     assert (status, out) == (2, "")
-    # words89: the line of the table, whose check refuses it
-    assert err == (f"solve: error: --cells {cells}: line 5: table gpus=8: row max_model_len=32768: no cell for "
+    # persona91c: the line of the row the table's check refuses (words89: it was the table's)
+    assert err == (f"solve: error: --cells {cells}: line 6: table gpus=8: row max_model_len=32768: no cell for "
                    "Qwen3-14B (a row gives every model of its table a cell: the first setting that trained, or '-' where none did; "
                    "no cell says 'not measured', so give rows only at lengths where you measured every model of the "
                    "table)\n")

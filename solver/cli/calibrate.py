@@ -69,12 +69,14 @@ def run_calibrate(args: argparse.Namespace) -> int:
             f"solve calibrate: warning: no cell of yours names {added}, the model of --model-config (the cells name "
             "their models as the catalogue or the config does)")
     fitted = calibration(catalog, cells, with_tables=args.with_tables, flag="--cells ")
-    _warn_of_table_contradictions(fitted)
+    _note_fits_alone(args, fitted)
+    _warn_of_table_contradictions(fitted, with_tables=args.with_tables)
     _report_fit(args, fitted)
     if args.out and not args.json:  # the JSON says it all: first_principles, the coefficients, the file's own name
         _say_what_moved(fitted, with_tables=args.with_tables)
         if args.cells:
-            _say_how_to_plan(args, sorted({gpu_type.name for _, gpu_type in cells}))
+            _say_how_to_plan(args, sorted({gpu_type.name for _, gpu_type in cells}),
+                             as_tables=not fitted.table_contradictions)
     note_cells_elsewhere("solve calibrate", cells, catalog)
     return 0
 
@@ -87,13 +89,24 @@ def _check_calibrate_args(args: argparse.Namespace) -> None:
         raise QueryError("--model-config describes a model that the cells of --cells FILE name")
 
 
-def _warn_of_table_contradictions(fitted: Calibration) -> None:
+def _note_fits_alone(args: argparse.Namespace, fitted: Calibration) -> None:
+    """Note on stderr where none of your cells says a setting ran out of memory (the fit's mirror of cells that are
+    all '-', which are refused): they bound a run's memory from above alone, so nothing raises an estimate."""
+    if args.cells and not args.with_tables and not fitted.memory_model.fit.negatives:
+        print_note(
+            "solve calibrate: note: none of your cells says a setting ran out of memory (each is vanilla, the first "
+            "setting tried, or one outside the order cells are read in): they bound the memory a run takes from above "
+            "alone, so nothing in them raises an estimate; add a length where a setting ran out (the cell of the one "
+            "that trained next, or '-'), or fit with the documented ones too (--with-tables)")
+
+
+def _warn_of_table_contradictions(fitted: Calibration, *, with_tables: bool) -> None:
     """Warn on stderr of cells that contradict the documented tables (those that contradict themselves or one another
-    are refused)."""
+    are refused), which planning with them refuses: `with_tables`, the fit takes both sides."""
     if clashes := fitted.table_contradictions:
+        what = "the fit takes both sides" if with_tables else "planning with them as tables (--cells) refuses them"
         print_note(f"solve calibrate: warning: your cells contradict the documented tables "
-                   f"({counted(len(clashes), 'contradiction')}), and the fit takes both sides: {clashes[0]}"
-                   f"{and_more(clashes)}")
+                   f"({counted(len(clashes), 'contradiction')}), and {what}: {clashes[0]}{and_more(clashes)}")
 
 
 def _say_what_moved(fitted: Calibration, *, with_tables: bool) -> None:
@@ -111,15 +124,18 @@ def _say_what_moved(fitted: Calibration, *, with_tables: bool) -> None:
     print_escaped(f"the fit moved {and_joined(moved) or 'no multiplier'} from first principles{left}")
 
 
-def _say_how_to_plan(args: argparse.Namespace, gpu_names: list[str]) -> None:
+def _say_how_to_plan(args: argparse.Namespace, gpu_names: list[str], *, as_tables: bool) -> None:
     """Print the command that plans with the written model and the cells it was fitted on, and what each answers
-    (for the model of --model-config, which names the model in place of --model)."""
+    (for the model of --model-config, which names the model in place of --model); without the cells where they
+    cannot vouch `as_tables` (they contradict the documented tables, and planning refuses them)."""
     gpu = gpu_names[0] if len(gpu_names) == 1 else "G"
     model = ("--model-config", str(args.model_config)) if args.model_config else ("--model", "M")
-    words = ["solve", *model, "--gpu", gpu, "--len", "L", "--memory-model", str(args.out),
-             *(word for path in args.cells for word in ("--cells", str(path)))]
-    print_escaped(f"plan with it: {shlex.join(words)} (your cells vouch for the settings they measured, as tables do; "
-                  "the fit estimates the rest)")
+    cells = [word for path in args.cells for word in ("--cells", str(path))] if as_tables else []
+    words = ["solve", *model, "--gpu", gpu, "--len", "L", "--memory-model", str(args.out), *cells]
+    print_escaped(f"plan with it: {shlex.join(words)} ("
+                  + ("your cells vouch for the settings they measured, as tables do; the fit estimates the rest)"
+                     if as_tables else "the fit estimates; your cells vouch as tables, with --cells, once they no "
+                     "longer contradict the documented tables)"))
 
 
 def _warn_of_unphysical(args: argparse.Namespace, fitted: Calibration) -> None:

@@ -26,7 +26,16 @@ from pydantic import BaseModel, ValidationError
 
 from solver.tables.bounds import MAX_FILE_BYTES, NODE_IS_ONE_HOST, critic_meant, mib_as_gb_hint
 from solver.tables.inputs import MAX_PRIORITY, UNION_TAGS, FleetFile, MemoryModel, Weights
-from solver.tables.schema import SOURCE_TAGS, TYPED, GpuType, Model, ModelsFile, own_words, sp_rule_violation
+from solver.tables.schema import (
+    SOURCE_TAGS,
+    TYPED,
+    GpuType,
+    Model,
+    ModelsFile,
+    RowProblem,
+    own_words,
+    sp_rule_violation,
+)
 from solver.tables.text import (
     PLAIN_PROBLEMS,
     QueryError,
@@ -541,7 +550,7 @@ def _validation_message(path: Path | str, raw: Any, error: ValidationError, rech
     errors = _innermost(error.errors())
     first = _first_said(errors)
     location = _data_location(raw, tuple(first["loc"]))
-    line = _line_at(raw, location, lines) if lines is not None else None  # an unknown field's own line
+    line = _line_at(raw, _row_refused(first, location), lines) if lines is not None else None  # a field's own line
     if first["type"] == "extra_forbidden":
         problem, errors = _unknown_field(first, location[-1], errors, schema, _node_at(raw, location[:-1]),
                                          gpu_type_named)
@@ -561,6 +570,13 @@ def _validation_message(path: Path | str, raw: Any, error: ValidationError, rech
     where = _describe_location(raw, location)
     at = "" if line is None else f"line {line}: "
     return f"{path}: {at}{where + ': ' if where else ''}{problem}{_more_problems(raw, first, errors, lines)}"
+
+
+def _row_refused(error: Any, location: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Where in the data the value that pydantic's `error` refuses is, at `location` (`_data_location`'s), down to the
+    row where a table's check refuses one of its rows (`RowProblem`: the table's own location names only the table)."""
+    problem = (error.get("ctx") or {}).get("error")
+    return (*location, "rows", problem.row_index) if isinstance(problem, RowProblem) else location
 
 
 def _line_at(raw: Any, location: tuple[Any, ...], lines: ValueLines) -> int | None:

@@ -862,6 +862,15 @@ class Row(Frozen):
         return dict(self.cells)[model]
 
 
+class RowProblem(ValueError):
+    """A table's problem with one of its rows, which names the row by its index in the table's rows (`row_index`),
+    for a refusal to give that row's line rather than the table's."""
+
+    def __init__(self, problem: str, row_index: int) -> None:
+        super().__init__(problem)
+        self.row_index = row_index
+
+
 class Table(Frozen):
     """The documented settings for one GPU type at one trainer GPU count."""
 
@@ -892,13 +901,13 @@ class Table(Frozen):
             renamed["models"] = [canonical(model) for model in raw["models"]]
         if isinstance(raw.get("rows"), list):
             renamed["rows"] = []
-            for row in raw["rows"]:
+            for index, row in enumerate(raw["rows"]):
                 if isinstance(row, dict) and isinstance(row.get("cells"), dict):
                     cells = {canonical(model): cell for model, cell in row["cells"].items()}
                     if len(cells) < len(row["cells"]):
                         twice = first_repeated([canonical(model) for model in row["cells"]])
-                        raise ValueError(f"row max_model_len={yaml_brief(row.get('max_model_len'))}: two cells for "
-                                         f"{twice} (by two of its names)")
+                        raise RowProblem(f"row max_model_len={yaml_brief(row.get('max_model_len'))}: two cells for "
+                                         f"{twice} (by two of its names)", index)
                     row = {**row, "cells": cells}
                 renamed["rows"].append(row)
         return renamed
@@ -910,8 +919,11 @@ class Table(Frozen):
         if not self.rows:
             raise ValueError("the table has no rows")
         previous = 0
-        for row in self.rows:
-            self._check_row(row, previous, context.get("heads") or {})
+        for index, row in enumerate(self.rows):
+            try:
+                self._check_row(row, previous, context.get("heads") or {})
+            except ValueError as problem:
+                raise RowProblem(str(problem), index) from None
             previous = row.max_model_len
         return self
 
