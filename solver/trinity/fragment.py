@@ -289,8 +289,8 @@ def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Ma
     within, and a note for each that applies: the train batch, a length past the native context on the model's own
     RoPE scaling, YaRN, a trainer on whole nodes, GPUs shared on a node, Env (and ROCm's variable), in mode train
     without a train batch, that Trinity requires one, for DPO without ``mode: train`` among the keys, the keys
-    Trinity's DPO needs (`DPO_MODE_NOTE`), for DPO with it, the dataset's path (`DPO_DATASET_NOTE`), and the layout's interpolations taken at their defaults
-    (`defaults_taken_note`)."""
+    Trinity's DPO needs (`DPO_MODE_NOTE`), for DPO with it, the dataset's path (`DPO_DATASET_NOTE`), and the layout's
+    interpolations taken at their defaults (`defaults_taken_note`)."""
     node_gpus, shared_gpus = options.node_gpus, options.shared_gpus
     several = (options.nodes > 1 if options.rollout_gpus is not None
                else bool(node_gpus and plan.gpus > node_gpus))  # nodes, for Env
