@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from benchmark_modules import load_benchmark
 from config_cases import ARR, config_lines, with_key, written
 from test_release06_s82 import PASSED_08
@@ -18,7 +19,7 @@ from test_smallslips24_s77 import Cli
 from solver.tables import load_catalog, load_trinity_fields
 from solver.tables.inputs import TrinityFields
 from solver.tables.loaders import TableError, load_validated
-from solver.trinity import trinity_config_problems
+from solver.trinity import read_trinity_config, trinity_config_problems
 
 ALGORITHMS_05 = ("asymre, cispo, dpo, grpo, gspo, mix, mix_chord, multi_step_grpo, on_policy_distill, opmd, ppo, raft, "
                  "rec, reinforceplusplus, rloo, sapo, sft, sppo, topr")
@@ -103,11 +104,11 @@ def test_an_algorithm_the_release_lacks_is_said(algorithm: str, version: str | N
     assert [line for line in problems if "algorithm" in line[0]] == expected
 
 
-SFT_MODE = ("Trinity trains algorithm_type sft in mode train alone and refuses it in any other as it loads the config "
-            "(trinity/algorithm/algorithm.py:76 in 0.6.0 and 0.5.2): set mode: train, with the dataset as "
+SFT_MODE = ("Trinity refuses algorithm_type sft in mode both and explore as it loads the config "
+            "(trinity/algorithm/algorithm.py:76 in 0.5.0 to 0.6.0): set mode: train, with the dataset as "
             "buffer.trainer_input.experience_buffer (its path, which mode train requires), and plan it again, as in "
             "mode train no explorer runs and the trainer takes the rollout's GPUs too")
-DPO_MODE = SFT_MODE.replace("sft", "dpo").replace("76 in 0.6.0 and 0.5.2", "291 in 0.6.0, :248 in 0.5.2")
+DPO_MODE = SFT_MODE.replace("sft", "dpo").replace("76 in 0.5.0 to 0.6.0", "291 in 0.6.0, :248 in 0.5.0 to 0.5.2")
 
 
 @pytest.mark.parametrize(("algorithm", "mode", "version", "expected"), [
@@ -116,12 +117,17 @@ DPO_MODE = SFT_MODE.replace("sft", "dpo").replace("76 in 0.6.0 and 0.5.2", "291 
     ("sft", "explore", "0.6", [("algorithm-mode-refused", f"mode explore: {SFT_MODE}")]),
     ("cpt", None, "0.6", [("algorithm-mode-refused", (
         "mode both (unset: Trinity's default): " + SFT_MODE.replace("sft", "cpt").replace(
-            "76 in 0.6.0 and 0.5.2", "76 in 0.6.0, SFT's, which CPT inherits")))]),
+            "76 in 0.5.0 to 0.6.0", "76 in 0.6.0, SFT's, which CPT inherits")))]),
     ("cpt", None, "0.5", [("unknown-algorithm-refused", DAPO_REFUSED.replace("dapo", "cpt"))]),  # that line alone
     ("sft", "train", None, []),
     ("dpo", None, None, [("algorithm-mode-refused", f"mode both (unset: Trinity's default): {DPO_MODE}")]),
     ("dpo", "both", "0.5", [("algorithm-mode-refused", f"mode both: {DPO_MODE}")]),
     ("dpo", "train", "0.6", []),
+    # modefix91: every release's check_config raises in both and explore alone; bench and serve run an explorer
+    # alone, colocate runs as both on one GPU, and no later step fails on SFT or DPO there
+    ("sft", "bench", None, []),
+    ("dpo", "serve", "0.5", []),
+    ("cpt", "colocate", "0.6", []),
 ])
 def test_sft_outside_mode_train_is_refused(algorithm: str, mode: str | None, version: str | None,
                                            expected: list[tuple[str, str]]):
@@ -171,6 +177,21 @@ def test_sft_or_dpo_in_mode_train_without_the_datasets_path_is_refused(
     assert [code for code, _ in lines if "refused" in code] == (["unknown-algorithm-refused"] if algorithm == "cpt" and
                                                                 version == "0.5" else ["algorithm-mode-refused"]
                                                                 if mode == "both" else [])
+
+
+@pytest.mark.parametrize(("algorithm", "expected"), [("grpo", []), ("dpo", ["trainer-input-missing"])])
+def test_a_null_trainer_input_is_refused_as_trinitys_typed_config_refuses_it(algorithm: str, expected: list[str]):
+    # modefix91: every release's BufferConfig.trainer_input is a TrainerInput, no Optional: load_config refuses a null
+    # ("field 'buffer.trainer_input' is not Optional", 0.5.0 to 0.6.0), which rft-solver read as unset, saying nothing
+    config = with_key("buffer.trainer_input", None, with_key("mode", "train", with_key(
+        "algorithm.algorithm_type", algorithm)))
+    text = yaml.safe_dump(config)
+    read = read_trinity_config(text, "t.yaml", {})
+    notes = [(code.value, words) for code, words in zip(read.note_codes, read.notes, strict=True)]
+    assert notes == [("typed-null-refused", (
+        "buffer.trainer_input is null, not a mapping: Trinity's typed config refuses it (the section is not Optional), "
+        "with every Trinity release and verl version: remove the key for Trinity's defaults, or write a mapping"))]
+    assert [code for code, _ in _problems(config, None) if code == "trainer-input-missing"] == expected
 
 
 def test_check_refuses_a_dpo_config_without_its_dataset_and_write_keeps_the_line(cli: Cli, tmp_path: Path):

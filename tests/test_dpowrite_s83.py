@@ -208,9 +208,9 @@ def test_write_leaves_a_dpo_configs_mode_both_and_warns_that_trinity_refuses_the
     config = {**_dpo(2), "mode": "both"}  # engine_num 0: no rollout engine, but mode both all the same
     status, err, written = _written(tmp_path, cli, config)
     assert (status, written["mode"]) == (0, "both")
-    assert (f"solve: warning: {tmp_path / 'w.yaml'}: mode both: Trinity trains algorithm_type dpo in mode train "
-            "alone and refuses it in any other as it loads the config (trinity/algorithm/algorithm.py:291 in 0.6.0, "
-            ":248 in 0.5.2): set mode: train, with the dataset as buffer.trainer_input.experience_buffer") in err
+    assert (f"solve: warning: {tmp_path / 'w.yaml'}: mode both: Trinity refuses algorithm_type dpo in mode both "
+            "and explore as it loads the config (trinity/algorithm/algorithm.py:291 in 0.6.0, :248 in 0.5.0 to "
+            "0.5.2): set mode: train, with the dataset as buffer.trainer_input.experience_buffer") in err
 
 
 def test_the_plans_count_a_pair_where_a_lowered_budget_is_read_by_another_pass_alone(tmp_path: Path, cli: Cli):

@@ -81,6 +81,6 @@ def test_the_settings_check_passes_dpos_mode_refused_only_where_the_keys_leave_t
                 for key in cluster_keys(*args)]
 
     monkeypatch.setattr(settings, "_cluster_keys", mode_both)
-    with pytest.raises(RuntimeError, match=r"breaks Trinity's rules: \[.mode both: Trinity trains algorithm_type dpo "
-                                           "in mode train alone"):
+    with pytest.raises(RuntimeError, match=r"breaks Trinity's rules: \[.mode both: Trinity refuses algorithm_type dpo "
+                                           "in mode both and explore"):
         plan_settings(_plan(True), MODEL, rollout_gpus=0)

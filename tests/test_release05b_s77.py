@@ -118,6 +118,11 @@ DPO_NOTE = ("# DPO: Trinity trains it in mode train alone (it refuses mode both:
 DPO = ("--model", "8B", "--gpu", "a100", "--len", "16k", "--gpus", "8", "--dpo", "--emit", "trinity")
 
 
+DPO_DATASET_NOTE = ("# DPO in mode train: Trinity trains on the dataset at buffer.trainer_input.experience_buffer.path "
+                    "and refuses the config without it (trinity/algorithm/algorithm.py:288 in 0.6.0, :245 in 0.5.0 to "
+                    "0.5.2): set it in your config to your dataset of preference pairs, which these keys cannot name.")
+
+
 def _unwrapped(text: str) -> str:
     """The fragment's comment lines joined as one paragraph each (the fragment wraps them)."""
     return " ".join(line.removeprefix("# ") if line.startswith("# ") else line for line in text.splitlines())
@@ -130,14 +135,17 @@ def test_dpo_fragment_without_mode_train_says_the_keys(cli: Cli) -> None:
     assert status == 0
     assert "\nmode:" not in out
     assert DPO_NOTE.removeprefix("# ") in _unwrapped(out)
+    assert "# DPO in mode train:" not in out  # the keys write no mode: the note above says to set it
 
 
-def test_dpo_fragment_in_mode_train_says_nothing_more(cli: Cli) -> None:
+def test_dpo_fragment_in_mode_train_says_the_datasets_path_alone(cli: Cli) -> None:
     status, out, _ = cli(*DPO, "--rollout-gpus", "0", "--train-batch-size", "64")
     assert status == 0
     assert "\nmode: train  # Trinity trains DPO in mode train alone, with no explorer anywhere\n" in out
     assert "  train_batch_size: 64" in out
     assert "# DPO:" not in out
+    # modefix91: mode train then needs the dataset's path, which the keys cannot write (trainer-input-missing)
+    assert DPO_DATASET_NOTE.removeprefix("# ") in _unwrapped(out)
     status, out, _ = cli(*DPO[:-3], "--emit", "trinity")  # no --dpo: no note
     assert status == 0 and "# DPO:" not in out
 

@@ -4126,27 +4126,35 @@ def _check_algorithm(checks: _ConfigChecks, version: TrinityVersion | None) -> N
         f"{f'; did you mean {near[0]}?' if near else ''}"))
 
 
-TRAIN_MODE_ALGORITHMS = {"sft": ":76 in 0.6.0 and 0.5.2", "cpt": ":76 in 0.6.0, SFT's, which CPT inherits",
-                         "dpo": ":291 in 0.6.0, :248 in 0.5.2"}
-"""The algorithm types Trinity trains in mode train alone that the checks refuse in another mode, each with the line
-of ``trinity/algorithm/algorithm.py`` whose ``check_config`` refuses mode ``both`` and ``explore`` (called as the
-config loads, ``common/config_validator.py:384`` in 0.6.0, ``:329`` in 0.5.2; CPT is 0.6's alone; SFT's ``:76`` and
-DPO's ``:248`` in 0.5.0 and 0.5.1 too). In mode train the same ``check_config`` requires the dataset's
-``buffer.trainer_input.experience_buffer.path``; every release's ``mode`` is ``both`` where unset."""
+TRAIN_MODE_ALGORITHMS = {"sft": ":76 in 0.5.0 to 0.6.0", "cpt": ":76 in 0.6.0, SFT's, which CPT inherits",
+                         "dpo": ":291 in 0.6.0, :248 in 0.5.0 to 0.5.2"}
+"""The algorithm types Trinity trains offline, on a dataset, that the checks refuse in `ALGORITHM_REFUSED_MODES`, each
+with the line of ``trinity/algorithm/algorithm.py`` whose ``check_config`` refuses those modes (called as the config
+loads, ``common/config_validator.py:384`` in 0.6.0, ``:329`` in 0.5.2; CPT is 0.6's alone). In mode train the same
+``check_config`` requires the dataset's ``buffer.trainer_input.experience_buffer.path``; every release's ``mode`` is
+``both`` where unset."""
+ALGORITHM_REFUSED_MODES = (None, "both", "explore")
+"""The modes (None: unset, Trinity's ``both``) in which every release's ``check_config`` of `TRAIN_MODE_ALGORITHMS`
+raises ("SFT does not support `both` mode": ``config.mode in ["both", "explore"]``, alike in 0.5.0 to 0.6.0). It
+raises in no other of Trinity's modes, and no later step of Trinity's fails on these types there, so the checks say
+nothing of them: ``bench`` and ``serve`` run an explorer alone (``cli/launcher.py``), and ``colocate`` runs as
+``both`` on one GPU, on the explorer's rollouts (the buffer's validator turns a file dataset into a queue,
+``common/config_validator.py:1112`` in 0.6.0, ``:1011`` in 0.5.2). ``--from-config`` refuses to plan all three."""
 
 
 def _check_algorithm_mode(checks: _ConfigChecks) -> None:
-    """Check that a config of an algorithm type Trinity trains in mode train alone (`TRAIN_MODE_ALGORITHMS`: SFT, CPT,
-    DPO) runs in mode train: in any other (``both`` where unset) Trinity refuses it as it loads it. Not said where
-    the type itself is refused (``unknown-algorithm-refused``: CPT on Trinity 0.5)."""
+    """Check that a config of an algorithm type Trinity trains offline (`TRAIN_MODE_ALGORITHMS`: SFT, CPT, DPO) is in
+    none of the modes its ``check_config`` refuses as the config loads (`ALGORITHM_REFUSED_MODES`: ``both``, the
+    default, and ``explore``). Not said where the type itself is refused (``unknown-algorithm-refused``: CPT on
+    Trinity 0.5)."""
     algorithm, mode = checks.value(("algorithm", "algorithm_type")), checks.value(("mode",))
-    if (not isinstance(algorithm, str) or algorithm not in TRAIN_MODE_ALGORITHMS or mode == "train"
+    if (not isinstance(algorithm, str) or algorithm not in TRAIN_MODE_ALGORITHMS or mode not in ALGORITHM_REFUSED_MODES
             or any(problem.code is ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED for problem in checks.problems)):
         return
     given = "both (unset: Trinity's default)" if mode is None else mode
     checks.add(ConfigProblemCode.ALGORITHM_MODE_REFUSED, (
-        f"mode {given}: Trinity trains algorithm_type {algorithm} in mode train alone and refuses it in any other as "
-        f"it loads the config (trinity/algorithm/algorithm.py{TRAIN_MODE_ALGORITHMS[algorithm]}): set mode: train, "
+        f"mode {given}: Trinity refuses algorithm_type {algorithm} in mode both and explore as it loads the config "
+        f"(trinity/algorithm/algorithm.py{TRAIN_MODE_ALGORITHMS[algorithm]}): set mode: train, "
         "with the dataset as buffer.trainer_input.experience_buffer (its path, which mode train requires), and plan "
         "it again, as in mode train no explorer runs and the trainer takes the rollout's GPUs too"))
 

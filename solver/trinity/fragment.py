@@ -57,6 +57,8 @@ from solver.tables import (
     counted_release,
     host_ram_argument,
 )
+from solver.trinity.checks import TRAINER_INPUT_LINES, TRAINER_INPUT_PATH
+from solver.trinity.interpolation import dotted
 from solver.trinity.keys import LORA_CONFIGS, written_for_05_comment, yaml_flow, yarn_trainer_words
 from solver.trinity.plan_keys import (
     COMMENT_WIDTH,
@@ -143,6 +145,9 @@ class _FragmentOptions:
     check_flags: tuple[str, ...] | None
     check_environment: tuple[tuple[str, str], ...]
     dpo_mode_unset: bool = False
+    dpo_mode_train: bool = False
+    """Whether the keys write ``mode: train`` for DPO: the header says the dataset's path it then needs
+    (`DPO_DATASET_NOTE`)."""
     defaults_taken: tuple[str, ...] = ()
     """The environment variables whose ``${oc.env:VAR,default}`` in the layout took their defaults, no `environ` given
     (`NoEnvironment`): the header says so (`defaults_taken_note`)."""
@@ -284,8 +289,8 @@ def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Ma
     within, and a note for each that applies: the train batch, a length past the native context on the model's own
     RoPE scaling, YaRN, a trainer on whole nodes, GPUs shared on a node, Env (and ROCm's variable), in mode train
     without a train batch, that Trinity requires one, for DPO without ``mode: train`` among the keys, the keys
-    Trinity's DPO needs (`DPO_MODE_NOTE`), and the layout's interpolations taken at their defaults
-    (`defaults_taken_note`)."""
+    Trinity's DPO needs (`DPO_MODE_NOTE`), for DPO with it, the dataset's path (`DPO_DATASET_NOTE`), and the layout's
+    interpolations taken at their defaults (`defaults_taken_note`)."""
     node_gpus, shared_gpus = options.node_gpus, options.shared_gpus
     several = (options.nodes > 1 if options.rollout_gpus is not None
                else bool(node_gpus and plan.gpus > node_gpus))  # nodes, for Env
@@ -301,6 +306,7 @@ def _header(plan: Plan, model: Model, options: _FragmentOptions, environment: Ma
         _env_note(several, options.rocm, options.option_names) if ENV_VARIABLE[0] in environment else [],
         TRAIN_BATCH_NOTE if options.rollout_gpus == 0 and options.train_batch_size is None else [],
         DPO_MODE_NOTE if options.dpo_mode_unset else [],
+        DPO_DATASET_NOTE if options.dpo_mode_train else [],
         defaults_taken_note(options.defaults_taken, options.left_unread),
     ]
     return [*_plan_lines(plan, model, options, keys), *(line for note in notes if note for line in ("#", *note))]
@@ -358,6 +364,13 @@ DPO_MODE_NOTE = [
 ]
 """The header note of a DPO fragment (a plan that counted DPO's pairs) whose keys do not write ``mode: train``:
 made without ``--rollout-gpus 0``, it leaves the config's mode (``both`` by default), which Trinity's DPO refuses."""
+DPO_DATASET_NOTE = [
+    (f"# DPO in mode train: Trinity trains on the dataset at {dotted(TRAINER_INPUT_PATH)} and refuses the config "
+     f"without it (trinity/algorithm/algorithm.py{TRAINER_INPUT_LINES['dpo']}): set it in your config to your "
+     "dataset of preference pairs, which these keys cannot name."),
+]
+"""The header note of a DPO fragment whose keys write ``mode: train`` (``--rollout-gpus 0``): Trinity's DPO then
+requires the dataset's path, which the keys leave to the config (``trainer-input-missing`` without it)."""
 
 
 def defaults_taken_note(variables: Sequence[str], unread: Sequence[tuple[str, str]] = ()) -> list[str]:
@@ -613,6 +626,8 @@ def fragment_for(
                           left_unread=tuple(read_without.unread.items()))
     if dpo_mode_unset and keys_leave_mode(ordered):
         options = replace(options, dpo_mode_unset=True)  # keys for a config whose mode they leave
+    if plan.dpo and not keys_leave_mode(ordered):
+        options = replace(options, dpo_mode_train=True)  # keys that write mode train for DPO
     comments: dict[tuple[str, ...], str] = {
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }

@@ -666,6 +666,7 @@ ENGINE_KEY_TYPES = {path[-1]: field_type for path, field_type in NOT_OPTIONAL_KE
 
 NOT_OPTIONAL_SECTIONS: dict[tuple[str, ...], str] = {
     **{(section,): "a mapping" for section in ("algorithm", "buffer", "cluster", "explorer", "trainer")},
+    ("buffer", "trainer_input"): "a mapping",
     ("model", "tinker"): "a mapping",
     ("model", "external_model"): "a mapping",
     ROLLOUT_MODEL: "a mapping",
@@ -673,10 +674,11 @@ NOT_OPTIONAL_SECTIONS: dict[tuple[str, ...], str] = {
 }
 """The sections rft-solver reads that Trinity's own config types as no ``Optional`` (a typed section, or
 ``auxiliary_models``' list), by what they must be: every release's ``load_config`` refuses a null there ("field
-'cluster' is not Optional": checked with the ``load_config`` of Trinity 0.5.0, 0.5.1, 0.5.2 and 0.6.0 on OmegaConf
-2.3.0), where rft-solver would read the section as absent. (``model`` is one too; without it the config has no
-``model.model_path``, which rft-solver refuses. ``trainer.trainer_config`` is typed ``Any``: a null there loads, as
-none.)"""
+'cluster' is not Optional", "field 'buffer.trainer_input' is not Optional": checked with the ``load_config`` of
+Trinity 0.5.0, 0.5.1, 0.5.2 and 0.6.0 on OmegaConf 2.3.0), where rft-solver would read the section as absent.
+(``model`` is one too; without it the config has no ``model.model_path``, which rft-solver refuses.
+``trainer.trainer_config`` is typed ``Any``, and ``buffer.trainer_input.experience_buffer`` ``Optional``: a null
+there loads, as none.)"""
 
 
 ROLLOUT_PARALLEL_KEYS = ("data_parallel_size", "pipeline_parallel_size")
