@@ -3255,6 +3255,33 @@ class PurchaseResult(_Timed, Versioned, defer_build=True):
 
     read_back_versions: ClassVar[tuple[int, ...]] = (PURCHASE_SCHEMA_VERSION, SCHEMA_VERSION)
 
+    @property
+    def estimated_on_bought(self) -> tuple[tuple[Placement, int], ...]:
+        """The placed jobs whose plan is the memory model's estimate (evidence ``estimated``, extrapolated or not) that
+        run on nodes bought, each with the GPUs it takes there, in placement order: what of the purchase rests on
+        estimates rather than the tables' cells."""
+        first_bought = {use.pool: use.nodes_after - use.nodes_bought for use in self.pools}
+        on_bought = ((placement, len(placement.gpu_indexes)
+                      * sum(node >= first_bought.get(placement.pool, node + 1) for node in placement.nodes))
+                     for placement in self.placements if placement.plan.evidence == "estimated")
+        return tuple((placement, gpus) for placement, gpus in on_bought if gpus)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def gpus_bought_for_estimates(self) -> int:
+        """The GPUs bought that jobs on the memory model's estimated plans run on (`estimated_on_bought`): that much of
+        the purchase rests on estimates (``--no-estimate`` buys for the tables' plans alone); 0 where none does."""
+        return sum(gpus for _, gpus in self.estimated_on_bought)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_gpus_for_estimates(cls, raw: Any) -> Any:
+        """A purchase rebuilt from its JSON: ``gpus_bought_for_estimates`` is derived from its pools and placements,
+        so it is dropped where it agrees with them (and refused where it does not)."""
+        return _without_derived(raw, "gpus_bought_for_estimates",
+                                lambda data: cls.model_validate(data).gpus_bought_for_estimates, (ValueError,),
+                                "its pools and placements say")
+
     @computed_field  # type: ignore[prop-decorator]
     @property
     def schema_version(self) -> PurchaseSchemaVersion:  # type: ignore[override]
