@@ -226,6 +226,7 @@ class CautionCode(str, Enum):
     SP_OVER_PCIE = "sp-over-pcie"
     INTERCONNECT_NOT_STATED = "interconnect-not-stated"
     TRAINER_SPANS_NODES = "trainer-spans-nodes"
+    ROLLOUT_ENGINES_UNHELD = "rollout-engines-unheld"
     LORA_TARGETS_ONE_TRANSFORMERS = "lora-targets-one-transformers"
     LORA_EXCLUDED_ADAPTED = "lora-excluded-adapted"
     LORA_MOE_CONFIG_UNSAVED = "lora-moe-config-unsaved"
@@ -235,9 +236,9 @@ class CautionCode(str, Enum):
 BESIDE_CAUTION_CODES = (
     CautionCode.PAST_VALIDATED_LENGTH, CautionCode.YARN_UNVALIDATED_MODEL, CautionCode.PAST_NATIVE_ON_OWN_SCALING,
     CautionCode.PAST_NATIVE_NO_YARN, CautionCode.PAST_DERIVED_LENGTH, CautionCode.PAST_SLIDING_WINDOW,
-    CautionCode.THIN_HEADROOM, CautionCode.HOST_MEMORY_UNCHECKED)
+    CautionCode.THIN_HEADROOM, CautionCode.HOST_MEMORY_UNCHECKED, CautionCode.ROLLOUT_ENGINES_UNHELD)
 """The cautions a second plan shown beside the best one says (`Plan.cautions_beside`): those on whether it trains as
-shown, its length's, thin headroom and a host memory need nothing checks."""
+shown, its length's, thin headroom, a host memory need nothing checks and rollout GPUs too small for the model."""
 
 
 class Caution(NamedTuple):
