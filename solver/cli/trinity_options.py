@@ -15,8 +15,8 @@ from solver.tables import OneLineError, QueryError, TableError, TrinityVersion, 
 if TYPE_CHECKING:  # the models and solver.trinity's modules are imported where needed (ruamel where a config is read)
     from solver.query import Objective, TrinityConfig
     from solver.render.summary import ConfigApplied
-    from solver.results import Answer, Plan, RolloutEngines, TrinitySettings
-    from solver.tables import Catalog, GpuType, Model
+    from solver.results import Answer, Plan, TrinitySettings
+    from solver.tables import Catalog, Model
     from solver.trinity import EngineError, PatchedConfig
 
     Fragment = tuple[str, TrinitySettings]
