@@ -73,6 +73,7 @@ from solver.results import (
     SERVER_HOST_RAM_PER_GPU_GIB,
     Beyond,
     BeyondCode,
+    Caution,
     CautionCode,
     HostRamGb,
     MarginRoom,
@@ -1715,6 +1716,46 @@ def rollout_engine(model: Model, memory_gib: float, size: int, max_model_len: in
                           lora_gib=vllm_lora_bytes(model, size, lora_rank, value_bytes, max_loras) / GIB
                           if lora_rank else None,
                           room_gib=max(memory_gib * utilization - ROLLOUT_CONTEXT_GIB, 0.0), largest=largest)
+
+
+def engines_note(engines: RolloutEngines, model: str, gpu: GpuType, prefix: str = "solve: note: ") -> str | None:
+    """Why the rollout engines of `model` (its name) on `gpu` are larger than one GPU, or that even the largest holds
+    too little, after `prefix` (`solve cluster` names the job there; a plan's caution, its rollout GPUs:
+    `rollout_unheld_caution`); None for engines of one GPU that hold enough."""
+    held = (f"{model}'s bf16 weights ({engines.weights_gib:.1f} GiB){engines.lora_words} and one sequence's KV cache "
+            f"({engines.kv_cache_gib:.1f} GiB) per GPU")
+    advice = ("no larger tensor-parallel size stays in a node and suits the heads: the rollout needs GPUs with more "
+              "memory" if engines.largest else "give the rollout more GPUs, a count that a larger tensor-parallel "
+              "size divides")
+    room = (f"{gpu.name} ({engines.room_gib:.1f} GiB: {ROLLOUT_UTILIZATION:.0%} of its memory, less "
+            f"{ROLLOUT_CONTEXT_GIB:g} GiB for the {gpu_runtime(gpu.rocm)[0]} context)")
+    if not engines.holds:
+        return (f"{prefix}{held} at tensor-parallel size {engines.size} take more than vLLM takes of one {room}: "
+                f"the engines cannot hold them; {advice}")
+    if not engines.fits:
+        return (f"{prefix}{held} at tensor-parallel size {engines.size} take more than half of what vLLM takes "
+                f"of one {room}: little room for sequences in flight; {advice}")
+    if engines.size > 1:
+        return (f"{prefix}rollout engines of tensor-parallel size {engines.size}: {held} take at most half of "
+                f"what vLLM takes of one {room}, leaving the rest to sequences in flight")
+    return None
+
+
+def rollout_unheld_caution(model: Model, gpu: GpuType, rollout_gpus: int | None, max_model_len: int, node_gpus: int,
+                           lora_rank: int = 0) -> Caution | None:
+    """The caution on a plan of `model` on `gpu` with `rollout_gpus` beside its trainer (None or 0: none) at
+    `max_model_len`, on nodes of `node_gpus`, where the rollout engines `rollout_engines` sizes for them (as the
+    plan's Trinity config does: `solver.api.fragment_engines`) cannot hold the model's weights and one sequence's KV
+    cache (`RolloutEngines.holds`): `engines_note`'s words after the rollout GPUs (``1 rollout GPU: Qwen3-32B's bf16
+    weights (61.0 GiB) ... the engines cannot hold them; ...``), so that the plan's answer says what only its config's
+    note said; None where they hold them."""
+    if not rollout_gpus:
+        return None
+    engines = rollout_engines(model, gpu.memory_gib, rollout_gpus, max_model_len, node_gpus, lora_rank=lora_rank)
+    if engines.holds:
+        return None
+    words = engines_note(engines, model.name, gpu, prefix=f"{counted(rollout_gpus, 'rollout GPU')}: ")
+    return None if words is None else Caution(CautionCode.ROLLOUT_ENGINES_UNHELD, words)
 
 
 VLLM_LORA_TOKEN_BYTES = 56

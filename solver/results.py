@@ -226,6 +226,7 @@ class CautionCode(str, Enum):
     SP_OVER_PCIE = "sp-over-pcie"
     INTERCONNECT_NOT_STATED = "interconnect-not-stated"
     TRAINER_SPANS_NODES = "trainer-spans-nodes"
+    ROLLOUT_ENGINES_UNHELD = "rollout-engines-unheld"
     LORA_TARGETS_ONE_TRANSFORMERS = "lora-targets-one-transformers"
     LORA_EXCLUDED_ADAPTED = "lora-excluded-adapted"
     LORA_MOE_CONFIG_UNSAVED = "lora-moe-config-unsaved"
@@ -235,9 +236,9 @@ class CautionCode(str, Enum):
 BESIDE_CAUTION_CODES = (
     CautionCode.PAST_VALIDATED_LENGTH, CautionCode.YARN_UNVALIDATED_MODEL, CautionCode.PAST_NATIVE_ON_OWN_SCALING,
     CautionCode.PAST_NATIVE_NO_YARN, CautionCode.PAST_DERIVED_LENGTH, CautionCode.PAST_SLIDING_WINDOW,
-    CautionCode.THIN_HEADROOM, CautionCode.HOST_MEMORY_UNCHECKED)
+    CautionCode.THIN_HEADROOM, CautionCode.HOST_MEMORY_UNCHECKED, CautionCode.ROLLOUT_ENGINES_UNHELD)
 """The cautions a second plan shown beside the best one says (`Plan.cautions_beside`): those on whether it trains as
-shown, its length's, thin headroom and a host memory need nothing checks."""
+shown, its length's, thin headroom, a host memory need nothing checks and rollout GPUs too small for the model."""
 
 
 class Caution(NamedTuple):
@@ -3256,6 +3257,33 @@ class PurchaseResult(_Timed, Versioned, defer_build=True):
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent (not compared)")
 
     read_back_versions: ClassVar[tuple[int, ...]] = (PURCHASE_SCHEMA_VERSION, SCHEMA_VERSION)
+
+    @property
+    def estimated_on_bought(self) -> tuple[tuple[Placement, int], ...]:
+        """The placed jobs whose plan is the memory model's estimate (evidence ``estimated``, extrapolated or not) that
+        run on nodes bought, each with the GPUs it takes there, in placement order: what of the purchase rests on
+        estimates rather than the tables' cells."""
+        first_bought = {use.pool: use.nodes_after - use.nodes_bought for use in self.pools}
+        on_bought = ((placement, len(placement.gpu_indexes)
+                      * sum(node >= first_bought.get(placement.pool, node + 1) for node in placement.nodes))
+                     for placement in self.placements if placement.plan.evidence == "estimated")
+        return tuple((placement, gpus) for placement, gpus in on_bought if gpus)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def gpus_bought_for_estimates(self) -> int:
+        """The GPUs bought that jobs on the memory model's estimated plans run on (`estimated_on_bought`): that much of
+        the purchase rests on estimates (``--no-estimate`` buys for the tables' plans alone); 0 where none does."""
+        return sum(gpus for _, gpus in self.estimated_on_bought)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_gpus_for_estimates(cls, raw: Any) -> Any:
+        """A purchase rebuilt from its JSON: ``gpus_bought_for_estimates`` is derived from its pools and placements,
+        so it is dropped where it agrees with them (and refused where it does not)."""
+        return _without_derived(raw, "gpus_bought_for_estimates",
+                                lambda data: cls.model_validate(data).gpus_bought_for_estimates, (ValueError,),
+                                "its pools and placements say")
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -29,6 +29,7 @@ from solver.memory import (
     fits_host_ram,
     host_critic_gib,
     margin_room,
+    rollout_unheld_caution,
     shown_host_need,
     shown_training_host_need,
 )
@@ -389,10 +390,11 @@ def _with_other_batch(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     # Its cautions but the one on its ranks, which the answer's other_batch says already (a batch they divide).
     gpu = catalog.gpu(answer.gpu)
     model = catalog.model(query.model)
-    free = free.with_cautions(model, gpu, _margin_room(query, gpu, free.setting, model), query.train_batch_size,
-                              unchecked_host_ram=query.unchecked_host_ram, node_gpus=query.node_gpus,
-                              option_names=query.option_names, node_gpus_given=query.node_gpus_given,
-                              fits_without_sp=_fits_without_sp(catalog, free_query, gpu, free.sp, free.max_model_len))
+    free = _with_rollout_caution(free.with_cautions(
+        model, gpu, _margin_room(query, gpu, free.setting, model), query.train_batch_size,
+        unchecked_host_ram=query.unchecked_host_ram, node_gpus=query.node_gpus, option_names=query.option_names,
+        node_gpus_given=query.node_gpus_given,
+        fits_without_sp=_fits_without_sp(catalog, free_query, gpu, free.sp, free.max_model_len)), model, gpu, query)
     return answer.model_copy(update={"other_batch": free})
 
 
@@ -1100,7 +1102,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
                                 query.reference_model, query.lora_rank, query.critic, query.expert_layout, loading)
     cost = exact_cost(query.weights, data.shape.held_per_active, data.interconnect, (gpus, env, offload, sp),
                       query.critic)
-    return Plan(
+    return _with_rollout_caution(Plan(
         gpus=gpus,
         unused_gpus=0 if query.open_budget else query.budget_gpus - gpus,
         env=bool(env),
@@ -1146,7 +1148,15 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     ).with_cautions(data.shape, gpu, _margin_room(query, gpu, setting, data.shape), query.train_batch_size,
                     query.train_batch_source, query.trinity_version, query.unchecked_host_ram, query.node_gpus,
                     query.option_names, query.node_gpus_given, _fits_without_sp(catalog, query, gpu, sp, length),
-                    query.dpo, query.batch_divisor)
+                    query.dpo, query.batch_divisor), data.shape, gpu, query)
+
+
+def _with_rollout_caution(plan: Plan, model: Model, gpu: GpuType, query: Query) -> Plan:
+    """`plan` (of `model` on `gpu`, for `query`) with the caution that its rollout GPUs' engines cannot hold the model
+    (`rollout_unheld_caution`), where they cannot: after `Plan.with_cautions`, which gives the others."""
+    caution = rollout_unheld_caution(model, gpu, plan.rollout_gpus, plan.max_model_len, query.node_gpus,
+                                     plan.lora_rank)
+    return plan if caution is None else plan.with_caution(caution)
 
 
 def _fits_without_sp(catalog: Catalog, query: Query, gpu: GpuType, sp: int, length: int) -> bool | None:
@@ -1196,11 +1206,11 @@ def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens
     model, gpu_type = catalog.model(query.model), catalog.gpu(gpu)
     figures = _memory_figures(model, gpu_type, query, plan.gpus, plan.setting, plan.max_model_len, tokens,
                               estimated=plan.source is None, states_gpus=states_gpus)
-    return plan.model_copy(update={"max_token_len_per_gpu": tokens, **figures}).with_cautions(
+    return _with_rollout_caution(plan.model_copy(update={"max_token_len_per_gpu": tokens, **figures}).with_cautions(
         model, gpu_type, _margin_room(query, gpu_type, plan.setting, model), query.train_batch_size,
         query.train_batch_source, query.trinity_version, query.unchecked_host_ram, query.node_gpus, query.option_names,
         query.node_gpus_given, _fits_without_sp(catalog, query, gpu_type, plan.sp, plan.max_model_len),
-        batch_divisor=query.batch_divisor)
+        batch_divisor=query.batch_divisor), model, gpu_type, query)
 
 
 def _margin_room(query: Query, gpu: GpuType, setting: Setting, model: Model) -> MarginRoom:

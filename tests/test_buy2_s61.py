@@ -188,7 +188,8 @@ def test_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
                            "required", "placements",
                            "left_out", "placement_proven", "host_rounded", "undecided_ways", "ways_cut_short",
                            "ways_time_limit_s", "solve_best_unasked", "searched", "wall_clock_stopped",
-                           "memory_model_source", "interrupted", "schema_version", "rft_solver_version"}
+                           "memory_model_source", "interrupted", "schema_version", "rft_solver_version",
+                           "gpus_bought_for_estimates"}
     assert (result["required"], result["left_out"], result["placement_proven"]) == (["a", "c", "d"], ["b"], True)
     assert [set(pool) for pool in result["pools"]] == [
         {"pool", "gpu", "nodes_bought", "gpus_bought", "nodes_after", "down", "nodes_used", "gpus_used", "host_ram_gb",

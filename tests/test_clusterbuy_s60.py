@@ -18,8 +18,11 @@ from cluster_reference import best_value, check_placements, job_candidates, rand
 from conftest import planner_answers_shared
 from ortools.sat.python import cp_model
 
+import solver
+from solver import PurchaseResult
 from solver.cli import main
 from solver.cluster.search import StopOnInterrupt
+from solver.rules import COMMAND_OPTIONS
 from solver.tables import load_catalog, load_fleet
 
 
@@ -197,8 +200,10 @@ def test_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
                            "required", "placements",
                            "left_out", "placement_proven", "host_rounded", "undecided_ways", "ways_cut_short",
                            "ways_time_limit_s", "solve_best_unasked", "searched", "wall_clock_stopped",
-                           "memory_model_source", "interrupted", "schema_version", "rft_solver_version"}
+                           "memory_model_source", "interrupted", "schema_version", "rft_solver_version",
+                           "gpus_bought_for_estimates"}
     assert (result["status"], result["gpus"], result["nodes"], result["bound"]) == ("optimal", 16, 2, 16)
+    assert result["gpus_bought_for_estimates"] == 0  # s91: the tables' plans alone
     assert (result["fewest_gpus"], result["fleet_gpus"]) == (23, 16)  # s81
     assert [set(pool) for pool in result["pools"]] == [
         {"pool", "gpu", "nodes_bought", "gpus_bought", "nodes_after", "down", "nodes_used", "gpus_used", "host_ram_gb",
@@ -262,3 +267,23 @@ def test_the_nodes_stage_cut_short_leaves_the_purchase_feasible(tmp_path: Path, 
     # The placement's length and cost on the purchase, but no tie-break after a stage unproven; then solve cluster's
     # own length, cost and tie-break on the pools as bought (every job required there: no priority stage).
     assert len(solves) == 7
+
+
+def test_the_status_says_how_many_gpus_bought_run_estimated_plans(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]):
+    # s91: Qwen3-14B at 122880 tokens runs on 8 A100s only on the memory model's extrapolated estimate, which the
+    # node bought is for (the 4B job takes the pool's own node): the status line, not the evidence column alone, says
+    # so, and --json counts those GPUs (derived, so JSON that says otherwise is refused when read back).
+    path = fleet_file({"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],
+                       "jobs": [{"name": "big", "model": "Qwen3-14B", "max_model_len": 122880},
+                                {"name": "small", "model": "Qwen3-4B", "max_model_len": 8192}]}, tmp_path)
+    assert main(["cluster", str(path), "--buy", "--json"]) == 0
+    printed = capsys.readouterr().out
+    result = json.loads(printed)
+    assert (result["gpus"], result["gpus_bought_for_estimates"]) == (8, 8)
+    with pytest.raises(ValueError, match="gpus_bought_for_estimates is 3, but its pools and placements say 8"):
+        PurchaseResult.model_validate({**result, "gpus_bought_for_estimates": 3})
+    text = solver.cluster_text(PurchaseResult.model_validate_json(printed), path, option_names=COMMAND_OPTIONS)
+    assert " ".join(text.split("\nwhat to buy")[0].splitlines()).endswith(
+        "; the 8 GPUs bought run the memory model's estimated plans, not the tables': big (extrapolated); --no-estimate "
+        "buys for the tables' plans alone")

@@ -147,3 +147,16 @@ def test_the_tables_best_row_under_fewest_gpu_hours_says_the_gpu_hours_it_ranks_
     assert status == 0 and "plan Env + SP=4 on 8 of 8 GPUs" in _joined(out)
     assert ("tables' best Env + Offload + SP=4 on 4 GPUs at 65536 (documented; 2.00x the GPU-hours, 4.00x the "
             "relative step time), if you prefer the tables' evidence to the memory model's") in _joined(out)
+    # s91 (purchase91): the for rollout row, which compares the same plan with the best, says the GPU-hours too
+    assert ("for rollout --total-gpus 8 --rollout-gpus 4 keeps 4 of the 8 for it: Env + Offload + SP=4 on 4 trainer "
+            "GPUs, 65536 tokens, 2.00x the GPU-hours, 4.00x the relative step time (documented)") in _joined(out)
+
+
+def test_the_other_batch_row_under_fewest_gpu_hours_says_the_gpu_hours_it_ranks_by(cli):
+    # s91 (purchase91): a batch of 100 that 3 ranks do not divide leaves 8 GPUs the best; the plan on 6 takes as many
+    # GPU-hours, which the row said nothing of (1.33x the relative step time alone, as if it cost a third more).
+    status, out, _ = cli("--model", "8B", "--len", "40960", "--minimize", "gpu-hours", "--gpu", "h20",
+                         "--train-batch-size", "100")
+    assert status == 0 and "plan Env + SP=2 on 8 GPUs" in _joined(out)
+    assert ("other batch with a train batch that 3 data-parallel ranks divide: Env + SP=2 on 6 GPUs, 2 GPUs fewer, "
+            "1.00x the GPU-hours, 1.33x the relative step time (documented)") in _joined(out)

@@ -1769,11 +1769,12 @@ def test_emitted_rollout_engines_are_sized_for_the_model(cli):
     assert (status, err) == (0, "") and "engine_num: 4  # one GPU each\n    tensor_parallel_size: 1\n" in out
     status, out, err = cli("--model", "32B", "--gpu", "l40s", "--gpus", "8", "--len", "16k", "--rollout-gpus", "3",
                            "--emit", "trinity", "--node-gpus", "16")  # 3 GPUs: tensor-parallel size 1 only
-    assert status == 0 and "tensor_parallel_size: 1\n" in out and err == (
-        "solve: note: Qwen3-32B's bf16 weights (61.0 GiB) and one sequence's KV cache (4.0 GiB) per GPU at "
+    # s91: engines that cannot hold the model are the plan's caution, which the fragment's header says (no note)
+    assert status == 0 and "tensor_parallel_size: 1\n" in out and err == "" and (
+        "caution: 3 rollout GPUs: Qwen3-32B's bf16 weights (61.0 GiB) and one sequence's KV cache (4.0 GiB) per GPU at "
         "tensor-parallel size 1 take more than vLLM takes of one L40S-48GB (39.5 GiB: 90% of its memory, less 1 GiB "
         "for the CUDA context): the engines cannot hold them; give the rollout more GPUs, a count that a larger "
-        "tensor-parallel size divides\n")
+        "tensor-parallel size divides") in " ".join(out.replace("\n#", " ").split())
     status, _, err = cli("--model", "Llama-3.1-70B", "--gpu", "4090", "--gpus", "8", "--len", "8k", "--rollout-gpus",
                          "8", "--emit", "trinity")  # engines of a whole node already: more GPUs would not help
     assert status == 0 and err == (
@@ -1781,6 +1782,29 @@ def test_emitted_rollout_engines_are_sized_for_the_model(cli):
         "tensor-parallel size 8 take more than half of what vLLM takes of one RTX-4090-24GB (20.6 GiB: 90% of its "
         "memory, less 1 GiB for the CUDA context): little room for sequences in flight; no larger tensor-parallel size "
         "stays in a node and suits the heads: the rollout needs GPUs with more memory\n")
+
+
+def test_a_plan_whose_rollout_gpus_cannot_hold_the_model_says_so_without_emit(cli):
+    # s91 (purchase91): Qwen3-32B's 61 GiB of weights on the one rollout GPU of 2 RTX 4090s: only --emit trinity's
+    # note said the engine cannot load; the plan carries it as a caution now (its JSON too), and so does the for
+    # rollout row where it keeps that one GPU for the rollout.
+    unheld = ("1 rollout GPU: Qwen3-32B's bf16 weights (61.0 GiB) and one sequence's KV cache (1.0 GiB) per GPU at "
+              "tensor-parallel size 1 take more than vLLM takes of one RTX-4090-24GB (20.6 GiB: 90% of its memory, "
+              "less 1 GiB for the CUDA context): the engines cannot hold them; give the rollout more GPUs, a count "
+              "that a larger tensor-parallel size divides")
+    status, out, _ = cli("--gpu", "4090", "--total-gpus", "2", "--rollout-gpus", "1", "--model", "32B", "--len", "4k",
+                         "--json")
+    (answer,) = json.loads(out)
+    codes = dict(zip(answer["plans"][0]["caution_codes"], answer["plans"][0]["cautions"]))
+    assert status == 0 and answer["plans"][0]["rollout_gpus"] == 1 and codes["rollout-engines-unheld"] == unheld
+    status, out, _ = cli("--gpu", "4090", "--gpus", "2", "--model", "32B", "--len", "4k")
+    assert status == 0 and (f"for rollout --total-gpus 2 --rollout-gpus 1 keeps 1 of the 2 for it: Env + Offload on 1 "
+                            f"trainer GPU, 4096 tokens, 2.00x the relative step time (estimated, extrapolated; one "
+                            f"trainer GPU: Trinity-RFT's guide strongly advises more GPUs); caution: {unheld}"
+                            ) in " ".join(out.split())
+    status, out, _ = cli("--gpu", "4090", "--total-gpus", "4", "--rollout-gpus", "2", "--model", "14B", "--len", "4k",
+                         "--json")  # 2 rollout GPUs: engines of 2 hold Qwen3-14B's 27.5 GiB
+    assert status == 0 and "rollout-engines-unheld" not in json.loads(out)[0]["plans"][0]["caution_codes"]
 
 
 def test_the_memory_model_estimates_where_a_counts_own_table_is_silent():

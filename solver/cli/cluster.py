@@ -51,7 +51,6 @@ from solver.cli.output import ProgressLine, escaped_line, print_escaped, print_n
 from solver.cli.parser import Parser
 from solver.cli.paths import input_at, input_paths, refuse_nameless, refuse_tables_folder
 from solver.cli.status import INTERRUPTED, NO_PLAN, STATUSES_AFTER_BAD_INPUT
-from solver.cli.trinity_options import engines_note
 from solver.tables import (
     DETERMINISTIC_PER_SECOND,
     EVERY_JOB,
@@ -576,6 +575,7 @@ def _note_jobs_gone(current: Path, file: Path, gone: Iterable[JobGone], fleet: F
 def _note_rollout_engines(result: ClusterResult, catalog: Catalog) -> None:
     """On stderr, for each job whose --emit-dir config sizes rollout engines above one GPU or too small, what
     `solve --emit trinity` says of the same engines (`engines_note`), naming the job."""
+    from solver.memory import engines_note
     for placement in result.placements:
         engines = placement.rollout_engines
         if engines is not None and (note := engines_note(engines, placement.model, catalog.gpu(placement.gpu),

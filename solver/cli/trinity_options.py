@@ -15,8 +15,8 @@ from solver.tables import OneLineError, QueryError, TableError, TrinityVersion, 
 if TYPE_CHECKING:  # the models and solver.trinity's modules are imported where needed (ruamel where a config is read)
     from solver.query import Objective, TrinityConfig
     from solver.render.summary import ConfigApplied
-    from solver.results import Answer, Plan, RolloutEngines, TrinitySettings
-    from solver.tables import Catalog, GpuType, Model
+    from solver.results import Answer, Plan, TrinitySettings
+    from solver.tables import Catalog, Model
     from solver.trinity import EngineError, PatchedConfig
 
     Fragment = tuple[str, TrinitySettings]
@@ -169,30 +169,6 @@ def _write_batch_refusal(args: argparse.Namespace, config: TrinityConfig) -> str
     return (f"--train-batch-size {args.train_batch_size}: {args.from_config} gives a train batch of "
             f"{config.train_batch_size} ({config.train_batch_source}), which --write keeps: drop "
             "--train-batch-size, or change the config's batch first")
-
-
-def engines_note(engines: RolloutEngines, model: str, gpu: GpuType, prefix: str = "solve: note: ") -> str | None:
-    """Why the rollout engines of `model` (its name) on `gpu` are larger than one GPU, or that even the largest holds
-    too little, after `prefix` (`solve cluster` names the job there); None for engines of one GPU that hold enough."""
-    from solver.memory import ROLLOUT_CONTEXT_GIB, ROLLOUT_UTILIZATION
-    from solver.results import gpu_runtime
-    held = (f"{model}'s bf16 weights ({engines.weights_gib:.1f} GiB){engines.lora_words} and one sequence's KV cache "
-            f"({engines.kv_cache_gib:.1f} GiB) per GPU")
-    advice = ("no larger tensor-parallel size stays in a node and suits the heads: the rollout needs GPUs with more "
-              "memory" if engines.largest else "give the rollout more GPUs, a count that a larger tensor-parallel "
-              "size divides")
-    room = (f"{gpu.name} ({engines.room_gib:.1f} GiB: {ROLLOUT_UTILIZATION:.0%} of its memory, less "
-            f"{ROLLOUT_CONTEXT_GIB:g} GiB for the {gpu_runtime(gpu.rocm)[0]} context)")
-    if not engines.holds:
-        return (f"{prefix}{held} at tensor-parallel size {engines.size} take more than vLLM takes of one {room}: "
-                f"the engines cannot hold them; {advice}")
-    if not engines.fits:
-        return (f"{prefix}{held} at tensor-parallel size {engines.size} take more than half of what vLLM takes "
-                f"of one {room}: little room for sequences in flight; {advice}")
-    if engines.size > 1:
-        return (f"{prefix}rollout engines of tensor-parallel size {engines.size}: {held} take at most half of "
-                f"what vLLM takes of one {room}, leaving the rest to sequences in flight")
-    return None
 
 
 def other_model_planned(args: argparse.Namespace, catalog: Catalog, config: TrinityConfig) -> tuple[str, str] | None:
@@ -576,7 +552,9 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
     where None), and the notes on them: the cluster's layout, the engines' size, an answer without a plan and, with
     --check, the verdict of settings it exits 1 for (for --emit, which prints no view)."""
     from solver.api import fragment_check, fragment_engines, settings_arguments
+    from solver.memory import engines_note
     from solver.render import UNDECIDED_HINT, UNPROVEN_HINT
+    from solver.results import CautionCode
     from solver.rules import COMMAND_OPTIONS
     from solver.trinity import EngineError, fragment_for
 
@@ -593,7 +571,10 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
                 notes.append(f"solve: {answer.gpu}: {answer.no_plan_line}{undecided}")
             continue
         notes += [note] if (note := _layout_note(answer)) else []
-        if config is None and (suggested := fragment_engines(answer, catalog)):  # as solver.api.trinity_config
+        # As solver.api.trinity_config sizes them; engines too small for the model are the plan's caution already,
+        # which the fragment's header says.
+        unheld = answer.plans[0].cautions_coded(CautionCode.ROLLOUT_ENGINES_UNHELD)
+        if config is None and not unheld and (suggested := fragment_engines(answer, catalog)):
             notes += [note] if (note := engines_note(suggested, model.name, catalog.gpu(answer.gpu))) else []
         made = "--emit trinity" if args.emit else "--out" if args.out else "--write"
         if (unkept := lora_refusal(args, layout, answer.plans[0], model, f"{made} keeps")) is not None:

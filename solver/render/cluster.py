@@ -770,7 +770,21 @@ def _purchase_status(result: PurchaseResult, fleet: Fleet, names: OptionNames) -
              f"proven bound {result.bound} GPUs" if result.bound is not None else "no bound proven")
     return Text(f"status: {result.status}; to place {jobs}, buy {counted(result.gpus, 'GPU')} "
                 f"({counted(result.nodes or 0, 'node')}), {bound}{_fewest_gpus_words(result)}"
-                f"{'; ' if stuck else ''}{stuck}", style="bold")
+                f"{_bought_for_estimates_words(result, names)}{'; ' if stuck else ''}{stuck}", style="bold")
+
+
+def _bought_for_estimates_words(result: PurchaseResult, names: OptionNames) -> str:
+    """How many of the GPUs bought run the memory model's estimated plans, and for which jobs
+    (`PurchaseResult.gpus_bought_for_estimates`), with what buys for the tables' plans alone, after ``; ``: the part of
+    the purchase that rests on estimates, said where the purchase is read; "" where none does."""
+    if not (gpus := result.gpus_bought_for_estimates):
+        return ""
+    jobs = ", ".join(placement.job + (" (extrapolated)" if placement.plan.beyond_calibration else "")
+                     for placement, _ in result.estimated_on_bought)
+    bought = (f"{gpus} of the {result.gpus} GPUs bought" if gpus < (result.gpus or 0)
+              else f"the {counted(gpus, 'GPU')} bought")
+    return (f"; {bought} {'runs' if gpus == 1 else 'run'} the memory model's estimated plans, not the tables': {jobs}; "
+            f"{names.no_estimate} buys for the tables' plans alone")
 
 
 def _fewest_gpus_words(result: PurchaseResult) -> str:

@@ -52,9 +52,9 @@ def objective_ratio_words(other: Plan, plan: Plan) -> str:
 
 def room_kept_words(answer: Answer, plan: Plan, names: OptionNames, above: Sequence[Plan] | None = None) -> str | None:
     """What the margin that the best `plan`'s thin-headroom caution names (``--margin 0.04``, as `names` name it)
-    gives: its best plan (its GPUs, setting, length, relative step time against `plan`'s, `cost_ratio_words`,
-    evidence and, estimated, its memory at that margin, then the cautions it carries that `plan` does not:
-    `Plan.cautions_beside`), or that none trains it then; None where the answer did not
+    gives: its best plan (its GPUs, setting, length, cost against `plan`'s in the question's terms,
+    `objective_ratio_words`, evidence and, estimated, its memory at that margin, then the cautions it carries that
+    `plan` does not: `Plan.cautions_beside`), or that none trains it then; None where the answer did not
     ask (`Answer.room_kept`). The summary's ``more room`` row and the ranking's note on plan #1 say it; `above`: the
     plans the summary's rows above show beside `plan` (None for the note: its cautions whole)."""
     if (kept := answer.room_kept) is None:
@@ -68,5 +68,5 @@ def room_kept_words(answer: Answer, plan: Plan, names: OptionNames, above: Seque
     length = (f"{counted(other.max_model_len, 'token')} instead of {plan.max_model_len}"
               if other.max_model_len != plan.max_model_len else counted(other.max_model_len, "token"))
     return (f"{margin} keeps the room its caution asks for: {other.setting.label} on {counted(other.gpus, 'GPU')}"
-            f"{other.lowered_words}, {length}, {cost_ratio_words(other, plan)} "
+            f"{other.lowered_words}, {length}, {objective_ratio_words(other, plan)} "
             f"({other.evidence_and_single_gpu}{memory}){other.cautions_beside(plan, above)}")

@@ -558,7 +558,7 @@ def _validated_words(answer: Answer, plan: Plan, model: Model, names: OptionName
         return f"at {within.max_model_len}{known}, the cheapest plan is this one ({within.evidence_label}): {length}"
     return (f"at {within.max_model_len}{known}, the cheapest plan is {within.setting.label} on "
             f"{counted(within.gpus, 'GPU')} ({within.evidence_and_single_gpu}; "
-            f"{cost_ratio_words(within, plan)}): {length}")
+            f"{objective_ratio_words(within, plan)}): {length}")
 
 
 def _larger_gpu_words(answer: Answer) -> str | None:
@@ -656,10 +656,11 @@ def _budget_flag(answer: Answer, gpus: int, rollout_gpus: int | None, names: Opt
 
 def _trade_words(other: Plan, plan: Plan) -> str:
     """What a plan that leaves the rollout GPUs the best `plan` does not trades against it, in words: its shorter
-    length, or at the same length its relative step time against the best's (`cost_ratio_words`)."""
+    length, or at the same length its cost against the best's in the question's terms (`objective_ratio_words`: with
+    the GPU-hours first where the question ranks by them)."""
     if other.max_model_len != plan.max_model_len:
         return f"{counted(other.max_model_len, 'token')} instead of {plan.max_model_len}"
-    return f"{counted(other.max_model_len, 'token')}, {cost_ratio_words(other, plan)}"
+    return f"{counted(other.max_model_len, 'token')}, {objective_ratio_words(other, plan)}"
 
 
 def _rollout_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str | None:
@@ -722,7 +723,7 @@ def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
     if (other := answer.other_batch) is None:
         return None
     gpus_divide = answer.query is not None and answer.query.batch_divisor == "gpus"
-    step = cost_ratio_words(other, plan)
+    step = objective_ratio_words(other, plan)
     longer = other.max_model_len != plan.max_model_len
     trade = (f"{counted(other.max_model_len, 'token')} instead of {plan.max_model_len}" if longer
              else f"{counted(plan.gpus - other.gpus, 'GPU')} fewer, {step}" if other.gpus < plan.gpus else step)
