@@ -1569,7 +1569,8 @@ def test_calibrate_names_the_check_that_lists_every_contradiction_where_it_can(c
         f"solve calibrate: error: --cells {mine}: {first}; and 1 more (solve tables --check, with the same --cells "
         "and --model-config, lists them); check the cells\n"))
     assert cli("tables", "--cells", str(mine), "--check") == (
-        1, f"solve tables: warning: {first}\nsolve tables: warning: {second}\n2 contradictions in 563 cells\n", "")
+        1, f"solve tables: warning: {first}\nsolve tables: warning: {second}\n2 contradictions in 563 "
+        f"cells: 3 of {mine}'s, 560 of the shipped tables\n", "")
     # Beside A100 cells for 4 GPUs, which solve tables cannot read, the same refusal names no command.
     a100 = tmp_path / "a100.yaml"
     a100.write_text('gpu: A100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 4\n    section: "4 x A100"\n'
