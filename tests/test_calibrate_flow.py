@@ -146,3 +146,9 @@ def test_cells_that_contradict_the_documented_tables_are_not_offered_to_plan_wit
         f"plan with it: solve --model M --gpu A800-80GB --len L --memory-model {fitted} (the fit estimates; your cells "
         "vouch as tables, with --cells, once they no longer contradict the documented tables)")
     assert cli("--model", "8B", "--gpu", "a800", "--gpus", "4", "--len", "32k", "--cells", str(cells))[0] == 2
+    # calib91: beside h800.yaml's cells, whose fit takes 3 only without the margin, the counts offered --cells for
+    # those too, which planning refuses as it refuses the A800 cells.
+    h800 = Path(__file__).parent / "data" / "cells" / "h800.yaml"
+    status, out, _ = cli("calibrate", "--cells", str(cells), "--cells", str(h800), "--out", str(fitted))
+    assert status == 0 and out.splitlines()[0].endswith(
+        "and 3 that fit but not within the default safety margin of 0.01 (plans take them with --margin 0)")

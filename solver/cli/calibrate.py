@@ -194,12 +194,13 @@ def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
         sys.stdout.write(calibration_json(fitted) + "\n")
     elif args.out:
         within = fit.failures_within_margin or 0
+        as_tables = args.cells and not fitted.table_contradictions  # planning refuses cells that contradict them
         print_escaped(
             f"wrote {args.out}: {counted(fit.observations, 'observation')}, "
             f"{fit.wrong_fits} predicted to fit that did not, "
             f"{fit.wrong_failures} predicted not to fit that did"
             + (f", and {within} that fit but not within the default safety margin of {DEFAULT_MARGIN} (plans "
-               f"take them with --margin 0{', or as tables with --cells' if args.cells else ''})" if within else ""))
+               f"take them with --margin 0{', or as tables with --cells' if as_tables else ''})" if within else ""))
     else:
         sys.stdout.write(text)
     if missed := fitted.mispredicted:  # a mistyped cell shows here first
