@@ -55,6 +55,9 @@ GAP = 0.005
 FLOOR_TOKENS = 65536
 """Tokens per GPU at which the fit is held to the physical floor (`solver.memory.token_floor_gib`): any number
 would do, since the floor and the terms it bounds are in proportion to the tokens; this one keeps them near 1 GiB."""
+FLOOR_TOLERANCE = 1e-5
+"""How far above the physical floor per token (a fraction of it) the fitted terms may lie for `at_token_floor` to
+take the floor as binding: the coefficients are written to 6 decimals."""
 UNSAFE_WEIGHT = 10.0
 """How much more a wrongly predicted fit costs in the fit than a wrongly predicted failure."""
 PULL = 0.05
@@ -233,6 +236,8 @@ def calibration(catalog: Catalog, cells: Sequence[tuple[Path, GpuType]], *, with
         your_cells=len({(o.gpu, o.gpus, o.model.name, o.max_model_len) for o in yours}),
         unphysical=tuple(words for _, words in outside), unphysical_codes=tuple(code for code, _ in outside),
         far_from_shipped=tuple(_far_move(*far) for far in far_from_shipped(coefficients, shipped.coefficients)),
+        at_token_floor=tuple(at_token_floor(coefficients, {observation.model for observation in evidence})),
+        from_shipped=tuple(from_shipped(coefficients, shipped.coefficients)),
     )
 
 
@@ -395,6 +400,30 @@ def at_first_principles(coefficients: Coefficients) -> list[str]:
     """The multipliers the fit left at their first-principles value (`PRIOR`'s 1): no observation moved them, so
     estimates rest on the derivation there, not on the cells."""
     return [term for term in TERMS if coefficients.multiplier(term) == PRIOR.multiplier(term)]
+
+
+def at_token_floor(coefficients: Coefficients, models: Iterable[Model]) -> list[str]:
+    """The multipliers of `PER_TOKEN_TERMS` off their first-principles 1 where the physical floor per token
+    (`solver.memory.token_floor_gib`, which the fit holds them to together) binds for one of `models` (those fitted
+    on), in the order of `TERMS`: the floor sets them there (their sum, where there are several), not the cells."""
+    for model in models:
+        tokens = token_features(model, 1, Setting(env=True, offload=False, sp=1), FLOOR_TOKENS)
+        taken = sum(coefficients.multiplier(term) * tokens[term] for term in PER_TOKEN_TERMS)
+        if taken <= token_floor_gib(model, FLOOR_TOKENS) * (1 + FLOOR_TOLERANCE):
+            return [term for term in PER_TOKEN_TERMS if coefficients.multiplier(term) != PRIOR.multiplier(term)]
+    return []
+
+
+def from_shipped(coefficients: Coefficients, shipped: Coefficients) -> list[str]:
+    """The coefficients (the multipliers in the order of `TERMS`, then ``usable`` and ``usable_env``) whose fitted
+    value differs from the `shipped` fit's to three significant figures, each from the shipped value to the fitted
+    one, in words: ``sp_buffers 6.46 to 1``."""
+    found = []
+    for name in (*TERMS, "usable", "usable_env"):
+        was, now = (f"{each.multiplier(name):.3g}" for each in (shipped, coefficients))
+        if was != now:
+            found.append(f"{name} {was} to {now}")
+    return found
 
 
 def fit_summary(evidence: list[Observation], coefficients: Coefficients, margin: float = DEFAULT_MARGIN) -> FitSummary:

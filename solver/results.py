@@ -3371,6 +3371,15 @@ class Calibration(Frozen, Versioned, defer_build=True):
         "first principles' 1 (`solver.calibrate.far_from_shipped`), each with its value and by how much: few cells "
         "decide them (with the documented tables too, your cells pull them there); empty for the shipped fit (JSON "
         "made before it has none)"))
+    at_token_floor: tuple[str, ...] = Field(default=(), description=(
+        "the multipliers of checkpoints, logits and recompute off their first-principles 1 where the physical "
+        "floor per token that the fit holds the three to together binds (`solver.calibrate.at_token_floor`): the "
+        "floor sets them there (their sum, where there are several), not the cells; empty for the shipped fit (JSON "
+        "made before it has none)"))
+    from_shipped: tuple[str, ...] = Field(default=(), description=(
+        "the coefficients whose fitted value differs from the shipped fit's (tables/memory-model.yaml) to three "
+        "significant figures, each from the shipped value to the fitted one (`sp_buffers 6.46 to 1`); empty for the "
+        "shipped fit (JSON made before it has none)"))
 
     @computed_field  # type: ignore[prop-decorator]
     @property

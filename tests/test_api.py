@@ -989,7 +989,8 @@ def test_calibrate_memory_model_fits_as_the_command_does(cli, tmp_path: Path):
     assert shipped.memory_model == load_memory_model()
     assert memory_model_yaml(shipped.memory_model) == (
         shipped_tables_directory() / "memory-model.yaml").read_text(encoding="utf-8")
-    assert (shipped.table_contradictions, shipped.mispredicted) == ((), ())
+    assert (shipped.table_contradictions, shipped.mispredicted, shipped.at_token_floor, shipped.from_shipped) == (
+        (), (), (), ())
     # A model of other margin and source is written as it is, and reads back equal.
     changed = shipped.memory_model.model_copy(update={"margin": 0.05, "source": "by hand"})
     (tmp_path / "changed.yaml").write_text(memory_model_yaml(changed), encoding="utf-8")

@@ -123,7 +123,12 @@ def test_cells_that_record_no_setting_running_out_of_memory_get_a_note(cli, tmp_
             "alone, so nothing in them raises an estimate; add a length where a setting ran out (the cell of the one "
             "that trained next, or '-'), or fit with the documented ones too (--with-tables)\n")
     status, out, err = cli("calibrate", "--cells", str(cells), "--json")
-    assert (status, json.loads(out)["memory_model"]["fit"]["negatives"]) == (0, 0) and err.startswith(note)
+    printed = json.loads(out)
+    assert (status, printed["memory_model"]["fit"]["negatives"]) == (0, 0) and err.startswith(note)
+    # calib91: the logits off 1 are the physical floor per token's, not the cells' (the text said the fit moved
+    # them); and what the shipped fit has otherwise, from what to what.
+    assert printed["at_token_floor"] == ["logits"] and "logits" not in printed["first_principles"]
+    assert "sp_buffers 6.46 to 1" in printed["from_shipped"] and printed["from_shipped"][-1] == "usable_env 0.928 to 0.9"
     cells.write_text(EIGHT_GPU_CELLS.replace("SP=2", "vanilla").replace("SP=4", "vanilla").replace("SP=8", "SP=2"),
                      encoding="utf-8")
     status, _, err = cli("calibrate", "--cells", str(cells))
@@ -146,3 +151,9 @@ def test_cells_that_contradict_the_documented_tables_are_not_offered_to_plan_wit
         f"plan with it: solve --model M --gpu A800-80GB --len L --memory-model {fitted} (the fit estimates; your cells "
         "vouch as tables, with --cells, once they no longer contradict the documented tables)")
     assert cli("--model", "8B", "--gpu", "a800", "--gpus", "4", "--len", "32k", "--cells", str(cells))[0] == 2
+    # calib91: beside h800.yaml's cells, whose fit takes 3 only without the margin, the counts offered --cells for
+    # those too, which planning refuses as it refuses the A800 cells.
+    h800 = Path(__file__).parent / "data" / "cells" / "h800.yaml"
+    status, out, _ = cli("calibrate", "--cells", str(cells), "--cells", str(h800), "--out", str(fitted))
+    assert status == 0 and out.splitlines()[0].endswith(
+        "and 3 that fit but not within the default safety margin of 0.01 (plans take them with --margin 0)")

@@ -3914,8 +3914,8 @@ def test_names_of_cells_files_keep_notes_one_line_each(cli, tmp_path: Path):
                    "A100-80GB (80.0 GiB) or a GPU type of its driver-reported memory: they are not used here\n")
     fitted = tmp_path / "fit\x1b.yaml"
     status, out, _ = cli("calibrate", "--cells", str(MY_CELLS), "--out", str(fitted))
-    assert status == 0 and out.startswith(f"wrote {tmp_path}/fit\\x1b.yaml: ") and out.count("\n") == 3
-    assert f"--memory-model '{tmp_path}/fit\\x1b.yaml' --cells " in out.splitlines()[2]  # and the plan's command
+    assert status == 0 and out.startswith(f"wrote {tmp_path}/fit\\x1b.yaml: ") and out.count("\n") == 4
+    assert f"--memory-model '{tmp_path}/fit\\x1b.yaml' --cells " in out.splitlines()[-1]  # and the plan's command
 
 
 def test_the_note_on_a_file_left_unwritten_for_want_of_a_plan_names_it_escaped(cli, tmp_path: Path):

@@ -461,7 +461,8 @@ def test_tables_show_and_check_your_cells_beside_the_shipped_ones(cli):
     [table] = yaml.safe_load(cells.read_text(encoding="utf-8"))["tables"]
     shown = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
     assert shown == [[str(row["max_model_len"]), row["cells"]["8B"], row["cells"]["14B"]] for row in table["rows"]]
-    assert cli("tables", "--cells", str(cells), "--check") == (0, "0 contradictions in 568 cells\n", "")
+    assert cli("tables", "--cells", str(cells), "--check") == (
+        0, f"0 contradictions in 568 cells: 8 of {cells}'s, 560 of the shipped tables\n", "")
 
 
 def test_two_cells_files_with_tables_for_one_gpu_count_are_refused_saying_how_to_combine_them(cli, tmp_path: Path):
@@ -489,7 +490,8 @@ def test_tables_check_lists_every_contradiction_of_your_cells(cli, tmp_path: Pat
     assert (status, out) == (2, "") and "lists them); check the cells" in err
     status, out, _ = cli("tables", "--cells", str(cells), "--check")
     warnings = [line for line in out.splitlines() if line.startswith("solve tables: warning: ")]
-    assert status == 1 and len(warnings) >= 2 and out.endswith(f"{len(warnings)} contradictions in 568 cells\n")
+    assert status == 1 and len(warnings) >= 2 and out.endswith(
+        f"{len(warnings)} contradictions in 568 cells: 8 of {cells}'s, 560 of the shipped tables\n")
     assert any("Qwen3-8B" in line for line in warnings) and any("Qwen3-14B" in line for line in warnings)
 
 
@@ -511,7 +513,8 @@ def test_cells_that_contradict_the_tables_of_a_gpu_type_with_the_same_memory_are
     status, out, _ = cli("tables", "--cells", str(cells), "--check")
     prefix = "solve tables: warning: "
     warnings = [line.removeprefix(prefix) for line in out.splitlines() if line.startswith(prefix)]
-    assert (status, out.splitlines()[-1]) == (1, "8 contradictions in 562 cells")
+    assert (status, out.splitlines()[-1]) == (
+        1, f"8 contradictions in 562 cells: 2 of {cells}'s, 560 of the shipped tables")
     assert warnings[:2] == [
         "A100-80GB and A800-80GB (the same memory), 4 GPUs, Qwen3-4B at 32768: SP=2 and vanilla",
         ("A100-80GB, Qwen3-4B at 32768: Env + SP=2 trains on 2 GPUs but 8 GPUs (the A800-80GB's table) need - (more "
@@ -520,7 +523,7 @@ def test_cells_that_contradict_the_tables_of_a_gpu_type_with_the_same_memory_are
             "states further)") in warnings
     # Narrowed to one GPU type, it is checked against those with its memory all the same.
     status, out, _ = cli("tables", "--gpu", "a800", "--cells", str(cells), "--check")
-    assert (status, out.splitlines()[-1]) == (1, "8 contradictions in 2 cells")
+    assert (status, out.splitlines()[-1]) == (1, f"8 contradictions in 2 cells, all {cells}'s")
 
 
 def test_tables_check_narrows_to_the_gpu_count_and_model_asked(cli, tmp_path: Path):
@@ -536,11 +539,12 @@ def test_tables_check_narrows_to_the_gpu_count_and_model_asked(cli, tmp_path: Pa
     check = ("tables", "--gpu", "a800", "--cells", str(cells), "--check")
     assert cli(*check, "--gpus", "4") == (1, (
         f"solve tables: warning: {same_count.format(4, 2)}\nsolve tables: warning: {same_count.format(8, 4)}\n"
-        "2 contradictions in 2 cells\n"), "")
+        f"2 contradictions in 2 cells, all {cells}'s\n"), "")
     assert cli(*check, "--gpus", "4", "--model", "8b") == (
-        1, f"solve tables: warning: {same_count.format(8, 4)}\n1 contradiction in 1 cell\n", "")
+        1, f"solve tables: warning: {same_count.format(8, 4)}\n1 contradiction in 1 cell, {cells}'s\n", "")
     status, out, _ = cli(*check, "--model", "4b")
-    assert (status, out.splitlines()[-1]) == (1, "8 contradictions in 2 cells") and "Qwen3-8B" not in out
+    assert (status, out.splitlines()[-1]) == (1, f"8 contradictions in 2 cells, all {cells}'s")
+    assert "Qwen3-8B" not in out
     assert cli(*check, "--gpus", "4", "--model", "4b", "--json") == (1, f'[\n  "{same_count.format(4, 2)}"\n]\n', "")
 
 
@@ -577,7 +581,8 @@ def test_tables_read_cells_of_a_model_config_model_and_check_them(cli, tmp_path:
     status, _, err = cli("--model-config", str(model), "--gpu", "my-gpu", "--len", "16k", "--cells", str(cells))
     assert (status, err.splitlines()[-1]) == (2, f"solve: error: --cells {cells}: {contradiction}; check the cells")
     check = ("tables", "--cells", str(cells), "--model-config", str(model), "--check")
-    assert cli(*check) == (1, f"solve tables: warning: {contradiction}\n1 contradiction in 562 cells\n", "")
+    assert cli(*check) == (1, (f"solve tables: warning: {contradiction}\n1 contradiction in 562 cells: 2 of {cells}'s, "
+                               "560 of the shipped tables\n"), "")
     assert cli(*check, "--gpu", "my-gpu", "--json") == (1, json.dumps([contradiction], indent=2) + "\n", "")
     cells.write_text(cells.read_text(encoding="utf-8").replace("Env + Offload + SP=2", "SP=2"), encoding="utf-8")
     status, out, err = cli("tables", "--cells", str(cells), "--model-config", str(model), "--gpu", "my-gpu")
@@ -920,7 +925,8 @@ def test_one_gpu_that_trains_where_two_need_more_is_no_contradiction(cli, tmp_pa
                      "cells: {Qwen3-0.6B: vanilla}}]}\n"
                      "  - {gpus: 2, section: 2 x L40S, models: [Qwen3-0.6B], rows: [{max_model_len: 8192, "
                      "cells: {Qwen3-0.6B: Env}}]}\n", encoding="utf-8")
-    assert cli("tables", "--cells", str(cells), "--check") == (0, "0 contradictions in 562 cells\n", "")
+    assert cli("tables", "--cells", str(cells), "--check") == (
+        0, f"0 contradictions in 562 cells: 2 of {cells}'s, 560 of the shipped tables\n", "")
     status, out, err = cli("--model", "0.6B", "--gpu", "l40s", "--gpus", "2", "--exact", "--len", "8192",
                            "--cells", str(cells))
     assert (status, err) == (0, "")
@@ -938,7 +944,8 @@ def test_tables_for_more_gpus_than_plans_take_are_checked_too(cli, tmp_path: Pat
                      "cells: {Qwen3-0.6B: Env}}]}\n", encoding="utf-8")
     assert cli("tables", "--cells", str(cells), "--check") == (1, (
         "solve tables: warning: L40S-48GB, Qwen3-0.6B at 8192: vanilla trains on 8 GPUs but 128 GPUs need Env (more "
-        "GPUs only shard the states further)\n1 contradiction in 562 cells\n"), "")
+        f"GPUs only shard the states further)\n1 contradiction in 562 cells: 2 of {cells}'s, 560 of the shipped "
+        "tables\n"), "")
 
 
 @pytest.mark.parametrize(("source", "section", "message"), [

@@ -163,7 +163,7 @@ def test_calibrate_json_is_indented_by_two_and_ends_its_line(cli):
     assert out.startswith('{\n  "memory_model": {\n    "source": "calibrated on the documented tables",\n    '
                           '"coefficients": {\n      "states": ')
     assert out.endswith('\n  "your_cells": 0,\n  "unphysical": [],\n  "unphysical_codes": [],\n'
-                        '  "far_from_shipped": [],\n'
+                        '  "far_from_shipped": [],\n  "at_token_floor": [],\n  "from_shipped": [],\n'
                         f'  "schema_version": 1,\n  "rft_solver_version": "{solver.__version__}",\n'
                         '  "poor_fit": false\n}\n')
     assert out == json.dumps(json.loads(out), indent=2) + "\n"

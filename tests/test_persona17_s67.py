@@ -71,6 +71,23 @@ def test_no_pcie_note_for_an_sxm_name_a_pcie_card_or_pcie_cards_of_ones_own(cli:
     assert cli("--model", "8B", *gpu, "--gpus", "4", "--len", "8k")[::2] == (0, "")
 
 
+def test_a_cells_files_gpu_named_as_pcie_cards_of_an_sxm_board_gets_a_note(cli: Cli, tmp_path: Path):
+    # calib91: cells of 'H800-PCIe-80GB' were taken as the H800-80GB's, over NVLink, with no word, where --gpu and a
+    # pool get this note; the GPU type of your own it gives plans with the same cells and no note.
+    text = (Path(__file__).parent / "data" / "cells" / "h800.yaml").read_text(encoding="utf-8")
+    cells = tmp_path / "h800-pcie.yaml"
+    cells.write_text(text.replace("gpu: H800-80GB", "gpu: H800-PCIe-80GB"), encoding="utf-8")
+    status, _, err = cli("tables", "--cells", str(cells), "--gpu", "h800")
+    own = ("gpu: my-h800-pcie, memory_gb: 80, memory_mib: 81559, interconnect: pcie, interconnect_source: where it is "
+           "stated")
+    assert (status, err) == (0, (f"solve tables: note: {cells}: gpu 'H800-PCIe-80GB' "
+                                 f"{PCIE_NOTE.format(taken='H800-80GB')}{own} (81559: the SXM board's total; give "
+                                 "nvidia-smi's)\n"))
+    cells.write_text(text.replace("gpu: H800-80GB", own.replace(", memory_gb: 80", "").replace(", ", "\n")),
+                     encoding="utf-8")  # the file gives memory_gb: 80 already
+    assert cli("tables", "--cells", str(cells), "--gpu", "my-h800-pcie")[::2] == (0, "")
+
+
 def test_a_pools_gpu_named_as_pcie_cards_of_an_sxm_board_gets_a_note(cli: Cli, tmp_path: Path):
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text("pools:\n  - {name: lab, gpu: NVIDIA H100 PCIe, nodes: 1, gpus_per_node: 8}\n"

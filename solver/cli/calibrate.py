@@ -110,18 +110,37 @@ def _warn_of_table_contradictions(fitted: Calibration, *, with_tables: bool) -> 
 
 
 def _say_what_moved(fitted: Calibration, *, with_tables: bool) -> None:
-    """Say which multipliers the fit moved from first principles, and which it left there: estimates rest on the
-    cells' fit for the first, on the derivation for the others (one cell moves one or two). `with_tables`: the fit
-    was on your cells and the documented tables, so it is the observations, not your cells, that leave them."""
+    """Say which multipliers the fit moved from first principles, which ended at an edge of their range (`BOUNDS`,
+    0 too), which the physical floor per token holds off 1 (`Calibration.at_token_floor`: the floor sets them, not
+    the cells, or their sum), and which it left there: estimates rest on the cells' fit for the first, on the derivation for the
+    last (one cell moves one or two); then, where they differ, each coefficient's shipped value and the fitted one
+    (`Calibration.from_shipped`). `with_tables`: the fit was on your cells and the documented tables, so it is the
+    observations, not your cells, that leave them."""
+    from solver.calibrate import BOUNDS
     from solver.memory import TERMS
     coefficients = fitted.memory_model.coefficients
-    moved = [f"{term} ({coefficients.multiplier(term):.2f})" for term in TERMS if term not in fitted.first_principles]
+
+    def shown(terms: list[str]) -> str:
+        return and_joined([f"{term} ({coefficients.multiplier(term):.2f})" for term in terms])
+
+    def sits(terms: list[str]) -> str:
+        return "sits" if len(terms) == 1 else "sit"
+
+    held = list(fitted.at_token_floor)
+    edged = [term for term in TERMS if coefficients.multiplier(term) in BOUNDS[term] and term not in held]
+    moved = [term for term in TERMS if term not in (*fitted.first_principles, *held, *edged)]
     stayed = fitted.first_principles
-    one = len(stayed) == 1
     evidence = "your cells and the documented tables do" if with_tables else "the cells do"
-    left = (f"; {and_joined(stayed)} {'stays' if one else 'stay'} at 1, as derived ({evidence} not move "
-            f"{it_or_them(len(stayed))})") if moved and stayed else ""
-    print_escaped(f"the fit moved {and_joined(moved) or 'no multiplier'} from first principles{left}")
+    edges = (f"; {shown(edged)} {sits(edged)} at an edge of {'its' if len(edged) == 1 else 'their'} plausible "
+             "range") if edged else ""
+    sets = "it, not the cells" if len(held) == 1 else "their sum (the cells only how it is shared)"
+    floor = (f"; {shown(held)} {sits(held)} at the physical floor per token that checkpoints, logits and recompute "
+             f"take together, which sets {sets}") if held else ""
+    left = (f"; {and_joined(stayed)} {'stays' if len(stayed) == 1 else 'stay'} at 1, as derived ({evidence} not move "
+            f"{it_or_them(len(stayed))})") if stayed and len(stayed) < len(TERMS) else ""
+    print_escaped(f"the fit moved {shown(moved) or 'no multiplier'} from first principles{edges}{floor}{left}")
+    if fitted.from_shipped:
+        print_escaped(f"against the shipped fit (tables/{MEMORY_MODEL_FILE}): {', '.join(fitted.from_shipped)}")
 
 
 def _say_how_to_plan(args: argparse.Namespace, gpu_names: list[str], *, as_tables: bool) -> None:
@@ -194,12 +213,13 @@ def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
         sys.stdout.write(calibration_json(fitted) + "\n")
     elif args.out:
         within = fit.failures_within_margin or 0
+        as_tables = args.cells and not fitted.table_contradictions  # planning refuses cells that contradict them
         print_escaped(
             f"wrote {args.out}: {counted(fit.observations, 'observation')}, "
             f"{fit.wrong_fits} predicted to fit that did not, "
             f"{fit.wrong_failures} predicted not to fit that did"
             + (f", and {within} that fit but not within the default safety margin of {DEFAULT_MARGIN} (plans "
-               f"take them with --margin 0{', or as tables with --cells' if args.cells else ''})" if within else ""))
+               f"take them with --margin 0{', or as tables with --cells' if as_tables else ''})" if within else ""))
     else:
         sys.stdout.write(text)
     if missed := fitted.mispredicted:  # a mistyped cell shows here first

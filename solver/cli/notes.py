@@ -311,7 +311,8 @@ def note_cells_elsewhere(prog: str, cells: Sequence[tuple[Path, GpuType]], catal
     --gpu names it), and one for each GPU type --gpu (`gpu`: a name or names, of `catalog`) asks for that the file's
     tables do not speak for (neither it nor one with its driver-reported memory): with less memory they are not used;
     with more, only their cells that say a setting ran out of memory are (`larger_gpu_types`); one for a GPU type of
-    its own given by its memory as sold (`memory_gb` alone), as `note_memory_as_sold`; one for rows off the
+    its own given by its memory as sold (`memory_gb` alone), as `note_memory_as_sold`; one for a catalogue GPU type
+    whose NVLink the file's name for it denies (`pcie_board_words`: ``gpu: H800-PCIe-80GB``); one for rows off the
     1024-token grid (`note_rows_off_grid`); and one for cells outside the order they are read in
     (`note_cells_off_order`)."""
     named = dict.fromkeys(catalog.gpu(name).name for name in given_gpus(gpu))
@@ -327,6 +328,10 @@ def note_cells_elsewhere(prog: str, cells: Sequence[tuple[Path, GpuType]], catal
                 f"{prog}: note: {path}: {gpu_type.name}'s memory_gb {gpu_type.memory_gb} is taken as "
                 f"{gpu_type.memory_gb} GiB; a card reports less (an H100 80GB: 81559 MiB, 79.6 GiB), so add its "
                 f"memory_mib ({'amd' if gpu_type.rocm else 'nvidia'}-smi's total) where you have it")
+        if words := pcie_board_words(catalog, gpu_type.written_name, (
+                f"gpu: {{name}}, memory_gb: {gpu_type.memory_gb}, memory_mib: {{mib}}, interconnect: pcie, "
+                "interconnect_source: where it is stated ({mib}: the SXM board's total; give nvidia-smi's)")):
+            print_note(f"{prog}: note: {path}: gpu {words}")
         note_rows_off_grid(prog, path, gpu_type)
         note_cells_off_order(prog, path, gpu_type, catalog)
         for each in asked:

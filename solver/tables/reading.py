@@ -1253,7 +1253,7 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
                                      "rocm": known.rocm, "workstation_host_ram_gib": known.workstation_host_ram_gib,
                                      "interconnect": known.interconnect,
                                      "interconnect_source": known.interconnect_source,
-                                     "compute_capability": known.compute_capability})
+                                     "compute_capability": known.compute_capability}).as_written(tabled.name)
 
 
 def load_cells(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = (),

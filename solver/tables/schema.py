@@ -20,6 +20,7 @@ from pydantic import (
     Field,
     GetCoreSchemaHandler,
     GetJsonSchemaHandler,
+    PrivateAttr,
     SerializerFunctionWrapHandler,
     Strict,
     Tag,
@@ -1087,6 +1088,20 @@ class GpuType(Frozen):
         "known, counted as every rank loading it"))
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, protected_namespaces=())
+
+    _written_name: str | None = PrivateAttr(default=None)
+
+    @property
+    def written_name(self) -> str:
+        """The name as its cells file wrote it (``gpu: H800-PCIe-80GB``), where the loader took it as this catalogue
+        GPU type (`solver.tables.load_cells`); the name itself otherwise."""
+        return self._written_name or self.name
+
+    def as_written(self, name: str) -> GpuType:
+        """This GPU type, which a cells file named `name` (`written_name`)."""
+        copy = self.model_copy()
+        copy._written_name = name
+        return copy
 
     @model_validator(mode="before")
     @classmethod
