@@ -216,7 +216,8 @@ def _raised_lines(current: dict[str, object]) -> list[str]:
     return [words for code, words in pairs if code == "critic-budget-raised"]
 
 
-RAISED_OFF = CONFIG.replace("  max_token_len_per_gpu: 32768", "  max_token_len_per_gpu: 32768\n  use_dynamic_bsz: false")
+RAISED_OFF = CONFIG.replace("  max_token_len_per_gpu: 32768",
+                            "  max_token_len_per_gpu: 32768\n  use_dynamic_bsz: false")
 """CONFIG with the trainer's dynamic batch sizes off: every pass but a critic that turns them back on reads no budget,
 so the 0.5 verdict is at one sequence, 32768 tokens per GPU."""
 GROUPED_CRITIC = ("    critic: {use_dynamic_bsz: true, model: {fsdp_config: {fsdp_size: 4, param_offload: true, "
@@ -225,8 +226,8 @@ GROUPED_CRITIC = ("    critic: {use_dynamic_bsz: true, model: {fsdp_config: {fsd
 
 
 @pytest.mark.parametrize(("budget", "tokens", "said", "need"), [
-    ("", 65536, " 65536 at the trainer's SP (it sets no training budget of its own), Trinity's fill of the unset key "
-     "(ceil(2 x 131072 / 4)),", "84.3 GiB per H20-96GB GPU, of 88.7 usable"),
+    ("", 65536, (" 65536 at the trainer's SP (it sets no training budget of its own), Trinity's fill of the unset "
+                 "key (ceil(2 x 131072 / 4)),"), "84.3 GiB per H20-96GB GPU, of 88.7 usable"),
     ("100000", 100000, " 100000 at the trainer's SP (it sets no training budget of its own)",
      "105.4 GiB per H20-96GB GPU, of 88.7 usable")])
 def test_with_05_the_trainers_budget_the_critic_reads_is_counted_at_the_more_of_it_and_050s_raise(
@@ -236,9 +237,9 @@ def test_with_05_the_trainers_budget_the_critic_reads_is_counted_at_the_more_of_
     text = RAISED_OFF.replace("  max_token_len_per_gpu: 32768\n", f"  max_token_len_per_gpu: {budget}\n" if budget
                               else "")
     status, current = _current(cli, tmp_path, text + GROUPED_CRITIC, "--trinity-version", "0.5", "--margin", "0")
-    assert _raised_lines(current) == [
+    assert _raised_lines(current) == [(
         f"the critic's passes read trainer.max_token_len_per_gpu{said} above the verdict's 32768 tokens per GPU: the "
-        f"verdict counts the critic's own update there (at {tokens}, {need})"]
+        f"verdict counts the critic's own update there (at {tokens}, {need})")]
     assert (status, current["trains"]) == ((0, True) if tokens == 65536 else (1, False))
     if tokens == 100000:
         assert current["predicted_critic_pass"] == [105.4, 88.74]
@@ -262,15 +263,14 @@ def test_with_05_a_critics_own_budget_050_raises_above_the_verdict_is_counted_th
         assert current["plan"]["critic_pass_gb"] == 84.31  # type: ignore[index]
     else:  # at its own SP 2, beside the actor's 65536: ceil(2 x 131072 / 2) = 131072, as its SP line counts it (the
         # H20 table for 4 GPUs says the actor's Env + SP=4 ran out of memory)
-        status, current = _current(cli, tmp_path, CONFIG + own.replace("critic: {", "critic: {ulysses_sequence_"
-                                                                       "parallel_size: 2, "), "--trinity-version",
-                                   "0.5", "--margin", "0")
+        at_2 = own.replace("critic: {", "critic: {ulysses_sequence_parallel_size: 2, ")
+        status, current = _current(cli, tmp_path, CONFIG + at_2, "--trinity-version", "0.5", "--margin", "0")
         assert (status, current["trains"], current["critic_sps"]) == (1, False, [2])
         tokens, judged, kept = 131072, 65536, "to ceil(131072 / 2) = 65536"
         need = "124.4 GiB per H20-96GB GPU, of 88.7 usable"
     assert "critic-budget-above-verdict" not in current["config_problem_codes"]  # type: ignore[operator]
-    assert _raised_lines(current) == [
+    assert _raised_lines(current) == [(
         f"trainer.trainer_config.critic.ppo_max_token_len_per_gpu 40000, which Trinity 0.5.0 raises to ceil(2 x 131072 "
         f"/ {critic_sp}) = {tokens} at the critic's SP (0.5.1 and 0.5.2 {kept}; the most is counted), is above the "
         f"verdict's {judged} tokens per GPU: the verdict counts the critic's own update there (at {tokens}, {need}); "
-        "--write sets it to the plan's"]
+        "--write sets it to the plan's")]
