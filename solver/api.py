@@ -2642,10 +2642,10 @@ def _critic_takes_raised_trainer_budget(verdict: _BudgetVerdict) -> _CriticBudge
     trainer's SP, ``config_validator.py:1169``), and its passes read it (dynamic batch sizes on on every release the
     config may run on: `TrinityConfig.critic_micro_batch_sequences` 0, verl 0.7.0's
     ``workers/critic/dp_critic.py:211``), which Trinity raises where below its raise
-    (`TrinityConfig.raised_critic_budget`: with 0.5, 0.5.0's ``ceil(2L/SP)``, ``:595``), and the more of the two is above the verdict's budget (lowered, the other passes
-    reading none; where some pass the verdict counts reads a budget, a trainer's above it has a line of its own,
-    `_token_budget_problems`): the line's data, that more its tokens, at which the verdict counts its update
-    (`_critic_at_own_sp`); else None."""
+    (`TrinityConfig.raised_critic_budget`: with 0.5, 0.5.0's ``ceil(2L/SP)``, ``:595``), and the more of the two is
+    above the verdict's budget (lowered, the other passes reading none; where some pass the verdict counts reads a
+    budget, a trainer's above it has a line of its own, `_token_budget_problems`): the line's data, that more its
+    tokens, at which the verdict counts its update (`_critic_at_own_sp`); else None."""
     from solver.trinity.keys import CRITIC_TOKEN_BUDGET
 
     config, length = verdict.config, verdict.length
