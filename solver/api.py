@@ -2059,6 +2059,8 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     if taken is not None:
         problems.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_RAISED, taken.words()))
         critic_budgets += (taken,)
+    # its own training budget raised there is counted as well (at its own SPs, `_critic_raised` counts the raise)
+    raised_there = max((line.tokens for line in critic_budgets if line.counted and not critic_sps), default=None)
     if query.critic is None and ConfigProblemCode.ROLE_SP_DIFFERS in {problem.code for problem in problems}:
         # none counted (--critic none): the lines on its SP claim no count of it
         problems = _critic_left_out_said(problems, run_sps().lines, query.option_names)
@@ -2086,7 +2088,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                   config_problem_codes=tuple(problem.code for problem in problems)), _LinesData(
         groups, critic_budgets, () if runs is None else runs.lines,
         {each: _critic_raised(config, length, each) for each in critic_sps}
-        | ({} if taken is None else {config.sp: taken.tokens}))
+        | ({} if raised_there is None else {config.sp: raised_there}))
 
 
 class _LinesData(NamedTuple):
@@ -2094,8 +2096,8 @@ class _LinesData(NamedTuple):
     states over with the ``fsdp-size-hybrid`` lines (`groups`), the ``critic-budget-above-verdict`` lines on the
     critic's own budgets (`_critic_budgets`) and the ``role-sp-differs`` lines on its SP (`CriticSpLine`), where a
     critic is counted, and the budget the critic's is counted raised to at each SP of its own it may run at
-    (`_critic_raised`, by SP), or at the trainer's where that raise is above the verdict's budget
-    (`_critic_takes_raised_trainer_budget`)."""
+    (`_critic_raised`, by SP), or at the trainer's where the budget it reads there, raised, is above the verdict's
+    (`_CriticBudgetLine.counted`)."""
 
     groups: StateGroups
     critic_budgets: tuple[_CriticBudgetLine, ...]
@@ -2575,25 +2577,38 @@ def _unheld_fill_lines(verdict: _BudgetVerdict) -> list[ConfigProblem]:
 
 class _CriticBudgetLine(NamedTuple):
     """A ``critic-budget-above-verdict`` line on one of the critic's own budgets (`_critic_budgets`), or a
-    ``critic-budget-raised`` line on the trainer's it takes (`_critic_takes_raised_trainer_budget`), as data: its key,
-    dotted, its value, how Trinity raises it, in words after it (where it does; else empty), the tokens
-    per GPU it puts on the critic's pass and the verdict's budget."""
+    ``critic-budget-raised`` line on its own training budget Trinity raises above the verdict's or on the trainer's it
+    takes (`_critic_takes_raised_trainer_budget`), as data: its key, dotted, its value, how Trinity fills (where
+    unset) or raises it, in words after it (where it does; else empty), the tokens per GPU it puts on the critic's
+    pass, the verdict's budget, and whether the verdict counts the critic's update at those tokens
+    (``critic-budget-raised``)."""
 
     key: str
     budget: int
     raised: str
     tokens: int
     judged: int
+    counted: bool = False
+
+    @property
+    def code(self) -> ConfigProblemCode:
+        """The line's code: ``critic-budget-raised`` where the verdict counts its tokens (`counted`), else
+        ``critic-budget-above-verdict``."""
+        return (ConfigProblemCode.CRITIC_BUDGET_RAISED if self.counted
+                else ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT)
 
     def words(self, need: str = "") -> str:
         """The line's words (`solver.trinity.critic_budget_note`), the training budget's with what the critic's update
         needs at its tokens (`need`, where the memory model computes it: `_critic_budget_need_said`)."""
         from solver.trinity import critic_budget_note
 
+        counts = f"the verdict counts the critic's own update there{need}"
         if self.key == TRAINER_TOKEN_BUDGET:  # a ``critic-budget-raised`` line: `_critic_takes_raised_trainer_budget`
             return (f"the critic's passes read {self.key} {self.budget} at the trainer's SP (it sets no training "
-                    f"budget of its own){self.raised} above the verdict's {self.judged} tokens per GPU: the verdict "
-                    f"counts the critic's own update there{need}")
+                    f"budget of its own){self.raised} above the verdict's {self.judged} tokens per GPU: {counts}")
+        if self.counted:
+            return (f"{self.key} {self.budget}{self.raised} is above the verdict's {self.judged} tokens per GPU: "
+                    f"{counts}; --write sets it to the plan's")
         return critic_budget_note(self.key, self.budget, f"the verdict's {self.judged} tokens per GPU", self.tokens,
                                   self.judged, self.raised, need)
 
@@ -2602,7 +2617,10 @@ def _critic_budgets(verdict: _BudgetVerdict, sp: int) -> tuple[_CriticBudgetLine
     """The critic's own budgets above the verdict's, at its SP `sp`, each as its line's data: the memory model counts
     its own update at the verdict's budget (one sequence at an SP of its own, raised to hold it there). A training
     budget below what Trinity raises it to at `sp` counts as raised (`TrinityConfig.raised_critic_budget`: with 0.5 any
-    below 0.5.0's ``ceil(2L/SP)``, else one that holds no sequence; its value forward's own it never raises)."""
+    below 0.5.0's ``ceil(2L/SP)``, else one that holds no sequence; its value forward's own it never raises), and
+    where its passes read it (dynamic batch sizes on wherever it may run: `TrinityConfig.critic_micro_batch_sequences`
+    0) the verdict counts its update at that raise (`counted`: at an SP of its own, as `_critic_raised` does; at the
+    trainer's, `_current` passes it on), so that it holds what Trinity runs."""
     from solver.trinity.keys import CRITIC_TOKEN_BUDGET
 
     config, judged = verdict.config, verdict.judged
@@ -2613,17 +2631,21 @@ def _critic_budgets(verdict: _BudgetVerdict, sp: int) -> tuple[_CriticBudgetLine
         taken = critic_raise if raised else budget
         if taken > judged:
             raise_words = _critic_raise_words(config, verdict.length, sp, budget) if raised else ""
-            lines.append(_CriticBudgetLine(key, budget, raise_words, taken, judged))
+            lines.append(_CriticBudgetLine(key, budget, raise_words, taken, judged,
+                                           raised and not config.critic_micro_batch_sequences))
     return tuple(lines)
 
 
 def _critic_takes_raised_trainer_budget(verdict: _BudgetVerdict) -> _CriticBudgetLine | None:
     """Where the trained critic runs at the trainer's SP, sets no training budget of its own, so takes the trainer's
-    (Trinity's ``set_if_none``, ``common/verl_config.py:585`` in 0.5.0), and its passes read it (dynamic batch sizes on
-    on every release the config may run on: `TrinityConfig.critic_micro_batch_sequences` 0, verl 0.7.0's
-    ``workers/critic/dp_critic.py:211``), which Trinity raises (`TrinityConfig.raised_critic_budget`: with 0.5, 0.5.0's
-    ``ceil(2L/SP)``, ``:595``) above the verdict's budget (lowered, the other passes reading none): the line's data,
-    the raise its tokens, at which the verdict counts its update (`_critic_at_own_sp`); else None."""
+    (Trinity's ``set_if_none``, ``common/verl_config.py:585`` in 0.5.0; unset, Trinity's fill, ``ceil(2L/SP)`` at the
+    trainer's SP, ``config_validator.py:1169``), and its passes read it (dynamic batch sizes on on every release the
+    config may run on: `TrinityConfig.critic_micro_batch_sequences` 0, verl 0.7.0's
+    ``workers/critic/dp_critic.py:211``), which Trinity raises where below its raise
+    (`TrinityConfig.raised_critic_budget`: with 0.5, 0.5.0's ``ceil(2L/SP)``, ``:595``), and the more of the two is
+    above the verdict's budget (lowered, the other passes reading none; where some pass the verdict counts reads a
+    budget, a trainer's above it has a line of its own, `_token_budget_problems`): the line's data, that more its
+    tokens, at which the verdict counts its update (`_critic_at_own_sp`); else None."""
     from solver.trinity.keys import CRITIC_TOKEN_BUDGET
 
     config, length = verdict.config, verdict.length
@@ -2632,10 +2654,13 @@ def _critic_takes_raised_trainer_budget(verdict: _BudgetVerdict) -> _CriticBudge
         return None
     budget, raised = config.max_token_len_per_gpu or config.default_budget(length), config.raised_critic_budget(
         length, config.sp)
-    if budget >= raised or raised <= verdict.judged:
+    tokens = max(budget, raised)
+    if tokens <= verdict.judged or (budget > raised and verdict.sequence_counted != verdict.passes):
         return None
-    return _CriticBudgetLine(TRAINER_TOKEN_BUDGET, budget, _critic_raise_words(config, length, config.sp, budget),
-                             raised, verdict.judged)
+    filled = "" if config.max_token_len_per_gpu else (
+        f", Trinity's fill of the unset key (ceil(2 x {length} / {config.trainer_sp or config.sp})),")
+    raise_words = _critic_raise_words(config, length, config.sp, budget) if budget < raised else ""
+    return _CriticBudgetLine(TRAINER_TOKEN_BUDGET, budget, f"{filled}{raise_words}", tokens, verdict.judged, True)
 
 
 def _critic_budget_lines(verdict: _BudgetVerdict, sp: int) -> list[ConfigProblem]:
@@ -2645,8 +2670,7 @@ def _critic_budget_lines(verdict: _BudgetVerdict, sp: int) -> list[ConfigProblem
     roles': the memory model counts its own update at the verdict's budget.
     """
     judged, sequences = verdict.judged, verdict.config.critic_micro_batch_sequences
-    lines = [ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, line.words())
-             for line in _critic_budgets(verdict, sp)]
+    lines = [ConfigProblem(line.code, line.words()) for line in _critic_budgets(verdict, sp)]
     if sequences > 1 and (tokens := sequences * least_token_budget(verdict.length, sp)) > judged:
         lines.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, (
             f"the critic's passes run with dynamic batch sizes off: verl reads no token budget there and fills each "
@@ -2724,8 +2748,11 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str,
     if plan_fits and (own_critic is None or own_critic[1].critic_pass_fits) and (hybrid is None or hybrid.fits):
         # at the verdict's budget: where the config lets a GPU take more, the verdict does not vouch that it trains;
         # its plan's figures with the states over the groups the verdict counts them over, as the hybrid lines say
-        grouped = vouching if states_gpus is None or vouching is None else at_token_budget(
-            catalog, judged, gpu, vouching, vouching.max_token_len_per_gpu, states_gpus)
+        # and its critic's own update where the verdict counts it at an SP of its own or its budget raised
+        # (`_critic_at_own_sp`), as its lines say, not at the verdict's budget and the trainer's SP
+        critic_at = None if own_critic is None else (own_critic[0], lines.critic_raised[own_critic[0]])
+        grouped = vouching if (states_gpus is None and critic_at is None) or vouching is None else at_token_budget(
+            catalog, judged, gpu, vouching, vouching.max_token_len_per_gpu, states_gpus, critic_at)
         return current.model_copy(update={"trains": not current.budget_above_verdict, "plan": grouped,
                                           "config_problems": problems, "states_grouped": hybrid is not None})
     out_of_memory = None if plan_fits else out_of_memory  # the critic at its own SP alone does not fit: no cell's say

@@ -1907,7 +1907,9 @@ class CurrentSettings(Frozen, defer_build=True):
     plan: Plan | None = Field(description=(
         "the plan for exactly these settings, with its evidence, if they train, or if they fit in memory at the "
         "verdict's budget where the config lets a GPU take more (trains false); its memory figures with the states "
-        "over a hybrid fsdp_size's groups where `states_grouped`"))
+        "over a hybrid fsdp_size's groups where `states_grouped`, and with the PPO critic's own update where the "
+        "verdict counts it at an SP of its own (`critic_sps`) or at a budget Trinity raises (critic-budget-raised) "
+        "as it counts it"))
     unread_keys: tuple[str, ...] = Field(default=(), description=(
         "the config's keys that decide how many tokens a pass takes per GPU (dynamic batch sizes, micro-batch sizes), "
         "or whether a pass fails on its rows (algorithm.bypass_old_logprobs), or the share of the states a GPU holds "

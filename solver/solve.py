@@ -1178,16 +1178,21 @@ def _fits_without_sp(catalog: Catalog, query: Query, gpu: GpuType, sp: int, leng
 
 
 def _memory_figures(shape: Model, gpu: GpuType, query: Query, gpus: int, setting: Setting, length: int,
-                    tokens: int, estimated: bool, states_gpus: tuple[int, int] | None = None) -> dict[str, Any]:
+                    tokens: int, estimated: bool, states_gpus: tuple[int, int] | None = None,
+                    critic_at: tuple[int, int] | None = None) -> dict[str, Any]:
     """A plan's memory model figures on `gpu` at a budget of `tokens` per GPU (the tokens it counts:
     `solver.rules.counted_tokens`): peak and headroom (an estimate's against the margin estimates are held to,
     `Query.margin_on`), what that margin keeps back beside it, and for an estimate where it lies beyond the
     calibration; the actor's states and the critic's sharded over `states_gpus` (a config's hybrid ``fsdp_size``
-    groups) where given, else over the `gpus`."""
+    groups) where given, else over the `gpus`; the critic's own update at `critic_at`'s SP, its budget raised there to
+    its tokens (a config's verdict's count, `solver.memory.breakdown`'s ``critic_sp`` and ``critic_raised``), where
+    given."""
     margin = query.margin_on(gpu.memory_gib, estimated)
     states, critic_gpus = (gpus, None) if states_gpus is None else states_gpus
+    critic_sp, critic_raised = (None, None) if critic_at is None else critic_at
     memory = breakdown(shape, gpu.memory_gib, states, setting, length, query.memory.coefficients, margin, tokens,
-                       query.lora_rank, query.critic, query.dpo, query.expert_layout, critic_gpus=critic_gpus)
+                       query.lora_rank, query.critic, query.dpo, query.expert_layout, critic_sp, critic_gpus,
+                       critic_raised)
     beyond = (beyond_calibration(query.memory.fit.range, shape, gpu.memory_gib, gpus, setting, memory.tokens_per_gpu,
                                  query.node_gpus, gpu.rocm, query.expert_layout, query.lora_rank)
               if estimated else ())
@@ -1199,13 +1204,14 @@ def _memory_figures(shape: Model, gpu: GpuType, query: Query, gpus: int, setting
 
 
 def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens: int,
-                    states_gpus: tuple[int, int] | None = None) -> Plan:
+                    states_gpus: tuple[int, int] | None = None, critic_at: tuple[int, int] | None = None) -> Plan:
     """`plan` of `query` on `gpu` with `tokens` per GPU instead of its own budget (a config's own), its memory
     figures at that budget, with the actor's states and the critic's over `states_gpus` where given (a config's
-    hybrid ``fsdp_size`` groups, as its verdict counts them), else over the plan's GPUs."""
+    hybrid ``fsdp_size`` groups, as its verdict counts them), else over the plan's GPUs, and the critic's own update
+    at `critic_at`'s SP and raised budget where given (as a config's verdict counts it: `_memory_figures`)."""
     model, gpu_type = catalog.model(query.model), catalog.gpu(gpu)
     figures = _memory_figures(model, gpu_type, query, plan.gpus, plan.setting, plan.max_model_len, tokens,
-                              estimated=plan.source is None, states_gpus=states_gpus)
+                              estimated=plan.source is None, states_gpus=states_gpus, critic_at=critic_at)
     return _with_rollout_caution(plan.model_copy(update={"max_token_len_per_gpu": tokens, **figures}).with_cautions(
         model, gpu_type, _margin_room(query, gpu_type, plan.setting, model), query.train_batch_size,
         query.train_batch_source, query.trinity_version, query.unchecked_host_ram, query.node_gpus, query.option_names,

@@ -243,3 +243,9 @@ def test_the_critics_sp_line_says_its_budget_raised_only_where_its_passes_read_i
     (line,) = [words for words in check_trinity_config(mapping, solver.load_catalog().model("Qwen3-8B"), 6,
                                                       version=version) if words.startswith(f"{SP} 1 is not")]
     assert f": {runs} runs the critic at SP 1{raising}; " in line
+    # raise91c: where no release reads its budget, the count says one sequence there (before: "its token budget
+    # raised to hold a sequence there")
+    counted = ("one sequence per micro-batch there (its passes read no token budget)" if not raising else
+               "its token budget raised as Trinity 0.5.0 raises it, to hold two sequences there" if version == "0.5"
+               else "its token budget raised to hold a sequence there")
+    assert f", {counted}, and the plans at SP 2" in line

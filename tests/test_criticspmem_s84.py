@@ -102,11 +102,12 @@ def test_with_trinity_05_the_budget_counts_as_050_raises_it_and_the_critic_at_sp
     raised = breakdown(catalog.model("Qwen3-8B"), catalog.gpu("h20").memory_gib, 8, Setting(env=True, sp=4), 131072,
                        coefficients, 0.0, 32768, critic="resident", critic_sp=1, critic_raised=262144)
     assert round(raised.critic_pass_gib, 1) == 177.6
-    # with the critic's dynamic batch sizes off verl reads no budget of its: one sequence there, as before
+    # with the critic's dynamic batch sizes off verl reads no budget of its: one sequence there, as before; raise91c:
+    # the words say so (before: "its token budget raised to hold a sequence there", though nothing reads one)
     off = SP_1.replace("size: 1}", "size: 1, use_dynamic_bsz: false, ppo_micro_batch_size_per_gpu: 1}")
     (line,) = _sp_lines(_current(cli, tmp_path, CONFIG + off, "--trinity-version", "0.5")[1])
-    assert ("the verdict counts the critic's update at SP 1 (103.9 GiB per H20-96GB GPU, of 87.9 usable), its token "
-            "budget raised to hold a sequence there, and the plans at SP 4") in line
+    assert ("the verdict counts the critic's update at SP 1 (103.9 GiB per H20-96GB GPU, of 87.9 usable), one "
+            "sequence per micro-batch there (its passes read no token budget), and the plans at SP 4") in line
 
 
 def test_the_figure_is_the_breakdowns_terms_at_sp_1_and_131072_tokens() -> None:
@@ -207,3 +208,69 @@ def test_with_05_a_critic_at_the_trainers_sp_is_counted_at_050s_raise_of_the_bud
     status, current = _current(cli, tmp_path, off + rows, "--trinity-version", "0.5", "--margin", "0.1")
     assert (status, current["trains"]) == (0, True)
     assert "critic-budget-raised" not in current["config_problem_codes"]  # type: ignore[operator]
+
+
+def _raised_lines(current: dict[str, object]) -> list[str]:
+    """The ``critic-budget-raised`` lines of `current`."""
+    pairs = zip(current["config_problem_codes"], current["config_problems"], strict=True)  # type: ignore[call-overload]
+    return [words for code, words in pairs if code == "critic-budget-raised"]
+
+
+RAISED_OFF = CONFIG.replace("  max_token_len_per_gpu: 32768",
+                            "  max_token_len_per_gpu: 32768\n  use_dynamic_bsz: false")
+"""CONFIG with the trainer's dynamic batch sizes off: every pass but a critic that turns them back on reads no budget,
+so the 0.5 verdict is at one sequence, 32768 tokens per GPU."""
+GROUPED_CRITIC = ("    critic: {use_dynamic_bsz: true, model: {fsdp_config: {fsdp_size: 4, param_offload: true, "
+                  "optimizer_offload: true}}}\n")
+"""The critic's dynamic batch sizes on, its states over groups of 4 GPUs, offloaded but for its own update."""
+
+
+@pytest.mark.parametrize(("budget", "tokens", "said", "need"), [
+    ("", 65536, (" 65536 at the trainer's SP (it sets no training budget of its own), Trinity's fill of the unset "
+                 "key (ceil(2 x 131072 / 4)),"), "84.3 GiB per H20-96GB GPU, of 88.7 usable"),
+    ("100000", 100000, " 100000 at the trainer's SP (it sets no training budget of its own)",
+     "105.4 GiB per H20-96GB GPU, of 88.7 usable")])
+def test_with_05_the_trainers_budget_the_critic_reads_is_counted_at_the_more_of_it_and_050s_raise(
+        cli: Cli, tmp_path: Path, budget: str, tokens: int, said: str, need: str) -> None:
+    # raise91c: the trainer's budget unset (Trinity's fill, 65536) or 100000, at or above 0.5.0's raise: the critic
+    # reads it as it is, above the verdict's 32768. Before, counted at 32768 (64.3 GiB) both trained, with no line
+    text = RAISED_OFF.replace("  max_token_len_per_gpu: 32768\n", f"  max_token_len_per_gpu: {budget}\n" if budget
+                              else "")
+    status, current = _current(cli, tmp_path, text + GROUPED_CRITIC, "--trinity-version", "0.5", "--margin", "0")
+    assert _raised_lines(current) == [(
+        f"the critic's passes read trainer.max_token_len_per_gpu{said} above the verdict's 32768 tokens per GPU: the "
+        f"verdict counts the critic's own update there (at {tokens}, {need})")]
+    assert (status, current["trains"]) == ((0, True) if tokens == 65536 else (1, False))
+    if tokens == 100000:
+        assert current["predicted_critic_pass"] == [105.4, 88.74]
+    else:  # raise91c: the verdict's sentence gives the critic's figure it counts (before: 64.3, 24.3 GiB to spare)
+        assert ("predicts 64.4 GiB per GPU for the actor's pass and 84.3 for the critic's own update, 4.4 GiB to "
+                "spare at the critic's own update, the tighter peak") in str(current["verdict"])
+        assert current["plan"]["critic_pass_gb"] == 84.31  # type: ignore[index]
+
+
+@pytest.mark.parametrize("critic_sp", [4, 2])
+def test_with_05_a_critics_own_budget_050_raises_above_the_verdict_is_counted_there(
+        cli: Cli, tmp_path: Path, critic_sp: int) -> None:
+    # raise91c: its own 40000, which 0.5.0 raises at its SP to ceil(2 x 131072 / SP), was said above the verdict
+    # (critic-budget-above-verdict, "counts it at the verdict's") yet not counted there, and the config not vouched
+    # for (exit 1); now it is counted at the raise, as a critic that takes the trainer's budget is
+    own = GROUPED_CRITIC.replace("use_dynamic_bsz: true,", "use_dynamic_bsz: true, ppo_max_token_len_per_gpu: 40000,")
+    if critic_sp == 4:  # at the trainer's SP, whose other passes read none: 65536, 84.3 GiB, which fits
+        status, current = _current(cli, tmp_path, RAISED_OFF + own, "--trinity-version", "0.5", "--margin", "0")
+        assert (status, current["trains"], current["critic_sps"]) == (0, True, [])
+        tokens, judged, kept, need = 65536, 32768, "keep it", "84.3 GiB per H20-96GB GPU, of 88.7 usable"
+        assert current["plan"]["critic_pass_gb"] == 84.31  # type: ignore[index]
+    else:  # at its own SP 2, beside the actor's 65536: ceil(2 x 131072 / 2) = 131072, as its SP line counts it (the
+        # H20 table for 4 GPUs says the actor's Env + SP=4 ran out of memory)
+        at_2 = own.replace("critic: {", "critic: {ulysses_sequence_parallel_size: 2, ")
+        status, current = _current(cli, tmp_path, CONFIG + at_2, "--trinity-version", "0.5", "--margin", "0")
+        assert (status, current["trains"], current["critic_sps"]) == (1, False, [2])
+        tokens, judged, kept = 131072, 65536, "to ceil(131072 / 2) = 65536"
+        need = "124.4 GiB per H20-96GB GPU, of 88.7 usable"
+    assert "critic-budget-above-verdict" not in current["config_problem_codes"]  # type: ignore[operator]
+    assert _raised_lines(current) == [(
+        f"trainer.trainer_config.critic.ppo_max_token_len_per_gpu 40000, which Trinity 0.5.0 raises to ceil(2 x 131072 "
+        f"/ {critic_sp}) = {tokens} at the critic's SP (0.5.1 and 0.5.2 {kept}; the most is counted), is above the "
+        f"verdict's {judged} tokens per GPU: the verdict counts the critic's own update there (at {tokens}, {need}); "
+        "--write sets it to the plan's")]

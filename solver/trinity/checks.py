@@ -629,7 +629,7 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
                 f"{dotted(CRITIC_SP_KEY)} {critic_sp} is not the actor's SP {sp}: Trinity 0.5 runs the critic at SP "
                 f"{critic_sp}{raising}; "),
                 f": {_critic_sp_fix(checks, another, critic_sp, trainer_gpus)}",
-                raised=RAISED_TO_TWO if two else RAISED_TO_ONE)
+                raised=RAISED_TO_TWO if two else READ_NONE)
         return {}
     engine = checks.number(CRITIC_ENGINE_SP_KEY)
     engine_sp = sp if engine is None else max(1, int(engine))  # Trinity 0.6 on verl 0.8 or later runs it there
@@ -649,40 +649,50 @@ def _check_critic_sp(checks: _ConfigChecks, model: Model, trainer_gpus: int, sp:
     engine_words = f"SP {sp}" if engine is None else f"SP {engine_sp} ({dotted(CRITIC_ENGINE_SP_KEY)})"
     on_08 = f"Trinity 0.6 on verl 0.8 or later ignores the key and runs the critic at {engine_words}" + (
         f", where {engine_fails}" if engine_fails else "")
+    reads = _critic_budget_reads(checks, version)
     if refusals:
         runs = f"{who} checks the critic's SP as the actor's and refuses the config ({refusals[0].words}); {on_08}"
     else:
-        runs = f"{who} runs the critic at SP {legacy_sp}{_critic_raise_read_words(checks, version)}; {on_08}"
+        runs = f"{who} runs the critic at SP {legacy_sp}{_critic_raise_read_words(reads)}; {on_08}"
     _add_critic_sp_line(checks, sp, (
         f"{dotted(CRITIC_SP_KEY)} {legacy_sp} is not trainer.ulysses_sequence_parallel_size {sp}: {runs}; "),
-        f": {_critic_sp_fix(checks, another, legacy_sp, trainer_gpus)}", refused)
+        f": {_critic_sp_fix(checks, another, legacy_sp, trainer_gpus)}", refused,
+        RAISED_TO_ONE if any(reads) else READ_NONE)
     return {"critic": legacy_sp}
 
 
-def _critic_raise_read_words(checks: _ConfigChecks, version: TrinityVersion | None) -> str:
-    """That Trinity with verl before 0.8 raises the critic's token budget at its own SP, in words after that SP, where
-    its passes read it, dynamic batch sizes on (`sequence_counted_roles`): on every release `version` may be, said
-    plainly; on some, only there; on none, nothing (verl fills its micro-batches by count: ``dp_critic.py:211-218`` in
+def _critic_budget_reads(checks: _ConfigChecks, version: TrinityVersion | None) -> list[bool]:
+    """Whether the critic's passes read a token budget, dynamic batch sizes on (`sequence_counted_roles`), on each
+    release `version` may be (verl fills its micro-batches by count where they are off: ``dp_critic.py:211-218`` in
     verl 0.7.0)."""
-    reads = ["critic" not in sequence_counted_roles(checks.flag, release) for release in releases_may_be(version)]
+    return ["critic" not in sequence_counted_roles(checks.flag, release) for release in releases_may_be(version)]
+
+
+def _critic_raise_read_words(reads: list[bool]) -> str:
+    """That Trinity with verl before 0.8 raises the critic's token budget at its own SP, in words after that SP, where
+    its passes read it on the releases the config may run on (`reads`, `_critic_budget_reads`): on every one, said
+    plainly; on some, only there; on none, nothing."""
     if not any(reads):
         return ""
     return ", raising its token budget to hold a sequence there" + (
         "" if all(reads) else " where its passes read it (dynamic batch sizes on)")
 
 
-RAISED_TO_ONE = "to hold a sequence"
+RAISED_TO_ONE = "its token budget raised to hold a sequence there"
 """How the verdict counts the critic's token budget raised at an SP of its own, in words: to the least every release
 raises it to, ``ceil(L/SP)`` (`solver.api`'s ``_critic_raised``)."""
-RAISED_TO_TWO = "as Trinity 0.5.0 raises it, to hold two sequences"
+RAISED_TO_TWO = "its token budget raised as Trinity 0.5.0 raises it, to hold two sequences there"
 """`RAISED_TO_ONE` with Trinity 0.5, where the critic's passes read their budget: 0.5.0's ``ceil(2L/SP)``."""
+READ_NONE = "one sequence per micro-batch there (its passes read no token budget)"
+"""`RAISED_TO_ONE` where the critic's passes run with dynamic batch sizes off on every release the config may run on:
+verl reads no budget there, and the verdict counts a sequence per micro-batch (`solver.api`'s ``_critic_raised``)."""
 
 
 class CriticSpLine(NamedTuple):
     """A ``role-sp-differs`` line on the critic's SP (`_check_critic_sp`, `_check_critic_engine_sp`) as data: the SPs
     the releases may run the critic at (`_ConfigChecks.critic_sps`), the trainer's SP, the line's words before and
     after what the verdict and the plans count of the critic (`words`) and how the verdict counts its budget raised
-    there (`RAISED_TO_ONE`, `RAISED_TO_TWO`)."""
+    there (`RAISED_TO_ONE`, `RAISED_TO_TWO`, `READ_NONE`)."""
 
     critic_sps: tuple[int, ...]
     sp: int
@@ -714,14 +724,14 @@ def _add_critic_sp_line(checks: _ConfigChecks, sp: int, head: str, tail: str, re
 def critic_sp_counted_words(critic_sps: tuple[int, ...], sp: int, need: str = "", raised: str = RAISED_TO_ONE) -> str:
     """What the verdict and the plans count of a critic that may run at `critic_sps` (`_ConfigChecks.critic_sps`;
     () where the releases run it at the trainer's `sp` alone), in words: the verdict its update at the
-    one of them that needs the most (`need`: how much that is, in words after the SP, where known), its token budget
-    raised there as `raised` says, the plans at `sp` (``--write`` sets the critic's SP to the plan's)."""
+    one of them that needs the most (`need`: how much that is, in words after the SP, where known), at the tokens
+    `raised` says (`RAISED_TO_ONE`, `RAISED_TO_TWO`, `READ_NONE`), the plans at `sp` (``--write`` sets the critic's SP
+    to the plan's)."""
     if not critic_sps:
         return f"the verdict and the plans count the critic at SP {sp}"
     at = (f"SP {critic_sps[0]}" if len(critic_sps) == 1 else
           f"the one of SP {' and SP '.join(map(str, critic_sps))} that needs the most")
-    return (f"the verdict counts the critic's update at {at}{need}, its token budget raised {raised} there, "
-            f"and the plans at SP {sp}")
+    return f"the verdict counts the critic's update at {at}{need}, {raised}, and the plans at SP {sp}"
 
 
 class CriticRuns(NamedTuple):
