@@ -34,8 +34,8 @@ def _lines(out: str) -> list[str]:
     """The map's lines, rejoined where the terminal's width wrapped the legend: one line per legend entry."""
     joined: list[str] = []
     for line in out.splitlines():
-        if joined and not line.startswith(("cells:", "settings:", "caution:", "host memory:", "other cautions", "†", "H20", "┏", "┃",
-                                           "┡", "│", "└")):
+        if joined and not line.startswith(("cells:", "settings:", "caution:", "host memory:", "other cautions", "†",
+                                           "H20", "┏", "┃", "┡", "│", "└")):
             joined[-1] += " " + line
         else:
             joined.append(line)
