@@ -22,6 +22,8 @@ LEFT_OUT = {"(--budgets maps them; --json has every budget)": "(budgets=[...] ma
 """What the line naming the budgets a map's columns leave out says in the API's words."""
 HOST_RAM = {"not checked: --host-ram not given": "not checked: host_ram_gb not given"}
 """What the legend says of the Offload cells' unchecked host memory in the API's words."""
+HOST_NEED = {"(--host-ram checks it)": "(host_ram_gb checks it)"}
+"""What the legend's line of the host memory needs past what a node is assumed to have says in the API's words."""
 OTHER = {"(their words: --json)": "(their words: the GpuMap)"}
 """Where the legend's line of the codes no mark says points for their words, in the API's words (loraexclude2)."""
 
@@ -29,10 +31,10 @@ OTHER = {"(their words: --json)": "(their words: the GpuMap)"}
 @pytest.mark.parametrize(("argv", "asked", "words"), [
     # By length, Offload cells: the legend's host memory keyword.
     (["--gpu", "h100", "--model", "8B", "--by", "len", "--gpus-up-to", "4"],
-     {"model": "8B", "gpu": "h100", "by": "len", "gpus_up_to": 4}, {**HOST_RAM, **OTHER}),
+     {"model": "8B", "gpu": "h100", "by": "len", "gpus_up_to": 4}, {**HOST_RAM, **HOST_NEED, **OTHER}),
     # Past one node: columns left out, named with the keyword.
     (["--gpu", "a100", "--model", "8B,14B", "--gpus-up-to", "32"],
-     {"model": ["8B", "14B"], "gpu": "a100", "gpus_up_to": 32}, {**LEFT_OUT, **HOST_RAM, **OTHER}),
+     {"model": ["8B", "14B"], "gpu": "a100", "gpus_up_to": 32}, {**LEFT_OUT, **HOST_RAM, **HOST_NEED, **OTHER}),
     # Budgets listed, two GPU types, limits in the titles: no flag, the same bytes.
     (["--gpu", "h20,a100", "--model", "8B,4B", "--budgets", "8,16,32", "--host-ram", "512", "--train-batch-size",
       "256"], {"model": ["8B", "4B"], "gpu": ["h20", "a100"], "budgets": [8, 16, 32], "host_ram_gb": 512,

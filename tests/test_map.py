@@ -19,6 +19,7 @@ from solver.maps import UNTABLED_LENGTHS, cheapest_by_length, gpu_map, length_ro
 from solver.query import make_query
 from solver.render import PLAIN_TEXT, fitting_budgets, map_view, map_views, maps_width, short_label
 from solver.results import CautionCode, GpuMap, LengthMapRow, ModelMapRow, single_gpu_caution
+from solver.rules import API_OPTIONS, COMMAND_OPTIONS
 from solver.solve import best_plan
 from solver.tables import Setting, Undecided, load_catalog
 
@@ -579,15 +580,32 @@ def test_a_map_refuses_estimates_alone_with_none_and_lowered_budgets_without_est
         assert status == 2 and err.splitlines()[-1] == planners.splitlines()[-1].replace("solve:", "solve map:")
 
 
+def test_a_map_legend_gives_what_offload_cells_need_past_a_node_s_host_memory():
+    """mapcaution91: on RTX 4090s, Offload cells of Qwen3-4B and 8B need more host memory than the 64 GiB a
+    workstation commonly has; the legend said only that nothing checked it, and left the code out of its line of
+    other cautions. A line of its own now gives how many cells, their needs and the option that checks them."""
+    maps = solver.map_plans(["0.6B", "4B", "8B"], gpu="4090", budgets=[1, 2])
+    need = "host memory: 4 cells need 93.4 to 183.0 GiB per node, more than the 64 GiB assumed ({} checks it)"
+    for names, option in ((COMMAND_OPTIONS, "--host-ram"), (API_OPTIONS, "host_ram_gb")):
+        text = solver.map_text(maps, width=400, option_names=names)
+        assert need.format(option) in text.splitlines() and "host-memory-unchecked" not in text
+    needs = [plan.host_memory_gb for row in maps[0].rows for plan in row.plans
+             if plan and CautionCode.HOST_MEMORY_UNCHECKED in plan.caution_codes]  # --json's, each cell's
+    assert needs == [93.4, 93.4, 183.0, 183.0]
+
+
 def test_a_map_legend_says_offload_cells_host_memory_is_unchecked_without_host_ram(cli):
     """Llama-3.1-70B on H100s trains only with Offload, whose states need 1258.2 GiB of one node's host memory on up
-    to 8 GPUs: without --host-ram the legend says nothing checked that; with it, the cells keep within it."""
+    to 8 GPUs (1404.7 while the model loads): without --host-ram the legend says nothing checked that, and what the
+    cells need past what a node is assumed to have (mapcaution91); with it, the cells keep within it."""
     flags = ("map", "--gpu", "h100", "--model", "llama3.1-70b", "--gpus-up-to", "2")
     status, out, _ = cli(*flags)
     assert status == 0 and "14k E+O@1~!†" in out
     assert out.endswith("settings: E Env, O Offload (host memory per node not checked: --host-ram not given), "
                         "SPn Ulysses SP, van vanilla\n"
                         "† one trainer GPU: Trinity-RFT's guide strongly advises more GPUs\n"
+                        "host memory: 2 cells need 1404.7 GiB per node, more than a node is assumed to have "
+                        "(--host-ram checks it)\n"
                         "other cautions, unmarked (their words: --json): thin-headroom (2 cells: ≤1, ≤2)\n")
     status, out, _ = cli(*flags, "--host-ram", "1024")
     assert status == 0 and "14k" not in out

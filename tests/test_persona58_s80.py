@@ -23,6 +23,8 @@ CAUTION_06 = (
     "explorer's vLLM fails to reload the adapter at the first weight sync: train Qwen3-30B-A3B without LoRA, or patch "
     "_save_lora to write target_parameters as a list")
 OTHER = "other cautions, unmarked (their words: --json): thin-headroom (4 cells)"
+HOST_NEED = "host memory: 2 cells need 272.8 GiB per node, more than a node is assumed to have (--host-ram checks it)"
+"""The legend's line of the Offload cells' host memory past what a node is assumed to have (mapcaution91)."""
 SAVED_SPLIT = "caution: target_modules '.*\\.(q_proj|k_proj|v_proj|o_proj|gate_proj|up_proj|down_proj)' is a regular"
 CAUTION_052_START = ("caution: LoRA on Qwen3-30B-A3B, a mixture of experts: with transformers 5 (Trinity 0.5.0 allows "
                      "it, 0.5.2 up to 5.3.0; 0.5.1 pins transformers below 5, where PEFT converts nothing")
@@ -32,8 +34,8 @@ def _lines(out: str) -> list[str]:
     """The map's lines, rejoined where the terminal's width wrapped the legend: one line per legend entry."""
     joined: list[str] = []
     for line in out.splitlines():
-        if joined and not line.startswith(("cells:", "settings:", "caution:", "other cautions", "†", "H20", "┏", "┃",
-                                           "┡", "│", "└")):
+        if joined and not line.startswith(("cells:", "settings:", "caution:", "host memory:", "other cautions", "†",
+                                           "H20", "┏", "┃", "┡", "│", "└")):
             joined[-1] += " " + line
         else:
             joined.append(line)
@@ -45,7 +47,7 @@ def test_a_lora_map_of_a_mixture_of_experts_gives_the_save_caution_under_its_leg
     assert (status, err) == (0, "")
     lines = _lines(out)
     assert lines[4] == "│ Qwen3-30B-A3B │ 32k E+O@1~! │ 63k E+O+SP2@2~! │ 126k E+O+SP4@4~! │ 252k E+O+SP8@8~!^ │"
-    assert lines[-2:] == [CAUTION_06, OTHER]  # then the codes no line says (loraexclude2, s82)
+    assert lines[-3:] == [CAUTION_06, HOST_NEED, OTHER]  # then the codes no line says (loraexclude2, s82)
     assert [line for line in lines if line.startswith("caution:")] == [CAUTION_06]  # once, not once per cell
 
 
@@ -80,7 +82,8 @@ def test_a_map_by_length_says_it_once_too(cli: Cli):
 def test_the_apis_map_text_gives_it_too():
     maps = solver.map_plans(gpu="h20", model="Qwen3-30B-A3B", budgets=[1, 2], lora_rank=16, trinity_version="0.6")
     assert " ".join(solver.map_text(maps).split()).endswith(
-        f"{CAUTION_06} other cautions, unmarked (their words: the GpuMap): thin-headroom (2 cells: ≤1, ≤2)")
+        f"{CAUTION_06} {HOST_NEED.replace('--host-ram', 'host_ram_gb')} other cautions, unmarked (their words: the "
+        "GpuMap): thin-headroom (2 cells: ≤1, ≤2)")
 
 
 FORMS = ("give all-linear (Trinity's default: every linear layer but the output projection), module names "

@@ -95,7 +95,8 @@ ROCM_CAUTION_LINE = ("caution: ROCm: PyTorch's ROCm builds also read PYTORCH_HIP
 def test_a_map_of_an_amd_gpu_with_env_cells_ends_with_solves_rocm_caution(cli):
     status, out, _ = cli("map", "--gpu", "mi300x", "--model", "32B", "--gpus-up-to", "2")
     assert status == 0 and " ".join(out.split()).endswith(  # then the codes no line says (loraexclude2, s82)
-        f"{ROCM_CAUTION_LINE} other cautions, unmarked (their words: --json): thin-headroom (2 cells: ≤1, ≤2)")
+        f"{ROCM_CAUTION_LINE} host memory: 2 cells need 664.2 GiB per node, more than a node is assumed to have "
+        "(--host-ram checks it) other cautions, unmarked (their words: --json): thin-headroom (2 cells: ≤1, ≤2)")
     assert out.count("PYTORCH_HIP_ALLOC_CONF") == 1  # once under the legend, not per cell
 
 

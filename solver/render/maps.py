@@ -62,8 +62,9 @@ LEGEND_CODES = frozenset({CautionCode.SINGLE_GPU_ADVISED_AGAINST, CautionCode.PA
                           CautionCode.YARN_UNVALIDATED_MODEL, CautionCode.PAST_NATIVE_ON_OWN_SCALING,
                           CautionCode.PAST_NATIVE_NO_YARN, CautionCode.ROCM_ENV_MAY_NOT_APPLY, *LORA_LEGEND_CODES})
 """The cautions a map's legend says whenever a cell shown has them: by a mark it explains (`SINGLE_GPU_MARK`,
-`YARN_MARK`) or in a caution line; the host memory Offload needs, where no --host-ram was given, in its settings
-line; any other code a cell has, by its code in a line of their own (`_other_cautions`)."""
+`YARN_MARK`) or in a caution line; a host memory need past what a node is assumed to have, where no --host-ram was
+given, in a line of its own (`_unchecked_host_line`); any other code a cell has, by its code in a line of their own
+(`_other_cautions`)."""
 LENGTH_SHADES = ("black on #e3f2fd", "black on #bbdefb", "black on #90caf9", "black on #64b5f6",
                  "white on #1e88e5", "white on #1565c0", "white on #0d47a1")
 """Shades of the longest-context map, shortest to longest."""
@@ -163,6 +164,24 @@ def _lora_cautions(plans: Sequence[Plan]) -> str:
     return "".join(f"\ncaution: {caution}" for caution in said)
 
 
+def _unchecked_host_line(plans: Sequence[Plan], names: OptionNames) -> str:
+    """The legend's line where cells shown (`plans`) need more host memory per node than a node is assumed to have and
+    nothing checks it (`CautionCode.HOST_MEMORY_UNCHECKED`): how many, their needs, what they exceed where the same
+    for all (`Plan.host_ram_assumed`), and the option that checks it, named as `names` do: ``host memory: 6 cells need
+    93.4 to 351.6 GiB per node, more than the 64 GiB assumed (--host-ram checks it)``; "" for none."""
+    unchecked = [plan for plan in plans if plan.host_memory_gb is not None
+                 and CautionCode.HOST_MEMORY_UNCHECKED in plan.caution_codes]
+    if not unchecked:
+        return ""
+    needs = sorted(plan.host_memory_gb for plan in unchecked if plan.host_memory_gb is not None)
+    span = f"{needs[0]:.1f}" if needs[0] == needs[-1] else f"{needs[0]:.1f} to {needs[-1]:.1f}"
+    bounds = {None if plan.host_ram_assumed is None else plan.host_ram_assumed.gb for plan in unchecked}
+    bound = next(iter(bounds)) if len(bounds) == 1 else None
+    assumed = "a node is assumed to have" if bound is None else f"the {bound:g} GiB assumed"
+    return (f"\nhost memory: {counted(len(needs), 'cell')} need{'s' if len(needs) == 1 else ''} {span} GiB per node, "
+            f"more than {assumed} ({names.host_ram} checks it)")
+
+
 CELLS_NAMED = 3
 """The most cells of one code the legend's line of unmarked cautions names (`_other_cautions`); more are counted."""
 
@@ -213,7 +232,8 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
     longest any budget trains in one line below it; past one node, at most `past_node_columns` columns unless its
     budgets were listed, and a line naming those left out); then a legend (`limited`: the title names limits, a
     train batch or host memory, that the plans keep to; without `host_checked`, a host memory given, it says that
-    nothing checked the Offload cells' host memory; `narrow`: for a terminal narrower than the map, where cells fold,
+    nothing checked the Offload cells' host memory, and in a line, the needs of cells past what a node is assumed to
+    have; `narrow`: for a terminal narrower than the map, where cells fold,
     a space before each GPU count, so that none is split; the options it names, as `names` do; `folded`: for a
     width narrower than the map, within one node too, adjacent budgets whose cells are all the same share a column,
     as past one node)."""
@@ -266,13 +286,15 @@ def map_view(gpu_map: GpuMap, title: str, limited: bool = False, host_checked: b
     yarn = _past_known_legend(shown_plans)
     unchecked = not host_checked and any(plan.offload for plan in shown_plans)
     offload = f" (host memory per node {host_ram_unchecked_words(names.host_ram)})" if unchecked else ""
-    said = LEGEND_CODES | ({CautionCode.HOST_MEMORY_UNCHECKED} if unchecked else set())
+    host_need = _unchecked_host_line(shown_plans, names)
+    said = LEGEND_CODES | ({CautionCode.HOST_MEMORY_UNCHECKED} if host_need else set())
     legend = Text("cells: " + ("setting@GPUs" if by_length else "longest context (k = 1024 tokens), setting@GPUs")
                   + merged + _evidence_legend(shown_plans, len(shown_plans) < len(rows) * len(budgets), limited)
                   + f"{yarn}\n"
                   f"settings: E Env, O Offload{offload}, SPn Ulysses SP, van vanilla"
                   f"{_single_gpu_legend(shown_plans)}{_rocm_caution(shown_plans, names)}"
-                  f"{_lora_cautions(shown_plans)}{_other_cautions(shown_cells, said, names)}")
+                  f"{_lora_cautions(shown_plans)}{host_need}"
+                  f"{_other_cautions(shown_cells, said, names)}")
     lines_under = [Text(line, style=NO_SETTING_STYLE) for line in (untrained, left_out) if line]
     # a title of its own: a narrow map's does not wrap
     return Group(Text(title, style="table.title"), view, *lines_under, legend)
