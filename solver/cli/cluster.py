@@ -88,6 +88,10 @@ FILE_FIELDS = {
 }
 """The planner's options whose values a cluster file gives, by the field that gives them."""
 
+FILE_ONLY_FIELDS = dict.fromkeys(("--pool", "--pools"), "a job's pool, the one pool it may use and so the one --buy "
+                                                        "adds nodes to for it")
+"""Options no command has whose values a cluster file gives, by the field that gives them."""
+
 
 def build_cluster_parser() -> Parser:
     """The argument parser for ``solve cluster``."""
@@ -99,8 +103,10 @@ def build_cluster_parser() -> Parser:
                 "placement (required jobs that do not all fit; with --buy, a required job that no purchase places, "
                 f"or no purchase found), 2 bad input, {STATUSES_AFTER_BAD_INPUT}."),
         elsewhere={("minimize", "gpus"): ("the fewest GPUs for one job: solve --minimize gpus --model M --len L; the "
-                                          "fewest to add to the pools so that every job is placed: --buy")},
-        in_file=FILE_FIELDS,
+                                          "fewest to add to the pools so that every job is placed: --buy"),
+                   ("minimize", "cost"): ("a placement takes the least cost already, after the most priority and "
+                                          "length; the cheapest plan for one job: solve --model M --len L")},
+        in_file={**FILE_FIELDS, **FILE_ONLY_FIELDS},
     )
     parser.add_argument("file", metavar="FILE.yaml", type=path_argument("file to read"), help=(
         "pools and jobs: pools: [{name, gpu, nodes, gpus_per_node}], jobs: [{name, model, max_model_len}] (every "
