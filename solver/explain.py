@@ -316,11 +316,11 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
 
 
 def _ranked_before(cheaper: list[Combination], unweighed: list[tuple[Combination, str]],
-                   ruled_out: list[Combination], weighed: tuple[int, ...]) -> str:
+                   ruled_out: list[Combination], counts: tuple[int, ...]) -> str:
     """The `choice` line's words on what would rank before the plan: how many of the combinations the planner weighs
     (`cheaper`) within the budget, on which GPU counts (a longest length's are only those that cost less there: fewer
     GPUs may come under what stops the next length alone), then how many of them on counts the budget rules out
-    (`ruled_out`, more GPUs than it, or another count than --exact's), with the GPU counts it weighs (`weighed`: the
+    (`ruled_out`, more GPUs than it, or another count than --exact's), with the GPU counts it weighs (`counts`: the
     tables' and those it estimates, up to the budget; a count past the budget that none of them is goes unnamed), and
     the counts it never weighs (`unweighed`, `_not_whole_nodes`)."""
     of = "of GPU count, Env, Offload and SP"
@@ -328,7 +328,7 @@ def _ranked_before(cheaper: list[Combination], unweighed: list[tuple[Combination
     never = counted([combination[0] for combination, _ in unweighed], "GPU", runs) if unweighed else ""
     past = counted(sorted({combination[0] for combination in ruled_out}), "GPU", runs) if ruled_out else ""
     those_past = (f"{'the one' if len(ruled_out) == 1 else f'the {len(ruled_out)}'} on {past} (of the counts the "
-                  f"planner weighs here: {condensed_runs(list(weighed))})")
+                  f"planner weighs here: {condensed_runs(list(counts))})")
     qualified = f"{of} within the budget" if ruled_out else of
     if not within:
         weighed = " that the planner weighs" if never else ""
