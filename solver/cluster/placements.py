@@ -338,9 +338,9 @@ def why_moved(planner: Planner, fleet: Fleet, result: ClusterResult, job: Runnin
         return unproven[0], unproven[1] + on_its_gpus
     staying = f" (as well as the {counted(kept_most, 'running job')} kept)" if kept_most else ""
     worse = "uses more nodes than" if nodes else "places less priority than"
+    host = _host_kept_words(planner, fleet, job, mine, kept)
     return (MoveCode.FEWER_NODES if nodes else MoveCode.MORE_PRIORITY,
-            f"keeping it where it runs{staying} {worse} this placement ({result.objective})"
-            f"{_host_kept_words(planner, fleet, job, mine, kept)}{on_its_gpus}")
+            f"keeping it where it runs{staying} {worse} this placement ({result.objective}){host}{on_its_gpus}")
 
 
 def _host_kept_words(planner: Planner, fleet: Fleet, job: RunningJob, mine: Sequence[Option],
