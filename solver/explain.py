@@ -298,7 +298,7 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
     unweighed = _not_whole_nodes(data, query, range(best.gpus + 1, query.budget_gpus + 1))
     ruled_out = [combination for combination in cheaper
                  if (combination[0] != query.budget_gpus if query.exact else combination[0] > query.budget_gpus)]
-    reasons = [Reason(rule="choice", detail=f"{choice}; {_ranked_before(cheaper, unweighed, ruled_out)}")]
+    reasons = [Reason(rule="choice", detail=f"{choice}; {_ranked_before(cheaper, unweighed, ruled_out, data.counts)}")]
     reasons += words.group(prober.classify(cheaper, length) + unweighed, best.max_model_len)
     if query.objective == "max_len":
         longer = [length for length in data.lengths if length > best.max_model_len]
@@ -316,17 +316,19 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
 
 
 def _ranked_before(cheaper: list[Combination], unweighed: list[tuple[Combination, str]],
-                   ruled_out: list[Combination]) -> str:
+                   ruled_out: list[Combination], counts: tuple[int, ...]) -> str:
     """The `choice` line's words on what would rank before the plan: how many of the combinations the planner weighs
     (`cheaper`) within the budget, on which GPU counts (a longest length's are only those that cost less there: fewer
     GPUs may come under what stops the next length alone), then how many of them on counts the budget rules out
-    (`ruled_out`, more GPUs than it, or another count than --exact's), and the counts it never weighs (`unweighed`,
-    `_not_whole_nodes`)."""
+    (`ruled_out`, more GPUs than it, or another count than --exact's), with the GPU counts it weighs (`counts`: the
+    tables' and those it estimates, up to the budget; a count past the budget that none of them is goes unnamed), and
+    the counts it never weighs (`unweighed`, `_not_whole_nodes`)."""
     of = "of GPU count, Env, Offload and SP"
     within = [combination for combination in cheaper if combination not in ruled_out]
     never = counted([combination[0] for combination, _ in unweighed], "GPU", runs) if unweighed else ""
     past = counted(sorted({combination[0] for combination in ruled_out}), "GPU", runs) if ruled_out else ""
-    those_past = f"{'the one' if len(ruled_out) == 1 else f'the {len(ruled_out)}'} on {past}"
+    those_past = (f"{'the one' if len(ruled_out) == 1 else f'the {len(ruled_out)}'} on {past} (of the counts the "
+                  f"planner weighs here: {condensed_runs(list(counts))})")
     qualified = f"{of} within the budget" if ruled_out else of
     if not within:
         weighed = " that the planner weighs" if never else ""

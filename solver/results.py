@@ -2910,9 +2910,11 @@ class UnplacedPool(Frozen, defer_build=True):
     plan_reason_code: ReasonCode | None = Field(default=None, description=(
         "where reason_code is no-plan, the planner's own code for the pool (`Answer.reason_code`); null otherwise"))
     more_nodes_reach: bool | None = Field(default=None, description=(
-        "where plan_reason_code is length-beyond-reach: whether the planner trains the job's length on more of the "
-        "pool's GPUs (asked at the most trainer GPUs it plans for), so that --buy may place the job with more of its "
-        "nodes; null otherwise, or where that was not decided within the time limit"))
+        "where plan_reason_code is length-beyond-reach, or (for a job with no way to run in any pool) reason_code is "
+        "no-nodes, rollout-takes-pool or no-layout-beside-rollout: whether the planner trains the job's length on "
+        "more of the pool's GPUs (asked at the most trainer GPUs it plans for; beside its rollout there, each node "
+        "with the pool's host memory, for those codes), so that --buy may place the job with more of its nodes; null "
+        "otherwise, or where that was not decided within the time limit"))
     more_nodes_token_budget: TokenBudgetMode | None = Field(default=None, description=(
         "where more_nodes_reach is true: the token budget with which more of the pool's GPUs train the length: "
         "'default' (Trinity's), or 'auto' (--token-budget auto, which --buy then needs too; asked only where the "

@@ -301,3 +301,17 @@ def test_ways_cut_short_on_the_pools_as_bought_keep_the_purchase_placement(tmp_p
     result = buy(load_fleet(fleet_file(instance, tmp_path), CATALOG), catalog=CATALOG)
     assert (result.gpus, sorted(placement.job for placement in result.placements)) == (0, ["a", "b"])
     assert (result.placement_proven, result.wall_clock_stopped) == (False, ("ways",))
+
+
+@pytest.mark.parametrize("nodes", [0, 1, 2])
+def test_no_buy_note_where_the_pools_host_memory_stops_the_job_on_any_nodes(nodes: int, tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    # Qwen3-0.6B with 8 rollout GPUs on H100 nodes of 8 with 16 GiB of host memory (above): a trainer beside the rollout
+    # takes whole nodes, whose ranks load more than 16 GiB. The pool with no nodes, the rollout taking its one, and no
+    # layout beside it on two each said more nodes may give the job a way, and --buy then placed nothing (leftovers91).
+    instance = {"pools": [{"name": "a", "gpu": "H100-80GB", "nodes": nodes, "gpus_per_node": 8, "host_ram_gb": 16}],
+                "jobs": [{"name": "j", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 8}]}
+    assert main(["cluster", str(fleet_file(instance, tmp_path))]) == 1
+    assert capsys.readouterr().err == (
+        "solve cluster: note: j: no number of nodes trains its max_model_len in any pool it may use, so --buy would "
+        "not place it either: a shorter max_model_len, or another GPU type, may\n")

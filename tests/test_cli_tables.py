@@ -234,6 +234,14 @@ def test_json_for_one_model_across_all_tables(cli):
          ("solve cluster: error: argument --minimize: invalid choice: 'gpus' (choose from 'nodes'); the fewest GPUs "
           "for one job: solve --minimize gpus --model M --len L; the fewest to add to the pools so that every job is "
           "placed: --buy\n")),  # s91: a fleet's owner asking the fewest GPUs for its jobs is buying
+        # s91 (leftovers91): the cost a placement takes already; a job's pool, which the file gives
+        (["cluster", "fleet.yaml", "--minimize", "cost"],
+         ("solve cluster: error: argument --minimize: invalid choice: 'cost' (choose from 'nodes'); a placement takes "
+          "the least cost already, after the most priority and length; the cheapest plan for one job: solve --model M "
+          "--len L\n")),
+        (["cluster", "fleet.yaml", "--buy", "--pool", "h20"],
+         ("solve cluster: error: unrecognized arguments: --pool h20 (the file gives it: a job's pool, the one pool it "
+          "may use and so the one --buy adds nodes to for it)\n")),
         # shown as given, but escaped: a line break or a terminal escape in an argument keeps the error one line
         (["--model", "4B", "--len", "8k", "--gp\nu\x1b[31m"],
          "solve: error: unrecognized arguments: --gp\\nu\\x1b[31m\n"),

@@ -91,12 +91,18 @@ def pool_codes(*pools: tuple[str | bool, ...]) -> list[dict[str, str | bool | No
     whether more nodes reach the length after a length-beyond-reach code (and then the token budget with which they
     do, "default" where not given; then whether --token-budget auto trains it on the pool as it is, False where not
     given; for no-layout-beside-rollout, False, or where given after the code, that: None where the answer beside the
-    rollout is not a length beyond reach, which leaves it unasked)."""
+    rollout is not a length beyond reach, which leaves it unasked); for no-layout-beside-rollout after that, and for
+    rollout-takes-pool and no-nodes after the code, whether more nodes train the job beside its rollout (None where
+    not given: a job with a way elsewhere; "default" its token budget where they do)."""
     codes = []
     for pool, code, *planner in pools:
-        if code == "no-layout-beside-rollout":
-            codes.append({"pool": pool, "reason_code": code, "plan_reason_code": None, "more_nodes_reach": None,
-                          "more_nodes_token_budget": None, "token_budget_auto_reach": planner[0] if planner else False})
+        if code in ("no-layout-beside-rollout", "rollout-takes-pool", "no-nodes"):
+            auto, *reach = planner if code == "no-layout-beside-rollout" else [None, *planner]
+            more = reach[0] if reach else None
+            codes.append({"pool": pool, "reason_code": code, "plan_reason_code": None, "more_nodes_reach": more,
+                          "more_nodes_token_budget": "default" if more else None,
+                          "token_budget_auto_reach": auto if planner or code != "no-layout-beside-rollout"
+                          else False})
             continue
         codes.append({"pool": pool, "reason_code": code, "plan_reason_code": planner[0] if planner else None,
                       "more_nodes_reach": planner[1] if len(planner) > 1 else None,
@@ -785,7 +791,7 @@ def test_a_layout_needs_the_nodes_the_pool_has(tmp_path: Path):
                                                                   "on its 1 node of 8 GPUs; with rollout_gpus: 4 or "
                                                                   "fewer, a trainer of 4 GPUs has one"),
                                        "reason_code": "no-way-to-run",
-                                       "pools": pool_codes(("a", "no-layout-beside-rollout")), "fits_with": []}]
+                                       "pools": pool_codes(("a", "no-layout-beside-rollout", False, True)), "fits_with": []}]
 
 
 def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_path: Path):
@@ -808,7 +814,7 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
             "memory per node, more than the pool's host_ram_gb of 512 GiB); with rollout_gpus: 0 (their explorers "
             "on GPUs outside the fleet), a trainer of 16 GPUs has one"),
         "reason_code": "no-way-to-run",
-                                                       "pools": pool_codes(("h100", "no-layout-beside-rollout", None)),
+                                                       "pools": pool_codes(("h100", "no-layout-beside-rollout", None, True)),
                                                        "fits_with": [], "trinity_version": "0.6"}]
     # Nodes that hold the 8 GPUs' Offload need under 0.6 place them; with no release named they would need 1280.
     instance["pools"][0]["host_ram_gb"] = 672
@@ -827,7 +833,7 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
                                    "h100: each job's 16 rollout GPUs take all the pool's 16 GPUs, leaving none for "
                                    "a trainer"),
                                "reason_code": "no-way-to-run",
-         "pools": pool_codes(("h100", "rollout-takes-pool")), "fits_with": []}]
+         "pools": pool_codes(("h100", "rollout-takes-pool", False)), "fits_with": []}]
 
 
 def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: Path):
@@ -864,11 +870,11 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
              "a: with 2 rollout GPUs, no trainer GPU count that trains them (8 at the fewest) has a layout on its 1 "
              "node of 8 GPUs; with rollout_gpus: 0 (their explorers on GPUs outside the fleet), a trainer of 8 GPUs "
              "has one"),
-         "reason_code": "no-way-to-run", "pools": pool_codes(("a", "no-layout-beside-rollout")),
+         "reason_code": "no-way-to-run", "pools": pool_codes(("a", "no-layout-beside-rollout", False, True)),
          "fits_with": [], "trinity_version": "0.5.1"},
         {"job": "all", "reason": "a: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer",
          "reason_for_several": "a: each job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer",
-         "reason_code": "no-way-to-run", "pools": pool_codes(("a", "rollout-takes-pool")), "fits_with": []}]
+         "reason_code": "no-way-to-run", "pools": pool_codes(("a", "rollout-takes-pool", False)), "fits_with": []}]
 
 
 def test_an_at_least_job_takes_the_tables_longest_where_they_give_it_a_way(tmp_path: Path):
@@ -1836,7 +1842,7 @@ def test_a_pool_too_small_for_the_rollout_does_not_end_the_reasons(tmp_path: Pat
                                                                             "inferred)"),
                                                                         "reason_code": "no-way-to-run",
                                                                         "pools": pool_codes(
-                                                                            ("a", "rollout-takes-pool"),
+                                                                            ("a", "rollout-takes-pool", False),
                                                                             ("b", "no-plan", "length-beyond-reach",
                                                                              False, None, None)),
                                                                         "fits_with": []}]
@@ -1886,7 +1892,7 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
                                          "for a trainer",
          "reason_for_several": f"a: each job's {rollout} rollout GPUs {taken} the pool's 8 GPUs, leaving none for a "
                                "trainer", "reason_code": "no-way-to-run",
-         "pools": pool_codes(("a", "rollout-takes-pool")), "fits_with": []}
+         "pools": pool_codes(("a", "rollout-takes-pool", True)), "fits_with": []}
         for rollout, taken in ((8, "take all"), (12, "are more than"))]
     instance = {"pools": [{"name": "big", "gpu": "a100", "nodes": 10, "gpus_per_node": 8}],
                 "jobs": [{"name": "j", "model": "8B", "max_model_len": 1000000}]}
@@ -4130,8 +4136,8 @@ def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpu
                                    "it); with "
                                    "rollout_gpus: 0 (their explorers on GPUs outside the fleet), a trainer of 8 GPUs "
                                    "has one", "reason_code": "no-way-to-run",
-                                   "pools": pool_codes(("a100", "no-layout-beside-rollout", None)), "fits_with": [],
-                                   "trinity_version": "0.5.1"}]
+                                   "pools": pool_codes(("a100", "no-layout-beside-rollout", None, True)),
+                                   "fits_with": [], "trinity_version": "0.5.1"}]
     # Beside 3 rollout GPUs neither has a way, and each is told its own fewest, in either order: the reasons are
     # asked once per job shape, and the batch is part of it.
     free["rollout_gpus"] = batched["rollout_gpus"] = 3
@@ -4162,7 +4168,7 @@ def test_a_limit_that_rules_out_the_only_count_with_a_layout_is_named_though_few
          "reason_for_several": f"{several}the train batch of 256 (the job's train_batch_size) must split evenly over "
                                "the data-parallel ranks, and 3 (6 GPUs / SP=2) do not divide it); with rollout_gpus: "
                                "6 or fewer, a trainer of 2 GPUs has one",
-         "reason_code": "no-way-to-run", "pools": pool_codes(("a100", "no-layout-beside-rollout", None)),
+         "reason_code": "no-way-to-run", "pools": pool_codes(("a100", "no-layout-beside-rollout", None, True)),
          "fits_with": []}]
     assert solved({"pools": [{**pool, "host_ram_gb": 80}], "jobs": [job]}, tmp_path)["unplaced"] == [
         {"job": "j", "reason": f"{head}it needs 105.8 GiB of host memory per node while the model loads, more than the "
@@ -4171,7 +4177,7 @@ def test_a_limit_that_rules_out_the_only_count_with_a_layout_is_named_though_few
          "reason_for_several": f"{several}it needs 105.8 GiB of host memory per node while the model loads, more than "
                                "the pool's host_ram_gb of 80 GiB); with rollout_gpus: 6 or fewer, a trainer of 2 GPUs "
                                "has one", "reason_code": "no-way-to-run",
-         "pools": pool_codes(("a100", "no-layout-beside-rollout", None)), "fits_with": []}]
+         "pools": pool_codes(("a100", "no-layout-beside-rollout", None, False)), "fits_with": []}]
     # A batch that 3 ranks divide, or room for the model as it loads, places it on the 6.
     for fleet in ({"pools": [pool], "jobs": [{**job, "train_batch_size": 192}]},
                   {"pools": [{**pool, "host_ram_gb": 110}], "jobs": [job]}):

@@ -47,7 +47,8 @@ def test_six_gpus_exact_names_the_divisibility_rules():
     assert details(reasons, "choice") == [(
         "51200 tokens is the longest length with a plan on exactly 6 GPUs, and Env + Offload + SP=2 on 6 GPUs is the "
         "cheapest plan there; each of the 15 combinations of GPU count, Env, Offload and SP within the budget that "
-        "would rank before it (on 6 GPUs) fails a rule, as do the 26 on 3-5 GPUs, which the budget rules out:")]
+        "would rank before it (on 6 GPUs) fails a rule, as do the 26 on 3-5 GPUs (of the counts the planner weighs "
+        "here: 1-6), which the budget rules out:")]
 
 
 def test_a_count_that_both_an_exact_budget_and_whole_nodes_rule_out_is_blamed_on_the_budget():
@@ -516,7 +517,7 @@ def test_one_gpu_is_one_gpu_in_explanations():
     assert details(reasons, "choice") == [(
         "Offload on 1 GPU is the cheapest plan at 4096 tokens within 1 GPU; each of the 12 combinations of GPU count, "
         "Env, Offload and SP within the budget that would rank before it (on 1 GPU) fails a rule, as do the 72 on 2, "
-        "4, 6 GPUs, which the budget rules out:")]
+        "4, 6 GPUs (of the counts the planner weighs here: 1, 2, 4, 6), which the budget rules out:")]
 
 
 def test_an_unmeasured_setting_is_said_to_have_no_cell_of_a_table_for_fewer_gpus_either():

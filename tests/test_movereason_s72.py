@@ -280,3 +280,8 @@ def test_running_jobs_whose_host_memory_a_node_no_longer_holds_do_not_all_stay(c
     status, out, _ = cli("cluster", str(fleet(900, 2)), "--current", str(now), "--json", "--trinity-version", "0.6")
     assert status == 0 and [(p["job"], p["nodes"], p["current"]) for p in json.loads(out)["placements"]] == [
         ("p", [0], "stays"), ("q", [1], "moves"), ("s", [0], "starts")]
+    # Its reason names the node's host memory, which holds p or q, not both (leftovers91: priority alone before).
+    assert _moves(out)[1][2:] == ("more-priority", (
+        "keeping it where it runs (as well as the 1 running job kept) places less priority than this placement (3): "
+        "node 0's 900 GiB of host memory holds p (664.2 GiB), kept there, not it too (664.2 GiB more); its GPUs now "
+        "run s (priority 1)"))

@@ -22,7 +22,8 @@ USAGE = "usage: {} [options] (--help lists them)\n"
     (["cluster", "fleet.yaml", "--json", "--seed", "3"],  # a hint of its own since smallslips47
      f"solve cluster: error: unrecognized arguments: --seed 3 ({SEED_WORDS})"),
     (["cluster", "fleet.yaml", "--no-widen", "--pool", "h20"],
-     "solve cluster: error: unrecognized arguments: --pool h20"),
+     ("solve cluster: error: unrecognized arguments: --pool h20 (the file gives it: a job's pool, the one pool it may "
+      "use and so the one --buy adds nodes to for it)")),
     (["--model", "4B", "--len", "32k", "--json", "--frobnicate"],
      "solve: error: unrecognized arguments: --frobnicate"),
     (["--model", "4B", "--json", "yes"],  # a word after a flag is still told the flag takes none

@@ -88,6 +88,10 @@ FILE_FIELDS = {
 }
 """The planner's options whose values a cluster file gives, by the field that gives them."""
 
+FILE_ONLY_FIELDS = dict.fromkeys(("--pool", "--pools"), "a job's pool, the one pool it may use and so the one --buy "
+                                                        "adds nodes to for it")
+"""Options no command has whose values a cluster file gives, by the field that gives them."""
+
 
 def build_cluster_parser() -> Parser:
     """The argument parser for ``solve cluster``."""
@@ -99,8 +103,10 @@ def build_cluster_parser() -> Parser:
                 "placement (required jobs that do not all fit; with --buy, a required job that no purchase places, "
                 f"or no purchase found), 2 bad input, {STATUSES_AFTER_BAD_INPUT}."),
         elsewhere={("minimize", "gpus"): ("the fewest GPUs for one job: solve --minimize gpus --model M --len L; the "
-                                          "fewest to add to the pools so that every job is placed: --buy")},
-        in_file=FILE_FIELDS,
+                                          "fewest to add to the pools so that every job is placed: --buy"),
+                   ("minimize", "cost"): ("a placement takes the least cost already, after the most priority and "
+                                          "length; the cheapest plan for one job: solve --model M --len L")},
+        in_file={**FILE_FIELDS, **FILE_ONLY_FIELDS},
     )
     parser.add_argument("file", metavar="FILE.yaml", type=path_argument("file to read"), help=(
         "pools and jobs: pools: [{name, gpu, nodes, gpus_per_node}], jobs: [{name, model, max_model_len}] (every "
@@ -215,7 +221,8 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     for_want_of_room = (UnplacedCode.NO_ROOM, UnplacedCode.PRIORITY_TIE, UnplacedCode.NO_ROOM_UNPROVEN,
                         UnplacedCode.JOBS_DO_NOT_FIT_TOGETHER)
     # Why a pool has no way for a job that more of its nodes may give one: it has none (nodes: 0), or its rollout
-    # takes the pool's GPUs, or leaves no trainer count a layout on its nodes (a job with no way for one is named).
+    # takes the pool's GPUs, or leaves no trainer count a layout on its nodes (a job with no way for one is named),
+    # unless more of its nodes train the job's length nowhere beside its rollout (a host memory need per node, say).
     short_of_nodes = (PoolCode.NO_NODES, PoolCode.ROLLOUT_TAKES_POOL, PoolCode.NO_LAYOUT_BESIDE_ROLLOUT)
     # The planner's reasons for a pool's having no plan for a job that more of the pool's GPUs may remove. (Not
     # ReasonCode.ROLLOUT_LEAVES_NO_LAYOUT: a pool's trainer room beside the rollout, or a node of it, always has a
@@ -226,8 +233,8 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     wayless_jobs = [job for job in unplaced if job.reason_code == UnplacedCode.NO_WAY_TO_RUN]
     auto_now = [job.job for job in wayless_jobs if any(pool.token_budget_auto_reach for pool in job.pools)]
     more_nodes = {job.job: [pool.more_nodes_token_budget or "default" for pool in job.pools
-                            if pool.reason_code in short_of_nodes or pool.plan_reason_code in short_of_gpus
-                            or pool.more_nodes_reach]
+                            if pool.reason_code in short_of_nodes and pool.more_nodes_reach is not False
+                            or pool.plan_reason_code in short_of_gpus or pool.more_nodes_reach]
                   for job in wayless_jobs if job.job not in auto_now}
     wayless = [job for job, budgets in more_nodes.items() if budgets]
     auto_only = [job for job, budgets in more_nodes.items() if budgets and "default" not in budgets]
@@ -288,9 +295,10 @@ def _note_token_budget_auto(jobs: list[str]) -> None:
 
 
 def _note_beyond_any_nodes(unplaced: tuple[Unplaced, ...]) -> None:
-    """On stderr, the jobs with no way to run whose length is beyond reach in every pool they may use however many
-    nodes it has (`UnplacedPool.more_nodes_reach` false in each; a job whose reason the time limit left unasked names
-    no pool, and is not one): --buy would not place them either."""
+    """On stderr, the jobs with no way to run whose length no pool they may use trains however many nodes it has
+    (`UnplacedPool.more_nodes_reach` false in each: beyond its GPUs' reach, or a host memory need per node past its
+    nodes'; a job whose reason the time limit left unasked names no pool, and is not one): --buy would not place them
+    either."""
     from solver.results import UnplacedCode
     beyond = [job.job for job in unplaced if job.reason_code == UnplacedCode.NO_WAY_TO_RUN
               and job.pools and all(pool.more_nodes_reach is False for pool in job.pools)]

@@ -395,8 +395,8 @@ class Parser(argparse.ArgumentParser):
         written (`_spelled`: --nojson, --no_json), that leaving it out is the default (the flag's name would be its
         opposite's meaning); where it is a flag of this command written another way (--nowiden, --No_Widen:
         --no-widen), that flag; else the command it names, or the option it most likely means; else, where it is
-        another tool's name (`MEANT`) for an option whose value this command's file gives (`in_file`: solve
-        cluster's --host-memory or Slurm's --mem, for --host-ram), that file's field, or else where another command
+        another tool's name (`MEANT`) for an option whose value this command's file gives, or one no command has
+        (`in_file`: solve cluster's --host-memory or Slurm's --mem, for --host-ram; its --pool), that file's field, or else where another command
         has the option it names (solve map's --max-model-len: solve's --len), whose it is; "" where none is."""
         spelled = _spelled(option)
         pointed_to, words = COUNTS_NOTHING.get(option.lower().replace("_", "-"), COUNTS_NOTHING.get(spelled, ("", "")))
@@ -415,7 +415,7 @@ class Parser(argparse.ArgumentParser):
         meant = self._command_named(option) or self._meant(option, typos=option.startswith("--"))
         if meant:
             return f" (did you mean {meant}?)"
-        field = next((self.in_file[name] for name in MEANT.get(spelled, ()) if name in self.in_file), None)
+        field = next((self.in_file[name] for name in (spelled, *MEANT.get(spelled, ())) if name in self.in_file), None)
         if field:
             return f" (the file gives it: {field})"
         return next((f" (that is {meant}, an option of {and_joined(owners)}, not of {self.prog}"

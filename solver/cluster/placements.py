@@ -215,23 +215,32 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
         for node, gpu in itertools.product(placed.nodes, placed.gpu_indexes):
             taking[placed.pool, node, gpu].append((placed.job, priorities[placed.job]))
 
-    def current(placed: Placement) -> dict[str, object]:
-        job = now.get(placed.job)
-        if job is None:
-            return {"current": "starts"}
+    def placed_as_it_runs(placed: Placement, job: RunningJob) -> bool:
+        """Whether the running `job` is `placed` as it runs: its pool, nodes, GPUs, plan and Trinity release."""
         as_now = (fleet.pools[job.pool].name, job.nodes, job.gpu_indexes, job.trainer_gpus, job.rollout_gpus,
                   job.max_model_len, job.sp, job.offload)
         plan = placed.plan
         as_placed = (placed.pool, placed.nodes, placed.gpu_indexes, placed.trainer_gpus, placed.rollout_gpus,
                      plan.max_model_len, plan.sp, plan.offload)
-        mine = ways[job.job, job.pool]
         trains_as_now = job.training in (None, (plan.lora_rank, plan.critic, plan.dpo, plan.lora_target_modules,
                                                 plan.lora_exclude_modules))
+        return (as_now == as_placed and job.model in (None, placed.model) and trains_as_now
+                and release_kept(fleet, job))
+
+    # The jobs that stay, as the placement keeps them running (beside which a job that moves may have had no room).
+    kept = [placed for placed in result.placements
+            if (job := now.get(placed.job)) is not None and placed_as_it_runs(placed, job)]
+
+    def current(placed: Placement) -> dict[str, object]:
+        job = now.get(placed.job)
+        if job is None:
+            return {"current": "starts"}
+        mine = ways[job.job, job.pool]
         if any(option.ways_cut_short for option in mine):
             return {"current": "stays", "stay_reason_code": StayCode.WAYS_CUT_SHORT, "stay_reason": (
                 "kept as it runs: the time limit cut working out its ways short, so no other way of its was weighed "
                 f"(raise {planner.option_names.time_limit})")}
-        if as_now == as_placed and job.model in (None, placed.model) and trains_as_now and release_kept(fleet, job):
+        if placed in kept:
             ways_kept = (final[job.job][0], options)
             try:
                 with planner.asking_until(until):
@@ -246,7 +255,8 @@ def with_current(planner: Planner, fleet: Fleet, result: ClusterResult, running:
         pool = fleet.pools[job.pool].name
         holders = list(dict.fromkeys(holder for node, gpu in itertools.product(job.nodes, job.gpu_indexes)
                                      for holder in taking[pool, node, gpu] if holder[0] != placed.job))
-        code, words = why_moved(planner, fleet, result, job, (mine, holders), (kept_most, job.job in undecided_jobs))
+        code, words = why_moved(planner, fleet, result, job, (mine, holders, kept),
+                                (kept_most, job.job in undecided_jobs))
         return {"current": "moves", "move_reason": words, "move_reason_code": code,
                 "moved_from": RunsAt(pool=pool, nodes=job.nodes, gpu_indexes=job.gpu_indexes, trainer_nodes=job.nodes[
                     :trainer_node_count(job.trainer_gpus, job.rollout_gpus, len(job.nodes))])}
@@ -275,24 +285,25 @@ def unweighed_words(planner: Planner, idle: IdleRoom, job: RunningJob) -> str:
 
 
 def why_moved(planner: Planner, fleet: Fleet, result: ClusterResult, job: RunningJob,
-              there: tuple[Sequence[Option], Sequence[tuple[str, int]]],
+              there: tuple[Sequence[Option], Sequence[tuple[str, int]], Sequence[Placement]],
               proofs: tuple[int | None, bool]) -> tuple[MoveCode, str]:
     """Why the running `job` moves in `result` (its code and words), from the file as it asks the job now, the
-    ways the search had for it in its pool and the jobs `result` places on its GPUs (`there`: each job's name and
-    priority): the file pins it to another pool, its pool has no nodes now or not its nodes or GPUs, or the file asks
+    ways the search had for it in its pool, the jobs `result` places on its GPUs (each job's name and priority) and
+    the running jobs it keeps as they run (`there`): the file pins it to another pool, its pool has no nodes now or not its nodes or GPUs, or the file asks
     another model, length or rollout GPUs;
     no way runs it at its trainer GPU count in its pool, or none as it runs (`keeps_running`: on as many GPUs and
     nodes, with its SP and Offload); else the search chose to move it though a way keeps it: where the stage of
     running jobs kept proved the most a placement of `result`'s objective keeps (`proofs`' first: that many, the
     jobs it keeps; None where not proven, or not over every job's ways), keeping it as well would keep one more, so
-    that placement would place less priority (or use more nodes); not proven otherwise (naming the pools whose host
+    that placement would place less priority (or use more nodes), naming the host memory of its node where it does
+    not hold the job beside the jobs kept there (`_host_kept_words`); not proven otherwise (naming the pools whose host
     memory `result` rounded, where it did: no time limit proves it then). A reason about its ways is not proven where
     a solve behind them ran out of time (`proofs`' second)."""
     pool = fleet.pools[job.pool]
     changed = _asks_otherwise(planner, fleet, job)
     if changed is not None:
         return changed
-    mine, holders = there
+    mine, holders, kept = there
     kept_most, undecided = proofs
     unproven = (MoveCode.MOVE_UNPROVEN, f"the placement is not proven best (raise {planner.option_names.time_limit})")
     if not any(keeps_running(fleet, option, job) for option in mine):
@@ -327,8 +338,30 @@ def why_moved(planner: Planner, fleet: Fleet, result: ClusterResult, job: Runnin
         return unproven[0], unproven[1] + on_its_gpus
     staying = f" (as well as the {counted(kept_most, 'running job')} kept)" if kept_most else ""
     worse = "uses more nodes than" if nodes else "places less priority than"
+    host = _host_kept_words(planner, fleet, job, mine, kept)
     return (MoveCode.FEWER_NODES if nodes else MoveCode.MORE_PRIORITY,
-            f"keeping it where it runs{staying} {worse} this placement ({result.objective}){on_its_gpus}")
+            f"keeping it where it runs{staying} {worse} this placement ({result.objective}){host}{on_its_gpus}")
+
+
+def _host_kept_words(planner: Planner, fleet: Fleet, job: RunningJob, mine: Sequence[Option],
+                     kept: Sequence[Placement]) -> str:
+    """Where the host memory of the node the running `job` shares (its way as it runs, of `mine`, on one node) does
+    not hold its need beside the running jobs kept there (of `kept`): that, in words after a colon (``: node 0's 900
+    GiB of host memory holds p (664.2 GiB), kept there, not it too (664.2 GiB more)``); "" otherwise."""
+    pool = fleet.pools[job.pool]
+    capacity = host_capacity_tenths(pool)
+    own = next((option for option in mine if option.size and keeps_running(fleet, option, job)), None)
+    node = job.nodes[0]
+    there = [(placed.job, round(need * 10)) for placed in kept
+             if placed.pool == pool.name and node in placed.trainer_nodes and (need := placed.host_need_gb) is not None]
+    if capacity is None or own is None or not there:
+        return ""
+    need = planner.host_tenths(fleet.jobs[job.job], own.plan)
+    if need + sum(tenths for _, tenths in there) <= capacity:
+        return ""
+    held = and_joined([f"{name} ({tenths / 10:.1f} GiB)" for name, tenths in there])
+    return (f": node {node}'s {pool.host_ram_gb:g} GiB of host memory holds {held}, kept there, not it too "
+            f"({need / 10:.1f} GiB more)")
 
 
 def kept_as_it_runs(fleet: Fleet, job: RunningJob, mine: Sequence[Option]) -> tuple[StayCode, str] | None:

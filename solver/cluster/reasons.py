@@ -784,7 +784,9 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
         if not pool.nodes:
             out_of_service = f"{pool.name}: the pool has no nodes now (nodes: 0)"
             reasons.append((out_of_service, out_of_service))
-            codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_NODES))
+            reach, budget = _bought_nodes_reach(planner, job, pool, without)
+            codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_NODES, more_nodes_reach=reach,
+                                      more_nodes_token_budget=budget))
             continue
         pool_gpus = pool.up_nodes * pool.gpus_per_node
         trainer_room = pool_gpus - job.rollout_gpus
@@ -793,7 +795,9 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
             one, several = (f"{pool.name}: {whose} {rollout} {taken} the pool's {counted(pool_gpus, 'GPU')}"
                             f"{_up(pool)}, leaving none for a trainer" for whose in ("the job's", "each job's"))
             reasons.append((one, several))
-            codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.ROLLOUT_TAKES_POOL))
+            reach, budget = _bought_nodes_reach(planner, job, pool, without)
+            codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.ROLLOUT_TAKES_POOL, more_nodes_reach=reach,
+                                      more_nodes_token_budget=budget))
             continue
         length = job.asked_max_model_len
         query = _whole_pool_question(planner, job, pool, length)
@@ -812,7 +816,9 @@ def _reasons(planner: Planner, fleet: Fleet, index: int, without: frozenset[str]
             beside_query = _beside_rollout(query, trainer_room, job.rollout_gpus)
             auto_reach = (_token_budget_auto_reach(beside_query, planner.answer(beside_query, pool.gpu), pool,
                                                    job.rollout_gpus) if _auto_may_reach(beside_query) else None)
+            reach, budget = _bought_nodes_reach(planner, job, pool, without)
             codes.append(UnplacedPool(pool=pool.name, reason_code=PoolCode.NO_LAYOUT_BESIDE_ROLLOUT,
+                                      more_nodes_reach=reach, more_nodes_token_budget=budget,
                                       token_budget_auto_reach=auto_reach))
         else:
             # With a rollout: what the trainer reaches on the GPUs it leaves (the whole pool may reach more, or name a
@@ -886,13 +892,29 @@ def _auto_may_reach(query: Query) -> bool:
     return query.token_budget == "default" and query.estimate != "never"
 
 
-def _whole_pool_question(planner: Planner, job: Job, pool: Pool, length: int | None) -> Query:
-    """The planner's question of `job`'s model on the pool's GPUs (`MAX_ESTIMATED_GPUS` at most), no rollout beside
-    the trainer: the fewest that train `length`, or (None) the longest length they train."""
+def _whole_pool_question(planner: Planner, job: Job, pool: Pool, length: int | None,
+                         budget_gpus: int | None = None) -> Query:
+    """The planner's question of `job`'s model on the pool's GPUs (`MAX_ESTIMATED_GPUS` at most; `budget_gpus` where
+    given), no rollout beside the trainer: the fewest that train `length`, or (None) the longest length they train."""
     return planner.question(pool.gpu, job.model, pool.gpus_per_node, planner.estimate, pool.host_ram_gb,
                             job.training, max_model_len=length,
                             objective="max_len" if length is None else "min_gpus",
-                            budget_gpus=min(pool.up_nodes * pool.gpus_per_node, MAX_ESTIMATED_GPUS))
+                            budget_gpus=(min(pool.up_nodes * pool.gpus_per_node, MAX_ESTIMATED_GPUS)
+                                         if budget_gpus is None else budget_gpus))
+
+
+def _bought_nodes_reach(planner: Planner, job: Job, pool: Pool,
+                        without: frozenset[str]) -> tuple[bool | None, TokenBudgetMode | None]:
+    """For a pool whose nodes leave `job` no trainer (it has none now, or its rollout takes them all or leaves no
+    trainer count a layout): whether more of its nodes train the job's length beside its rollout, each node with the
+    pool's host memory, and with which token budget (`_more_nodes_reach`, asked from one trainer GPU up, so with the
+    run's own budget too): --buy places the job there only where they do (a GPU count nodes fix, not a host memory
+    need per node they cannot). Asked only for a job with no way to run in any pool (none `without`: its reason is
+    asked before the placement's search, on `Planner.reach_work`); (None, None) otherwise."""
+    if without:
+        return None, None
+    from_one_gpu = _whole_pool_question(planner, job, pool, job.asked_max_model_len, budget_gpus=1)
+    return _more_nodes_reach(planner, from_one_gpu.model_copy(update={"rollout_gpus": job.rollout_gpus}), pool)
 
 
 def _more_nodes_reach(planner: Planner, query: Query, pool: Pool) -> tuple[bool | None, TokenBudgetMode | None]:
