@@ -3905,6 +3905,22 @@ def test_the_apply_block_ends_with_the_configs_own_keys_the_plan_changes_too(cli
     assert status == 0 and f"{actor}.fsdp_config.param_offload: false  # now true\n" in out
 
 
+def test_a_quoted_flag_the_plan_sets_is_shown_quoted_in_its_now_comment(cli, tmp_path: Path):
+    # The actor's param_offload is the text 'false' (OmegaConf's bool field reads it as false); --write writes the
+    # boolean, so the line lists it, and its comment gave "# now false", the same as the value beside it: the user
+    # saw a change to nothing. The comment shows the text as written, quoted.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("algorithm: {algorithm_type: grpo}\n"
+                      "model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\ncluster:\n  node_num: 1\n"
+                      "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n"
+                      "  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
+                      "        fsdp_config: {param_offload: 'false', fsdp_size: '8'}\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768")
+    fsdp = "trainer.trainer_config.actor_rollout_ref.actor.fsdp_config"
+    assert status == 0
+    assert out.endswith(f"{fsdp}.fsdp_size: -1  # now '8'\n{fsdp}.param_offload: false  # now 'false'\n\n")
+
+
 def test_the_config_keys_in_the_apply_block_come_per_gpu_type_and_read_the_environment_and_the_trinity_version(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Qwen3-8B at 32768, no Offload: the plan turns off the config's trainer-level offload_policy (Trinity 0.6's
