@@ -630,12 +630,13 @@ def test_from_config_plans_for_the_configs_train_batch(cli, user_config: Path):
     broken = ("the train batch of 256 (buffer.batch_size x algorithm.repeat_times) must split evenly over the "
               "data-parallel ranks, and 3 (6 GPUs / SP=2) do not divide it")
     assert (status, answer["current"]["broken_rule"], answer["plans"]) == (1, broken, [])
-    # The reason says the batch is what stops them, and which batch would not.
+    # The reason says the batch is what stops them, and which batch would not, and where that batch is set: 255 is no
+    # buffer.batch_size x repeat_times 8 (persona91e: the words left the user to change buffer.batch_size).
     assert answer["reason"].startswith(
         "nothing in the tables and the memory model's estimates for Qwen3-8B on A100-80GB on exactly 6 GPUs trains "
         "with a train batch of 256 (buffer.batch_size x algorithm.repeat_times); a train batch that 3 data-parallel "
-        "ranks divide (the nearest to 256: 255) lets Env + SP=2 on 6 GPUs train it (32768 tokens, documented); fewer trainer GPUs train 32768 "
-        "tokens: SP=4 on 4 GPUs (documented)")
+        "ranks divide (the nearest to 256: 255, set as buffer.train_batch_size) lets Env + SP=2 on 6 GPUs train it "
+        "(32768 tokens, documented); fewer trainer GPUs train 32768 tokens: SP=4 on 4 GPUs (documented)")
     # --train-batch-size overrides the config's: 96 splits over 3 ranks, and the verdict is the tables'.
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--train-batch-size", "96", "--json")
     (answer,) = json.loads(out)
