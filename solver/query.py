@@ -200,6 +200,9 @@ TRAIN_BATCH_PATH = ("buffer", "train_batch_size")
 TRAIN_BATCH_KEY = ".".join(TRAIN_BATCH_PATH)
 """Trinity's experiences per training step (0, its default: ``buffer.batch_size`` x ``algorithm.repeat_times``), which
 the trainer's data-parallel ranks must divide."""
+DEFAULT_TRAIN_BATCH_SOURCE = "buffer.batch_size x algorithm.repeat_times"
+"""Where a config's train batch comes from where it leaves `TRAIN_BATCH_KEY` unset, as messages name it: another batch
+than that product is set at `TRAIN_BATCH_KEY` (`Query.batch_set_at`)."""
 MAX_SEED = 2**31 - 1
 """The largest CP-SAT random seed (its ``random_seed`` is a 32-bit signed integer)."""
 
@@ -600,6 +603,13 @@ class Query(Frozen):
         if not self.train_batch_size:
             return "", False
         return batch_words(self.train_batch_size, self.train_batch_source), self.train_batch_source.startswith("--")
+
+    @property
+    def batch_set_at(self) -> str | None:
+        """Where another train batch than the one given is set, where its source does not say it: `TRAIN_BATCH_KEY`
+        for a config's ``buffer.batch_size x algorithm.repeat_times`` (`DEFAULT_TRAIN_BATCH_SOURCE`), whose batch
+        size need not give it; else None."""
+        return TRAIN_BATCH_KEY if self.train_batch_source == DEFAULT_TRAIN_BATCH_SOURCE else None
 
     @property
     def batch_named(self) -> str:

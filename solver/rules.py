@@ -1062,15 +1062,18 @@ def splits_batch(train_batch_size: int, gpus: int, sp: int) -> bool:
     return gpus % sp != 0 or train_batch_size % (gpus // sp) == 0
 
 
-def dividing_batch_words(gpus: int, sp: int, gpus_divide: bool, nearest_to: int | None = None) -> str:
+def dividing_batch_words(gpus: int, sp: int, gpus_divide: bool, nearest_to: int | None = None,
+                         set_at: str | None = None) -> str:
     """``a train batch that 3 data-parallel ranks divide``: the batch a plan of `gpus` GPUs at SP `sp` takes, in words;
     ``a train batch that 6 trainer GPUs divide`` where the Trinity release needs its GPUs to divide it too
     (`gpus_divide`: 0.5.0 and 0.5.1, `solver.tables.counted_batch_divisor`'s ``gpus``), as its ranks then do; with
     the batch asked for (`nearest_to`), the nearest such batch (`nearest_dividing_batches`): ``(the nearest to 37:
-    36)``."""
+    36)``), and the key that sets it where its source does not (`set_at`: ``(the nearest to 256: 255, set as
+    buffer.train_batch_size)``)."""
     divisor = gpus if gpus_divide else gpus // sp
     batches = () if nearest_to is None else nearest_dividing_batches(nearest_to, divisor)
-    nearest = f" (the nearest to {nearest_to}: {' or '.join(map(str, batches))})" if batches else ""
+    where = f", set as {set_at}" if set_at else ""
+    nearest = f" (the nearest to {nearest_to}: {' or '.join(map(str, batches))}{where})" if batches else ""
     return (f"a train batch that {gpus} trainer GPUs divide{nearest}" if gpus_divide
             else f"a train batch that {divisor} data-parallel ranks divide{nearest}")
 

@@ -630,12 +630,13 @@ def test_from_config_plans_for_the_configs_train_batch(cli, user_config: Path):
     broken = ("the train batch of 256 (buffer.batch_size x algorithm.repeat_times) must split evenly over the "
               "data-parallel ranks, and 3 (6 GPUs / SP=2) do not divide it")
     assert (status, answer["current"]["broken_rule"], answer["plans"]) == (1, broken, [])
-    # The reason says the batch is what stops them, and which batch would not.
+    # The reason says the batch is what stops them, and which batch would not, and where that batch is set: 255 is no
+    # buffer.batch_size x repeat_times 8 (persona91e: the words left the user to change buffer.batch_size).
     assert answer["reason"].startswith(
         "nothing in the tables and the memory model's estimates for Qwen3-8B on A100-80GB on exactly 6 GPUs trains "
         "with a train batch of 256 (buffer.batch_size x algorithm.repeat_times); a train batch that 3 data-parallel "
-        "ranks divide (the nearest to 256: 255) lets Env + SP=2 on 6 GPUs train it (32768 tokens, documented); fewer trainer GPUs train 32768 "
-        "tokens: SP=4 on 4 GPUs (documented)")
+        "ranks divide (the nearest to 256: 255, set as buffer.train_batch_size) lets Env + SP=2 on 6 GPUs train it "
+        "(32768 tokens, documented); fewer trainer GPUs train 32768 tokens: SP=4 on 4 GPUs (documented)")
     # --train-batch-size overrides the config's: 96 splits over 3 ranks, and the verdict is the tables'.
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--train-batch-size", "96", "--json")
     (answer,) = json.loads(out)
@@ -3874,6 +3875,12 @@ def test_budget_keys_read_as_unset_that_already_hold_the_plans_budget_are_not_sa
                                 out.split())
 
 
+GRPO_8B_ON_4_OF_8 = ("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\n"
+                     "cluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\n"
+                     "trainer:\n")
+"""A GRPO config of Qwen3-8B on a node of 8 GPUs, 4 of them the rollout's, up to its ``trainer:`` key."""
+
+
 def test_the_apply_block_ends_with_the_configs_own_keys_the_plan_changes_too(cli, tmp_path: Path):
     # Qwen3-8B at 32768 on 4 A100s: SP=4 at 16384 tokens per GPU, no Offload. The plan's own apply lines set the
     # length, SP and budget; the config's own actor budget (32768) and offload flag (on) would stay as they are: the
@@ -3881,12 +3888,9 @@ def test_the_apply_block_ends_with_the_configs_own_keys_the_plan_changes_too(cli
     # --write too, whose copy sets them. Where --emit carries them, and with --json, they are not added; nothing goes
     # to stderr.
     config = tmp_path / "trinity.yaml"
-    config.write_text("algorithm: {algorithm_type: grpo}\n"
-                      "model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 16384\ncluster:\n  node_num: 1\n"
-                      "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n"
-                      "  ulysses_sequence_parallel_size: 2\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
-                      "        ppo_max_token_len_per_gpu: 32768\n        fsdp_config: {param_offload: true}\n",
-                      encoding="utf-8")
+    config.write_text(GRPO_8B_ON_4_OF_8 + "  ulysses_sequence_parallel_size: 2\n  trainer_config:\n"
+                      "    actor_rollout_ref:\n      actor:\n        ppo_max_token_len_per_gpu: 32768\n"
+                      "        fsdp_config: {param_offload: true}\n", encoding="utf-8")
     actor = "trainer.trainer_config.actor_rollout_ref.actor"
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768")
     assert status == 0 and "plan           SP=4 on 4 of 4 GPUs" in out and "trinity.yaml" not in err
@@ -3903,6 +3907,40 @@ def test_the_apply_block_ends_with_the_configs_own_keys_the_plan_changes_too(cli
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768", "--write",
                          str(tmp_path / "patched.yaml"))
     assert status == 0 and f"{actor}.fsdp_config.param_offload: false  # now true\n" in out
+
+
+def test_a_dpo_fragments_batch_note_counts_the_pairs_micro_batch_its_keys_write(cli):
+    # Qwen3-8B, DPO at 8192 on 8 A100s (8 ranks): the keys turn dynamic batch sizes off and write the actor's pair,
+    # which Trinity doubles before verl 0.8 (2 sequences on 0.5, 4 where the release may be 0.6), and Trinity asserts
+    # that each rank's share of the batch holds whole micro-batches: the note said "a multiple of 8" for a batch of 72,
+    # which a config with these keys fails (the check's dpo-mini-batch-split: a multiple of 16).
+    status, out, _ = cli("--model", "8B", "--gpu", "A100-80GB", "--gpus", "8", "--len", "8k", "--dpo",
+                         "--rollout-gpus", "0", "--train-batch-size", "72", "--trinity-version", "0.5.2",
+                         "--emit", "trinity")
+    assert status == 0 and "  train_batch_size: 72" in out
+    assert ("Planned for a train batch of 72 (buffer.train_batch_size, by default batch_size x repeat_times), "
+            "which its 8 data-parallel ranks (trainer GPUs / SP) divide; DPO's micro-batch below, 2 sequences per GPU "
+            "(the actor's 1, doubled by Trinity before verl 0.8), must divide each rank's share too: keep your batch "
+            "a multiple of 16. 72 is not one (the nearest: 64 or 80): the trainer fails as it starts.") in " ".join(
+                line.removeprefix("# ") for line in out.splitlines() if line.startswith("#"))
+    status, out, _ = cli("--model", "8B", "--gpu", "A100-80GB", "--gpus", "8", "--len", "8k", "--dpo",
+                         "--rollout-gpus", "0", "--train-batch-size", "64", "--emit", "trinity")
+    assert status == 0 and ("4 sequences per GPU (the actor's 2, doubled by Trinity before verl 0.8), must divide "
+                            "each rank's share too: keep your batch a multiple of 32. #") in " ".join(
+                                line.removeprefix("# ") for line in out.splitlines() if line.startswith("#"))
+
+
+def test_a_quoted_flag_the_plan_sets_is_shown_quoted_in_its_now_comment(cli, tmp_path: Path):
+    # The actor's param_offload is the text 'false' (OmegaConf's bool field reads it as false); --write writes the
+    # boolean, so the line lists it, and its comment gave "# now false", the same as the value beside it: the user
+    # saw a change to nothing. The comment shows the text as written, quoted.
+    config = tmp_path / "trinity.yaml"
+    config.write_text(GRPO_8B_ON_4_OF_8 + "  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
+                      "        fsdp_config: {param_offload: 'false', fsdp_size: '8'}\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768")
+    fsdp = "trainer.trainer_config.actor_rollout_ref.actor.fsdp_config"
+    assert status == 0
+    assert out.endswith(f"{fsdp}.fsdp_size: -1  # now '8'\n{fsdp}.param_offload: false  # now 'false'\n\n")
 
 
 def test_the_config_keys_in_the_apply_block_come_per_gpu_type_and_read_the_environment_and_the_trinity_version(

@@ -14,6 +14,7 @@ from solver.query import (
     ACTOR_ROLLOUT_REF,
     CRITIC_ENGINE_MICRO_BATCH_SIZES,
     CRITIC_MICRO_BATCH_SIZES,
+    DEFAULT_TRAIN_BATCH_SOURCE,
     DPO_DOUBLED_WORDS,
     NODE_SIZE_PATH,
     ROLE_MICRO_BATCH_SIZES,
@@ -2294,7 +2295,7 @@ def _read_train_batch(reader: ConfigReader, mode: str | None) -> tuple[int | Non
     batch = reader.integer(("buffer", "batch_size"))
     if batch is None:
         return None, TRAIN_BATCH_KEY, []
-    source = "buffer.batch_size x algorithm.repeat_times"
+    source = DEFAULT_TRAIN_BATCH_SOURCE
     experiences = batch * (reader.integer(("algorithm", "repeat_times"), 1) or 1)  # `or`: the default, for the types
     if experiences > MAX_TRAIN_BATCH:
         raise ConfigError(f"{reader.name}: {source} must be at most {MAX_TRAIN_BATCH}, got {experiences}")

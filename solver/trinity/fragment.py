@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml as pyyaml
 
-from solver.query import TRAIN_BATCH_KEY, check_host_ram, check_node_gpus
+from solver.query import ROLE_MICRO_BATCH_SIZES, TRAIN_BATCH_KEY, check_host_ram, check_node_gpus
 from solver.results import (
     ENV_EXPORT,
     ENV_VARIABLE,
@@ -41,6 +41,7 @@ from solver.rules import (
     MODEL_CONFIG_PLACEHOLDER,
     OptionNames,
     least_token_budget,
+    nearest_dividing_batches,
     one_sequence_per_micro_batch,
     whole_nodes_violation,
 )
@@ -342,12 +343,37 @@ def _plan_lines(plan: Plan, model: Model, options: _FragmentOptions, keys: Seque
     if any(key.path == LORA_CONFIGS for key in keys):
         said |= {*plan.cautions_coded(CautionCode.LORA_MOE_CONFIG_UNSAVED, CautionCode.LORA_TARGETS_SAVED_SPLIT)}
     lines += [f"# {caution_comment(caution)}" for caution in plan.cautions if caution not in said]
-    ranks = plan.gpus // plan.sp
-    if train_batch_size is not None and ranks > 1:  # one rank takes any batch
-        lines.append(f"# Planned for a train batch of {train_batch_size} (buffer.train_batch_size, by default "
-                     f"batch_size x repeat_times), which its {ranks} data-parallel ranks (trainer GPUs / SP) divide: "
-                     f"keep your batch a multiple of {ranks}.")
+    if train_batch_size is not None:
+        lines += _train_batch_lines(train_batch_size, plan.gpus // plan.sp, _dpo_actor_pair(plan, keys))
     return lines
+
+
+def _dpo_actor_pair(plan: Plan, keys: Sequence[PlanKey]) -> int | None:
+    """The actor's micro-batch size per GPU that `keys` write for a DPO `plan` (its pair: `DPO_PAIR_SIZES`), or None
+    where they write none (not DPO, or dynamic batch sizes left on)."""
+    sizes = [key.value for key in keys if key.path == ROLE_MICRO_BATCH_SIZES[0]]
+    return sizes[0] if plan.dpo and sizes else None
+
+
+def _train_batch_lines(train_batch_size: int, ranks: int, dpo_pair: int | None) -> list[str]:
+    """The header's note on the train batch the plan was made for: its `ranks` (data-parallel ranks) divide it; for DPO,
+    whose actor's micro-batch per GPU `dpo_pair` Trinity doubles before verl 0.8 and asserts divides each rank's share
+    of the batch (``dpo-mini-batch-split``), a multiple of that too, with the nearest where the batch is not one; none
+    where any batch splits (one rank, no DPO pair)."""
+    sequences = 2 * dpo_pair if dpo_pair else 1
+    multiple = ranks * sequences
+    if multiple == 1:
+        return []
+    planned = (f"# Planned for a train batch of {train_batch_size} (buffer.train_batch_size, by default batch_size x "
+               f"repeat_times), which its {ranks} data-parallel ranks (trainer GPUs / SP) divide")
+    if dpo_pair is None:
+        return [f"{planned}: keep your batch a multiple of {ranks}."]
+    words = (f"{planned}; DPO's micro-batch below, {sequences} sequences per GPU (the actor's {dpo_pair}, doubled by "
+             f"Trinity before verl 0.8), must divide each rank's share too: keep your batch a multiple of {multiple}.")
+    if train_batch_size % multiple:
+        nearest = " or ".join(map(str, nearest_dividing_batches(train_batch_size, multiple)))
+        words += f" {train_batch_size} is not one (the nearest: {nearest}): the trainer fails as it starts."
+    return [words]
 
 
 TRAIN_BATCH_NOTE = [

@@ -56,7 +56,7 @@ from solver.tables import (
     written_layout,
     yaml_brief,
 )
-from solver.tables.text import and_joined, either
+from solver.tables.text import and_joined, either, yaml_flow_text
 from solver.trinity.checks import new_adapter_refused, trinity_config_problems
 from solver.trinity.config import (
     cluster_trainer_gpus,
@@ -1757,8 +1757,9 @@ def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "con
     (`PlanKey.existing_only`: a role's own SP and token budget, dynamic batch sizes, gradient checkpointing and remove
     padding back on; or keys a plan without a config sets none of: the rollout model's YaRN where it was the model's),
     and the offload flags it turns off: what applying the plan's own keys by hand leaves as they were. Each a line to
-    paste, as the ``apply`` lines are, with the config's value as a comment: ``key: new  # now old``."""
-    return [f"{'.'.join(key.path)}: {yaml_scalar(key.value)}  # now {_as_written(old)}"
+    paste, as the ``apply`` lines are, with the config's value as a comment: ``key: new  # now old`` (text as YAML
+    writes it, quoted where it would read as another type: ``# now 'false'`` beside ``false``)."""
+    return [f"{'.'.join(key.path)}: {yaml_scalar(key.value)}  # now {_text_as_written(old)}"
             for key, old, beyond_own in _keys_changed(text, plan, model, name, environ, version) if beyond_own]
 
 
@@ -2014,6 +2015,14 @@ def _as_written(value: Any) -> str:
     if value is None:
         return "unset"
     return yaml_scalar(value) if isinstance(value, (bool, int, float, str)) else yaml_brief(value)
+
+
+def _text_as_written(value: Any) -> str:
+    """A config's value as `_as_written` gives it, but text (not an interpolation) as YAML writes it
+    (`yaml_flow_text`): quoted where YAML would read it as another type (``'false'``, ``'8'``)."""
+    if isinstance(value, str) and not is_interpolation(value):
+        return yaml_flow_text(value)
+    return _as_written(value)
 
 
 def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "config",
