@@ -34,9 +34,9 @@ SHOWN_REFUSED = ("--maximise", "--max-model-len", "--max", "--num-gpus", "--gpus
                  "--offload-optimizer", "--verl-version", "--ep", "--expert-model-parallel-size", "--documented",
                  "--tables-only", "--evidence", "--dtype", "--torch-dtype", "--bf16", "--budget-gpus",
                  "--reference-model", "--lora-exclude-modules", "--objective", "--critic-model", "--critic-model-path",
-                 "--num-machines", "--offload-optimizer-device", "--num-processes", "--nproc",
-                 "--gradient-accumulation-steps", "--gpu-memory-utilization", "--node-interconnect", "--network",
-                 "--pool")
+                 "--num-machines", "--offload-optimizer-device", "--offload-param-device", "--num-processes",
+                 "--nproc", "--gradient-accumulation-steps", "--gpu-memory-utilization", "--node-interconnect",
+                 "--network", "--pool")
 """The options docs/cli.md names as what `solve` refuses, with a guess (another tool's names, slips, a flag's
 opposite)."""
 
