@@ -2622,8 +2622,9 @@ def _critic_takes_raised_trainer_budget(verdict: _BudgetVerdict) -> _CriticBudge
     (Trinity's ``set_if_none``, ``common/verl_config.py:585`` in 0.5.0), and its passes read it (dynamic batch sizes on
     on every release the config may run on: `TrinityConfig.critic_micro_batch_sequences` 0, verl 0.7.0's
     ``workers/critic/dp_critic.py:211``), which Trinity raises (`TrinityConfig.raised_critic_budget`: with 0.5, 0.5.0's
-    ``ceil(2L/SP)``, ``:595``) above the verdict's budget (lowered, the other passes reading none): the line's data,
-    the raise its tokens, at which the verdict counts its update (`_critic_at_own_sp`); else None."""
+    ``ceil(2L/SP)``, ``:595``), or reads as it is where at or above that, above the verdict's budget (lowered, the
+    other passes reading none): the line's data, the budget read its tokens, at which the verdict counts its update
+    (`_critic_at_own_sp`); else None."""
     from solver.trinity.keys import CRITIC_TOKEN_BUDGET
 
     config, length = verdict.config, verdict.length
@@ -2632,10 +2633,11 @@ def _critic_takes_raised_trainer_budget(verdict: _BudgetVerdict) -> _CriticBudge
         return None
     budget, raised = config.max_token_len_per_gpu or config.default_budget(length), config.raised_critic_budget(
         length, config.sp)
-    if budget >= raised or raised <= verdict.judged:
+    taken = max(budget, raised)  # a budget at or above the raise is read as it is, and may be above the verdict's too
+    if taken <= verdict.judged:
         return None
-    return _CriticBudgetLine(TRAINER_TOKEN_BUDGET, budget, _critic_raise_words(config, length, config.sp, budget),
-                             raised, verdict.judged)
+    words = _critic_raise_words(config, length, config.sp, budget) if budget < raised else ""
+    return _CriticBudgetLine(TRAINER_TOKEN_BUDGET, budget, words, taken, verdict.judged)
 
 
 def _critic_budget_lines(verdict: _BudgetVerdict, sp: int) -> list[ConfigProblem]:
