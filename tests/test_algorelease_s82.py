@@ -163,6 +163,9 @@ SFT_LINE, DPO_LINE = ":73 in 0.5.0 to 0.6.0", ":288 in 0.6.0, :245 in 0.5.0 to 0
     ("grpo", "train", None, None, []),  # the buffer's validator fills in a default path
     ("dpo", "train", {"path": "/data/dpo.jsonl"}, "0.5", []),
     ("dpo", "train", {"path": 0}, None, []),  # OmegaConf's str field makes it the text "0"
+    # mutants55: no other mode requires it (check_config raises in train alone)
+    ("sft", "bench", None, None, []),
+    ("dpo", "serve", None, "0.5", []),
 ])
 def test_sft_or_dpo_in_mode_train_without_the_datasets_path_is_refused(
         algorithm: str, mode: str, experience: dict[str, Any] | None, version: str | None, expected: list[str]):

@@ -274,3 +274,25 @@ def test_with_05_a_critics_own_budget_050_raises_above_the_verdict_is_counted_th
         f"/ {critic_sp}) = {tokens} at the critic's SP (0.5.1 and 0.5.2 {kept}; the most is counted), is above the "
         f"verdict's {judged} tokens per GPU: the verdict counts the critic's own update there (at {tokens}, {need}); "
         "--write sets it to the plan's")]
+
+
+def test_a_critic_reading_the_trainers_budget_above_the_verdict_is_counted_there_raised_or_not(
+        cli: Cli, tmp_path: Path) -> None:
+    # mutants55: the passes but the critic's count-filled (the 0.5 verdict at 32768), the critic reading the trainer's
+    # 65536, Trinity's default, which no release raises: counted at 65536 (it said "trains", its update at 32768)
+    off = CONFIG.replace("  max_token_len_per_gpu: 32768", "  max_token_len_per_gpu: 65536\n  use_dynamic_bsz: false")
+    critic = ("    critic: {use_dynamic_bsz: true, model: {fsdp_config: {fsdp_size: 4, param_offload: true, "
+              "optimizer_offload: true}}}\n")
+    status, current = _current(cli, tmp_path, off + critic, "--trinity-version", "0.5", "--margin", "0.1")
+    assert (status, current["trains"], current["predicted_critic_pass"]) == (1, False, [84.31, 79.87])
+    pairs = zip(current["config_problem_codes"], current["config_problems"], strict=True)  # type: ignore[call-overload]
+    assert [words for code, words in pairs if code == "critic-budget-raised"] == [(
+        "the critic's passes read trainer.max_token_len_per_gpu 65536 at the trainer's SP (it sets no training budget "
+        "of its own) above the verdict's 32768 tokens per GPU: the verdict counts the critic's own update there (at "
+        "65536, 84.3 GiB per H20-96GB GPU, of 79.9 usable)")]
+    # a critic with a budget of its own, or at an SP of its own, reads not the trainer's: no line of the trainer's
+    # budget (its own 32768, which 0.5.0 raises, has a line of its own: raise91c's test above)
+    for own in ("ppo_max_token_len_per_gpu: 32768, ", "ulysses_sequence_parallel_size: 2, "):
+        _, current = _current(cli, tmp_path, off + critic.replace("use_dynamic_bsz: true, ", f"use_dynamic_bsz: "
+                                                                   f"true, {own}"), "--trinity-version", "0.5")
+        assert not [words for words in _raised_lines(current) if "trainer.max_token_len_per_gpu" in words]

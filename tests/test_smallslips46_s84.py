@@ -141,7 +141,9 @@ def test_a_pool_read_with_its_host_ram_in_tb_equals_one_built_in_python(tmp_path
     assert read("2TB").pools == (built,)
     # fleetunit91: the fleet kept "2TB", so a fleet read with a unit still differed from one built in Python, and its
     # JSON with it; only a text that tells more than its GiB (256MB, too small: the note's "for 256 GB") is kept.
-    for written, gib in (("2TB", 2048), ("256GB", 256), ("1.5Ti", 1536), ("515870MiB", 503.7)):
+    # mutants55: nor a small one in GB (its GiB tells the note as much), nor 8192MiB, at the small bound (no note)
+    for written, gib in (("2TB", 2048), ("256GB", 256), ("1.5Ti", 1536), ("515870MiB", 503.7), ("4GB", 4),
+                         ("8192MiB", 8)):
         loaded = read(written)
         alike = solver.Fleet(pools=[built.model_copy(update={"host_ram_gb": gib})], jobs=loaded.jobs)
         assert (loaded, loaded.model_dump_json()) == (alike, alike.model_dump_json()), written
