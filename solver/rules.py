@@ -499,10 +499,10 @@ def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mappi
     count (one GPU has no collective-communication buffers), and no table vouches past `MAX_ESTIMATED_GPUS`
     (`vouches_for`). None when no cell vouches. For a `lora` run, which holds less than the full fine-tuning the cells
     measured, a cell vouches by inference alone (no cell documents it) and no table refutes one (`tables_verdict`)."""
-    own = sorted(row for n, row in rows if n == gpus and row >= length)
-    if own and settings.get((gpus, own[0])) == setting:
+    own = _row_at(rows, gpus, length)
+    if own is not None and settings.get((gpus, own)) == setting:
         return ("inferred" if lora else "documented",
-                SourceCell(model=columns[gpus], gpus=gpus, max_model_len=own[0], setting=setting.label))
+                SourceCell(model=columns[gpus], gpus=gpus, max_model_len=own, setting=setting.label))
     refuters = [] if lora else [(rows, settings), *((cells.rows, cells.settings) for _, cells in larger)]
     for count in sorted({n for n, _ in rows if vouches_for(n, gpus)}, reverse=True):
         for row in sorted(row for n, row in rows if n == count and row >= length):
@@ -843,8 +843,14 @@ def _ran_out_there(model: Model, rows: Sequence[tuple[int, int]], settings: Mapp
     """Whether the cell at `length`'s row (the next row up) of the table for `gpus` GPUs says `setting` itself ran out
     of memory (`failed_settings`: a later setting in the source's order, or '-'), as `vouching_cell` documents a
     setting that trains by the cell at that row naming it."""
-    own = sorted(row for n, row in rows if n == gpus and row >= length)
-    return bool(own) and setting in failed_settings(model, gpus, settings.get((gpus, own[0])))
+    own = _row_at(rows, gpus, length)
+    return own is not None and setting in failed_settings(model, gpus, settings.get((gpus, own)))
+
+
+def _row_at(rows: Sequence[tuple[int, int]], gpus: int, length: int) -> int | None:
+    """`length`'s row in the table for `gpus` GPUs (of `rows`, its count and length pairs): the shortest row at or
+    beyond it; None past the table's last row."""
+    return min((row for n, row in rows if n == gpus and row >= length), default=None)
 
 
 def larger_gpu_types(catalog: Catalog, gpu: str) -> tuple[GpuType, ...]:
