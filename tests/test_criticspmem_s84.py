@@ -142,6 +142,16 @@ def test_at_sp_2_the_figure_is_unchanged_at_the_default_budget_and_fits_at_32768
     assert "(SP 2, 70.2 GiB per H20-96GB GPU, of 87.9 usable)" in line
 
 
+def test_with_estimates_off_the_critic_at_its_own_sp_is_said_counted_at_the_trainers(cli: Cli, tmp_path: Path) -> None:
+    # s91 (coverage91): with --no-estimate nothing estimates the critic's update at its own SP 1; the verdict (the
+    # tables') and the plans count it at the trainer's SP 4, and its line says so, not "the one that needs the most"
+    status, current = _current(cli, tmp_path, CONFIG + SP_1, "--no-estimate")
+    assert (status, current["trains"], current["critic_sps"], current["predicted"]) == (1, False, [1, 4], None)
+    (line,) = _sp_lines(current)
+    assert line.endswith("Trinity 0.6 on verl 0.8 or later ignores the key and runs the critic at SP 4; the verdict and "
+                         "the plans count the critic at SP 4: set them alike (--write does)")
+
+
 @pytest.mark.parametrize("critic", ["", "    critic: {ulysses_sequence_parallel_size: 4}\n"])
 def test_a_config_without_its_own_critic_sp_is_judged_as_before(cli: Cli, tmp_path: Path, critic: str) -> None:
     # before and now (main's words): it trains, the critic counted at SP 4

@@ -3,8 +3,10 @@ InfiniBand, with 2 TB of host memory a node (persona91d, s91): the link between 
 --gpu-interconnect's value, is told that no option takes it (the cost assumes InfiniBand or RoCE; a cluster pool's
 node_interconnect states it), not the --gpu-interconnect a typo away; docs/memory.md's Llama-3.1-70B figure on two
 nodes says it is rank 0's load (Trinity 0.6), where every rank's, with no release named, is past a node of 2 TB; a
-cluster job that names no trinity_version, left out by a pool's host memory, is told the release that places it."""
+cluster job that names no trinity_version, left out by a pool's host memory, is told the release that places it,
+and none where no release does."""
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -72,3 +74,18 @@ def test_a_job_the_host_memory_leaves_out_is_told_the_trinity_version_that_place
     status, out, _ = cli("cluster", str(fleet))
     assert status == 1 and "trinity_version 0.6.0" not in out and "host_ram_gb of 2048 GiB" in " ".join(
         out.replace("│", " ").split())
+
+
+def test_a_job_no_release_places_is_told_no_trinity_version(cli: Cli, tmp_path: Path):
+    # s91 (coverage91): Qwen3-1.7B ties its embeddings, so on A100s (compute capability 8.0) every release loads it on
+    # every rank (59.9 GiB a node for 8 trainer GPUs, past 48): no trinity_version is offered (on H100s Trinity 0.6
+    # loads it on rank 0 alone, 15.0 GiB, and is, as for Llama-3.1-70B above).
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: a, gpu: A100-80GB, nodes: 2, gpus_per_node: 8, host_ram_gb: 48}]\n"
+                     "jobs: [{name: j, model: Qwen3-1.7B, max_model_len: 32768, rollout_gpus: 8}]\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--json")
+    [unplaced] = json.loads(out)["unplaced"]
+    assert status == 1 and ("no trainer GPU count that trains it (2 at the fewest) has a layout on its 2 nodes of 8 GPUs "
+                            "(8 would, with SP=2, but it needs 59.9 GiB of host memory per node while the model loads, "
+                            "more than the pool's host_ram_gb of 48 GiB); with rollout_gpus: 6 or fewer") in (
+        unplaced["reason"])
