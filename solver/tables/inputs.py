@@ -905,7 +905,8 @@ class Coefficients(Frozen):
         return self
 
     def multiplier(self, term: str) -> float:
-        """The coefficient of one term of `TERMS`."""
+        """The value of one coefficient, by its name: a term's multiplier (of `TERMS`), or ``usable`` or
+        ``usable_env``."""
         return float(getattr(self, term))
 
 
