@@ -529,9 +529,12 @@ def test_cells_that_contradict_the_tables_of_a_gpu_type_with_the_same_memory_are
          "GPUs only shard the states further)")]
     assert ("A800-80GB, Qwen3-4B at 32768: vanilla trains on 4 GPUs but 8 GPUs need - (more GPUs only shard the "
             "states further)") in warnings
-    # Narrowed to one GPU type, it is checked against those with its memory all the same.
-    status, out, _ = cli("tables", "--gpu", "a800", "--cells", str(cells), "--check")
-    assert (status, out.splitlines()[-1]) == (1, f"8 contradictions in 2 cells, all {cells}'s")
+    # Narrowed to one GPU type, it is checked against those with its memory all the same, and the count says so:
+    # the cells checked, the A100's among them (smalls91b: it counted the A800's 2 alone), from either side.
+    for gpu in ("a800", "a100"):
+        status, out, _ = cli("tables", "--gpu", gpu, "--cells", str(cells), "--check")
+        assert (status, out.splitlines()[-1]) == (
+            1, f"8 contradictions in 267 cells: 2 of {cells}'s, 265 of the shipped tables")
 
 
 def test_tables_check_narrows_to_the_gpu_count_and_model_asked(cli, tmp_path: Path):
@@ -547,11 +550,13 @@ def test_tables_check_narrows_to_the_gpu_count_and_model_asked(cli, tmp_path: Pa
     check = ("tables", "--gpu", "a800", "--cells", str(cells), "--check")
     assert cli(*check, "--gpus", "4") == (1, (
         f"solve tables: warning: {same_count.format(4, 2)}\nsolve tables: warning: {same_count.format(8, 4)}\n"
-        f"2 contradictions in 2 cells, all {cells}'s\n"), "")
-    assert cli(*check, "--gpus", "4", "--model", "8b") == (
-        1, f"solve tables: warning: {same_count.format(8, 4)}\n1 contradiction in 1 cell, {cells}'s\n", "")
+        f"2 contradictions in 97 cells: 2 of {cells}'s, 95 of the shipped tables\n"), "")
+    assert cli(*check, "--gpus", "4", "--model", "8b") == (1, (
+        f"solve tables: warning: {same_count.format(8, 4)}\n1 contradiction in 20 cells: 1 of {cells}'s, 19 of the "
+        "shipped tables\n"), "")
     status, out, _ = cli(*check, "--model", "4b")
-    assert (status, out.splitlines()[-1]) == (1, f"8 contradictions in 2 cells, all {cells}'s")
+    assert (status, out.splitlines()[-1]) == (
+        1, f"8 contradictions in 55 cells: 2 of {cells}'s, 53 of the shipped tables")
     assert "Qwen3-8B" not in out
     assert cli(*check, "--gpus", "4", "--model", "4b", "--json") == (1, f'[\n  "{same_count.format(4, 2)}"\n]\n', "")
 

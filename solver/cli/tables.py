@@ -83,9 +83,10 @@ def _one_name(flag: str, every: str, find: Callable[[], object]) -> None:
 
 
 def _cells_by_origin(catalog: Catalog, cells: Sequence[tuple[Path, GpuType]]) -> str:
-    """How many cells `catalog` (narrowed as asked) holds, and with --cells files (`cells`, each with the GPU type it
-    gave), how many of them are each file's and how many the shipped tables': ``568 cells: 8 of mine.yaml's, 560 of
-    the shipped tables``, ``2 cells, all mine.yaml's``, ``1 cell, mine.yaml's``."""
+    """How many cells `catalog` (narrowed as asked; for --check with --gpu, with the GPU types of its memory that it
+    was checked against) holds, and with --cells files (`cells`, each with the GPU type it gave), how many of them are
+    each file's and how many the shipped tables': ``568 cells: 8 of mine.yaml's, 560 of the shipped tables``,
+    ``2 cells, all mine.yaml's``, ``1 cell, mine.yaml's``."""
     tables = {(gpu_type.name, table.gpus): str(path) for path, gpu_type in cells for table in gpu_type.tables}
     counts = Counter(tables.get((cell.gpu, cell.gpus)) for cell in catalog.cells())
     total = counted(counts.total(), "cell")
@@ -115,14 +116,15 @@ def _print_tables(args: argparse.Namespace, full: Catalog, cells: Sequence[tuple
         covered = f"up to {MAX_ESTIMATED_GPUS} GPUs, the most it maps" if beyond else "for it"
         raise QueryError(f"{error}; {_map_command(args)} maps what the planner answers {covered}") from None
     if args.check:  # a GPU type is checked against those with its memory, whose tables it borrows
-        found = (full.with_same_memory(args.gpu).narrowed(gpus=args.gpus, model=args.model) if args.gpu
-                 else catalog).contradictions()
+        checked = (full.with_same_memory(args.gpu).narrowed(gpus=args.gpus, model=args.model) if args.gpu
+                   else catalog)
+        found = checked.contradictions()
         if args.json:
             sys.stdout.write(json.dumps(found, indent=2) + "\n")
         else:
             for line in found:
                 print_escaped(f"solve tables: warning: {line}")
-            print_escaped(f"{counted(len(found), 'contradiction')} in {_cells_by_origin(catalog, cells)}")
+            print_escaped(f"{counted(len(found), 'contradiction')} in {_cells_by_origin(checked, cells)}")
         return NO_PLAN if found else 0
     if args.json:
         sys.stdout.write(cells_json(catalog.cells()) + "\n")
