@@ -287,3 +287,15 @@ def test_the_status_says_how_many_gpus_bought_run_estimated_plans(tmp_path: Path
     assert " ".join(text.split("\nwhat to buy")[0].splitlines()).endswith(
         "; the 8 GPUs bought run the memory model's estimated plans, not the tables': big (extrapolated); --no-estimate "
         "buys for the tables' plans alone")
+    # smalls91b: the same placement bought onto a pool of no nodes, the small job's node bought too, for the tables'
+    # plan: 8 of the 16 GPUs bought run the estimate (the part of a purchase, which no test said).
+    bought = {**result["pools"][0], "nodes_bought": 2, "gpus_bought": 16}
+    part = PurchaseResult.model_validate({**result, "gpus": 16, "nodes": 2, "fleet_gpus": 0, "pools": [bought]})
+    none_yet = {**yaml.safe_load(path.read_text(encoding="utf-8")),
+                "pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 0, "gpus_per_node": 8}]}
+    text = solver.cluster_text(part, fleet_file(none_yet, tmp_path), option_names=COMMAND_OPTIONS)
+    assert part.gpus_bought_for_estimates == 8
+    assert " ".join(text.split("\nwhat to buy")[0].splitlines()).endswith(
+        "; 8 of the 16 GPUs bought run the memory model's estimated plans, not the tables': big (extrapolated); "
+        "--no-estimate buys for the tables' plans alone")
+
