@@ -2545,10 +2545,10 @@ def _check_fsdp_size(checks: _ConfigChecks, path: Path, size: int, trainer_gpus:
               "GPUs' memory as counted")
     ref = (f"; {before} shards its ref's weights so too, and {pinned}" if index == 0 and meshed[0]
            and _ref_model_runs(checks) else "")
-    # the critic's two keys: each verl line the release may run reads one and ignores the other (`_fsdp_size_lines`)
+    # the critic's two keys: each verl line the release may run reads one and ignores the other (`_fsdp_size_lines`),
+    # so no critic key groups on both
     other = (f"; {'verl 0.8 or later' if meshed[0] else before} ignores it and reads "
-             f"{dotted(FSDP_SIZE_KEYS[5 - index])} instead" if role == "critic" and engine is not None
-             and not all(meshed) else "")
+             f"{dotted(FSDP_SIZE_KEYS[5 - index])} instead" if role == "critic" and engine is not None else "")
     return [HybridLine(dotted(path), size, role, (
         f"{dotted(path)} is {size}: {who} shards {_FSDP_SIZE_HELD[index]} over groups of {size} of the "
         f"{trainer_gpus} trainer GPUs and keeps a copy in each of the {trainer_gpus // size} groups (hybrid "
