@@ -799,6 +799,8 @@ OWN_CARD = " (the catalogue's {} has {} GB, not {}: a card of other memory is a 
     # memory size alone names each card of that size (was no guess; persona50 s78)
     ("gh200", " (did you mean GH200-96GB or GH200-144GB?)"),
     ("rtx-5090-24gb", OWN_CARD.format("RTX-5090-32GB", 32, "24")),
+    # an alias with another size: the family of the card it names (smalls91b: mutants55's g1 took the alias's)
+    ("a6000-96gb", OWN_CARD.format("RTX-A6000-48GB", 48, "96")),
     ("h20-3e", ""),  # the H20 of 141GB HBM3e, not the H20-96GB (was guessed so)
     ("H20 HBM3e", ""),  # (was taken as the H20-96GB)
     ("rtx-6000", ""),  # the last part of Quadro-RTX-6000 (no bf16) as much as the start of RTX-6000-Ada-48GB
