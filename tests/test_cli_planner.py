@@ -4007,6 +4007,11 @@ def test_a_checkpoint_of_a_tabled_shape_but_for_its_vocabulary_says_why_it_is_es
     ({"num_key_value_heads": None}, ("Qwen3-8B's shape but for num_key_value_heads 32 (defaulted: config.json "
                                      "gives none; Qwen3-8B's: 8)")),
     ({"num_hidden_layers": 40, "vocab_size": 151669}, None),  # two terms apart: a model of its own
+    # Qwen3-4B's shape, head_dim null, in a class that defaults it to hidden_size / heads (Llama's: Qwen3's is 128):
+    # 80, defaulted (smalls91b: mutants55's d1 had it so with latent attention alone)
+    ({"model_type": "llama", "hidden_size": 2560, "intermediate_size": 9728, "tie_word_embeddings": True,
+      "head_dim": None},
+     "Qwen3-4B's shape but for head_dim 80 (defaulted: config.json gives none; Qwen3-4B's: 128)"),
 ])
 def test_near_tabled_shape_names_the_one_term_a_checkpoint_differs_in(tmp_path: Path, config: dict, words: str | None):
     folder = qwen3_8b_checkpoint(tmp_path / "ckpt", **config)
