@@ -96,10 +96,10 @@ from solver.rules import (
 from solver.tables import (
     CRITIC_STATES,
     HOST_HELD_CRITICS,
-    KNOWN_RELEASE_NAMES,
     MAX_ESTIMATED_GPUS,
     MAX_HOST_RAM_GB,
     MAX_NODE_GPUS,
+    PATCH_RELEASES_NEWEST_FIRST,
     Catalog,
     GpuType,
     Model,
@@ -1806,10 +1806,11 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
 
 def _lifting_release_words(catalog: Catalog, data: PlanningData, query: Query) -> ReasonWords:
     """Where `query` names no Trinity release (its count of host memory the most any release needs: every rank loading
-    the model, 0.6's reference model in fp32, its pinned blocks by rows) and some release of `KNOWN_RELEASE_NAMES` with
-    a patch counts less, so that its host memory per node holds a GPU count, with Offload or without, that the count
-    for none does not (`_host_fitting`): the newest such release whose question has a plan, why it counts less
-    (`lower_host_count_words`), that plan and its host need, and the other releases that lift the limit, in words:
+    the model, 0.6's reference model in fp32, its pinned blocks by rows) and some release of
+    `PATCH_RELEASES_NEWEST_FIRST` counts less, so that its host memory per node holds a GPU count, with Offload or
+    without, that the count for none does not (`_host_fitting`): the newest such release whose question has a plan,
+    why it counts less (`lower_host_count_words`), that plan and its host need, and the other releases that lift the
+    limit, in words:
     ``; with --trinity-version 0.5.1, whose rank 0 alone loads the model and whose verl 0.7 builds the reference model
     in bf16 and places the pinned blocks, Env + Offload + SP=4 on 12 GPUs trains it (28672 tokens), and with Offload
     it needs 61.2 GiB of host memory per node; 0.5.2 and 0.5.0 count less host memory too``; "" otherwise. A release
@@ -1818,8 +1819,7 @@ def _lifting_release_words(catalog: Catalog, data: PlanningData, query: Query) -
     if query.trinity_version is not None:
         return ReasonWords()
     unnamed = _host_fitting(data, query)
-    lifting = [(release, named, fitting) for release in reversed([name for name in KNOWN_RELEASE_NAMES
-                                                                  if name.count(".") == 2])
+    lifting = [(release, named, fitting) for release in PATCH_RELEASES_NEWEST_FIRST
                if (fitting := _host_fitting(data, named := query.under_release(release).model_copy(
                    update={"top": 1}))) - unnamed]
     asked: list[frozenset[tuple[int, bool]]] = []

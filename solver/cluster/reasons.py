@@ -55,8 +55,8 @@ from solver.solve import checked, estimated_plan_words, host_over_words, least_h
 from solver.tables import (
     DETERMINISTIC_PER_SECOND,
     HINTS_QUESTIONS_PER_SECOND,
-    KNOWN_RELEASE_NAMES,
     MAX_ESTIMATED_GPUS,
+    PATCH_RELEASES_NEWEST_FIRST,
     REASONS_QUESTIONS_PER_SECOND,
     AtLeast,
     Fleet,
@@ -1079,13 +1079,13 @@ def _limits_words(planner: Planner, query: Query, pool: Pool, rollout_gpus: int,
 
 def _lifting_release_words(planner: Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:
     """Where the job names no Trinity release (its host memory counted as the most any release needs: every rank
-    loading the model), the newest release (`KNOWN_RELEASE_NAMES`, with its patch) whose count gives its trainer a way
+    loading the model), the newest release (`PATCH_RELEASES_NEWEST_FIRST`) whose count gives its trainer a way
     to run beside `rollout_gpus` within the pool's host memory, with that trainer and its need, in words (``; with the
     job's trinity_version 0.6.0, 8 would, with Env + Offload + SP=4, in 1404.7 GiB of host memory per node``), as
     solve's reason names --trinity-version; "" otherwise."""
     if query.trinity_version is not None:
         return ""
-    for release in reversed([name for name in KNOWN_RELEASE_NAMES if name.count(".") == 2]):
+    for release in PATCH_RELEASES_NEWEST_FIRST:
         if plan := _way_without(planner, query.under_release(release), pool, rollout_gpus):
             need = f", in {plan.host_memory_gb:.1f} GiB of host memory per node" if plan.host_memory_gb else ""
             return (f"; with {query.option_names.planned_release(release)}, {plan.gpus} would, with "

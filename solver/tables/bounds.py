@@ -547,6 +547,10 @@ KNOWN_RELEASE_NAMES = tuple(release for minor, patches in KNOWN_TRINITY_RELEASES
                             for release in (minor, *(f"{minor}.{patch}" for patch in patches)))
 """`KNOWN_TRINITY_RELEASES` as written: ``0.5``, ``0.5.0``, ... ``0.6.0``."""
 
+PATCH_RELEASES_NEWEST_FIRST = tuple(reversed([name for name in KNOWN_RELEASE_NAMES if name.count(".") == 2]))
+"""The releases of `KNOWN_RELEASE_NAMES` with a patch, newest first (``0.6.0``, ``0.5.2``, ... ``0.5.0``): the ones
+a question that names none may be asked again under, each counting its own host memory."""
+
 TRINITY_RELEASE_FORMS = f"{', '.join(KNOWN_RELEASE_NAMES[:-1])} or {KNOWN_RELEASE_NAMES[-1]} (or a tag of one, v0.5.2)"
 """The releases `trinity_release` takes, as its refusals name them: ``0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or 0.6.0 (or a
 tag of one, v0.5.2)``."""
@@ -672,7 +676,7 @@ def lower_host_count_hint(release_named: bool, loading: ModelLoading, ranks_on_n
                           release_option: str) -> str:
     """Where no Trinity release is named (`release_named`) and some release counts a node's host memory need lower, that
     naming one counts its own, and why each that does counts less, in words (`lower_host_count_words`, the releases
-    of `KNOWN_RELEASE_NAMES` with a patch, newest first): its rank 0 alone loading the model, where the need is the
+    of `PATCH_RELEASES_NEWEST_FIRST`): its rank 0 alone loading the model, where the need is the
     model's load at start-up (`load_is_need`) on every rank (`loading`, the most any release loads) of more than one
     trainer rank there (`ranks_on_node`), and its minor version's own count, where the need counts a reference model
     (`reference`), the loading first, each minor version all of whose patches count so named alone
@@ -683,7 +687,7 @@ def lower_host_count_hint(release_named: bool, loading: ModelLoading, ranks_on_n
         return ""
     loads = loading == "every-rank" and ranks_on_node > 1 and load_is_need
     releases: dict[str, list[str]] = {}
-    for release in reversed([name for name in KNOWN_RELEASE_NAMES if name.count(".") == 2]):
+    for release in PATCH_RELEASES_NEWEST_FIRST:
         for words in lower_host_count_words(release, tied_embeddings, compute_capability, loading_counts=loads,
                                             reference_counts=reference):
             releases.setdefault(words, []).append(release)
