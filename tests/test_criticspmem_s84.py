@@ -304,5 +304,5 @@ def test_a_critic_reading_the_trainers_budget_above_the_verdict_is_counted_there
     # budget (its own 32768, which 0.5.0 raises, has a line of its own: raise91c's test above)
     for own in ("ppo_max_token_len_per_gpu: 32768, ", "ulysses_sequence_parallel_size: 2, "):
         _, current = _current(cli, tmp_path, off + critic.replace("use_dynamic_bsz: true, ", f"use_dynamic_bsz: "
-                                                                   f"true, {own}"), "--trinity-version", "0.5")
+                                                                  f"true, {own}"), "--trinity-version", "0.5")
         assert not [words for words in _raised_lines(current) if "trainer.max_token_len_per_gpu" in words]

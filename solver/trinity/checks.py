@@ -4179,12 +4179,12 @@ TRAINER_INPUT_LINES = {"sft": ":73 in 0.5.0 to 0.6.0", "cpt": ":73 in 0.6.0, SFT
 
 def _check_trainer_input(checks: _ConfigChecks) -> None:
     """Check that a config in mode train of an algorithm type Trinity trains in that mode alone
-    (`TRAIN_MODE_ALGORITHMS`) names its dataset (`TRAINER_INPUT_PATH`): every release's ``check_config`` for SFT (CPT's, its subclass's) and DPO
-    raises "`buffer.trainer_input.experience_buffer.path` is required" where the experience buffer is unset or null,
-    or its path is (``not ...path``: null or empty text; a ``name`` or ``storage_type`` alone does not stand for it),
-    as the config loads, before the buffer's validator would fill in a default path (``AlgorithmConfigValidator``
-    runs before ``BufferConfigValidator``). Not said where the type is refused (``unknown-algorithm-refused``), nor
-    where the path cannot be read here (its problem is said)."""
+    (`TRAIN_MODE_ALGORITHMS`) names its dataset (`TRAINER_INPUT_PATH`): every release's ``check_config`` for SFT (CPT's,
+    its subclass's) and DPO raises "`buffer.trainer_input.experience_buffer.path` is required" where the experience
+    buffer is unset or null, or its path is (``not ...path``: null or empty text; a ``name`` or ``storage_type`` alone
+    does not stand for it), as the config loads, before the buffer's validator would fill in a default path
+    (``AlgorithmConfigValidator`` runs before ``BufferConfigValidator``). Not said where the type is refused
+    (``unknown-algorithm-refused``), nor where the path cannot be read here (its problem is said)."""
     algorithm, mode = checks.value(("algorithm", "algorithm_type")), checks.value(("mode",))
     if (mode != "train" or not isinstance(algorithm, str) or algorithm not in TRAIN_MODE_ALGORITHMS
             or any(problem.code is ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED for problem in checks.problems)):
