@@ -388,6 +388,16 @@ def trains_dpo(algorithm: Any) -> bool:
     return bool(algorithm == "dpo")
 
 
+TRAINER_INPUT_PATH = ("buffer", "trainer_input", "experience_buffer", "path")
+"""Where an offline trainer's config (``solver.trinity.checks.TRAIN_MODE_ALGORITHMS``) names its dataset: mode train
+requires it."""
+TRAINER_INPUT_LINES = {"sft": ":73 in 0.5.0 to 0.6.0", "cpt": ":73 in 0.6.0, SFT's, which CPT inherits",
+                       "dpo": ":288 in 0.6.0, :245 in 0.5.0 to 0.5.2"}
+"""Per offline algorithm type (``solver.trinity.checks.TRAIN_MODE_ALGORITHMS``), the line of
+``trinity/algorithm/algorithm.py`` whose ``check_config`` raises, in mode train, where `TRAINER_INPUT_PATH` is unset or
+empty."""
+
+
 def critic_budget_note(key: str, budget: int, above: str, tokens: int, judged: int, raised: str = "",
                        need: str = "", counted_at: str = "") -> str:
     """The note on a critic's own token budget (`key`, one of `CRITIC_BUDGETS`, dotted) `budget`, above `above` (the
