@@ -2624,17 +2624,17 @@ def _critic_budgets(verdict: _BudgetVerdict, sp: int, own_sp: bool) -> tuple[_Cr
     where its passes read it (dynamic batch sizes on wherever it may run: `TrinityConfig.critic_micro_batch_sequences`
     0) the verdict counts its update at that raise (`counted`: at an SP of its own, as `_critic_raised` does; at the
     trainer's, `_current` passes it on), so that it holds what Trinity runs. At an SP of its own (`own_sp`), one set
-    above that raise is counted at the raise (`_critic_counted_at`), as the line says."""
+    at or above that raise is counted at the raise (`_critic_counted_at`): above it, a line says so; at it, none."""
     from solver.trinity.keys import CRITIC_TOKEN_BUDGET
 
     config, judged = verdict.config, verdict.judged
     critic_raise = config.raised_critic_budget(verdict.length, sp)
-    counted_at = _critic_counted_at(verdict, sp, own_sp)[1]
+    counted_tokens, counted_at = _critic_counted_at(verdict, sp, own_sp)
     lines = []
     for key, budget in config.critic_token_budgets:
         raised = key == ".".join(CRITIC_TOKEN_BUDGET) and budget < critic_raise
         taken = critic_raise if raised else budget
-        if taken > judged:
+        if taken > (judged if raised else counted_tokens):
             raise_words = _critic_raise_words(config, verdict.length, sp, budget) if raised else ""
             lines.append(_CriticBudgetLine(key, budget, raise_words, taken, judged,
                                            raised and not config.critic_micro_batch_sequences, counted_at))
