@@ -2055,13 +2055,14 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     critic_budgets = (_critic_budgets(at_verdict, critic_sp, bool(critic_sps))
                       if reads_budget and critic_sp is not None else ())
     # A critic at the trainer's SP whose budget Trinity raises above the verdict's: counted there, as its line says.
-    taken = (_critic_takes_raised_trainer_budget(at_verdict)
-             if reads_budget and critic_sp is not None and not critic_sps else None)
-    if taken is not None:
-        problems.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_RAISED, taken.words()))
-        critic_budgets += (taken,)
+    trainer_budget_read = (_critic_takes_raised_trainer_budget(at_verdict)
+                           if reads_budget and critic_sp is not None and not critic_sps else None)
+    if trainer_budget_read is not None:
+        problems.append(ConfigProblem(trainer_budget_read.code, trainer_budget_read.words()))
+        critic_budgets += (trainer_budget_read,)
     # its own training budget raised there is counted as well (at its own SPs, `_critic_raised` counts the raise)
-    raised_there = max((line.tokens for line in critic_budgets if line.counted and not critic_sps), default=None)
+    raised_at_trainer_sp = max((line.tokens for line in critic_budgets if line.counted and not critic_sps),
+                               default=None)
     if query.critic is None and ConfigProblemCode.ROLE_SP_DIFFERS in {problem.code for problem in problems}:
         # none counted (--critic none): the lines on its SP claim no count of it
         problems = _critic_left_out_said(problems, run_sps().lines, query.option_names)
@@ -2089,7 +2090,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                   config_problem_codes=tuple(problem.code for problem in problems)), _LinesData(
         groups, critic_budgets, () if runs is None else runs.lines,
         {each: _critic_raised(config, length, each) for each in critic_sps}
-        | ({} if raised_there is None else {config.sp: raised_there}))
+        | ({} if raised_at_trainer_sp is None else {config.sp: raised_at_trainer_sp}))
 
 
 class _LinesData(NamedTuple):
