@@ -301,3 +301,23 @@ def test_a_critic_reading_the_trainers_budget_above_the_verdict_is_counted_there
         _, current = _current(cli, tmp_path, off + critic.replace("use_dynamic_bsz: true, ", f"use_dynamic_bsz: "
                                                                   f"true, {own}"), "--trinity-version", "0.5")
         assert not [words for words in _raised_lines(current) if "trainer.max_token_len_per_gpu" in words]
+
+
+@pytest.mark.parametrize("budget", [200000, 131072])
+def test_a_critics_own_budget_above_050s_raise_at_its_own_sp_is_said_counted_at_the_raise(
+        cli: Cli, tmp_path: Path, budget: int) -> None:
+    # lastread91: its own 200000, above 0.5.0's raise at its SP 2 (131072), is not counted (the verdict counts its
+    # update at that raise, `_critic_tokens`), yet its critic-budget-above-verdict line said it was counted "at the
+    # verdict's 65536"; at the raise, 131072, which the verdict counts, it had that line too
+    own = GROUPED_CRITIC.replace("use_dynamic_bsz: true,",
+                                 f"use_dynamic_bsz: true, ppo_max_token_len_per_gpu: {budget},")
+    at_2 = own.replace("critic: {", "critic: {ulysses_sequence_parallel_size: 2, ")
+    status, current = _current(cli, tmp_path, CONFIG + at_2, "--trinity-version", "0.5", "--margin", "0")
+    assert (status, current["trains"], current["critic_sps"], _raised_lines(current)) == (1, False, [2], [])
+    pairs = zip(current["config_problem_codes"], current["config_problems"], strict=True)  # type: ignore[call-overload]
+    said = [] if budget == 131072 else [(
+        "trainer.trainer_config.critic.ppo_max_token_len_per_gpu 200000 is above the verdict's 65536 tokens per GPU: "
+        "on verl before 0.8 the critic's own update takes 200000 tokens per GPU, where the memory model counts it at "
+        "131072, the raise of a smaller budget at the critic's SP 2 (at 200000, 166.6 GiB per H20-96GB GPU, of 88.7 "
+        "usable); --write sets it to the plan's")]
+    assert [words for code, words in pairs if code == "critic-budget-above-verdict"] == said

@@ -390,14 +390,15 @@ class Parser(argparse.ArgumentParser):
         return rest, ""
 
     def _option_hint(self, option: str) -> str:
-        """The guess for an unknown `option`: where it is the opposite of a flag of this command (--no-json, --widen for
-        --no-widen, --without-tables for --with-tables) or of --help or --version (--no-help), however written
-        (`_spelled`: --nojson, --no_json), that leaving it out is the default (the flag's name would be its opposite's
-        meaning); where it is a flag of this command written another way (--nowiden, --No_Widen: --no-widen), that flag;
-        else the command it names, or the option it most likely means; else, where it is another tool's name (`MEANT`)
-        for an option whose value this command's file gives, or one no command has (`in_file`: solve cluster's
-        --host-memory or Slurm's --mem, for --host-ram; its --pool), that file's field, or else where another command
-        has the option it names (solve map's --max-model-len: solve's --len), whose it is; "" where none is."""
+        """The guess for an unknown `option`: where it is the opposite of a flag of this command (--no-json,
+        --widen for --no-widen, --without-tables for --with-tables) or of --help or --version (--no-help), however
+        written (`_spelled`: --nojson, --no_json), that leaving it out is the default (the flag's name would be its
+        opposite's meaning); where it is a flag of this command written another way (--nowiden, --No_Widen:
+        --no-widen), that flag; else the command it names, or the option it most likely means; else, where it is
+        another tool's name (`MEANT`) for an option whose value this command's file gives, or one no command has
+        (`in_file`: solve cluster's --host-memory or Slurm's --mem, for --host-ram; its --pool), that file's field,
+        or else where another command has the option it names (solve map's --max-model-len: solve's --len), whose
+        it is; "" where none is."""
         spelled = _spelled(option)
         pointed_to, words = COUNTS_NOTHING.get(option.lower().replace("_", "-"), COUNTS_NOTHING.get(spelled, ("", "")))
         if words and (pointed_to is None or pointed_to in self._option_string_actions):

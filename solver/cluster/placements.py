@@ -287,17 +287,18 @@ def unweighed_words(planner: Planner, idle: IdleRoom, job: RunningJob) -> str:
 def why_moved(planner: Planner, fleet: Fleet, result: ClusterResult, job: RunningJob,
               there: tuple[Sequence[Option], Sequence[tuple[str, int]], Sequence[Placement]],
               proofs: tuple[int | None, bool]) -> tuple[MoveCode, str]:
-    """Why the running `job` moves in `result` (its code and words), from the file as it asks the job now, the ways the
-    search had for it in its pool, the jobs `result` places on its GPUs (each job's name and priority) and the running
-    jobs it keeps as they run (`there`): the file pins it to another pool, its pool has no nodes now or not its nodes or
-    GPUs, or the file asks another model, length or rollout GPUs; no way runs it at its trainer GPU count in its pool,
-    or none as it runs (`keeps_running`: on as many GPUs and nodes, with its SP and Offload); else the search chose to
-    move it though a way keeps it: where the stage of running jobs kept proved the most a placement of `result`'s
-    objective keeps (`proofs`' first: that many, the jobs it keeps; None where not proven, or not over every job's
-    ways), keeping it as well would keep one more, so that placement would place less priority (or use more nodes),
-    naming the host memory of its node where it does not hold the job beside the jobs kept there (`_host_kept_words`);
-    not proven otherwise (naming the pools whose host memory `result` rounded, where it did: no time limit proves it
-    then). A reason about its ways is not proven where a solve behind them ran out of time (`proofs`' second)."""
+    """Why the running `job` moves in `result` (its code and words), from the file as it asks the job now, the
+    ways the search had for it in its pool, the jobs `result` places on its GPUs (each job's name and priority) and
+    the running jobs it keeps as they run (`there`): the file pins it to another pool, its pool has no nodes now or
+    not its nodes or GPUs, or the file asks another model, length or rollout GPUs;
+    no way runs it at its trainer GPU count in its pool, or none as it runs (`keeps_running`: on as many GPUs and
+    nodes, with its SP and Offload); else the search chose to move it though a way keeps it: where the stage of
+    running jobs kept proved the most a placement of `result`'s objective keeps (`proofs`' first: that many, the
+    jobs it keeps; None where not proven, or not over every job's ways), keeping it as well would keep one more, so
+    that placement would place less priority (or use more nodes), naming the host memory of its node where it does
+    not hold the job beside the jobs kept there (`_host_kept_words`); not proven otherwise (naming the pools whose host
+    memory `result` rounded, where it did: no time limit proves it then). A reason about its ways is not proven where
+    a solve behind them ran out of time (`proofs`' second)."""
     pool = fleet.pools[job.pool]
     changed = _asks_otherwise(planner, fleet, job)
     if changed is not None:

@@ -827,8 +827,8 @@ def _config_shape(path: Path, config: dict[str, Any]) -> dict[str, Any]:
 def _defaulted_terms(config: dict[str, Any], shape: dict[str, Any]) -> tuple[str, ...]:
     """The terms of a config.json's `shape` (`_config_shape`'s) it leaves to its class's default
     (`Model.config_defaulted`): ``num_key_value_heads`` and, but with latent attention (its ranks give the width),
-    ``head_dim`` where absent or null, and ``tie_word_embeddings`` and ``final_logit_softcapping`` where absent (null is
-    untied, and no capping)."""
+    ``head_dim`` where absent or null, and ``tie_word_embeddings`` and ``final_logit_softcapping`` where absent (null
+    is untied, and no capping)."""
     read_null = ("num_key_value_heads",) if shape["mla"] is not None else ("num_key_value_heads", "head_dim")
     return (*(key for key in read_null if config.get(key) is None),
             *(key for key in ("tie_word_embeddings", "final_logit_softcapping") if key not in config))
