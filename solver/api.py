@@ -2049,18 +2049,20 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     runs = None if query.critic is None else run_sps()
     critic_sps = () if runs is None else runs.sps
     critic_sp = None if query.critic is None else _counted_critic_sp(critic_sps, config.sp)
-    problems += (_token_budget_problems(config, length, lowered, query.option_names, critic_sp)
+    problems += (_token_budget_problems(config, length, lowered, query.option_names, critic_sp, bool(critic_sps))
                  if reads_budget else [])
     at_verdict = _BudgetVerdict(config, length, lowered, query.option_names)
-    critic_budgets = _critic_budgets(at_verdict, critic_sp) if reads_budget and critic_sp is not None else ()
+    critic_budgets = (_critic_budgets(at_verdict, critic_sp, bool(critic_sps))
+                      if reads_budget and critic_sp is not None else ())
     # A critic at the trainer's SP whose budget Trinity raises above the verdict's: counted there, as its line says.
-    taken = (_critic_takes_raised_trainer_budget(at_verdict)
-             if reads_budget and critic_sp is not None and not critic_sps else None)
-    if taken is not None:
-        problems.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_RAISED, taken.words()))
-        critic_budgets += (taken,)
+    trainer_budget_read = (_critic_takes_raised_trainer_budget(at_verdict)
+                           if reads_budget and critic_sp is not None and not critic_sps else None)
+    if trainer_budget_read is not None:
+        problems.append(ConfigProblem(trainer_budget_read.code, trainer_budget_read.words()))
+        critic_budgets += (trainer_budget_read,)
     # its own training budget raised there is counted as well (at its own SPs, `_critic_raised` counts the raise)
-    raised_there = max((line.tokens for line in critic_budgets if line.counted and not critic_sps), default=None)
+    raised_at_trainer_sp = max((line.tokens for line in critic_budgets if line.counted and not critic_sps),
+                               default=None)
     if query.critic is None and ConfigProblemCode.ROLE_SP_DIFFERS in {problem.code for problem in problems}:
         # none counted (--critic none): the lines on its SP claim no count of it
         problems = _critic_left_out_said(problems, run_sps().lines, query.option_names)
@@ -2088,7 +2090,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                   config_problem_codes=tuple(problem.code for problem in problems)), _LinesData(
         groups, critic_budgets, () if runs is None else runs.lines,
         {each: _critic_raised(config, length, each) for each in critic_sps}
-        | ({} if raised_there is None else {config.sp: raised_there}))
+        | ({} if raised_at_trainer_sp is None else {config.sp: raised_at_trainer_sp}))
 
 
 class _LinesData(NamedTuple):
@@ -2246,18 +2248,18 @@ class _BudgetVerdict(NamedTuple):
 
 
 def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | None, option_names: OptionNames,
-                           critic_sp: int | None) -> list[ConfigProblem]:
+                           critic_sp: int | None, own_sp: bool = False) -> list[ConfigProblem]:
     """How the config's token budgets differ from the one the verdict at `length` is at (`lowered`, its own lowered
     budget, else Trinity's default, which the tables measured), each with its code: the lowered budget in effect, the
     keys that only write out the default, each other budget key above or below it (the trainer's unset one too, where
     Trinity 0.5 fills it at another SP), the ref over the actor's SP groups and the raised fill of LoRA's pass in its
     stead that holds no sequence (releases on verl before 0.8), and, where the verdict counts the critic at SP
-    `critic_sp` (the least it may run at; None: ``--critic none``, whose verdict is the actor's alone), each of its
-    budgets above it, its micro-batches' sequences too (`_critic_budget_lines`; naming the patch as `option_names`
-    do)."""
+    `critic_sp` (the least it may run at, `own_sp` where one of its own; None: ``--critic none``, whose verdict is
+    the actor's alone), each of its budgets above it, its micro-batches' sequences too (`_critic_budget_lines`;
+    naming the patch as `option_names` do)."""
     verdict = _BudgetVerdict(config, length, lowered, option_names)
     counted = verdict.sequence_counted
-    critic = _critic_budget_lines(verdict, critic_sp) if critic_sp is not None else []
+    critic = _critic_budget_lines(verdict, critic_sp, own_sp) if critic_sp is not None else []
     if counted and counted == verdict.passes:  # no pass the verdict counts reads a budget
         return [*_sequence_count_lines(verdict), *critic]
     return [*_lowered_budget_line(verdict), *_set_budget_lines(verdict), *_sequence_count_lines(verdict),
@@ -2580,8 +2582,9 @@ class _CriticBudgetLine(NamedTuple):
     ``critic-budget-raised`` line on its own training budget Trinity raises above the verdict's or on the trainer's it
     takes (`_critic_takes_raised_trainer_budget`), as data: its key, dotted, its value, how Trinity fills (where
     unset) or raises it, in words after it (where it does; else empty), the tokens per GPU it puts on the critic's
-    pass, the verdict's budget, and whether the verdict counts the critic's update at those tokens
-    (``critic-budget-raised``)."""
+    pass, the verdict's budget, whether the verdict counts the critic's update at those tokens
+    (``critic-budget-raised``), and, where it counts it at neither those nor the verdict's, at what, in words
+    (`_critic_counted_at`; empty: at the verdict's)."""
 
     key: str
     budget: int
@@ -2589,6 +2592,7 @@ class _CriticBudgetLine(NamedTuple):
     tokens: int
     judged: int
     counted: bool = False
+    counted_at: str = ""
 
     @property
     def code(self) -> ConfigProblemCode:
@@ -2610,30 +2614,45 @@ class _CriticBudgetLine(NamedTuple):
             return (f"{self.key} {self.budget}{self.raised} is above the verdict's {self.judged} tokens per GPU: "
                     f"{counts}; --write sets it to the plan's")
         return critic_budget_note(self.key, self.budget, f"the verdict's {self.judged} tokens per GPU", self.tokens,
-                                  self.judged, self.raised, need)
+                                  self.judged, self.raised, need, self.counted_at)
 
 
-def _critic_budgets(verdict: _BudgetVerdict, sp: int) -> tuple[_CriticBudgetLine, ...]:
+def _critic_budgets(verdict: _BudgetVerdict, sp: int, own_sp: bool) -> tuple[_CriticBudgetLine, ...]:
     """The critic's own budgets above the verdict's, at its SP `sp`, each as its line's data: the memory model counts
     its own update at the verdict's budget (one sequence at an SP of its own, raised to hold it there). A training
     budget below what Trinity raises it to at `sp` counts as raised (`TrinityConfig.raised_critic_budget`: with 0.5 any
     below 0.5.0's ``ceil(2L/SP)``, else one that holds no sequence; its value forward's own it never raises), and
     where its passes read it (dynamic batch sizes on wherever it may run: `TrinityConfig.critic_micro_batch_sequences`
     0) the verdict counts its update at that raise (`counted`: at an SP of its own, as `_critic_raised` does; at the
-    trainer's, `_current` passes it on), so that it holds what Trinity runs."""
+    trainer's, `_current` passes it on), so that it holds what Trinity runs. At an SP of its own (`own_sp`), one set
+    at or above that raise is counted at the raise (`_critic_counted_at`): above it, a line says so; at it, none."""
     from solver.trinity.keys import CRITIC_TOKEN_BUDGET
 
     config, judged = verdict.config, verdict.judged
     critic_raise = config.raised_critic_budget(verdict.length, sp)
+    counted_tokens, counted_at = _critic_counted_at(verdict, sp, own_sp)
     lines = []
     for key, budget in config.critic_token_budgets:
         raised = key == ".".join(CRITIC_TOKEN_BUDGET) and budget < critic_raise
         taken = critic_raise if raised else budget
-        if taken > judged:
+        if taken > (judged if raised else counted_tokens):
             raise_words = _critic_raise_words(config, verdict.length, sp, budget) if raised else ""
             lines.append(_CriticBudgetLine(key, budget, raise_words, taken, judged,
-                                           raised and not config.critic_micro_batch_sequences))
+                                           raised and not config.critic_micro_batch_sequences, counted_at))
     return tuple(lines)
+
+
+def _critic_counted_at(verdict: _BudgetVerdict, sp: int, own_sp: bool) -> tuple[int, str]:
+    """The tokens per GPU at which the verdict counts the critic's update at `sp`, with those tokens in words where
+    they are not the verdict's budget (else empty): at an SP of its own (`own_sp`), the budget it counts Trinity
+    raising a smaller one to there (`_critic_raised`: one sequence where its passes read none), where above the
+    verdict's (`solver.memory`'s ``_critic_tokens``, which counts no budget of the critic's own above it); else the
+    verdict's."""
+    raised = _critic_raised(verdict.config, verdict.length, sp) if own_sp else 0
+    if raised <= verdict.judged:
+        return verdict.judged, ""
+    what = "one sequence" if verdict.config.critic_micro_batch_sequences else "the raise of a smaller budget"
+    return raised, f"{raised}, {what} at the critic's SP {sp}"
 
 
 def _critic_takes_raised_trainer_budget(verdict: _BudgetVerdict) -> _CriticBudgetLine | None:
@@ -2663,20 +2682,23 @@ def _critic_takes_raised_trainer_budget(verdict: _BudgetVerdict) -> _CriticBudge
     return _CriticBudgetLine(TRAINER_TOKEN_BUDGET, budget, f"{filled}{raise_words}", tokens, verdict.judged, True)
 
 
-def _critic_budget_lines(verdict: _BudgetVerdict, sp: int) -> list[ConfigProblem]:
+def _critic_budget_lines(verdict: _BudgetVerdict, sp: int, own_sp: bool) -> list[ConfigProblem]:
     """A line on each of the critic's own budgets above the verdict's (`_critic_budgets`), and on its micro-batches
     where its passes run with dynamic batch sizes off (`TrinityConfig.critic_micro_batch_sequences`, at its SP `sp`)
     and one holds more sequences than one, and more tokens per GPU than that, as `_sequence_count_lines` counts the
-    roles': the memory model counts its own update at the verdict's budget.
+    roles': the memory model counts its own update at the verdict's budget (at an SP of its own, `own_sp`, at one
+    sequence there where that is more: `_critic_counted_at`).
     """
-    judged, sequences = verdict.judged, verdict.config.critic_micro_batch_sequences
-    lines = [ConfigProblem(line.code, line.words()) for line in _critic_budgets(verdict, sp)]
+    sequences = verdict.config.critic_micro_batch_sequences
+    judged, counted_at = _critic_counted_at(verdict, sp, own_sp)
+    than = counted_at or f"the verdict's {judged}"
+    lines = [ConfigProblem(line.code, line.words()) for line in _critic_budgets(verdict, sp, own_sp)]
     if sequences > 1 and (tokens := sequences * least_token_budget(verdict.length, sp)) > judged:
         lines.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, (
             f"the critic's passes run with dynamic batch sizes off: verl reads no token budget there and fills each "
             f"micro-batch with {sequences} sequences (the largest of its micro-batch sizes), up to {sequences} x "
-            f"ceil({verdict.length} / {sp}) = {tokens} tokens per GPU, more than the verdict's {judged}, where the "
-            "memory model counts its own update: set its micro-batch sizes to 1, or turn dynamic batch sizes on")))
+            f"ceil({verdict.length} / {sp}) = {tokens} tokens per GPU, more than {than}, where the memory model "
+            "counts its own update: set its micro-batch sizes to 1, or turn dynamic batch sizes on")))
     return lines
 
 

@@ -923,9 +923,9 @@ def _offloaded_critic_words(catalog: Catalog, query: Query, gpu: str) -> ReasonW
     plan = optional_best(catalog, query.model_copy(update={"critic": "offloaded", "top": 1}), gpu)
     if plan is None:
         return ReasonWords()
-    return (f"; with {query.option_names.planned_critic('offloaded')} (its states in host memory throughout), {plan.setting.label} on "
-            f"{counted(plan.gpus, 'GPU')} trains {counted(plan.max_model_len, 'token')}{plan.lowered_words} ("
-            + plan.evidence_cautioned + ")")
+    return (f"; with {query.option_names.planned_critic('offloaded')} (its states in host memory throughout), "
+            f"{plan.setting.label} on {counted(plan.gpus, 'GPU')} trains {counted(plan.max_model_len, 'token')}"
+            f"{plan.lowered_words} (" + plan.evidence_cautioned + ")")
 
 
 def _ranking_solver(data: PlanningData, query: Query) -> cp_model.CpSolver:

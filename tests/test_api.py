@@ -104,12 +104,14 @@ def test_import_solver_is_cheap_and_exports_the_api():
 
 def test_import_solver_alone_gives_its_modules_as_docs_api_writes_them():
     # `solver.api.config_query`, `solver.trinity.trinity_fragment`, `solver.query.Progress` after `import solver` only
-    # (an AttributeError unless something had imported them before), still without OR-Tools.
+    # (an AttributeError unless something had imported them before), still without OR-Tools, and the fragment's module
+    # without the config checks, which only a fragment made loads (lastread91: it took two constants from them)
     code = ("import sys, solver; print('api' in dir(solver), solver.api.config_query.__name__, "  # dir() before use
             "solver.trinity.trinity_fragment.__name__, solver.query.Progress is not None, "
-            "any(m.startswith('ortools') for m in sys.modules))")
+            "any(m.startswith('ortools') for m in sys.modules), 'solver.trinity.checks' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
-    assert result.stdout.split() == ["True", "config_query", "trinity_fragment", "True", "False"], result.stderr
+    assert result.stdout.split() == ["True", "config_query", "trinity_fragment", "True", "False", "False"], (
+        result.stderr)
     package = Path(solver.__file__).parent
     assert solver._MODULES == {module.name for module in pkgutil.iter_modules([str(package)])} - {"__main__"}
 

@@ -305,7 +305,7 @@ def test_ways_cut_short_on_the_pools_as_bought_keep_the_purchase_placement(tmp_p
 
 @pytest.mark.parametrize("nodes", [0, 1, 2])
 def test_no_buy_note_where_the_pools_host_memory_stops_the_job_on_any_nodes(nodes: int, tmp_path: Path,
-                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
     # Qwen3-0.6B with 8 rollout GPUs on H100 nodes of 8 with 16 GiB of host memory (above): a trainer beside the rollout
     # takes whole nodes, whose ranks load more than 16 GiB. The pool with no nodes, the rollout taking its one, and no
     # layout beside it on two each said more nodes may give the job a way, and --buy then placed nothing (leftovers91).

@@ -270,7 +270,7 @@ def test_the_nodes_stage_cut_short_leaves_the_purchase_feasible(tmp_path: Path, 
 
 
 def test_the_status_says_how_many_gpus_bought_run_estimated_plans(tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]):
+                                                                  capsys: pytest.CaptureFixture[str]):
     # s91: Qwen3-14B at 122880 tokens runs on 8 A100s only on the memory model's extrapolated estimate, which the
     # node bought is for (the 4B job takes the pool's own node): the status line, not the evidence column alone, says
     # so, and --json counts those GPUs (derived, so JSON that says otherwise is refused when read back).

@@ -241,7 +241,7 @@ def test_the_critics_sp_line_says_its_budget_raised_only_where_its_passes_read_i
     mapping["trainer"]["use_dynamic_bsz"] = not trainer_off
     runs = "Trinity 0.5" if version == "0.5" else f"Trinity {'0.6 on' if version else 'with'} verl before 0.8"
     (line,) = [words for words in check_trinity_config(mapping, solver.load_catalog().model("Qwen3-8B"), 6,
-                                                      version=version) if words.startswith(f"{SP} 1 is not")]
+                                                       version=version) if words.startswith(f"{SP} 1 is not")]
     assert f": {runs} runs the critic at SP 1{raising}; " in line
     # raise91c: where no release reads its budget, the count says one sequence there (before: "its token budget
     # raised to hold a sequence there")

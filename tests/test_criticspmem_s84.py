@@ -148,8 +148,8 @@ def test_with_estimates_off_the_critic_at_its_own_sp_is_said_counted_at_the_trai
     status, current = _current(cli, tmp_path, CONFIG + SP_1, "--no-estimate")
     assert (status, current["trains"], current["critic_sps"], current["predicted"]) == (1, False, [1, 4], None)
     (line,) = _sp_lines(current)
-    assert line.endswith("Trinity 0.6 on verl 0.8 or later ignores the key and runs the critic at SP 4; the verdict and "
-                         "the plans count the critic at SP 4: set them alike (--write does)")
+    assert line.endswith("Trinity 0.6 on verl 0.8 or later ignores the key and runs the critic at SP 4; the verdict "
+                         "and the plans count the critic at SP 4: set them alike (--write does)")
 
 
 @pytest.mark.parametrize("critic", ["", "    critic: {ulysses_sequence_parallel_size: 4}\n"])
@@ -201,22 +201,20 @@ def test_with_05_a_critic_at_the_trainers_sp_is_counted_at_050s_raise_of_the_bud
     # so the 0.5 verdict is at 32768; the critic turns them back on and takes the trainer's 32768, which 0.5.0 raises
     # at its SP 4 to ceil(2 x 131072 / 4) = 65536 (common/verl_config.py:595). Its states over groups of 4 GPUs,
     # offloaded but for its update: before, counted at 32768 (64.3 GiB) it trained at margin 0.1
-    off = CONFIG.replace("  max_token_len_per_gpu: 32768", "  max_token_len_per_gpu: 32768\n  use_dynamic_bsz: false")
-    critic = ("    critic: {use_dynamic_bsz: true, model: {fsdp_config: {fsdp_size: 4, param_offload: true, "
-              "optimizer_offload: true}}}\n")
-    status, current = _current(cli, tmp_path, off + critic, "--trinity-version", "0.5", "--margin", "0.1")
+    status, current = _current(cli, tmp_path, RAISED_OFF + GROUPED_CRITIC, "--trinity-version", "0.5", "--margin",
+                               "0.1")
     assert (status, current["trains"], current["critic_sps"]) == (1, False, [])
     assert (current["predicted"], current["predicted_critic_pass"]) == ([64.4, 79.9], [84.31, 79.87])
-    pairs = zip(current["config_problem_codes"], current["config_problems"], strict=True)  # type: ignore[call-overload]
-    assert [words for code, words in pairs if code == "critic-budget-raised"] == [(
+    assert _raised_lines(current) == [(
         "the critic's passes read trainer.max_token_len_per_gpu 32768 at the trainer's SP (it sets no training budget "
         "of its own), which Trinity 0.5.0 raises to ceil(2 x 131072 / 4) = 65536 at the critic's SP (0.5.1 and 0.5.2 "
         "keep it; the most is counted), above the verdict's 32768 tokens per GPU: the verdict counts the critic's own "
         "update there (at 65536, 84.3 GiB per H20-96GB GPU, of 79.9 usable)")]
     # its passes with dynamic batch sizes off read no budget: counted at the verdict's, no line
-    rows = critic.replace("use_dynamic_bsz: true", "use_dynamic_bsz: false, forward_micro_batch_size_per_gpu: 1")
-    status, current = _current(cli, tmp_path, off + rows, "--trinity-version", "0.5", "--margin", "0.1")
-    assert (status, current["trains"]) == (1, False)
+    rows = GROUPED_CRITIC.replace("use_dynamic_bsz: true",
+                                  "use_dynamic_bsz: false, forward_micro_batch_size_per_gpu: 1")
+    status, current = _current(cli, tmp_path, RAISED_OFF + rows, "--trinity-version", "0.5", "--margin", "0.1")
+    assert (status, current["trains"]) == (0, True)
     assert "critic-budget-raised" not in current["config_problem_codes"]  # type: ignore[operator]
 
 
@@ -290,13 +288,10 @@ def test_a_critic_reading_the_trainers_budget_above_the_verdict_is_counted_there
         cli: Cli, tmp_path: Path) -> None:
     # mutants55: the passes but the critic's count-filled (the 0.5 verdict at 32768), the critic reading the trainer's
     # 65536, Trinity's default, which no release raises: counted at 65536 (it said "trains", its update at 32768)
-    off = CONFIG.replace("  max_token_len_per_gpu: 32768", "  max_token_len_per_gpu: 65536\n  use_dynamic_bsz: false")
-    critic = ("    critic: {use_dynamic_bsz: true, model: {fsdp_config: {fsdp_size: 4, param_offload: true, "
-              "optimizer_offload: true}}}\n")
+    off, critic = RAISED_OFF.replace("len_per_gpu: 32768", "len_per_gpu: 65536"), GROUPED_CRITIC
     status, current = _current(cli, tmp_path, off + critic, "--trinity-version", "0.5", "--margin", "0.1")
     assert (status, current["trains"], current["predicted_critic_pass"]) == (1, False, [84.31, 79.87])
-    pairs = zip(current["config_problem_codes"], current["config_problems"], strict=True)  # type: ignore[call-overload]
-    assert [words for code, words in pairs if code == "critic-budget-raised"] == [(
+    assert _raised_lines(current) == [(
         "the critic's passes read trainer.max_token_len_per_gpu 65536 at the trainer's SP (it sets no training budget "
         "of its own) above the verdict's 32768 tokens per GPU: the verdict counts the critic's own update there (at "
         "65536, 84.3 GiB per H20-96GB GPU, of 79.9 usable)")]
@@ -304,8 +299,28 @@ def test_a_critic_reading_the_trainers_budget_above_the_verdict_is_counted_there
     # budget (its own 32768, which 0.5.0 raises, has a line of its own: raise91c's test above)
     for own in ("ppo_max_token_len_per_gpu: 32768, ", "ulysses_sequence_parallel_size: 2, "):
         _, current = _current(cli, tmp_path, off + critic.replace("use_dynamic_bsz: true, ", f"use_dynamic_bsz: "
-                                                                   f"true, {own}"), "--trinity-version", "0.5")
+                                                                  f"true, {own}"), "--trinity-version", "0.5")
         assert not [words for words in _raised_lines(current) if "trainer.max_token_len_per_gpu" in words]
+
+
+@pytest.mark.parametrize("budget", [200000, 131072])
+def test_a_critics_own_budget_above_050s_raise_at_its_own_sp_is_said_counted_at_the_raise(
+        cli: Cli, tmp_path: Path, budget: int) -> None:
+    # lastread91: its own 200000, above 0.5.0's raise at its SP 2 (131072), is not counted (the verdict counts its
+    # update at that raise, `_critic_tokens`), yet its critic-budget-above-verdict line said it was counted "at the
+    # verdict's 65536"; at the raise, 131072, which the verdict counts, it had that line too
+    own = GROUPED_CRITIC.replace("use_dynamic_bsz: true,",
+                                 f"use_dynamic_bsz: true, ppo_max_token_len_per_gpu: {budget},")
+    at_2 = own.replace("critic: {", "critic: {ulysses_sequence_parallel_size: 2, ")
+    status, current = _current(cli, tmp_path, CONFIG + at_2, "--trinity-version", "0.5", "--margin", "0")
+    assert (status, current["trains"], current["critic_sps"], _raised_lines(current)) == (1, False, [2], [])
+    pairs = zip(current["config_problem_codes"], current["config_problems"], strict=True)  # type: ignore[call-overload]
+    said = [] if budget == 131072 else [(
+        "trainer.trainer_config.critic.ppo_max_token_len_per_gpu 200000 is above the verdict's 65536 tokens per GPU: "
+        "on verl before 0.8 the critic's own update takes 200000 tokens per GPU, where the memory model counts it at "
+        "131072, the raise of a smaller budget at the critic's SP 2 (at 200000, 166.6 GiB per H20-96GB GPU, of 88.7 "
+        "usable); --write sets it to the plan's")]
+    assert [words for code, words in pairs if code == "critic-budget-above-verdict"] == said
 
 
 def test_a_critic_reading_the_trainers_budget_at_the_verdicts_is_no_line(cli: Cli, tmp_path: Path) -> None:
@@ -315,4 +330,4 @@ def test_a_critic_reading_the_trainers_budget_at_the_verdicts_is_no_line(cli: Cl
     status, current = _current(cli, tmp_path, CONFIG.replace("max_token_len_per_gpu: 32768", "max_token_len_per_gpu: "
                                                              "65536"), "--trinity-version", "0.5", "--margin", "0.1")
     assert (status, current["trains"]) == (1, False)
-    assert "critic-budget-raised" not in current["config_problem_codes"]  # type: ignore[operator]
+    assert _raised_lines(current) == []

@@ -1702,7 +1702,7 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli, tmp_path
                                 out.split())
     assert json.loads(cli(*flags, "--json")[1])["tables"] == {
         "trains": False, "evidence": "documented", "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 12288,
-                                                            "setting": "Env"}}
+                                                              "setting": "Env"}}
     # A table of your cells that says so: your cells say it, not the source's.
     cells = tmp_path / "own.yaml"
     cells.write_text("gpu: Own-80GB\nmemory_gb: 80\nsource: made up\ntables:\n  - gpus: 4\n    section: 4 x Own\n"

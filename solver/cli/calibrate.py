@@ -112,10 +112,10 @@ def _warn_of_table_contradictions(fitted: Calibration, *, with_tables: bool) -> 
 def _say_what_moved(fitted: Calibration, *, with_tables: bool) -> None:
     """Say which multipliers the fit moved from first principles, which ended at an edge of their range (`BOUNDS`,
     0 too), which the physical floor per token holds off 1 (`Calibration.at_token_floor`: the floor sets them, not
-    the cells, or their sum), and which it left there: estimates rest on the cells' fit for the first, on the derivation for the
-    last (one cell moves one or two); then, where they differ, each coefficient's shipped value and the fitted one
-    (`Calibration.from_shipped`). `with_tables`: the fit was on your cells and the documented tables, so it is the
-    observations, not your cells, that leave them."""
+    the cells, or their sum), and which it left there: estimates rest on the cells' fit for the first, on the
+    derivation for the last (one cell moves one or two); then, where they differ, each coefficient's shipped value and
+    the fitted one (`Calibration.from_shipped`). `with_tables`: the fit was on your cells and the documented tables,
+    so it is the observations, not your cells, that leave them."""
     from solver.calibrate import BOUNDS
     from solver.memory import TERMS
     coefficients = fitted.memory_model.coefficients

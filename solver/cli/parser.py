@@ -396,8 +396,9 @@ class Parser(argparse.ArgumentParser):
         opposite's meaning); where it is a flag of this command written another way (--nowiden, --No_Widen:
         --no-widen), that flag; else the command it names, or the option it most likely means; else, where it is
         another tool's name (`MEANT`) for an option whose value this command's file gives, or one no command has
-        (`in_file`: solve cluster's --host-memory or Slurm's --mem, for --host-ram; its --pool), that file's field, or else where another command
-        has the option it names (solve map's --max-model-len: solve's --len), whose it is; "" where none is."""
+        (`in_file`: solve cluster's --host-memory or Slurm's --mem, for --host-ram; its --pool), that file's field,
+        or else where another command has the option it names (solve map's --max-model-len: solve's --len), whose
+        it is; "" where none is."""
         spelled = _spelled(option)
         pointed_to, words = COUNTS_NOTHING.get(option.lower().replace("_", "-"), COUNTS_NOTHING.get(spelled, ("", "")))
         if words and (pointed_to is None or pointed_to in self._option_string_actions):

@@ -289,8 +289,8 @@ def why_moved(planner: Planner, fleet: Fleet, result: ClusterResult, job: Runnin
               proofs: tuple[int | None, bool]) -> tuple[MoveCode, str]:
     """Why the running `job` moves in `result` (its code and words), from the file as it asks the job now, the
     ways the search had for it in its pool, the jobs `result` places on its GPUs (each job's name and priority) and
-    the running jobs it keeps as they run (`there`): the file pins it to another pool, its pool has no nodes now or not its nodes or GPUs, or the file asks
-    another model, length or rollout GPUs;
+    the running jobs it keeps as they run (`there`): the file pins it to another pool, its pool has no nodes now or
+    not its nodes or GPUs, or the file asks another model, length or rollout GPUs;
     no way runs it at its trainer GPU count in its pool, or none as it runs (`keeps_running`: on as many GPUs and
     nodes, with its SP and Offload); else the search chose to move it though a way keeps it: where the stage of
     running jobs kept proved the most a placement of `result`'s objective keeps (`proofs`' first: that many, the

@@ -154,6 +154,8 @@ from solver.trinity.keys import (
     ROLES,
     ROLLOUT_MODEL,
     SET_TO_TRAINERS_BY_06,
+    TRAINER_INPUT_LINES,
+    TRAINER_INPUT_PATH,
     TRAINER_SP_KEY,
     UNTYPED_SECTIONS,
     VERL_LORA_RANK,
@@ -4169,17 +4171,9 @@ def _check_algorithm_mode(checks: _ConfigChecks) -> None:
         "it again, as in mode train no explorer runs and the trainer takes the rollout's GPUs too"))
 
 
-TRAINER_INPUT_PATH = ("buffer", "trainer_input", "experience_buffer", "path")
-"""Where an offline trainer's config (`TRAIN_MODE_ALGORITHMS`) names its dataset: mode train requires it."""
-TRAINER_INPUT_LINES = {"sft": ":73 in 0.5.0 to 0.6.0", "cpt": ":73 in 0.6.0, SFT's, which CPT inherits",
-                       "dpo": ":288 in 0.6.0, :245 in 0.5.0 to 0.5.2"}
-"""Per algorithm type of `TRAIN_MODE_ALGORITHMS`, the line of ``trinity/algorithm/algorithm.py`` whose
-``check_config`` raises, in mode train, where `TRAINER_INPUT_PATH` is unset or empty."""
-
-
 def _check_trainer_input(checks: _ConfigChecks) -> None:
-    """Check that a config in mode train of an algorithm type Trinity trains in that mode alone
-    (`TRAIN_MODE_ALGORITHMS`) names its dataset (`TRAINER_INPUT_PATH`): every release's ``check_config`` for SFT (CPT's, its subclass's) and DPO
+    """Check that a config in mode train of an algorithm type Trinity trains offline (`TRAIN_MODE_ALGORITHMS`) names
+    its dataset (`TRAINER_INPUT_PATH`): every release's ``check_config`` for SFT (CPT's, its subclass's) and DPO
     raises "`buffer.trainer_input.experience_buffer.path` is required" where the experience buffer is unset or null,
     or its path is (``not ...path``: null or empty text; a ``name`` or ``storage_type`` alone does not stand for it),
     as the config loads, before the buffer's validator would fill in a default path (``AlgorithmConfigValidator``

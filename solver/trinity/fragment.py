@@ -58,9 +58,15 @@ from solver.tables import (
     counted_release,
     host_ram_argument,
 )
-from solver.trinity.checks import TRAINER_INPUT_LINES, TRAINER_INPUT_PATH
 from solver.trinity.interpolation import dotted
-from solver.trinity.keys import LORA_CONFIGS, written_for_05_comment, yaml_flow, yarn_trainer_words
+from solver.trinity.keys import (
+    LORA_CONFIGS,
+    TRAINER_INPUT_LINES,
+    TRAINER_INPUT_PATH,
+    written_for_05_comment,
+    yaml_flow,
+    yarn_trainer_words,
+)
 from solver.trinity.plan_keys import (
     COMMENT_WIDTH,
     PlanKey,

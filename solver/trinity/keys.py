@@ -388,28 +388,40 @@ def trains_dpo(algorithm: Any) -> bool:
     return bool(algorithm == "dpo")
 
 
+TRAINER_INPUT_PATH = ("buffer", "trainer_input", "experience_buffer", "path")
+"""Where an offline trainer's config (``solver.trinity.checks.TRAIN_MODE_ALGORITHMS``) names its dataset: mode train
+requires it."""
+TRAINER_INPUT_LINES = {"sft": ":73 in 0.5.0 to 0.6.0", "cpt": ":73 in 0.6.0, SFT's, which CPT inherits",
+                       "dpo": ":288 in 0.6.0, :245 in 0.5.0 to 0.5.2"}
+"""Per offline algorithm type (``solver.trinity.checks.TRAIN_MODE_ALGORITHMS``), the line of
+``trinity/algorithm/algorithm.py`` whose ``check_config`` raises, in mode train, where `TRAINER_INPUT_PATH` is unset or
+empty."""
+
+
 def critic_budget_note(key: str, budget: int, above: str, tokens: int, judged: int, raised: str = "",
-                       need: str = "") -> str:
+                       need: str = "", counted_at: str = "") -> str:
     """The note on a critic's own token budget (`key`, one of `CRITIC_BUDGETS`, dotted) `budget`, above `above` (the
     verdict's budget, `judged` tokens per GPU, in words), or `raised` above it (where it holds no sequence: how Trinity
     raises it, in words after the budget): on verl before 0.8 the critic's update (`critic_budget_counted_words`,
     with what it needs at `tokens`, `need`, where known) or its value forward takes `tokens` per GPU, where the memory
     model counts its own update at the verdict's budget (`solver.memory.critic_pass_gib`; Trinity 0.6 on verl 0.8 or
-    later gives it that one, ``FROZEN_KEYS``, ``trainer/verl/config.py:736-741`` in 0.6.0); ``--write`` sets it to
-    the plan's
+    later gives it that one, ``FROZEN_KEYS``, ``trainer/verl/config.py:736-741`` in 0.6.0), or at `counted_at`
+    where given (words: at the critic's own SP, its budget raised there); ``--write`` sets it to the plan's
     (`solver.trinity.plan_keys.own_budget_changes`)."""
-    taken = (critic_budget_counted_words(tokens, judged, need) if key == ".".join(CRITIC_TOKEN_BUDGET) else
-             f"the critic's value forward takes {tokens} tokens per GPU, where the memory model counts its own update "
-             f"at the verdict's {judged} (and no forward apart: it holds no gradients)")
+    counted = counted_at or f"the verdict's {judged}"
+    taken = (critic_budget_counted_words(tokens, judged, need, counted_at) if key == ".".join(CRITIC_TOKEN_BUDGET)
+             else f"the critic's value forward takes {tokens} tokens per GPU, where the memory model counts its own "
+             f"update at {counted} (and no forward apart: it holds no gradients)")
     return f"{key} {budget}{raised} is above {above}: on verl before 0.8 {taken}; --write sets it to the plan's"
 
 
-def critic_budget_counted_words(tokens: int, judged: int, need: str = "") -> str:
+def critic_budget_counted_words(tokens: int, judged: int, need: str = "", counted_at: str = "") -> str:
     """What a critic whose own training budget puts `tokens` per GPU on its update on verl before 0.8 takes, and what
-    the memory model counts, in words: its update at the verdict's `judged` tokens per GPU, and what it would need at
-    its own (`need`, in words after the figure, where the memory model computes it: `solver.api`'s verdict)."""
-    return (f"the critic's own update takes {tokens} tokens per GPU, where the memory model counts it at the verdict's "
-            f"{judged}{need}")
+    the memory model counts, in words: its update at the verdict's `judged` tokens per GPU (or at `counted_at`, words,
+    where given: at the critic's own SP, its budget raised there), and what it would need at its own (`need`, in words
+    after the figure, where the memory model computes it: `solver.api`'s verdict)."""
+    counted = counted_at or f"the verdict's {judged}"
+    return f"the critic's own update takes {tokens} tokens per GPU, where the memory model counts it at {counted}{need}"
 
 
 ROLE_SP_KEYS = tuple((*ACTOR_ROLLOUT_REF, role, "ulysses_sequence_parallel_size") for role in ROLES)
