@@ -1225,6 +1225,10 @@ class OptionNames(NamedTuple):
     critic_key: str | None = None
     """The key that gives a run's PPO critic where no option of the caller's does (a cluster job's:
     ``solver.cluster.options.JOB_CRITIC_KEY``), which `planned_critic` names then; None: the caller's option."""
+    reference_key: str | None = None
+    """The key that says whether a run builds a reference model where no option of the caller's does (a cluster
+    job's: ``solver.cluster.options.JOB_REFERENCE_KEY``), which `no_reference` names then; None: the caller's
+    option."""
     length_key: str | None = None
     """The key that gives a run's length where no option of the caller's does (a cluster job's:
     ``solver.cluster.JOB_LENGTH_KEY``), which `planned_length` names then; None: the caller's option."""
@@ -1318,6 +1322,14 @@ class OptionNames(NamedTuple):
         with it: ``solve --sp 1``, or ``solver.plan(sp=1)``."""
         pin = self.valued(self.named(name), value)
         return self.planning(pin) if self.settings_chosen else pin
+
+    def no_reference(self) -> str:
+        """What says a run builds no reference model, as the caller names it: ``--no-reference``, or
+        ``reference_model=False``; or the key that says it (`reference_key`: a cluster job's, ``the job's
+        reference_model false``)."""
+        if self.reference_key is not None:
+            return f"{self.reference_key} false"
+        return "reference_model=False" if self.keywords else "--no-reference"
 
     def planned_critic(self, critic: str) -> str:
         """The option, with its value, that plans with a PPO critic held as `critic` (``resident``), as the caller
