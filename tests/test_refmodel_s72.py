@@ -1,7 +1,8 @@
 """The host memory counts the reference model only where the run builds one (session 72). Trinity 0.6 on verl 0.8 or
 later builds it for an algorithm whose ``use_reference`` is true (GRPO, with a KL term or without), not for SFT, and
 never with ``model.lora_configs`` (``trainer/verl/trainer.py:252`` to ``:258`` in 0.6.0); Trinity 0.5 (verl 0.7's
-``need_reference_policy``) builds it whatever the algorithm, unless LoRA is on. Without a config it is counted
+``need_reference_policy``) is counted as 0.5.0 and 0.5.1 build it, whatever the algorithm, unless LoRA is on (0.5.2's
+verl 0.7.1 builds it only for a KL term, s91). Without a config it is counted
 (``--no-reference`` leaves it out). Figures: Qwen3-8B on a node of 8, the hand counts of `test_hostref_s71`, with the
 model loaded on every rank (s84: no release named, 0.5 without its patch, or 0.6 with FSDP1, as these configs' ``fsdp``)
 where not said otherwise: `EVERY_RANK_LOAD_GIB`."""

@@ -828,9 +828,11 @@ def _no_ref_algorithm(reader: ConfigReader, version: TrinityVersion | None) -> s
 
 def builds_reference_model(reader: ConfigReader, version: TrinityVersion | None) -> bool:
     """Whether Trinity (`version`) builds a reference model of its own, whose pinned shards a node's host memory holds
-    (`solver.memory.host_memory_gib`). Trinity 0.5 (verl 0.7) builds one whatever the algorithm (verl's
-    ``need_reference_policy``: the trainer's role map always holds ``RefPolicy``, ``verl_trainer.py:233`` in 0.5.0),
-    unless LoRA is on by any of `LORA_KEYS` (``ref_in_actor``: the actor without its adapter stands in). Trinity 0.6
+    (`solver.memory.host_memory_gib`). Trinity 0.5 is counted as 0.5.0 and 0.5.1 (verl 0.7.0) build one, whatever
+    the algorithm (verl's ``need_reference_policy``: the trainer's role map always holds ``RefPolicy``,
+    ``verl_trainer.py:233`` in 0.5.0), unless LoRA is on by any of `LORA_KEYS` (``ref_in_actor``: the actor without
+    its adapter stands in); 0.5.2's verl 0.7.1 builds one only where a KL term reads it
+    (`solver.tables.REFERENCE_ALWAYS_RELEASES`), which this counts as its patches' larger need. Trinity 0.6
     on verl 0.8 or later builds one only for an algorithm that uses one (``use_reference``,
     `ref_forward_runs`, whatever its KL terms) and without ``model.lora_configs``, the one LoRA key it reads
     (``trainer/verl/trainer.py:252`` to ``:258`` in 0.6.0), as `version` 0.6 takes it (its fp32 shards are verl
