@@ -68,6 +68,7 @@ from solver.query import (
     check_lora_rank,
     check_margin,
     check_node_gpus,
+    check_reference_for_release,
     check_reference_with_lora,
     check_run_options,
     check_seed,
@@ -1185,6 +1186,7 @@ def estimate_memory(
                 ("lora_rank", lora_rank, int), ("reference_model", reference_model, bool | None), ("dpo", dpo, bool))
     check_lora_rank(lora_rank)
     check_reference_with_lora(reference_model, lora_rank, option_names)
+    check_reference_for_release(reference_model, lora_rank, trinity_version, option_names)
     reference = counts_reference(reference_model, lora_rank)
     critic = folded_choice(critic, CRITIC_CHOICES)  # in any case, as --critic takes it
     check_critic("critic", critic)

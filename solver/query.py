@@ -53,6 +53,7 @@ from solver.tables import (
     MAX_WORKERS,
     NO_LORA_REFERENCE,
     NODE_GPUS,
+    REFERENCE_ALWAYS,
     SMALL_CARD_GIB,
     BatchDivisor,
     Catalog,
@@ -72,6 +73,7 @@ from solver.tables import (
     and_joined,
     asked_length,
     brief,
+    builds_reference_anyway,
     check_choice,
     check_critic,
     check_types,
@@ -1515,6 +1517,7 @@ def check_run_options(option_names: OptionNames, *, lora_rank: int, reference_mo
     check_dpo(dpo, critic, reference_model, lora_rank, option_names)
     check_choice("estimate", estimate, get_args(EstimateMode))
     trinity_release("trinity_version", trinity_version)
+    check_reference_for_release(reference_model, lora_rank, trinity_version, option_names)
     check_token_budget(token_budget, estimate, option_names, caps=True)
     check_time_limit(time_limit_s)
     check_margin(margin, option_names)
@@ -1659,6 +1662,18 @@ def check_reference_with_lora(reference_model: bool | None, lora_rank: int, name
                               else ("--reference", "--no-reference"))
         rank = lora_given or (f"lora_rank={lora_rank}" if names.keywords else f"--lora-rank {lora_rank}")
         raise QueryError(f"{reference} with {rank}: {NO_LORA_REFERENCE}; give {instead}, or leave it out")
+
+
+def check_reference_for_release(reference_model: bool | None, lora_rank: int, trinity_version: str | None,
+                                names: OptionNames) -> None:
+    """`QueryError` where a run without LoRA (`lora_rank` 0) is said to build no reference model (`reference_model`
+    False) on a Trinity release that builds one whatever its algorithm, or may be one (0.5 without its patch:
+    `builds_reference_anyway`), named as `names` name the options: its host memory need would count too little."""
+    if reference_model is False and not lora_rank and builds_reference_anyway(trinity_version):
+        release = names.planned_release(str(release_name(trinity_version)))
+        raise QueryError(f"{names.no_reference()} with {release}: {REFERENCE_ALWAYS}: drop {names.no_reference()}, "
+                         "or name 0.5.2 if the run is on it with no KL term (kl_loss_fn and kl_penalty_fn none), for "
+                         "which its verl 0.7.1 builds none")
 
 
 def check_dpo(dpo: bool, critic: CriticChoice | None, reference_model: bool | None, lora_rank: int,

@@ -1009,16 +1009,23 @@ COLOCATE_ROLLOUT_SHARE = 0.25
 ``explorer.rollout_model.gpu_memory_utilization`` to this (``config_validator.py``, every release 0.5.0 to 0.6.0)."""
 
 
-def colocate_words(names: OptionNames) -> str:
+def colocate_words(names: OptionNames, gpu: GpuType | None = None) -> str:
     """Trinity's mode colocate in words: the trainer and its vLLM engine share the one GPU of a cluster that has one
     (Trinity runs it so by itself on a one-GPU Ray cluster where the config leaves ``cluster.node_num`` or
     ``gpu_per_node`` unset), which rft-solver does not plan, and how to plan the trainer on what the engine leaves
-    it, as `names` name the option (``--gpu NAME --gpu-memory SIZE``)."""
+    it, as `names` name the option (``--gpu NAME --gpu-memory SIZE``): with the size, the share of `gpu`'s memory
+    left (``--gpu-memory 61440MiB`` on an A100-80GB), where the GPU type is known."""
     left = round(100 * (1 - COLOCATE_ROLLOUT_SHARE))
+    if gpu is None:
+        own = f"{names.own_gpu}: {left}% of nvidia-smi's total, in MiB"
+    else:
+        total = round(gpu.memory_gib * 1024)  # the driver's figure, else the GB sold taken as GiB, as planned
+        size = total * left // 100
+        own = (f"{names.own_gpu.replace('SIZE', str(size) if names.keywords else f'{size}MiB')}: {left}% of the "
+               f"{gpu.name}'s {total} MiB")
     return (f"Trinity's mode colocate runs the trainer and its vLLM engine on one GPU, the engine taking up to "
             f"{round(100 * COLOCATE_ROLLOUT_SHARE)}% of it (gpu_memory_utilization), which rft-solver does not plan: "
-            f"plan the trainer on the {left}% left, a GPU type of your own ({names.own_gpu}: {left}% of nvidia-smi's "
-            "total, in MiB)")
+            f"plan the trainer on the {left}% left, a GPU type of your own ({own})")
 
 
 def trainer_gpus_on_node(gpus: int, node_gpus: int | None) -> int:
@@ -1231,6 +1238,10 @@ class OptionNames(NamedTuple):
     critic_key: str | None = None
     """The key that gives a run's PPO critic where no option of the caller's does (a cluster job's:
     ``solver.cluster.options.JOB_CRITIC_KEY``), which `planned_critic` names then; None: the caller's option."""
+    reference_key: str | None = None
+    """The key that says whether a run builds a reference model where no option of the caller's does (a cluster
+    job's: ``solver.cluster.options.JOB_REFERENCE_KEY``), which `no_reference` names then; None: the caller's
+    option."""
     length_key: str | None = None
     """The key that gives a run's length where no option of the caller's does (a cluster job's:
     ``solver.cluster.JOB_LENGTH_KEY``), which `planned_length` names then; None: the caller's option."""
@@ -1324,6 +1335,14 @@ class OptionNames(NamedTuple):
         with it: ``solve --sp 1``, or ``solver.plan(sp=1)``."""
         pin = self.valued(self.named(name), value)
         return self.planning(pin) if self.settings_chosen else pin
+
+    def no_reference(self) -> str:
+        """What says a run builds no reference model, as the caller names it: ``--no-reference``, or
+        ``reference_model=False``; or the key that says it (`reference_key`: a cluster job's, ``the job's
+        reference_model false``)."""
+        if self.reference_key is not None:
+            return f"{self.reference_key} false"
+        return "reference_model=False" if self.keywords else "--no-reference"
 
     def planned_critic(self, critic: str) -> str:
         """The option, with its value, that plans with a PPO critic held as `critic` (``resident``), as the caller

@@ -1389,7 +1389,7 @@ def test_a_config_that_breaks_the_whole_nodes_rule_is_told_once_naming_its_own_k
     ("mode: train", "mode: colocate", ("Trinity's mode colocate runs the trainer and its vLLM engine on one GPU, "
                                        "the engine taking up to 25% of it (gpu_memory_utilization), which rft-solver "
                                        "does not plan: plan the trainer on the 75% left, a GPU type of your own (--gpu "
-                                       "NAME --gpu-memory SIZE: 75% of nvidia-smi's total, in MiB); it plans the "
+                                       "NAME --gpu-memory 61440MiB: 75% of the A100-80GB's 81920 MiB); it plans the "
                                        "trainer of mode both or train")),
     ("mode: train", "mode: bogus", ("mode must be one of both, train, explore, bench, serve or colocate, as Trinity "
                                     "takes it, got 'bogus'")),

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from config_cases import with_key, written
+from test_hostref_s71 import BF16_PINNED_GIB
 
 from solver.memory import host_moments_gib
 from solver.tables import (
@@ -139,11 +140,14 @@ def _plan(cli: Cli, *argv: str) -> dict[str, object]:
 def test_solve_counts_the_ranks_loading_the_model_without_offload(cli: Cli, release: str | None, gpu: str,
                                                                   loaders: int, loading: str) -> None:
     """Without Offload or a reference model the need is the load alone: the fp32 model on each loading rank of the
-    node of 8, rounded up to a tenth (244.2 GiB on every rank, 30.6 on one)."""
-    plan = _plan(cli, "--gpu", gpu, "--no-offload", "--no-reference", "--host-ram", "1000",
+    node of 8, rounded up to a tenth (244.2 GiB on every rank, 30.6 on one). 0.5.1 builds a reference model whatever
+    the algorithm (s91: --no-reference refused there), so its need adds the node's bf16 pinned shards (20.3 GiB)."""
+    reference = () if release == "0.5.1" else ("--no-reference",)
+    plan = _plan(cli, "--gpu", gpu, "--no-offload", *reference, "--host-ram", "1000",
                  *(("--trinity-version", release) if release else ()))
     expected = {8: 244.2, 1: 30.6}[loaders]
     assert abs(expected - loaders * QWEN3_8B_LOAD_GIB) < 0.1
+    expected = round(expected + (0 if reference else BF16_PINNED_GIB), 1)
     assert (plan["host_memory_gb"], plan["model_loading"], plan["offload"]) == (expected, loading, False)
 
 

@@ -112,14 +112,15 @@ def test_a_lora_runs_longest_length_where_full_fine_tunings_optimizer_step_does_
 
 def test_the_host_need_a_plan_without_host_ram_needs_counts_no_reference_model_where_told(
         cli: Cli, monkeypatch: pytest.MonkeyPatch):
-    # Qwen3-8B loads 4 bytes per parameter on one rank under Trinity 0.5.1 (verl's rule for an untied model; with no
-    # release named, on each of the 6, s84): 30.6 GiB per node without a reference model, more than --host-ram 30;
-    # with one (0.5.1's in bf16) the plan would need 47.9.
+    # Qwen3-8B loads 4 bytes per parameter on rank 0 alone under Trinity 0.6 on H100s (FSDP2 at compute capability
+    # 9; with no release named, on each of the 8, s84): 30.6 GiB per node without a reference model, more than
+    # --host-ram 30; with one (0.6's in fp32) the plan would need 71.2. (0.5.1, this test's release before s91,
+    # builds a reference model whatever the algorithm, so refuses --no-reference.)
     monkeypatch.setenv("COLUMNS", "400")
-    status, out, err = cli("--model", "8B", "--gpu", "A100-80GB", "--len", "32k", "--host-ram", "30",
-                           "--no-reference", "--trinity-version", "0.5.1")
+    status, out, err = cli("--model", "8B", "--gpu", "H100", "--len", "32k", "--host-ram", "30",
+                           "--no-reference", "--trinity-version", "0.6")
     assert (status, err) == (1, "")
-    assert ("within 6 GPUs trains with --host-ram 30 GiB; without --host-ram, Env + SP=2 on 6 GPUs trains it "
+    assert ("within 8 GPUs trains with --host-ram 30 GiB; without --host-ram, Env + SP=2 on 8 GPUs trains it "
             "(32768 tokens), and it needs 30.6 GiB of host memory per node while the model loads\n") in out
 
 

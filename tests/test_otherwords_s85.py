@@ -75,12 +75,13 @@ def test_the_named_release_is_the_patch_counted(cli: Cli) -> None:
 
 
 def test_without_a_reference_model_on_06_the_05_figure_counts_the_one_05_builds(cli: Cli) -> None:
-    # Before, 0.5's figure left the reference model out too (183.1, the loading its one reason), though 0.5 builds one
-    # whatever the algorithm (SFT too): its figure is 0.5's plan's own, 200.5; with LoRA neither builds one.
+    # Before, 0.5's figure left the reference model out too (183.1, the loading its one reason), though 0.5.0 and 0.5.1
+    # build one whatever the algorithm (SFT too; 0.5.2 for a KL term, s91): its figure is 0.5's plan's own, 200.5;
+    # with LoRA neither builds one.
     assert _host_row(cli, "--model", "8B", "--gpus", "6", "--gpu", "h100", "--trinity-version", "0.6",
                      "--no-reference").endswith(
-        "Trinity 0.5 needs 200.5 (a reference model in bf16, which it builds whatever the algorithm, where 0.6 builds "
-        "none; each pinned block as its verl 0.7 places it where 0.6's is by rows; the model loaded on every rank as "
+        "Trinity 0.5 needs 200.5 (a reference model in bf16, which 0.5.0 and 0.5.1 build whatever the algorithm "
+        "(0.5.2 where a KL term reads it), where 0.6 builds none; each pinned block as its verl 0.7 places it where 0.6's is by rows; the model loaded on every rank as "
         "0.5.2 loads it where 0.6's loads it on rank 0)")
     assert _host_row(cli, "--model", "8B", "--gpus", "6", "--gpu", "h100", "--trinity-version", "0.5").startswith(
         "200.5 GiB per node")

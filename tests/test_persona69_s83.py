@@ -61,9 +61,14 @@ def test_configs_refused_for_one_gpu_name_colocate(cli, tmp_path: Path):
     colocated = tmp_path / "colocate.yaml"
     colocated.write_text(CONFIG.replace("mode: both", "mode: colocate"), encoding="utf-8")
     patched = tmp_path / "patched.yaml"
-    assert cli("--from-config", str(colocated), "--gpu", "4090", "--write", str(patched)) == (
-        2, "", (f"solve: error: --from-config {colocated}: {COLOCATE.format('--gpu NAME --gpu-memory SIZE')}; it "
-                "plans the trainer of mode both or train\n"))
+    # s91: where --gpu names one GPU type, the size to give is said (docs/trinity.md's 61440 MiB of an A100-80GB)
+    sized = COLOCATE.replace(": 75% of nvidia-smi's total, in MiB", "").format(
+        "--gpu NAME --gpu-memory {}MiB: 75% of the {}'s {} MiB")
+    on_4090 = sized.format(18423, "RTX-4090-24GB", 24564)
+    for gpu, words in (("4090", on_4090), ("A100-80GB", sized.format(61440, "A100-80GB", 81920)),
+                       ("h100,h200", COLOCATE.format("--gpu NAME --gpu-memory SIZE"))):
+        assert cli("--from-config", str(colocated), "--gpu", gpu, "--write", str(patched)) == (
+            2, "", f"solve: error: --from-config {colocated}: {words}; it plans the trainer of mode both or train\n")
     assert not patched.exists()
     one = tmp_path / "one.yaml"
     one.write_text(CONFIG.replace("gpu_per_node: 2", "gpu_per_node: 1"), encoding="utf-8")
@@ -71,7 +76,7 @@ def test_configs_refused_for_one_gpu_name_colocate(cli, tmp_path: Path):
         2, "", (f"solve: error: --from-config {one}: cluster.node_num x cluster.gpu_per_node = 1 GPU: no trainer GPU "
                 "is left after 1 rollout GPU (explorer.rollout_model.engine_num x each engine's GPUs): the trainer "
                 "takes GPUs of its own beside the rollout's, so the cluster needs 2 GPUs at least, one for each; or, "
-                f"with one, {COLOCATE.format('--gpu NAME --gpu-memory SIZE')}\n"))
+                f"with one, {on_4090}\n"))
 
 
 def test_the_4090_breakdown_is_the_documented_arithmetic(cli):

@@ -1,7 +1,8 @@
 """The host memory counts the reference model only where the run builds one (session 72). Trinity 0.6 on verl 0.8 or
 later builds it for an algorithm whose ``use_reference`` is true (GRPO, with a KL term or without), not for SFT, and
 never with ``model.lora_configs`` (``trainer/verl/trainer.py:252`` to ``:258`` in 0.6.0); Trinity 0.5 (verl 0.7's
-``need_reference_policy``) builds it whatever the algorithm, unless LoRA is on. Without a config it is counted
+``need_reference_policy``) is counted as 0.5.0 and 0.5.1 build it, whatever the algorithm, unless LoRA is on (0.5.2's
+verl 0.7.1 builds it only for a KL term, s91). Without a config it is counted
 (``--no-reference`` leaves it out). Figures: Qwen3-8B on a node of 8, the hand counts of `test_hostref_s71`, with the
 model loaded on every rank (s84: no release named, 0.5 without its patch, or 0.6 with FSDP1, as these configs' ``fsdp``)
 where not said otherwise: `EVERY_RANK_LOAD_GIB`."""
@@ -19,7 +20,7 @@ from conftest import DATASET_PATH
 from test_cluster import solved
 from test_hostref_s71 import ADAM_GIB, BF16_PINNED_GIB, FP32_PINNED_GIB, LOAD_GIB
 
-from solver.api import answer_query, config_query, plan
+from solver.api import answer_query, config_query, estimate_memory, plan
 from solver.memory import host_memory_gib
 from solver.results import Plan
 from solver.tables import ModelLoading, QueryError, load_catalog
@@ -226,3 +227,34 @@ def test_the_cluster_reference_counts_a_job_that_builds_no_reference_model(tmp_p
     problems = check_placements(CATALOG, {"pools": [pool], "jobs": [job]}, result, estimates=True)
     assert problems[0] == "job 'j': plan: loading the model needs 224.6 GiB of host memory per node, more than " \
         "--host-ram 200" and len(problems) == 2 and "'reference_model': False" in problems[1], problems
+
+
+def test_no_reference_model_is_refused_where_the_release_builds_one_whatever_the_algorithm(
+        tmp_path: Path, cli: Callable[..., tuple[int, str, str]]) -> None:
+    # s91: Trinity 0.5.0 and 0.5.1 (verl 0.7.0, whose need_reference_policy asks the role map, which always holds
+    # RefPolicy) build a reference model without LoRA whatever the algorithm, so a need without it counts too little;
+    # 0.5 alone may be one of them. 0.5.2 (verl 0.7.1) builds one only where a KL term reads it: taken, as with LoRA.
+    why = ("Trinity 0.5.0 and 0.5.1 (verl 0.7.0) build a reference model whatever the algorithm, but with LoRA: drop "
+           "{0}, or name 0.5.2 if the run is on it with no KL term (kl_loss_fn and kl_penalty_fn none), for which its "
+           "verl 0.7.1 builds none")
+    for command, release in (("solve", "0.5.1"), ("solve memory", "v0.5")):
+        argv = ("--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "32k", "--no-reference")
+        code, out, err = cli(*command.split()[1:], *argv, "--trinity-version", release)
+        assert (code, out, err.splitlines()[-1]) == (2, "", f"{command}: error: --no-reference with --trinity-version "
+                                                     f"{release.lstrip('v')}: " + why.format("--no-reference"))
+        assert "Traceback" not in err
+    with pytest.raises(QueryError) as refused:
+        plan("8B", gpu="a100", max_model_len="32k", reference_model=False, trinity_version="0.5.0")
+    assert str(refused.value) == 'reference_model=False with trinity_version="0.5.0": ' + why.format(
+        "reference_model=False")
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(json.dumps({"pools": [{"name": "p", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],
+                                 "jobs": [{"name": "j", "model": "Qwen3-8B", "max_model_len": 4096,
+                                           "reference_model": False, "trinity_version": "0.5.1"}]}))
+    code, out, err = cli("cluster", str(fleet))
+    assert (code, out, err) == (2, "", "solve cluster: error: the job's reference_model false with the job's "
+                                "trinity_version 0.5.1: " + why.format("the job's reference_model false") + "\n")
+    for release, lora_rank in (("0.5.2", 0), ("0.5.1", 16)):
+        estimate = estimate_memory("8B", "a100", 8, "32k", sp=2, env=True, offload=False, reference_model=False,
+                                   trinity_version=release, lora_rank=lora_rank)
+        assert not estimate.reference_model

@@ -22,6 +22,7 @@ from solver.query import ConfigProblemCode, QueryError, TrinityConfig
 from solver.rules import COMMAND_OPTIONS, DPO_PAIR_SIZES, lora_moe_unsaved_words, mapped_theta_words
 from solver.tables import (
     LOADING_RANKS,
+    builds_reference_anyway,
     counted_batch_divisor,
     counted_expert_layout,
     load_catalog,
@@ -44,7 +45,7 @@ PAGE = (ROOT / "docs" / "trinity.md").read_text(encoding="utf-8")
 HEADER = "| What differs | none named | 0.5 | 0.5.0 | 0.5.1 | 0.5.2 | 0.6.0 | What `solve` does |"
 RELEASES: tuple[str | None, ...] = (None, "0.5", "0.5.0", "0.5.1", "0.5.2", "0.6.0")
 """The table's release columns, as `trinity_release` takes them (None: none named)."""
-ROWS = ("verl line", "reference model", "model loading", "pinned blocks", "routed experts", "train batch",
+ROWS = ("verl line", "reference model", "--no-reference", "model loading", "pinned blocks", "routed experts", "train batch",
         "roles' own SP", "offload flags", "trainer strategy", "DPO micro-batch", "LoRA on a MoE", "YaRN's base",
         "algorithms", "trainer_config keys", "raised token budget")
 CATALOG = load_catalog()
@@ -110,6 +111,12 @@ def test_the_verl_line_is_verl_07_where_the_placement_is_verl_07s_and_060_picks_
     else:
         assert not first_even_dim_release(minor(release)) and FIELDS["0.6.0"].verl_legacy is not None
         assert "`is_verl_legacy`" in said and "before 0.8" in said and "from 0.8" in said
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_no_reference_is_refused_where_the_release_may_build_one_whatever_the_algorithm(release):
+    said = cell("--no-reference", release)
+    assert said.startswith("refused" if builds_reference_anyway(release) else "taken"), said
 
 
 @pytest.mark.parametrize("release", RELEASES)

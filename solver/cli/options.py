@@ -202,8 +202,9 @@ def add_reference_option(parser: argparse.ArgumentParser | argparse._ArgumentGro
     without either; --from-config decides it: `solver.query.TrinityConfig.reference_model`)."""
     parser.add_argument("--reference", action=OnceFlag,
                         help="whether the run builds a reference model, whose pinned shards the host memory need "
-                        "counts: --no-reference for one that builds none (SFT on Trinity 0.6, LoRA: refused with "
-                        f"--lora-rank, as no release builds one); default: {default}")
+                        "counts: --no-reference for one that builds none (SFT on Trinity 0.6 or 0.5.2; refused with "
+                        "--trinity-version 0.5.0, 0.5.1 or 0.5, which may build one whatever the algorithm; LoRA: "
+                        f"refused with --lora-rank, as no release builds one); default: {default}")
 
 
 def add_lora_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str) -> None:

@@ -258,7 +258,8 @@ def _answer(args: argparse.Namespace) -> int:
     from solver.results import check_passes
     from solver.rules import COMMAND_OPTIONS
     _check_trinity_flags(args)
-    config_text, config = option_file("--from-config", partial(read_config_file, version=args.trinity_version),
+    config_text, config = option_file("--from-config", partial(read_config_file, version=args.trinity_version,
+                                                               asked_gpu=partial(_one_asked_gpu, args)),
                                       args.from_config) or ("", None)
     catalog, added, cells = _planner_catalog(args, config)
     if args.model is not None:
@@ -306,6 +307,18 @@ def _answer(args: argparse.Namespace) -> int:
         print_note(note)
     passes = check_passes(answers) if args.check else all(answer.plans for answer in answers)
     return 0 if passes else NO_PLAN
+
+
+def _one_asked_gpu(args: argparse.Namespace) -> GpuType | None:
+    """The GPU type --gpu names (with --gpu-memory, the one it describes), where it names one the catalogue has or
+    they describe; None otherwise (none, several, or a name refused, which the planner then refuses itself)."""
+    from solver.query import asked_gpus
+    try:
+        catalog = catalog_with(None, args.gpu, args.gpu_memory, interconnect=args.gpu_interconnect).catalog
+        gpus = asked_gpus(catalog, args.gpu) if args.gpu is not None else ()
+    except QueryError:
+        return None
+    return catalog.gpu(gpus[0]) if len(gpus) == 1 else None
 
 
 def _planner_catalog(args: argparse.Namespace, config: TrinityConfig | None) -> CommandCatalog:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,30 +17,36 @@ if TYPE_CHECKING:  # the models and solver.trinity's modules are imported where 
     from solver.query import Objective, TrinityConfig
     from solver.render.summary import ConfigApplied
     from solver.results import Answer, Plan, TrinitySettings
-    from solver.tables import Catalog, Model
+    from solver.tables import Catalog, GpuType, Model
     from solver.trinity import EngineError, PatchedConfig
 
     Fragment = tuple[str, TrinitySettings]
     """A plan's Trinity fragment and its settings as data (`solver.trinity.plan_fragment`)."""
 
-def read_config_file(path: Path, version: TrinityVersion | None) -> tuple[str, TrinityConfig]:
-    """A Trinity config's text and what rft-solver reads of it (`QueryError` in one line where it cannot)."""
+def read_config_file(path: Path, version: TrinityVersion | None,
+                     asked_gpu: Callable[[], GpuType | None] = lambda: None) -> tuple[str, TrinityConfig]:
+    """A Trinity config's text and what rft-solver reads of it (`QueryError` in one line where it cannot; for mode
+    colocate, with the share of `asked_gpu`'s memory left to the trainer where it gives the one GPU type asked)."""
     from solver.tables import MAX_CONFIG_BYTES, read_user_file
 
     text = read_user_file(path, MAX_CONFIG_BYTES)
-    return text, read_config_text(text, path, version)
+    return text, read_config_text(text, path, version, asked_gpu=asked_gpu)
 
 
-def read_config_text(text: str, path: Path, version: TrinityVersion | None,
-                     write_offered: bool = True) -> TrinityConfig:
+def read_config_text(text: str, path: Path, version: TrinityVersion | None, write_offered: bool = True,
+                     asked_gpu: Callable[[], GpuType | None] = lambda: None) -> TrinityConfig:
     """What rft-solver reads of the Trinity config `text` (the file `path`), its fixes naming --write only where it is
-    offered (`OptionNames.write_offered`); `QueryError` in one line where it cannot."""
+    offered (`OptionNames.write_offered`); `QueryError` in one line where it cannot: for mode colocate
+    (`ColocateRefused`), with the share of the GPU type's memory left to the trainer where `asked_gpu` gives one."""
     from solver.rules import COMMAND_OPTIONS
-    from solver.trinity import ConfigError, read_trinity_config
+    from solver.trinity import ColocateRefused, ConfigError, read_trinity_config
 
     names = COMMAND_OPTIONS._replace(write_offered=write_offered)
     try:
         return read_trinity_config(text, str(path), os.environ, version, option_names=names)
+    except ColocateRefused as error:
+        gpu = asked_gpu()
+        raise QueryError(str(error) if gpu is None else error.on_gpu(gpu)) from None
     except ConfigError as error:
         raise QueryError(str(error)) from None
 

@@ -63,6 +63,10 @@ JOB_VERSION_KEY = "the job's trinity_version"
 JOB_CRITIC_KEY = "the job's critic"
 """The key that gives a job's PPO critic, as messages name it (`OptionNames.critic_key`)."""
 
+JOB_REFERENCE_KEY = "the job's reference_model"
+"""The key that says whether a job's run builds a reference model, as messages name it
+(`OptionNames.reference_key`)."""
+
 JOB_LENGTH_KEY = "the job's max_model_len"
 """The key that gives a job's length, as messages name it (`OptionNames.length_key`)."""
 
@@ -374,10 +378,11 @@ class Planner:
                           host_ram_source=POOL_HOST_RAM_SOURCE,
                           token_budget=self.token_budget if estimate != "never" and not training.dpo else "default",
                           train_batch_size=training.train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
-                          trinity_version=release.version,
+                          trinity_version=release.name,
                           option_names=self.option_names._replace(lora_keys=JOB_LORA_KEYS,
                                                                   release_key=JOB_VERSION_KEY,
                                                                   critic_key=JOB_CRITIC_KEY,
+                                                                  reference_key=JOB_REFERENCE_KEY,
                                                                   length_key=JOB_LENGTH_KEY, settings_chosen=True),
                           lora_rank=training.lora_rank, reference_model=training.reference_model,
                           critic=training.critic, dpo=training.dpo, lora_targets=training.lora_targets,

@@ -599,6 +599,25 @@ with FSDP2 where the GPU's major compute capability is 9 or more: ``trainer/verl
 the legacy workers' ``trainer/verl_legacy/fsdp_workers.py:413-424``)."""
 MODEL_LOADINGS: tuple[ModelLoading, ...] = ("verl", "every-rank", "rank-0")
 """The values of `ModelLoading`."""
+REFERENCE_ALWAYS_RELEASES = (("0.5", "0"), ("0.5", "1"))
+"""The Trinity releases (minor version, patch) that build a reference model without LoRA whatever the algorithm and
+its KL terms: verl 0.7.0's ``need_reference_policy`` asks only whether the trainer's role map holds ``RefPolicy``
+(``trainer/ppo/utils.py:76``), which Trinity's always does (``trainer/verl_trainer.py:233`` in 0.5.0, ``:231`` in
+0.5.1). 0.5.2's verl 0.7.1 builds one only where a KL term reads it (``use_kl_in_reward or use_kl_loss``,
+``trainer/ppo/utils.py:76``), which Trinity sets from ``algorithm.kl_penalty_fn`` and ``kl_loss_fn`` other than
+``none`` (``trainer/verl/verl_config.py:665-666`` in 0.5.2; dpo forces ``kl_loss_fn`` to k2)."""
+REFERENCE_ALWAYS = ("Trinity 0.5.0 and 0.5.1 (verl 0.7.0) build a reference model whatever the algorithm, but with "
+                    "LoRA")
+"""Why a run on `REFERENCE_ALWAYS_RELEASES` is not said to build no reference model, in a refusal's words."""
+
+
+def builds_reference_anyway(value: str | None) -> bool:
+    """Whether the Trinity release `value` (as `trinity_release` takes it; None: none named) is one of
+    `REFERENCE_ALWAYS_RELEASES`, or may be (0.5 without its patch)."""
+    release = _minor_and_patch(value)
+    return release in REFERENCE_ALWAYS_RELEASES or release == ("0.5", None)
+
+
 VERL_LOADING_RELEASES = (("0.5", "0"), ("0.5", "1"))
 """The Trinity releases (minor version, patch) whose workers load the model as verl's own do (`ModelLoading`
 ``verl``); 0.5.2 builds it on every rank."""

@@ -48,6 +48,7 @@ _EXPORTS = {
     "CHECK_PLACEHOLDER": "solver.trinity.patch",
     "ROLE_KEYS_IGNORED": "solver.trinity.keys",
     "TRINITY_06_OFFLOAD": "solver.trinity.keys",
+    "ColocateRefused": "solver.trinity.keys",
     "ConfigError": "solver.trinity.keys",
     "EngineError": "solver.trinity.settings",
     "PatchedConfig": "solver.trinity.patch",
@@ -116,6 +117,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_jsonap
     from solver.trinity.fragment import trinity_fragment as trinity_fragment
     from solver.trinity.keys import ROLE_KEYS_IGNORED as ROLE_KEYS_IGNORED
     from solver.trinity.keys import TRINITY_06_OFFLOAD as TRINITY_06_OFFLOAD
+    from solver.trinity.keys import ColocateRefused as ColocateRefused
     from solver.trinity.keys import ConfigError as ConfigError
     from solver.trinity.keys import critic_budget_note as critic_budget_note
     from solver.trinity.keys import keys_05_refuses as keys_05_refuses

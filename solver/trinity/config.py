@@ -33,7 +33,6 @@ from solver.rules import (
     API_OPTIONS,
     TRANSFORMERS_OF,
     OptionNames,
-    colocate_words,
     saved_split,
     saved_split_models,
     saved_split_words,
@@ -109,6 +108,7 @@ from solver.trinity.keys import (
     TRAINER_SP_KEY,
     TRINITY_06_OFFLOAD,
     VERL_LORA_RANK,
+    ColocateRefused,
     ConfigError,
     critic_of_another_model,
     keys_05_refuses,
@@ -489,7 +489,7 @@ def _read_mode(reader: ConfigReader, names: OptionNames) -> str | None:
         raise ConfigError(f"{name}: mode {mode} runs no trainer, so there is nothing to plan (rft-solver "
                           "plans the trainer of mode both or train)")
     if mode == "colocate":
-        raise ConfigError(f"{name}: {colocate_words(names)}; it plans the trainer of mode both or train")
+        raise ColocateRefused(f"{name}: ", "; it plans the trainer of mode both or train", names)
     if mode not in (None, *TRAINER_MODES):
         raise ConfigError(f"{reader.where(('mode',))} must be one of {', '.join(TRAINER_MODES + NO_TRAINER_MODES)} or "
                           f"colocate, as Trinity takes it, got {yaml_brief(mode)}")
@@ -551,13 +551,12 @@ def _read_trainer_gpus(reader: ConfigReader, rollout: int, names: OptionNames) -
         raise ConfigError(f"{reader.name}: cluster.node_num x cluster.gpu_per_node = {total} GPUs; at most {MAX_GPUS}")
     trainer_gpus = total - rollout
     if trainer_gpus < 1:
-        room = (f"give the rollout at most {total - 1} of the {total}" if total > 1 else
-                f"the cluster needs 2 GPUs at least, one for each; or, with one, {colocate_words(names)}")
-        raise ConfigError(
-            f"{reader.name}: cluster.node_num x cluster.gpu_per_node = {counted(total, 'GPU')}: no trainer GPU is left "
-            f"after {counted(rollout, 'rollout GPU')} (explorer.rollout_model.engine_num x each engine's GPUs): the "
-            f"trainer takes GPUs of its own beside the rollout's, so {room}"
-        )
+        refused = (f"{reader.name}: cluster.node_num x cluster.gpu_per_node = {counted(total, 'GPU')}: no trainer GPU "
+                   f"is left after {counted(rollout, 'rollout GPU')} (explorer.rollout_model.engine_num x each engine's "
+                   "GPUs): the trainer takes GPUs of its own beside the rollout's, so ")
+        if total > 1:
+            raise ConfigError(f"{refused}give the rollout at most {total - 1} of the {total}")
+        raise ColocateRefused(f"{refused}the cluster needs 2 GPUs at least, one for each; or, with one, ", "", names)
     return gpu_per_node, trainer_gpus
 
 
@@ -828,9 +827,11 @@ def _no_ref_algorithm(reader: ConfigReader, version: TrinityVersion | None) -> s
 
 def builds_reference_model(reader: ConfigReader, version: TrinityVersion | None) -> bool:
     """Whether Trinity (`version`) builds a reference model of its own, whose pinned shards a node's host memory holds
-    (`solver.memory.host_memory_gib`). Trinity 0.5 (verl 0.7) builds one whatever the algorithm (verl's
-    ``need_reference_policy``: the trainer's role map always holds ``RefPolicy``, ``verl_trainer.py:233`` in 0.5.0),
-    unless LoRA is on by any of `LORA_KEYS` (``ref_in_actor``: the actor without its adapter stands in). Trinity 0.6
+    (`solver.memory.host_memory_gib`). Trinity 0.5 is counted as 0.5.0 and 0.5.1 (verl 0.7.0) build one, whatever
+    the algorithm (verl's ``need_reference_policy``: the trainer's role map always holds ``RefPolicy``,
+    ``verl_trainer.py:233`` in 0.5.0), unless LoRA is on by any of `LORA_KEYS` (``ref_in_actor``: the actor without
+    its adapter stands in); 0.5.2's verl 0.7.1 builds one only where a KL term reads it
+    (`solver.tables.REFERENCE_ALWAYS_RELEASES`), which this counts as its patches' larger need. Trinity 0.6
     on verl 0.8 or later builds one only for an algorithm that uses one (``use_reference``,
     `ref_forward_runs`, whatever its KL terms) and without ``model.lora_configs``, the one LoRA key it reads
     (``trainer/verl/trainer.py:252`` to ``:258`` in 0.6.0), as `version` 0.6 takes it (its fp32 shards are verl

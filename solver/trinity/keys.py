@@ -22,8 +22,8 @@ from solver.query import (
     TRAIN_BATCH_PATH,
 )
 from solver.results import Plan
-from solver.rules import OptionNames
-from solver.tables import OneLineError, TrinityVersion, check_types, counted_release
+from solver.rules import OptionNames, colocate_words
+from solver.tables import GpuType, OneLineError, TrinityVersion, check_types, counted_release
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
 TRINITY_06_TRAINER_KEYS = ("use_remove_padding", "balance_batch", "critic_warmup", "grad_offload", "megatron",
@@ -70,6 +70,20 @@ REMOTE_ENGINES = ("tinker", "external")
 
 class ConfigError(OneLineError):
     """A Trinity config that cannot be read or resolved; the message is one line naming the key at fault."""
+
+
+class ColocateRefused(ConfigError):
+    """A config refused for running its trainer in Trinity's mode colocate (`solver.rules.colocate_words`): what its
+    message says `before` and `after` those words, and the `names` they name options with, so that a caller that
+    knows the GPU type words them with the share of its memory left (`on_gpu`)."""
+
+    def __init__(self, before: str, after: str, names: OptionNames) -> None:
+        self.before, self.after, self.names = before, after, names
+        super().__init__(f"{before}{colocate_words(names)}{after}")
+
+    def on_gpu(self, gpu: GpuType) -> str:
+        """The message, the share of `gpu`'s memory left to the trainer given."""
+        return f"{self.before}{colocate_words(self.names, gpu)}{self.after}"
 
 
 def offload_path(role: str, flag: str, section: str = "fsdp_config") -> tuple[str, ...]:

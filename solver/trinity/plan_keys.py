@@ -180,9 +180,11 @@ OTHER_RELEASE_REASONS = {
 """Why the other Trinity release's host memory need differs (`other_release_words`), by that release: how it builds
 the reference model (`solver.memory.REFERENCE_BYTES`), places the pinned blocks (`pinned_rounding`'s
 `first_even_dim`) and holds a mixture of experts' routed experts (`written_layout`)."""
-REFERENCE_BUILT_05 = "a reference model in bf16, which it builds whatever the algorithm, where 0.6 builds none"
+REFERENCE_BUILT_05 = ("a reference model in bf16, which 0.5.0 and 0.5.1 build whatever the algorithm (0.5.2 where a "
+                      "KL term reads it), where 0.6 builds none")
 """Why Trinity 0.5's host memory need differs from 0.6's for a run that builds no reference model on 0.6 (SFT on verl
-0.8 or later, ``--no-reference``) without LoRA: 0.5 builds one all the same (`_release_counts`)."""
+0.8 or later, ``--no-reference``) without LoRA: 0.5.0 and 0.5.1 build one all the same, and 0.5.2 where a KL term
+reads it (`solver.tables.REFERENCE_ALWAYS_RELEASES`; `_release_counts`)."""
 
 
 class EstimateHost(NamedTuple):
