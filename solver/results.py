@@ -3188,11 +3188,11 @@ class PoolPurchase(Frozen, defer_build=True):
         return {renamed.get(key, key): value for key, value in raw.items()}
 
 
-def fleet_gpus_words(gpus: int, any_down: bool, noun: str = "") -> str:
+def fleet_gpus_words(gpus: int, any_down: bool, noun: bool = False) -> str:
     """The fleet's GPUs as a purchase's or a placement's bound compares with them, ``the fleet's 48`` (``the fleet's
-    48 GPUs`` with `noun` " GPUs"), or where some pool has nodes down, which the count leaves out, ``the fleet's 48
-    on nodes up``."""
-    return f"the fleet's {gpus}{noun}" + (" on nodes up" if any_down else "")
+    48 GPUs``, ``the fleet's 1 GPU`` with `noun`), or where some pool has nodes down, which the count leaves out,
+    ``the fleet's 48 on nodes up``."""
+    return f"the fleet's {counted(gpus, 'GPU') if noun else gpus}" + (" on nodes up" if any_down else "")
 
 
 class PurchaseResult(_Timed, Versioned, defer_build=True):

@@ -22,6 +22,7 @@ import solver
 from solver import PurchaseResult
 from solver.cli import main
 from solver.cluster.search import StopOnInterrupt
+from solver.render.cluster import _fewest_gpus_words
 from solver.rules import COMMAND_OPTIONS
 from solver.tables import load_catalog, load_fleet
 
@@ -299,3 +300,15 @@ def test_the_status_says_how_many_gpus_bought_run_estimated_plans(tmp_path: Path
         "; 8 of the 16 GPUs bought run the memory model's estimated plans, not the tables': big (extrapolated); "
         "--no-estimate buys for the tables' plans alone")
 
+
+
+
+@pytest.mark.parametrize(("fewest", "fleet", "gpus", "words"), [
+    (1, 0, 2, " (at their fewest they take 1 GPU, 1 more than the fleet's 0; the other 1 bought is for the pools"),
+    (1, 1, 1, " (at their fewest they take 1 of the fleet's 1 GPU; the 1 bought is for the pools"),
+    (3, 2, 4, " (at their fewest they take 3 GPUs, 1 more than the fleet's 2; the other 3 bought are for the pools")])
+def test_a_count_of_one_gpu_is_worded_singular(fewest: int, fleet: int, gpus: int, words: str):
+    # fewest91: a Qwen3-0.6B job at 8192 (1 GPU at its fewest) bought onto a pool of no nodes of 2 H100s said "they
+    # take 1 GPUs" and "the other 1 bought are" (the figures as that purchase gives them, the others beside them).
+    result = PurchaseResult.model_construct(fewest_gpus=fewest, fleet_gpus=fleet, gpus=gpus, pools=[])
+    assert _fewest_gpus_words(result).startswith(words)

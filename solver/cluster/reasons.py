@@ -1125,7 +1125,7 @@ def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option], after: str) -> s
     has, need = sum(pool.up_nodes * pool.gpus_per_node for pool in fleet.pools), sum(fewest.values())
     any_down = any(pool.down for pool in fleet.pools)
     if need > has:
-        return f": at their fewest they take {need} GPUs, more than {fleet_gpus_words(has, any_down)}{after}"
+        return f": at their fewest they take {counted(need, 'GPU')}, more than {fleet_gpus_words(has, any_down)}{after}"
     tightest = None  # (share of the pool, words) of the pool its own jobs fill the most
     for index, pool in enumerate(fleet.pools if len(fleet.pools) > 1 else ()):  # the jobs only one pool can run
         bound = [job for job, where in pools.items() if where == {index}]
@@ -1136,13 +1136,13 @@ def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option], after: str) -> s
                               (f"the {len(bound)} jobs only pool {pool.name} can run ({named}) take",
                                "at their fewest"))
         if bound_need > pool_has:
-            return f": {jobs} {fewest_words} {bound_need} GPUs, more than its {pool_has}{after}"
+            return f": {jobs} {fewest_words} {counted(bound_need, 'GPU')}, more than its {pool_has}{after}"
         if bound and (tightest is None or bound_need / pool_has > tightest[0]):
             tightest = (bound_need / pool_has, f" ({jobs} {bound_need} of its {pool_has})")
     # Where no pool's own jobs overflow it, the packing is the fleet's: the pool its own jobs fill the most is named
     # beside it, not as the cause (its jobs may pack there alone, the others leaving no room for them elsewhere).
     within = "" if tightest is None else tightest[1]
-    return f": at their fewest they take {need} of {fleet_gpus_words(has, any_down, ' GPUs')}{within}, {packing}{after}"
+    return f": at their fewest they take {need} of {fleet_gpus_words(has, any_down, noun=True)}{within}, {packing}{after}"
 
 
 def all_unplaced(fleet: Fleet, verdict: Status, interrupted: bool, host_rounded: tuple[str, ...] = (),

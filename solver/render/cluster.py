@@ -767,7 +767,7 @@ def _purchase_status(result: PurchaseResult, fleet: Fleet, names: OptionNames) -
         said = f"the pools as they are place {jobs}{'; ' if jobs and stuck else ''}{stuck}" if jobs else stuck
         return Text(f"status: {result.status}; nothing to buy: {said}", style="bold")
     bound = ("proven the fewest" if result.status == "optimal" else
-             f"proven bound {result.bound} GPUs" if result.bound is not None else "no bound proven")
+             f"proven bound {counted(result.bound, 'GPU')}" if result.bound is not None else "no bound proven")
     return Text(f"status: {result.status}; to place {jobs}, buy {counted(result.gpus, 'GPU')} "
                 f"({counted(result.nodes or 0, 'node')}), {bound}{_fewest_gpus_words(result)}"
                 f"{_bought_for_estimates_words(result, names)}{'; ' if stuck else ''}{stuck}", style="bold")
@@ -798,10 +798,10 @@ def _fewest_gpus_words(result: PurchaseResult) -> str:
     why = "for the pools they may use and their layouts (GPUs and host memory) to pack into the nodes"
     any_down = any(pool.down for pool in result.pools)
     if need <= has:
-        fleet = fleet_gpus_words(has, any_down, " GPUs")
-        return f" (at their fewest they take {need} of {fleet}; the {gpus} bought are {why})"
-    more = f"at their fewest they take {need} GPUs, {need - has} more than {fleet_gpus_words(has, any_down)}"
-    return f" ({more}; the other {packing} bought are {why})" if packing else f" ({more})"
+        fleet = fleet_gpus_words(has, any_down, noun=True)
+        return f" (at their fewest they take {need} of {fleet}; the {gpus} bought {'is' if gpus == 1 else 'are'} {why})"
+    more = f"at their fewest they take {counted(need, 'GPU')}, {need - has} more than {fleet_gpus_words(has, any_down)}"
+    return f" ({more}; the other {packing} bought {'is' if packing == 1 else 'are'} {why})" if packing else f" ({more})"
 
 
 def purchase_json(result: PurchaseResult) -> str:
