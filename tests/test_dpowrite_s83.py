@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 from conftest import in_train_mode
+from test_release05b_s77 import DPO_DATASET_NOTE, _unwrapped
 from test_tokbudget_s72 import ARR, CATALOG, Cli, _config
 from test_trinity import vanilla_plan
 
@@ -271,3 +272,16 @@ def test_write_turns_the_actors_own_flag_off_for_dpo_only_where_it_is_on(own: An
     assert [(key.value, key.existing_only) for key in keys
             if key.path == (*ARR.split("."), "actor", "use_dynamic_bsz")] == written
     assert [key.value for key in keys if key.path == ("trainer", "use_dynamic_bsz")] == [False]
+
+
+@pytest.mark.parametrize(("path", "noted"), [("/data/train.jsonl", False), ("", True)])
+def test_the_dataset_note_is_said_only_where_the_config_names_no_dataset(tmp_path: Path, cli: Cli, path: str,
+                                                                         noted: bool):
+    # fewest91: a DPO config of mode both, its dataset's path set, planned with --rollout-gpus 0 (keys that write mode
+    # train) said to set that path too; an empty one Trinity refuses as unset (trainer-input-missing), so it is said.
+    config = {key: value for key, value in _dpo(2).items() if key != "mode"}
+    config["buffer"]["trainer_input"]["experience_buffer"]["path"] = path
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(tmp_path / "c.yaml"), *PLAN, "--rollout-gpus", "0", "--emit", "trinity")
+    assert status == 0 and "\nmode: train  # Trinity trains DPO in mode train alone" in out
+    assert (DPO_DATASET_NOTE.removeprefix("# ") in _unwrapped(out)) is noted

@@ -63,6 +63,7 @@ from solver.trinity.keys import (
     LORA_CONFIGS,
     TRAINER_INPUT_LINES,
     TRAINER_INPUT_PATH,
+    value_at,
     written_for_05_comment,
     yaml_flow,
     yarn_trainer_words,
@@ -153,8 +154,8 @@ class _FragmentOptions:
     check_environment: tuple[tuple[str, str], ...]
     dpo_mode_unset: bool = False
     dpo_mode_train: bool = False
-    """Whether the keys write ``mode: train`` for DPO: the header says the dataset's path it then needs
-    (`DPO_DATASET_NOTE`)."""
+    """Whether the keys write ``mode: train`` for DPO beside no config that names its dataset: the header says the
+    dataset's path it then needs (`DPO_DATASET_NOTE`)."""
     defaults_taken: tuple[str, ...] = ()
     """The environment variables whose ``${oc.env:VAR,default}`` in the layout took their defaults, no `environ` given
     (`NoEnvironment`): the header says so (`defaults_taken_note`)."""
@@ -401,8 +402,9 @@ DPO_DATASET_NOTE = [
      f"without it (trinity/algorithm/algorithm.py{TRAINER_INPUT_LINES['dpo']}): set it in your config to your "
      "dataset of preference pairs, which these keys cannot name."),
 ]
-"""The header note of a DPO fragment whose keys write ``mode: train`` (``--rollout-gpus 0``): Trinity's DPO then
-requires the dataset's path, which the keys leave to the config (``trainer-input-missing`` without it)."""
+"""The header note of a DPO fragment whose keys write ``mode: train`` (``--rollout-gpus 0``) beside no config that
+sets the dataset's path: Trinity's DPO then requires it, which the keys leave to the config (``trainer-input-missing``
+without it)."""
 
 
 def defaults_taken_note(variables: Sequence[str], unread: Sequence[tuple[str, str]] = ()) -> list[str]:
@@ -658,8 +660,8 @@ def fragment_for(
                           left_unread=tuple(read_without.unread.items()))
     if dpo_mode_unset and keys_leave_mode(ordered):
         options = replace(options, dpo_mode_unset=True)  # keys for a config whose mode they leave
-    if plan.dpo and not keys_leave_mode(ordered):
-        options = replace(options, dpo_mode_train=True)  # keys that write mode train for DPO
+    if plan.dpo and not keys_leave_mode(ordered) and value_at(arguments.layout or {}, TRAINER_INPUT_PATH) in (None, ""):
+        options = replace(options, dpo_mode_train=True)  # keys that write mode train for DPO, no dataset named
     comments: dict[tuple[str, ...], str] = {
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }
