@@ -1157,9 +1157,16 @@ class GpuType(Frozen):
         catalogue), else this GPU type's."""
         return table.source or source_words(self.source)
 
+    def __eq__(self, other: object) -> bool:
+        """By every field, not the name a cells file wrote (`written_name`, a private attribute, which pydantic's
+        equality compares too): a catalogue GPU type `as_written` is the same GPU type."""
+        if not isinstance(other, GpuType):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
     def __hash__(self) -> int:
-        """By name and memory only (equal types hash equally; equality still compares everything): the
-        planner's caches key on GPU types, and hashing every cell of their tables each query was slow."""
+        """By name and memory only (equal types hash equally; equality compares every field): the planner's caches
+        key on GPU types, and hashing every cell of their tables each query was slow."""
         return hash((self.name, self.memory_gb, self.memory_mib, len(self.tables)))
 
 
