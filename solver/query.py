@@ -1090,8 +1090,8 @@ class TrinityConfig(Frozen, defer_build=True):
     the actor's dynamic batch sizes off, which on split its pairs (`solver.trinity.plan_keys.keys_for_plan`); this
     words what the config does as written."""
     mode_train: bool = False
-    """Whether the config's ``mode`` is ``train`` (unset, Trinity's is ``both``), the one mode Trinity trains DPO in
-    (`Query.mode_train`)."""
+    """Whether the config's ``mode`` is ``train`` (unset, Trinity's is ``both``), the one mode Trinity trains DPO on a
+    dataset in (`Query.mode_train`)."""
     remove_padding: bool = True
     """Whether ``actor_rollout_ref.model.use_remove_padding`` is on (Trinity 0.5's worker reads it for the actor and
     the ref; on by default): off, verl splits none of the ref's micro-batches over SP, so each GPU takes them whole."""

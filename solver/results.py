@@ -1432,8 +1432,8 @@ class Plan(Frozen):
         "before the field"))
     mode_train: bool = Field(default=False, description=(
         "whether the --from-config config runs in mode train (the query's mode_train), the one mode Trinity trains "
-        "DPO in: with dpo, its fragment's header then leaves out the note that says to set it (dpo_mode_unset); "
-        "false without a config, and in JSON made before the field"))
+        "DPO on a dataset in: with dpo, its fragment's header then leaves out the note that says to set it "
+        "(dpo_mode_unset); false without a config, and in JSON made before the field"))
     critic: CriticStates | None = Field(default=None, description=(
         "the PPO critic memory_gb, headroom_gb and host_memory_gb count (the answer's critic): resident, its states "
         "on the GPUs; offloaded, in host memory (FSDP2's offload_policy); or reloaded, in host memory but back on the "
@@ -1625,8 +1625,8 @@ class Plan(Frozen):
 
     @property
     def without_rollout(self) -> bool:
-        """Whether the run has no rollout (vLLM) engines: DPO (Trinity trains it in mode train alone), a config of
-        mode train (`mode_train`), or none kept for it (`rollout_gpus` 0)."""
+        """Whether the run has no rollout (vLLM) engines: DPO (Trinity trains it on a dataset in mode train
+        alone), a config of mode train (`mode_train`), or none kept for it (`rollout_gpus` 0)."""
         return self.dpo or self.mode_train or self.rollout_gpus == 0
 
     @property

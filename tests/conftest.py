@@ -405,9 +405,9 @@ def in_train_mode(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def train_mode_text(algorithm: str, text: str) -> str:
-    """The Trinity config `text` as `algorithm` needs it where Trinity trains it in mode train alone (`mode_line`):
-    that line on top and the dataset (`TRAINER_INPUT`) in its ``buffer`` section (one in flow style on one line, a
-    block indented by two, or a new one); else `text` as it is."""
+    """The Trinity config `text` as `algorithm` needs it where Trinity trains it on a dataset in mode train alone
+    (`mode_line`): that line on top and the dataset (`TRAINER_INPUT`) in its ``buffer`` section (one in flow style on
+    one line, a block indented by two, or a new one); else `text` as it is."""
     if not mode_line(algorithm):
         return text
     dataset = f"trainer_input: {{experience_buffer: {{path: {DATASET_PATH}}}}}"

@@ -77,7 +77,7 @@ def _ppo(critic: dict[str, Any], **trainer: Any) -> dict[str, Any]:
 def _dpo(size: Any = 1, **trainer: Any) -> dict[str, Any]:
     """`_config`'s for DPO, with the actor's micro-batch size per GPU `size` (None: unset), the ref's and the rollout's
     log-prob sizes 1 (unset, verl 0.8 refuses them with dynamic batch sizes off: s83's review83a, its own tests), in
-    mode train, the one Trinity trains DPO in."""
+    mode train, the one Trinity trains DPO on a dataset in."""
     config = _config({"actor": {} if size is None else {"ppo_micro_batch_size_per_gpu": size},
                       **{role: {"log_prob_micro_batch_size_per_gpu": 1} for role in ("ref", "rollout")}}, **trainer)
     config["algorithm"]["algorithm_type"] = "dpo"

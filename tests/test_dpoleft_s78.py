@@ -45,7 +45,7 @@ DEFAULTS_NOTE = ("# No environ given: layout's ${oc.env:...} took their defaults
                  "Trinity resolves them as it loads the config (trinity/common/config.py:1059 in 0.6.0), in the "
                  "environment trinity run starts in: where that sets them, pass it as environ (environ=os.environ in "
                  "that shell).")
-MODE_NOTE = "# DPO: Trinity trains it in mode train alone (it refuses mode both:"
+MODE_NOTE = "# DPO: Trinity trains it on a dataset in mode train alone (it refuses mode both:"
 
 
 def _actor(settings: TrinitySettings) -> int:

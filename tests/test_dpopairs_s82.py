@@ -4,7 +4,7 @@ pair's chosen and rejected sequences, while Trinity's DPO loss takes a micro-bat
 ones as rejected: ``--check`` says so (``dpo-pair-dynamic``, a caution: it runs, but is not DPO) wherever the actor's
 update may run with them on, and no longer tells a DPO config to turn the trainer's or actor's key back on
 (``dynamic-batch-off``). A cluster job with ``dpo: true`` and ``rollout_gpus`` above 0 is refused: Trinity trains DPO
-in mode train alone."""
+on a dataset in mode train alone."""
 
 from __future__ import annotations
 
@@ -116,7 +116,8 @@ def test_a_dpo_job_with_rollout_gpus_is_refused_in_one_line(tmp_path: Path, cli:
         "train alone, with no explorer to use them (it refuses mode both): drop rollout_gpus, or give 0\n"))
     fleet.write_text(FLEET.format(extra=", rollout_gpus: 0"), encoding="utf-8")
     assert cli("cluster", str(fleet))[0] == 0
-    with pytest.raises(ValueError, match=r"dpo true with rollout_gpus 1: Trinity trains DPO in mode train alone"):
+    with pytest.raises(ValueError, match=r"dpo true with rollout_gpus 1: Trinity trains DPO on a dataset in mode "
+                                           "train alone"):
         solver.Job(name="a", model="Qwen3-4B", max_model_len=8192, dpo=True, rollout_gpus=1)
     assert solver.Job(name="a", model="Qwen3-4B", max_model_len=8192, rollout_gpus=1).rollout_gpus == 1
 

@@ -40,15 +40,16 @@ SPLIT_WORDS = {1: ("each micro-batch holds one sequence, so the loss finds no re
 UNREAD = ("solve: error: {option}: the config trains DPO with dynamic batch sizes off in the actor's update, which "
           "reads no token budget: each micro-batch holds one pair, a chosen and a rejected sequence, which the plans "
           "count at Trinity's default budget, ceil(2 x max_model_len / SP) tokens per GPU: leave --token-budget out\n")
-ROLLOUT = ("solve: error: the config's algorithm.algorithm_type dpo with --rollout-gpus {n}: Trinity trains DPO in "
-           "mode train alone, with no explorer to use them (it refuses mode both): drop --rollout-gpus, or give 0\n")
+ROLLOUT = ("solve: error: the config's algorithm.algorithm_type dpo with --rollout-gpus {n}: Trinity trains DPO on a "
+           "dataset in mode train alone, with no explorer to use them (it refuses mode both): drop --rollout-gpus, or "
+           "give 0\n")
 PLAN = ("--gpu", "h100", "--gpus", "8")
 
 
 def _dpo(size: int | None = 3, algorithm: str = "dpo", **trainer: Any) -> dict[str, Any]:
     """Qwen3-8B (trained with remove padding) at 8192 tokens on 8 trainer GPUs (`_config`: dynamic batch sizes off,
     a trainer budget of 12000), trained by `algorithm`, the actor's micro-batch size per GPU `size` (None: unset),
-    with `trainer`'s keys over those; DPO in mode train, the one Trinity trains it in."""
+    with `trainer`'s keys over those; DPO in mode train, the one Trinity trains it on a dataset in."""
     config = _config({"actor": {} if size is None else {"ppo_micro_batch_size_per_gpu": size}})
     config["trainer"].update(trainer)
     config["algorithm"]["algorithm_type"] = algorithm
@@ -169,7 +170,8 @@ def test_the_api_refuses_a_token_budget_and_rollout_gpus_beside_such_a_dpo_confi
                                          "out$"):
         config_query(CATALOG, read, gpu="H100", token_budget=8192)
     with pytest.raises(QueryError, match=r"^the config's algorithm.algorithm_type dpo with rollout_gpus=2: Trinity "
-                                         r"trains DPO in mode train alone, .*: drop rollout_gpus, or give 0$"):
+                                         r"trains DPO on a dataset in mode train alone, .*: drop rollout_gpus, or "
+                                         "give 0$"):
         config_query(CATALOG, read, gpu="H100", rollout_gpus=2)
     assert config_query(CATALOG, read, gpu="H100", rollout_gpus=0).dpo
     on = read_trinity_config(yaml.safe_dump(_dpo(2, use_dynamic_bsz=True)), "c.yaml", {})
@@ -283,5 +285,5 @@ def test_the_dataset_note_is_said_only_where_the_config_names_no_dataset(tmp_pat
     config["buffer"]["trainer_input"]["experience_buffer"]["path"] = path
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     status, out, _ = cli("--from-config", str(tmp_path / "c.yaml"), *PLAN, "--rollout-gpus", "0", "--emit", "trinity")
-    assert status == 0 and "\nmode: train  # Trinity trains DPO in mode train alone" in out
+    assert status == 0 and "\nmode: train  # Trinity trains DPO on a dataset in mode train alone" in out
     assert (DPO_DATASET_NOTE.removeprefix("# ") in _unwrapped(out)) is noted

@@ -8,8 +8,8 @@ import pytest
 
 
 def test_a_dpo_job_without_rollout_gpus_is_not_told_to_give_them(tmp_path: Path, cli):
-    # Trinity trains DPO in mode train alone (it refuses mode both), which a job without rollout_gpus gets: the note
-    # that asks for rollout_gpus names the GRPO job beside it, never the DPO one.
+    # Trinity trains DPO on a dataset in mode train alone (it refuses mode both), which a job without rollout_gpus
+    # gets: the note that asks for rollout_gpus names the GRPO job beside it, never the DPO one.
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text("pools:\n  - {name: a, gpu: A100-80GB, nodes: 2, gpus_per_node: 8}\njobs:\n"
                      "  - {name: grpo, model: Qwen3-4B, max_model_len: 8192}\n"

@@ -62,7 +62,7 @@ def test_a_dpo_fragments_mode_train_says_dpo_has_no_explorer(cli):
              "--train-batch-size", "64", "--emit", "trinity")
     status, out, _ = cli(*flags, "--dpo")
     assert status == 0
-    assert "\nmode: train  # Trinity trains DPO in mode train alone, with no explorer anywhere\n" in out
+    assert "\nmode: train  # Trinity trains DPO on a dataset in mode train alone, with no explorer anywhere\n" in out
     status, out, _ = cli(*flags)
     assert status == 0 and "\nmode: train  # no explorer here: it runs elsewhere, in mode explore, or none does (SFT)\n" in out
 

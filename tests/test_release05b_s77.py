@@ -110,9 +110,9 @@ def test_map_plans_echoes_the_release() -> None:
     assert "Trinity 0.5.0" in solver.map_text((gpu_map,))
 
 
-DPO_NOTE = ("# DPO: Trinity trains it in mode train alone (it refuses mode both: trinity/algorithm/algorithm.py:291 "
-            "in 0.6.0, :248 in 0.5.2) and requires buffer.train_batch_size in every mode "
-            "(trinity/common/config_validator.py:966 in 0.6.0, :877 in 0.5.2): set mode: train and "
+DPO_NOTE = ("# DPO: Trinity trains it on a dataset in mode train alone (it refuses mode both: "
+            "trinity/algorithm/algorithm.py:291 in 0.6.0, :248 in 0.5.2) and requires buffer.train_batch_size in every "
+            "mode (trinity/common/config_validator.py:966 in 0.6.0, :877 in 0.5.2): set mode: train and "
             "buffer.train_batch_size in your config, or plan with --rollout-gpus 0 --train-batch-size N (an API "
             "query's rollout_gpus=0 and train_batch_size), which writes both here.")
 DPO = ("--model", "8B", "--gpu", "a100", "--len", "16k", "--gpus", "8", "--dpo", "--emit", "trinity")
@@ -141,7 +141,7 @@ def test_dpo_fragment_without_mode_train_says_the_keys(cli: Cli) -> None:
 def test_dpo_fragment_in_mode_train_says_the_datasets_path_alone(cli: Cli) -> None:
     status, out, _ = cli(*DPO, "--rollout-gpus", "0", "--train-batch-size", "64")
     assert status == 0
-    assert "\nmode: train  # Trinity trains DPO in mode train alone, with no explorer anywhere\n" in out
+    assert "\nmode: train  # Trinity trains DPO on a dataset in mode train alone, with no explorer anywhere\n" in out
     assert "  train_batch_size: 64" in out
     assert "# DPO:" not in out
     # modefix91: mode train then needs the dataset's path, which the keys cannot write (trainer-input-missing)

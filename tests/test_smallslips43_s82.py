@@ -212,8 +212,8 @@ def test_far_beyond_calibration(room: MarginRoom, thin: str, words: str) -> None
 # (5) DPO keeps no rollout GPUs
 
 
-DPO_REFUSAL = ("--dpo with --rollout-gpus 2: Trinity trains DPO in mode train alone, with no explorer to use them (it "
-               "refuses mode both): drop --rollout-gpus, or give 0")
+DPO_REFUSAL = ("--dpo with --rollout-gpus 2: Trinity trains DPO on a dataset in mode train alone, with no explorer to "
+               "use them (it refuses mode both): drop --rollout-gpus, or give 0")
 
 
 @pytest.mark.parametrize("budget", [("--gpus", "8"), ("--total-gpus", "8")])
@@ -225,8 +225,8 @@ def test_dpo_with_rollout_gpus_is_refused(cli: Cli, budget: tuple[str, str]) -> 
 def test_the_api_refuses_it_too() -> None:
     with pytest.raises(QueryError) as refused:
         solver.plan("4B", gpu="h100", budget_gpus=8, max_model_len=32768, dpo=True, rollout_gpus=2)
-    assert str(refused.value) == ("dpo=True with rollout_gpus=2: Trinity trains DPO in mode train alone, with no "
-                                  "explorer to use them (it refuses mode both): drop rollout_gpus, or give 0")
+    assert str(refused.value) == ("dpo=True with rollout_gpus=2: Trinity trains DPO on a dataset in mode train alone, "
+                                  "with no explorer to use them (it refuses mode both): drop rollout_gpus, or give 0")
 
 
 def test_dpo_keeps_no_gpus_for_a_rollout(cli: Cli) -> None:

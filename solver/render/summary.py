@@ -910,7 +910,7 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int, names: OptionNam
     if answer.open_budget:
         return counted(plan.gpus, "GPU") + spanned
     # --rollout-gpus 0: no rollout here; a config's rollout, with no cluster section to count it in, goes beside
-    # DPO: Trinity trains it in mode train alone, with no explorer to leave GPUs to
+    # DPO: Trinity trains it on a dataset in mode train alone, with no explorer to leave GPUs to
     no_rollout = answer.rollout_gpus == 0 or answer.current is not None or (answer.query is not None
                                                                             and answer.query.dpo)
     spare = "unused" if no_rollout else "left for rollout"

@@ -475,7 +475,8 @@ def counted_critic(choice: CriticChoice | None) -> CriticStates | None:
 DPO_CONFLICTS: Final = {"critic": "trains no PPO critic (Trinity's dpo algorithm uses none)",
                         "reference": "without LoRA builds a reference model (Trinity's dpo algorithm uses one)"}
 """What a DPO run does that it is said not to (`dpo_conflict`), in words that follow what says it trains DPO."""
-DPO_NO_EXPLORER: Final = "Trinity trains DPO in mode train alone, with no explorer to use them (it refuses mode both)"
+DPO_NO_EXPLORER: Final = ("Trinity trains DPO on a dataset in mode train alone, with no explorer to use them "
+                          "(it refuses mode both)")
 """Why a DPO run keeps no rollout GPUs (a cluster job's rollout_gpus, --rollout-gpus), in words that follow them:
 ``algorithm/algorithm.py:291`` in Trinity 0.6.0, ``:248`` in 0.5.2."""
 

@@ -649,8 +649,8 @@ class _JobFields(PlainWorded, defer_build=True):
         "true: the job's run trains DPO (Trinity's algorithm_type dpo), as --dpo: for a model trained one padded "
         "sequence per micro-batch, its plans count a pair per micro-batch, a chosen and a rejected sequence, and its "
         "--emit-dir config writes the actor's micro-batch size for it; refused beside a critic, beside rollout_gpus "
-        "above 0 (Trinity trains DPO in mode train alone), and without a lora_rank beside reference_model false; "
-        "false (the default): not DPO"))
+        "above 0 (Trinity trains DPO on a dataset in mode train alone), and without a lora_rank beside "
+        "reference_model false; false (the default): not DPO"))
     trinity_version: Annotated[str, Strict(), AfterValidator(_known_release)] | None = Field(
         default=None, description=(
             f"the Trinity-RFT release the job runs on, as --trinity-version: {TRINITY_RELEASE_FORMS}; its plans are "

@@ -390,10 +390,11 @@ TRAIN_BATCH_NOTE = [
 ]
 """The header note of a fragment in mode train (``--rollout-gpus 0``) made without a train batch to write."""
 DPO_MODE_NOTE = [
-    (f"# DPO: Trinity trains it in mode train alone (it refuses mode both: trinity/algorithm/algorithm.py:291 in "
-     f"0.6.0, :248 in 0.5.2) and requires {TRAIN_BATCH_KEY} in every mode (trinity/common/config_validator.py:966 in "
-     f"0.6.0, :877 in 0.5.2): set mode: train and {TRAIN_BATCH_KEY} in your config, or plan with --rollout-gpus 0 "
-     "--train-batch-size N (an API query's rollout_gpus=0 and train_batch_size), which writes both here."),
+    (f"# DPO: Trinity trains it on a dataset in mode train alone (it refuses mode both: "
+     f"trinity/algorithm/algorithm.py:291 in 0.6.0, :248 in 0.5.2) and requires {TRAIN_BATCH_KEY} in every mode "
+     f"(trinity/common/config_validator.py:966 in 0.6.0, :877 in 0.5.2): set mode: train and {TRAIN_BATCH_KEY} in "
+     "your config, or plan with --rollout-gpus 0 --train-batch-size N (an API query's rollout_gpus=0 and "
+     "train_batch_size), which writes both here."),
 ]
 """The header note of a DPO fragment (a plan that counted DPO's pairs) whose keys do not write ``mode: train``:
 made without ``--rollout-gpus 0``, it leaves the config's mode (``both`` by default), which Trinity's DPO refuses."""

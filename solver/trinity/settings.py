@@ -166,7 +166,7 @@ def _cluster_keys(plan: Plan, rollout_gpus: int, nodes: int, engines: tuple[int,
     leaves idle), and (with `engines`) the explorer's rollout engines; `EngineError` where the engines are elsewhere
     or do not divide the rollout GPUs."""
     idle = f"; {counted(plan.unused_gpus, 'GPU')} of the budget unused" if plan.unused_gpus else ""
-    why_train = ("Trinity trains DPO in mode train alone, with no explorer anywhere" if plan.dpo else
+    why_train = ("Trinity trains DPO on a dataset in mode train alone, with no explorer anywhere" if plan.dpo else
                  "no explorer here: it runs elsewhere, in mode explore, or none does (SFT)")
     no_explorer = [PlanKey(path=("mode",), value="train", comment=why_train),
                    *([PlanKey(path=TRAIN_BATCH_PATH, value=train_batch_size,
