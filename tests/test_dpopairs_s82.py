@@ -112,8 +112,9 @@ def test_a_dpo_job_with_rollout_gpus_is_refused_in_one_line(tmp_path: Path, cli:
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(FLEET.format(extra=", rollout_gpus: 2"), encoding="utf-8")
     assert cli("cluster", str(fleet)) == (2, "", (
-        f"solve cluster: error: {fleet}: line 4: job pairs: dpo true with rollout_gpus 2: Trinity trains DPO in mode "
-        "train alone, with no explorer to use them (it refuses mode both): drop rollout_gpus, or give 0\n"))
+        f"solve cluster: error: {fleet}: line 4: job pairs: dpo true with rollout_gpus 2: Trinity trains DPO on a "
+        "dataset in mode train alone, with no explorer to use them (it refuses mode both): drop rollout_gpus, or "
+        "give 0\n"))
     fleet.write_text(FLEET.format(extra=", rollout_gpus: 0"), encoding="utf-8")
     assert cli("cluster", str(fleet))[0] == 0
     with pytest.raises(ValueError, match=r"dpo true with rollout_gpus 1: Trinity trains DPO on a dataset in mode "
