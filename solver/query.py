@@ -354,7 +354,8 @@ class Query(Frozen):
         "for nothing and still refute; null for none"))
     mode_train: bool = Field(default=False, description=(
         "whether the Trinity config the query was read from runs in mode train (config_query, --from-config), the one "
-        "mode Trinity trains DPO in: a DPO fragment's header then leaves out the note that says to set it"))
+        "mode Trinity trains DPO on a dataset in: a DPO fragment's header then leaves out the note that says to set "
+        "it"))
     lora_targets: LoraTargets | None = Field(default=None, description=(
         "the target_modules regex (and exclude_modules) of the LoRA adapter: --lora-targets' (`given_lora_targets`), "
         "else that of the Trinity config's own adapter the query was read from (config_query, --from-config: "
@@ -1698,9 +1699,9 @@ CONFIG_DPO_SOURCE = "the config's algorithm.algorithm_type dpo"
 
 
 def check_dpo_rollout(dpo: bool, rollout_gpus: int | None, names: OptionNames, said: str | None = None) -> None:
-    """`QueryError` where a DPO run (`dpo`) is given rollout GPUs (`rollout_gpus` above 0): Trinity trains DPO in mode
-    train alone (`DPO_NO_EXPLORER`); named as `names` name the options, and what says the run trains DPO as `said`
-    does (None: the option, ``dpo=True`` or ``--dpo``), as `check_dpo` names it."""
+    """`QueryError` where a DPO run (`dpo`) is given rollout GPUs (`rollout_gpus` above 0): Trinity trains DPO on a
+    dataset in mode train alone (`DPO_NO_EXPLORER`); named as `names` name the options, and what says the run trains
+    DPO as `said` does (None: the option, ``dpo=True`` or ``--dpo``), as `check_dpo` names it."""
     if dpo and rollout_gpus:
         raise QueryError(f"{_dpo_said(names, said)} with {names.valued(names.rollout_gpus, rollout_gpus)}: "
                          f"{DPO_NO_EXPLORER}: drop {names.rollout_gpus}, or give 0")

@@ -542,7 +542,8 @@ def _unproven_warnings(wall_clock_stopped: tuple[str, ...], host_rounded: tuple[
 
 def _no_rollout_gpus_given(placements: tuple[Placement, ...], fleet: Fleet, names: OptionNames) -> list[Text]:
     """The note on the placed jobs that give no rollout_gpus (`no_rollout_gpus_note`), where any do; not on a DPO
-    job's, whose mode train is what Trinity trains DPO in (it refuses mode both), so there is nothing to give."""
+    job's, whose mode train is what Trinity trains DPO on a dataset in (it refuses mode both), so there is nothing to
+    give."""
     ungiven = {job.name for job in fleet.jobs if not job.rollout_gpus_given and not job.dpo}
     if unasked := [placement.job for placement in placements if placement.job in ungiven]:
         return [Text(f"note: {named_jobs(unasked)}: {no_rollout_gpus_note(names)}", style="yellow")]

@@ -675,9 +675,10 @@ class _JobFields(PlainWorded, defer_build=True):
 
     @model_validator(mode="after")
     def _dpo_without_rollout(self) -> _JobFields:
-        """A DPO job that keeps rollout GPUs: Trinity trains DPO in mode ``train`` alone, with no explorer, and refuses
-        mode ``both`` (``algorithm/algorithm.py:291`` in 0.6.0, ``:248`` in 0.5.2), so they would be GPUs held for
-        nothing. Refused rather than dropped: a file that asks for them asks for something its run never uses."""
+        """A DPO job that keeps rollout GPUs: Trinity trains DPO on a dataset in mode ``train`` alone, with no explorer,
+        and refuses mode ``both`` (``algorithm/algorithm.py:291`` in 0.6.0, ``:248`` in 0.5.2), so they would be GPUs
+        held for nothing. Refused rather than dropped: a file that asks for them asks for something its run never
+        uses."""
         if self.dpo and self.rollout_gpus:
             raise ValueError(f"dpo true with rollout_gpus {self.rollout_gpus}: {DPO_NO_EXPLORER}: drop rollout_gpus, "
                              "or give 0")
