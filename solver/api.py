@@ -1654,6 +1654,7 @@ def config_query(
         config.lora_targets)
     if own_targets is not None:
         lora_targets = own_targets.pattern
+    config_builds_none = reference_model is None and not lora_rank and not config.reference_model
     query = make_query(
         catalog, model=model if model is not None else config.model, gpu=gpu, objective=objective,
         budget_gpus=config.trainer_gpus if from_config else budget_gpus,
@@ -1675,13 +1676,17 @@ def config_query(
         train_batch_size=config.train_batch_size if own_batch else train_batch_size,
         train_batch_source=train_batch_source if train_batch_source is not None else
         config.train_batch_source if own_batch else None, trinity_version=trinity_version,
-        reference_model=reference_model if reference_model is not None or lora_rank else config.reference_model,
+        # the config's own reading of no reference model (its LoRA keys: Trinity's ref_in_actor) is set below, past
+        # make_query's check of a caller's --no-reference on a release that builds one whatever (it says no option)
+        reference_model=None if config_builds_none else reference_model if reference_model is not None or lora_rank
+        else config.reference_model,
         lora_rank=counted_rank, critic=config.critic if critic is None else counted_critic(critic), dpo=bool(dpo),
         lora_targets=lora_targets, lora_exclude_modules=lora_exclude_modules, option_names=option_names,
         lora_targets_source=lora_targets_source if lora_targets_source is not None or own_targets is None
         else CONFIG_TARGETS_SOURCE)
     # the config's own readings that make_query takes no keyword for, or (dpo) where none overrides them
     own = {"dpo": config.dpo if dpo is None else dpo, "mode_train": config.mode_train,
+           **({"reference_model": False} if config_builds_none else {}),
            "trainer_strategy": config.strategy,
            "config_lora": config.lora_key is not None,
            "config_adapter": None if config.lora_key is None else ConfigAdapter.of(config.lora_key, config.lora_rank,
