@@ -301,8 +301,6 @@ def test_the_status_says_how_many_gpus_bought_run_estimated_plans(tmp_path: Path
         "--no-estimate buys for the tables' plans alone")
 
 
-
-
 @pytest.mark.parametrize(("fewest", "fleet", "gpus", "words"), [
     (1, 0, 2, " (at their fewest they take 1 GPU, 1 more than the fleet's 0; the other 1 bought is for the pools"),
     (1, 1, 1, " (at their fewest they take 1 of the fleet's 1 GPU; the 1 bought is for the pools"),

@@ -118,7 +118,7 @@ def test_a_dpo_job_with_rollout_gpus_is_refused_in_one_line(tmp_path: Path, cli:
     fleet.write_text(FLEET.format(extra=", rollout_gpus: 0"), encoding="utf-8")
     assert cli("cluster", str(fleet))[0] == 0
     with pytest.raises(ValueError, match=r"dpo true with rollout_gpus 1: Trinity trains DPO on a dataset in mode "
-                                           "train alone"):
+                       "train alone"):
         solver.Job(name="a", model="Qwen3-4B", max_model_len=8192, dpo=True, rollout_gpus=1)
     assert solver.Job(name="a", model="Qwen3-4B", max_model_len=8192, rollout_gpus=1).rollout_gpus == 1
 

@@ -1142,7 +1142,8 @@ def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option], after: str) -> s
     # Where no pool's own jobs overflow it, the packing is the fleet's: the pool its own jobs fill the most is named
     # beside it, not as the cause (its jobs may pack there alone, the others leaving no room for them elsewhere).
     within = "" if tightest is None else tightest[1]
-    return f": at their fewest they take {need} of {fleet_gpus_words(has, any_down, noun=True)}{within}, {packing}{after}"
+    return (f": at their fewest they take {need} of {fleet_gpus_words(has, any_down, noun=True)}{within}, "
+            f"{packing}{after}")
 
 
 def all_unplaced(fleet: Fleet, verdict: Status, interrupted: bool, host_rounded: tuple[str, ...] = (),

@@ -552,8 +552,8 @@ def _read_trainer_gpus(reader: ConfigReader, rollout: int, names: OptionNames) -
     trainer_gpus = total - rollout
     if trainer_gpus < 1:
         refused = (f"{reader.name}: cluster.node_num x cluster.gpu_per_node = {counted(total, 'GPU')}: no trainer GPU "
-                   f"is left after {counted(rollout, 'rollout GPU')} (explorer.rollout_model.engine_num x each engine's "
-                   "GPUs): the trainer takes GPUs of its own beside the rollout's, so ")
+                   f"is left after {counted(rollout, 'rollout GPU')} (explorer.rollout_model.engine_num x each "
+                   "engine's GPUs): the trainer takes GPUs of its own beside the rollout's, so ")
         if total > 1:
             raise ConfigError(f"{refused}give the rollout at most {total - 1} of the {total}")
         raise ColocateRefused(f"{refused}the cluster needs 2 GPUs at least, one for each; or, with one, ", "", names)
