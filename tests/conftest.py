@@ -13,6 +13,7 @@ cluster reference (`reference_problems`), and helpers (`made_up_table`, `qwen3_8
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import math
@@ -400,8 +401,8 @@ TRAINER_INPUT = {"trainer_input": {"experience_buffer": {"path": DATASET_PATH}}}
 
 def in_train_mode(config: dict[str, Any]) -> dict[str, Any]:
     """The Trinity config `config` in mode train, its ``buffer`` naming its dataset (`TRAINER_INPUT`), as Trinity
-    trains SFT and DPO."""
-    return {**config, "mode": "train", "buffer": {**config.get("buffer", {}), **TRAINER_INPUT}}
+    trains SFT and DPO; a copy of its own, so that a test editing it edits no other test's."""
+    return {**config, "mode": "train", "buffer": {**config.get("buffer", {}), **copy.deepcopy(TRAINER_INPUT)}}
 
 
 def train_mode_text(algorithm: str, text: str) -> str:
