@@ -233,7 +233,7 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     wayless_jobs = [job for job in unplaced if job.reason_code == UnplacedCode.NO_WAY_TO_RUN]
     auto_now = [job.job for job in wayless_jobs if any(pool.token_budget_auto_reach for pool in job.pools)]
     more_nodes = {job.job: [pool.more_nodes_token_budget or "default" for pool in job.pools
-                            if pool.reason_code in short_of_nodes and pool.more_nodes_reach is not False
+                            if (pool.reason_code in short_of_nodes and pool.more_nodes_reach is not False)
                             or pool.plan_reason_code in short_of_gpus or pool.more_nodes_reach]
                   for job in wayless_jobs if job.job not in auto_now}
     wayless = [job for job, budgets in more_nodes.items() if budgets]
