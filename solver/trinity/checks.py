@@ -4154,14 +4154,23 @@ nothing of them: ``bench`` and ``serve`` run an explorer alone (``cli/launcher.p
 ``common/config_validator.py:1112`` in 0.6.0, ``:1011`` in 0.5.2). ``--from-config`` refuses to plan all three."""
 
 
+def _offline_algorithm(checks: _ConfigChecks) -> str | None:
+    """The config's algorithm type where Trinity trains it offline, on a dataset (`TRAIN_MODE_ALGORITHMS`), and the
+    release takes the type (no ``unknown-algorithm-refused``: CPT on Trinity 0.5); else None."""
+    algorithm = checks.value(("algorithm", "algorithm_type"))
+    if (not isinstance(algorithm, str) or algorithm not in TRAIN_MODE_ALGORITHMS
+            or any(problem.code is ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED for problem in checks.problems)):
+        return None
+    return algorithm
+
+
 def _check_algorithm_mode(checks: _ConfigChecks) -> None:
     """Check that a config of an algorithm type Trinity trains offline (`TRAIN_MODE_ALGORITHMS`: SFT, CPT, DPO) is in
     none of the modes its ``check_config`` refuses as the config loads (`ALGORITHM_REFUSED_MODES`: ``both``, the
     default, and ``explore``). Not said where the type itself is refused (``unknown-algorithm-refused``: CPT on
     Trinity 0.5)."""
-    algorithm, mode = checks.value(("algorithm", "algorithm_type")), checks.value(("mode",))
-    if (not isinstance(algorithm, str) or algorithm not in TRAIN_MODE_ALGORITHMS or mode not in ALGORITHM_REFUSED_MODES
-            or any(problem.code is ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED for problem in checks.problems)):
+    algorithm, mode = _offline_algorithm(checks), checks.value(("mode",))
+    if algorithm is None or mode not in ALGORITHM_REFUSED_MODES:
         return
     given = "both (unset: Trinity's default)" if mode is None else mode
     checks.add(ConfigProblemCode.ALGORITHM_MODE_REFUSED, (
@@ -4179,9 +4188,8 @@ def _check_trainer_input(checks: _ConfigChecks) -> None:
     as the config loads, before the buffer's validator would fill in a default path (``AlgorithmConfigValidator``
     runs before ``BufferConfigValidator``). Not said where the type is refused (``unknown-algorithm-refused``), nor
     where the path cannot be read here (its problem is said)."""
-    algorithm, mode = checks.value(("algorithm", "algorithm_type")), checks.value(("mode",))
-    if (mode != "train" or not isinstance(algorithm, str) or algorithm not in TRAIN_MODE_ALGORITHMS
-            or any(problem.code is ConfigProblemCode.UNKNOWN_ALGORITHM_REFUSED for problem in checks.problems)):
+    algorithm = _offline_algorithm(checks)
+    if algorithm is None or checks.value(("mode",)) != "train":
         return
     experience = checks.value(TRAINER_INPUT_PATH[:-1])
     path = checks.value(TRAINER_INPUT_PATH) if isinstance(experience, Mapping) else None

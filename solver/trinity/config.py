@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import Field, TypeAdapter, ValidationError
@@ -1845,16 +1846,16 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
     sp, trainer_sp, ref_sp, lora_ref_sp, sp_notes = _read_sequence_parallel(reader, version, skipped, option_names)
     actor_sp = None if version == "0.5" else read_or_none(reader.integer, ROLE_SP_KEYS[0])  # 0.5 runs sp at it
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
-    counted = sequence_counted_roles(lambda path: read_or_none(reader.get, path), version)
+    lenient = partial(read_or_none, reader.get)  # a key read only for a note
+    ranks = trainer_gpus // sp if trainer_gpus else None  # the trainer's data-parallel ranks, where known
+    counted = sequence_counted_roles(lenient, version)
     critic = _read_critic(reader, version, "critic" in counted, option_names)
     dpo = trains_dpo(reader.word(("algorithm", "algorithm_type")))
-    rollout_none = "rollout" not in counted and rollout_flag_left_none(lambda path: read_or_none(reader.get, path),
-                                                                       version)
-    micro_batches = micro_batch_counts(reader, counted, dpo, trainer_gpus // sp if trainer_gpus else None, rollout_none)
-    counted_050 = sequence_counted_roles(lambda path: read_or_none(reader.get, path), "0.5")
-    sequences_050 = None if counted_050 == counted else micro_batch_counts(
-        reader, counted_050, dpo, trainer_gpus // sp if trainer_gpus else None).sequences
-    in_rows = dpo and actor_update_in_rows(lambda path: read_or_none(reader.get, path), version)
+    rollout_none = "rollout" not in counted and rollout_flag_left_none(lenient, version)
+    micro_batches = micro_batch_counts(reader, counted, dpo, ranks, rollout_none)
+    counted_050 = sequence_counted_roles(lenient, "0.5")
+    sequences_050 = None if counted_050 == counted else micro_batch_counts(reader, counted_050, dpo, ranks).sequences
+    in_rows = dpo and actor_update_in_rows(lenient, version)
     notes = (*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes, *critic.notes,
              *_lora_counted_as_full_notes(reader, version), *_saved_targets_notes(reader, version),
              *_chunked_entropy_notes(reader, version),
@@ -1885,8 +1886,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         train_batch_size=train_batch,
         train_batch_source=train_batch_source,
         critic_token_budgets=critic.budgets,
-        critic_micro_batch_sequences=critic_rows_sequences(reader, trainer_gpus // sp if trainer_gpus else None,
-                                                           version),
+        critic_micro_batch_sequences=critic_rows_sequences(reader, ranks, version),
         critic=critic.states,
         critic_held=critic.held,
         version=version,
@@ -1901,9 +1901,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str], versio
         micro_batch_sequences=micro_batches.sequences,
         micro_batch_sequences_050=sequences_050,
         micro_batch_sources=micro_batches.sources,
-        memory_unread=memory_unread_keys(reader, version, dpo, trainer_gpus // sp if trainer_gpus else None),
-        memory_unread_padded=memory_unread_keys(reader, version, dpo, trainer_gpus // sp if trainer_gpus else None,
-                                                padded=True),
+        memory_unread=memory_unread_keys(reader, version, dpo, ranks),
+        memory_unread_padded=memory_unread_keys(reader, version, dpo, ranks, padded=True),
         dpo=dpo,
         dpo_update_in_rows=in_rows,
         mode_train=mode == "train",
