@@ -815,10 +815,10 @@ def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapp
     and cells, `larger_tables`) that say the setting runs out of memory; None when none says anything. The tables
     measured full fine-tuning of the actor alone: for a `lora` run, which holds less (the frozen base's fp32 weights
     and the adapter's states in place of every parameter's), only a cell that vouches speaks, inferred; for a run
-    with a PPO `critic`, which holds the critic's states beside the actor's, only one that refutes, inferred (a
-    refutation is documented where the count's own cell at the length's row says the setting ran out of memory:
-    `_ran_out_there`); for both, none (the
-    words: `solver.render.memory.lora_states_words`, `critic_states_words`). The planner's plans they do not vouch
+    with a PPO `critic`, which holds the critic's states beside the actor's, only one that refutes, and always
+    inferred: the tables never ran the critic (a refutation of a run without one is documented where the count's own
+    cell at the length's row says the setting ran out of memory: `_ran_out_there`); for both, none (the words:
+    `solver.render.memory.lora_states_words`, `critic_states_words`). The planner's plans they do not vouch
     for are estimated, with LoRA's states (`solver.memory.lora_states_bytes`) and the critic's counted."""
     vouching = None if critic else vouching_cell(model, rows, settings, gpus, setting, length, columns=columns,
                                                  larger=larger, lora=lora)
