@@ -20,6 +20,7 @@ import solver
 from solver.memory import JSON_GIB_SLACK, VERDICTS, MemoryAnswer, MemoryEstimate, MemoryQuestion
 from solver.query import ConfigProblemCode, Query, make_query
 from solver.render import JSON_SCHEMA_TYPES, json_schema
+from solver.render.tables import cell_record
 from solver.results import (
     ANSWER_LEFT_OUT_WHEN_NONE,
     MAP_LEFT_OUT_WHEN_NONE,
@@ -236,6 +237,32 @@ def test_a_schema_starts_with_its_draft_and_the_command_as_its_title(command: st
     assert list(schema)[:2] == ["$schema", "title"] and schema["title"] == (
         "solve --json" if command == "solve" else f"solve {command} --json" if "-" not in command
         else "solve cluster --buy --json")
+
+
+def _keys_named_in_json_page() -> set[str]:
+    """The key names docs/json.md gives in backquotes (fenced blocks left out): a key alone (`states_grouped`), a
+    dotted path of keys (`current.predicted_critic_pass`, `fit.range`), a row's keys (`{"model", "plans"}`) or an
+    object's (`{"job": ..., "pool": ...}`)."""
+    page = re.sub(r"^```.*?^```$", "", (ROOT / "docs" / "json.md").read_text(encoding="utf-8"),
+                  flags=re.DOTALL | re.MULTILINE)
+    spans = re.findall(r"`([^`]*)`", page)
+    paths = {name for span in spans if re.fullmatch(r'[\w.\[\]]+|\{"\w+"(, "\w+")*\}', span)
+             for name in re.findall(r"\w+", span)}
+    return paths | {name for span in spans if span.startswith("{") for name in re.findall(r'"(\w+)":', span)}
+
+
+def test_json_md_names_every_key_the_commands_print():
+    # Every property of every object of the six schemas (docs/schema/, which the test above keeps the code's), and
+    # every key of solve tables --json's cells, is named in docs/json.md, so that its reference leaves none out.
+    named = _keys_named_in_json_page()
+    unnamed = []
+    for command in JSON_SCHEMA_TYPES:
+        schema = json.loads((ROOT / "docs" / "schema" / f"{command}.json").read_text(encoding="utf-8"))
+        for name, definition in [(command, schema), *schema["$defs"].items()]:
+            unnamed += [f"{name}.{key}" for key in definition.get("properties", {}) if key not in named]
+    cell = next(iter(solver.load_catalog().cells()))
+    unnamed += [f"solve tables cell.{key}" for key in cell_record(cell) if key not in named]
+    assert sorted(set(unnamed)) == []
 
 
 def _as_pydantic_writes_now(schema: Any) -> Any:
