@@ -370,10 +370,10 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     config that has it on): its micro-batches hold rows, not a token budget, and the plan counts one pair, Trinity's
     default budget (`solver.query.check_dpo_budget_unread`); no LoRA config where `config` sets LoRA or the plan's LoRA
     is a config's own that it keeps (`config_lora`: `solver.query.Query.config_lora`), whose adapter it would replace;
-    a role's ``fsdp_size`` -1 where `config` has one that shards over fewer GPUs (`_fsdp_size_keys`). For `version` 0.5, none that 0.5 refuses
-    (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name for that, as the comment on 0.6's flags
-    says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the comment on no Hugging Face checkpoint says
-    it (`no_checkpoint_words`; None: not known); `token_cap`: how the comment
+    a role's ``fsdp_size`` -1 where `config` has one that shards over fewer GPUs (`_fsdp_size_keys`). For `version`
+    0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name for that, as
+    the comment on 0.6's flags says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the comment on no
+    Hugging Face checkpoint says it (`no_checkpoint_words`; None: not known); `token_cap`: how the comment
     on a budget the plan's cap binds names the cap (`solver.results.Answer.token_cap_words`; None: not known, either
     source)."""
     readings = _config_readings(config, environ)
