@@ -572,3 +572,20 @@ def test_a_flag_quoted_false_that_verl_08_takes_as_written_is_said_to_read_true_
     assert said == [(None, (f"{ARR}.actor.entropy_checkpointing is the text 'false', which OmegaConf's bool field "
                             "reads as false, but Trinity 0.6 on verl 0.8 or later hands it to verl as written, which "
                             "reads it as true (Python's truth of text): write false, unquoted"))]
+
+
+def test_write_leaves_an_fsdp_size_that_shards_over_every_gpu_already():
+    # persona92a: --write set a role's fsdp_size to -1 wherever a config had one, so 8 on an 8-GPU trainer (every
+    # GPU already, as verl reads a size of at least the GPUs) became -1 and the apply block listed it as a change;
+    # only one from 0 to below the plan's GPUs (4 here) shards over fewer, and is set to -1
+    roles = {"actor": {"fsdp_config": {"fsdp_size": 4}}, "ref": {"fsdp_config": {"fsdp_size": "8"}}}
+    critic = {"model": {"fsdp_config": {"fsdp_size": -2}}, "fsdp": {"fsdp_size": 2}}
+    config = {"algorithm": {"algorithm_type": "ppo"},
+              "trainer": {"trainer_config": {"actor_rollout_ref": roles, "critic": critic}}}
+    set_sizes = [".".join(key.path) for key in keys_for_plan(vanilla_plan(), CATALOG.model("4B"), config)
+                 if key.path[-1] == "fsdp_size"]
+    assert set_sizes == ["trainer.trainer_config.critic.fsdp.fsdp_size"]
+    for size in (0, 3):
+        roles["actor"]["fsdp_config"]["fsdp_size"] = size
+        assert [key.value for key in keys_for_plan(vanilla_plan(), CATALOG.model("4B"), config)
+                if key.path == (*ARR.split("."), "actor", "fsdp_config", "fsdp_size")] == [-1], size

@@ -74,6 +74,8 @@ NO_THETA = "model.rope_scaling has no rope_theta: Trinity 0.6's trainer on verl 
 """The head of the ``but:`` line on a mapping without its own ``rope_theta`` where no release is named (ropecheck,
 s79: Trinity 0.6's trainer fails on it, 0.5's builds it)."""
 INT_FIELD_REFUSES = "every Trinity release refuses the config as it loads it (its typed config's int field)"
+TRAINER_SP_SET_TO_1 = (": Trinity sets it to 1 with a warning as it loads the config (config_validator.py:1271 in "
+                       "0.6.0, :1174 in 0.5.2), and the verdict is at SP 1")
 """Why a count that is no whole number is refused (OmegaConf 2.3.0's int field; session 67)."""
 
 
@@ -803,7 +805,6 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
             "t.yaml: model.max_model_len must be a whole number, got 'lots'",
         ),
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: true\n", {}, "t.yaml: model.max_model_len must be a whole number"),
-        ("model:\n  model_path: q/Qwen3-4B\ntrainer:\n  ulysses_sequence_parallel_size: 0\n", {}, "t.yaml: trainer.ulysses_sequence_parallel_size must be at least 1"),
         (
             (
                 "model: {model_path: q/Qwen3-4B}\ncluster: {node_num: 1, gpu_per_node: 4}\n"
@@ -899,6 +900,14 @@ def test_read_errors_are_one_line_naming_file_and_key(text: str, environ: dict[s
     message = str(caught.value)
     assert "\n" not in message
     assert message.startswith(expected), message
+
+
+@pytest.mark.parametrize("sp", [0, -2])
+def test_a_trainer_sp_below_1_is_read_as_the_1_trinity_sets_it_to_not_refused(sp: int) -> None:
+    # persona92a: trainer.ulysses_sequence_parallel_size 0 exited 2 as bad input, though Trinity (0.5.2 and 0.6.0)
+    # sets it to 1 with a warning and runs the config, as docs/trinity.md says: the verdict is at SP 1, with its line
+    text = f"model: {{model_path: q/Qwen3-4B}}\ntrainer: {{ulysses_sequence_parallel_size: {sp}}}\n"
+    assert read_trinity_config(text, "t.yaml", {}).sp == 1
 
 
 _ENGINE_CONFIG = (
@@ -1807,7 +1816,7 @@ def _config(**trainer: Any) -> dict[str, Any]:
         ({"cluster": {"gpu_per_node": 2.5}}, "4B", 12,  # int() would make it 2, which 12 GPUs fill whole
          [f"cluster.gpu_per_node must be a whole number, got 2.5: {INT_FIELD_REFUSES}"]),
         ({"trainer": {"ulysses_sequence_parallel_size": 0}}, "4B", 4,  # said once, then taken as 1
-         ["trainer.ulysses_sequence_parallel_size must be at least 1, got 0"]),
+         ["trainer.ulysses_sequence_parallel_size must be at least 1, got 0" + TRAINER_SP_SET_TO_1]),
         ({}, "4B", 0, ["the trainer needs at least 1 GPU, got 0"]),
         ({"model": {"max_model_len": True}}, "4B", 1,
          [f"model.max_model_len must be a whole number, got true: {INT_FIELD_REFUSES}"]),

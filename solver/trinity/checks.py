@@ -895,7 +895,9 @@ def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, tr
     sp_value = checks.number(path)
     sp = int(sp_value) if sp_value is not None else 1
     if sp < 1:
-        checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE, f"{key} must be at least 1, got {sp}")
+        kept = (": Trinity sets it to 1 with a warning as it loads the config (config_validator.py:1271 in 0.6.0, "
+                ":1174 in 0.5.2), and the verdict is at SP 1" if path == TRAINER_SP_KEY else "")
+        checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE, f"{key} must be at least 1, got {sp}{kept}")
         sp = 1
     if trainer_gpus < 1 and not whose:  # said once, with the trainer's SP
         checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE, f"the trainer needs at least 1 GPU, got {trainer_gpus}")

@@ -740,8 +740,9 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
     the actor's (`TrinityConfig.lora_ref_sp`), each only where the actor runs at that SP, else None, and a note on
     each other SP key the config sets to another number."""
     in_effect = sp_key_in_effect(reader.data, version)
-    sp = reader.count(in_effect, 1)
-    trainer_sp = reader.count(TRAINER_SP_KEY, 1)
+    # Trinity sets a trainer SP below 1 to 1, with a warning (its value-out-of-range line says so)
+    trainer_sp = max(1, reader.count(TRAINER_SP_KEY, 1, minimum=-MAX_GPUS))
+    sp = trainer_sp if in_effect == TRAINER_SP_KEY else reader.count(in_effect, 1)
     notes = []
     if in_effect != TRAINER_SP_KEY and trainer_sp != sp:  # only with Trinity 0.5 (`sp_key_in_effect`)
         notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
