@@ -2018,7 +2018,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                       train_batch_source=query.train_batch_source, max_model_len=length,
                                       length_from_option=not own_length,
                                       option_names=query.option_names, experts=query.expert_layout,
-                                      batch_divisor=query.batch_divisor)
+                                      batch_divisor=query.batch_divisor, catalog=catalog)
     problems = [problem for problem in checked if not (said and said in problem.words)]
     size, source = query.train_batch_size, query.train_batch_source
     # A role's SP the releases on verl before 0.8 refuse (the checks say so) runs nowhere at it: the reading's line on
@@ -2052,7 +2052,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     lowered = _lowered_by_config(config, length, query.estimate) if reads_budget else None
     # A critic counted where the config gives it its own SP: its update at the SPs the releases may run it at.
     run_sps = partial(critic_run_sps, mapping, model, gpus, environ=environ, version=version, train_batch_size=size,
-                      train_batch_source=source, option_names=query.option_names)
+                      train_batch_source=source, option_names=query.option_names, catalog=catalog)
     runs = None if query.critic is None else run_sps()
     critic_sps = () if runs is None else runs.sps
     critic_sp = None if query.critic is None else _counted_critic_sp(critic_sps, config.sp)
