@@ -121,8 +121,10 @@ from solver.trinity.keys import (
     CRITIC,
     CRITIC_ENGINE,
     CRITIC_ENGINE_DYNAMIC_KEY,
+    CRITIC_ENGINE_FSDP_SIZE,
     CRITIC_ENGINE_SP_KEY,
     CRITIC_FORWARD_WHOLE_SIZE,
+    CRITIC_FSDP_SIZE,
     CRITIC_MODEL_FSDP,
     CRITIC_SP_KEY,
     DEPRECATED_MICRO_BATCH_SIZES,
@@ -2452,6 +2454,9 @@ _FSDP_SIZE_ROLES = ("actor", "ref", "critic", "critic")
 """Each of `FSDP_SIZE_KEYS`' role, as Trinity's words name its component."""
 _FSDP_SIZE_HELD = ("the actor's states", "the ref's weights", "the critic's states", "the critic's states")
 """What each of `FSDP_SIZE_KEYS` shards."""
+_OTHER_CRITIC_FSDP_SIZE: dict[Path, Path] = {CRITIC_FSDP_SIZE: CRITIC_ENGINE_FSDP_SIZE,
+                                              CRITIC_ENGINE_FSDP_SIZE: CRITIC_FSDP_SIZE}
+"""Each of the critic's two ``fsdp_size`` keys, with the other: each verl line reads one and ignores the other."""
 
 
 def _fsdp_size_lines(checks: _ConfigChecks, path: Path,
@@ -2555,7 +2560,7 @@ def _check_fsdp_size(checks: _ConfigChecks, path: Path, size: int, trainer_gpus:
     # the critic's two keys: each verl line the release may run reads one and ignores the other (`_fsdp_size_lines`),
     # so no critic key groups on both
     other = (f"; {'verl 0.8 or later' if meshed[0] else before} ignores it and reads "
-             f"{dotted(FSDP_SIZE_KEYS[5 - index])} instead" if role == "critic" and engine is not None else "")
+             f"{dotted(_OTHER_CRITIC_FSDP_SIZE[path])} instead" if role == "critic" and engine is not None else "")
     return [HybridLine(dotted(path), size, role, (
         f"{dotted(path)} is {size}: {who} shards {_FSDP_SIZE_HELD[index]} over groups of {size} of the "
         f"{trainer_gpus} trainer GPUs and keeps a copy in each of the {trainer_gpus // size} groups (hybrid "
