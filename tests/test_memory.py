@@ -1692,8 +1692,8 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli, tmp_path
     assert ("tables: it runs out of memory (the A100-80GB table for 2 GPUs (its GPU has at least the memory of "
             "H100-80GB) says 'Env + Offload' at 8192: the source's cells read as the first setting that "
             "trained") in " ".join(cli(*flags)[1].split())
-    # The A100 table for 4 GPUs says Env at 12288 for Qwen3-8B: vanilla ran out of memory there first, so
-    # at 32768 too; the table decides against the model's prediction, with exit status 1.
+    # The A100 table for 4 GPUs says Env at 12288 for Qwen3-8B: vanilla ran out of memory there first, and its row
+    # at 32768 (SP=4) documents that it does there too; the memory model agrees (62.85 GiB over), exit status 1.
     flags = ["memory", "--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "32k"]
     status, out, _ = cli(*flags)
     assert status == 1 and ("tables: it runs out of memory (the A100-80GB table for 4 GPUs says 'Env' at 12288: the "

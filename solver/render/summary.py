@@ -111,7 +111,7 @@ class ConfigApplied(NamedTuple):
     comment at the block's end."""
     critic_flags_off: Sequence[tuple[str, Any]] = ()
     """The PPO critic's offload flags that the config holds on and the plan turns off, each with the config's value
-    (``solver.trinity.patch.critic_flags_turned_off``): the block marks its lines that set them
+    (``solver.trinity.patch.HandChangedKeys``): the block marks its lines that set them
     (`_with_critic_flags_turned_off`)."""
 
 

@@ -60,6 +60,7 @@ from solver.rules import (
 from solver.tables import (
     LAYOUTS_TAKEN,
     BatchDivisor,
+    Catalog,
     ExpertLayout,
     HeldExperts,
     Model,
@@ -120,8 +121,10 @@ from solver.trinity.keys import (
     CRITIC,
     CRITIC_ENGINE,
     CRITIC_ENGINE_DYNAMIC_KEY,
+    CRITIC_ENGINE_FSDP_SIZE,
     CRITIC_ENGINE_SP_KEY,
     CRITIC_FORWARD_WHOLE_SIZE,
+    CRITIC_FSDP_SIZE,
     CRITIC_MODEL_FSDP,
     CRITIC_SP_KEY,
     DEPRECATED_MICRO_BATCH_SIZES,
@@ -202,7 +205,7 @@ class _ConfigChecks:
 
     def __init__(self, mapping: Mapping[str, Any], environ: Mapping[str, str], option_names: OptionNames,
                  version: TrinityVersion | None = None, length_from_option: bool = False,
-                 experts: ExpertLayout = "fused"):
+                 experts: ExpertLayout = "fused", catalog: Catalog | None = None):
         self.variables = VariablesRead(environ)
         """The environment variables the checks' interpolations found set (`VariablesRead.found`)."""
         self.mapping, self.environ, self.config = mapping, environ, ConfigValues(mapping, self.variables)
@@ -214,6 +217,8 @@ class _ConfigChecks:
         """The Trinity version the checks judge for (None: any release)."""
         self.experts = experts
         """How that release holds a mixture of experts' routed experts (`Query.expert_layout`: 0.5.1's separate)."""
+        self.catalog = catalog
+        """The catalogue the run was given, whose models a critic of another model may name (None: the shipped)."""
         self.problems: list[ConfigProblem] = []
         self.unreadable: set[Path] = set()
         self._values: dict[Path, Any] = {}
@@ -746,15 +751,16 @@ class CriticRuns(NamedTuple):
 def critic_run_sps(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *,
                    environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
                    train_batch_size: int | None = None, train_batch_source: str = TRAIN_BATCH_KEY,
-                   option_names: OptionNames = API_OPTIONS) -> CriticRuns:
+                   option_names: OptionNames = API_OPTIONS, catalog: Catalog | None = None) -> CriticRuns:
     """Every SP a PPO critic the config (nested `mapping`s, Env read from `environ`) trains on `trainer_gpus` may run
     at where the config gives it its own that is not the trainer's, as the releases of `version` (None: any) take it
     (`_check_critic_sp`: its own where not refused, a train batch of `train_batch_size`, where known, from
     `train_batch_source`, judged too; its engine's on verl 0.8 or later, else the trainer's); () where each runs it
     at the trainer's SP, or the algorithm trains none; with the ``role-sp-differs`` lines on its SP (`CriticSpLine`),
-    worded as `option_names` name the options."""
+    worded as `option_names` name the options (a critic of another model by `catalog`'s, the run's: None, the
+    shipped catalogue)."""
     checks = _sequence_parallel_checked(mapping, model, trainer_gpus, environ, version,
-                                        TrainBatch(train_batch_size, train_batch_source), option_names)
+                                        TrainBatch(train_batch_size, train_batch_source), option_names, catalog)
     return CriticRuns(checks.critic_sps, tuple(checks.critic_sp_lines))
 
 
@@ -773,10 +779,11 @@ def refused_sp_roles(mapping: Mapping[str, Any], model: Model, trainer_gpus: int
 
 def _sequence_parallel_checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int,
                                environ: Mapping[str, str] | None, version: TrinityVersion | None,
-                               batch: TrainBatch, option_names: OptionNames = API_OPTIONS) -> _ConfigChecks:
+                               batch: TrainBatch, option_names: OptionNames = API_OPTIONS,
+                               catalog: Catalog | None = None) -> _ConfigChecks:
     """The checks of the config's SPs alone (`_check_sequence_parallel`), for what they found of the roles', worded
-    as `option_names` name the options."""
-    checks = _ConfigChecks(mapping, environ or {}, option_names, version)
+    as `option_names` name the options (a critic of another model by `catalog`'s)."""
+    checks = _ConfigChecks(mapping, environ or {}, option_names, version, catalog=catalog)
     _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
     return checks
 
@@ -788,7 +795,7 @@ def _critic_sp_fix(checks: _ConfigChecks, another: bool, critic_sp: int, trainer
     write = checks.names.write
     if not another:
         return f"set them alike{checks.names.write_does()}"
-    heads = _another_critic_words(checks.value(("model", "critic_model_path")))
+    heads = _another_critic_words(checks.value(("model", "critic_model_path")), checks.catalog)
     broken = sp_gpus_violation(trainer_gpus, critic_sp) if trainer_gpus > 0 else None
     if broken:
         return (f"{write} sets it" if checks.names.write_offered else "set it") + (
@@ -796,13 +803,13 @@ def _critic_sp_fix(checks: _ConfigChecks, another: bool, critic_sp: int, trainer
     return f"{write} keeps it: {heads}" if checks.names.write_offered else f"keep it: {heads}"
 
 
-def _another_critic_words(critic_path: Any) -> str:
-    """Whose a critic of another model (``model.critic_model_path``, `critic_path`) is, in words: the shipped
-    catalogue's model it names (``Qwen/Qwen3-14B``, as a Hugging Face id or a path by its last part), with its
-    attention heads, to which the plans hold no SP (rft-solver counts the critic as the actor's model);
-    where it names none, that rft-solver does not know its heads."""
+def _another_critic_words(critic_path: Any, catalog: Catalog | None) -> str:
+    """Whose a critic of another model (``model.critic_model_path``, `critic_path`) is, in words: the model of
+    `catalog` (the run's; None: the shipped catalogue) it names (``Qwen/Qwen3-14B``, as a Hugging Face id or a path by
+    its last part), with its attention heads, to which the plans hold no SP (rft-solver counts the critic as the
+    actor's model); where it names none, that rft-solver does not know its heads."""
     try:
-        critic = load_catalog().model(critic_path)
+        critic = (catalog if catalog is not None else load_catalog()).model(critic_path)
     except QueryError:
         return "the critic is model.critic_model_path's, whose heads rft-solver does not know"
     return (f"the critic is model.critic_model_path's, {critic.name}, of {critic.num_attention_heads} attention heads "
@@ -2449,6 +2456,9 @@ _FSDP_SIZE_ROLES = ("actor", "ref", "critic", "critic")
 """Each of `FSDP_SIZE_KEYS`' role, as Trinity's words name its component."""
 _FSDP_SIZE_HELD = ("the actor's states", "the ref's weights", "the critic's states", "the critic's states")
 """What each of `FSDP_SIZE_KEYS` shards."""
+_OTHER_CRITIC_FSDP_SIZE: dict[Path, Path] = {CRITIC_FSDP_SIZE: CRITIC_ENGINE_FSDP_SIZE,
+                                              CRITIC_ENGINE_FSDP_SIZE: CRITIC_FSDP_SIZE}
+"""Each of the critic's two ``fsdp_size`` keys, with the other: each verl line reads one and ignores the other."""
 
 
 def _fsdp_size_lines(checks: _ConfigChecks, path: Path,
@@ -2552,7 +2562,7 @@ def _check_fsdp_size(checks: _ConfigChecks, path: Path, size: int, trainer_gpus:
     # the critic's two keys: each verl line the release may run reads one and ignores the other (`_fsdp_size_lines`),
     # so no critic key groups on both
     other = (f"; {'verl 0.8 or later' if meshed[0] else before} ignores it and reads "
-             f"{dotted(FSDP_SIZE_KEYS[5 - index])} instead" if role == "critic" and engine is not None else "")
+             f"{dotted(_OTHER_CRITIC_FSDP_SIZE[path])} instead" if role == "critic" and engine is not None else "")
     return [HybridLine(dotted(path), size, role, (
         f"{dotted(path)} is {size}: {who} shards {_FSDP_SIZE_HELD[index]} over groups of {size} of the "
         f"{trainer_gpus} trainer GPUs and keeps a copy in each of the {trainer_gpus // size} groups (hybrid "
@@ -3542,6 +3552,7 @@ def trinity_config_problems(
     version: TrinityVersion | None = None, strategy_noted: bool = False, train_batch_size: int | None = None,
     train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | str | None = None, length_from_option: bool = False,
     option_names: OptionNames = API_OPTIONS, experts: ExpertLayout = "fused", batch_divisor: BatchDivisor | None = None,
+    catalog: Catalog | None = None,
 ) -> list[ConfigProblem]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems, each a `ConfigProblem`
     (its `ConfigProblemCode` and its words, which `check_trinity_config` gives alone), [] if none.
@@ -3593,11 +3604,14 @@ def trinity_config_problems(
     None: of `version`): with ``unsure`` (0.5), a batch the trainer GPUs do not divide, though its data-parallel ranks
     do, gets ``batch-divides-trainer-gpus`` (0.5.0 and 0.5.1 refuse it, 0.5.2 takes it); with ``ranks`` (0.5.2, 0.6)
     or ``gpus`` (0.5.0, 0.5.1, whose verdict says the batch breaks that rule) it is not said.
+
+    `catalog`: the catalogue the run was given, whose model a critic of another model (``model.critic_model_path``)
+    is named by, with its heads (None: the shipped catalogue).
     """
     asked_len: int | None = asked_length(max_model_len)  # "64k" as plan's
     check_types(("mapping", mapping, Mapping), ("model", model, Model), ("trainer_gpus", trainer_gpus, int),
                 ("train_batch_size", train_batch_size, int | None), ("max_model_len", asked_len, int | None),
-                ("option_names", option_names, OptionNames))
+                ("option_names", option_names, OptionNames), ("catalog", catalog, Catalog | None))
     check_environ(environ)
     check_trinity_version("version", version, counts_taken=True)
     experts = chosen("experts", experts, get_args(ExpertLayout))  # in any case, as every choice of the API
@@ -3605,7 +3619,7 @@ def trinity_config_problems(
     divisor = batch_divisor if batch_divisor is not None else counted_batch_divisor(version)
     return _checked(mapping, model, trainer_gpus, environ or {}, version, strategy_noted,
                     TrainBatch(train_batch_size, train_batch_source, divisor), asked_len, option_names,
-                    length_from_option, experts).problems
+                    length_from_option, experts, catalog).problems
 
 
 def check_environment(config: TrinityConfig, mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *,
@@ -3627,9 +3641,9 @@ def check_environment(config: TrinityConfig, mapping: Mapping[str, Any], model: 
 def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, environ: Mapping[str, str],
              version: TrinityVersion | None, strategy_noted: bool, batch: TrainBatch, max_model_len: int | None,
              option_names: OptionNames, length_from_option: bool = False,
-             experts: ExpertLayout = "fused") -> _ConfigChecks:
+             experts: ExpertLayout = "fused", catalog: Catalog | None = None) -> _ConfigChecks:
     """`trinity_config_problems`' checks, run (their `problems`, and the variables they read)."""
-    checks = _ConfigChecks(mapping, environ, option_names, version, length_from_option, experts)
+    checks = _ConfigChecks(mapping, environ, option_names, version, length_from_option, experts, catalog)
     sp, role_sps = _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
     _check_batch_over_trainer_gpus(checks, trainer_gpus, batch, sp, role_sps.values())
     _check_whole_batch_sizes_over_ranks(checks, trainer_gpus, sp, version)
