@@ -2668,9 +2668,10 @@ def _critic_takes_raised_trainer_budget(verdict: _BudgetVerdict) -> _CriticBudge
     config may run on: `TrinityConfig.critic_micro_batch_sequences` 0, verl 0.7.0's
     ``workers/critic/dp_critic.py:211``), which Trinity raises where below its raise
     (`TrinityConfig.raised_critic_budget`: with 0.5, 0.5.0's ``ceil(2L/SP)``, ``:595``), and the more of the two is
-    above the verdict's budget (lowered, the other passes reading none; where some pass the verdict counts reads a
-    budget, a trainer's above it has a line of its own, `_token_budget_problems`): the line's data, that more its
-    tokens, at which the verdict counts its update (`_critic_at_own_sp`); else None."""
+    above the verdict's budget (lowered, the other passes reading none, or with every pass reading a budget a trainer's
+    above Trinity's default, which has a line of its own, `_token_budget_problems`: on every verl line the critic takes
+    it, frozen to it on verl 0.8, ``trainer/verl/config.py:462`` in 0.6.0): the line's data, that more its tokens, at
+    which the verdict counts its update (`_critic_at_own_sp`); else None."""
     from solver.trinity.keys import CRITIC_TOKEN_BUDGET
 
     config, length = verdict.config, verdict.length
@@ -2680,7 +2681,7 @@ def _critic_takes_raised_trainer_budget(verdict: _BudgetVerdict) -> _CriticBudge
     budget, raised = config.max_token_len_per_gpu or config.default_budget(length), config.raised_critic_budget(
         length, config.sp)
     tokens = max(budget, raised)
-    if tokens <= verdict.judged or (budget > raised and verdict.sequence_counted != verdict.passes):
+    if tokens <= verdict.judged:
         return None
     filled = "" if config.max_token_len_per_gpu else (
         f", Trinity's fill of the unset key (ceil(2 x {length} / {config.trainer_sp or config.sp})),")

@@ -701,6 +701,7 @@ class ConfigProblemCode(str, Enum):
     TYPED_NULL = "typed-null"
     REF_MODEL_REFUSED = "ref-model-refused"
     REF_MODEL = "ref-model"
+    REF_NOT_BUILT = "ref-not-built"
     TOKEN_BUDGET_BELOW_LENGTH = "token-budget-below-length"
     PROMPT_RESPONSE_OVER_LENGTH = "prompt-response-over-length"
     PROMPT_OR_RESPONSE_AT_LENGTH = "prompt-or-response-at-length"

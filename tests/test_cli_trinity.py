@@ -3933,10 +3933,12 @@ def test_a_dpo_fragments_batch_note_counts_the_pairs_micro_batch_its_keys_write(
 def test_a_quoted_flag_the_plan_sets_is_shown_quoted_in_its_now_comment(cli, tmp_path: Path):
     # The actor's param_offload is the text 'false' (OmegaConf's bool field reads it as false); --write writes the
     # boolean, so the line lists it, and its comment gave "# now false", the same as the value beside it: the user
-    # saw a change to nothing. The comment shows the text as written, quoted.
+    # saw a change to nothing. The comment shows the text as written, quoted. (checks92: the ref's fsdp_size '8', read
+    # as Trinity's int field reads it, shards over all 4 trainer GPUs as -1 does, so the plan leaves it as written.)
     config = tmp_path / "trinity.yaml"
     config.write_text(GRPO_8B_ON_4_OF_8 + "  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
-                      "        fsdp_config: {param_offload: 'false', fsdp_size: '2'}\n", encoding="utf-8")
+                      "        fsdp_config: {param_offload: 'false', fsdp_size: '2'}\n"
+                      "      ref: {fsdp_config: {fsdp_size: '8'}}\n", encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768")
     fsdp = "trainer.trainer_config.actor_rollout_ref.actor.fsdp_config"
     assert status == 0

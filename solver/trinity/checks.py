@@ -2040,6 +2040,53 @@ def _check_ref_model(checks: _ConfigChecks, version: TrinityVersion | None) -> N
             "starts: verl's ref config has no model field)")) + "; remove it")
 
 
+KL_LOSS_KEY = ("algorithm", "kl_loss_fn")
+"""The key whose ``none`` leaves a run no KL loss (Trinity sets verl's ``use_kl_loss`` from it,
+``trainer/verl/verl_config.py:665`` in 0.5.2, ``verl_legacy/verl_config.py:678`` in 0.6.0)."""
+KL_PENALTY_KEY = ("algorithm", "kl_penalty_fn")
+"""The key whose ``none`` (every algorithm's default) leaves a run no KL penalty in the reward (``use_kl_in_reward``,
+``:666``, ``:679``)."""
+UNBUILT_REF_RELEASES = {
+    "0.5": ("Trinity 0.5.2 builds", "trainer/verl/verl_trainer.py:544 in 0.5.2",
+            "0.5.0 and 0.5.1 (verl 0.7.0) build one"),
+    "0.6": ("Trinity 0.6 on verl before 0.8 builds", "verl_legacy/verl_trainer.py:572 in 0.6.0",
+            "on verl 0.8 or later it builds one"),
+    None: ("Trinity 0.5.2, and 0.6 on verl before 0.8, build",
+           "trainer/verl/verl_trainer.py:544 in 0.5.2, verl_legacy/verl_trainer.py:572 in 0.6.0",
+           "0.5.0 and 0.5.1 (verl 0.7.0), and 0.6 on verl 0.8 or later, build one")}
+"""Per release checked for (None: any), the releases that build no reference model for a run with no KL term, the
+line where their trainer then asks for the ref's log-probs, and those that build one (`_check_unbuilt_reference`)."""
+
+
+def _check_unbuilt_reference(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """Check that a run whose algorithm uses a ref (`ref_forward_runs`; not DPO, whose ``check_config`` sets
+    ``kl_loss_fn`` none to k2, ``algorithm/algorithm.py:260`` in 0.5.2, ``:303`` in 0.6.0) has a KL term or LoRA where verl 0.7.1 decides
+    whether to build a reference model: Trinity 0.5.2, and 0.6 on verl before 0.8, hand it ``use_kl_loss`` from
+    `KL_LOSS_KEY` and ``use_kl_in_reward`` from `KL_PENALTY_KEY`, and its ``need_reference_policy`` builds none where
+    both are false (``trainer/ppo/utils.py:76``), while the trainer asks for the ref's log-probs each step wherever the
+    algorithm's ``use_reference`` is true (`UNBUILT_REF_RELEASES`), from a ref worker it never set
+    (``ref_policy_wg``, ``trainer/ppo/ray_trainer.py:1119``, ``:1128`` in verl 0.7.1): an AttributeError at the first step. With
+    LoRA the actor stands in (`lora_key_before_08`). ``ref-not-built``, never refused: 0.5.0 and 0.5.1 (verl 0.7.0's
+    ``need_reference_policy`` asks the role map) and 0.6 on verl 0.8 or later (``use_reference``,
+    ``trainer/verl/trainer.py:253``) build one. Nothing where a key it reads cannot be read here."""
+    from solver.trinity.config import LORA_KEYS, lora_key_before_08
+
+    algorithm = checks.value(("algorithm", "algorithm_type"))
+    if (checks.value(KL_LOSS_KEY) != "none" or checks.value(KL_PENALTY_KEY) not in (None, "none")
+            or not ref_forward_runs(algorithm, version) or trains_dpo(algorithm)
+            or lora_key_before_08(checks.value) is not None
+            or {KL_PENALTY_KEY, *LORA_KEYS} & checks.unreadable):
+        return
+    builds, where, others = UNBUILT_REF_RELEASES[version]
+    penalty = "none (unset: every algorithm's default)" if checks.absent(KL_PENALTY_KEY) else "none"
+    checks.add(ConfigProblemCode.REF_NOT_BUILT, (
+        f"{dotted(KL_LOSS_KEY)} is none and kl_penalty_fn {penalty}: with no KL term {builds} no reference model "
+        f"(verl 0.7.1's need_reference_policy, trainer/ppo/utils.py:76), yet algorithm_type "
+        f"{algorithm or 'ppo (unset)'} uses one, so the first training step fails asking the ref worker never built "
+        f"for its log-probs ({where}); {others}: remove the key for the algorithm's default, k2 "
+        "(kl_loss_fn_args: {kl_coef: 0} keeps its loss without the term)"))
+
+
 def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], code: ConfigProblemCode, off: str,
                    version: TrinityVersion | None, on: bool = True, unset_on: bool = True) -> None:
     """Check that the flag at `path` is a boolean (refused where `_schema_refuses`; else what Trinity 0.6 on verl
@@ -3688,6 +3735,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_algorithm_mode(checks)
     _check_trainer_input(checks)
     _check_ref_model(checks, version)
+    _check_unbuilt_reference(checks, version)
     _check_keys_read_elsewhere(checks, version, said_05)
     _check_missing_kept(checks)
     _check_unread_references(checks)
