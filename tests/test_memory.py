@@ -2399,7 +2399,14 @@ def test_calibrate_fits_on_cells_of_a_model_the_catalogue_lacks(cli, tmp_path: P
     assert status == 2 and err.count("\n") == 1 and err.startswith(
         f"solve calibrate: error: --cells {cells}: line 5: table gpus=8: unknown model 'my-sft-8b' in the table's "
         "models (known: ")
-    assert err.endswith("; a model of your own: give its config.json with --model-config)\n")
+    own = ("a model of your own: give its config.json with --model-config, which names it by its _name_or_path's last "
+           "part, else by its folder's or file's name)\n")
+    assert err.endswith(f"; {own}")
+    # With a config given, the cells name the model as the config does (here not as its folder): the error lists it
+    # so, and says how it is named, not only to give the config that was given.
+    status, _, err = cli("calibrate", "--cells", str(cells), "--model-config", str(qwen3_8b_checkpoint(
+        tmp_path / "my-sft-8b-hf", _name_or_path="/ckpt/run7/global_step_500/huggingface")))
+    assert status == 2 and err.endswith(f", Llama-3.1-70B, huggingface; {own}")
     fitted = tmp_path / "fit.yaml"
     status, out, _ = cli("calibrate", "--cells", str(cells), "--model-config", str(folder), "--out", str(fitted))
     # SP=4 trained at 65536 on 8 GPUs; vanilla, Env, SP=2 and Env + SP=2 did not: five observations.
