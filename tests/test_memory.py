@@ -802,6 +802,14 @@ def test_cli_memory_needs_one_way_to_name_the_model(cli):
     assert cli(*flags) == (2, "", "solve memory: error: which model? give --model M (e.g. 4B) or --model-config PATH\n")
     assert cli(*flags, "--model", "8B", "--model-config", str(FIXTURE)) == (
         2, "", "solve memory: error: --model and --model-config both name the model: give one\n")
+    # Cells that name a catalogue model and one of yours are read with yours alone: the refusal says what plans the
+    # catalogue's with cells (they refuse its model without that config, whose hint led here), for solve and map too.
+    cells = Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml"
+    cause = ("both name the model: give one (cells that name a model of your own are read with its --model-config, "
+             "which then is the model planned: for --model's, give its cells in a file that names no model of yours)\n")
+    for command, said in ((flags, "solve memory"), (["--len", "8k"], "solve"), (["map"], "solve map")):
+        assert cli(*command, "--model", "8B", "--model-config", str(FIXTURE), "--cells", str(cells)) == (
+            2, "", f"{said}: error: --model and --model-config {cause}")
 
 
 def test_cli_memory_refuses_a_trainer_on_part_of_a_node_past_the_first_naming_the_counts_allowed(cli):
