@@ -2428,7 +2428,8 @@ def test_calibrate_fits_on_cells_of_a_model_the_catalogue_lacks(cli, tmp_path: P
     status, out, _ = cli(*[{"L": "65536"}.get(word, word) for word in command], "--gpus", "8")
     assert status == 0 and "SP=4 on 8 of 8 GPUs" in out and "documented: the H100-80GB table for 8 GPUs" in out
     assert cli("calibrate", "--model-config", str(folder)) == (
-        2, "", "solve calibrate: error: --model-config describes a model that the cells of --cells FILE name\n")
+        2, "", ("solve calibrate: error: --model-config describes a model that the cells of --cells FILE name: give "
+                "them too, the measurements to fit on\n"))
     others = tmp_path / "others.yaml"
     others.write_text(cells.read_text(encoding="utf-8").replace("my-sft-8b", "Qwen3-8B"), encoding="utf-8")
     status, _, err = cli("calibrate", "--cells", str(others), "--model-config", str(folder))
