@@ -86,7 +86,8 @@ def _check_calibrate_args(args: argparse.Namespace) -> None:
     if args.with_tables and not args.cells:
         raise QueryError("--with-tables adds the shipped tables to the cells of --cells FILE")
     if args.model_config and not args.cells:
-        raise QueryError("--model-config describes a model that the cells of --cells FILE name")
+        raise QueryError("--model-config describes a model that the cells of --cells FILE name: give them too, the "
+                         "measurements to fit on")
 
 
 def _note_fits_alone(args: argparse.Namespace, fitted: Calibration) -> None:
