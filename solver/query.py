@@ -411,6 +411,14 @@ class Query(Frozen):
             return self.memory.margin
         return resolve_margin(self.memory, self.margin, memory_gib)
 
+    @property
+    def pair_batch(self) -> bool:
+        """Whether the plans keep the train batch to DPO's pairs, twice the data-parallel ranks
+        (`solver.rules.batch_divisor_of`'s `pairs`): a DPO run (`dpo`), whose actor's micro-batch of one pair, as the
+        plans' Trinity keys write it, each rank's share must hold whole on every release and verl line
+        (`solver.rules.DPO_PAIR_BATCH_WORDS`)."""
+        return self.dpo
+
     def model_loading(self, compute_capability: str | None, offload: bool) -> ModelLoading:
         """Which of a node's trainer ranks load the model at start-up (`solver.tables.model_loading`) for a plan with
         `offload` or not on a GPU of `compute_capability`, under the release named (`trinity_release`): FSDP2 with
