@@ -331,12 +331,21 @@ def test_dividing_batch_words_name_the_nearest_batch():
     assert dividing_batch_words(6, 2, True, 63) == (
         "a train batch that 6 trainer GPUs divide (the nearest to 63: 60 or 66)")
     assert dividing_batch_words(6, 2, False) == "a train batch that 3 data-parallel ranks divide"
+    # DPO's pairs (dpobatch92): twice the ranks, and with 0.5.0 / 0.5.1's GPUs rule both
+    assert dividing_batch_words(8, 2, False, 36, pairs=True) == (
+        "a train batch that 8 divides (DPO's pairs: 2 x 4 data-parallel ranks; the nearest to 36: 32 or 40)")
+    assert dividing_batch_words(8, 1, True, 72, pairs=True) == (
+        "a train batch that 16 divides (DPO's pairs: 2 x 8 data-parallel ranks, and the 8 trainer GPUs; the nearest "
+        "to 72: 64 or 80)")
+    assert dividing_batch_words(6, 2, True, pairs=True) == (
+        "a train batch that 6 divides (DPO's pairs: 2 x 3 data-parallel ranks, and the 6 trainer GPUs)")
 
 
 def test_write_without_a_plan_for_the_batch_names_the_nearest_that_splits(tmp_path: Path, cli: Cli):
     """A batch of 37 on 16 trainer GPUs: no SP of Qwen3-8B's leaves ranks that divide it (verl 0.8.0's engine asserts
     ``mini_batch_size % dp``, ``workers/engine_workers.py:258``), so no plan, and ``--write`` writes nothing and sets
-    no batch (docs/trinity.md, "What it does not set"); the reason now names the batch to set, 32, not only the rule."""
+    no batch (docs/trinity.md, "What it does not set"); the reason now names the batch to set, 32, not only the rule:
+    for DPO, one twice the ranks divide (dpobatch92), each rank's share in whole micro-batches of one pair."""
     config = _batch(2, 37)
     config["cluster"]["node_num"] = 2
     path, out_path = tmp_path / "c.yaml", tmp_path / "w.yaml"
@@ -344,8 +353,8 @@ def test_write_without_a_plan_for_the_batch_names_the_nearest_that_splits(tmp_pa
     status, out, err = cli("--from-config", str(path), "--gpu", "h100", "--gpus", "16", "--write", str(out_path))
     assert status == 1 and not out_path.exists()
     assert f"solve: note: no plan, so {out_path} is not written" in err
-    assert ("a train batch that 16 data-parallel ranks divide (the nearest to 37: 32) lets Env on 16 GPUs train it"
-            in " ".join(out.split()))
+    assert ("a train batch that 32 divides (DPO's pairs: 2 x 16 data-parallel ranks; the nearest to 37: 32) lets Env "
+            "on 16 GPUs train it" in " ".join(out.split()))
 
 
 def test_json_md_says_the_refused_code_comes_with_0_6_too():
