@@ -1080,8 +1080,8 @@ micro-batch per GPU, which it has doubled for DPO as it loads the config (``comm
 0.6.0): from the 1 written for 0.5 to a pair, 2 rows (`batch_divisor_of`'s `pairs`)."""
 DPO_PAIR_BATCH_WORDS = ("each data-parallel rank's share of the batch must divide by the actor's micro-batch of one "
                         "pair, 2 sequences: Trinity on verl before 0.8 doubles the size written for DPO (1 for 0.5) "
-                        f"and asserts it as the actor starts ({DPO_PAIR_BATCH_SOURCE}), and verl 0.8 or later asserts it of the 2 "
-                        f"written at the actor's first update ({ENGINE_MINI_BATCH_ASSERT_LINES})")
+                        f"and asserts it as the actor starts ({DPO_PAIR_BATCH_SOURCE}), and verl 0.8 or later "
+                        f"asserts it of the 2 written at the actor's first update ({ENGINE_MINI_BATCH_ASSERT_LINES})")
 """Why a DPO train batch must divide by twice the data-parallel ranks (`batch_divisor_of`'s `pairs`), in words: with
 the actor's micro-batch sizes ``--write`` writes (`solver.trinity.plan_keys.DPO_PAIR_SIZES`), dynamic batch sizes
 off as it writes them for DPO, on every release and verl line."""

@@ -450,8 +450,8 @@ def test_check_and_the_planner_agree_on_a_dpo_batch(tmp_path: Path, cli: Cli, ba
     planner does, whose plan for it moves to SP 2; 80 (10 per rank) both take, the plan at the config's SP 1."""
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(_batch(1, batch)), encoding="utf-8")
-    status, out, _ = cli("--from-config", str(path), "--gpu", "h100", "--gpus", "8", "--check", "--json",
-                         "--trinity-version", "0.5")
+    _, out, _ = cli("--from-config", str(path), "--gpu", "h100", "--gpus", "8", "--check", "--json",
+                    "--trinity-version", "0.5")
     (answer,) = json.loads(out)
     split = [code for code in answer["current"]["config_problem_codes"] if code.startswith("dpo-mini-batch-split")]
     assert split == (["dpo-mini-batch-split-refused"] if refused else [])

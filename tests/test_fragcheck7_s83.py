@@ -79,10 +79,10 @@ def test_write_warns_where_its_copy_still_breaks_the_rule(tmp_path: Path, cli: C
     copy = yaml.safe_load(out_path.read_text(encoding="utf-8"))
     assert copy["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["ppo_micro_batch_size_per_gpu"] == 2
     assert copy["trainer"]["ulysses_sequence_parallel_size"] == 2
-    warning = (f"solve: warning: {out_path}: DPO with dynamic batch sizes off in the actor's update: Trinity 0.6 on verl "
-               "before 0.8 asserts as the trainer starts that its micro-batch per GPU, 4 sequences "
-               f"({ACTOR_SIZE} 2 doubled for DPO), divides its mini-batch per GPU, buffer.train_batch_size 40 over the 4 "
-               "data-parallel ranks (trainer GPUs 8 / SP 2) = 10, which it does not: the trainer fails there; make "
+    warning = (f"solve: warning: {out_path}: DPO with dynamic batch sizes off in the actor's update: Trinity 0.6 on "
+               "verl before 0.8 asserts as the trainer starts that its micro-batch per GPU, 4 sequences "
+               f"({ACTOR_SIZE} 2 doubled for DPO), divides its mini-batch per GPU, buffer.train_batch_size 40 over the "
+               "4 data-parallel ranks (trainer GPUs 8 / SP 2) = 10, which it does not: the trainer fails there; make "
                "buffer.train_batch_size a multiple of 16 (4 ranks x 4; the nearest to 40: 32 or 48)")
     assert warning in err.splitlines()
 
