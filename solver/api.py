@@ -2758,7 +2758,8 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str,
     # At the config's own budget where it lowers Trinity's default (and estimates may), else at the default.
     own = current.max_token_len_per_gpu if query.estimate != "never" else None
     judged = query.model_copy(update={"token_budget": "default" if own is None else "auto",
-                                      "token_budget_cap": None})  # judged at its own budget, not one asked for
+                                      "token_budget_cap": None,  # judged at its own budget, not one asked for
+                                      "own_batch_sizes": True})  # and its own micro-batches, which the checks judge
     vouching = _plan_at_budget(catalog, judged, gpu, current, setting, own)
     model = catalog.model(query.model)
     verdict = cited_tables_verdict(catalog, gpu, model, current.gpus, setting, current.max_model_len,

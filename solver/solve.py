@@ -1370,7 +1370,7 @@ class _Nearest(NamedTuple):
             rollout))
         drops = " and ".join(filter(None, (names.no_estimate if "estimate" in lifted else "", flags)))
         batch = dividing_batch_words(self.plan.gpus, self.plan.sp, query.batch_divisor == "gpus",
-                                     query.train_batch_size, query.batch_set_at)
+                                     query.train_batch_size, query.batch_set_at, query.pair_batch)
         return " and ".join(filter(None, (
             drops and f"drop {drops}", f"add {names.token_budget_auto}" if "token_budget" in lifted else "",
             f"take {batch}" if "batch_divides" in lifted else "")))
@@ -1998,7 +1998,7 @@ def _batch_need(catalog: Catalog, data: PlanningData, query: Query) -> ReasonWor
     if best is None:
         return ReasonWords()
     words = dividing_batch_words(best.gpus, best.sp, query.batch_divisor == "gpus", query.train_batch_size,
-                                 query.batch_set_at)
+                                 query.batch_set_at, query.pair_batch)
     return (f"; {words} lets {best.setting.label} on "
             f"{counted(best.gpus, 'GPU')} train it ({counted(best.max_model_len, 'token')}, "
             + best.evidence_cautioned + ")")

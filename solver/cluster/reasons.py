@@ -1072,7 +1072,8 @@ def _limits_words(planner: Planner, query: Query, pool: Pool, rollout_gpus: int,
                      + _lifting_release_words(planner, query, pool, rollout_gpus))
     if query.train_batch_size is not None and (plan := _way_without(planner, query, pool, rollout_gpus,
                                                                     train_batch_size=None)):
-        broken = batch_split_violation(query.train_batch_size, plan.gpus, plan.sp, query.train_batch_source)
+        broken = batch_split_violation(query.train_batch_size, plan.gpus, plan.sp, query.train_batch_source,
+                                       query.pair_batch)
         hints += [f"{plan.gpus} would, with {plan.setting.label}, but {broken}"] if broken else []
     return " (" + ReasonWords.joined("; ", hints) + ")" if hints else ReasonWords()
 

@@ -723,11 +723,12 @@ def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
     if (other := answer.other_batch) is None:
         return None
     gpus_divide = answer.query is not None and answer.query.batch_divisor == "gpus"
+    pairs = answer.query is not None and answer.query.pair_batch
     step = objective_ratio_words(other, plan)
     longer = other.max_model_len != plan.max_model_len
     trade = (f"{counted(other.max_model_len, 'token')} instead of {plan.max_model_len}" if longer
              else f"{counted(plan.gpus - other.gpus, 'GPU')} fewer, {step}" if other.gpus < plan.gpus else step)
-    return (f"with {dividing_batch_words(other.gpus, other.sp, gpus_divide)}: "
+    return (f"with {dividing_batch_words(other.gpus, other.sp, gpus_divide, pairs=pairs)}: "
             f"{other.setting.label} on {counted(other.gpus, 'GPU')}, {trade} "
             f"({other.evidence_and_single_gpu}){_cautions_beside(answer, plan, other)}")
 
