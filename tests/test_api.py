@@ -1647,8 +1647,8 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
     (answer,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=32, train_batch_size=40, env=True,
                             host_ram_gb=256.0)
     assert answer.plans and len(solves) == int(with_plan) and answer.rollout_kept is not None
-    assert (answer.rollout_kept.rollout_gpus, answer.rollout_kept.plan) == (8, None) and answer.named_release is not None
-    assert answer.rollout_kept.without_host_ram is not None
+    assert (answer.rollout_kept.rollout_gpus, answer.rollout_kept.plan) == (8, None)
+    assert answer.rollout_kept.without_host_ram is not None and answer.named_release is not None
     solves.clear()
     # Pinned, on an exact count, with host memory and a batch, nothing at any length, and no limit lifted alone or
     # with the pins names a plan: the longest, the plan without the pins (and its longest), the host memory's three
