@@ -691,6 +691,14 @@ def lower_host_count_words(release: str, tied_embeddings: bool, compute_capabili
     return [words for words in (RANK_0_WORDS if rank_0 else None, own) if words]
 
 
+def lower_host_count_clause(release: str, tied_embeddings: bool, compute_capability: str | None) -> str:
+    """Why the Trinity `release` counts a node's host memory below what no release named counts
+    (`lower_host_count_words`, each reason), as a clause after the release: ``whose rank 0 alone loads the model and
+    whose verl 0.7 builds the reference model in bf16 and places the pinned blocks``; "" where it does not."""
+    why = lower_host_count_words(release, tied_embeddings, compute_capability)
+    return " and ".join(f"whose {words}" for words in why)
+
+
 def lower_host_count_hint(release_named: bool, loading: ModelLoading, ranks_on_node: int, load_is_need: bool,
                           reference: bool, tied_embeddings: bool, compute_capability: str | None,
                           release_option: str) -> str:
