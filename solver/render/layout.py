@@ -83,7 +83,7 @@ def needed_width(table: Table, console: Console, options: ConsoleOptions) -> int
     return _needed_width(table, console, unbounded, console.measure(table, options=unbounded).maximum)
 
 
-def fits_width(table: Table, console: Console, options: ConsoleOptions) -> bool:
+def _fits_width(table: Table, console: Console, options: ConsoleOptions) -> bool:
     """Whether `table` needs at most `options`' width (`needed_width`): at once where its whole width fits, which is
     at least what it needs (the columns are measured again only where it does not)."""
     unbounded = options.update_width(UNBOUNDED_WIDTH)
@@ -124,7 +124,7 @@ class TableOrBlocks:
         self.heading_form = heading_form
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        if fits_width(self.table, console, options):
+        if _fits_width(self.table, console, options):
             yield self.table
             return
         blocks = Table.grid(padding=(0, 2))

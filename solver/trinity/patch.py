@@ -1205,9 +1205,10 @@ def _dumped(yaml: YAML, data: CommentedMap, text: str) -> str:
     return head + _anchor_comments_kept(text, out.getvalue()) + tail
 
 
-_UNPATCHED_DUMPS: dict[str, str] = {}
-"""`_unpatched_dump`'s, per config text: the most recent `UNPATCHED_DUMPS_KEPT`."""
 UNPATCHED_DUMPS_KEPT = 32
+"""The config texts whose unpatched dumps `_unpatched_dump` keeps (the most recently patched)."""
+_UNPATCHED_DUMPS: dict[str, str] = {}
+"""`_unpatched_dump`'s, per config text, the least recently patched first."""
 _UNPATCHED_DUMPS_LOCK = threading.Lock()
 
 
