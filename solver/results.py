@@ -1152,16 +1152,19 @@ def _length_cautions(model: Model, max_model_len: int) -> tuple[Caution, ...]:
     model that is not Qwen's, any YaRN), a length past its native context on its own RoPE scaling or with none (a
     type that is advised no YaRN), a length within
     it past the shorter one vLLM derives from its config.json's length key (`past_derived_length_words`)."""
-    yarn_code = CautionCode.PAST_VALIDATED_LENGTH if model.qwen_yarn else CautionCode.YARN_UNVALIDATED_MODEL
-    yarn = Caution(yarn_code, f"YaRN factor {model.yarn_factor(max_model_len)!r} at {max_model_len} tokens: "
-                              f"{yarn_caution(model)}")
-    own = Caution(CautionCode.PAST_NATIVE_ON_OWN_SCALING, own_scaling_words(model, max_model_len))
-    no_yarn = Caution(CautionCode.PAST_NATIVE_NO_YARN, no_yarn_words(model, max_model_len))
+    cautions: list[Caution] = []  # each worded only where it is said: most plans are within every length
+    if model.yarn_beyond_validated(max_model_len):
+        yarn_code = CautionCode.PAST_VALIDATED_LENGTH if model.qwen_yarn else CautionCode.YARN_UNVALIDATED_MODEL
+        cautions.append(Caution(yarn_code, f"YaRN factor {model.yarn_factor(max_model_len)!r} at {max_model_len} "
+                                           f"tokens: {yarn_caution(model)}"))
+    if model.beyond_native_on_own_scaling(max_model_len):
+        cautions.append(Caution(CautionCode.PAST_NATIVE_ON_OWN_SCALING, own_scaling_words(model, max_model_len)))
+    if model.beyond_native_no_yarn(max_model_len):
+        cautions.append(Caution(CautionCode.PAST_NATIVE_NO_YARN, no_yarn_words(model, max_model_len)))
     derived = past_derived_length_words(model, max_model_len)
-    return ((yarn,) if model.yarn_beyond_validated(max_model_len) else ()) + (
-        (own,) if model.beyond_native_on_own_scaling(max_model_len) else ()) + (
-        (no_yarn,) if model.beyond_native_no_yarn(max_model_len) else ()) + (
-        (Caution(CautionCode.PAST_DERIVED_LENGTH, derived),) if derived is not None else ())
+    if derived is not None:
+        cautions.append(Caution(CautionCode.PAST_DERIVED_LENGTH, derived))
+    return tuple(cautions)
 
 
 def past_validated(model: Model, max_model_len: int) -> int | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import threading
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from copy import deepcopy
@@ -922,7 +923,7 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
                                   option_names)
     _keep_anchors(data)
     aliased = _aliased_scalars(data)
-    unpatched = _dumped(yaml, data, text)
+    unpatched = _unpatched_dump(yaml, data, text)
     try:
         removed, left_out = _apply_plan(data, reading, text.splitlines(), plan, model, environ, version, host_ram_gb,
                                         gpu, _indentation(text)[0], aliased,
@@ -1203,6 +1204,28 @@ def _dumped(yaml: YAML, data: CommentedMap, text: str) -> str:
     yaml.dump(data, out)
     head, tail = _outside_document(text)
     return head + _anchor_comments_kept(text, out.getvalue()) + tail
+
+
+UNPATCHED_DUMPS_KEPT = 32
+"""The config texts whose unpatched dumps `_unpatched_dump` keeps (the most recently patched)."""
+_UNPATCHED_DUMPS: dict[str, str] = {}
+"""`_unpatched_dump`'s, per config text, the least recently patched first."""
+_UNPATCHED_DUMPS_LOCK = threading.Lock()
+
+
+def _unpatched_dump(yaml: YAML, data: CommentedMap, text: str) -> str:
+    """`_dumped` of the config `text` before the patch changes `data` (its round trip, `yaml` made for it): a function
+    of `text` alone, kept for the texts patched last (a config is patched for each of its answers' plans, and
+    ``--json`` beside ``--write`` patches it twice)."""
+    with _UNPATCHED_DUMPS_LOCK:  # a server's threads patch configs at once
+        dumped = _UNPATCHED_DUMPS.pop(text, None)
+    if dumped is None:
+        dumped = _dumped(yaml, data, text)
+    with _UNPATCHED_DUMPS_LOCK:
+        _UNPATCHED_DUMPS[text] = dumped  # the most recent last
+        while len(_UNPATCHED_DUMPS) > UNPATCHED_DUMPS_KEPT:
+            del _UNPATCHED_DUMPS[next(iter(_UNPATCHED_DUMPS))]
+    return dumped
 
 
 def _kept_lines(original: str, unpatched: str, patched: str, name: str) -> str:
