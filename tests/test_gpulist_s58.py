@@ -191,3 +191,17 @@ def test_a_word_for_all_is_refused_with_what_answers_each(cli, argv, hint):
     status, out, err = cli(*argv)
     assert (status, out, err.count("\n")) == (2, "", 1) and " error: unknown " in err
     assert err.endswith(("--gpu-memory SIZE", "--model-config PATH")[" model " in err] + hint + "\n")
+
+
+@pytest.mark.parametrize(("given", "listed"), [("h200 mi300x", "h200,mi300x"), ("h200; mi300x", "h200,mi300x"),
+                                               ("b200,h200 mi300x", "b200,h200,mi300x")])
+def test_gpu_types_apart_by_spaces_in_one_word_are_told_the_commas(cli, given: str, listed: str):
+    # '--gpu "h200 mi300x"' was told: did you mean H200-141GB? (the MI300X dropped; persona92d)
+    names = "h200 mi300x" if given.startswith("b200") else given
+    assert cli(*LENGTH, "--gpu", given) == (2, "", (
+        f"solve: error: --gpu '{names}' names 2 GPU types in one word (H200-141GB and MI300X): separate them by "
+        f"commas, --gpu {listed}\n"))
+    assert cli("memory", *LENGTH, "--gpus", "2", "--gpu", "a100 h20")[2] == (
+        "solve memory: error: --gpu 'a100 h20' names 2 GPU types in one word (A100-80GB and H20-96GB), where one is "
+        "asked for: give one, and ask for each in turn\n")
+    assert cli(*LENGTH, "--gpu", "h200 nvl")[2].startswith("solve: error: unknown GPU 'h200 nvl' (did you mean ")

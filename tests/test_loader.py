@@ -626,6 +626,10 @@ def test_solve_tables_check(cli, edited_a100_tables, monkeypatch: pytest.MonkeyP
     # AWS's A10G (g5 instances), an A10 of the same memory and link, by the names users type and nvidia-smi prints
     # (was unknown, with no guess; persona89d)
     ("a10g", "A10-24GB"), ("A10G-24GB", "A10-24GB"), ("NVIDIA A10G", "A10-24GB"),
+    # the B200 as many clouds sell it, by its 192 GB (nvidia-smi's 183359 MiB is 192.3 GB), the DGX B200's 180 GB
+    # each: the same card (was told it is another card, a GPU type of one's own at 192 GiB, which it cannot hold;
+    # persona92d)
+    ("b200-192gb", "B200"), ("B200 192GB", "B200"), ("b200-192g", "B200"),
 ])
 def test_gpu_names_match_in_any_case_with_spaces_or_underscores(name: str, canonical: str):
     assert load_catalog().gpu(name).name == canonical
@@ -801,6 +805,8 @@ OWN_CARD = " (the catalogue's {} has {} GB, not {}: a card of other memory is a 
     ("rtx-5090-24gb", OWN_CARD.format("RTX-5090-32GB", 32, "24")),
     # an alias with another size: the family of the card it names (smalls91b: mutants55's g1 took the alias's)
     ("a6000-96gb", OWN_CARD.format("RTX-A6000-48GB", 48, "96")),
+    ("b200-192", " (did you mean B200?)"),  # its 192 GB without the unit, as b200-180 (was no guess; persona92d)
+    ("b200-192gib", OWN_CARD.format("B200", 180, "192")),  # 192 GiB: more than a B200 reports (179.1 GiB)
     ("h20-3e", ""),  # the H20 of 141GB HBM3e, not the H20-96GB (was guessed so)
     ("H20 HBM3e", ""),  # (was taken as the H20-96GB)
     ("rtx-6000", ""),  # the last part of Quadro-RTX-6000 (no bf16) as much as the start of RTX-6000-Ada-48GB

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from solver.tables import QueryError, brief, cut, with_own_hint
+from solver.tables import QueryError, and_joined, brief, cut, with_own_hint
 
 if TYPE_CHECKING:
     from solver.tables import Catalog, GpuType, Interconnect, Model
@@ -79,6 +80,7 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
             unknown.append((name, error))
     if memory is None and unknown:
         _refuse_a_count(catalog, names, unknown[0][0], count_option)
+        _refuse_names_in_one_word(catalog, names, unknown[0][0], several=not isinstance(gpu, str))
         raise QueryError(with_own_hint(unknown[0][1], OWN_GPU_HINT.format('--gpu-memory SIZE'))
                          + _every_hint(unknown[0][0], every))
     if memory is not None:
@@ -110,6 +112,23 @@ def _refuse_a_count(catalog: Catalog, names: Sequence[str], name: str, count_opt
     if (found := catalog.counted_gpu(name)) is not None:
         apart = ",".join(found.name if listed == name else listed for listed in names)
         raise QueryError(found.refused("--gpu ", f"--gpu {apart} {count_option} {found.gpus}"))
+
+
+def _refuse_names_in_one_word(catalog: Catalog, names: Sequence[str], name: str, several: bool) -> None:
+    """`QueryError` where `name`, of --gpu's `names`, which the catalogue lacks, is GPU types it has apart by spaces
+    or semicolons in one word (``'h200 mi300x'``, which was told: did you mean H200-141GB?): the list as --gpu takes
+    it, where it takes `several`; nothing otherwise."""
+    parts = re.split(r"[\s;]+", name.strip())
+    if len(parts) < 2:
+        return
+    try:
+        found = [catalog.gpu(part).name for part in parts]
+    except QueryError:
+        return
+    listed = ",".join(",".join(parts) if given == name else given for given in names)
+    how = (f": separate them by commas, --gpu {listed}" if several
+           else ", where one is asked for: give one, and ask for each in turn")
+    raise QueryError(f"--gpu {brief(name)} names {len(parts)} GPU types in one word ({and_joined(found)}){how}")
 
 
 def check_model_flags(args: argparse.Namespace, ways: str, given: bool = False) -> None:

@@ -762,7 +762,8 @@ class Parser(argparse.ArgumentParser):
         """argparse's, with the invalid choice shown as `brief` shows it (argparse shows it whole), and where
         another option or command takes it (`elsewhere`), or else the choice another word for it means
         (`OPTION_CHOICES_MEANT`: ``--critic cpu``, 'offloaded'; `CHOICES_MEANT`: ``--maximize context``, 'len'), or
-        where --critic is given a model (`_critic_model_hint`) how rft-solver sizes the critic, or
+        where --critic is given a model (`_critic_model_hint`) how rft-solver sizes the critic, or where --emit is
+        given a file's name (`_output_file_hint`) --out, or
         where another takes that choice (``--minimize context``: --maximize len), or else the choice it most likely
         meant (`choice_meant`, as the API guesses: ``--minimize gpu``, 'gpus'), or else where another takes the value
         it most likely meant (``--minimize length``: --maximize len)."""
@@ -776,10 +777,19 @@ class Parser(argparse.ArgumentParser):
             taken_elsewhere = {other: hint for (dest, other), hint in self.elsewhere.items() if dest == action.dest}
             near = difflib.get_close_matches(written, taken_elsewhere, n=1)
             hint = (taken_elsewhere.get(written) or _critic_model_hint(action.dest, written)
+                    or self._output_file_hint(action, str(value))
                     or (guessed if guess == meant else None) or taken_elsewhere.get(str(meant)) or guessed
                     or (taken_elsewhere[near[0]] if near else None))
             raise argparse.ArgumentError(action, f"invalid choice: {brief(value)} (choose from {accepted})"
                                                  f"{f'; {hint}' if hint else ''}")
+
+    def _output_file_hint(self, action: argparse.Action, value: str) -> str | None:
+        """Where `value`, refused by `action` (``--emit trinity.yaml``), names a file and this command has --out to
+        write one: that option with it; None otherwise (`action`'s choices are what it prints, not where)."""
+        out = self._option_string_actions.get("--out")
+        if action.dest != "emit" or out is None or not value.lower().endswith(FILE_SUFFIXES):
+            return None
+        return f"did you mean --out {value}? (--emit trinity prints the plan as Trinity YAML; --out FILE writes it)"
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         """argparse's, but a write to standard output that fails raises (argparse ignores it): a reader gone before
