@@ -841,8 +841,13 @@ class FleetFile(Frozen, defer_build=True):
         **dict.fromkeys(("weights", "costs", "costweights"), "solve cluster's --weights FILE gives the cost weights"),
         **dict.fromkeys(("price", "prices", "gpuprice", "gpuprices"),
                         "a pool has no price: --buy adds the fewest GPUs, then nodes"),
+        **dict.fromkeys(("defaults", "xdefaults", "jobdefaults", "common", "xcommon", "template", "templates"),
+                        "a cluster file has no block of defaults: anchor the first job's fields, - &defaults {name: a, "
+                        "...}, and merge them into the others, - {<<: *defaults, name: b}"),
     }
-    """Fields a cluster file may be given by mistake at its top (without case or separators), and why it takes none."""
+    """Fields a cluster file may be given by mistake at its top (without case or separators), and why it takes none: a
+    block of defaults, as docker-compose files keep one (``x-defaults: &d``) for YAML anchors, is said the way to share
+    fields that the file takes (the merge key, which the loader reads)."""
 
     pools: TupleOf[Pool] = Field(min_length=1, max_length=256)
     jobs: TupleOf[JobEntry] = Field(min_length=1, max_length=MAX_JOBS)
