@@ -667,9 +667,9 @@ class _JobFields(PlainWorded, defer_build=True):
     def _one_pool(cls, value: Any) -> Any:
         """A list of pools refused in words that say a job names one pool or none (pydantic's said only "must be
         text")."""
-        if isinstance(value, list | tuple):
-            raise ValueError(f"{ONE_POOL}, got {yaml_brief(list(value))}")
-        return value
+        if not isinstance(value, list | tuple):
+            return value
+        raise ValueError(f"{ONE_POOL}, got {yaml_brief(list(value))}")  # pydantic's words for a file: no TypeError
 
     @field_validator("critic", mode="before")
     @classmethod
