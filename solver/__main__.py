@@ -50,7 +50,20 @@ def _load_and_run() -> int:
             raise  # a library's extension module that failed to load for a reason of its own
         print("solve: terminated" if terminated else "solve: interrupted", file=sys.stderr)
         return 143 if terminated else 130  # solver.cli.status's TERMINATED and INTERRUPTED, which may not have loaded
-    return cli_main()
+    status = cli_main()
+    _ignore_signals_while_exiting(ours)
+    return status
+
+
+def _ignore_signals_while_exiting(ours: bool) -> None:
+    """Once the command has answered, Ctrl-C and SIGTERM (where it was `ours`, as the command took it over) ignored:
+    the interpreter's teardown of its modules takes most of a second after solve cluster's last line, where either
+    would end the process by the signal (130 or 143 to a shell, with no word), after an answer whose files are whole
+    and whose own status stands."""
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if ours:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 if __name__ == "__main__":

@@ -1069,6 +1069,13 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "line 4: job j, max_model_len: unknown field '<tokens>'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, pool: b}\n",
          "job j, pool: no pool named 'b' (pools: a)"),
+        # Several pools for one job (an operator keeping a job off one GPU type): a job names one pool, or none.
+        (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n  - {name: b, gpu: h20, nodes: 1, "
+          "gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, pool: [a, b]}\n"),
+         "line 5: job j, pool: a job names one pool, or none to be placed in any, got ['a', 'b']"),
+        (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n  - {name: b, gpu: h20, nodes: 1, "
+          "gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, pool: 'a, b'}\n"),
+         "job j, pool: 'a, b' names 2 pools: a job names one pool, or none to be placed in any (pools: a, b)"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "two jobs are named 'j', jobs items 1 and 2: rename one"),
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n  - {name: b, gpu: h20, nodes: 1, "

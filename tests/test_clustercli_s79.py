@@ -128,6 +128,11 @@ def test_a_second_cluster_file_is_named_as_not_read(cli: Cli) -> None:
                                      "then nodes; fields: pools, jobs)")),
     ("weights: {sp: 1}\n", "", "", ("line 1: unknown field 'weights' (solve cluster's --weights FILE gives the cost "
                                     "weights; fields: pools, jobs)")),
+    # A block of shared job fields, as docker-compose files keep them for YAML anchors (s92: before, the fields alone).
+    *((f"{key}: &d {{model: 4B}}\n", "", "", (f"line 1: unknown field '{key}' (a cluster file has no block of "
+                                              "defaults: anchor the first job's fields, - &defaults {name: a, ...}, "
+                                              "and merge them into the others, - {<<: *defaults, name: b}; fields: "
+                                              "pools, jobs)")) for key in ("x-defaults", "defaults", "job_defaults")),
 ])
 def test_a_gpu_type_or_its_price_as_a_cluster_file_key_is_told_why_not(cli: Cli, tmp_path: Path, top: str,
                                                                        pool_extra: str, job_extra: str,

@@ -88,6 +88,7 @@ from solver.tables.text import (
     gpu_with_count,
     meant_fleet_name,
     shown_number,
+    yaml_brief,
 )
 
 
@@ -606,6 +607,10 @@ before 0.8 (Trinity 0.5, and 0.6's legacy trainer, ``verl_legacy/verl_trainer.py
 worker where ``ref_in_actor`` (``ray_trainer.py:360`` in verl 0.9.1 sets it the same way)."""
 
 
+ONE_POOL = "a job names one pool, or none to be placed in any"
+"""What a job's ``pool`` takes, where it names several (a list, or names joined by commas)."""
+
+
 class _JobFields(PlainWorded, defer_build=True):
     """What a job gives besides its model: its name, length, rollout GPUs, weight and pool."""
 
@@ -656,6 +661,15 @@ class _JobFields(PlainWorded, defer_build=True):
             f"the Trinity-RFT release the job runs on, as --trinity-version: {TRINITY_RELEASE_FORMS}; its plans are "
             "counted for it (host memory, routed experts, train batch rule, cautions); absent: the one its plan names "
             "where --current runs it, else the run's --trinity-version"))
+
+    @field_validator("pool", mode="before")
+    @classmethod
+    def _one_pool(cls, value: Any) -> Any:
+        """A list of pools refused in words that say a job names one pool or none (pydantic's said only "must be
+        text")."""
+        if not isinstance(value, list | tuple):
+            return value
+        raise ValueError(f"{ONE_POOL}, got {yaml_brief(list(value))}")  # pydantic's words for a file: no TypeError
 
     @field_validator("critic", mode="before")
     @classmethod
@@ -811,6 +825,10 @@ def _check_fleet_names(pools: tuple[Pool, ...], jobs: tuple[_JobFields, ...]) ->
     pool_names = [pool.name for pool in pools]
     for job in jobs:
         if job.pool is not None and job.pool not in pool_names:
+            several = [name.strip() for name in job.pool.split(",") if name.strip()]
+            if len(several) > 1 and set(several) <= set(pool_names):
+                raise ValueError(f"job {job.name}, pool: {job.pool!r} names {len(several)} pools: {ONE_POOL} "
+                                 f"(pools: {', '.join(pool_names)})")
             meant = meant_fleet_name(job.pool, pool_names)
             raise ValueError(f"job {job.name}, pool: no pool named {job.pool!r} "
                              f"({f'did you mean {meant}? ' if meant else ''}pools: {', '.join(pool_names)})")
@@ -823,8 +841,13 @@ class FleetFile(Frozen, defer_build=True):
         **dict.fromkeys(("weights", "costs", "costweights"), "solve cluster's --weights FILE gives the cost weights"),
         **dict.fromkeys(("price", "prices", "gpuprice", "gpuprices"),
                         "a pool has no price: --buy adds the fewest GPUs, then nodes"),
+        **dict.fromkeys(("defaults", "xdefaults", "jobdefaults", "common", "xcommon", "template", "templates"),
+                        "a cluster file has no block of defaults: anchor the first job's fields, - &defaults {name: a, "
+                        "...}, and merge them into the others, - {<<: *defaults, name: b}"),
     }
-    """Fields a cluster file may be given by mistake at its top (without case or separators), and why it takes none."""
+    """Fields a cluster file may be given by mistake at its top (without case or separators), and why it takes none: a
+    block of defaults, as docker-compose files keep one (``x-defaults: &d``) for YAML anchors, is said the way to share
+    fields that the file takes (the merge key, which the loader reads)."""
 
     pools: TupleOf[Pool] = Field(min_length=1, max_length=256)
     jobs: TupleOf[JobEntry] = Field(min_length=1, max_length=MAX_JOBS)
