@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from pydantic import ValidationError
@@ -18,11 +19,13 @@ from solver.calibrate import (
     _far_move,
     at_bounds,
     at_edge,
+    at_first_principles,
     calibrate,
     far_from_shipped,
     observations,
     unphysical,
 )
+from solver.cli.calibrate import _say_what_moved
 from solver.memory import PRIOR
 from solver.render import calibration_json
 from solver.results import UnphysicalCode
@@ -162,7 +165,7 @@ def test_far_from_shipped_names_a_multiplier_beyond_both_anchors_that_no_warning
         "fragmentation 0, down from the shipped fit's 0.343 (the term dropped)"]
 
 
-def test_a_dropped_term_is_at_its_edge_for_what_moved_but_not_for_the_warnings():
+def test_a_dropped_term_is_at_its_edge_for_what_moved_but_not_for_the_warnings(capsys: pytest.CaptureFixture[str]):
     # smalls92: one definition of an edge (at_edge): solve calibrate's line on what moved counts a term at 0 at its
     # edge (dropped=True), the warnings do not (at_bounds names none, far_from_shipped says it dropped)
     fitted = PRIOR.model_copy(update={"fragmentation": 0.0, "gathered": 20.0, "checkpoints": 0.1})
@@ -171,6 +174,14 @@ def test_a_dropped_term_is_at_its_edge_for_what_moved_but_not_for_the_warnings()
     assert [term for term in ("fragmentation", "gathered", "checkpoints", "states") if at_edge(fitted, term)] == [
         "gathered", "checkpoints"]
     assert at_bounds(fitted) == ["gathered 20", "checkpoints 0.1"]
+    # and solve calibrate's line names the dropped one among those at an edge, not among those moved (mutants56)
+    calibration = SimpleNamespace(memory_model=SimpleNamespace(coefficients=fitted), at_token_floor=(),
+                                  first_principles=tuple(at_first_principles(fitted)), from_shipped=())
+    _say_what_moved(calibration, with_tables=False)  # type: ignore[arg-type]
+    assert capsys.readouterr().out == (
+        "the fit moved no multiplier from first principles; gathered (20.00), checkpoints (0.10) and fragmentation "
+        "(0.00) sit at an edge of their plausible range; states, logits, recompute, sp_buffers and overhead stay at 1, "
+        "as derived (the cells do not move them)\n")
 
 
 def test_json_with_a_code_missing_for_a_phrase_is_refused():

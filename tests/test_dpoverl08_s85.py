@@ -435,11 +435,23 @@ def test_a_dpo_batch_twice_the_ranks_do_not_divide_moves_the_plan_or_leaves_none
     1 doubled, 0.6's 2 on verl 0.8), which the planner planned anyway; now SP 2 (4 ranks, 18 each), and pinned to SP 1
     on exactly 8, no plan, the reason naming the batch and why; 80 (10 per rank) keeps SP 1."""
     asked = ("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "8k", "--dpo")
-    status, out, _ = cli(*asked, "--train-batch-size", "72", "--json")
-    assert status == 0 and [(p["gpus"], p["sp"]) for p in json.loads(out)[0]["plans"]] == [(8, 2)]
-    status, out, _ = cli(*asked, "--train-batch-size", "72", "--exact", "--sp", "1")
+    status, out, _ = cli(*asked, "--train-batch-size", "72")
+    shown = " ".join(out.split())  # the other batch row says the pairs' rule (mutants56)
+    assert status == 0 and "plan Env + SP=2 on 8 of 8 GPUs " in shown and ("other batch with a train batch that 16 "
+                                                                          "divides (DPO's pairs: 2 x 8 data-parallel "
+                                                                          "ranks): Env on 8 GPUs") in shown
+    status, out, _ = cli(*asked, "--train-batch-size", "72", "--exact", "--sp", "1", "--explain")
+    shown = " ".join(out.split())  # and the explanation's rule (mutants56)
     assert status == 1 and ("a train batch that 16 divides (DPO's pairs: 2 x 8 data-parallel ranks; the nearest to "
-                            "72: 64 or 80) lets Env on 8 GPUs train it") in " ".join(out.split())
+                            "72: 64 or 80) lets Env on 8 GPUs train it") in shown
+    assert ("twice the data-parallel ranks (DPO's pairs: 2 x trainer GPUs / SP; each data-parallel rank's share of "
+            "the batch must divide by the actor's micro-batch of one pair") in shown
+    # the nearest plan beyond the limits takes a batch in the pairs too (mutants56): SP=4 on 8 GPUs, 2 ranks, so 4
+    status, out, _ = cli("--model", "4B", "--gpu", "a100-40g", "--len", "16384", "--gpus", "8", "--sp", "4", "--exact",
+                         "--train-batch-size", "5", "--no-estimate", "--dpo")
+    assert status == 1 and ("Env + SP=4 on 8 GPUs at 16384 tokens: drop --no-estimate and take a train batch that 4 "
+                            "divides (DPO's pairs: 2 x 2 data-parallel ranks; the nearest to 5: 4)"
+                            ) in " ".join(out.split())
     status, out, _ = cli(*asked, "--train-batch-size", "80", "--exact", "--sp", "1", "--json")
     assert status == 0 and [(p["gpus"], p["sp"]) for p in json.loads(out)[0]["plans"]] == [(8, 1)]
 

@@ -234,3 +234,40 @@ def _releases_asked(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
 
     monkeypatch.setattr(solver.solve, "answer_for", recorded)
     return asked
+
+
+def test_a_release_whose_question_the_time_limit_leaves_open_is_not_named(
+        answers_left_open: Callable[[Callable[[Any], bool], str], None]) -> None:
+    """mutants56: the h100 case above, its 0.6.0 question found but not proven the best: no release is named."""
+    answers_left_open(lambda query: query.trinity_release == "0.6.0", "feasible")
+    catalog = load_catalog()
+    query = make_query(catalog, model="4B", gpu="h100", objective="max_len", budget_gpus=8, host_ram_gb=64)
+    (answer,) = answer_query(query, catalog)
+    assert answer.more_host_ram is not None and answer.named_release is None
+
+
+def test_no_release_is_named_where_the_question_names_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """mutants56: the h100 case above under --trinity-version 0.5.2, whose every rank loads the model: the host limit
+    costs it longer plans, yet the release asked for is the one planned, and no other is asked or named."""
+    asked = _releases_asked(monkeypatch)
+    catalog = load_catalog()
+    query = make_query(catalog, model="4B", gpu="h100", objective="max_len", budget_gpus=8, host_ram_gb=64,
+                       trinity_version="0.5.2")
+    (answer,) = answer_query(query, catalog)
+    free = answer.more_host_ram
+    assert answer.best is not None and free is not None and free.max_model_len > answer.best.max_model_len
+    assert answer.named_release is None and set(asked) == {"0.5.2"}
+
+
+def test_a_release_whose_plan_takes_as_many_gpus_is_not_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """mutants56: Qwen3-4B at 16384 tokens on H100s with 64 GiB, fewest GPUs: Offload on 1 GPU needs more host memory;
+    0.6.0, whose rank 0 alone loads the model, is asked and gets Env + SP=2 on 2 GPUs, no fewer than the best plan's:
+    not named (a release ranks before the best plan only strictly)."""
+    asked = _releases_asked(monkeypatch)
+    catalog = load_catalog()
+    query = make_query(catalog, model="4B", gpu="h100", objective="min_gpus", budget_gpus=8, host_ram_gb=64,
+                       max_model_len=16384)
+    (answer,) = answer_query(query, catalog)
+    assert answer.best is not None and answer.more_host_ram is not None
+    assert (answer.best.gpus, answer.more_host_ram.gpus) == (2, 1)
+    assert answer.named_release is None and asked == ["0.6.0"]

@@ -107,6 +107,11 @@ def test_a_run_with_no_kl_term_on_a_release_that_then_builds_no_ref_is_cautioned
         ("grpo", "  lora_configs:\n  - lora_rank: 16", ""), ("grpo", "", legacy_lora), ("sft", "", ""),
         ("dpo", "", ""))]
     assert [_unbuilt_ref_lines(text) for text in (GRPO_KL, kl_penalty, *no_kl)] == [[]] * 6
+    # mutants56: kl_loss_fn unset is the algorithm's default, k2 (PPO's too, unset), and a KL penalty or LoRA key
+    # that cannot be read here (an unset variable) decides nothing: no line either
+    unread = [GRPO_NO_KL.replace("  kl_loss_fn: none", "  kl_loss_fn: none\n  kl_penalty_fn: ${oc.env:UNSET_KL_92}"),
+              _config("grpo", "none", lora="  lora_configs: ${oc.env:UNSET_LORA_92}")]
+    assert [_unbuilt_ref_lines(text) for text in (_config("grpo"), _config(None), *unread)] == [[]] * 4
 
 
 @pytest.mark.parametrize(("version", "offload", "loading", "with_reference", "without"), [

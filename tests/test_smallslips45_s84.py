@@ -135,6 +135,13 @@ def test_another_models_critic_is_named_from_the_catalogue_the_run_was_given():
     heads = HEADS.replace("Qwen3-4B", "MyCritic-4B")
     assert [line.endswith(heads) for line in said(catalog)] == [True, True]
     assert [line.endswith("whose heads rft-solver does not know") for line in said(None)] == [True, True]
+    # and so does --check's reading of the config, through the API's catalogue, each line with the critic's need at
+    # its SP as the verdict counts it (mutants56)
+    (answer,) = solver.check_config("c.yaml", text=text, gpu="h100", catalog=catalog, environ={}).answers
+    assert answer.current is not None and [
+        words.endswith(heads) and "the critic's update at SP 3 (65.1 GiB per H100-80GB GPU, of 71.0 usable)" in words
+        for code, words in zip(answer.current.config_problem_codes, answer.current.config_problems, strict=True)
+        if code.value == "role-sp-differs"] == [True, True]
 
 
 # (3) --current: a job on more GPUs than its placement names
