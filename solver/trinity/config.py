@@ -899,10 +899,8 @@ def _check_lora_variables(reader: ConfigReader) -> None:
         try:
             reader.get(path)
         except VariableUnset as unset:
-            raise ConfigError(
-                f"{unset}, and it decides the LoRA adapter the verdict and the plans count: set {unset.variable} as "
-                "trinity run will have it (Trinity fails to load the config without it), or give it a default "
-                f"(${{oc.env:{unset.variable},DEFAULT}})") from None
+            raise ConfigError(f"{unset.unset}, and it decides the LoRA adapter the verdict and the plans count: "
+                              f"{unset.fix}") from None
         except ConfigError:  # said, or refused, where the key is read
             pass
 
