@@ -740,13 +740,15 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
     the actor's (`TrinityConfig.lora_ref_sp`), each only where the actor runs at that SP, else None, and a note on
     each other SP key the config sets to another number."""
     in_effect = sp_key_in_effect(reader.data, version)
-    # Trinity sets a trainer SP below 1 to 1, with a warning (its value-out-of-range line says so)
+    # Trinity sets a trainer SP below 1 to 1, with a warning (its value-out-of-range line says so), and 0.5.2 an
+    # actor's own too (0.5.0 and 0.5.1 keep it and fail on it: the checks' role-sp-below-1 lines say so)
     trainer_sp = max(1, reader.count(TRAINER_SP_KEY, 1, minimum=-MAX_GPUS))
-    sp = trainer_sp if in_effect == TRAINER_SP_KEY else reader.count(in_effect, 1)
+    given_sp = trainer_sp if in_effect == TRAINER_SP_KEY else reader.count(in_effect, 1, minimum=-MAX_GPUS)
+    sp = max(1, given_sp)
     notes = []
     if in_effect != TRAINER_SP_KEY and trainer_sp != sp:  # only with Trinity 0.5 (`sp_key_in_effect`)
         notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
-            f"{'.'.join(in_effect)} {sp} is not trainer.ulysses_sequence_parallel_size {trainer_sp}: Trinity 0.5 runs "
+            f"{'.'.join(in_effect)} {given_sp} is not trainer.ulysses_sequence_parallel_size {trainer_sp}: Trinity 0.5 runs "
             f"the trainer at the actor's (it takes the trainer's only where a role sets none), so the verdict is at SP "
             f"{sp}: set them alike{names.write_does()}")))
     ref_sp = read_or_none(reader.integer, ROLE_SP_KEYS[1]) or trainer_sp
