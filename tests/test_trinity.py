@@ -2703,8 +2703,8 @@ def test_oc_decode_takes_its_argument_as_omegaconf_does(expression: str, decoded
      "k: OmegaConf cannot decode \"'a\\\\'\" in '${oc.decode:${oc.env:V}}': no closing quote (the ' at character 1)"),
     ("${oc.decode:${oc.env:V}}", "9" * 5000, "k: a number too long to read (thousands of digits)"),
     ("${oc.decode:${oc.env:V}}", "${oc.env:W}",  # the text it decodes is resolved in turn
-     "k: environment variable W is not set and '${oc.env:W}' has no default: set W as trinity run will have it "
-     "(Trinity fails to load the config without it), or give it a default (${oc.env:W,DEFAULT})"),
+     ("k: environment variable W is not set and '${oc.env:W}' has no default: set W as trinity run will have it "
+      "(Trinity fails to load the config without it), or give it a default (${oc.env:W,DEFAULT})")),
     ("${oc.decode:${oc.env:V}}", "${oc.decode:${oc.env:V}}",  # decoded into itself: no end, no traceback
      "k: cannot resolve '${oc.decode:${oc.env:V}}': its interpolations nest too deep"),
     ("${oc.decode:5}", "", "k: '${oc.decode:5}': OmegaConf's oc.decode takes text or null, not 5 (quote it: \"5\")"),
@@ -2776,8 +2776,8 @@ def test_interpolations_resolve_as_omegaconf_resolves_them(expression: str, reso
     # what OmegaConf refuses too
     ("${oc . env:SET}", "k: OmegaConf cannot read '${oc . env:SET}': ' ' in an interpolation's name (character 5)"),
     ("${oc.env:SET,${oc.env:UNSET}}",  # the default is resolved even where the variable is set
-     "k: environment variable UNSET is not set and '${oc.env:UNSET}' has no default: set UNSET as trinity run "
-     "will have it (Trinity fails to load the config without it), or give it a default (${oc.env:UNSET,DEFAULT})"),
+     ("k: environment variable UNSET is not set and '${oc.env:UNSET}' has no default: set UNSET as trinity run "
+      "will have it (Trinity fails to load the config without it), or give it a default (${oc.env:UNSET,DEFAULT})")),
     ("${oc.env:UNSET,a=b}", "k: OmegaConf cannot read '${oc.env:UNSET,a=b}': '=' outside quotes (character 17)"),
     ("${oc.env:UNSET,'abc}",
      "k: OmegaConf cannot read \"${oc.env:UNSET,'abc}\": no closing quote (the ' at character 16)"),
