@@ -685,8 +685,8 @@ class ConfigProblemCode(str, Enum):
     BATCH_DIVIDES_TRAINER_GPUS = "batch-divides-trainer-gpus"
     ROLE_SP_DIFFERS = "role-sp-differs"
     ROLE_SP_DIFFERS_REFUSED = "role-sp-differs-refused"
-    ROLE_SP_BELOW_1 = "role-sp-below-1"
-    ROLE_SP_BELOW_1_REFUSED = "role-sp-below-1-refused"
+    ROLE_SP_BELOW_ONE = "role-sp-below-one"
+    ROLE_SP_BELOW_ONE_REFUSED = "role-sp-below-one-refused"
     REF_SP_UNGROUPED_REFUSED = "ref-sp-ungrouped-refused"
     LORA_CONFIGS_REFUSED = "lora-configs-refused"
     EMPTY_ADAPTER_PATH_REFUSED = "empty-adapter-path-refused"
@@ -841,7 +841,7 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.TRAINER_INPUT_MISSING, ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED,
     ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED, ConfigProblemCode.MINI_BATCH_SPLIT_REFUSED,
     ConfigProblemCode.ROLE_SP_DIFFERS_REFUSED, ConfigProblemCode.NOT_FSDP_CRITIC_STRATEGY_REFUSED,
-    ConfigProblemCode.FSDP_SIZE_MESH_REFUSED, ConfigProblemCode.ROLE_SP_BELOW_1_REFUSED,
+    ConfigProblemCode.FSDP_SIZE_MESH_REFUSED, ConfigProblemCode.ROLE_SP_BELOW_ONE_REFUSED,
     ConfigProblemCode.UNKNOWN_STRATEGY_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a flag
 or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and

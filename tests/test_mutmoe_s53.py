@@ -256,8 +256,8 @@ KEPT_050_051 = ("0.5.0 and 0.5.1 keep it and fail on it (at 0, world_size % sp_s
 
 
 @pytest.mark.parametrize(("divisor", "code", "why"), [
-    ("gpus", "role-sp-below-1-refused", KEPT_050_051),  # --trinity-version 0.5.0 or 0.5.1
-    ("unsure", "role-sp-below-1", f"{SET_TO_1_052}, at which the verdict is, but {KEPT_050_051}"),  # a bare 0.5
+    ("gpus", "role-sp-below-one-refused", KEPT_050_051),  # --trinity-version 0.5.0 or 0.5.1
+    ("unsure", "role-sp-below-one", f"{SET_TO_1_052}, at which the verdict is, but {KEPT_050_051}"),  # a bare 0.5
     ("ranks", "value-out-of-range", f"{SET_TO_1_052}, and the verdict is at SP 1")])  # 0.5.2
 def test_trinity_05_judges_an_actor_sp_of_0_by_release(divisor: str, code: str, why: str):
     # Before: refused with exit 2 for every 0.5 ("must be at least 1"), though 0.5.2's _check_parallel_config sets a

@@ -933,8 +933,8 @@ def _sp_below_1_line(version: TrinityVersion | None, path: tuple[str, ...], sp: 
     kept = ("0.5.0 and 0.5.1 keep it and fail on it (at 0, world_size % sp_size divides by zero as they load the "
             "config: common/verl_config.py:411 in 0.5.0, :413 in 0.5.1)")
     if divisor == "gpus":
-        return ConfigProblemCode.ROLE_SP_BELOW_1_REFUSED, f"{below}: Trinity {kept}: set it to 1 or more"
-    return ConfigProblemCode.ROLE_SP_BELOW_1, (
+        return ConfigProblemCode.ROLE_SP_BELOW_ONE_REFUSED, f"{below}: Trinity {kept}: set it to 1 or more"
+    return ConfigProblemCode.ROLE_SP_BELOW_ONE, (
         f"{below}: Trinity 0.5.2 {set_to_1} (trainer/verl/verl_config.py:411-414), at which the verdict is, but "
         f"{kept}: set it to 1 or more")
 

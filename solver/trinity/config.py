@@ -741,7 +741,7 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
     each other SP key the config sets to another number."""
     in_effect = sp_key_in_effect(reader.data, version)
     # Trinity sets a trainer SP below 1 to 1, with a warning (its value-out-of-range line says so), and 0.5.2 an
-    # actor's own too (0.5.0 and 0.5.1 keep it and fail on it: the checks' role-sp-below-1 lines say so)
+    # actor's own too (0.5.0 and 0.5.1 keep it and fail on it: the checks' role-sp-below-one lines say so)
     trainer_sp = max(1, reader.count(TRAINER_SP_KEY, 1, minimum=-MAX_GPUS))
     given_sp = trainer_sp if in_effect == TRAINER_SP_KEY else reader.count(in_effect, 1, minimum=-MAX_GPUS)
     sp = max(1, given_sp)
