@@ -430,8 +430,9 @@ def test_a_trainer_strategy_trinity_has_no_workers_for_fails_before_verl_0_8(ver
         "'Qwen/Qwen3-8B''s: set model.model_path: /mnt/ckpt/other"))])
 def test_a_model_path_under_trainer_config_that_trinity_overwrites_is_cautioned(algorithm: str, key: str, given: str,
                                                                               fix: str):
-    # review92a: Trinity sets the critic's model.path from model.critic_model_path (0.6.0 verl_legacy/verl_config.py:595;
-    # on verl 0.8 trainer/verl/trainer.py:347) and the actor's from model.model_path: the key set there is ignored
+    # review92a: Trinity sets the critic's model.path from model.critic_model_path (0.6.0
+    # verl_legacy/verl_config.py:595; on verl 0.8 trainer/verl/trainer.py:347) and the actor's from
+    # model.model_path: the key set there is ignored
     config = _config(use_dynamic_bsz=True)
     config["algorithm"]["algorithm_type"] = algorithm
     role, _ = key.removeprefix("trainer.trainer_config.").rsplit(".model.", 1)

@@ -914,11 +914,11 @@ def _sp_below_1_line(version: TrinityVersion | None, path: tuple[str, ...], sp: 
                      divisor: BatchDivisor) -> tuple[ConfigProblemCode, str]:
     """The line on the SP `sp`, below 1, at `path`. The trainer's Trinity sets to 1 with a warning as it loads the
     config (``value-out-of-range``, the verdict at SP 1). So does Trinity 0.5.2's ``_check_parallel_config`` a role's
-    own (``trainer/verl/verl_config.py:411-414``, as 0.6.0's on verl before 0.8, ``verl_legacy/verl_config.py:418-421``),
-    but 0.5.0's and 0.5.1's keep it: at 0, ``world_size % sp_size`` divides by zero as they load the config
-    (``common/verl_config.py:411`` in 0.5.0, ``:413`` in 0.5.1). With `version` 0.5, by the release the train batch's
-    `divisor` stands for (`solver.tables.bounds.counted_batch_divisor`): refused for 0.5.0 and 0.5.1 (``gpus``), a
-    ``but:`` line for a bare 0.5 (``unsure``), ``value-out-of-range`` for 0.5.2."""
+    own (``trainer/verl/verl_config.py:411-414``, as 0.6.0's on verl before 0.8,
+    ``verl_legacy/verl_config.py:418-421``), but 0.5.0's and 0.5.1's keep it: at 0, ``world_size % sp_size`` divides
+    by zero as they load the config (``common/verl_config.py:411`` in 0.5.0, ``:413`` in 0.5.1). With `version` 0.5,
+    by the release the train batch's `divisor` stands for (`solver.tables.bounds.counted_batch_divisor`): refused for
+    0.5.0 and 0.5.1 (``gpus``), a ``but:`` line for a bare 0.5 (``unsure``), ``value-out-of-range`` for 0.5.2."""
     below = f"{'.'.join(path)} must be at least 1, got {sp}"
     set_to_1 = "sets it to 1 with a warning as it loads the config"
     if path == TRAINER_SP_KEY:
@@ -2475,7 +2475,8 @@ def _check_trainer_strategy(checks: _ConfigChecks, version: TrinityVersion | Non
     takes over it: ``set_if_none``), is one of `TRAINER_STRATEGIES`. Trinity with verl before 0.8 gives it to the actor
     and, finding no workers for any other (``FSDP2`` too), raises ``NotImplementedError`` as its trainer starts; with
     ``model.lora_configs`` set it resets the actor's to fsdp first (``verl_legacy/verl_config.py:633-637`` in 0.6.0,
-    ``trainer/verl/verl_config.py:626-630`` in 0.5.2, ``common/verl_config.py:611-615`` in 0.5.0, ``:613-617`` in 0.5.1).
+    ``trainer/verl/verl_config.py:626-630`` in 0.5.2, ``common/verl_config.py:611-615`` in 0.5.0, ``:613-617`` in
+    0.5.1).
     Trinity 0.6 on verl 0.8 or later starts: it takes a strategy that does not start with ``fsdp`` as Megatron's,
     building the actor, the ref and the critic on verl's ``McoreActorConfig`` defaults (``trainer/verl/config.py:267``
     to ``:282``, ``:343``, ``:441``) and dropping their ``fsdp_config`` (``_strip_incompatible_engine_keys``,

@@ -748,9 +748,9 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
     notes = []
     if in_effect != TRAINER_SP_KEY and trainer_sp != sp:  # only with Trinity 0.5 (`sp_key_in_effect`)
         notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
-            f"{'.'.join(in_effect)} {given_sp} is not trainer.ulysses_sequence_parallel_size {trainer_sp}: Trinity 0.5 runs "
-            f"the trainer at the actor's (it takes the trainer's only where a role sets none), so the verdict is at SP "
-            f"{sp}: set them alike{names.write_does()}")))
+            f"{'.'.join(in_effect)} {given_sp} is not trainer.ulysses_sequence_parallel_size {trainer_sp}: Trinity 0.5 "
+            "runs the trainer at the actor's (it takes the trainer's only where a role sets none), so the verdict is "
+            f"at SP {sp}: set them alike{names.write_does()}")))
     ref_sp = read_or_none(reader.integer, ROLE_SP_KEYS[1]) or trainer_sp
     ungrouped = version == "0.5" and ref_sp > sp == 1
     sp_named = "the actor's" if version == "0.5" else "trainer.ulysses_sequence_parallel_size"
