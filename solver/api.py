@@ -616,7 +616,7 @@ def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, wo
                 ("workers", workers, int), ("memory", memory, MemoryModel | None), ("catalog", catalog, Catalog | None),
                 ("progress", progress, Callable | None), ("widen", widen, bool))
     check_margin(margin, option_names)
-    check_choice("minimize", minimize, (None, "nodes"), meant=choice_meant(minimize, ("nodes",)))  # as --minimize
+    check_choice("minimize", minimize, (None, "nodes"), meant=lambda: choice_meant(minimize, ("nodes",)))  # as --minimize
     estimate = chosen("estimate", estimate, get_args(EstimateMode))
     token_budget = folded_choice(token_budget, get_args(TokenBudgetMode))  # a mode (a cap is one job's)
     check_token_budget(token_budget, estimate, option_names)
@@ -2018,7 +2018,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                                       train_batch_source=query.train_batch_source, max_model_len=length,
                                       length_from_option=not own_length,
                                       option_names=query.option_names, experts=query.expert_layout,
-                                      batch_divisor=query.batch_divisor)
+                                      batch_divisor=query.batch_divisor, catalog=catalog)
     problems = [problem for problem in checked if not (said and said in problem.words)]
     size, source = query.train_batch_size, query.train_batch_source
     # A role's SP the releases on verl before 0.8 refuse (the checks say so) runs nowhere at it: the reading's line on
@@ -2052,15 +2052,15 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     lowered = _lowered_by_config(config, length, query.estimate) if reads_budget else None
     # A critic counted where the config gives it its own SP: its update at the SPs the releases may run it at.
     run_sps = partial(critic_run_sps, mapping, model, gpus, environ=environ, version=version, train_batch_size=size,
-                      train_batch_source=source, option_names=query.option_names)
+                      train_batch_source=source, option_names=query.option_names, catalog=catalog)
     runs = None if query.critic is None else run_sps()
     critic_sps = () if runs is None else runs.sps
     critic_sp = None if query.critic is None else _counted_critic_sp(critic_sps, config.sp)
-    problems += (_token_budget_problems(config, length, lowered, query.option_names, critic_sp, bool(critic_sps))
-                 if reads_budget else [])
     at_verdict = _BudgetVerdict(config, length, lowered, query.option_names)
     critic_budgets = (_critic_budgets(at_verdict, critic_sp, bool(critic_sps))
                       if reads_budget and critic_sp is not None else ())
+    problems += (_token_budget_problems(at_verdict, critic_budgets, critic_sp, bool(critic_sps))
+                 if reads_budget else [])
     # A critic at the trainer's SP whose budget Trinity raises above the verdict's: counted there, as its line says.
     trainer_budget_read = (_critic_takes_raised_trainer_budget(at_verdict)
                            if reads_budget and critic_sp is not None and not critic_sps else None)
@@ -2254,19 +2254,18 @@ class _BudgetVerdict(NamedTuple):
             f"ceil(2 x {self.length} / {config.trainer_sp}) = {filled},"))
 
 
-def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | None, option_names: OptionNames,
+def _token_budget_problems(verdict: _BudgetVerdict, critic_budgets: tuple[_CriticBudgetLine, ...],
                            critic_sp: int | None, own_sp: bool = False) -> list[ConfigProblem]:
-    """How the config's token budgets differ from the one the verdict at `length` is at (`lowered`, its own lowered
-    budget, else Trinity's default, which the tables measured), each with its code: the lowered budget in effect, the
-    keys that only write out the default, each other budget key above or below it (the trainer's unset one too, where
-    Trinity 0.5 fills it at another SP), the ref over the actor's SP groups and the raised fill of LoRA's pass in its
-    stead that holds no sequence (releases on verl before 0.8), and, where the verdict counts the critic at SP
-    `critic_sp` (the least it may run at, `own_sp` where one of its own; None: ``--critic none``, whose verdict is
-    the actor's alone), each of its budgets above it, its micro-batches' sequences too (`_critic_budget_lines`;
-    naming the patch as `option_names` do)."""
-    verdict = _BudgetVerdict(config, length, lowered, option_names)
+    """How the config's token budgets differ from the one the `verdict` is at (its own lowered budget, else Trinity's
+    default, which the tables measured), each with its code: the lowered budget in effect, the keys that only write
+    out the default, each other budget key above or below it (the trainer's unset one too, where Trinity 0.5 fills it
+    at another SP), the ref over the actor's SP groups and the raised fill of LoRA's pass in its stead that holds no
+    sequence (releases on verl before 0.8), and, where the verdict counts the critic at SP `critic_sp` (the least it
+    may run at, `own_sp` where one of its own; None: ``--critic none``, whose verdict is the actor's alone), each of
+    its budgets above it (`critic_budgets`, `_critic_budgets`' at that SP), its micro-batches' sequences too
+    (`_critic_budget_lines`; naming the patch as the verdict's option names do)."""
     counted = verdict.sequence_counted
-    critic = _critic_budget_lines(verdict, critic_sp, own_sp) if critic_sp is not None else []
+    critic = _critic_budget_lines(verdict, critic_sp, own_sp, critic_budgets) if critic_sp is not None else []
     if counted and counted == verdict.passes:  # no pass the verdict counts reads a budget
         return [*_sequence_count_lines(verdict), *critic]
     return [*_lowered_budget_line(verdict), *_set_budget_lines(verdict), *_sequence_count_lines(verdict),
@@ -2669,9 +2668,10 @@ def _critic_takes_raised_trainer_budget(verdict: _BudgetVerdict) -> _CriticBudge
     config may run on: `TrinityConfig.critic_micro_batch_sequences` 0, verl 0.7.0's
     ``workers/critic/dp_critic.py:211``), which Trinity raises where below its raise
     (`TrinityConfig.raised_critic_budget`: with 0.5, 0.5.0's ``ceil(2L/SP)``, ``:595``), and the more of the two is
-    above the verdict's budget (lowered, the other passes reading none; where some pass the verdict counts reads a
-    budget, a trainer's above it has a line of its own, `_token_budget_problems`): the line's data, that more its
-    tokens, at which the verdict counts its update (`_critic_at_own_sp`); else None."""
+    above the verdict's budget (lowered, the other passes reading none, or with every pass reading a budget a trainer's
+    above Trinity's default, which has a line of its own, `_token_budget_problems`: on every verl line the critic takes
+    it, frozen to it on verl 0.8, ``trainer/verl/config.py:462`` in 0.6.0): the line's data, that more its tokens, at
+    which the verdict counts its update (`_critic_at_own_sp`); else None."""
     from solver.trinity.keys import CRITIC_TOKEN_BUDGET
 
     config, length = verdict.config, verdict.length
@@ -2681,7 +2681,7 @@ def _critic_takes_raised_trainer_budget(verdict: _BudgetVerdict) -> _CriticBudge
     budget, raised = config.max_token_len_per_gpu or config.default_budget(length), config.raised_critic_budget(
         length, config.sp)
     tokens = max(budget, raised)
-    if tokens <= verdict.judged or (budget > raised and verdict.sequence_counted != verdict.passes):
+    if tokens <= verdict.judged:
         return None
     filled = "" if config.max_token_len_per_gpu else (
         f", Trinity's fill of the unset key (ceil(2 x {length} / {config.trainer_sp or config.sp})),")
@@ -2689,17 +2689,18 @@ def _critic_takes_raised_trainer_budget(verdict: _BudgetVerdict) -> _CriticBudge
     return _CriticBudgetLine(TRAINER_TOKEN_BUDGET, budget, f"{filled}{raise_words}", tokens, verdict.judged, True)
 
 
-def _critic_budget_lines(verdict: _BudgetVerdict, sp: int, own_sp: bool) -> list[ConfigProblem]:
-    """A line on each of the critic's own budgets above the verdict's (`_critic_budgets`), and on its micro-batches
-    where its passes run with dynamic batch sizes off (`TrinityConfig.critic_micro_batch_sequences`, at its SP `sp`)
-    and one holds more sequences than one, and more tokens per GPU than that, as `_sequence_count_lines` counts the
-    roles': the memory model counts its own update at the verdict's budget (at an SP of its own, `own_sp`, at one
-    sequence there where that is more: `_critic_counted_at`).
+def _critic_budget_lines(verdict: _BudgetVerdict, sp: int, own_sp: bool,
+                         budgets: tuple[_CriticBudgetLine, ...]) -> list[ConfigProblem]:
+    """A line on each of the critic's own budgets above the verdict's (`budgets`, `_critic_budgets`' at its SP `sp`),
+    and on its micro-batches where its passes run with dynamic batch sizes off
+    (`TrinityConfig.critic_micro_batch_sequences`, at `sp`) and one holds more sequences than one, and more tokens per
+    GPU than that, as `_sequence_count_lines` counts the roles': the memory model counts its own update at the
+    verdict's budget (at an SP of its own, `own_sp`, at one sequence there where that is more: `_critic_counted_at`).
     """
     sequences = verdict.config.critic_micro_batch_sequences
     judged, counted_at = _critic_counted_at(verdict, sp, own_sp)
     than = counted_at or f"the verdict's {judged}"
-    lines = [ConfigProblem(line.code, line.words()) for line in _critic_budgets(verdict, sp, own_sp)]
+    lines = [ConfigProblem(line.code, line.words()) for line in budgets]
     if sequences > 1 and (tokens := sequences * least_token_budget(verdict.length, sp)) > judged:
         lines.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, (
             f"the critic's passes run with dynamic batch sizes off: verl reads no token budget there and fills each "
@@ -2757,7 +2758,8 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str,
     # At the config's own budget where it lowers Trinity's default (and estimates may), else at the default.
     own = current.max_token_len_per_gpu if query.estimate != "never" else None
     judged = query.model_copy(update={"token_budget": "default" if own is None else "auto",
-                                      "token_budget_cap": None})  # judged at its own budget, not one asked for
+                                      "token_budget_cap": None,  # judged at its own budget, not one asked for
+                                      "own_batch_sizes": True})  # and its own micro-batches, which the checks judge
     vouching = _plan_at_budget(catalog, judged, gpu, current, setting, own)
     model = catalog.model(query.model)
     verdict = cited_tables_verdict(catalog, gpu, model, current.gpus, setting, current.max_model_len,

@@ -329,16 +329,19 @@ def at_bounds(coefficients: Coefficients) -> list[str]:
     """The fitted values at an edge of their plausible range (`BOUNDS`; a lower edge of 0 is plausible, no
     such term, and so is not listed), and ``usable_env`` when all of the memory is usable, to within the fit's
     `GAP` (an observation can hold it a hair below 1, where it is at the edge all the same)."""
-    edges = [f"{term} {coefficients.multiplier(term):g}" for term in TERMS if _at_edge(coefficients, term)]
+    edges = [f"{term} {coefficients.multiplier(term):g}" for term in TERMS if at_edge(coefficients, term)]
     if coefficients.usable_env >= 1.0 - GAP:
         edges.append(f"usable_env {coefficients.usable_env:g}")
     return edges
 
 
-def _at_edge(coefficients: Coefficients, term: str) -> bool:
-    """Whether the multiplier `term` ended at an edge of its plausible range (`BOUNDS`; a lower edge of 0 is not
-    one)."""
-    return coefficients.multiplier(term) in (BOUNDS[term][1], BOUNDS[term][0] or None)
+def at_edge(coefficients: Coefficients, term: str, *, dropped: bool = False) -> bool:
+    """Whether the multiplier `term` ended at an edge of its plausible range (`BOUNDS`); a lower edge of 0 (the term
+    dropped) only with `dropped`: the warnings take 0 as plausible (no such term: `at_bounds` names none, and
+    `far_from_shipped` says the term dropped), where ``solve calibrate``'s line on what the fit moved counts it at
+    its edge, not among those moved."""
+    low, high = BOUNDS[term]
+    return coefficients.multiplier(term) in (high, low if low or dropped else None)
 
 
 def far_from_shipped(coefficients: Coefficients, shipped: Coefficients) -> list[tuple[str, float, float]]:
@@ -350,7 +353,7 @@ def far_from_shipped(coefficients: Coefficients, shipped: Coefficients) -> list[
     found = []
     for term in TERMS:
         value, anchors = coefficients.multiplier(term), (shipped.multiplier(term), PRIOR.multiplier(term))
-        if term not in warned and not _at_edge(coefficients, term) and (
+        if term not in warned and not at_edge(coefficients, term) and (
                 value > FAR_FACTOR * max(anchors) or value * FAR_FACTOR < min(anchors)):
             found.append((term, value, shipped.multiplier(term)))
     return found

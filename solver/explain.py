@@ -24,6 +24,7 @@ from solver.model import RULES, Combination, PlanningData, SolverStatus, build_m
 from solver.query import Query, token_cap_source
 from solver.results import AlternativeName, Answer, Plan, Reason, ReasonCode
 from solver.rules import (
+    DPO_PAIR_BATCH_WORDS,
     SP_NODE_RULE_OWNER,
     failed_settings,
     least_token_budget,
@@ -707,7 +708,7 @@ class _Words:
                  "sp_kv_heads": f"SP and the {data.shape.num_key_value_heads} KV heads must divide one another",
                  "sp_attention": "SP must be 1, since verl's Ulysses patch does not reach the model's attention",
                  "sp_within_node": f"SP must divide the {counted(query.node_gpus, 'GPU')} of a node",
-                 "batch_divides": (f"the data-parallel ranks (trainer GPUs / SP) must divide the train batch of "
+                 "batch_divides": (f"{_dividing_ranks(query)} must divide the train batch of "
                                    f"{query.train_batch_size} ({query.train_batch_source}){_gpus_too(query)}"),
                  "token_cap": f"a sequence must fit in {self._token_cap_words()}: ceil(length / SP) <= "
                               f"{query.token_budget_cap}, {self._most_sp_words()}"}
@@ -836,9 +837,10 @@ class _Words:
                 f"a micro-batch of {self._token_cap_words()} must hold a sequence over its SP group, ceil(length / SP) "
                 f"<= {query.token_budget_cap}: at {counted(length, 'token')} that rules out SP={sps} (on {on})"))
         batch = f"{query.train_batch_size} ({query.train_batch_source})"
+        pairs = " in DPO's pairs, 2 x the ranks" if query.pair_batch else ""
         return Reason(rule="batch_divides", detail=(
-            f"the train batch of {batch} must split evenly over the data-parallel ranks (GPUs / SP){_gpus_too(query)}: "
-            f"on {first} that rules out SP={sps}"))
+            f"the train batch of {batch} must split evenly over the data-parallel ranks (GPUs / SP){pairs}"
+            f"{_gpus_too(query)}: on {first} that rules out SP={sps}"))
 
     def nearest_over(self, candidates: list[Combination], length: int,
                      evidence_excludes: Callable[[Combination], bool]) -> str:
@@ -1140,6 +1142,14 @@ def _setting(combination: Combination) -> Setting:
 
 def _label(combination: Combination) -> str:
     return _setting(combination).label
+
+
+def _dividing_ranks(query: Query) -> str:
+    """What must divide the query's train batch but the GPUs (`_gpus_too`), in words: the data-parallel ranks, or
+    twice them for DPO (`Query.pair_batch`), with why."""
+    if not query.pair_batch:
+        return "the data-parallel ranks (trainer GPUs / SP)"
+    return f"twice the data-parallel ranks (DPO's pairs: 2 x trainer GPUs / SP; {DPO_PAIR_BATCH_WORDS})"
 
 
 def _gpus_too(query: Query) -> str:

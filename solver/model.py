@@ -636,8 +636,9 @@ def _parallelism_tables(counts: tuple[int, ...], degrees: range, heads: int,
 
 def add_batch_rule(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables,
                    guards: Guards) -> None:
-    """With `train_batch_size`, the trainer's data-parallel ranks (GPUs / SP) divide it (`splits_batch`), and its GPUs
-    too for a Trinity release that refuses a batch they do not divide (`Query.batch_divisor` ``gpus``: 0.5.0, 0.5.1):
+    """With `train_batch_size`, the trainer's data-parallel ranks (GPUs / SP) divide it (`splits_batch`), twice them
+    for DPO (`Query.pair_batch`), and its GPUs too for a Trinity release that refuses a batch they
+    do not divide (`Query.batch_divisor` ``gpus``: 0.5.0, 0.5.1):
     a table of the (GPU count, SP) pairs it allows, which leaves to `sp_divides_gpus` the pairs whose SP does not
     divide."""
     size = query.train_batch_size
@@ -645,7 +646,7 @@ def add_batch_rule(model: cp_model.CpModel, data: PlanningData, query: Query, pl
         return
     gpus_divide = query.batch_divisor == "gpus"
     allowed = [(n, s) for n in data.counts for s in data.sp_degrees
-               if splits_batch(size, n, s) and not (gpus_divide and size % n)]
+               if splits_batch(size, n, s, query.pair_batch) and not (gpus_divide and size % n)]
     _guarded(model.add_allowed_assignments([plan.gpus, plan.sp], allowed), guards, "batch_divides")
 
 

@@ -377,6 +377,10 @@ class Query(Frozen):
         "whether the run trains DPO (a Trinity config's algorithm_type dpo, or --dpo): for a model trained one padded "
         "sequence per micro-batch, the actor's micro-batch holds a pair, a chosen and a rejected sequence, which the "
         "plans' memory estimate counts (`solver.rules.counted_tokens`); false where not known"))
+    own_batch_sizes: bool = Field(default=False, description=(
+        "whether the query judges a config's own micro-batch sizes (the verdict on its settings): a DPO train batch "
+        "is then not held to the pairs of the sizes the plans write (`pair_batch`), which the config's checks judge "
+        "against its own (dpo-mini-batch-split)"))
     top: int = Field(default=1, gt=0, le=MAX_TOP)
     weights: Weights
     estimate: EstimateMode = Field(default="auto", description="auto: estimates where the tables have no "
@@ -410,6 +414,14 @@ class Query(Frozen):
         if self.margin is None and not estimated:
             return self.memory.margin
         return resolve_margin(self.memory, self.margin, memory_gib)
+
+    @property
+    def pair_batch(self) -> bool:
+        """Whether the plans keep the train batch to DPO's pairs, twice the data-parallel ranks
+        (`solver.rules.batch_divisor_of`'s `pairs`): a DPO run (`dpo`), whose actor's micro-batch of one pair, as the
+        plans' Trinity keys write it, each rank's share must hold whole on every release and verl line
+        (`solver.rules.DPO_PAIR_BATCH_WORDS`); not where the query judges a config's own sizes (`own_batch_sizes`)."""
+        return self.dpo and not self.own_batch_sizes
 
     def model_loading(self, compute_capability: str | None, offload: bool) -> ModelLoading:
         """Which of a node's trainer ranks load the model at start-up (`solver.tables.model_loading`) for a plan with
@@ -703,6 +715,7 @@ class ConfigProblemCode(str, Enum):
     TYPED_NULL = "typed-null"
     REF_MODEL_REFUSED = "ref-model-refused"
     REF_MODEL = "ref-model"
+    REF_NOT_BUILT = "ref-not-built"
     TOKEN_BUDGET_BELOW_LENGTH = "token-budget-below-length"
     PROMPT_RESPONSE_OVER_LENGTH = "prompt-response-over-length"
     PROMPT_OR_RESPONSE_AT_LENGTH = "prompt-or-response-at-length"

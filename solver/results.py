@@ -1152,16 +1152,19 @@ def _length_cautions(model: Model, max_model_len: int) -> tuple[Caution, ...]:
     model that is not Qwen's, any YaRN), a length past its native context on its own RoPE scaling or with none (a
     type that is advised no YaRN), a length within
     it past the shorter one vLLM derives from its config.json's length key (`past_derived_length_words`)."""
-    yarn_code = CautionCode.PAST_VALIDATED_LENGTH if model.qwen_yarn else CautionCode.YARN_UNVALIDATED_MODEL
-    yarn = Caution(yarn_code, f"YaRN factor {model.yarn_factor(max_model_len)!r} at {max_model_len} tokens: "
-                              f"{yarn_caution(model)}")
-    own = Caution(CautionCode.PAST_NATIVE_ON_OWN_SCALING, own_scaling_words(model, max_model_len))
-    no_yarn = Caution(CautionCode.PAST_NATIVE_NO_YARN, no_yarn_words(model, max_model_len))
+    cautions: list[Caution] = []  # each worded only where it is said: most plans are within every length
+    if model.yarn_beyond_validated(max_model_len):
+        yarn_code = CautionCode.PAST_VALIDATED_LENGTH if model.qwen_yarn else CautionCode.YARN_UNVALIDATED_MODEL
+        cautions.append(Caution(yarn_code, f"YaRN factor {model.yarn_factor(max_model_len)!r} at {max_model_len} "
+                                           f"tokens: {yarn_caution(model)}"))
+    if model.beyond_native_on_own_scaling(max_model_len):
+        cautions.append(Caution(CautionCode.PAST_NATIVE_ON_OWN_SCALING, own_scaling_words(model, max_model_len)))
+    if model.beyond_native_no_yarn(max_model_len):
+        cautions.append(Caution(CautionCode.PAST_NATIVE_NO_YARN, no_yarn_words(model, max_model_len)))
     derived = past_derived_length_words(model, max_model_len)
-    return ((yarn,) if model.yarn_beyond_validated(max_model_len) else ()) + (
-        (own,) if model.beyond_native_on_own_scaling(max_model_len) else ()) + (
-        (no_yarn,) if model.beyond_native_no_yarn(max_model_len) else ()) + (
-        (Caution(CautionCode.PAST_DERIVED_LENGTH, derived),) if derived is not None else ())
+    if derived is not None:
+        cautions.append(Caution(CautionCode.PAST_DERIVED_LENGTH, derived))
+    return tuple(cautions)
 
 
 def past_validated(model: Model, max_model_len: int) -> int | None:
@@ -2204,7 +2207,8 @@ class ConfigKeyChange(LeftOutWhenNone):
 
 ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "config_keys_changed", "explanation", "current", "nearest",
                              "measured", "larger_gpu_cell", "validated", "fewer_nodes", "trainer_alone", "rollout_kept",
-                             "other_batch", "unpinned", "more_host_ram", "token_budget_auto", "room_kept", "tables",
+                             "other_batch", "unpinned", "more_host_ram", "named_release", "token_budget_auto",
+                             "room_kept", "tables",
                              "memory_model_margin", "reason_caution_codes", "dpo_pairs", "token_budget_cap",
                              "token_budget_cap_source", "token_budget_cap_raised")
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
@@ -2363,6 +2367,12 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
         "with a node's host memory given (--host-ram): the best plan of the same question without that limit, as "
         "CP-SAT proves it within the time limit (left out where the limit leaves it unproven); its host_memory_gb is "
         "what it needs per node; the same plan as plans[0] where the limit costs nothing"))
+    named_release: Plan | None = Field(default=None, description=(
+        "with a node's host memory given (--host-ram), no Trinity release named and a host limit that costs the best "
+        "plan something (more_host_ram another plan): the best plan of the same question under the newest release "
+        "that counts less host memory per node (its rank 0 alone loading the model: 0.6 with FSDP2 on compute "
+        "capability 9 or more, ...), within that limit, where CP-SAT proves it better by the objective (longer, on "
+        "fewer GPUs, of fewer GPU-hours or cheaper); its trinity_version names that release"))
     token_budget_auto: Plan | None = Field(default=None, description=(
         "with --minimize gpus at Trinity's default token budget: the fewest GPUs with --token-budget "
         "auto, where fewer than the best plan's: the same question with that flag, asked within one GPU fewer (a "

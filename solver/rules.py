@@ -10,7 +10,7 @@ import shlex
 from collections.abc import Collection, Mapping, Sequence
 from enum import Enum
 from functools import lru_cache, partial
-from math import ceil
+from math import ceil, lcm
 from types import MappingProxyType
 from typing import Literal, NamedTuple
 
@@ -1068,25 +1068,64 @@ def sp_gpus_violation(gpus: int, sp: int) -> str | None:
     return f"SP={sp} does not divide {counted(gpus, 'GPU')}" if gpus % sp else None
 
 
-def splits_batch(train_batch_size: int, gpus: int, sp: int) -> bool:
+ENGINE_MINI_BATCH_ASSERT_LINES = "workers/engine/utils.py:91-93 in verl 0.8.0, :125-127 in 0.9.0 and 0.9.1"
+"""Where verl's engine asserts, with dynamic batch sizes off, that the micro-batch size per GPU divides the rows it
+cuts (``prepare_micro_batches``), in each verl release from 0.8 that Trinity 0.6.0 runs."""
+DPO_PAIR_BATCH_SOURCE = ("trinity/trainer/verl/fsdp_workers.py:243 in 0.5.2, :235 in 0.5.0, :237 in 0.5.1, "
+                         "trainer/verl_legacy/fsdp_workers.py:259 in 0.6.0")
+"""Where Trinity on verl before 0.8 asserts, with dynamic batch sizes off, as the actor starts, that each data-parallel
+rank's share of the train batch (``ppo_mini_batch_size``, set to it, over the ranks) divides by the actor's
+micro-batch per GPU, which it has doubled for DPO as it loads the config (``common/verl_config.py:657`` in 0.5.0,
+``:659`` in 0.5.1, ``trainer/verl/verl_config.py:674`` in 0.5.2, ``trainer/verl_legacy/verl_config.py:687`` in
+0.6.0): from the 1 written for 0.5 to a pair, 2 rows (`batch_divisor_of`'s `pairs`)."""
+DPO_PAIR_BATCH_WORDS = ("each data-parallel rank's share of the batch must divide by the actor's micro-batch of one "
+                        "pair, 2 sequences: Trinity on verl before 0.8 doubles the size written for DPO (1 for 0.5) "
+                        f"and asserts it as the actor starts ({DPO_PAIR_BATCH_SOURCE}), and verl 0.8 or later "
+                        f"asserts it of the 2 written at the actor's first update ({ENGINE_MINI_BATCH_ASSERT_LINES})")
+"""Why a DPO train batch must divide by twice the data-parallel ranks (`batch_divisor_of`'s `pairs`), in words: with
+the actor's micro-batch sizes ``--write`` writes (`solver.trinity.plan_keys.DPO_PAIR_SIZES`), dynamic batch sizes
+off as it writes them for DPO, on every release and verl line."""
+
+
+def batch_divisor_of(gpus: int, sp: int, pairs: bool = False) -> int:
+    """What must divide a train batch split over a trainer of `gpus` GPUs at SP `sp` (where SP divides them): its
+    data-parallel ranks (``gpus / sp``), or twice them for DPO's pairs (`pairs`: each rank's share must hold whole
+    micro-batches of one pair, `DPO_PAIR_BATCH_WORDS`)."""
+    return gpus // sp * (2 if pairs else 1)
+
+
+def splits_batch(train_batch_size: int, gpus: int, sp: int, pairs: bool = False) -> bool:
     """Whether a train batch of `train_batch_size` experiences splits evenly over the data-parallel ranks of a
     trainer of `gpus` GPUs at SP degree `sp` (``gpus / sp``, where SP divides the GPUs: `sp_gpus_violation` is that
-    rule): Trinity refuses a batch they do not divide, and verl's batch balancing asserts it."""
-    return gpus % sp != 0 or train_batch_size % (gpus // sp) == 0
+    rule), in DPO's pairs where `pairs` (`batch_divisor_of`): Trinity refuses a batch they do not divide, and verl's
+    batch balancing asserts it."""
+    return gpus % sp != 0 or train_batch_size % batch_divisor_of(gpus, sp, pairs) == 0
+
+
+def pair_ranks_words(gpus: int, sp: int) -> str:
+    """``DPO's pairs: 2 x 4 data-parallel ranks``: why twice the ranks of `gpus` GPUs at SP `sp` must divide a DPO
+    train batch (`batch_divisor_of`'s `pairs`), in words."""
+    return f"DPO's pairs: 2 x {gpus // sp} data-parallel ranks"
 
 
 def dividing_batch_words(gpus: int, sp: int, gpus_divide: bool, nearest_to: int | None = None,
-                         set_at: str | None = None) -> str:
+                         set_at: str | None = None, pairs: bool = False) -> str:
     """``a train batch that 3 data-parallel ranks divide``: the batch a plan of `gpus` GPUs at SP `sp` takes, in words;
     ``a train batch that 6 trainer GPUs divide`` where the Trinity release needs its GPUs to divide it too
-    (`gpus_divide`: 0.5.0 and 0.5.1, `solver.tables.counted_batch_divisor`'s ``gpus``), as its ranks then do; with
-    the batch asked for (`nearest_to`), the nearest such batch (`nearest_dividing_batches`): ``(the nearest to 37:
-    36)``), and the key that sets it where its source does not (`set_at`: ``(the nearest to 256: 255, set as
-    buffer.train_batch_size)``)."""
-    divisor = gpus if gpus_divide else gpus // sp
+    (`gpus_divide`: 0.5.0 and 0.5.1, `solver.tables.counted_batch_divisor`'s ``gpus``), as its ranks then do; for DPO
+    on a release that splits it in pairs (`pairs`, `batch_divisor_of`), ``a train batch that 8 divides (DPO's pairs: 2 x
+    4 data-parallel ranks)``, the GPUs too where they must; with the batch asked for (`nearest_to`), the nearest such
+    batch (`nearest_dividing_batches`): ``(the nearest to 37: 36)``), and the key that sets it where its source does
+    not (`set_at`: ``(the nearest to 256: 255, set as buffer.train_batch_size)``)."""
+    ranks = batch_divisor_of(gpus, sp, pairs)
+    divisor = lcm(gpus, ranks) if gpus_divide else ranks
     batches = () if nearest_to is None else nearest_dividing_batches(nearest_to, divisor)
     where = f", set as {set_at}" if set_at else ""
-    nearest = f" (the nearest to {nearest_to}: {' or '.join(map(str, batches))}{where})" if batches else ""
+    nearest = f"the nearest to {nearest_to}: {' or '.join(map(str, batches))}{where}" if batches else ""
+    if pairs:
+        why = pair_ranks_words(gpus, sp) + (f", and the {gpus} trainer GPUs" if gpus_divide else "")
+        return f"a train batch that {divisor} divides ({'; '.join(filter(None, (why, nearest)))})"
+    nearest = f" ({nearest})" if nearest else ""
     return (f"a train batch that {gpus} trainer GPUs divide{nearest}" if gpus_divide
             else f"a train batch that {divisor} data-parallel ranks divide{nearest}")
 
@@ -1480,12 +1519,16 @@ def host_ram_check_words(host_ram_gb: float | None, source: str = "--host-ram") 
 
 
 def batch_split_violation(train_batch_size: int | None, gpus: int, sp: int,
-                          source: str = "--train-batch-size") -> str | None:
+                          source: str = "--train-batch-size", pairs: bool = False) -> str | None:
     """Why a train batch of `train_batch_size` experiences (None: not known; messages say it came from `source`)
-    does not split over the data-parallel ranks of `gpus` GPUs at SP `sp` (`splits_batch`), in words; None when it
-    does, or is not known."""
-    if train_batch_size is None or splits_batch(train_batch_size, gpus, sp):
+    does not split over the data-parallel ranks of `gpus` GPUs at SP `sp` (`splits_batch`), in DPO's pairs where
+    `pairs` (`batch_divisor_of`), in words; None when it does, or is not known."""
+    if train_batch_size is None or splits_batch(train_batch_size, gpus, sp, pairs):
         return None
+    if pairs:
+        return (f"the train batch of {train_batch_size} ({source}) must split evenly into DPO's pairs over the "
+                f"data-parallel ranks, and {batch_divisor_of(gpus, sp, True)} ({pair_ranks_words(gpus, sp)}, "
+                f"{counted(gpus, 'GPU')} / SP={sp}) do not divide it: {DPO_PAIR_BATCH_WORDS}")
     return (f"the train batch of {train_batch_size} ({source}) must split evenly over the data-parallel ranks, and "
             f"{gpus // sp} ({counted(gpus, 'GPU')} / SP={sp}) do not divide it")
 

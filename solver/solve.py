@@ -54,7 +54,7 @@ from solver.model import (
     objective_expression,
     prepare,
 )
-from solver.query import CHOOSES_COUNT, Pins, Query, token_cap_source
+from solver.query import CHOOSES_COUNT, Objective, Pins, Query, token_cap_source
 from solver.results import (
     AlternativeName,
     Alternatives,
@@ -108,7 +108,7 @@ from solver.tables import (
     and_joined,
     counted,
     load_catalog,
-    lower_host_count_words,
+    lower_host_count_clause,
     model_loaders,
 )
 
@@ -143,7 +143,7 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
             answer = _with_asked_first(catalog, query, answer_for(catalog, query, gpu, asked=asked.questions,
                                                                   ends_by=ends_by), asked)
             further = (_with_measured, _with_fewer_nodes, _with_trainer_alone, _with_validated, _with_rollout_kept,
-                       _with_other_batch, *asked.unasked, _with_lowered_fewer, _with_room_kept)
+                       _with_other_batch, *asked.unasked, _with_named_release, _with_lowered_fewer, _with_room_kept)
             answer = _further_answers(catalog, query, answer, further, ends_by)
             answer = _with_larger_gpu_cell(catalog, query, answer)
             answer = _with_tables_verdict(catalog, query, answer)
@@ -1370,7 +1370,7 @@ class _Nearest(NamedTuple):
             rollout))
         drops = " and ".join(filter(None, (names.no_estimate if "estimate" in lifted else "", flags)))
         batch = dividing_batch_words(self.plan.gpus, self.plan.sp, query.batch_divisor == "gpus",
-                                     query.train_batch_size, query.batch_set_at)
+                                     query.train_batch_size, query.batch_set_at, query.pair_batch)
         return " and ".join(filter(None, (
             drops and f"drop {drops}", f"add {names.token_budget_auto}" if "token_budget" in lifted else "",
             f"take {batch}" if "batch_divides" in lifted else "")))
@@ -1805,40 +1805,89 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
 
 
 def _lifting_release_words(catalog: Catalog, data: PlanningData, query: Query) -> ReasonWords:
-    """Where `query` names no Trinity release (its count of host memory the most any release needs: every rank loading
-    the model, 0.6's reference model in fp32, its pinned blocks by rows) and some release of
-    `PATCH_RELEASES_NEWEST_FIRST` counts less, so that its host memory per node holds a GPU count, with Offload or
-    without, that the count for none does not (`_host_fitting`): the newest such release whose question has a plan,
-    why it counts less (`lower_host_count_words`), that plan and its host need, and the other releases that lift the
+    """Where `query` names no Trinity release and some release counts less host memory per node, so that it holds a GPU
+    count the count for none does not (`_lifting_releases`): the first such release asked whose question has a plan,
+    why it counts less (`lower_host_count_clause`), that plan and its host need, and the other releases that lift the
     limit, in words:
     ``; with --trinity-version 0.5.1, whose rank 0 alone loads the model and whose verl 0.7 builds the reference model
     in bf16 and places the pinned blocks, Env + Offload + SP=4 on 12 GPUs trains it (28672 tokens), and with Offload
-    it needs 61.2 GiB of host memory per node; 0.5.2 and 0.5.0 count less host memory too``; "" otherwise. A release
-    whose fitting counts are among those of a release asked already (0.5.0's are 0.5.1's), or fewer than those of
-    another patch of its minor version (0.5.2's where 0.5.1 loads an untied model on rank 0 alone), is not asked."""
-    if query.trinity_version is not None:
-        return ReasonWords()
-    unnamed = _host_fitting(data, query)
-    lifting = [(release, named, fitting) for release in PATCH_RELEASES_NEWEST_FIRST
-               if (fitting := _host_fitting(data, named := query.under_release(release).model_copy(
-                   update={"top": 1}))) - unnamed]
-    asked: list[frozenset[tuple[int, bool]]] = []
-    for release, named, fitting in lifting:
-        if any(fitting <= done for done in asked) or any(
-                fitting < other and named.trinity_version == another.trinity_version
-                for _, another, other in lifting):
-            continue  # asked already, or a patch of the same minor version lifts more (0.5.1's untied loading)
-        asked.append(fitting)
+    it needs 61.2 GiB of host memory per node; 0.5.2 and 0.5.0 count less host memory too``; "" otherwise."""
+    lifting = _lifting_releases(data, query)
+    for release, named in lifting.asked:
         best = answer_for(catalog, named, data.gpu, explained=False).best
         if best is not None:
-            why = " and whose ".join(lower_host_count_words(release, data.shape.tied_embeddings,
-                                                            data.compute_capability))
-            others = [other for other, _, _ in lifting if other != release]
-            return (f"; with {query.option_names.planned_release(release)}, whose {why}, "
+            why = lower_host_count_clause(release, data.shape.tied_embeddings, data.compute_capability)
+            others = [other for other in lifting.releases if other != release]
+            return (f"; with {query.option_names.planned_release(release)}, {why}, "
                     + _host_words(data.shape, query.node_gpus, best, named)
                     + (f"; {and_joined(others)} count{'s' if len(others) == 1 else ''} less host memory too"
                        if others else ""))
     return ReasonWords()
+
+
+class _LiftingReleases(NamedTuple):
+    """The Trinity releases that lift a host memory limit no release named sets (`_lifting_releases`)."""
+
+    releases: list[str]
+    """All of them, newest first."""
+    asked: list[tuple[str, Query]]
+    """Those worth asking, newest first, each with its question (one plan asked)."""
+
+
+def _lifting_releases(data: PlanningData, query: Query) -> _LiftingReleases:
+    """Where `query` names no Trinity release (its count of host memory the most any release needs: every rank loading
+    the model, 0.6's reference model in fp32, its pinned blocks by rows), the releases of `PATCH_RELEASES_NEWEST_FIRST`
+    that count less, so that their host memory per node holds a GPU count, with Offload or without, that the count for
+    none does not (`_host_fitting`), and those of them worth asking: not a release whose fitting counts are among
+    those of a release asked already (0.5.0's are 0.5.1's), or fewer than those of another patch of its minor version
+    (0.5.2's where 0.5.1 loads an untied model on rank 0 alone). None where `query` names one."""
+    if query.trinity_version is not None:
+        return _LiftingReleases([], [])
+    unnamed = _host_fitting(data, query)
+    lifting = [(release, named, fitting) for release in PATCH_RELEASES_NEWEST_FIRST
+               if (fitting := _host_fitting(data, named := query.under_release(release).model_copy(
+                   update={"top": 1}))) - unnamed]
+    asked: list[tuple[str, Query]] = []
+    fittings: list[frozenset[tuple[int, bool]]] = []
+    for release, named, fitting in lifting:
+        if any(fitting <= done for done in fittings) or any(
+                fitting < other and named.trinity_version == another.trinity_version
+                for _, another, other in lifting):
+            continue  # asked already, or a patch of the same minor version lifts more (0.5.1's untied loading)
+        fittings.append(fitting)
+        asked.append((release, named))
+    return _LiftingReleases([release for release, _, _ in lifting], asked)
+
+
+def _with_named_release(catalog: Catalog, query: Query, answer: Answer) -> Answer:
+    """Where `query` names no Trinity release and its host memory costs the best plan something (`more_host_ram` is
+    another plan), the answer with the best plan of the first release worth asking that counts less host memory per
+    node (`_lifting_releases`: the newest, its rank 0 alone loading the model on compute capability 9 or more under
+    FSDP2, ...), within the same host memory, where CP-SAT proves it and it ranks before the best plan by the objective
+    (`_ranks_before`): one solve, as `named_release`."""
+    best, free = answer.best, answer.more_host_ram
+    if best is None or free is None or (free.gpus, free.setting, free.max_model_len) == (
+            best.gpus, best.setting, best.max_model_len):
+        return answer
+    asked = _lifting_releases(prepare(catalog, answer.gpu, query), query).asked
+    if not asked:
+        return answer
+    found = answer_for(catalog, asked[0][1], answer.gpu, explained=False)
+    if not found.decided or found.best is None or not _ranks_before(found.best, best, query.objective):
+        return answer
+    return answer.model_copy(update={"named_release": found.best})
+
+
+def _ranks_before(other: Plan, plan: Plan, objective: Objective) -> bool:
+    """Whether `other` is a better answer than `plan` by `objective`'s first term: longer (maximising the length), on
+    fewer GPUs (the fewest GPUs), of fewer GPU-hours (the fewest GPU-hours), else cheaper."""
+    if objective == "max_len":
+        return other.max_model_len > plan.max_model_len
+    if objective == "min_gpus":
+        return other.gpus < plan.gpus
+    if objective == "min_gpu_hours" and other.gpu_hours is not None and plan.gpu_hours is not None:
+        return other.gpu_hours < plan.gpu_hours
+    return other.cost < plan.cost
 
 
 def _lifting_critic_words(catalog: Catalog, data: PlanningData, query: Query) -> ReasonWords:
@@ -1998,7 +2047,7 @@ def _batch_need(catalog: Catalog, data: PlanningData, query: Query) -> ReasonWor
     if best is None:
         return ReasonWords()
     words = dividing_batch_words(best.gpus, best.sp, query.batch_divisor == "gpus", query.train_batch_size,
-                                 query.batch_set_at)
+                                 query.batch_set_at, query.pair_batch)
     return (f"; {words} lets {best.setting.label} on "
             f"{counted(best.gpus, 'GPU')} train it ({counted(best.max_model_len, 'token')}, "
             + best.evidence_cautioned + ")")

@@ -32,7 +32,8 @@ host-memory caution, ``host_ram_assumed``: the GiB a node is assumed to have and
   nodes more; else n / node_gpus whole nodes for the trainer and ceil(R / node_gpus) for the rollout)
   and `rollout_gpus` (R, or all the rollout nodes' GPUs in the last case); both None without. Every plan gives
   `trainer_nodes`, the nodes its trainer runs on: 1 when n fits a node, else n / node_gpus.
-- With `train_batch_size` B, n / s (the data-parallel ranks) divides B. Without it, a plan whose n / s is not a
+- With `train_batch_size` B, n / s (the data-parallel ranks) divides B; for `dpo`, 2 x n / s does (each rank's share
+  takes whole micro-batches of one pair, a chosen and a rejected sequence). Without it, a plan whose n / s is not a
   power of two carries a caution on its data-parallel ranks; with it, none does.
 - With estimates=True, also every GPU count without a table among 1..node_gpus and the multiples of
   node_gpus, up to the budget and 64: a plan there, or on a count with a table, that no cell vouches for
@@ -303,12 +304,15 @@ def _sp_rule_problems(model: Any, n: int, sp: int) -> list[str]:
     return problems
 
 
-def _batch_problem(train_batch_size: int | None, n: int, sp: int, release: Release = NO_RELEASE) -> list[str]:
-    """A train batch that n GPUs at SP sp cannot split evenly over their n / sp data-parallel ranks, or under a
-    `release` that needs it (0.5.0, 0.5.1) over the n GPUs themselves."""
-    if train_batch_size is not None and n % sp == 0 and train_batch_size % (n // sp) != 0:
-        return [(f"{n} GPUs at SP={sp} make {n // sp} data-parallel ranks, which do not divide the train batch of "
-                 f"{train_batch_size}")]
+def _batch_problem(train_batch_size: int | None, n: int, sp: int, release: Release = NO_RELEASE,
+                   dpo: bool = False) -> list[str]:
+    """A train batch that n GPUs at SP sp cannot split evenly over their n / sp data-parallel ranks (for `dpo`, in
+    pairs: twice the ranks, as each rank's share takes whole micro-batches of one pair, a chosen and a rejected
+    sequence, on every release), or under a `release` that needs it (0.5.0, 0.5.1) over the n GPUs themselves."""
+    ranks = n // sp * (2 if dpo else 1)
+    if train_batch_size is not None and n % sp == 0 and train_batch_size % ranks != 0:
+        return [(f"{n} GPUs at SP={sp} make {n // sp} data-parallel ranks, {'twice which' if dpo else 'which'} do "
+                 f"not divide the train batch of {train_batch_size}")]
     if train_batch_size is not None and release.gpus_divide_batch and train_batch_size % n != 0:
         return [f"{n} GPUs do not divide the train batch of {train_batch_size}, which Trinity {release.name} refuses"]
     return []
@@ -1345,7 +1349,7 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                     continue
                 for s in _pinned_values(query.sp, list(range(1, n + 1))):
                     if (_sp_rule_problems(the_model, n, s) or _node_problem(n, s, query.node_gpus)
-                            or _batch_problem(query.train_batch_size, n, s, query.release)):
+                            or _batch_problem(query.train_batch_size, n, s, query.release, query.dpo)):
                         continue
                     longest = 0 if not query.estimates else _longest_estimate(
                         the_model, gpu_type.memory_gib, n, bool(e), bool(o), s, query.without_env, query.margin,
@@ -1780,7 +1784,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     # The SP rules.
     problems.extend(_sp_rule_problems(the_model, n, s))
     problems.extend(_node_problem(n, s, query.node_gpus))
-    problems.extend(_batch_problem(query.train_batch_size, n, s, query.release))
+    problems.extend(_batch_problem(query.train_batch_size, n, s, query.release, query.dpo))
     problems.extend(_rollout_problem(n, query.rollout_gpus or 0, query.node_gpus))
     if not _rollout_problem(n, query.rollout_gpus or 0, query.node_gpus):
         layout = _layout(n, query.rollout_gpus, query.node_gpus)

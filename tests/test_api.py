@@ -1625,19 +1625,30 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
     monkeypatch.setattr(solve_module, "nearest_plan", counted_nearest_plan)
     monkeypatch.setattr(solve_module, "fewest_limits_dropped", counted_fewest_limits_dropped)
     # Estimated (measured), longer than validated, 2 rollout GPUs beside whole nodes (fewer_nodes: one solve), a batch
-    # (other_batch), a pin (unpinned; Env, which the estimates keep on anyway), host memory (more_host_ram), and 0.1 GiB
-    # to spare at 8 GPUs, more than calibrated (room_kept, s79).
+    # (other_batch), a pin (unpinned; Env, which the estimates keep on anyway), host memory that costs the best plan
+    # Offload (more_host_ram, then named_release: Trinity 0.6.0's rank 0 alone loads the model), and 0.1 GiB to spare
+    # at 8 GPUs, more than calibrated (room_kept, s79).
     (answer,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=12, rollout_gpus=2, train_batch_size=96,
-                            env=True, host_ram_gb=1024.0)
-    assert answer.plans and len(solves) == int(with_plan) - 1
+                            env=True, host_ram_gb=320.0)
+    assert answer.plans and len(solves) == int(with_plan) - 1 and answer.named_release is not None
     solves.clear()
     # Without rollout GPUs the plan takes all 32: the last node of 8 kept for the rollout leaves 8 of 24 unused (no SP
     # that divides the heads leaves 24 GPUs ranks that divide a batch of 40), so rollout_kept is asked twice (8 kept,
     # then 16; within one node the second question's answer is the first's plan, without a solve).
     (answer,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=32, train_batch_size=40, env=True,
                             host_ram_gb=1024.0)
-    assert answer.plans and len(solves) == int(with_plan) and answer.rollout_kept is not None
+    assert answer.plans and len(solves) == int(with_plan) - 1 and answer.rollout_kept is not None
     assert answer.rollout_kept.rollout_gpus == 16
+    solves.clear()
+    # With 256 GiB of host memory per node, the last node of 8 kept for the rollout leaves the trainer no plan
+    # within the host memory (no SP that divides the heads leaves 24 GPUs ranks that divide a batch of 40, and 16 need
+    # Offload's 284.8 GiB per node), so one solve more finds it without that (rollout_kept.without_host_ram); and the
+    # host memory costs the best plan Offload: more_host_ram, then named_release (liftrelease92).
+    (answer,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=32, train_batch_size=40, env=True,
+                            host_ram_gb=256.0)
+    assert answer.plans and len(solves) == int(with_plan) and answer.rollout_kept is not None
+    assert (answer.rollout_kept.rollout_gpus, answer.rollout_kept.plan) == (8, None)
+    assert answer.rollout_kept.without_host_ram is not None and answer.named_release is not None
     solves.clear()
     # Pinned, on an exact count, with host memory and a batch, nothing at any length, and no limit lifted alone or
     # with the pins names a plan: the longest, the plan without the pins (and its longest), the host memory's three

@@ -17,6 +17,7 @@ from solver.calibrate import (
     PhysicalRange,
     _far_move,
     at_bounds,
+    at_edge,
     calibrate,
     far_from_shipped,
     observations,
@@ -159,6 +160,17 @@ def test_far_from_shipped_names_a_multiplier_beyond_both_anchors_that_no_warning
     assert [_far_move("fragmentation", value, 0.343) for value in (0.1, 0.0)] == [
         "fragmentation 0.1, down 3.4 times from the shipped fit's 0.343",
         "fragmentation 0, down from the shipped fit's 0.343 (the term dropped)"]
+
+
+def test_a_dropped_term_is_at_its_edge_for_what_moved_but_not_for_the_warnings():
+    # smalls92: one definition of an edge (at_edge): solve calibrate's line on what moved counts a term at 0 at its
+    # edge (dropped=True), the warnings do not (at_bounds names none, far_from_shipped says it dropped)
+    fitted = PRIOR.model_copy(update={"fragmentation": 0.0, "gathered": 20.0, "checkpoints": 0.1})
+    assert [term for term in ("fragmentation", "gathered", "checkpoints", "states")
+            if at_edge(fitted, term, dropped=True)] == ["fragmentation", "gathered", "checkpoints"]
+    assert [term for term in ("fragmentation", "gathered", "checkpoints", "states") if at_edge(fitted, term)] == [
+        "gathered", "checkpoints"]
+    assert at_bounds(fitted) == ["gathered 20", "checkpoints 0.1"]
 
 
 def test_json_with_a_code_missing_for_a_phrase_is_refused():

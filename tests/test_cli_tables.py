@@ -601,7 +601,16 @@ def test_tables_read_cells_of_a_model_config_model_and_check_them(cli, tmp_path:
     status, out, err = cli("tables", "--cells", str(cells), "--model-config", str(model), "--gpu", "my-gpu")
     assert (status, err) == (0, "") and "┃ my-sft " in out and "│         32768 │ Env + SP=2 " in out
     assert cli("tables", "--model-config", str(model)) == (
-        2, "", "solve tables: error: --model-config describes a model that the cells of --cells FILE name\n")
+        2, "", ("solve tables: error: --model-config describes a model that the cells of --cells FILE name: give them "
+                f"too (the documented tables name no model of yours; solve map --model-config {model} maps what the "
+                "planner answers for it)\n"))
+    # Where no table is kept, the map it names reads the cells with the config (without it they name an unknown
+    # model, and it refused them), in --model's place where --model names that model.
+    for named in ([], ["--model", "my-sft"]):
+        status, _, err = cli("tables", "--cells", str(cells), "--model-config", str(model), "--gpus", "3", *named)
+        assert (status, err.removeprefix("solve tables: error: no table for 3 trainer GPUs; documented counts: ")) == (
+            2, (f"1, 2, 4, 6, 8; solve map --model-config {model} --gpus-up-to 3 --cells {cells} maps what the planner "
+                "answers for it\n"))
 
 def test_a_model_whose_cells_another_stands_for_is_named_under_its_tables(cli):
     # On stdout after the tables; beside --json on stderr, as a note, so that the array stays the cells.

@@ -3911,33 +3911,39 @@ def test_the_apply_block_ends_with_the_configs_own_keys_the_plan_changes_too(cli
 
 
 def test_a_dpo_fragments_batch_note_counts_the_pairs_micro_batch_its_keys_write(cli):
-    # Qwen3-8B, DPO at 8192 on 8 A100s (8 ranks): the keys turn dynamic batch sizes off and write the actor's pair,
-    # which Trinity doubles before verl 0.8 (2 sequences on 0.5, 4 where the release may be 0.6), and Trinity asserts
-    # that each rank's share of the batch holds whole micro-batches: the note said "a multiple of 8" for a batch of 72,
-    # which a config with these keys fails (the check's dpo-mini-batch-split: a multiple of 16).
+    # Qwen3-8B, DPO at 8192 on 8 A100s: the keys turn dynamic batch sizes off and write the actor's pair, which Trinity
+    # doubles before verl 0.8 (2 sequences on 0.5, 4 where the release may be 0.6), and Trinity asserts that each
+    # rank's share of the batch holds whole micro-batches: the note said "a multiple of 8" for a batch of 72, which a
+    # config with these keys fails (the check's dpo-mini-batch-split: a multiple of 16). Since dpobatch92 the plan
+    # keeps the batch to twice its ranks: 72 moves it to SP 2 (4 ranks, 18 per GPU).
     status, out, _ = cli("--model", "8B", "--gpu", "A100-80GB", "--gpus", "8", "--len", "8k", "--dpo",
                          "--rollout-gpus", "0", "--train-batch-size", "72", "--trinity-version", "0.5.2",
                          "--emit", "trinity")
     assert status == 0 and "  train_batch_size: 72" in out
     assert ("Planned for a train batch of 72 (buffer.train_batch_size, by default batch_size x repeat_times), "
-            "which its 8 data-parallel ranks (trainer GPUs / SP) divide; DPO's micro-batch below, 2 sequences per GPU "
+            "which its 4 data-parallel ranks (trainer GPUs / SP) divide; DPO's micro-batch below, 2 sequences per GPU "
             "(the actor's 1, doubled by Trinity before verl 0.8), must divide each rank's share too: keep your batch "
-            "a multiple of 16. 72 is not one (the nearest: 64 or 80): the trainer fails as it starts.") in " ".join(
+            "a multiple of 8. #") in " ".join(
                 line.removeprefix("# ") for line in out.splitlines() if line.startswith("#"))
+    # where the release may be 0.6, the 2 written (one pair on verl 0.8 or later) is doubled to 4 before verl 0.8:
+    # 48 keeps the plan's rule (twice the 8 ranks divide it), not the doubled 4's
     status, out, _ = cli("--model", "8B", "--gpu", "A100-80GB", "--gpus", "8", "--len", "8k", "--dpo",
-                         "--rollout-gpus", "0", "--train-batch-size", "64", "--emit", "trinity")
+                         "--rollout-gpus", "0", "--train-batch-size", "48", "--emit", "trinity")
     assert status == 0 and ("4 sequences per GPU (the actor's 2, doubled by Trinity before verl 0.8), must divide "
-                            "each rank's share too: keep your batch a multiple of 32. #") in " ".join(
+                            "each rank's share too: keep your batch a multiple of 32. 48 is not one (the nearest: 32 "
+                            "or 64): the trainer fails as it starts.") in " ".join(
                                 line.removeprefix("# ") for line in out.splitlines() if line.startswith("#"))
 
 
 def test_a_quoted_flag_the_plan_sets_is_shown_quoted_in_its_now_comment(cli, tmp_path: Path):
     # The actor's param_offload is the text 'false' (OmegaConf's bool field reads it as false); --write writes the
     # boolean, so the line lists it, and its comment gave "# now false", the same as the value beside it: the user
-    # saw a change to nothing. The comment shows the text as written, quoted.
+    # saw a change to nothing. The comment shows the text as written, quoted. (checks92: the ref's fsdp_size '8', read
+    # as Trinity's int field reads it, shards over all 4 trainer GPUs as -1 does, so the plan leaves it as written.)
     config = tmp_path / "trinity.yaml"
     config.write_text(GRPO_8B_ON_4_OF_8 + "  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
-                      "        fsdp_config: {param_offload: 'false', fsdp_size: '2'}\n", encoding="utf-8")
+                      "        fsdp_config: {param_offload: 'false', fsdp_size: '2'}\n"
+                      "      ref: {fsdp_config: {fsdp_size: '8'}}\n", encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "32768")
     fsdp = "trainer.trainer_config.actor_rollout_ref.actor.fsdp_config"
     assert status == 0

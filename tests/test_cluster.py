@@ -44,6 +44,7 @@ from ortools.sat.python import cp_model
 from pydantic import ValidationError
 from reference import PLAN_ORDER
 from rich.console import Console
+from rich.text import Text
 from terminal import read_until_closed
 
 import solver
@@ -64,8 +65,10 @@ from solver.cluster.options import Planner
 from solver.cluster.search import StopOnInterrupt
 from solver.memory import host_ram_holds, rollout_engines
 from solver.render import cluster_view
+from solver.render.cluster import _pool_view
 from solver.render.phrases import seconds_words
-from solver.results import ClusterResult, Placement, PoolCode, RolloutEngines, Unplaced, UnplacedCode
+from solver.results import ClusterResult, Placement, PoolCode, PoolUse, RolloutEngines, Unplaced, UnplacedCode
+from solver.rules import COMMAND_OPTIONS
 from solver.solve import plan
 from solver.tables import AtLeast, Job, Pool, TableError, Weights, load_catalog, load_fleet, shipped_tables_directory
 from solver.tables.fleets import read_fleet
@@ -1711,6 +1714,14 @@ def test_cli_cluster_no_estimate_plans_from_the_tables_alone(cli, tmp_path: Path
     assert pool_lines == [("status: optimal; placed priority (of 1, or 0 without the job that has no way to run): 0, "
                            "proven bound 0"),
                           "pool a100: 1 x 8 A100-80GB; 0 nodes and 0 of 8 GPUs used"]  # no empty table
+
+
+def test_a_pool_of_one_gpu_is_titled_in_the_singular():
+    # smalls92: the title said "1 of 1 GPUs used"
+    pool = Pool(name="a100", gpu="A100-80GB", nodes=1, gpus_per_node=1)
+    title = _pool_view(pool, PoolUse(pool="a100", nodes=1, gpus=1, nodes_used=1, gpus_used=1), [], frozenset(),
+                       COMMAND_OPTIONS)
+    assert isinstance(title, Text) and title.plain == "pool a100: 1 x 1 A100-80GB; 1 node and 1 of 1 GPU used"
 
 
 def test_cli_cluster_estimate_plans_from_the_memory_model_alone_as_solve_estimate_does(cli, tmp_path: Path):

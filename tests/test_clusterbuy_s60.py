@@ -22,7 +22,7 @@ import solver
 from solver import PurchaseResult
 from solver.cli import main
 from solver.cluster.search import StopOnInterrupt
-from solver.render.cluster import _fewest_gpus_words
+from solver.render.cluster import _bought_for_estimates_words, _fewest_gpus_words
 from solver.rules import COMMAND_OPTIONS
 from solver.tables import load_catalog, load_fleet
 
@@ -299,6 +299,15 @@ def test_the_status_says_how_many_gpus_bought_run_estimated_plans(tmp_path: Path
     assert " ".join(text.split("\nwhat to buy")[0].splitlines()).endswith(
         "; 8 of the 16 GPUs bought run the memory model's estimated plans, not the tables': big (extrapolated); "
         "--no-estimate buys for the tables' plans alone")
+    # smalls92: one GPU bought for the estimate (the big job's placement there cut to one GPU, unvalidated), alone or
+    # of several: "runs", singular
+    one = [placement.model_copy(update={"gpu_indexes": (0,)}) if placement.job == "big" else placement
+           for placement in part.placements]
+    words = [_bought_for_estimates_words(part.model_copy(update={"placements": one, "gpus": gpus}), COMMAND_OPTIONS)
+             for gpus in (16, 1)]
+    estimated = "the memory model's estimated plans, not the tables': big (extrapolated); --no-estimate buys"
+    assert words == [f"; 1 of the 16 GPUs bought runs {estimated} for the tables' plans alone",
+                     f"; the 1 GPU bought runs {estimated} for the tables' plans alone"]
 
 
 @pytest.mark.parametrize(("fewest", "fleet", "gpus", "words"), [

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from solver.tables import TableError, load_catalog, load_fleet, load_gpu_type
+from solver.tables.schema import OWN_MODEL_IN_CELLS
 
 CATALOG = load_catalog()
 MODELS = CATALOG.models
@@ -135,11 +136,9 @@ CELLS = "{Qwen3-0.6B: vanilla, Qwen3-4B: Env}"
 TABLE_MESSAGES = [
     (2, "[]", "[{max_model_len: 4096, cells: {}}]", "the table names no models"),
     (2, "[Qwen3-9B]", "[{max_model_len: 4096, cells: {Qwen3-9B: vanilla}}]",
-     (f"unknown model 'Qwen3-9B' in the table's models (known: {KNOWN}; a model of your own: give its config.json "
-      "with --model-config)")),
+     f"unknown model 'Qwen3-9B' in the table's models (known: {KNOWN}; {OWN_MODEL_IN_CELLS})"),
     (2, "[Qwen3-0.6B, qwen3-4]", "[{max_model_len: 4096, cells: {Qwen3-0.6B: vanilla, qwen3-4: vanilla}}]",
-     (f"unknown model 'qwen3-4' in the table's models (did you mean Qwen3-4B?) (known: {KNOWN}; a model of your "
-      "own: give its config.json with --model-config)")),
+     f"unknown model 'qwen3-4' in the table's models (did you mean Qwen3-4B?) (known: {KNOWN}; {OWN_MODEL_IN_CELLS})"),
     (2, "[Qwen3-0.6B, Qwen3-4B, Qwen3-0.6B]", f"[{{max_model_len: 4096, cells: {CELLS}}}]",
      "Qwen3-0.6B is named twice in the table's models"),
     (2, PAIR, "[]", "the table has no rows"),

@@ -257,6 +257,27 @@ def test_with_05_the_trainers_budget_the_critic_reads_is_counted_at_the_more_of_
         assert current["plan"]["critic_pass_gb"] == 84.31  # type: ignore[index]
 
 
+def test_with_dynamic_batch_sizes_on_a_trainers_budget_above_the_default_is_counted_where_the_critic_reads_it(
+        cli: Cli, tmp_path: Path) -> None:
+    # checks92: PPO on Qwen3-8B at 8192 tokens on 8 H100s, every pass reading a budget, the trainer's 32768 above the
+    # default ceil(2 x 8192 / 1) = 16384: a line of its own, the verdict at the default and not vouched for. A
+    # critic with no budget of its own takes the trainer's (set_if_none, trainer/verl/verl_config.py:599-601 in
+    # 0.5.2; frozen to it on verl 0.8, trainer/verl/config.py:462 in 0.6.0), yet was counted at the verdict's 16384
+    # (with Env, 39.3 GiB): now at 32768, as it runs, with the critic-budget-raised line that says so.
+    (tmp_path / "c.yaml").write_text(
+        "algorithm: {algorithm_type: ppo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n"
+        "cluster: {node_num: 1, gpu_per_node: 8}\nmode: train\nbuffer: {train_batch_size: 64}\n"
+        "trainer: {trainer_strategy: fsdp, max_token_len_per_gpu: 32768}\n")
+    status, out, _ = cli("--from-config", str(tmp_path / "c.yaml"), "--gpu", "h100", "--check", "--json")
+    current = json.loads(out)[0]["current"]
+    assert (status, current["trains"], current["unread_keys"]) == (1, False, [])
+    assert _raised_lines(current) == [(
+        "the critic's passes read trainer.max_token_len_per_gpu 32768 at the trainer's SP (it sets no training budget "
+        "of its own) above the verdict's 16384 tokens per GPU: the verdict counts the critic's own update there (at "
+        "32768, 48.5 GiB per H100-80GB GPU, of 73.2 usable)")]
+    assert "51.9 GiB per GPU for the actor's pass and 48.5 for the critic's own update" in current["verdict"]
+
+
 @pytest.mark.parametrize("critic_sp", [4, 2])
 def test_with_05_a_critics_own_budget_050_raises_above_the_verdict_is_counted_there(
         cli: Cli, tmp_path: Path, critic_sp: int) -> None:

@@ -3,6 +3,7 @@ only where it changes the size, and the nearest train batch that splits where th
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -331,12 +332,21 @@ def test_dividing_batch_words_name_the_nearest_batch():
     assert dividing_batch_words(6, 2, True, 63) == (
         "a train batch that 6 trainer GPUs divide (the nearest to 63: 60 or 66)")
     assert dividing_batch_words(6, 2, False) == "a train batch that 3 data-parallel ranks divide"
+    # DPO's pairs (dpobatch92): twice the ranks, and with 0.5.0 / 0.5.1's GPUs rule both
+    assert dividing_batch_words(8, 2, False, 36, pairs=True) == (
+        "a train batch that 8 divides (DPO's pairs: 2 x 4 data-parallel ranks; the nearest to 36: 32 or 40)")
+    assert dividing_batch_words(8, 1, True, 72, pairs=True) == (
+        "a train batch that 16 divides (DPO's pairs: 2 x 8 data-parallel ranks, and the 8 trainer GPUs; the nearest "
+        "to 72: 64 or 80)")
+    assert dividing_batch_words(6, 2, True, pairs=True) == (
+        "a train batch that 6 divides (DPO's pairs: 2 x 3 data-parallel ranks, and the 6 trainer GPUs)")
 
 
 def test_write_without_a_plan_for_the_batch_names_the_nearest_that_splits(tmp_path: Path, cli: Cli):
     """A batch of 37 on 16 trainer GPUs: no SP of Qwen3-8B's leaves ranks that divide it (verl 0.8.0's engine asserts
     ``mini_batch_size % dp``, ``workers/engine_workers.py:258``), so no plan, and ``--write`` writes nothing and sets
-    no batch (docs/trinity.md, "What it does not set"); the reason now names the batch to set, 32, not only the rule."""
+    no batch (docs/trinity.md, "What it does not set"); the reason now names the batch to set, 32, not only the rule:
+    for DPO, one twice the ranks divide (dpobatch92), each rank's share in whole micro-batches of one pair."""
     config = _batch(2, 37)
     config["cluster"]["node_num"] = 2
     path, out_path = tmp_path / "c.yaml", tmp_path / "w.yaml"
@@ -344,8 +354,8 @@ def test_write_without_a_plan_for_the_batch_names_the_nearest_that_splits(tmp_pa
     status, out, err = cli("--from-config", str(path), "--gpu", "h100", "--gpus", "16", "--write", str(out_path))
     assert status == 1 and not out_path.exists()
     assert f"solve: note: no plan, so {out_path} is not written" in err
-    assert ("a train batch that 16 data-parallel ranks divide (the nearest to 37: 32) lets Env on 16 GPUs train it"
-            in " ".join(out.split()))
+    assert ("a train batch that 32 divides (DPO's pairs: 2 x 16 data-parallel ranks; the nearest to 37: 32) lets Env "
+            "on 16 GPUs train it" in " ".join(out.split()))
 
 
 def test_json_md_says_the_refused_code_comes_with_0_6_too():
@@ -418,3 +428,31 @@ def test_engine_sps_are_read_as_verl_runs_them_and_an_unread_bypass_decides_noth
     assert forward_unread_keys(lora, CATALOG.model("8B"), 8, train_batch_size=64) == ()
     assert [words.split(":")[0] for _, words in problems(lora)] == [
         "Dynamic batch sizes off in the actor's forward for the ref's log-probs (LoRA, model.lora_configs)"]
+
+
+def test_a_dpo_batch_twice_the_ranks_do_not_divide_moves_the_plan_or_leaves_none(cli: Cli):
+    """dpobatch92: 72 on 8 H100s at SP 1 (9 per rank) splits the actor's one-pair micro-batch on every release (0.5's
+    1 doubled, 0.6's 2 on verl 0.8), which the planner planned anyway; now SP 2 (4 ranks, 18 each), and pinned to SP 1
+    on exactly 8, no plan, the reason naming the batch and why; 80 (10 per rank) keeps SP 1."""
+    asked = ("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "8k", "--dpo")
+    status, out, _ = cli(*asked, "--train-batch-size", "72", "--json")
+    assert status == 0 and [(p["gpus"], p["sp"]) for p in json.loads(out)[0]["plans"]] == [(8, 2)]
+    status, out, _ = cli(*asked, "--train-batch-size", "72", "--exact", "--sp", "1")
+    assert status == 1 and ("a train batch that 16 divides (DPO's pairs: 2 x 8 data-parallel ranks; the nearest to "
+                            "72: 64 or 80) lets Env on 8 GPUs train it") in " ".join(out.split())
+    status, out, _ = cli(*asked, "--train-batch-size", "80", "--exact", "--sp", "1", "--json")
+    assert status == 0 and [(p["gpus"], p["sp"]) for p in json.loads(out)[0]["plans"]] == [(8, 1)]
+
+
+@pytest.mark.parametrize(("batch", "refused"), [(72, True), (80, False)])
+def test_check_and_the_planner_agree_on_a_dpo_batch(tmp_path: Path, cli: Cli, batch: int, refused: bool):
+    """The config's 8 GPUs at SP 1 with the actor's 1 (doubled to 2 on 0.5): ``--check`` refuses 72 (9 per rank) as the
+    planner does, whose plan for it moves to SP 2; 80 (10 per rank) both take, the plan at the config's SP 1."""
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(_batch(1, batch)), encoding="utf-8")
+    _, out, _ = cli("--from-config", str(path), "--gpu", "h100", "--gpus", "8", "--check", "--json",
+                    "--trinity-version", "0.5")
+    (answer,) = json.loads(out)
+    split = [code for code in answer["current"]["config_problem_codes"] if code.startswith("dpo-mini-batch-split")]
+    assert split == (["dpo-mini-batch-split-refused"] if refused else [])
+    assert answer["plans"][0]["sp"] == (2 if refused else 1)

@@ -26,11 +26,6 @@ WORDS = ("DPO with dynamic batch sizes off in the actor's update: {where} as the
          "the trainer fails there; make buffer.train_batch_size a multiple of {multiple} (8 ranks x {micro}; the nearest "
          "to 40: {nearest})")
 
-NEAREST_TO_40 = {1: "32 or 48", 2: "32"}
-"""The train batches nearest to 40 that the 8 ranks x the doubled micro-batch divide, by the size written (1: 16s,
-2: 32s)."""
-
-
 def _config(size: int | None, batch: int) -> dict[str, Any]:
     """`_dpo`'s DPO config (Qwen3-8B at 8192 tokens on 8 trainer GPUs, dynamic batch sizes off) with the actor's
     micro-batch size per GPU `size` and a train batch of `batch`."""
@@ -74,19 +69,36 @@ def test_not_doubled_for_another_algorithm_nor_with_dynamic_batch_sizes_on(tmp_p
     assert _said(_current(tmp_path, cli, dynamic, "--trinity-version", "0.5")) == []
 
 
-@pytest.mark.parametrize(("version", "written", "where"), [
-    ("0.5", 1, "Trinity 0.5 asserts"), ("0.6", 2, "Trinity 0.6 on verl before 0.8 asserts")])
-def test_write_warns_where_its_copy_still_breaks_the_rule(tmp_path: Path, cli: Cli, version: str, written: int,
-                                                          where: str):
+def test_write_warns_where_its_copy_still_breaks_the_rule(tmp_path: Path, cli: Cli):
+    """The plan keeps a DPO batch to twice the ranks (dpobatch92: 40 on 8 GPUs moves to SP 2, 10 per GPU), which the
+    written 2, one pair on verl 0.8 or later, keeps there; before verl 0.8 Trinity doubles it to 4, which 10 breaks."""
     path, out_path = tmp_path / "c.yaml", tmp_path / "w.yaml"
     path.write_text(yaml.safe_dump(_config(3, 40)), encoding="utf-8")
-    status, _, err = cli("--from-config", str(path), *PLAN, "--trinity-version", version, "--write", str(out_path))
+    status, _, err = cli("--from-config", str(path), *PLAN, "--trinity-version", "0.6", "--write", str(out_path))
     assert status == 0
     copy = yaml.safe_load(out_path.read_text(encoding="utf-8"))
-    assert copy["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["ppo_micro_batch_size_per_gpu"] == written
-    warning = f"solve: warning: {out_path}: " + WORDS.format(where=where, micro=2 * written, written=written,
-                                                             multiple=16 * written, nearest=NEAREST_TO_40[written])
+    assert copy["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["ppo_micro_batch_size_per_gpu"] == 2
+    assert copy["trainer"]["ulysses_sequence_parallel_size"] == 2
+    warning = (f"solve: warning: {out_path}: DPO with dynamic batch sizes off in the actor's update: Trinity 0.6 on "
+               "verl before 0.8 asserts as the trainer starts that its micro-batch per GPU, 4 sequences "
+               f"({ACTOR_SIZE} 2 doubled for DPO), divides its mini-batch per GPU, buffer.train_batch_size 40 over the "
+               "4 data-parallel ranks (trainer GPUs 8 / SP 2) = 10, which it does not: the trainer fails there; make "
+               "buffer.train_batch_size a multiple of 16 (4 ranks x 4; the nearest to 40: 32 or 48)")
     assert warning in err.splitlines()
+
+
+def test_write_keeps_a_dpo_batch_to_twice_the_ranks_under_0_5(tmp_path: Path, cli: Cli):
+    """40 on 8 GPUs at SP 1 (5 per GPU) splits 0.5's doubled pair, which its actor asserts as it starts: the plan
+    moves to SP 2 (4 ranks, 10 per GPU), and the copy breaks nothing (before dpobatch92 it kept SP 1 and warned)."""
+    path, out_path = tmp_path / "c.yaml", tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(_config(3, 40)), encoding="utf-8")
+    status, _, err = cli("--from-config", str(path), *PLAN, "--trinity-version", "0.5", "--write", str(out_path))
+    assert status == 0 and "warning" not in err
+    copy = yaml.safe_load(out_path.read_text(encoding="utf-8"))
+    assert copy["trainer"]["ulysses_sequence_parallel_size"] == 2
+    assert copy["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["ppo_micro_batch_size_per_gpu"] == 1
+    current = _current(tmp_path, cli, copy, "--trinity-version", "0.5")
+    assert _said(current) == [] and not current["refused"]
 
 
 def test_write_says_nothing_of_it_where_the_copy_keeps_the_rule(tmp_path: Path, cli: Cli):

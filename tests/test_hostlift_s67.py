@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -164,3 +165,72 @@ def test_the_api_names_the_limit_as_it_was_given() -> None:
     pool = query.model_copy(update={"host_ram_source": POOL_HOST_RAM_SOURCE, "host_ram_hardware": "the pool's"})
     text = solver.answers_text(answer_query(pool, catalog))
     assert _row(text, "host limit") == [cost.format("the pool's 96 GiB")]
+
+
+# With no release named every rank of a node loads Llama-3.1-70B in fp32 at start-up (1637.3 GiB per node for 4 GPUs'
+# Offload), so 2 TB per node holds 4 GPUs at the most; Trinity 0.6, whose rank 0 alone loads it with FSDP2 on an H100
+# (compute capability 9.0), holds 32 (liftrelease92).
+LLAMA_70B = ("--model", "Llama-3.1-70B", "--gpu", "H100-80GB", "--gpus", "32", "--node-gpus", "8", "--host-ram", "2TB",
+             "--maximize", "len")
+RELEASE_WORDS = ("with --trinity-version 0.6.0, whose rank 0 alone loads the model: Env + Offload + SP=8 on 32 GPUs, "
+                 "115712 tokens instead of 57344 (estimated, extrapolated)")
+
+
+def test_a_release_whose_rank_0_alone_loads_the_model_is_named_with_what_it_gets(cli: Cli) -> None:
+    """The host limit line ends with the release and its plan, the one the same question naming it gets, which the
+    JSON's named_release holds (its trinity_version the release); guide.md quotes the line."""
+    status, out, _ = cli(*LLAMA_70B)
+    (row,) = _row(out, "host limit")
+    assert status == 0 and _row(out, "max_model_len") == ["57344"] and row.endswith("; " + RELEASE_WORDS)
+    printed = json.loads(cli(*LLAMA_70B, "--json")[1])
+    named = printed[0]["named_release"]
+    assert named == json.loads(cli(*LLAMA_70B, "--trinity-version", "0.6.0", "--json")[1])[0]["plans"][0]
+    assert (named["trinity_version"], named["gpus"], named["max_model_len"]) == ("0.6.0", 32, 115712)
+    assert json.loads(json_schema("solve"))["$defs"]["Answer"]["properties"]["named_release"]
+    guide = (Path(__file__).parents[1] / "docs" / "guide.md").read_text(encoding="utf-8")
+    assert RELEASE_WORDS in " ".join(guide.split()).replace("-- ", "--")
+
+
+@pytest.mark.parametrize(("gpu", "strategy", "named"), [
+    ("h100", None, (8, "Env + SP=8", 197632, "0.6.0")),  # compute capability 9.0: 0.6's rank 0 alone loads it
+    ("h100", "fsdp", None),  # FSDP1: 0.6 loads it on every rank (and Offload's plans need more than 64 GiB then too)
+    ("a100", None, None),  # compute capability 8.0: every rank loads it under 0.6, and Qwen3-4B's tied embeddings too
+])                         # under 0.5.0 and 0.5.1: no release lifts the limit, and none is asked
+def test_a_release_is_named_only_where_its_rank_0_loads_the_model(
+        gpu: str, strategy: str | None, named: tuple[object, ...] | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    asked = _releases_asked(monkeypatch)
+    catalog = load_catalog()
+    query = make_query(catalog, model="4B", gpu=gpu, objective="max_len", budget_gpus=8, host_ram_gb=64)
+    (answer,) = answer_query(query.model_copy(update={"trainer_strategy": strategy}), catalog)
+    free = answer.more_host_ram
+    assert answer.best is not None and free is not None and free.max_model_len > answer.best.max_model_len
+    plan = answer.named_release
+    shown = None if plan is None else (plan.gpus, plan.setting.label, plan.max_model_len, plan.trinity_version)
+    assert shown == named
+    assert asked == ([] if named is None else ["0.6.0"])
+    assert ('trinity_version="0.6.0"' in _row(solver.answers_text([answer]), "host limit")[0]) is (named is not None)
+
+
+def test_a_release_that_counts_less_but_gets_nothing_better_is_not_named(
+        cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Qwen3-4B on A100s with 96 GiB: 8 GPUs would be cheaper than 4 but need more host memory; 0.5.2, whose bf16
+    reference model counts less, is asked (one solve) and gets no cheaper plan within it: the line names no release."""
+    asked = _releases_asked(monkeypatch)
+    status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "8", "--len", "32k", "--host-ram", "96", "--json")
+    (answer,) = json.loads(out)
+    assert status == 0 and (answer["plans"][0]["gpus"], answer["more_host_ram"]["gpus"]) == (4, 8)
+    assert "named_release" not in answer and asked == ["0.5.2"]
+
+
+def _releases_asked(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
+    """The Trinity releases of the questions `solver.solve.answer_for` is asked from now, as they name them."""
+    asked: list[str | None] = []
+    answer_for = solver.solve.answer_for
+
+    def recorded(catalog: Any, query: Any, gpu: str, *args: Any, **kwargs: Any) -> Any:
+        if query.trinity_release is not None:
+            asked.append(query.trinity_release)
+        return answer_for(catalog, query, gpu, *args, **kwargs)
+
+    monkeypatch.setattr(solver.solve, "answer_for", recorded)
+    return asked

@@ -802,6 +802,14 @@ def test_cli_memory_needs_one_way_to_name_the_model(cli):
     assert cli(*flags) == (2, "", "solve memory: error: which model? give --model M (e.g. 4B) or --model-config PATH\n")
     assert cli(*flags, "--model", "8B", "--model-config", str(FIXTURE)) == (
         2, "", "solve memory: error: --model and --model-config both name the model: give one\n")
+    # Cells that name a catalogue model and one of yours are read with yours alone: the refusal says what plans the
+    # catalogue's with cells (they refuse its model without that config, whose hint led here), for solve and map too.
+    cells = Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml"
+    cause = ("both name the model: give one (cells that name a model of your own are read with its --model-config, "
+             "which then is the model planned: for --model's, give its cells in a file that names no model of yours)\n")
+    for command, said in ((flags, "solve memory"), (["--len", "8k"], "solve"), (["map"], "solve map")):
+        assert cli(*command, "--model", "8B", "--model-config", str(FIXTURE), "--cells", str(cells)) == (
+            2, "", f"{said}: error: --model and --model-config {cause}")
 
 
 def test_cli_memory_refuses_a_trainer_on_part_of_a_node_past_the_first_naming_the_counts_allowed(cli):
@@ -1692,8 +1700,8 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli, tmp_path
     assert ("tables: it runs out of memory (the A100-80GB table for 2 GPUs (its GPU has at least the memory of "
             "H100-80GB) says 'Env + Offload' at 8192: the source's cells read as the first setting that "
             "trained") in " ".join(cli(*flags)[1].split())
-    # The A100 table for 4 GPUs says Env at 12288 for Qwen3-8B: vanilla ran out of memory there first, so
-    # at 32768 too; the table decides against the model's prediction, with exit status 1.
+    # The A100 table for 4 GPUs says Env at 12288 for Qwen3-8B: vanilla ran out of memory there first, and its row
+    # at 32768 (SP=4) documents that it does there too; the memory model agrees (62.85 GiB over), exit status 1.
     flags = ["memory", "--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "32k"]
     status, out, _ = cli(*flags)
     assert status == 1 and ("tables: it runs out of memory (the A100-80GB table for 4 GPUs says 'Env' at 12288: the "
@@ -2399,7 +2407,14 @@ def test_calibrate_fits_on_cells_of_a_model_the_catalogue_lacks(cli, tmp_path: P
     assert status == 2 and err.count("\n") == 1 and err.startswith(
         f"solve calibrate: error: --cells {cells}: line 5: table gpus=8: unknown model 'my-sft-8b' in the table's "
         "models (known: ")
-    assert err.endswith("; a model of your own: give its config.json with --model-config)\n")
+    own = ("a model of your own: give its config.json with --model-config, which names it by its _name_or_path's last "
+           "part, else by its folder's or file's name)\n")
+    assert err.endswith(f"; {own}")
+    # With a config given, the cells name the model as the config does (here not as its folder): the error lists it
+    # so, and says how it is named, not only to give the config that was given.
+    status, _, err = cli("calibrate", "--cells", str(cells), "--model-config", str(qwen3_8b_checkpoint(
+        tmp_path / "my-sft-8b-hf", _name_or_path="/ckpt/run7/global_step_500/huggingface")))
+    assert status == 2 and err.endswith(f", Llama-3.1-70B, huggingface; {own}")
     fitted = tmp_path / "fit.yaml"
     status, out, _ = cli("calibrate", "--cells", str(cells), "--model-config", str(folder), "--out", str(fitted))
     # SP=4 trained at 65536 on 8 GPUs; vanilla, Env, SP=2 and Env + SP=2 did not: five observations.
@@ -2413,7 +2428,8 @@ def test_calibrate_fits_on_cells_of_a_model_the_catalogue_lacks(cli, tmp_path: P
     status, out, _ = cli(*[{"L": "65536"}.get(word, word) for word in command], "--gpus", "8")
     assert status == 0 and "SP=4 on 8 of 8 GPUs" in out and "documented: the H100-80GB table for 8 GPUs" in out
     assert cli("calibrate", "--model-config", str(folder)) == (
-        2, "", "solve calibrate: error: --model-config describes a model that the cells of --cells FILE name\n")
+        2, "", ("solve calibrate: error: --model-config describes a model that the cells of --cells FILE name: give "
+                "them too, the measurements to fit on\n"))
     others = tmp_path / "others.yaml"
     others.write_text(cells.read_text(encoding="utf-8").replace("my-sft-8b", "Qwen3-8B"), encoding="utf-8")
     status, _, err = cli("calibrate", "--cells", str(others), "--model-config", str(folder))

@@ -37,6 +37,24 @@ def test_the_opposite_of_a_flag_is_told_the_default_not_the_flag(cli, argv, erro
 
 
 @pytest.mark.parametrize(("argv", "error"), [
+    (["cluster", "fleet.yaml", "--node_gpus", "8"],
+     "solve cluster: error: unrecognized arguments: --node_gpus 8 (the file gives it: a pool's gpus_per_node)"),
+    (["--model", "8B", "--Node_Count", "2"],
+     ("solve: error: unrecognized arguments: --Node_Count 2 (solve counts the trainer's GPUs, not nodes: --gpus 16 for "
+      "2 nodes of 8 GPUs; --node-gpus N for nodes of another size)")),
+    (["map", "--NODE_INTERCONNECT", "ib"],
+     ("solve map: error: unrecognized arguments: --NODE_INTERCONNECT ib (the link between nodes is no option: the cost "
+      "takes a trainer's nodes as joined by InfiniBand or RoCE")),
+])
+def test_a_name_that_starts_with_no_is_not_read_as_its_opposite(cli, argv, error):
+    """smalls92: --node_gpus was spelled --no-de-gpus, as --nojson is --no-json, so solve cluster did not say that its
+    file gives it (two lookups worked round that for --node-interconnect and the node counts)."""
+    prog = error.split(": error")[0]
+    status, out, err = cli(*argv)
+    assert (status, out) == (2, "") and err.startswith(USAGE.format(prog) + error)
+
+
+@pytest.mark.parametrize(("argv", "error"), [
     (["--env=true"], "solve: error: --env takes no value, got 'true': --env or --no-env"),
     (["--no-offload=1"], "solve: error: --no-offload takes no value, got '1': --offload or --no-offload"),
     (["--estimate=yes"], "solve: error: --estimate takes no value, got 'yes': --estimate or --no-estimate"),

@@ -501,10 +501,12 @@ def test_every_documented_cell_is_the_cheapest_plan_at_its_count_and_row():
     assert not mismatches, "\n".join(mismatches)
 
 
-def _estimate_queries(count: int) -> list[dict]:
+def _estimate_queries(count: int, dpo: bool = True) -> list[dict]:
     """Seeded random queries where estimates matter: GPU types with and without tables, models whose
-    heads allow different SP degrees, budgets past one node, nodes of 4 or 8, pins and --exact."""
-    rng = random.Random(20261130)
+    heads allow different SP degrees, budgets past one node, nodes of 4 or 8, pins and --exact; some (their own
+    draws, which leave the others' as they were) with a train batch, for DPO too (where `dpo`: DPO reads no token
+    budget), whose pairs split it over twice the data-parallel ranks."""
+    rng, batch_rng = random.Random(20261130), random.Random(20261207)
     queries = []
     for _ in range(count):
         objective = rng.choice(["cheapest", "min_gpus", "max_len"])
@@ -524,6 +526,9 @@ def _estimate_queries(count: int) -> list[dict]:
             query["rollout_gpus"] = rng.choice([1, 2, 4])
         if rng.random() < 0.3:
             query["host_ram_gb"] = rng.choice([64.0, 256.0, 512.0])
+        if batch_rng.random() < 0.3:
+            query["train_batch_size"] = batch_rng.choice([3, 9]) * query["budget_gpus"]  # ranks dividing it oddly
+            query["dpo"] = batch_rng.random() < 0.7 and dpo and "rollout_gpus" not in query  # DPO has no rollout
         try:
             make_query(CATALOG, **query)
         except QueryError:  # a pin the heads, the count or the nodes rule out is bad input, not a question
@@ -548,7 +553,7 @@ def test_estimated_plans_match_the_reference(query: dict):
     assert (answer.fewer_nodes and answer.fewer_nodes.model_dump(mode="json")) == fewer
 
 
-@pytest.mark.parametrize("query", _estimate_queries(40)[::2])
+@pytest.mark.parametrize("query", _estimate_queries(40, dpo=False)[::2])
 def test_plans_with_lowered_token_budgets_match_the_reference(query: dict):
     (answer,) = solve_plan(make_query(CATALOG, top=5, token_budget="auto", **query), CATALOG)
     got = [p.model_dump(mode="json") for p in answer.plans]

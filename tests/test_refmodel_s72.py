@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 from cluster_reference import best_value, check_placements, value_of
 from conftest import DATASET_PATH
 from test_cluster import solved
@@ -24,7 +25,7 @@ from solver.api import answer_query, config_query, estimate_memory, plan
 from solver.memory import host_memory_gib
 from solver.results import Plan
 from solver.tables import ModelLoading, QueryError, load_catalog
-from solver.trinity import patch_trinity_config, read_trinity_config, trinity_fragment
+from solver.trinity import patch_trinity_config, read_trinity_config, trinity_config_problems, trinity_fragment
 
 CATALOG = load_catalog()
 QWEN3_8B = CATALOG.model("Qwen3-8B")
@@ -72,6 +73,40 @@ LEGACY_LORA = _config("grpo", trainer="  trainer_config:\n    actor_rollout_ref:
 def test_a_config_says_whether_trinity_builds_a_reference_model(text: str, built: tuple[bool, ...]) -> None:
     assert tuple(read_trinity_config(text, "c.yaml", {}, version).reference_model
                  for version in (None, "0.6", "0.5")) == built
+
+
+UNBUILT_REF = ("algorithm.kl_loss_fn is none and kl_penalty_fn none (unset: every algorithm's default): with no KL "
+               "term {builds} no reference model (verl 0.7.1's need_reference_policy, trainer/ppo/utils.py:76), yet "
+               "algorithm_type grpo uses one, so the first training step fails asking the ref worker never built for "
+               "its log-probs ({where}); {others}: remove the key for the algorithm's default, k2 (kl_loss_fn_args: "
+               "{{kl_coef: 0}} keeps its loss without the term)")
+
+
+def _unbuilt_ref_lines(text: str, version: str | None = None) -> list[str]:
+    """The ``ref-not-built`` lines of the config `text` on its 8 GPUs, judged for `version`."""
+    found = trinity_config_problems(yaml.safe_load(text), QWEN3_8B, 8, version=version)  # type: ignore[arg-type]
+    return [problem.words for problem in found if problem.code.value == "ref-not-built"]
+
+
+def test_a_run_with_no_kl_term_on_a_release_that_then_builds_no_ref_is_cautioned() -> None:
+    # checks92: Trinity 0.5.2 (and 0.6 on verl before 0.8) hand verl 0.7.1 use_kl_loss false for kl_loss_fn none, whose
+    # need_reference_policy then builds no ref, while the trainer still asks a ref worker for GRPO's ref log-probs
+    # (`use_reference`) at the first step: a caution, as 0.5.0, 0.5.1 and verl 0.8 build one.
+    assert _unbuilt_ref_lines(GRPO_NO_KL, "0.5") == [UNBUILT_REF.format(
+        builds="Trinity 0.5.2 builds", where="trainer/verl/verl_trainer.py:544 in 0.5.2",
+        others="0.5.0 and 0.5.1 (verl 0.7.0) build one")]
+    assert _unbuilt_ref_lines(GRPO_NO_KL, "0.6") == [UNBUILT_REF.format(
+        builds="Trinity 0.6 on verl before 0.8 builds", where="verl_legacy/verl_trainer.py:572 in 0.6.0",
+        others="on verl 0.8 or later it builds one")]
+    assert len(_unbuilt_ref_lines(GRPO_NO_KL)) == 1
+    # A KL term, LoRA on verl before 0.8 (the actor stands in) or an algorithm with no ref (SFT), or DPO, whose
+    # check_config turns kl_loss_fn none into k2: nothing.
+    kl_penalty = GRPO_NO_KL.replace("  kl_loss_fn: none", "  kl_loss_fn: none\n  kl_penalty_fn: k1")
+    legacy_lora = "  trainer_config:\n    actor_rollout_ref:\n      model:\n        lora_rank: 8"
+    no_kl = [_config(algorithm, "none", lora=lora, trainer=trainer) for algorithm, lora, trainer in (
+        ("grpo", "  lora_configs:\n  - lora_rank: 16", ""), ("grpo", "", legacy_lora), ("sft", "", ""),
+        ("dpo", "", ""))]
+    assert [_unbuilt_ref_lines(text) for text in (GRPO_KL, kl_penalty, *no_kl)] == [[]] * 6
 
 
 @pytest.mark.parametrize(("version", "offload", "loading", "with_reference", "without"), [

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from solver.api import _token_budget_problems
+from solver.api import _BudgetVerdict, _critic_budgets, _token_budget_problems
 from solver.memory import REFERENCE_BYTES, first_even_dim_release
 from solver.query import ConfigProblemCode, QueryError, TrinityConfig
 from solver.rules import COMMAND_OPTIONS, DPO_PAIR_SIZES, lora_moe_unsaved_words, mapped_theta_words
@@ -332,9 +332,9 @@ def test_the_verdict_counts_the_refs_raise_as_the_actors_and_the_cap_the_least_a
     # actor's SP groups, raised or not: its token-budget-below-length line says how each release raises it
     ref_below = config.model_copy(update={"ref_sp": 4, "role_token_budgets": ((ACTOR_BUDGET, 16384),
                                                                               (REF_BUDGET, 4000))})
-    assert [problem.code.value for problem in _token_budget_problems(
-        ref_below, length, ref_below.budget_in_effect(length), COMMAND_OPTIONS, None)] == ["lowered-token-budget"] + (
-        ["token-budget-below-verdict"] if version == "0.5" else [])  # raise05: the actor's 16384, 0.5.0 raises
+    ref_below_verdict = _BudgetVerdict(ref_below, length, ref_below.budget_in_effect(length), COMMAND_OPTIONS)
+    assert [problem.code.value for problem in _token_budget_problems(ref_below_verdict, (), None)] == [
+        "lowered-token-budget"] + (["token-budget-below-verdict"] if version == "0.5" else [])  # raise05: the actor's 16384, 0.5.0 raises
     assert config.raised_critic_budget(length, 1) == (most * length if version == "0.5" else length)
 
 
@@ -353,7 +353,8 @@ def test_a_budget_holding_one_sequence_but_not_two_counts_as_raised_to_two_with_
     # the critic at SP 1 beside an actor at SP 2, whose default is the verdict's 16384
     critic = config.model_copy(update={"sp": 2, "role_token_budgets": (),
                                        "critic_token_budgets": ((CRITIC_BUDGET, 24576),)})
-    (line,) = [problem.words for problem in _token_budget_problems(critic, length, None, COMMAND_OPTIONS, 1)]
+    verdict = _BudgetVerdict(critic, length, None, COMMAND_OPTIONS)
+    (line,) = [problem.words for problem in _token_budget_problems(verdict, _critic_budgets(verdict, 1, False), 1)]
     raised = (", which Trinity 0.5.0 raises to ceil(2 x 16384 / 1) = 32768 at the critic's SP (0.5.1 and 0.5.2 keep "
               "it; the most is counted),")
     # raise91c: as 0.5.0 raises it, the verdict counts it there (critic-budget-raised), as it runs
@@ -376,7 +377,9 @@ def test_a_critic_budget_below_a_sequence_counts_as_raised_above_the_verdict(ver
     config = TrinityConfig(model="Qwen3-8B", max_model_len=32768, sp=2, version=version, max_token_len_per_gpu=16384,
                            critic_token_budgets=((CRITIC_BUDGET, 8000),
                                                  ("trainer.trainer_config.critic.forward_max_token_len_per_gpu", 8000)))
-    lines = [problem.words for problem in _token_budget_problems(config, 32768, 16384, COMMAND_OPTIONS, critic_sp)
+    verdict = _BudgetVerdict(config, 32768, 16384, COMMAND_OPTIONS)
+    lines = [problem.words for problem in _token_budget_problems(
+                 verdict, _critic_budgets(verdict, critic_sp, False), critic_sp)
              if problem.code == ConfigProblemCode.CRITIC_BUDGET_RAISED]  # the forward's is never raised
     # critic90: its budget as raised (32768 in each case), named; raise91c: counted there, as the critic's own SP's
     # count raises it (before: critic-budget-above-verdict, "counts it at the verdict's 16384")
@@ -417,7 +420,8 @@ def test_050_raises_a_lowered_budget_back_only_where_a_pass_reads_it(version, re
                            ref_sp=ref_sp, micro_batch_sequences=((ACTOR_BUDGET, 1), (rollout, 1)))
     assert config.budget_in_effect(32768) == 16384
     assert config.budget_in_effect_on_050(32768) == on_050  # 0.6 raises nothing of 0.5.0's: no line
-    (line,) = [problem.words for problem in _token_budget_problems(config, 32768, 16384, COMMAND_OPTIONS, None)
+    (line,) = [problem.words for problem in _token_budget_problems(
+                   _BudgetVerdict(config, 32768, 16384, COMMAND_OPTIONS), (), None)
                if problem.code == ConfigProblemCode.LOWERED_TOKEN_BUDGET]
     assert line.endswith("the verdict is at 16384 tokens per GPU (each step takes more micro-batches)"
                          + ("; Trinity 0.5.0 raises it back to the default: use 0.5.1 or later" if said else ""))
@@ -436,6 +440,7 @@ def test_with_no_release_050_is_said_to_raise_back_no_budget_its_role_flags_leav
         f"  max_token_len_per_gpu: 16384\n  trainer_config:\n{roles}", "c.yaml", {})
     assert (config.micro_batch_sequences, config.budget_in_effect(32768)) == ((), 16384)
     assert config.budget_in_effect_on_050(32768) == 16384
-    (line,) = [problem.words for problem in _token_budget_problems(config, 32768, 16384, COMMAND_OPTIONS, None)
+    (line,) = [problem.words for problem in _token_budget_problems(
+                   _BudgetVerdict(config, 32768, 16384, COMMAND_OPTIONS), (), None)
                if problem.code == ConfigProblemCode.LOWERED_TOKEN_BUDGET]
     assert line.endswith("the verdict is at 16384 tokens per GPU (each step takes more micro-batches)")

@@ -18,8 +18,8 @@ import yaml
 from test_criticbudget_s82 import BASE as PPO_BASE  # PPO on Qwen3-8B, 6 trainer H20s at SP 2
 
 import solver
-from solver.tables import QueryError, load_catalog
-from solver.trinity import trinity_config_problems
+from solver.tables import Catalog, QueryError, load_catalog
+from solver.trinity import critic_run_sps, trinity_config_problems
 
 Cli = Callable[..., tuple[int, str, str]]
 DPO_BUDGET_UNREAD = ("runs with dynamic batch sizes off in the actor's update, as its Trinity keys write (on, they "
@@ -114,6 +114,27 @@ def test_write_for_trinity_05_sets_another_models_critic_sp_it_refuses(cli: Cli,
     written, _ = _critic_sp_write(cli, tmp_path, 4, "--trinity-version", "0.5")
     assert _critic(written)["ulysses_sequence_parallel_size"] == 2
     assert _critic(written)["fsdp"]["ulysses_sequence_parallel_size"] == 4  # 0.5 refuses the section: left to you
+
+
+def test_another_models_critic_is_named_from_the_catalogue_the_run_was_given():
+    # smalls92: the words named the shipped catalogue's model, not that of the catalogue the caller gave (a
+    # --model-config model, or one of the API's own catalogue): a critic of such a model had "heads unknown"
+    own = load_catalog().model("4B").model_copy(update={"name": "MyCritic-4B", "aliases": ()})
+    catalog = load_catalog().with_model(own)
+    text = (ANOTHER_CRITIC.replace("critic_model_path: Qwen/Qwen3-4B", "critic_model_path: /ckpt/MyCritic-4B")
+            + "    critic: {ulysses_sequence_parallel_size: 3, fsdp: {ulysses_sequence_parallel_size: 3}}\n")
+    mapping, model = yaml.safe_load(text), load_catalog().model("8B")
+
+    def said(given: Catalog | None) -> list[str]:
+        lines = [problem.words for problem in trinity_config_problems(mapping, model, 6, catalog=given)
+                 if problem.code.value == "role-sp-differs"]
+        runs = critic_run_sps(mapping, model, 6, catalog=given).lines
+        assert [line.words() for line in runs] == lines
+        return lines
+
+    heads = HEADS.replace("Qwen3-4B", "MyCritic-4B")
+    assert [line.endswith(heads) for line in said(catalog)] == [True, True]
+    assert [line.endswith("whose heads rft-solver does not know") for line in said(None)] == [True, True]
 
 
 # (3) --current: a job on more GPUs than its placement names

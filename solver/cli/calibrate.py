@@ -86,7 +86,8 @@ def _check_calibrate_args(args: argparse.Namespace) -> None:
     if args.with_tables and not args.cells:
         raise QueryError("--with-tables adds the shipped tables to the cells of --cells FILE")
     if args.model_config and not args.cells:
-        raise QueryError("--model-config describes a model that the cells of --cells FILE name")
+        raise QueryError("--model-config describes a model that the cells of --cells FILE name: give them too, the "
+                         "measurements to fit on")
 
 
 def _note_fits_alone(args: argparse.Namespace, fitted: Calibration) -> None:
@@ -116,7 +117,7 @@ def _say_what_moved(fitted: Calibration, *, with_tables: bool) -> None:
     derivation for the last (one cell moves one or two); then, where they differ, each coefficient's shipped value and
     the fitted one (`Calibration.from_shipped`). `with_tables`: the fit was on your cells and the documented tables,
     so it is the observations, not your cells, that leave them."""
-    from solver.calibrate import BOUNDS
+    from solver.calibrate import at_edge
     from solver.memory import TERMS
     coefficients = fitted.memory_model.coefficients
 
@@ -127,7 +128,7 @@ def _say_what_moved(fitted: Calibration, *, with_tables: bool) -> None:
         return "sits" if len(terms) == 1 else "sit"
 
     held = list(fitted.at_token_floor)
-    edged = [term for term in TERMS if coefficients.multiplier(term) in BOUNDS[term] and term not in held]
+    edged = [term for term in TERMS if at_edge(coefficients, term, dropped=True) and term not in held]
     moved = [term for term in TERMS if term not in (*fitted.first_principles, *held, *edged)]
     stayed = fitted.first_principles
     evidence = "your cells and the documented tables do" if with_tables else "the cells do"

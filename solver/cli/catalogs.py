@@ -113,9 +113,14 @@ def _refuse_a_count(catalog: Catalog, names: Sequence[str], name: str, count_opt
 
 
 def check_model_flags(args: argparse.Namespace, ways: str, given: bool = False) -> None:
-    """One way to name the model: --model or --model-config (or, with `given`, another the caller has)."""
+    """One way to name the model: --model or --model-config (or, with `given`, another the caller has). Beside
+    --cells, the refusal says what plans the catalogue's model where the cells also name one of your own, which they
+    take --model-config for: cells of its own."""
     if args.model is not None and args.model_config is not None:
-        raise QueryError("--model and --model-config both name the model: give one")
+        cells = (" (cells that name a model of your own are read with its --model-config, which then is the model "
+                 "planned: for --model's, give its cells in a file that names no model of yours)"
+                 if args.cells else "")
+        raise QueryError(f"--model and --model-config both name the model: give one{cells}")
     if args.model is None and args.model_config is None and not given:
         raise QueryError(f"which model? give {ways}")
 

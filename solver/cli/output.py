@@ -108,6 +108,8 @@ class _SpelledConsole(Console):
 
 def spelled_for(encoding: str, text: str) -> str:
     """`text` with each character of `ASCII_SPELLINGS` that `encoding` cannot encode in ASCII."""
+    if text.isascii():  # most of a view's strings: none of those characters (all past ASCII) to look up
+        return text
     return "".join(ASCII_SPELLINGS[character] if character in ASCII_SPELLINGS and not _encodes(encoding, character)
                    else character for character in text)
 

@@ -292,6 +292,12 @@ COLOUR_HINT = (" (colour follows the environment, not an option: NO_COLOR=1 turn
 """The guess for one of `COLOUR_OPTIONS`."""
 
 
+OTHER_NAMES = frozenset({*MEANT, *COUNTS_NOTHING, *OTHER_PARALLELISMS, *COLOUR_OPTIONS, *NODE_COUNTS, *OUTPUT_OPTIONS,
+                         *ALGORITHM_OPTIONS})
+"""The names of other tools' options that the hints know (beside a parser's `Parser.in_file`), each read as it is:
+--nodes and --node-interconnect start with ``no``, but are no --no-des (`Parser._spelled`)."""
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with a one-line usage on errors: the problem, not the whole synopsis; options only by their whole
     names (argparse's prefixes made `solve cluster --emit trinity` write the configs into ./trinity, as --emit-dir)."""
@@ -399,8 +405,8 @@ class Parser(argparse.ArgumentParser):
         (`in_file`: solve cluster's --host-memory or Slurm's --mem, for --host-ram; its --pool), that file's field,
         or else where another command has the option it names (solve map's --max-model-len: solve's --len), whose
         it is; "" where none is."""
-        spelled = _spelled(option)
-        pointed_to, words = COUNTS_NOTHING.get(option.lower().replace("_", "-"), COUNTS_NOTHING.get(spelled, ("", "")))
+        spelled = self._spelled(option)
+        pointed_to, words = COUNTS_NOTHING.get(spelled, ("", ""))
         if words and (pointed_to is None or pointed_to in self._option_string_actions):
             return f" ({words})"
         if spelled in OTHER_PARALLELISMS:
@@ -423,6 +429,19 @@ class Parser(argparse.ArgumentParser):
                      f"{f': {self.instead[meant]}' if meant in self.instead else ''})"
                      for meant in MEANT.get(spelled, ()) if (owners := self._owners(meant))), "")
 
+    def _spelled(self, option: str) -> str:
+        """`option` as this command's options are spelled: in lower case, with hyphens for underscores, and a hyphen
+        after a leading ``no`` or ``without`` (--nojson, --No_Json: --no-json; --withouttables: --without-tables),
+        but for a name known as it is (this command's options, its file's, `OTHER_NAMES`: --Node_GPUs is --node-gpus,
+        not --no-de-gpus)."""
+        spelled = option.lower().replace("_", "-")
+        if spelled in self._option_string_actions or spelled in self.in_file or spelled in OTHER_NAMES:
+            return spelled
+        for off in ("--without", "--no"):
+            if spelled.startswith(off) and not spelled.startswith(off + "-"):
+                return off + "-" + spelled.removeprefix(off)
+        return spelled
+
     def _parallelism_words(self, words: str) -> str:
         """`words` of `OTHER_PARALLELISMS`, with each part that names an option said where this command has it and
         left out where it does not (solve map and solve cluster choose the SP degree, Offload and the GPUs)."""
@@ -441,7 +460,7 @@ class Parser(argparse.ArgumentParser):
         option, `ALGORITHM_OPTIONS`, given one, ``--algorithm ppo``, `ALGORITHMS_MEANT`), where this command has
         one; else None."""
         for option, value in _options_valued(rest):
-            if _spelled(option) in named:
+            if self._spelled(option) in named:
                 meant = self._meant_by(value.lower(), self._option_string_actions, meanings)
                 if meant:
                     return meant[0]
@@ -453,7 +472,7 @@ class Parser(argparse.ArgumentParser):
         formats it writes and their options; "" otherwise."""
         options = self._option_string_actions
         for option, value in _options_valued(rest):
-            spelled = _spelled(option)
+            spelled = self._spelled(option)
             formatted = spelled in ("--format", "--output-format") or value.lower() in FORMATS_MEANT
             if spelled in OUTPUT_OPTIONS and formatted and value and "--json" in options:
                 formats = ["text, the default", "JSON with --json",
@@ -538,7 +557,7 @@ class Parser(argparse.ArgumentParser):
             return ""
         for at, word in enumerate(rest):
             option, given, value = word.partition("=")
-            if option.lower().replace("_", "-") in NODE_COUNTS:
+            if self._spelled(option) in NODE_COUNTS:
                 value = value if given else next(iter(rest[at + 1:at + 2]), "")
                 nodes = int(value) if value.isascii() and value.isdigit() and int(value) > 0 else 2
                 node_gpus = getattr(parsed, "node_gpus", None) or NODE_GPUS
@@ -795,16 +814,6 @@ def _critic_model_hint(dest: str, value: str) -> str | None:
     except QueryError:
         return None
     return CRITIC_MODEL_WORDS
-
-
-def _spelled(option: str) -> str:
-    """`option` as this command's options are spelled: in lower case, with hyphens for underscores, and a hyphen
-    after a leading ``no`` or ``without`` (--nojson, --No_Json: --no-json; --withouttables: --without-tables)."""
-    spelled = option.lower().replace("_", "-")
-    for off in ("--without", "--no"):
-        if spelled.startswith(off) and not spelled.startswith(off + "-"):
-            return off + "-" + spelled.removeprefix(off)
-    return spelled
 
 
 def _opposite(option: str) -> str:

@@ -53,21 +53,25 @@ def build_tables_parser() -> Parser:
 def run_tables(args: argparse.Namespace) -> int:
     """``solve tables``: print the documented tables, narrowed by the filters."""
     if args.model_config and not args.cells:
-        raise QueryError("--model-config describes a model that the cells of --cells FILE name")
+        raise QueryError("--model-config describes a model that the cells of --cells FILE name: give them too (the "
+                         "documented tables name no model of yours; solve map --model-config "
+                         f"{shlex.quote(str(args.model_config))} maps what the planner answers for it)")
     model = model_config_option(args.model_config)
-    full, _, cells = catalog_with(model, cells=args.cells or (), keep_contradictions=args.check)
-    status = _print_tables(args, full, cells)
+    full, added, cells = catalog_with(model, cells=args.cells or (), keep_contradictions=args.check)
+    status = _print_tables(args, full, cells, added)
     note_cells_elsewhere("solve tables", cells, full, args.gpu)
     note_gpu_variant("solve tables", full, args.gpu, tables=True)  # 40 GB A100s reading the 80 GB ones' as theirs
     return status
 
 
-def _map_command(args: argparse.Namespace) -> str:
+def _map_command(args: argparse.Namespace, own_model: bool) -> str:
     """The `solve map` command that covers what the filters of `solve tables` asked for where no table does (its
-    budgets up to --gpus, or as far as it maps), with the --cells files that may name the GPU type; each value
+    budgets up to --gpus, or as far as it maps), with the --cells files that may name the GPU type, and the
+    --model-config of a model they may name (in --model's place where it names that model: `own_model`); each value
     quoted as a shell needs it."""
     budgets = None if args.gpus is None else min(args.gpus, MAX_ESTIMATED_GPUS)
-    filters = [("--gpu", args.gpu), ("--model", args.model), ("--gpus-up-to", budgets),
+    filters = [("--gpu", args.gpu), ("--model", None if own_model else args.model),
+               ("--model-config", args.model_config), ("--gpus-up-to", budgets),
                *(("--cells", cells) for cells in args.cells or ())]
     return " ".join(["solve map", *(f"{flag} {shlex.quote(str(value))}" for flag, value in filters
                                     if value is not None)])
@@ -100,9 +104,10 @@ def _cells_by_origin(catalog: Catalog, cells: Sequence[tuple[Path, GpuType]]) ->
     return f"{total}: " + ", ".join(f"{count} of {whose}" for count, whose, _ in parts)
 
 
-def _print_tables(args: argparse.Namespace, full: Catalog, cells: Sequence[tuple[Path, GpuType]]) -> int:
+def _print_tables(args: argparse.Namespace, full: Catalog, cells: Sequence[tuple[Path, GpuType]], added: str) -> int:
     """Print the tables of `full` (the catalogue with the --cells tables, each file's with the GPU type it gave:
-    `cells`) the filters keep, or with --check where they contradict the semantics; the exit status."""
+    `cells`, and --model-config's model, `added`: "" without one) the filters keep, or with --check where they
+    contradict the semantics; the exit status."""
     from solver.render import cells_json, tables_view
     if args.gpu is not None:  # an unknown name is refused as such, without the map's hint below
         _one_name("--gpu", "GPU type", lambda: full.gpu(
@@ -114,7 +119,8 @@ def _print_tables(args: argparse.Namespace, full: Catalog, cells: Sequence[tuple
     except QueryError as error:
         beyond = args.gpus is not None and args.gpus > MAX_ESTIMATED_GPUS
         covered = f"up to {MAX_ESTIMATED_GPUS} GPUs, the most it maps" if beyond else "for it"
-        raise QueryError(f"{error}; {_map_command(args)} maps what the planner answers {covered}") from None
+        own_model = args.model is not None and full.model(args.model).name == added
+        raise QueryError(f"{error}; {_map_command(args, own_model)} maps what the planner answers {covered}") from None
     if args.check:  # a GPU type is checked against those with its memory, whose tables it borrows
         checked = (full.with_same_memory(args.gpu).narrowed(gpus=args.gpus, model=args.model) if args.gpu
                    else catalog)

@@ -364,19 +364,20 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
     from solver.trinity import (
         aliases_written_out,
         config_key_changes,
-        config_keys_changed,
         config_keys_kept,
         load_config_mapping,
         rope_scaling_written,
     )
-    from solver.trinity.patch import critic_flags_turned_off
+    from solver.trinity.patch import hand_changed_keys
     from solver.trinity.reader import aliased_anchors
 
     config = {"name": str(args.from_config), "environ": os.environ, "version": args.trinity_version}
     with errors_named_by("--from-config"):
         layout = load_config_mapping(config_text, str(args.from_config))
     aliased = bool(aliased_anchors(config_text))  # else no key is one value with another
-    return {answer.gpu: ConfigApplied(config_keys_changed(config_text, answer.best, model, **config),
+    hand = {answer.gpu: hand_changed_keys(config_text, answer.best, model, **config)
+            for answer in answers if answer.best is not None}
+    return {answer.gpu: ConfigApplied(hand[answer.gpu].lines,
                                       config_keys_kept(config_text, answer.best, model, **config),
                                       rope_scaling_written(config_text, answer.best, model, **config)
                                       if answer.best.rope_scaling_factor is not None else None,  # else unsaid
@@ -387,8 +388,7 @@ def hand_applied_keys(args: argparse.Namespace, answers: tuple[Answer, ...], mod
                                       if aliased else (),
                                       written_out=aliases_written_out(config_text, answer.best, model, **config)
                                       if aliased else (),
-                                      critic_flags_off=critic_flags_turned_off(config_text, answer.best, model,
-                                                                               **config)
+                                      critic_flags_off=hand[answer.gpu].critic_flags_off
                                       if answer.best.critic is not None else ())
             for answer in answers if answer.best is not None}
 

@@ -1069,15 +1069,16 @@ def _limits_words(planner: Planner, query: Query, pool: Pool, rollout_gpus: int,
         least = least_host_words(query.counted_catalog(planner.catalog), lifted, plan, pool.gpu)
         hints.append(f"{plan.gpus} would, with {plan.setting.label}, but "
                      f"{_host_over_pool_words(planner, query, plan, query.host_ram_bound_words)}" + least
-                     + _lifting_release_words(planner, query, pool, rollout_gpus))
+                     + _job_release_words(planner, query, pool, rollout_gpus))
     if query.train_batch_size is not None and (plan := _way_without(planner, query, pool, rollout_gpus,
                                                                     train_batch_size=None)):
-        broken = batch_split_violation(query.train_batch_size, plan.gpus, plan.sp, query.train_batch_source)
+        broken = batch_split_violation(query.train_batch_size, plan.gpus, plan.sp, query.train_batch_source,
+                                       query.pair_batch)
         hints += [f"{plan.gpus} would, with {plan.setting.label}, but {broken}"] if broken else []
     return " (" + ReasonWords.joined("; ", hints) + ")" if hints else ReasonWords()
 
 
-def _lifting_release_words(planner: Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:
+def _job_release_words(planner: Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:
     """Where the job names no Trinity release (its host memory counted as the most any release needs: every rank
     loading the model), the newest release (`PATCH_RELEASES_NEWEST_FIRST`) whose count gives its trainer a way
     to run beside `rollout_gpus` within the pool's host memory, with that trainer and its need, in words (``; with the

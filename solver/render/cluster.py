@@ -179,7 +179,7 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], required: frozen
     fullest = "" if use.fullest_node_host_gb is None else f", {use.fullest_node_host_gb:.1f} needed on the fullest node"
     host_ram = (f" ({shown_number(pool.host_ram_gb)} GiB host memory each{fullest})"
                 if pool.host_ram_gb is not None else "")
-    used = (f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used" if pool.nodes
+    used = (f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {counted(use.gpus, 'GPU')} used" if pool.nodes
             else "no nodes now (nodes: 0): nothing runs there")
     down = (f", {'nodes' if len(pool.down) > 1 else 'node'} {and_joined(list(map(str, pool.down)))} down"
             if pool.down else "")

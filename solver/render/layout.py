@@ -80,7 +80,19 @@ def needed_width(table: Table, console: Console, options: ConsoleOptions) -> int
     the source's cells); else its width with the wrapping columns narrowed to the longest word among them. (Rich
     narrows the widest wrapping columns first, whatever their words, so the table's minimum width breaks some.)"""
     unbounded = options.update_width(UNBOUNDED_WIDTH)
+    return _needed_width(table, console, unbounded, console.measure(table, options=unbounded).maximum)
+
+
+def _fits_width(table: Table, console: Console, options: ConsoleOptions) -> bool:
+    """Whether `table` needs at most `options`' width (`needed_width`): at once where its whole width fits, which is
+    at least what it needs (the columns are measured again only where it does not)."""
+    unbounded = options.update_width(UNBOUNDED_WIDTH)
     whole = console.measure(table, options=unbounded).maximum
+    return whole <= options.max_width or _needed_width(table, console, unbounded, whole) <= options.max_width
+
+
+def _needed_width(table: Table, console: Console, unbounded: ConsoleOptions, whole: int) -> int:
+    """`needed_width`, of `table` whose `whole` width the `unbounded` options measured."""
     if all(column.no_wrap for column in table.columns):
         return whole
     ranges = [_column_range(table, column, console, unbounded) for column in table.columns]
@@ -112,7 +124,7 @@ class TableOrBlocks:
         self.heading_form = heading_form
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        if needed_width(self.table, console, options) <= options.max_width:
+        if _fits_width(self.table, console, options):
             yield self.table
             return
         blocks = Table.grid(padding=(0, 2))

@@ -76,6 +76,7 @@ from solver.tables import (
     counted,
     host_moment_words,
     it_or_them,
+    lower_host_count_clause,
     lower_host_count_hint,
     written_layout,
 )
@@ -111,7 +112,7 @@ class ConfigApplied(NamedTuple):
     comment at the block's end."""
     critic_flags_off: Sequence[tuple[str, Any]] = ()
     """The PPO critic's offload flags that the config holds on and the plan turns off, each with the config's value
-    (``solver.trinity.patch.critic_flags_turned_off``): the block marks its lines that set them
+    (``solver.trinity.patch.HandChangedKeys``): the block marks its lines that set them
     (`_with_critic_flags_turned_off`)."""
 
 
@@ -442,7 +443,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("fewer nodes", _fewer_nodes_words(answer, plan, node_gpus, names)),
         ("other batch", _other_batch_words(answer, plan)),
         ("unpinned", _unpinned_words(answer, plan, pins, names)),
-        ("host limit", _host_limit_words(answer, plan, host_limit)),
+        ("host limit", _host_limit_words(answer, plan, host_limit, model, names)),
         ("fewer GPUs", _lowered_fewer_words(answer, plan, names)),
         ("apply", _apply_heading(answer, plan, several_gpu_types,
                                  write_unoffered or config_keys.lora_unkept is not None, names,
@@ -723,11 +724,12 @@ def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
     if (other := answer.other_batch) is None:
         return None
     gpus_divide = answer.query is not None and answer.query.batch_divisor == "gpus"
+    pairs = answer.query is not None and answer.query.pair_batch
     step = objective_ratio_words(other, plan)
     longer = other.max_model_len != plan.max_model_len
     trade = (f"{counted(other.max_model_len, 'token')} instead of {plan.max_model_len}" if longer
              else f"{counted(plan.gpus - other.gpus, 'GPU')} fewer, {step}" if other.gpus < plan.gpus else step)
-    return (f"with {dividing_batch_words(other.gpus, other.sp, gpus_divide)}: "
+    return (f"with {dividing_batch_words(other.gpus, other.sp, gpus_divide, pairs=pairs)}: "
             f"{other.setting.label} on {counted(other.gpus, 'GPU')}, {trade} "
             f"({other.evidence_and_single_gpu}){_cautions_beside(answer, plan, other)}")
 
@@ -744,16 +746,32 @@ def _unpinned_words(answer: Answer, plan: Plan, pins: Sequence[str], names: Opti
                              f"the best plan has {them}") + cautions
 
 
-def _host_limit_words(answer: Answer, plan: Plan, host_limit: str) -> str | None:
+def _host_limit_words(answer: Answer, plan: Plan, host_limit: str, model: Model, names: OptionNames) -> str | None:
     """The summary's ``host limit`` row: what the host memory given (`host_limit`, `Query.host_ram_named`) costs, with
     the host memory per node the better plan needs (`_limit_cost_words`), and the cautions that plan carries that
-    `plan` does not (`Plan.cautions_beside`; None where the answer has no best plan without the limit,
-    `Answer.more_host_ram`, or none was given)."""
+    `plan` does not (`Plan.cautions_beside`), then what naming a Trinity release that counts less gives
+    (`_named_release_words`; None where the answer has no best plan without the limit, `Answer.more_host_ram`, or
+    none was given)."""
     if (free := answer.more_host_ram) is None or not host_limit:
         return None
     cautions = _cautions_beside(answer, plan, free) if _another_plan(free, plan) else ""
-    return _limit_cost_words(answer, plan, free, f"with {free.host_memory_gb:.1f} GiB of host memory per node",
-                             f"{host_limit} costs", "the best plan fits in it") + cautions
+    return (_limit_cost_words(answer, plan, free, f"with {free.host_memory_gb:.1f} GiB of host memory per node",
+                              f"{host_limit} costs", "the best plan fits in it")
+            + cautions + _named_release_words(answer, plan, model, names))
+
+
+def _named_release_words(answer: Answer, plan: Plan, model: Model, names: OptionNames) -> str:
+    """Where naming a Trinity release that counts less host memory per node gives a better plan within the same host
+    memory (`Answer.named_release`, its `trinity_version` that release): the release as `names` name it, why it counts
+    less (`lower_host_count_clause`), its plan and what it trades against `plan` (`_trade_words`), in words:
+    ``; with --trinity-version 0.6.0, whose rank 0 alone loads the model: Env + Offload + SP=8 on 32 GPUs, 115712
+    tokens instead of 57344 (estimated, extrapolated)``; "" otherwise."""
+    if (named := answer.named_release) is None or named.trinity_version is None:
+        return ""
+    why = lower_host_count_clause(named.trinity_version, model.tied_embeddings, named.compute_capability)
+    return (f"; with {names.planned_release(named.trinity_version)}{', ' + why if why else ''}: "
+            f"{named.setting.label} on {counted(named.gpus, 'GPU')}, {_trade_words(named, plan)} "
+            f"({named.evidence_and_single_gpu})")
 
 
 def _plans_above(answer: Answer, plan: Plan, other: Plan | None) -> tuple[Plan, ...]:

@@ -10,6 +10,7 @@ import difflib
 import numbers
 import re
 from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
 from math import floor, isfinite
 from typing import Any, Final, Literal, NamedTuple, get_args
 
@@ -464,7 +465,7 @@ def critic_meant(value: object) -> str | None:
 def check_critic(name: str, critic: object) -> None:
     """`QueryError` unless `critic` (given as `name`) is None or one of `CRITIC_CHOICES` (`check_choice`), guessing
     the choice another word for it means (`critic_meant`: ``critic='yes'``, did you mean 'resident'?)."""
-    check_choice(name, critic, (None, *CRITIC_CHOICES), meant=critic_meant(critic))
+    check_choice(name, critic, (None, *CRITIC_CHOICES), meant=lambda: critic_meant(critic))
 
 
 def counted_critic(choice: CriticChoice | None) -> CriticStates | None:
@@ -691,6 +692,15 @@ def lower_host_count_words(release: str, tied_embeddings: bool, compute_capabili
     return [words for words in (RANK_0_WORDS if rank_0 else None, own) if words]
 
 
+def lower_host_count_clause(release: str, tied_embeddings: bool, compute_capability: str | None) -> str:
+    """Why the Trinity `release` counts a node's host memory below what no release named counts
+    (`lower_host_count_words`, each reason), as a clause after the release: ``whose rank 0 alone loads the model and
+    whose verl 0.7 builds the reference model in bf16 and places the pinned blocks``; "" where it does not."""
+    why = lower_host_count_words(release, tied_embeddings, compute_capability)
+    return " and ".join(f"whose {words}" for words in why)
+
+
+@lru_cache(maxsize=1024)
 def lower_host_count_hint(release_named: bool, loading: ModelLoading, ranks_on_node: int, load_is_need: bool,
                           reference: bool, tied_embeddings: bool, compute_capability: str | None,
                           release_option: str) -> str:
@@ -702,7 +712,8 @@ def lower_host_count_hint(release_named: bool, loading: ModelLoading, ranks_on_n
     (`reference`), the loading first, each minor version all of whose patches count so named alone
     (`_minors_whole`): ``; --trinity-version counts a release's own, less where rank 0 alone loads the model (0.5.1 and
     0.5.0) or verl 0.7 builds the reference model in bf16 and places the pinned blocks (0.5)`` (naming the release
-    as the caller does: `release_option`): the host memory rows' and the unchecked need's caution's; "" otherwise."""
+    as the caller does: `release_option`): the host memory rows' and the unchecked need's caution's; "" otherwise.
+    Cached: a pure function of a few plain values, which every plan's cautions ask."""
     if release_named:
         return ""
     loads = loading == "every-rank" and ranks_on_node > 1 and load_is_need
@@ -959,21 +970,22 @@ def chosen(name: str, value: Any, accepted: tuple[object, ...]) -> Any:
     (`check_choice`), with the choice it likely meant as the command guesses it (`choice_meant`: ``by="length"``, did
     you mean 'len'?)."""
     value = folded_choice(value, accepted)
-    check_choice(name, value, accepted, meant=choice_meant(value, accepted))
+    check_choice(name, value, accepted, meant=lambda: choice_meant(value, accepted))
     return value
 
 
 def check_choice(name: str, value: object, accepted: tuple[object, ...], note: str = "", *,
-                 meant: str | None = None) -> None:
+                 meant: Callable[[], str | None] | None = None) -> None:
     """`QueryError` unless `value` is one of `accepted` (and of its type: ``0.5`` is not ``"0.5"``; an array,
     whose ``==`` answers elementwise, is none of them), naming a non-str value that reads as a str choice, else
-    saying `note` (in brackets) where given; ending with the choice `meant` where one is guessed (``; did you mean
-    'resident'?``)."""
+    saying `note` (in brackets) where given; ending with the choice `meant` guesses where it guesses one (``; did you
+    mean 'resident'?``: asked only of a value refused, as guessing compares spellings)."""
     if any(isinstance(value, type(choice)) and value == choice for choice in accepted):
         return
     hint = f" ({note})" if note else ""
     strings = [choice for choice in accepted if isinstance(choice, str)]
     if isinstance(value, numbers.Number) and not isinstance(value, int) and str(value) in strings:  # no 10**5000
         hint = f" (a {type(value).__name__}: pass the string {str(value)!r})"
-    guess = f"; did you mean {meant!r}?" if meant else ""
+    guessed = meant() if meant is not None else None
+    guess = f"; did you mean {guessed!r}?" if guessed else ""
     raise QueryError(f"{name} must be one of {', '.join(map(str, accepted))}, got {brief(value)}{hint}{guess}")

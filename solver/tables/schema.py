@@ -938,7 +938,7 @@ class Table(Frozen):
             meant = guessed_name(normalise(unknown), names)
             guess = f" (did you mean {meant}?)" if meant else ""
             raise ValueError(f"unknown model {unknown!r} in the table's models{guess} (known: {', '.join(known or ())};"
-                             " a model of your own: give its config.json with --model-config)")
+                             f" {OWN_MODEL_IN_CELLS})")
         twice = first_repeated(self.models)
         if twice is not None:
             raise ValueError(f"{twice} is named twice in the table's models")
@@ -1043,6 +1043,12 @@ cost weighs SP's all-to-all more there: `solver.tables.inputs.Weights.sp_pcie_fa
 NodeInterconnectField = Annotated[NodeInterconnect, WrapValidator(_with_node_interconnect_meant)]
 """How a pool's nodes reach one another, as a cluster file's field: a short name (``IB``) refused names the one
 meant."""
+
+
+OWN_MODEL_IN_CELLS = ("a model of your own: give its config.json with --model-config, which names it by its "
+                      "_name_or_path's last part, else by its folder's or file's name")
+"""How a cells file names a model the catalogue lacks, where it names one no table knows: a --model-config's
+model is among the known ones, under that name, which the cells must use."""
 
 
 ONE_TABLE_OF_TWO = ("give each table once: write the two as one table, naming both tables' models, each row a cell "

@@ -787,7 +787,7 @@ def type_problem(name: str, value: object, kind: Any) -> str | None:
     """What `check_types` says of `value`, given as `name`, where it is not of `kind`, after the name: ``must be a
     whole number, got 'abc' (tokens, or thousands of 1024: 32768 or 32k)``, as a pydantic model's own validator says
     it too (`solver.tables.schema.AskedTokens`); None where it is of `kind`."""
-    kinds = get_args(kind) or (kind,)
+    kinds = _kinds(kind)
     if any(_is_kind(value, one) for one in kinds):
         return None
     accepted = either([word for one in kinds for word in _KIND_WORDS.get(one, (_with_article(one.__name__),))])
@@ -855,6 +855,13 @@ def shown_value(value: object, accepted: tuple[Any, ...] = ()) -> str:
 def _with_article(name: str) -> str:
     """``a Catalog``, ``an Answer``."""
     return f"{'an' if name[:1] in tuple('AEIOUaeiou') else 'a'} {name}"
+
+
+@lru_cache(maxsize=256)
+def _kinds(kind: Any) -> tuple[Any, ...]:
+    """The classes `kind` names: those of a union (``bool | None``), else `kind` itself (a cache: every public call
+    checks its arguments' kinds)."""
+    return get_args(kind) or (kind,)
 
 
 def _is_kind(value: object, kind: type) -> bool:

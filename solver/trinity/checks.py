@@ -31,6 +31,7 @@ from solver.query import (
 from solver.results import LONG_LENGTH_VARIABLE, length_key_words, vllm_length_words
 from solver.rules import (
     API_OPTIONS,
+    ENGINE_MINI_BATCH_ASSERT_LINES,
     PINNED_BY,
     TARGETS_FIX,
     TRANSFORMERS_OF,
@@ -60,6 +61,7 @@ from solver.rules import (
 from solver.tables import (
     LAYOUTS_TAKEN,
     BatchDivisor,
+    Catalog,
     ExpertLayout,
     HeldExperts,
     Model,
@@ -120,8 +122,10 @@ from solver.trinity.keys import (
     CRITIC,
     CRITIC_ENGINE,
     CRITIC_ENGINE_DYNAMIC_KEY,
+    CRITIC_ENGINE_FSDP_SIZE,
     CRITIC_ENGINE_SP_KEY,
     CRITIC_FORWARD_WHOLE_SIZE,
+    CRITIC_FSDP_SIZE,
     CRITIC_MODEL_FSDP,
     CRITIC_SP_KEY,
     DEPRECATED_MICRO_BATCH_SIZES,
@@ -202,7 +206,7 @@ class _ConfigChecks:
 
     def __init__(self, mapping: Mapping[str, Any], environ: Mapping[str, str], option_names: OptionNames,
                  version: TrinityVersion | None = None, length_from_option: bool = False,
-                 experts: ExpertLayout = "fused"):
+                 experts: ExpertLayout = "fused", catalog: Catalog | None = None):
         self.variables = VariablesRead(environ)
         """The environment variables the checks' interpolations found set (`VariablesRead.found`)."""
         self.mapping, self.environ, self.config = mapping, environ, ConfigValues(mapping, self.variables)
@@ -214,6 +218,8 @@ class _ConfigChecks:
         """The Trinity version the checks judge for (None: any release)."""
         self.experts = experts
         """How that release holds a mixture of experts' routed experts (`Query.expert_layout`: 0.5.1's separate)."""
+        self.catalog = catalog
+        """The catalogue the run was given, whose models a critic of another model may name (None: the shipped)."""
         self.problems: list[ConfigProblem] = []
         self.unreadable: set[Path] = set()
         self._values: dict[Path, Any] = {}
@@ -746,15 +752,16 @@ class CriticRuns(NamedTuple):
 def critic_run_sps(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *,
                    environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
                    train_batch_size: int | None = None, train_batch_source: str = TRAIN_BATCH_KEY,
-                   option_names: OptionNames = API_OPTIONS) -> CriticRuns:
+                   option_names: OptionNames = API_OPTIONS, catalog: Catalog | None = None) -> CriticRuns:
     """Every SP a PPO critic the config (nested `mapping`s, Env read from `environ`) trains on `trainer_gpus` may run
     at where the config gives it its own that is not the trainer's, as the releases of `version` (None: any) take it
     (`_check_critic_sp`: its own where not refused, a train batch of `train_batch_size`, where known, from
     `train_batch_source`, judged too; its engine's on verl 0.8 or later, else the trainer's); () where each runs it
     at the trainer's SP, or the algorithm trains none; with the ``role-sp-differs`` lines on its SP (`CriticSpLine`),
-    worded as `option_names` name the options."""
+    worded as `option_names` name the options (a critic of another model by `catalog`'s, the run's: None, the
+    shipped catalogue)."""
     checks = _sequence_parallel_checked(mapping, model, trainer_gpus, environ, version,
-                                        TrainBatch(train_batch_size, train_batch_source), option_names)
+                                        TrainBatch(train_batch_size, train_batch_source), option_names, catalog)
     return CriticRuns(checks.critic_sps, tuple(checks.critic_sp_lines))
 
 
@@ -773,10 +780,11 @@ def refused_sp_roles(mapping: Mapping[str, Any], model: Model, trainer_gpus: int
 
 def _sequence_parallel_checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int,
                                environ: Mapping[str, str] | None, version: TrinityVersion | None,
-                               batch: TrainBatch, option_names: OptionNames = API_OPTIONS) -> _ConfigChecks:
+                               batch: TrainBatch, option_names: OptionNames = API_OPTIONS,
+                               catalog: Catalog | None = None) -> _ConfigChecks:
     """The checks of the config's SPs alone (`_check_sequence_parallel`), for what they found of the roles', worded
-    as `option_names` name the options."""
-    checks = _ConfigChecks(mapping, environ or {}, option_names, version)
+    as `option_names` name the options (a critic of another model by `catalog`'s)."""
+    checks = _ConfigChecks(mapping, environ or {}, option_names, version, catalog=catalog)
     _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
     return checks
 
@@ -788,7 +796,7 @@ def _critic_sp_fix(checks: _ConfigChecks, another: bool, critic_sp: int, trainer
     write = checks.names.write
     if not another:
         return f"set them alike{checks.names.write_does()}"
-    heads = _another_critic_words(checks.value(("model", "critic_model_path")))
+    heads = _another_critic_words(checks.value(("model", "critic_model_path")), checks.catalog)
     broken = sp_gpus_violation(trainer_gpus, critic_sp) if trainer_gpus > 0 else None
     if broken:
         return (f"{write} sets it" if checks.names.write_offered else "set it") + (
@@ -796,13 +804,13 @@ def _critic_sp_fix(checks: _ConfigChecks, another: bool, critic_sp: int, trainer
     return f"{write} keeps it: {heads}" if checks.names.write_offered else f"keep it: {heads}"
 
 
-def _another_critic_words(critic_path: Any) -> str:
-    """Whose a critic of another model (``model.critic_model_path``, `critic_path`) is, in words: the shipped
-    catalogue's model it names (``Qwen/Qwen3-14B``, as a Hugging Face id or a path by its last part), with its
-    attention heads, to which the plans hold no SP (rft-solver counts the critic as the actor's model);
-    where it names none, that rft-solver does not know its heads."""
+def _another_critic_words(critic_path: Any, catalog: Catalog | None) -> str:
+    """Whose a critic of another model (``model.critic_model_path``, `critic_path`) is, in words: the model of
+    `catalog` (the run's; None: the shipped catalogue) it names (``Qwen/Qwen3-14B``, as a Hugging Face id or a path by
+    its last part), with its attention heads, to which the plans hold no SP (rft-solver counts the critic as the
+    actor's model); where it names none, that rft-solver does not know its heads."""
     try:
-        critic = load_catalog().model(critic_path)
+        critic = (catalog if catalog is not None else load_catalog()).model(critic_path)
     except QueryError:
         return "the critic is model.critic_model_path's, whose heads rft-solver does not know"
     return (f"the critic is model.critic_model_path's, {critic.name}, of {critic.num_attention_heads} attention heads "
@@ -2061,6 +2069,53 @@ def _check_ref_model(checks: _ConfigChecks, version: TrinityVersion | None) -> N
             "starts: verl's ref config has no model field)")) + "; remove it")
 
 
+KL_LOSS_KEY = ("algorithm", "kl_loss_fn")
+"""The key whose ``none`` leaves a run no KL loss (Trinity sets verl's ``use_kl_loss`` from it,
+``trainer/verl/verl_config.py:665`` in 0.5.2, ``verl_legacy/verl_config.py:678`` in 0.6.0)."""
+KL_PENALTY_KEY = ("algorithm", "kl_penalty_fn")
+"""The key whose ``none`` (every algorithm's default) leaves a run no KL penalty in the reward (``use_kl_in_reward``,
+``:666``, ``:679``)."""
+UNBUILT_REF_RELEASES = {
+    "0.5": ("Trinity 0.5.2 builds", "trainer/verl/verl_trainer.py:544 in 0.5.2",
+            "0.5.0 and 0.5.1 (verl 0.7.0) build one"),
+    "0.6": ("Trinity 0.6 on verl before 0.8 builds", "verl_legacy/verl_trainer.py:572 in 0.6.0",
+            "on verl 0.8 or later it builds one"),
+    None: ("Trinity 0.5.2, and 0.6 on verl before 0.8, build",
+           "trainer/verl/verl_trainer.py:544 in 0.5.2, verl_legacy/verl_trainer.py:572 in 0.6.0",
+           "0.5.0 and 0.5.1 (verl 0.7.0), and 0.6 on verl 0.8 or later, build one")}
+"""Per release checked for (None: any), the releases that build no reference model for a run with no KL term, the
+line where their trainer then asks for the ref's log-probs, and those that build one (`_check_unbuilt_reference`)."""
+
+
+def _check_unbuilt_reference(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """Check that a run whose algorithm uses a ref (`ref_forward_runs`; not DPO, whose ``check_config`` sets
+    ``kl_loss_fn`` none to k2, ``algorithm/algorithm.py:260`` in 0.5.2, ``:303`` in 0.6.0) has a KL term or LoRA where verl 0.7.1 decides
+    whether to build a reference model: Trinity 0.5.2, and 0.6 on verl before 0.8, hand it ``use_kl_loss`` from
+    `KL_LOSS_KEY` and ``use_kl_in_reward`` from `KL_PENALTY_KEY`, and its ``need_reference_policy`` builds none where
+    both are false (``trainer/ppo/utils.py:76``), while the trainer asks for the ref's log-probs each step wherever the
+    algorithm's ``use_reference`` is true (`UNBUILT_REF_RELEASES`), from a ref worker it never set
+    (``ref_policy_wg``, ``trainer/ppo/ray_trainer.py:1119``, ``:1128`` in verl 0.7.1): an AttributeError at the first step. With
+    LoRA the actor stands in (`lora_key_before_08`). ``ref-not-built``, never refused: 0.5.0 and 0.5.1 (verl 0.7.0's
+    ``need_reference_policy`` asks the role map) and 0.6 on verl 0.8 or later (``use_reference``,
+    ``trainer/verl/trainer.py:253``) build one. Nothing where a key it reads cannot be read here."""
+    from solver.trinity.config import LORA_KEYS, lora_key_before_08
+
+    algorithm = checks.value(("algorithm", "algorithm_type"))
+    if (checks.value(KL_LOSS_KEY) != "none" or checks.value(KL_PENALTY_KEY) not in (None, "none")
+            or not ref_forward_runs(algorithm, version) or trains_dpo(algorithm)
+            or lora_key_before_08(checks.value) is not None
+            or {KL_PENALTY_KEY, *LORA_KEYS} & checks.unreadable):
+        return
+    builds, where, others = UNBUILT_REF_RELEASES[version]
+    penalty = "none (unset: every algorithm's default)" if checks.absent(KL_PENALTY_KEY) else "none"
+    checks.add(ConfigProblemCode.REF_NOT_BUILT, (
+        f"{dotted(KL_LOSS_KEY)} is none and kl_penalty_fn {penalty}: with no KL term {builds} no reference model "
+        f"(verl 0.7.1's need_reference_policy, trainer/ppo/utils.py:76), yet algorithm_type "
+        f"{algorithm or 'ppo (unset)'} uses one, so the first training step fails asking the ref worker never built "
+        f"for its log-probs ({where}); {others}: remove the key for the algorithm's default, k2 "
+        "(kl_loss_fn_args: {kl_coef: 0} keeps its loss without the term)"))
+
+
 def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], code: ConfigProblemCode, off: str,
                    version: TrinityVersion | None, on: bool = True, unset_on: bool = True) -> None:
     """Check that the flag at `path` is a boolean (refused where `_schema_refuses`; else what Trinity 0.6 on verl
@@ -2542,6 +2597,9 @@ _FSDP_SIZE_ROLES = ("actor", "ref", "critic", "critic")
 """Each of `FSDP_SIZE_KEYS`' role, as Trinity's words name its component."""
 _FSDP_SIZE_HELD = ("the actor's states", "the ref's weights", "the critic's states", "the critic's states")
 """What each of `FSDP_SIZE_KEYS` shards."""
+_OTHER_CRITIC_FSDP_SIZE: dict[Path, Path] = {CRITIC_FSDP_SIZE: CRITIC_ENGINE_FSDP_SIZE,
+                                              CRITIC_ENGINE_FSDP_SIZE: CRITIC_FSDP_SIZE}
+"""Each of the critic's two ``fsdp_size`` keys, with the other: each verl line reads one and ignores the other."""
 
 
 def _fsdp_size_lines(checks: _ConfigChecks, path: Path,
@@ -2645,7 +2703,7 @@ def _check_fsdp_size(checks: _ConfigChecks, path: Path, size: int, trainer_gpus:
     # the critic's two keys: each verl line the release may run reads one and ignores the other (`_fsdp_size_lines`),
     # so no critic key groups on both
     other = (f"; {'verl 0.8 or later' if meshed[0] else before} ignores it and reads "
-             f"{dotted(FSDP_SIZE_KEYS[5 - index])} instead" if role == "critic" and engine is not None else "")
+             f"{dotted(_OTHER_CRITIC_FSDP_SIZE[path])} instead" if role == "critic" and engine is not None else "")
     return [HybridLine(dotted(path), size, role, (
         f"{dotted(path)} is {size}: {who} shards {_FSDP_SIZE_HELD[index]} over groups of {size} of the "
         f"{trainer_gpus} trainer GPUs and keeps a copy in each of the {trainer_gpus // size} groups (hybrid "
@@ -2859,11 +2917,6 @@ def _check_dpo_pair_dynamic(checks: _ConfigChecks, version: TrinityVersion | Non
 ENGINE_MICRO_BATCHES_LINES = "workers/engine/utils.py:74-86 in verl 0.8.0, :108-120 in 0.9.0 and 0.9.1"
 """Where verl's engine cuts a GPU's mini-batch into micro-batches (``prepare_micro_batches``), in each verl release
 from 0.8 that Trinity 0.6.0 runs (it asks for ``verl>=0.7.1``: 0.8.0, 0.9.0, 0.9.1)."""
-ENGINE_MINI_BATCH_ASSERT_LINES = "workers/engine/utils.py:91-93 in verl 0.8.0, :125-127 in 0.9.0 and 0.9.1"
-"""Where verl's engine asserts, with dynamic batch sizes off, that the micro-batch size per GPU divides the rows it
-cuts (``prepare_micro_batches``), in each verl release from 0.8 that Trinity 0.6.0 runs."""
-
-
 def _pair_size_advice(size: float | None, version: TrinityVersion | None) -> str:
     """What `_check_dpo_pair_dynamic` says to set the actor's micro-batch size per GPU, now `size` (None: unset), to
     for one pair on each verl line the release `version` may run on (`_one_pair_words`), only where that changes it:
@@ -3635,6 +3688,7 @@ def trinity_config_problems(
     version: TrinityVersion | None = None, strategy_noted: bool = False, train_batch_size: int | None = None,
     train_batch_source: str = TRAIN_BATCH_KEY, max_model_len: int | str | None = None, length_from_option: bool = False,
     option_names: OptionNames = API_OPTIONS, experts: ExpertLayout = "fused", batch_divisor: BatchDivisor | None = None,
+    catalog: Catalog | None = None,
 ) -> list[ConfigProblem]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems, each a `ConfigProblem`
     (its `ConfigProblemCode` and its words, which `check_trinity_config` gives alone), [] if none.
@@ -3686,11 +3740,14 @@ def trinity_config_problems(
     None: of `version`): with ``unsure`` (0.5), a batch the trainer GPUs do not divide, though its data-parallel ranks
     do, gets ``batch-divides-trainer-gpus`` (0.5.0 and 0.5.1 refuse it, 0.5.2 takes it); with ``ranks`` (0.5.2, 0.6)
     or ``gpus`` (0.5.0, 0.5.1, whose verdict says the batch breaks that rule) it is not said.
+
+    `catalog`: the catalogue the run was given, whose model a critic of another model (``model.critic_model_path``)
+    is named by, with its heads (None: the shipped catalogue).
     """
     asked_len: int | None = asked_length(max_model_len)  # "64k" as plan's
     check_types(("mapping", mapping, Mapping), ("model", model, Model), ("trainer_gpus", trainer_gpus, int),
                 ("train_batch_size", train_batch_size, int | None), ("max_model_len", asked_len, int | None),
-                ("option_names", option_names, OptionNames))
+                ("option_names", option_names, OptionNames), ("catalog", catalog, Catalog | None))
     check_environ(environ)
     check_trinity_version("version", version, counts_taken=True)
     experts = chosen("experts", experts, get_args(ExpertLayout))  # in any case, as every choice of the API
@@ -3698,7 +3755,7 @@ def trinity_config_problems(
     divisor = batch_divisor if batch_divisor is not None else counted_batch_divisor(version)
     return _checked(mapping, model, trainer_gpus, environ or {}, version, strategy_noted,
                     TrainBatch(train_batch_size, train_batch_source, divisor), asked_len, option_names,
-                    length_from_option, experts).problems
+                    length_from_option, experts, catalog).problems
 
 
 def check_environment(config: TrinityConfig, mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *,
@@ -3720,9 +3777,9 @@ def check_environment(config: TrinityConfig, mapping: Mapping[str, Any], model: 
 def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, environ: Mapping[str, str],
              version: TrinityVersion | None, strategy_noted: bool, batch: TrainBatch, max_model_len: int | None,
              option_names: OptionNames, length_from_option: bool = False,
-             experts: ExpertLayout = "fused") -> _ConfigChecks:
+             experts: ExpertLayout = "fused", catalog: Catalog | None = None) -> _ConfigChecks:
     """`trinity_config_problems`' checks, run (their `problems`, and the variables they read)."""
-    checks = _ConfigChecks(mapping, environ, option_names, version, length_from_option, experts)
+    checks = _ConfigChecks(mapping, environ, option_names, version, length_from_option, experts, catalog)
     sp, role_sps = _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
     _check_batch_over_trainer_gpus(checks, trainer_gpus, batch, sp, role_sps.values())
     _check_whole_batch_sizes_over_ranks(checks, trainer_gpus, sp, version)
@@ -3769,6 +3826,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_algorithm_mode(checks)
     _check_trainer_input(checks)
     _check_ref_model(checks, version)
+    _check_unbuilt_reference(checks, version)
     _check_keys_read_elsewhere(checks, version, said_05)
     _check_missing_kept(checks)
     _check_unread_references(checks)

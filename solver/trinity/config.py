@@ -887,8 +887,16 @@ def _lora_from_08(reader: ConfigReader, lora: tuple[str, ...]) -> str | None:
 
 
 def _lora_key(reader: ConfigReader) -> tuple[str, ...] | None:
-    """The first of `LORA_KEYS` that turns LoRA on (`_turns_lora_on`); None without LoRA."""
-    return next((path for path in LORA_KEYS if _turns_lora_on(path, read_or_none(reader.get, path))), None)
+    """The first of `LORA_KEYS` that turns LoRA on (`lora_key_before_08`); None without LoRA."""
+    return lora_key_before_08(lambda path: read_or_none(reader.get, path))
+
+
+def lora_key_before_08(value: Callable[[tuple[str | int, ...]], Any]) -> tuple[str, ...] | None:
+    """The first of `LORA_KEYS` that turns LoRA on (`_turns_lora_on`) with Trinity 0.5, and 0.6 on verl before 0.8,
+    for the config whose values `value` reads (None where unset or unreadable): verl 0.7.1 then takes the ref's
+    log-probs from the actor without its adapter (``ref_in_actor``, ``trainer/ppo/ray_trainer.py:298``); None without
+    LoRA."""
+    return next((path for path in LORA_KEYS if _turns_lora_on(path, value(path))), None)
 
 
 def _check_lora_variables(reader: ConfigReader) -> None:

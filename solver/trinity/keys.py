@@ -452,8 +452,12 @@ Trinity freezes to the trainer's, over it where that is above 1 (``workers/confi
 Trinity 0.5's typed ``FSDPConfig`` lacks it (`KEYS_05_LACKS`), and 0.6 drops it on verl before 0.8 (its legacy
 ``FSDPConfig``, ``verl_legacy/verl_config.py:101``, lacks it too)."""
 
+CRITIC_FSDP_SIZE = (*CRITIC_MODEL_FSDP, "fsdp_size")
+"""The critic's FSDP group size that Trinity 0.5, and 0.6 on verl before 0.8, read (`FSDP_SIZE_KEYS`)."""
+CRITIC_ENGINE_FSDP_SIZE = (*CRITIC_ENGINE, "fsdp_size")
+"""The critic engine's FSDP group size that Trinity 0.6 on verl 0.8 or later reads (`FSDP_SIZE_KEYS`)."""
 FSDP_SIZE_KEYS = (*((*ACTOR_ROLLOUT_REF, role, "fsdp_config", "fsdp_size") for role in ROLES),
-                  (*CRITIC_MODEL_FSDP, "fsdp_size"), (*CRITIC_ENGINE, "fsdp_size"))
+                  CRITIC_FSDP_SIZE, CRITIC_ENGINE_FSDP_SIZE)
 """The FSDP group size of the actor, the ref, the critic (Trinity 0.5, and 0.6 on verl before 0.8) and the critic's
 engine (0.6 on verl 0.8 or later): -1 by default, every trainer GPU. Below the GPUs, where they divide it, verl shards a
 role's states over groups of that many GPUs and replicates them across the groups (hybrid sharding,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import threading
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from copy import deepcopy
@@ -922,7 +923,7 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
                                   option_names)
     _keep_anchors(data)
     aliased = _aliased_scalars(data)
-    unpatched = _dumped(yaml, data, text)
+    unpatched = _unpatched_dump(yaml, data, text)
     try:
         removed, left_out = _apply_plan(data, reading, text.splitlines(), plan, model, environ, version, host_ram_gb,
                                         gpu, _indentation(text)[0], aliased,
@@ -943,8 +944,9 @@ def patched_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "
     dpo_note = dpo_pair_note(name, model, version, option_names.trinity_05,
                              config_dpo_in_rows(reading, environ, version)) if dpo else None
     unread_note = unread_variables_note(reading, plan, name, {} if environ is None else environ, version, dpo)
-    replaced = tuple(replaced_interpolations(text, plan, model, name=name, environ=environ, version=version))
-    critic_note = None if plan.critic is None else _critic_offload_note(text, plan, model, name, environ, version,
+    changed = _keys_changed(text, plan, model, name, environ, version)  # one reading for both notes
+    replaced = tuple(_replaced_words(changed))
+    critic_note = None if plan.critic is None else _critic_offload_note(_critic_flags_off(changed), plan, name,
                                                                         option_names)
     return PatchedConfig("\ufeff" + patched if bom else patched, removed, tuple(f"trainer.{key}" for key in merged),
                          command if left_out is not None else None, left_out or (), dpo_note, lora_note,
@@ -1202,6 +1204,28 @@ def _dumped(yaml: YAML, data: CommentedMap, text: str) -> str:
     yaml.dump(data, out)
     head, tail = _outside_document(text)
     return head + _anchor_comments_kept(text, out.getvalue()) + tail
+
+
+UNPATCHED_DUMPS_KEPT = 32
+"""The config texts whose unpatched dumps `_unpatched_dump` keeps (the most recently patched)."""
+_UNPATCHED_DUMPS: dict[str, str] = {}
+"""`_unpatched_dump`'s, per config text, the least recently patched first."""
+_UNPATCHED_DUMPS_LOCK = threading.Lock()
+
+
+def _unpatched_dump(yaml: YAML, data: CommentedMap, text: str) -> str:
+    """`_dumped` of the config `text` before the patch changes `data` (its round trip, `yaml` made for it): a function
+    of `text` alone, kept for the texts patched last (a config is patched for each of its answers' plans, and
+    ``--json`` beside ``--write`` patches it twice)."""
+    with _UNPATCHED_DUMPS_LOCK:  # a server's threads patch configs at once
+        dumped = _UNPATCHED_DUMPS.pop(text, None)
+    if dumped is None:
+        dumped = _dumped(yaml, data, text)
+    with _UNPATCHED_DUMPS_LOCK:
+        _UNPATCHED_DUMPS[text] = dumped  # the most recent last
+        while len(_UNPATCHED_DUMPS) > UNPATCHED_DUMPS_KEPT:
+            del _UNPATCHED_DUMPS[next(iter(_UNPATCHED_DUMPS))]
+    return dumped
 
 
 def _kept_lines(original: str, unpatched: str, patched: str, name: str) -> str:
@@ -1759,27 +1783,47 @@ def config_keys_changed(text: str, plan: Plan, model: Model, *, name: str = "con
     and the offload flags it turns off: what applying the plan's own keys by hand leaves as they were. Each a line to
     paste, as the ``apply`` lines are, with the config's value as a comment: ``key: new  # now old`` (text as YAML
     writes it, quoted where it would read as another type: ``# now 'false'`` beside ``false``)."""
+    return _changed_lines(_keys_changed(text, plan, model, name, environ, version))
+
+
+def _changed_lines(changed: list[tuple[PlanKey, Any, bool]]) -> list[str]:
+    """`config_keys_changed` of the keys the patch writes (`changed`, `_keys_changed`'s)."""
     return [f"{'.'.join(key.path)}: {yaml_scalar(key.value)}  # now {_text_as_written(old)}"
-            for key, old, beyond_own in _keys_changed(text, plan, model, name, environ, version) if beyond_own]
+            for key, old, beyond_own in changed if beyond_own]
 
 
-def critic_flags_turned_off(text: str, plan: Plan, model: Model, *, name: str = "config",
-                            environ: Mapping[str, str] | None = None,
-                            version: str | None = None) -> tuple[tuple[str, Any], ...]:
-    """(dotted key, the config's value as written) of each of the PPO critic's offload flags that the config `text`
-    holds on and `patch_trinity_config` turns off for `plan` (`critic_offload_turned_off`): a verl 0.8 user's
-    ``critic.fsdp`` flags, say, where the plan counts the critic resident as verl before 0.8 reads its own."""
-    return tuple((".".join(key.path), old) for key, old, _ in _keys_changed(text, plan, model, name, environ, version)
+class HandChangedKeys(NamedTuple):
+    """What applying a plan's own keys to a config by hand leaves as it was, from one reading of the keys
+    `patch_trinity_config` writes (`hand_changed_keys`)."""
+
+    lines: list[str]
+    """The keys it changes beyond the plan's own, as lines (`config_keys_changed`)."""
+    critic_flags_off: tuple[tuple[str, Any], ...]
+    """(dotted key, the config's value as written) of each of the PPO critic's offload flags that the config holds on
+    and the patch turns off (`critic_offload_turned_off`): a verl 0.8 user's ``critic.fsdp`` flags, say, where the
+    plan counts the critic resident as verl before 0.8 reads its own."""
+
+
+def hand_changed_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
+                      environ: Mapping[str, str] | None = None, version: str | None = None) -> HandChangedKeys:
+    """The keys of the config `text` that `patch_trinity_config` changes for `plan` beyond the plan's own, as lines,
+    and the PPO critic's offload flags among them that it turns off (`HandChangedKeys`)."""
+    changed = _keys_changed(text, plan, model, name, environ, version)
+    return HandChangedKeys(_changed_lines(changed), _critic_flags_off(changed))
+
+
+def _critic_flags_off(changed: list[tuple[PlanKey, Any, bool]]) -> tuple[tuple[str, Any], ...]:
+    """`HandChangedKeys.critic_flags_off` of the keys the patch writes (`changed`, `_keys_changed`'s)."""
+    return tuple((".".join(key.path), old) for key, old, _ in changed
                  if critic_offload_turned_off(key.path, key.value, old))
 
 
-def _critic_offload_note(text: str, plan: Plan, model: Model, name: str, environ: Mapping[str, str] | None,
-                         version: TrinityVersion | None, option_names: OptionNames) -> str | None:
-    """Where `patch_trinity_config` turns off offload flags of the PPO critic that the config `text` (the file `name`)
-    holds on (`critic_flags_turned_off`), the note that says so, naming them and each ``--critic`` (`option_names`)
-    that keeps them on (`CRITIC_FLAGS`); None where it turns none off."""
-    turned = [key for key, _ in critic_flags_turned_off(text, plan, model, name=name, environ=environ,
-                                                        version=version)]
+def _critic_offload_note(flags_off: tuple[tuple[str, Any], ...], plan: Plan, name: str,
+                         option_names: OptionNames) -> str | None:
+    """Where `patch_trinity_config` turns off offload flags of the PPO critic that the config (the file `name`) holds
+    on for `plan` (`flags_off`, `_critic_flags_off`'s), the note that says so, naming them and each ``--critic``
+    (`option_names`) that keeps them on (`CRITIC_FLAGS`); None where it turns none off."""
+    turned = [key for key, _ in flags_off]
     if not turned:
         return None
     keeping = [option_names.valued(option_names.named("critic"), f'"{states}"' if option_names.keywords else states)
@@ -2039,9 +2083,14 @@ def replaced_interpolations(text: str, plan: Plan, model: Model, *, name: str = 
                             environ: Mapping[str, str] | None = None, version: str | None = None) -> list[str]:
     """The keys whose interpolation in the config `text` `patch_trinity_config` replaces with the plan's value (those
     that do not give it in `environ`, as `kept_interpolations` keeps the others), in words."""
+    return _replaced_words(_keys_changed(text, plan, model, name, environ, version))
+
+
+def _replaced_words(changed: list[tuple[PlanKey, Any, bool]]) -> list[str]:
+    """`replaced_interpolations` of the keys the patch writes (`changed`, `_keys_changed`'s)."""
     return [f"{'.'.join(key.path)} {old} replaced by the plan's {_as_written(key.value)}: the interpolation gives "
             "another value here, or none, and the patch writes the value the plan holds for"
-            for key, old, _ in _keys_changed(text, plan, model, name, environ, version) if is_interpolation(old)]
+            for key, old, _ in changed if is_interpolation(old)]
 
 
 def kept_interpolated_keys(text: str, plan: Plan, model: Model, *, name: str = "config",

@@ -370,12 +370,12 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     config that has it on): its micro-batches hold rows, not a token budget, and the plan counts one pair, Trinity's
     default budget (`solver.query.check_dpo_budget_unread`); no LoRA config where `config` sets LoRA or the plan's LoRA
     is a config's own that it keeps (`config_lora`: `solver.query.Query.config_lora`), whose adapter it would replace;
-    a role's ``fsdp_size`` -1 where `config` has one that shards over fewer GPUs (`_fsdp_size_keys`). For `version`
-    0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's name for that, as
-    the comment on 0.6's flags says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as the comment on no
-    Hugging Face checkpoint says it (`no_checkpoint_words`; None: not known); `token_cap`: how the comment
-    on a budget the plan's cap binds names the cap (`solver.results.Answer.token_cap_words`; None: not known, either
-    source)."""
+    a role's ``fsdp_size`` -1 where `config` has one that does not shard over every trainer GPU (`_fsdp_size_keys`).
+    For `version` 0.5, none that 0.5 refuses (`keys_05_refuses`, `KEYS_05_LACKS`); `version_option`: the caller's
+    name for that, as the comment on 0.6's flags says it (`trinity_06_keys_comment`); `gpu`: the plan's GPU type, as
+    the comment on no Hugging Face checkpoint says it (`no_checkpoint_words`; None: not known); `token_cap`: how the
+    comment on a budget the plan's cap binds names the cap (`solver.results.Answer.token_cap_words`; None: not known,
+    either source)."""
     readings = _config_readings(config, environ)
     padded = one_sequence_per_micro_batch(model)
     # DPO's actor update in rows of one pair, as the plans count it (`solver.api`'s budget: the default's): a config's
@@ -411,7 +411,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         *(_dynamic_batch_keys(readings, [CRITIC_DYNAMIC_KEY], padded) if version != "0.6" else []),
         # its model's keys beside the one above (the fragment nests them)
         *_grouped([*_critic_keys(plan, version, version_option, readings), *_critic_sp_keys(plan, readings, version),
-                   *_fsdp_size_keys(CRITIC, version, readings, plan.gpus),
+                   *_fsdp_size_keys(CRITIC, version, plan, readings),
                    *(_critic_engine_micro_batch_keys(version, version_option) if padded and critic else []),
                    # the engine's own dynamic batch sizes as a role's own (0.5 refuses the section)
                    *(_dynamic_batch_keys(readings, [CRITIC_ENGINE_DYNAMIC_KEY], padded) if version != "0.5" else [])]),
@@ -697,23 +697,25 @@ def _deprecated_size_keys(section: str) -> list[PlanKey]:
             if path[-2] == section]
 
 
-def _fsdp_size_keys(section: tuple[str, ...], version: TrinityVersion | None, readings: _ConfigReadings,
-                    gpus: int) -> list[PlanKey]:
+def _fsdp_size_keys(section: tuple[str, ...], version: TrinityVersion | None, plan: Plan,
+                    readings: _ConfigReadings) -> list[PlanKey]:
     """The ``fsdp_size`` keys under `section` (a role's, the critic's: `FSDP_SIZE_KEYS`; not the critic engine's for
     `version` 0.5, which refuses that section) -1, sharding the states over every trainer GPU as the plan counts them,
-    where the config has them: a size from 0 to below the plan's `gpus` shards them over groups of fewer (or fails,
-    where the GPUs do not divide it: `solver.trinity.checks`). A whole number below 0 or of at least the `gpus`, as
-    `readings` read it, shards them over every GPU already on every verl line, and stays as written."""
+    where the config has them: a size below the GPUs shards them over groups of fewer (or fails, where the GPUs do not
+    divide it, or is 0: `solver.trinity.checks`). One that already shards them over all of `plan`'s trainer GPUs, as
+    `readings` read it, is left as written: a whole number below 0 or not below them (``create_device_mesh``'s
+    ``fsdp_size < 0 or fsdp_size >= world_size``, ``workers/fsdp_workers.py:102`` in verl 0.7.1,
+    ``workers/engine/fsdp/utils.py:52`` in 0.8.0; ``verl_legacy/verl_config.py:456`` in Trinity 0.6.0)."""
     return [PlanKey(path=path, value=-1, existing_only=True) for path in FSDP_SIZE_KEYS
             if path[:len(section)] == section and not (version == "0.5" and path[:-1] == CRITIC_ENGINE)
-            and not _shards_over_every_gpu(readings.number(path), gpus)]
+            and not _shards_over_every_gpu(readings.number(path), plan.gpus)]
 
 
-def _shards_over_every_gpu(size: float | None, gpus: int) -> bool:
-    """Whether an ``fsdp_size`` of `size` (None: not read) shards a role's states over all `gpus` trainer GPUs on
-    every verl line: a whole number below 0 or of at least the GPUs (``create_device_mesh``, verl 0.5.0
-    ``workers/fsdp_workers.py:83-90``, 0.8.0 ``workers/engine/fsdp/utils.py:52-57``)."""
-    return size is not None and size == int(size) and (size < 0 or size >= gpus)
+def _shards_over_every_gpu(size: float | None, trainer_gpus: int) -> bool:
+    """Whether an ``fsdp_size`` of `size` (None: not a number read here) shards a role's states over every one of
+    `trainer_gpus` on every verl line (`_fsdp_size_keys`): a whole number (Trinity's int field refuses a float) below 0
+    or not below them (0 is not: verl 0.8 or later divides by it)."""
+    return isinstance(size, int) and (size < 0 or size >= trainer_gpus)
 
 
 def _critic_engine_micro_batch_keys(version: TrinityVersion | None, version_option: str) -> list[PlanKey]:
@@ -851,7 +853,7 @@ def _role_keys(plan: Plan, role: str, config: Any, readings: _ConfigReadings,
     keys += _micro_batch_keys(role, dpo, version) if padded or rows else []
     keys += _deprecated_size_keys(role)
     keys += _own_budget_keys(plan, role, readings, version)
-    keys += _fsdp_size_keys((*ACTOR_ROLLOUT_REF, role), version, readings, plan.gpus)
+    keys += _fsdp_size_keys((*ACTOR_ROLLOUT_REF, role), version, plan, readings)
     if role == "ref" and not plan.reference_model:
         return keys
     for section in ("fsdp_config", *([IGNORED_SECTION] if version != "0.5" else [])):
