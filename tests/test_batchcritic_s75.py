@@ -424,10 +424,11 @@ def test_a_trainer_strategy_trinity_has_no_workers_for_fails_before_verl_0_8(ver
 @pytest.mark.parametrize(("algorithm", "key", "given", "fix"), [
     ("ppo", f"{CRITIC}.model.path", "/mnt/ckpt/critic-1.7b", (
         "model.critic_model_path (model.model_path where that is unset) as it loads the config, with every release "
-        "and verl version, so the critic is 'Qwen/Qwen3-8B''s: set model.critic_model_path: /mnt/ckpt/critic-1.7b")),
+        "and verl version, so the critic is built from 'Qwen/Qwen3-8B': set model.critic_model_path: "
+        "/mnt/ckpt/critic-1.7b")),
     ("grpo", "trainer.trainer_config.actor_rollout_ref.model.path", "/mnt/ckpt/other", (
         "model.model_path as it loads the config, with every release and verl version, so the actor and the ref are "
-        "'Qwen/Qwen3-8B''s: set model.model_path: /mnt/ckpt/other"))])
+        "built from 'Qwen/Qwen3-8B': set model.model_path: /mnt/ckpt/other"))])
 def test_a_model_path_under_trainer_config_that_trinity_overwrites_is_cautioned(algorithm: str, key: str, given: str,
                                                                               fix: str):
     # review92a: Trinity sets the critic's model.path from model.critic_model_path (0.6.0

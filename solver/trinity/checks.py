@@ -2580,7 +2580,7 @@ def _check_overwritten_model_paths(checks: _ConfigChecks) -> None:
         role = "the critic is" if path[2] == "critic" else "the actor and the ref are"
         checks.add(ConfigProblemCode.MODEL_PATH_OVERWRITTEN, (
             f"{dotted(path)} is {yaml_brief(given)}, but Trinity sets it from {dotted(source)}{fallback} as it loads "
-            f"the config, with every release and verl version, so {role} {yaml_brief(read)}'s: set "
+            f"the config, with every release and verl version, so {role} built from {yaml_brief(read)}: set "
             f"{dotted(source)}: {given} in its place, and remove this key"))
 
 
