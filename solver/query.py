@@ -697,6 +697,8 @@ class ConfigProblemCode(str, Enum):
     BATCH_DIVIDES_TRAINER_GPUS = "batch-divides-trainer-gpus"
     ROLE_SP_DIFFERS = "role-sp-differs"
     ROLE_SP_DIFFERS_REFUSED = "role-sp-differs-refused"
+    ROLE_SP_BELOW_ONE = "role-sp-below-one"
+    ROLE_SP_BELOW_ONE_REFUSED = "role-sp-below-one-refused"
     REF_SP_UNGROUPED_REFUSED = "ref-sp-ungrouped-refused"
     LORA_CONFIGS_REFUSED = "lora-configs-refused"
     EMPTY_ADAPTER_PATH_REFUSED = "empty-adapter-path-refused"
@@ -782,6 +784,9 @@ class ConfigProblemCode(str, Enum):
     NOT_FSDP_STRATEGY = "not-fsdp-strategy"
     NOT_FSDP_CRITIC_STRATEGY = "not-fsdp-critic-strategy"
     NOT_FSDP_CRITIC_STRATEGY_REFUSED = "not-fsdp-critic-strategy-refused"
+    UNKNOWN_STRATEGY = "unknown-strategy"
+    UNKNOWN_STRATEGY_REFUSED = "unknown-strategy-refused"
+    MODEL_PATH_OVERWRITTEN = "model-path-overwritten"
     FSDP_SIZE_HYBRID = "fsdp-size-hybrid"
     FSDP_SIZE_MESH = "fsdp-size-mesh"
     FSDP_SIZE_MESH_REFUSED = "fsdp-size-mesh-refused"
@@ -849,7 +854,8 @@ REFUSED_CONFIG_CODES = frozenset({
     ConfigProblemCode.TRAINER_INPUT_MISSING, ConfigProblemCode.LORA_MOE_CONFIG_UNSAVED_REFUSED,
     ConfigProblemCode.DPO_MINI_BATCH_SPLIT_REFUSED, ConfigProblemCode.MINI_BATCH_SPLIT_REFUSED,
     ConfigProblemCode.ROLE_SP_DIFFERS_REFUSED, ConfigProblemCode.NOT_FSDP_CRITIC_STRATEGY_REFUSED,
-    ConfigProblemCode.FSDP_SIZE_MESH_REFUSED})
+    ConfigProblemCode.FSDP_SIZE_MESH_REFUSED, ConfigProblemCode.ROLE_SP_BELOW_ONE_REFUSED,
+    ConfigProblemCode.UNKNOWN_STRATEGY_REFUSED})
 """The `ConfigProblemCode`s of problems for which Trinity, verl or PyTorch refuse the config whatever its memory (a flag
 or a key its typed schema refuses, a role's SP or data-parallel ranks that Trinity checks, nodes, a prompt and
 response over the length, a required train batch, keys the release refuses, a key no release's typed section has,
@@ -870,7 +876,9 @@ Trinity 0.6 saves cut short, which its explorer's vLLM fails to reload at the fi
 SP that verl before 0.8 refuses beside an engine SP on which verl 0.8's engine fails to start, a PPO critic's own
 strategy other than FSDP's under an FSDP trainer, with ``--trinity-version 0.5``, whose FSDP critic worker fails on it
 as it starts, a role's ``fsdp_size`` that the trainer GPUs do not divide, on which every verl line the release may run
-fails as it loads the config or starts): the config as written does not run,
+fails as it loads the config or starts, a role's own SP below 1 that Trinity 0.5.0 and 0.5.1 keep and fail on, a
+trainer strategy other than fsdp, fsdp2 or megatron on which Trinity before verl 0.8 fails as its trainer starts):
+the config as written does not run,
 which the verdict says (`solver.results.CurrentSettings.refused`), and ``solve --check`` fails on them as on a
 verdict that it does not train. docs/trinity.md lists each code and the Trinity release code that refuses it; a code
 that only some releases or verl versions refuse (``deprecated-config-path``, ``flag-not-boolean`` and

@@ -398,6 +398,56 @@ def test_a_critics_own_strategy_other_than_fsdps_under_an_fsdp_trainer_fails_bef
     assert [code for code, _ in _problems(config, version, ("not-fsdp",))] == ["not-fsdp-strategy"]
 
 
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+def test_a_trainer_strategy_trinity_has_no_workers_for_fails_before_verl_0_8(version: str | None):
+    # review92a: FSDP2 got the not-fsdp-strategy line alone, but the trainer before verl 0.8 gives it to the actor and
+    # raises NotImplementedError for anything but fsdp, fsdp2 and megatron (0.6.0 verl_legacy/verl_trainer.py:221-234,
+    # 0.5.2 trainer/verl/verl_trainer.py:218-231); verl 0.8 builds Megatron's at its defaults: refused with 0.5 alone
+    config = _config(use_dynamic_bsz=True, trainer_strategy="FSDP2")
+    who = {None: "Trinity 0.5, and 0.6 on verl before 0.8,", "0.5": "Trinity 0.5",
+           "0.6": "Trinity 0.6 on verl before 0.8"}[version]
+    on_08 = ("; Trinity 0.6 on verl 0.8 or later takes it as no FSDP strategy and builds a Megatron trainer at verl's "
+             "defaults, dropping the roles' fsdp_config" if version != "0.5" else "")
+    code = "unknown-strategy-refused" if version == "0.5" else "unknown-strategy"
+    assert _problems(config, version, ("unknown-strategy",)) == [(code, (
+        f"trainer.trainer_strategy is 'FSDP2': with {who} the trainer has workers for fsdp, fsdp2 or megatron alone, "
+        f"as written, and fails as it starts (NotImplementedError){on_08}: write fsdp, fsdp2 or megatron (lower "
+        "case)"))]
+    assert (ConfigProblemCode(code) in REFUSED_CONFIG_CODES) is (version == "0.5")
+    # LoRA (Trinity resets the actor's strategy to fsdp), or the actor's own strategy (taken over the trainer's): none
+    lora, own = json_copy(config), json_copy(config)
+    lora["model"]["lora_configs"] = [{"lora_rank": 8}]
+    own["trainer"]["trainer_config"]["actor_rollout_ref"].setdefault("actor", {})["strategy"] = "fsdp2"
+    assert _problems(lora, version, ("unknown-strategy",)) == _problems(own, version, ("unknown-strategy",)) == []
+
+
+@pytest.mark.parametrize(("algorithm", "key", "given", "fix"), [
+    ("ppo", f"{CRITIC}.model.path", "/mnt/ckpt/critic-1.7b", (
+        "model.critic_model_path (model.model_path where that is unset) as it loads the config, with every release "
+        "and verl version, so the critic is built from 'Qwen/Qwen3-8B': set model.critic_model_path: "
+        "/mnt/ckpt/critic-1.7b")),
+    ("grpo", "trainer.trainer_config.actor_rollout_ref.model.path", "/mnt/ckpt/other", (
+        "model.model_path as it loads the config, with every release and verl version, so the actor and the ref are "
+        "built from 'Qwen/Qwen3-8B': set model.model_path: /mnt/ckpt/other"))])
+def test_a_model_path_under_trainer_config_that_trinity_overwrites_is_cautioned(algorithm: str, key: str, given: str,
+                                                                              fix: str):
+    # review92a: Trinity sets the critic's model.path from model.critic_model_path (0.6.0
+    # verl_legacy/verl_config.py:595; on verl 0.8 trainer/verl/trainer.py:347) and the actor's from
+    # model.model_path: the key set there is ignored
+    config = _config(use_dynamic_bsz=True)
+    config["algorithm"]["algorithm_type"] = algorithm
+    role, _ = key.removeprefix("trainer.trainer_config.").rsplit(".model.", 1)
+    section = config["trainer"]["trainer_config"]
+    for name in role.split("."):
+        section = section.setdefault(name, {})
+    section["model"] = {"path": given}
+    words = f"{key} is '{given}', but Trinity sets it from {fix} in its place, and remove this key"
+    for version in (None, "0.5", "0.6"):
+        assert _problems(config, version, ("model-path",)) == [("model-path-overwritten", words)]
+    section["model"]["path"] = "Qwen/Qwen3-8B"  # what Trinity sets it to: nothing to say
+    assert _problems(config, None, ("model-path",)) == []
+
+
 def json_copy(config: dict[str, Any]) -> dict[str, Any]:
     """A deep copy of `config` (plain YAML data)."""
     return yaml.safe_load(yaml.safe_dump(config))

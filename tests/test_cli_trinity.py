@@ -520,7 +520,8 @@ YARN_NOT_NEEDED = ("model.rope_scaling: max_model_len 32768 is within Qwen3-8B's
                    "needed there (it stretches the positions the model was trained on); remove it")
 """The user config's YaRN block at MAX_MODEL_LEN=32768, which its patch removes."""
 FACTOR_UNSET = ("cannot check model.rope_scaling.factor: environment variable FACTOR is not set and "
-                "'${oc.env:FACTOR}' has no default")
+                "'${oc.env:FACTOR}' has no default: set FACTOR as trinity run will have it (Trinity fails to load "
+                "the config without it), or give it a default (${oc.env:FACTOR,DEFAULT})")
 """The same block's factor, the source guide's ${oc.env:FACTOR} without a default: Trinity refuses it unset."""
 
 

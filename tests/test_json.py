@@ -981,6 +981,8 @@ def test_the_representative_configs_give_every_code():
     given += [C.NOT_FSDP_CRITIC_STRATEGY, C.NOT_FSDP_CRITIC_STRATEGY_REFUSED]  # a critic's strategy: test_batchcritic_s75
     given += [C.MICRO_BATCH_DEPRECATED_SIZE]  # a whole-batch size of one sequence per GPU: test_padbound_s71
     given += [C.FSDP_SIZE_HYBRID, C.FSDP_SIZE_MESH, C.FSDP_SIZE_MESH_REFUSED]  # a role's fsdp_size: test_batchkeys_s74
+    given += [C.ROLE_SP_BELOW_ONE, C.ROLE_SP_BELOW_ONE_REFUSED]  # an actor's SP of 0 with 0.5: test_mutmoe_s53
+    given += [C.UNKNOWN_STRATEGY, C.UNKNOWN_STRATEGY_REFUSED, C.MODEL_PATH_OVERWRITTEN]  # test_batchcritic_s75
     given += [C.REF_NOT_BUILT]  # GRPO with kl_loss_fn none, no ref on 0.5.2: test_refmodel_s72
     assert set(given) == set(ConfigProblemCode)
     assert {rule for *_, rule, _ in FROM_CONFIG} == {*BrokenRuleCode, None}

@@ -261,7 +261,8 @@ def test_the_checks_resolve_a_lora_config_s_keys_before_matching_them() -> None:
     model = solver.load_catalog().model("Qwen3-8B")
     assert solver.trinity.check_trinity_config(config, model, 4, environ={}) == [(
         "cannot check model.lora_configs[0].target_modules: environment variable S80_T is not set and "
-        "'${oc.env:S80_T}' has no default")]
+        "'${oc.env:S80_T}' has no default: set S80_T as trinity run will have it (Trinity fails to load the config "
+        "without it), or give it a default (${oc.env:S80_T,DEFAULT})")]
     assert solver.trinity.check_trinity_config(config, model, 4, environ={"S80_T": ".*\\.(q_proj|v_proj)"}) == []
     refused = solver.trinity.check_trinity_config(config, model, 4, environ={"S80_T": ".*q_norm"})
     assert len(refused) == 1 and refused[0].startswith(

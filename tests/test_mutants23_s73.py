@@ -183,7 +183,7 @@ def test_a_trinity_05_configs_counted_lora_rank(text: str, rank: int, lines: lis
 def test_a_lora_config_whose_rank_is_no_whole_number_counts_full_fine_tuning():
     rank, (line,) = _counted(MODEL % ", lora_configs: [{lora_rank: 16.5}]", "0.5")
     assert rank == 0
-    assert "as the tables measured (its rank is no whole number above 0): a LoRA run needs less memory" in line
+    assert "as the tables measured (its lora_rank 16.5 is not a whole number): a LoRA run needs less memory" in line
 
 
 def test_lora_on_every_module_but_all_linear_counts_full_fine_tuning():

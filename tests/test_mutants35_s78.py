@@ -103,7 +103,8 @@ def test_a_refused_scaling_whose_legacy_type_cannot_be_read_is_judged_no_further
     problems = trinity_config_problems(mapping, model, 8, version="0.6")
     assert [(problem.code.value, problem.words) for problem in problems] == [("unresolved-value", (
         "cannot check model.rope_scaling.type: environment variable NOPE is not set and '${oc.env:NOPE}' has no "
-        "default"))]
+        "default: set NOPE as trinity run will have it (Trinity fails to load the config without it), or give it a "
+        "default (${oc.env:NOPE,DEFAULT})"))]
 
 
 def test_write_removes_a_scaling_at_the_native_context_itself(cli, tmp_path: Path):

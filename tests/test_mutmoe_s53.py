@@ -14,7 +14,7 @@ from test_trinity import TRAINER_SP_SET_TO_1
 from solver.query import ROLE_TOKEN_BUDGETS, role_budget_sources, role_budgets
 from solver.tables import TableError, load_catalog, load_model_config
 from solver.tables.schema import Model
-from solver.trinity import check_trinity_config
+from solver.trinity import check_trinity_config, load_config_mapping, read_trinity_config, trinity_config_problems
 
 TINY_QWEN3 = {"model_type": "qwen3", "vocab_size": 1000, "hidden_size": 64, "intermediate_size": 96,
               "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
@@ -248,18 +248,27 @@ def test_role_budget_sources_name_the_key_each_role_takes_its_budget_from() -> N
     assert role_budgets(100, {actor: 50}) == {actor: 50, ref: 100, rollout: 50}
 
 
-def test_trinity_05_refuses_an_actor_sp_of_0_it_would_run_at(cli, tmp_path: Path):
-    # Trinity 0.5 fills the actor's SP from the trainer's only where it is unset (None): a 0 stays, and is refused.
-    config = tmp_path / "trinity.yaml"
-    config.write_text(
-        "algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
-        "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
-        "trainer: {trainer_config: {actor_rollout_ref: {actor: {ulysses_sequence_parallel_size: 0}}}}\n",
-        encoding="utf-8")
-    status, out, err = cli("--from-config", str(config), "--gpu", "a100-80gb", "--trinity-version", "0.5")
-    assert (status, out, err) == (2, "", (
-        f"solve: error: --from-config {config}: trainer.trainer_config.actor_rollout_ref.actor."
-        "ulysses_sequence_parallel_size must be at least 1, got 0\n"))
+ACTOR_SP_0 = ("trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size must be at least 1, got "
+              "0: Trinity ")
+SET_TO_1_052 = "0.5.2 sets it to 1 with a warning as it loads the config (trainer/verl/verl_config.py:411-414)"
+KEPT_050_051 = ("0.5.0 and 0.5.1 keep it and fail on it (at 0, world_size % sp_size divides by zero as they load the "
+                "config: common/verl_config.py:411 in 0.5.0, :413 in 0.5.1): set it to 1 or more")
+
+
+@pytest.mark.parametrize(("divisor", "code", "why"), [
+    ("gpus", "role-sp-below-one-refused", KEPT_050_051),  # --trinity-version 0.5.0 or 0.5.1
+    ("unsure", "role-sp-below-one", f"{SET_TO_1_052}, at which the verdict is, but {KEPT_050_051}"),  # a bare 0.5
+    ("ranks", "value-out-of-range", f"{SET_TO_1_052}, and the verdict is at SP 1")])  # 0.5.2
+def test_trinity_05_judges_an_actor_sp_of_0_by_release(divisor: str, code: str, why: str):
+    # Before: refused with exit 2 for every 0.5 ("must be at least 1"), though 0.5.2's _check_parallel_config sets a
+    # role's SP below 1 to 1; 0.5.0's and 0.5.1's keep it, and world_size % 0 raises as they load the config.
+    text = ("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+            "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
+            "trainer: {trainer_config: {actor_rollout_ref: {actor: {ulysses_sequence_parallel_size: 0}}}}\n")
+    assert read_trinity_config(text, "trinity.yaml", {}, "0.5").sp == 1  # the verdict's SP, no exit 2
+    problems = trinity_config_problems(load_config_mapping(text, "trinity.yaml"), load_catalog().model("Qwen3-8B"), 4,
+                                       version="0.5", batch_divisor=divisor)  # type: ignore[arg-type]
+    assert [(problem.code.value, problem.words) for problem in problems] == [(code, ACTOR_SP_0 + why)]
 
 
 @pytest.mark.parametrize(("version", "keys"), [
@@ -273,4 +282,6 @@ def test_an_sp_below_1_is_said_once_and_the_rules_checked_at_1(version: str | No
     mapping = {"trainer": {**sp, "trainer_config": {"actor_rollout_ref": {"actor": sp}}}}
     assert check_trinity_config(mapping, load_catalog().model("Qwen3-4B"), 3, version=version) == [
         f"{key} must be at least 1, got 0" + (TRAINER_SP_SET_TO_1 if key == "trainer.ulysses_sequence_parallel_size"
-                                              else "") for key in keys]
+                                              else f": Trinity {SET_TO_1_052}, at which the verdict is, but "
+                                              f"{KEPT_050_051}")
+        for key in keys]

@@ -74,5 +74,7 @@ def test_a_cluster_that_cannot_be_read_is_named() -> None:
     unset = TEXT.replace("gpu_per_node: 8", "gpu_per_node: ${oc.env:NGPUS}")
     with pytest.raises(solver.ConfigError) as refused:
         patch_trinity_config(unset, _plan(6), MODEL, name="trinity.yaml")
-    assert str(refused.value) == ("trinity.yaml: cluster.gpu_per_node: environment variable NGPUS is not set and "
-                                  "'${oc.env:NGPUS}' has no default")
+    assert str(refused.value) == (
+        "trinity.yaml: cluster.gpu_per_node: environment variable NGPUS is not set and '${oc.env:NGPUS}' has no "
+        "default: set NGPUS as trinity run will have it (Trinity fails to load the config without it), or give it a "
+        "default (${oc.env:NGPUS,DEFAULT})")

@@ -101,6 +101,17 @@ def test_a_lora_config_with_a_path_at_rank_0_is_lora_only_with_verl_before_0_8()
         ("lora-counted-as-full", f"with LoRA (model.lora_configs) {AS_FULL.format(ADAPTER)}")]
 
 
+@pytest.mark.parametrize("version", [None, "0.5"])
+def test_a_lora_config_rank_that_is_no_number_is_said_to_be_none_not_a_rank_not_above_0(version: str | None):
+    # Before: "(Trinity 0.6 on verl 0.8 or later loads no adapter at a lora_rank not above 0 ...)", with 0.5 "its rank
+    # is no whole number above 0": a rank no release reads (LoRAConfig.lora_rank: int refuses it), not one below 1.
+    for rank, shown in (("sixteen", "'sixteen'"), ("8.5", "8.5")):
+        lines = _lines(MODEL % f", lora_configs: [{{lora_rank: {rank}}}]", version)
+        assert lines[0] == ("lora-counted-as-full", (
+            f"with LoRA (model.lora_configs) {AS_FULL.format(f'its lora_rank {shown} is not a whole number')}"))
+        assert [code for code, _ in lines[1:]] == ["lora-rank-not-a-number-refused"]
+
+
 @pytest.mark.parametrize(("rank", "lora"), [("0", False), ("'0'", False), ("'+8'", True), ("8", True)])
 def test_a_roles_lora_rank_turns_lora_on_above_0_as_omegaconf_reads_it(rank: str, lora: bool):
     lines = _lines(MODEL % "" + ROLE_MODEL % rank, "0.5")

@@ -560,7 +560,7 @@ def test_a_trained_critics_token_budget_that_cannot_be_read_is_refused_as_the_ac
             f"trainer: {{trainer_config: {{critic: {{{key}: '${{oc.env:TOK}}'}}}}}}\n")
     with pytest.raises(ConfigError, match=(
             f"^trinity.yaml: trainer.trainer_config.critic.{key}: environment variable TOK is not set and "
-            "'\\$\\{oc.env:TOK\\}' has no default$")):
+            "'\\$\\{oc.env:TOK\\}' has no default: set TOK as trinity run will have it ")):
         read_trinity_config(text, "trinity.yaml", {})
     assert read_trinity_config(text, "trinity.yaml", {"TOK": "65536"}).critic_token_budgets == (
         (f"trainer.trainer_config.critic.{key}", 65536),)
@@ -2249,7 +2249,8 @@ def test_yarn_within_the_native_context_is_to_remove_and_an_unset_factor_variabl
     remove = ("model.rope_scaling: max_model_len 32768 is within Qwen3-8B's native context of 40960: YaRN is not "
               "needed there (it stretches the positions the model was trained on); remove it")
     unset = ("cannot check model.rope_scaling.factor: environment variable FACTOR is not set and '${oc.env:FACTOR}' "
-             "has no default")
+             "has no default: set FACTOR as trinity run will have it (Trinity fails to load the config without it), "
+             "or give it a default (${oc.env:FACTOR,DEFAULT})")
     assert check_trinity_config(_safe_load(text), catalog().model("8B"), 4) == [remove, unset]
     assert check_trinity_config(_safe_load(text), catalog().model("8B"), 4, environ={"FACTOR": "1.0"}) == [remove]
 
@@ -2702,7 +2703,8 @@ def test_oc_decode_takes_its_argument_as_omegaconf_does(expression: str, decoded
      "k: OmegaConf cannot decode \"'a\\\\'\" in '${oc.decode:${oc.env:V}}': no closing quote (the ' at character 1)"),
     ("${oc.decode:${oc.env:V}}", "9" * 5000, "k: a number too long to read (thousands of digits)"),
     ("${oc.decode:${oc.env:V}}", "${oc.env:W}",  # the text it decodes is resolved in turn
-     "k: environment variable W is not set and '${oc.env:W}' has no default"),
+     ("k: environment variable W is not set and '${oc.env:W}' has no default: set W as trinity run will have it "
+      "(Trinity fails to load the config without it), or give it a default (${oc.env:W,DEFAULT})")),
     ("${oc.decode:${oc.env:V}}", "${oc.decode:${oc.env:V}}",  # decoded into itself: no end, no traceback
      "k: cannot resolve '${oc.decode:${oc.env:V}}': its interpolations nest too deep"),
     ("${oc.decode:5}", "", "k: '${oc.decode:5}': OmegaConf's oc.decode takes text or null, not 5 (quote it: \"5\")"),
@@ -2774,7 +2776,8 @@ def test_interpolations_resolve_as_omegaconf_resolves_them(expression: str, reso
     # what OmegaConf refuses too
     ("${oc . env:SET}", "k: OmegaConf cannot read '${oc . env:SET}': ' ' in an interpolation's name (character 5)"),
     ("${oc.env:SET,${oc.env:UNSET}}",  # the default is resolved even where the variable is set
-     "k: environment variable UNSET is not set and '${oc.env:UNSET}' has no default"),
+     ("k: environment variable UNSET is not set and '${oc.env:UNSET}' has no default: set UNSET as trinity run "
+      "will have it (Trinity fails to load the config without it), or give it a default (${oc.env:UNSET,DEFAULT})")),
     ("${oc.env:UNSET,a=b}", "k: OmegaConf cannot read '${oc.env:UNSET,a=b}': '=' outside quotes (character 17)"),
     ("${oc.env:UNSET,'abc}",
      "k: OmegaConf cannot read \"${oc.env:UNSET,'abc}\": no closing quote (the ' at character 16)"),
@@ -2931,7 +2934,9 @@ def test_references_resolve_as_omegaconf_resolves_them(text: str, path: tuple[st
     ("k: 5\na: {b: 7}\nx: '${a.${k}}'", "c: x: cannot resolve '${a.${k}}': '${k}' gives 5, not a key's name"),
     ("x: '${a..b}'", "c: x: OmegaConf cannot read '${a..b}': not a key's path (the ${ at character 1)"),
     ("a: '${oc.env:A}'\nx: '${a}'",
-     ("c: x: '${a}' reads a: environment variable A is not set and '${oc.env:A}' has no default")),
+     ("c: x: '${a}' reads a: environment variable A is not set and '${oc.env:A}' has no default: set A as trinity "
+      "run will have it (Trinity fails to load the config without it), or give it a default "
+      "(${oc.env:A,DEFAULT})")),
     # OmegaConf carries the mapping over as written (its own interpolations unresolved): refused
     ("a: {y: '${b}'}\nb: 1\nk: '[1, \\${a}]'\nx: '${oc.decode:${k}}'",
      ("c: x: cannot resolve '${a}' in what oc.decode decodes: it gives a mapping or list with interpolations in it, "

@@ -501,7 +501,7 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
     checks each role's SP so (``_check_parallel_config``) and refuses the config, and raises the role's token budget
     at it (``_adjust_token_len_if_needed``); else each role's is the trainer's."""
     path = sp_key_in_effect(checks.mapping, version)
-    sp = _check_sp_key(checks, path, model, trainer_gpus, "")
+    sp = _check_sp_key(checks, path, model, trainer_gpus, "", divisor=batch.divisor)
     role_sps = {role.name: sp for role in OWN_SP_ROLES}
     if version != "0.5":
         _check_legacy_role_sps(checks, model, trainer_gpus, sp, version, batch)
@@ -894,18 +894,17 @@ class TrainBatch(NamedTuple):
 
 
 def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, trainer_gpus: int, whose: str, *,
-                  heads: bool = True, batch: TrainBatch | None = None) -> int:
+                  heads: bool = True, batch: TrainBatch | None = None, divisor: BatchDivisor = "ranks") -> int:
     """Check the SP at `path` against `trainer_gpus`, (with `heads`) `model`'s heads and attention and (where `batch`
     is known) the train batch, which its data-parallel ranks must divide (`sp_gpus_violation`, `sp_rule_violation`,
     `sp_attention_violation`, `batch_split_violation`: the trainer's own SP breaking the last is the verdict's rule,
-    so it is left to the caller); `whose` follows the problems' words; return the SP (1 where unset or below 1)."""
+    so it is left to the caller); `whose` follows the problems' words; an SP below 1 is said as the release (`batch`'s
+    divisor, else `divisor`) reads it (`_sp_below_1_line`); return the SP (1 where unset or below 1)."""
     key = ".".join(path)
     sp_value = checks.number(path)
     sp = int(sp_value) if sp_value is not None else 1
     if sp < 1:
-        kept = (": Trinity sets it to 1 with a warning as it loads the config (config_validator.py:1271 in 0.6.0, "
-                ":1174 in 0.5.2), and the verdict is at SP 1" if path == TRAINER_SP_KEY else "")
-        checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE, f"{key} must be at least 1, got {sp}{kept}")
+        checks.add(*_sp_below_1_line(checks.version, path, sp, batch.divisor if batch else divisor))
         sp = 1
     if trainer_gpus < 1 and not whose:  # said once, with the trainer's SP
         checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE, f"the trainer needs at least 1 GPU, got {trainer_gpus}")
@@ -917,6 +916,35 @@ def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, tr
             and (unreached := sp_attention_violation(model, sp))):  # no release refuses it, as `whose` would say
         checks.add(ConfigProblemCode.SP_MODEL_ATTENTION, f"{key}: {unreached} ({model.name})")
     return sp
+
+
+def _sp_below_1_line(version: TrinityVersion | None, path: tuple[str, ...], sp: int,
+                     divisor: BatchDivisor) -> tuple[ConfigProblemCode, str]:
+    """The line on the SP `sp`, below 1, at `path`. The trainer's Trinity sets to 1 with a warning as it loads the
+    config (``value-out-of-range``, the verdict at SP 1). So does Trinity 0.5.2's ``_check_parallel_config`` a role's
+    own (``trainer/verl/verl_config.py:411-414``, as 0.6.0's on verl before 0.8,
+    ``verl_legacy/verl_config.py:418-421``), but 0.5.0's and 0.5.1's keep it: at 0, ``world_size % sp_size`` divides
+    by zero as they load the config (``common/verl_config.py:411`` in 0.5.0, ``:413`` in 0.5.1). With `version` 0.5,
+    by the release the train batch's `divisor` stands for (`solver.tables.bounds.counted_batch_divisor`): refused for
+    0.5.0 and 0.5.1 (``gpus``), a ``but:`` line for a bare 0.5 (``unsure``), ``value-out-of-range`` for 0.5.2."""
+    below = f"{'.'.join(path)} must be at least 1, got {sp}"
+    set_to_1 = "sets it to 1 with a warning as it loads the config"
+    if path == TRAINER_SP_KEY:
+        return ConfigProblemCode.VALUE_OUT_OF_RANGE, (
+            f"{below}: Trinity {set_to_1} (config_validator.py:1271 in 0.6.0, :1174 in 0.5.2), and the verdict is at "
+            "SP 1")
+    if version != "0.5":
+        return ConfigProblemCode.VALUE_OUT_OF_RANGE, below
+    if divisor == "ranks":  # 0.5.2
+        return ConfigProblemCode.VALUE_OUT_OF_RANGE, (
+            f"{below}: Trinity 0.5.2 {set_to_1} (trainer/verl/verl_config.py:411-414), and the verdict is at SP 1")
+    kept = ("0.5.0 and 0.5.1 keep it and fail on it (at 0, world_size % sp_size divides by zero as they load the "
+            "config: common/verl_config.py:411 in 0.5.0, :413 in 0.5.1)")
+    if divisor == "gpus":
+        return ConfigProblemCode.ROLE_SP_BELOW_ONE_REFUSED, f"{below}: Trinity {kept}: set it to 1 or more"
+    return ConfigProblemCode.ROLE_SP_BELOW_ONE, (
+        f"{below}: Trinity 0.5.2 {set_to_1} (trainer/verl/verl_config.py:411-414), at which the verdict is, but "
+        f"{kept}: set it to 1 or more")
 
 
 def legacy_sp_refusals(model: Model, trainer_gpus: int, sp: int, batch: TrainBatch | None = None, *,
@@ -2491,6 +2519,71 @@ def _check_critic_strategy(checks: _ConfigChecks, version: TrinityVersion | None
                    "fsdp2"))
 
 
+TRAINER_STRATEGIES = ("fsdp", "fsdp2", "megatron")
+"""The ``trainer.trainer_strategy`` values Trinity's trainer on verl before 0.8 starts workers for, as written (the
+actor's strategy, ``verl_legacy/verl_trainer.py:221-234`` in 0.6.0, ``trainer/verl/verl_trainer.py:218-231`` in
+0.5.2, ``trainer/verl_trainer.py:208-221`` in 0.5.0, ``:206-219`` in 0.5.1)."""
+
+
+def _check_trainer_strategy(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """Check that ``trainer.trainer_strategy``, where set (and the actor sets none of its own, which verl before 0.8
+    takes over it: ``set_if_none``), is one of `TRAINER_STRATEGIES`. Trinity with verl before 0.8 gives it to the actor
+    and, finding no workers for any other (``FSDP2`` too), raises ``NotImplementedError`` as its trainer starts; with
+    ``model.lora_configs`` set it resets the actor's to fsdp first (``verl_legacy/verl_config.py:633-637`` in 0.6.0,
+    ``trainer/verl/verl_config.py:626-630`` in 0.5.2, ``common/verl_config.py:611-615`` in 0.5.0, ``:613-617`` in
+    0.5.1).
+    Trinity 0.6 on verl 0.8 or later starts: it takes a strategy that does not start with ``fsdp`` as Megatron's,
+    building the actor, the ref and the critic on verl's ``McoreActorConfig`` defaults (``trainer/verl/config.py:267``
+    to ``:282``, ``:343``, ``:441``) and dropping their ``fsdp_config`` (``_strip_incompatible_engine_keys``,
+    ``:761-762``). Refused (``unknown-strategy-refused``) where `version` is 0.5, else ``unknown-strategy``."""
+    strategy = checks.value(("trainer", "trainer_strategy"))
+    if (not isinstance(strategy, str) or strategy in TRAINER_STRATEGIES or checks.value(LORA_CONFIGS) is not None
+            or checks.value((*ACTOR_ROLLOUT_REF, "actor", "strategy")) is not None):
+        return
+    refused = version == "0.5"
+    releases = {"0.5": "Trinity 0.5", "0.6": "Trinity 0.6 on verl before 0.8"}.get(
+        version or "", "Trinity 0.5, and 0.6 on verl before 0.8,")
+    on_08 = "" if refused else (
+        "; Trinity 0.6 on verl 0.8 or later takes it as no FSDP strategy and builds a Megatron trainer at verl's "
+        "defaults, dropping the roles' fsdp_config")
+    checks.add(ConfigProblemCode.UNKNOWN_STRATEGY_REFUSED if refused else ConfigProblemCode.UNKNOWN_STRATEGY, (
+        f"trainer.trainer_strategy is {yaml_brief(strategy)}: with {releases} the trainer has workers for fsdp, fsdp2 "
+        f"or megatron alone, as written, and fails as it starts (NotImplementedError){on_08}: write fsdp, fsdp2 or "
+        "megatron (lower case)"))
+
+
+OVERWRITTEN_MODEL_PATHS = (((*ACTOR_ROLLOUT_REF, "model", "path"), ("model", "model_path")),
+                           ((*CRITIC, "model", "path"), ("model", "critic_model_path")))
+"""The model paths under ``trainer.trainer_config`` that Trinity sets as it loads the config, each with the key it
+sets it from: the actor's (the ref's too) from ``model.model_path`` (``actor_model_config.path``,
+``common/verl_config.py:514`` in 0.5.0, ``:517`` in 0.5.1, ``trainer/verl/verl_config.py:527`` in 0.5.2,
+``verl_legacy/verl_config.py:536`` in 0.6.0; on verl 0.8 or later ``FROZEN_KEYS``, ``trainer/verl/config.py:698``,
+built from it at ``:219``), and the critic's from ``model.critic_model_path`` (``common/verl_config.py:573`` in 0.5.0,
+``:575`` in 0.5.1, ``trainer/verl/verl_config.py:587`` in 0.5.2, ``verl_legacy/verl_config.py:595`` in 0.6.0; on
+verl 0.8 or later ``trainer/verl/trainer.py:347``), which the validator fills in with ``model.model_path`` where it
+is unset or empty (``config_validator.py:390`` in 0.5.0, ``:389`` in 0.5.1, ``:393`` in 0.5.2, ``:447-448`` in
+0.6.0)."""
+
+
+def _check_overwritten_model_paths(checks: _ConfigChecks) -> None:
+    """Caution (``model-path-overwritten``) on a model path under ``trainer.trainer_config`` that Trinity replaces
+    with another (`OVERWRITTEN_MODEL_PATHS`), with every release and verl version: the role trains the model of the
+    key it reads, not the one the config names there (the critic's only where the algorithm trains one)."""
+    for path, source in OVERWRITTEN_MODEL_PATHS:
+        given = checks.value(path)
+        if given is None or path[2] == "critic" and not trains_critic(checks.value(("algorithm", "algorithm_type"))):
+            continue
+        read = checks.value(source) or (checks.value(("model", "model_path")) if source[1] != "model_path" else None)
+        if given == read:
+            continue
+        fallback = " (model.model_path where that is unset)" if source[1] != "model_path" else ""
+        role = "the critic is" if path[2] == "critic" else "the actor and the ref are"
+        checks.add(ConfigProblemCode.MODEL_PATH_OVERWRITTEN, (
+            f"{dotted(path)} is {yaml_brief(given)}, but Trinity sets it from {dotted(source)}{fallback} as it loads "
+            f"the config, with every release and verl version, so {role} built from {yaml_brief(read)}: set "
+            f"{dotted(source)}: {given} in its place, and remove this key"))
+
+
 class _MeshReading(NamedTuple):
     """What one verl line does with an ``fsdp_size`` key (`FSDP_SIZE_KEYS`): whether Trinity checks that the GPUs
     divide it as it loads the config (`checked`), and whether it sizes the device mesh of states the memory counts
@@ -3696,6 +3789,8 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_critic_mini_batch(checks, trainer_gpus, (role_sps["critic"], sp), batch, version)
     _check_megatron_critic(checks)
     _check_critic_strategy(checks, version)
+    _check_trainer_strategy(checks, version)
+    _check_overwritten_model_paths(checks)
     _check_fsdp_sizes(checks, trainer_gpus, version)
     length = max_model_len if max_model_len is not None else checks.number(("model", "max_model_len"))
     _check_token_budgets(checks, length, sp, role_sps, version)

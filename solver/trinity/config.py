@@ -740,15 +740,17 @@ def _read_sequence_parallel(reader: ConfigReader, version: TrinityVersion | None
     the actor's (`TrinityConfig.lora_ref_sp`), each only where the actor runs at that SP, else None, and a note on
     each other SP key the config sets to another number."""
     in_effect = sp_key_in_effect(reader.data, version)
-    # Trinity sets a trainer SP below 1 to 1, with a warning (its value-out-of-range line says so)
+    # Trinity sets a trainer SP below 1 to 1, with a warning (its value-out-of-range line says so), and 0.5.2 an
+    # actor's own too (0.5.0 and 0.5.1 keep it and fail on it: the checks' role-sp-below-one lines say so)
     trainer_sp = max(1, reader.count(TRAINER_SP_KEY, 1, minimum=-MAX_GPUS))
-    sp = trainer_sp if in_effect == TRAINER_SP_KEY else reader.count(in_effect, 1)
+    given_sp = trainer_sp if in_effect == TRAINER_SP_KEY else reader.count(in_effect, 1, minimum=-MAX_GPUS)
+    sp = max(1, given_sp)
     notes = []
     if in_effect != TRAINER_SP_KEY and trainer_sp != sp:  # only with Trinity 0.5 (`sp_key_in_effect`)
         notes.append(ConfigProblem(ConfigProblemCode.ROLE_SP_DIFFERS, (
-            f"{'.'.join(in_effect)} {sp} is not trainer.ulysses_sequence_parallel_size {trainer_sp}: Trinity 0.5 runs "
-            f"the trainer at the actor's (it takes the trainer's only where a role sets none), so the verdict is at SP "
-            f"{sp}: set them alike{names.write_does()}")))
+            f"{'.'.join(in_effect)} {given_sp} is not trainer.ulysses_sequence_parallel_size {trainer_sp}: Trinity 0.5 "
+            "runs the trainer at the actor's (it takes the trainer's only where a role sets none), so the verdict is "
+            f"at SP {sp}: set them alike{names.write_does()}")))
     ref_sp = read_or_none(reader.integer, ROLE_SP_KEYS[1]) or trainer_sp
     ungrouped = version == "0.5" and ref_sp > sp == 1
     sp_named = "the actor's" if version == "0.5" else "trainer.ulysses_sequence_parallel_size"
@@ -907,10 +909,8 @@ def _check_lora_variables(reader: ConfigReader) -> None:
         try:
             reader.get(path)
         except VariableUnset as unset:
-            raise ConfigError(
-                f"{unset}, and it decides the LoRA adapter the verdict and the plans count: set {unset.variable} as "
-                "trinity run will have it (Trinity fails to load the config without it), or give it a default "
-                f"(${{oc.env:{unset.variable},DEFAULT}})") from None
+            raise ConfigError(f"{unset.unset}, and it decides the LoRA adapter the verdict and the plans count: "
+                              f"{unset.fix}") from None
         except ConfigError:  # said, or refused, where the key is read
             pass
 
@@ -1079,12 +1079,15 @@ def _lora_uncounted(reader: ConfigReader, version: TrinityVersion | None) -> str
     on the model's names, `solver.trinity.checks.config_counted_on` judges it), a release it may run on trains every
     parameter (`_lora_from_08`), it loads an adapter (whose rank is the adapter's own file's), its ``target_modules``
     are not Trinity's default ``all-linear`` (other modules may take more, the output projection's or the
-    embeddings'), or the rank is no whole number; None where LoRA's are counted, or without LoRA."""
+    embeddings'), or the rank is no whole number (the one LoRA config's said so first, not as a rank not above 0:
+    `_refused_rank`); None where LoRA's are counted, or without LoRA."""
     lora = _lora_key(reader)
     if lora is None:
         return None
     if _lora_configs_refusal(reader) is not None:  # beside another LoRA key too: Trinity loads no config then
         return f"Trinity refuses {dotted(LORA_KEYS[0])} ({ConfigProblemCode.LORA_CONFIGS_REFUSED.value} says why)"
+    if lora == LORA_KEYS[0] and (rank := _config_rank_refused(reader)) is not None:
+        return f"its lora_rank {rank} is not a whole number"  # which every release refuses: its own line says so
     from_08 = None if version == "0.5" else _lora_from_08(reader, lora)
     if from_08 is not None:
         return f"Trinity 0.6 on verl 0.8 or later {from_08} and trains every parameter"
@@ -1203,7 +1206,7 @@ def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | 
             f"and the plans count LoRA rank {_lora_rank(reader)}'s states (the frozen base's fp32 weights and the "
             f"adapter's{where}, unless --lora-rank gives another{fewer}), and the tables, which measured full "
             "fine-tuning, vouch for it by inference and refute nothing"))]
-    from_08 = None if version == "0.5" else _lora_from_08(reader, lora)
+    from_08 = None if version == "0.5" or _config_rank_refused(reader) is not None else _lora_from_08(reader, lora)
     when = f"with LoRA ({key})" if from_08 is None else f"with verl before 0.8 LoRA ({key})"
     return [ConfigProblem(ConfigProblemCode.LORA_COUNTED_AS_FULL, (
         f"{when} the trainer holds gradients and optimizer states for the adapter alone, but the verdict and the "
@@ -1598,6 +1601,13 @@ def _refused_rank(reader: ConfigReader, path: tuple[str | int, ...]) -> str | No
     except ConfigError:  # said by the checks that read it, or not read
         return None
     return yaml_brief(rank) if omegaconf_integer(rank) is None else None  # null too: no int
+
+
+def _config_rank_refused(reader: ConfigReader) -> str | None:
+    """The one LoRA config's ``lora_rank`` in words where it is no whole number, which no release takes
+    (`_refused_rank`); None otherwise, and for a null (read as unset, Trinity's default rank, as elsewhere)."""
+    path = (*LORA_KEYS[0], 0, "lora_rank")
+    return None if read_or_none(reader.get, path) is None else _refused_rank(reader, path)
 
 
 def _lora_rank_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:

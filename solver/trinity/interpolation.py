@@ -34,11 +34,19 @@ class ResolvesToNothing(ConfigError):
 
 class VariableUnset(ConfigError):
     """A ``${oc.env:VAR}`` without a default whose `variable` is not set: OmegaConf refuses to resolve it, so Trinity
-    fails to load the config in an environment without it."""
+    fails to load the config in an environment without it. Its message is `unset` (where, and which variable) and
+    `fix` (set it, or give it a default)."""
 
-    def __init__(self, message: str, variable: str):
-        super().__init__(message)
+    def __init__(self, unset: str, variable: str):
+        self.unset = unset
         self.variable = variable
+        super().__init__(f"{unset}: {self.fix}")
+
+    @property
+    def fix(self) -> str:
+        """What to do, in words: set the variable as the run will have it, or give it a default."""
+        return (f"set {self.variable} as trinity run will have it (Trinity fails to load the config without it), or "
+                f"give it a default (${{oc.env:{self.variable},DEFAULT}})")
 
 
 def _missing_words(key: str) -> str:
