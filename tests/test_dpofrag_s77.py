@@ -159,3 +159,17 @@ def test_dpo_beside_a_config_is_refused(cli: Cli, tmp_path: Path):
     status, out, err = cli("--from-config", str(example_with_algorithm(tmp_path, "grpo")), *COMMON, "--dpo")
     assert (status, out, err) == (2, "", (
         "solve: error: --from-config's algorithm.algorithm_type says whether the run trains DPO (dpo): drop --dpo\n"))
+
+
+def test_a_dpo_plan_restated_at_its_own_budget_keeps_the_pairs_words():
+    """`at_token_budget` (a config's verdict at its own budget, a cluster's plans restated at its margin) words the
+    padded model's caution for the query's DPO pair, as the plan does: it said "that sequence", half what it counts."""
+    from solver.solve import at_token_budget
+
+    model = load_model_config(INTERNLM2)
+    catalog = load_catalog().with_model(model)
+    query = make_query(catalog, model=model.name, gpu="h100", max_model_len=32768, budget_gpus=8, dpo=True)
+    answer = answer_query(query, catalog)[0]
+    plan = answer.best
+    assert plan is not None and any("the DPO pair" in caution for caution in plan.cautions)
+    assert at_token_budget(catalog, query, answer.gpu, plan, plan.max_token_len_per_gpu).cautions == plan.cautions
