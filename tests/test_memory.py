@@ -270,6 +270,10 @@ def test_the_calibrated_range_holds_its_own_edges():
     assert beyond(model=fourteen.model_copy(update={"parameters_b": 0.56})) == ()
     assert beyond(model=fourteen.model_copy(update={"parameters_b": 0.54})) == (
         ("smaller-model", "0.5B parameters (calibrated from 0.6B)"),)
+    # A tiny model's count in a unit that shows it (it was "0.0B parameters"): millions, thousands, else whole.
+    for parameters_b, shown in ((0.012, "12M"), (0.0042, "4.2M"), (4.2e-6, "4.2K"), (5.04e-7, "504")):
+        assert beyond(model=fourteen.model_copy(update={"parameters_b": parameters_b})) == (
+            ("smaller-model", f"{shown} parameters (calibrated from 0.6B)"),)
     # A vocabulary within VOCAB_TOLERANCE (1.1) of the calibrated 151936 either way is within it: 151936 / 1.1 =
     # 138123.6, so 138124 is within and 138123 beyond, as 167129 (151936 x 1.1 = 167129.6) is within and 167130 beyond.
     for vocab, phrase in ((138124, ()), (167129, ()),
