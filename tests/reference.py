@@ -1157,12 +1157,12 @@ def _beyond_calibration(gpu_type: Any, model: Any, n: int, sp: int, tokens: int,
     found = []
     if round(model.parameters_b, 1) > round(fit.largest_model_b, 1):
         found.append(("larger-model",
-                      f"{shown_parameters(model.parameters_b)} parameters (calibrated up to "
-                      f"{fit.largest_model_b:.1f}B)"))
+                      (f"{shown_parameters(model.parameters_b)} parameters (calibrated up to "
+                       f"{fit.largest_model_b:.1f}B)")))
     if fit.smallest_model_b is not None and round(model.parameters_b, 1) < round(fit.smallest_model_b, 1):
         found.append(("smaller-model",
-                      f"{shown_parameters(model.parameters_b)} parameters (calibrated from "
-                      f"{fit.smallest_model_b:.1f}B)"))
+                      (f"{shown_parameters(model.parameters_b)} parameters (calibrated from "
+                       f"{fit.smallest_model_b:.1f}B)")))
     # Qwen3's one vocabulary within 10% counts as seen (Qwen2.5's 152064).
     vocab = (fit.least_vocab_size, fit.most_vocab_size)
     if None not in vocab and not vocab[0] / 1.1 <= model.vocab_size <= vocab[1] * 1.1:
