@@ -1071,11 +1071,11 @@ def test_the_map_a_tables_error_names_for_a_catalogue_model_beside_a_model_confi
     cells.write_text("gpu: H100\nmemory_gb: 80\nsource: mine\ntables:\n  - {gpus: 8, section: '8 x H100', "
                      "models: [Mistral-7B-v0.1, Qwen2.5-14B], rows: [{max_model_len: 32768, "
                      "cells: {Mistral-7B-v0.1: Env + SP=2, Qwen2.5-14B: SP=2}}]}\n", encoding="utf-8")
-    status, out, err = cli("tables", "--model", "qwen2.5-14b", "--model-config",
-                           str(Path(__file__).parent / "data" / "hf-configs" / "Mistral-7B-v0.1.json"), "--cells", str(cells), "--gpu", "h100",
-                           "--gpus", "3")
+    mistral = Path(__file__).parent / "data" / "hf-configs" / "Mistral-7B-v0.1.json"
+    status, out, err = cli("tables", "--model", "qwen2.5-14b", "--model-config", str(mistral), "--cells", str(cells),
+                           "--gpu", "h100", "--gpus", "3")
     assert (status, out) == (2, "") and err == (
         "solve tables: error: no table of H100-80GB for 3 trainer GPUs; documented counts: 8; solve map --gpu h100 "
-        f"--model qwen2.5-14b --gpus-up-to 3 (without {shlex.quote(str(cells))}, which names the model of --model-config: "
-        "map plans one model) maps what the planner answers for it\n")
+        f"--model qwen2.5-14b --gpus-up-to 3 (without {shlex.quote(str(cells))}, which names the model of "
+        "--model-config: map plans one model) maps what the planner answers for it\n")
     assert cli(*shlex.split(err[err.index("solve map"):err.index(" (without")])[1:])[0] == 0

@@ -3920,9 +3920,9 @@ def test_a_dpo_fragments_batch_note_counts_the_pairs_micro_batch_its_keys_write(
                          "--emit", "trinity")
     assert status == 0 and "  train_batch_size: 72" in out
     assert ("Planned for a train batch of 72 (buffer.train_batch_size, by default batch_size x repeat_times), "
-            "which its 4 data-parallel ranks (trainer GPUs / SP) divide; DPO's micro-batch below, one pair, 2 sequences "
-            "per GPU (the actor's 1, doubled by Trinity before verl 0.8), must divide each rank's share too: keep your "
-            "batch a multiple of 8. #") in " ".join(
+            "which its 4 data-parallel ranks (trainer GPUs / SP) divide; DPO's micro-batch below, one pair, 2 "
+            "sequences per GPU (the actor's 1, doubled by Trinity before verl 0.8), must divide each rank's share too: "
+            "keep your batch a multiple of 8. #") in " ".join(
                 line.removeprefix("# ") for line in out.splitlines() if line.startswith("#"))
     # where the release may be 0.6, the 2 written is one pair on verl 0.8 or later, and the 1 to write before 0.8 one
     # pair once doubled: 48 keeps the plan's rule (twice the 8 ranks divide it) on both lines, so the note keeps it too

@@ -182,7 +182,8 @@ def test_writes_dpo_batch_words_agree_with_the_plans_rule(cli: Cli, tmp_path: Pa
     the note rules out). The written file's check judges the 2 as written, doubled before verl 0.8: it says so."""
     given = example_with_algorithm(tmp_path, "dpo")
     text = given.read_text().replace("gpu_per_node: 6", "gpu_per_node: 8").replace(
-        "batch_size: 96", "batch_size: 96\n  train_batch_size: 48").replace("max_model_len: 32768", "max_model_len: 8192")
+        "batch_size: 96", "batch_size: 96\n  train_batch_size: 48")
+    text = text.replace("max_model_len: 32768", "max_model_len: 8192")
     given.write_text(text.replace("max_response_tokens: 30720", "max_response_tokens: 6144"))
     written = tmp_path / "written.yaml"
     status, _, err = cli("--from-config", str(given), "--gpu", "A100-80GB", "--write", str(written))

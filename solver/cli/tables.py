@@ -85,7 +85,8 @@ def _map_command(args: argparse.Namespace, own_model: bool) -> str:
 
 
 def _read_alone(cells: Path) -> bool:
-    """Whether the --cells file `cells` reads beside the shipped catalogue alone, naming no model of --model-config's."""
+    """Whether the --cells file `cells` reads beside the shipped catalogue alone, naming no model of
+    --model-config's."""
     try:
         catalog_with(None, cells=[cells])
     except OneLineError:  # a model it names unknown (TableError), or any other refusal: left out

@@ -106,7 +106,8 @@ def memory_label(answer: MemoryAnswer, moe: bool) -> str:
     dpo = ", DPO" if answer.dpo else ""
     release = ("" if answer.trinity_version is None  # as solve names it back: 0.5.1 for v0.5.1
                else f", Trinity {release_name(answer.trinity_version) or answer.trinity_version}")
-    return (f"{answer.model} ({shown_parameters(answer.model_parameters_b)} parameters{active}) on {answer.gpus} x {answer.gpu} "
+    return (f"{answer.model} ({shown_parameters(answer.model_parameters_b)} parameters{active}) on {answer.gpus} x "
+            f"{answer.gpu} "
             f"({answer.memory_gib:.1f} GiB), {setting.label}{lora}{critic}{dpo}{release}, "
             f"{counted(answer.max_model_len, 'token')} "
             f"({answer.tokens_per_gpu} per GPU{own_budget}), margin {answer.margin:g}"
