@@ -126,6 +126,7 @@ from solver.tables import (
     host_moment_words,
     loading_ranks,
     lower_host_count_hint,
+    shown_parameters,
     sp_rule_violation,
 )
 from solver.tables.peft_match import adapted_modules, peft_target_match
@@ -1587,9 +1588,9 @@ def beyond_calibration(
     vocab_range = f"{least_vocab}" if least_vocab == most_vocab else f"{least_vocab} to {most_vocab}"
     outside = [
         (larger_than_calibrated(model, calibrated), BeyondCode.LARGER_MODEL,
-         f"{model.parameters_b:.1f}B parameters (calibrated up to {calibrated.largest_model_b:.1f}B)"),
+         f"{shown_parameters(model.parameters_b)} parameters (calibrated up to {calibrated.largest_model_b:.1f}B)"),
         (fewer, BeyondCode.SMALLER_MODEL,
-         f"{model.parameters_b:.1f}B parameters (calibrated from {smallest or 0:.1f}B)"),
+         f"{shown_parameters(model.parameters_b)} parameters (calibrated from {smallest or 0:.1f}B)"),
         (least_vocab is not None and most_vocab is not None and not (
             least_vocab / VOCAB_TOLERANCE <= model.vocab_size <= most_vocab * VOCAB_TOLERANCE),
          BeyondCode.OTHER_VOCABULARY, f"a vocabulary of {model.vocab_size} (calibrated on {vocab_range})"),

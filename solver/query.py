@@ -1694,8 +1694,10 @@ def check_reference_for_release(reference_model: bool | None, lora_rank: int, tr
     if reference_model is False and not lora_rank and builds_reference_anyway(trinity_version):
         release = names.planned_release(str(release_name(trinity_version)))
         raise QueryError(f"{names.no_reference()} with {release}: {REFERENCE_ALWAYS}: drop {names.no_reference()}, "
-                         "or name 0.5.2 if the run is on it with no KL term (kl_loss_fn and kl_penalty_fn none), for "
-                         "which its verl 0.7.1 builds none")
+                         "or name 0.5.2 if the run is on it with an algorithm that uses none (use_reference false, "
+                         "as SFT's) and no KL term (kl_loss_fn and kl_penalty_fn none), for which its verl 0.7.1 "
+                         "builds none (an algorithm that uses one, as GRPO's, then fails at its first step asking "
+                         "the ref never built for its log-probs: keep the reference, or LoRA, whose actor stands in)")
 
 
 def check_dpo(dpo: bool, critic: CriticChoice | None, reference_model: bool | None, lora_rank: int,

@@ -392,9 +392,10 @@ def _with_other_batch(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     model = catalog.model(query.model)
     free = _with_rollout_caution(free.with_cautions(
         model, gpu, _margin_room(query, gpu, free.setting, model), query.train_batch_size,
-        unchecked_host_ram=query.unchecked_host_ram, node_gpus=query.node_gpus, option_names=query.option_names,
-        node_gpus_given=query.node_gpus_given,
-        fits_without_sp=_fits_without_sp(catalog, free_query, gpu, free.sp, free.max_model_len)), model, gpu, query)
+        version=query.trinity_version, unchecked_host_ram=query.unchecked_host_ram, node_gpus=query.node_gpus,
+        option_names=query.option_names, node_gpus_given=query.node_gpus_given,
+        fits_without_sp=_fits_without_sp(catalog, free_query, gpu, free.sp, free.max_model_len), dpo=query.dpo),
+        model, gpu, query)
     return answer.model_copy(update={"other_batch": free})
 
 
@@ -1216,7 +1217,7 @@ def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens
         model, gpu_type, _margin_room(query, gpu_type, plan.setting, model), query.train_batch_size,
         query.train_batch_source, query.trinity_version, query.unchecked_host_ram, query.node_gpus, query.option_names,
         query.node_gpus_given, _fits_without_sp(catalog, query, gpu_type, plan.sp, plan.max_model_len),
-        batch_divisor=query.batch_divisor), model, gpu_type, query)
+        dpo=query.dpo, batch_divisor=query.batch_divisor), model, gpu_type, query)
 
 
 def _margin_room(query: Query, gpu: GpuType, setting: Setting, model: Model) -> MarginRoom:

@@ -105,7 +105,7 @@ from typing import Any
 
 from solver.memory import breakdown, margin_room
 from solver.results import Plan
-from solver.tables import Catalog, Setting, Table, Weights, load_memory_model, load_weights
+from solver.tables import Catalog, Setting, Table, Weights, load_memory_model, load_weights, shown_parameters
 
 OBJECTIVES = ("cheapest", "min_gpus", "max_len", "min_gpu_hours")
 
@@ -1157,10 +1157,12 @@ def _beyond_calibration(gpu_type: Any, model: Any, n: int, sp: int, tokens: int,
     found = []
     if round(model.parameters_b, 1) > round(fit.largest_model_b, 1):
         found.append(("larger-model",
-                      f"{model.parameters_b:.1f}B parameters (calibrated up to {fit.largest_model_b:.1f}B)"))
+                      (f"{shown_parameters(model.parameters_b)} parameters (calibrated up to "
+                       f"{fit.largest_model_b:.1f}B)")))
     if fit.smallest_model_b is not None and round(model.parameters_b, 1) < round(fit.smallest_model_b, 1):
         found.append(("smaller-model",
-                      f"{model.parameters_b:.1f}B parameters (calibrated from {fit.smallest_model_b:.1f}B)"))
+                      (f"{shown_parameters(model.parameters_b)} parameters (calibrated from "
+                       f"{fit.smallest_model_b:.1f}B)")))
     # Qwen3's one vocabulary within 10% counts as seen (Qwen2.5's 152064).
     vocab = (fit.least_vocab_size, fit.most_vocab_size)
     if None not in vocab and not vocab[0] / 1.1 <= model.vocab_size <= vocab[1] * 1.1:

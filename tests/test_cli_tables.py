@@ -1061,3 +1061,21 @@ def test_a_list_of_gpu_types_or_models_is_told_that_leaving_the_filter_out_shows
     assert cli("tables", "--model", "8B,14B") == (2, "", (
         "solve tables: error: model '8B,14B' lists 2 (Qwen3-8B, Qwen3-14B) where one is asked for: give one, and ask "
         "for each in turn; without --model, the tables for every model\n"))
+
+
+def test_the_map_a_tables_error_names_for_a_catalogue_model_beside_a_model_config_runs(cli, tmp_path: Path):
+    # --model of the catalogue's beside --model-config, whose model the cells name: map takes one model flag (it
+    # refused the command that named both), and cells naming the model of your own it cannot read without it: the
+    # command names --model alone and says which file it leaves out; it runs as it stands.
+    cells = tmp_path / "mine.yaml"
+    cells.write_text("gpu: H100\nmemory_gb: 80\nsource: mine\ntables:\n  - {gpus: 8, section: '8 x H100', "
+                     "models: [Mistral-7B-v0.1, Qwen2.5-14B], rows: [{max_model_len: 32768, "
+                     "cells: {Mistral-7B-v0.1: Env + SP=2, Qwen2.5-14B: SP=2}}]}\n", encoding="utf-8")
+    mistral = Path(__file__).parent / "data" / "hf-configs" / "Mistral-7B-v0.1.json"
+    status, out, err = cli("tables", "--model", "qwen2.5-14b", "--model-config", str(mistral), "--cells", str(cells),
+                           "--gpu", "h100", "--gpus", "3")
+    assert (status, out) == (2, "") and err == (
+        "solve tables: error: no table of H100-80GB for 3 trainer GPUs; documented counts: 8; solve map --gpu h100 "
+        f"--model qwen2.5-14b --gpus-up-to 3 (without {shlex.quote(str(cells))}, which names the model of "
+        "--model-config: map plans one model) maps what the planner answers for it\n")
+    assert cli(*shlex.split(err[err.index("solve map"):err.index(" (without")])[1:])[0] == 0

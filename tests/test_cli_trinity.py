@@ -3911,27 +3911,29 @@ def test_the_apply_block_ends_with_the_configs_own_keys_the_plan_changes_too(cli
 
 
 def test_a_dpo_fragments_batch_note_counts_the_pairs_micro_batch_its_keys_write(cli):
-    # Qwen3-8B, DPO at 8192 on 8 A100s: the keys turn dynamic batch sizes off and write the actor's pair, which Trinity
-    # doubles before verl 0.8 (2 sequences on 0.5, 4 where the release may be 0.6), and Trinity asserts that each
-    # rank's share of the batch holds whole micro-batches: the note said "a multiple of 8" for a batch of 72, which a
-    # config with these keys fails (the check's dpo-mini-batch-split: a multiple of 16). Since dpobatch92 the plan
-    # keeps the batch to twice its ranks: 72 moves it to SP 2 (4 ranks, 18 per GPU).
+    # Qwen3-8B, DPO at 8192 on 8 A100s: the keys turn dynamic batch sizes off and write the actor's pair (1 on 0.5,
+    # which Trinity doubles; 2 where the release may be 0.6, for verl 0.8 or later, with 1 to write before 0.8), and
+    # Trinity asserts that each rank's share of the batch holds whole micro-batches: the note said "a multiple of 8" for
+    # a batch of 72, which a config with these keys fails (the check's dpo-mini-batch-split: a multiple of 16). Since
+    # dpobatch92 the plan keeps the batch to twice its ranks: 72 moves it to SP 2 (4 ranks, 18 per GPU).
     status, out, _ = cli("--model", "8B", "--gpu", "A100-80GB", "--gpus", "8", "--len", "8k", "--dpo",
                          "--rollout-gpus", "0", "--train-batch-size", "72", "--trinity-version", "0.5.2",
                          "--emit", "trinity")
     assert status == 0 and "  train_batch_size: 72" in out
     assert ("Planned for a train batch of 72 (buffer.train_batch_size, by default batch_size x repeat_times), "
-            "which its 4 data-parallel ranks (trainer GPUs / SP) divide; DPO's micro-batch below, 2 sequences per GPU "
-            "(the actor's 1, doubled by Trinity before verl 0.8), must divide each rank's share too: keep your batch "
-            "a multiple of 8. #") in " ".join(
+            "which its 4 data-parallel ranks (trainer GPUs / SP) divide; DPO's micro-batch below, one pair, 2 "
+            "sequences per GPU (the actor's 1, doubled by Trinity before verl 0.8), must divide each rank's share too: "
+            "keep your batch a multiple of 8. #") in " ".join(
                 line.removeprefix("# ") for line in out.splitlines() if line.startswith("#"))
-    # where the release may be 0.6, the 2 written (one pair on verl 0.8 or later) is doubled to 4 before verl 0.8:
-    # 48 keeps the plan's rule (twice the 8 ranks divide it), not the doubled 4's
+    # where the release may be 0.6, the 2 written is one pair on verl 0.8 or later, and the 1 to write before 0.8 one
+    # pair once doubled: 48 keeps the plan's rule (twice the 8 ranks divide it) on both lines, so the note keeps it too
+    # (it said a multiple of 32, counting the 2 doubled, and that the trainer fails as it starts)
     status, out, _ = cli("--model", "8B", "--gpu", "A100-80GB", "--gpus", "8", "--len", "8k", "--dpo",
                          "--rollout-gpus", "0", "--train-batch-size", "48", "--emit", "trinity")
-    assert status == 0 and ("4 sequences per GPU (the actor's 2, doubled by Trinity before verl 0.8), must divide "
-                            "each rank's share too: keep your batch a multiple of 32. 48 is not one (the nearest: 32 "
-                            "or 64): the trainer fails as it starts.") in " ".join(
+    assert status == 0 and ("which its 8 data-parallel ranks (trainer GPUs / SP) divide; DPO's micro-batch below, one "
+                            "pair, 2 sequences per GPU (the actor's 2 on verl 0.8 or later; before 0.8 write 1 there, "
+                            "which Trinity doubles), must divide each rank's share too: keep your batch a multiple of "
+                            "16. #") in " ".join(
                                 line.removeprefix("# ") for line in out.splitlines() if line.startswith("#"))
 
 

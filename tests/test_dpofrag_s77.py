@@ -159,3 +159,36 @@ def test_dpo_beside_a_config_is_refused(cli: Cli, tmp_path: Path):
     status, out, err = cli("--from-config", str(example_with_algorithm(tmp_path, "grpo")), *COMMON, "--dpo")
     assert (status, out, err) == (2, "", (
         "solve: error: --from-config's algorithm.algorithm_type says whether the run trains DPO (dpo): drop --dpo\n"))
+
+
+def test_a_dpo_plan_restated_at_its_own_budget_keeps_the_pairs_words():
+    """`at_token_budget` (a config's verdict at its own budget, a cluster's plans restated at its margin) words the
+    padded model's caution for the query's DPO pair, as the plan does: it said "that sequence", half what it counts."""
+    from solver.solve import at_token_budget
+
+    model = load_model_config(INTERNLM2)
+    catalog = load_catalog().with_model(model)
+    query = make_query(catalog, model=model.name, gpu="h100", max_model_len=32768, budget_gpus=8, dpo=True)
+    answer = answer_query(query, catalog)[0]
+    plan = answer.best
+    assert plan is not None and any("the DPO pair" in caution for caution in plan.cautions)
+    assert at_token_budget(catalog, query, answer.gpu, plan, plan.max_token_len_per_gpu).cautions == plan.cautions
+
+
+def test_writes_dpo_batch_words_agree_with_the_plans_rule(cli: Cli, tmp_path: Path):
+    """A DPO config's batch of 48 on 8 trainer GPUs (SP 1) splits in pairs over the ranks (16), as the plan keeps it:
+    ``--write`` writes the actor's 2 (verl 0.8 or later) and its note says to write 1 before 0.8, which Trinity doubles
+    to a pair; so it warns of nothing on the batch (it said to make it a multiple of 32, the 2 doubled to 4, the size
+    the note rules out). The written file's check judges the 2 as written, doubled before verl 0.8: it says so."""
+    given = example_with_algorithm(tmp_path, "dpo")
+    text = given.read_text().replace("gpu_per_node: 6", "gpu_per_node: 8").replace(
+        "batch_size: 96", "batch_size: 96\n  train_batch_size: 48")
+    text = text.replace("max_model_len: 32768", "max_model_len: 8192")
+    given.write_text(text.replace("max_response_tokens: 30720", "max_response_tokens: 6144"))
+    written = tmp_path / "written.yaml"
+    status, _, err = cli("--from-config", str(given), "--gpu", "A100-80GB", "--write", str(written))
+    assert status == 0 and "ppo_micro_batch_size_per_gpu 2, one pair" in err and "so there write 1" in err
+    assert "warning" not in err and _actor_size(written.read_text()) == 2
+    status, out, _ = cli("--from-config", str(written), "--gpu", "A100-80GB", "--check", "--json")
+    assert json.loads(out)[0]["current"]["config_problem_codes"] == ["dpo-mini-batch-split",
+                                                                               "dpo-doubled-above-verdict"]

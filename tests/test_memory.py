@@ -270,6 +270,10 @@ def test_the_calibrated_range_holds_its_own_edges():
     assert beyond(model=fourteen.model_copy(update={"parameters_b": 0.56})) == ()
     assert beyond(model=fourteen.model_copy(update={"parameters_b": 0.54})) == (
         ("smaller-model", "0.5B parameters (calibrated from 0.6B)"),)
+    # A tiny model's count in a unit that shows it (it was "0.0B parameters"): millions, thousands, else whole.
+    for parameters_b, shown in ((0.012, "12M"), (0.0042, "4.2M"), (4.2e-6, "4.2K"), (5.04e-7, "504")):
+        assert beyond(model=fourteen.model_copy(update={"parameters_b": parameters_b})) == (
+            ("smaller-model", f"{shown} parameters (calibrated from 0.6B)"),)
     # A vocabulary within VOCAB_TOLERANCE (1.1) of the calibrated 151936 either way is within it: 151936 / 1.1 =
     # 138123.6, so 138124 is within and 138123 beyond, as 167129 (151936 x 1.1 = 167129.6) is within and 167130 beyond.
     for vocab, phrase in ((138124, ()), (167129, ()),
@@ -3034,6 +3038,11 @@ def _dense_config(tmp_path: Path, **keys: object) -> Path:
     return path
 
 
+GENERIC_MOE = {"model_type": "custom_moe", "tie_word_embeddings": False}
+"""A mixture of experts of a model type rft-solver does not know, read by its keys alone, with a caution: llama's class
+is dense (it reads no experts key), so a llama config with one is counted dense."""
+
+
 def test_the_token_floor_counts_the_capped_logits_copy(tmp_path: Path):
     # Gemma-2-9B's shape (its class caps the logits): per token, a bf16 hidden state per layer and the embedding
     # output, 2 * 3584 * (42 + 1) = 308224 bytes, and the logits' peak, (7 + 2) * 256000 = 2304000 bytes, which is
@@ -3081,15 +3090,15 @@ def test_a_boolean_logit_softcapping_is_refused(tmp_path: Path, capping: bool):
 def test_every_mixture_of_experts_key_is_read(tmp_path: Path, key: str):
     # Qwen-MoE's, Mixtral's, DeepSeek's and others' key for the routed experts: all held, num_experts_per_tok of them
     # computed, each as wide as moe_intermediate_size (Mixtral's intermediate_size, where that is not given).
-    model = load_model_config(_dense_config(tmp_path, model_type="llama", num_experts_per_tok=2, **{key: 8}))
-    # llama: no model type whose LoRA config PEFT converts (test_review76b_s76)
+    model = load_model_config(_dense_config(tmp_path, **GENERIC_MOE, num_experts_per_tok=2, **{key: 8}))
+    # no model type whose LoRA config PEFT converts (test_review76b_s76)
     assert model.moe == MoE(experts=8, active_experts=2, moe_intermediate_size=8192, peft_converts_experts=False)
     assert model.intermediate_size == 2 * 8192  # the width a token passes through, as the catalogue gives it
     # Per layer: attention (4 x 3072 x 3072), 8 experts of a gated MLP (3 x 3072 x 8192) with their router rows
     # (3072 each) and two norms; the two embedding matrices and the final norm.
     layer = 4 * 3072 * 3072 + 8 * (3 * 3072 * 8192 + 3072) + 2 * 3072
     assert model.parameters_b * 1e9 == pytest.approx(32 * layer + 2 * 32064 * 3072 + 3072)
-    wider = load_model_config(_dense_config(tmp_path, model_type="llama", num_experts_per_tok=2,
+    wider = load_model_config(_dense_config(tmp_path, **GENERIC_MOE, num_experts_per_tok=2,
                                             moe_intermediate_size=1024, **{key: 8}))
     assert wider.moe == MoE(experts=8, active_experts=2, moe_intermediate_size=1024, peft_converts_experts=False)
 
@@ -3128,7 +3137,7 @@ def test_every_mixture_of_experts_key_is_read(tmp_path: Path, key: str):
 )
 def test_a_mixture_of_experts_that_would_be_miscounted_is_refused(tmp_path: Path, keys: dict[str, int], message: str):
     with pytest.raises(TableError, match=message):
-        load_model_config(_dense_config(tmp_path, **{"model_type": "llama", **keys}))
+        load_model_config(_dense_config(tmp_path, **{**GENERIC_MOE, **keys}))
 
 
 def test_qwen3_30b_a3b_config_without_its_expert_count_exits_2_in_one_line(cli, tmp_path: Path):
@@ -3199,11 +3208,11 @@ def test_a_qwen2_moe_without_a_shared_expert_is_read_as_routed_experts_alone(tmp
 
 
 def test_a_mixture_of_experts_giving_its_count_twice_alike_is_read(tmp_path: Path):
-    once = load_model_config(_dense_config(tmp_path, model_type="llama", num_experts=8, num_experts_per_tok=2))
-    twice = load_model_config(_dense_config(tmp_path, model_type="llama", num_experts=8, num_local_experts=8,
+    once = load_model_config(_dense_config(tmp_path, **GENERIC_MOE, num_experts=8, num_experts_per_tok=2))
+    twice = load_model_config(_dense_config(tmp_path, **GENERIC_MOE, num_experts=8, num_local_experts=8,
                                             num_experts_per_tok=2))
     assert twice == once and once.moe == MoE(experts=8, active_experts=2, moe_intermediate_size=8192,
-                                             peft_converts_experts=False)  # llama: PEFT converts none
+                                             peft_converts_experts=False)  # PEFT converts none
 
 
 def test_a_mixture_of_experts_whose_shared_and_dense_keys_say_none_is_read(tmp_path: Path):
@@ -3212,7 +3221,7 @@ def test_a_mixture_of_experts_whose_shared_and_dense_keys_say_none_is_read(tmp_p
     none = {"n_shared_experts": 0, "num_shared_experts": 0, "shared_expert_intermediate_size": 0,
             "moe_num_shared_experts": 0, "mlp_only_layers": [], "decoder_sparse_step": 1, "first_k_dense_replace": 0,
             "moe_layer_freq": 1}
-    model = load_model_config(_dense_config(tmp_path, model_type="llama", num_experts=4, num_experts_per_tok=4,
+    model = load_model_config(_dense_config(tmp_path, **GENERIC_MOE, num_experts=4, num_experts_per_tok=4,
                                             moe_intermediate_size=1024, **none))
     layer = 4 * 3072 * 3072 + 4 * (3 * 3072 * 1024 + 3072) + 2 * 3072
     assert model.parameters_b * 1e9 == pytest.approx(32 * layer + 2 * 32064 * 3072 + 3072)
@@ -3228,6 +3237,19 @@ def test_a_dense_config_with_null_or_unused_mixture_of_experts_keys_is_read_as_d
     unused = {"num_experts": None, "n_routed_experts": None, "n_shared_experts": 2, "first_k_dense_replace": 3}
     assert load_model_config(_dense_config(tmp_path, model_type="llama", **unused)) == dense
     assert (dense.moe, dense.active_parameters_b) == (None, dense.parameters_b)
+
+
+@pytest.mark.parametrize("name", ["Qwen3-8B", "Qwen2.5-7B", "Llama-3.2-1B"])
+def test_a_dense_model_types_config_with_experts_keys_is_counted_dense(tmp_path: Path, name: str):
+    # The model type picks transformers' class (qwen3, qwen2, llama: dense; their config and modeling code read no
+    # experts key, which PretrainedConfig keeps as an unread attribute): a published dense config with a mixture of
+    # experts' keys added reads as the same dense model (it was counted as 128 experts, 38.9B for Qwen3-8B's shape).
+    config = json.loads((HF_CONFIGS / f"{name}.json").read_text(encoding="utf-8"))
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    dense = load_model_config(tmp_path)
+    experts = {"num_experts": 128, "num_local_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768}
+    (tmp_path / "config.json").write_text(json.dumps({**config, **experts}), encoding="utf-8")
+    assert load_model_config(tmp_path) == dense and dense.moe is None
 
 
 def test_mixtral_without_tie_word_embeddings_is_untied_as_its_class_default(tmp_path: Path):

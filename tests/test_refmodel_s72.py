@@ -273,10 +273,14 @@ def test_no_reference_model_is_refused_where_the_release_builds_one_whatever_the
         tmp_path: Path, cli: Callable[..., tuple[int, str, str]]) -> None:
     # s91: Trinity 0.5.0 and 0.5.1 (verl 0.7.0, whose need_reference_policy asks the role map, which always holds
     # RefPolicy) build a reference model without LoRA whatever the algorithm, so a need without it counts too little;
-    # 0.5 alone may be one of them. 0.5.2 (verl 0.7.1) builds one only where a KL term reads it: taken, as with LoRA.
+    # 0.5 alone may be one of them. 0.5.2 (verl 0.7.1) builds one only where a KL term reads it: taken, as with LoRA;
+    # but a GRPO-family run (use_reference true) without one fails there (the check's ref-not-built), which the advice
+    # to name 0.5.2 said nothing of (smalls92b): it names the algorithms it holds for.
     why = ("Trinity 0.5.0 and 0.5.1 (verl 0.7.0) build a reference model whatever the algorithm, but with LoRA: drop "
-           "{0}, or name 0.5.2 if the run is on it with no KL term (kl_loss_fn and kl_penalty_fn none), for which its "
-           "verl 0.7.1 builds none")
+           "{0}, or name 0.5.2 if the run is on it with an algorithm that uses none (use_reference false, as SFT's) "
+           "and no KL term (kl_loss_fn and kl_penalty_fn none), for which its verl 0.7.1 builds none (an algorithm "
+           "that uses one, as GRPO's, then fails at its first step asking the ref never built for its log-probs: "
+           "keep the reference, or LoRA, whose actor stands in)")
     for command, release in (("solve", "0.5.1"), ("solve memory", "v0.5")):
         argv = ("--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "32k", "--no-reference")
         code, out, err = cli(*command.split()[1:], *argv, "--trinity-version", release)

@@ -16,7 +16,7 @@ from solver.cli.options import GPU_NAMES, MODEL_CONFIG_HELP, MODEL_NAMES, add_ce
 from solver.cli.output import print_escaped, print_view
 from solver.cli.parser import Parser
 from solver.cli.status import NO_PLAN, STATUSES_AFTER_BAD_INPUT
-from solver.tables import MAX_ESTIMATED_GPUS, MAX_GPUS, ListedNamesError, QueryError, counted
+from solver.tables import MAX_ESTIMATED_GPUS, MAX_GPUS, ListedNamesError, OneLineError, QueryError, counted
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -68,13 +68,30 @@ def _map_command(args: argparse.Namespace, own_model: bool) -> str:
     """The `solve map` command that covers what the filters of `solve tables` asked for where no table does (its
     budgets up to --gpus, or as far as it maps), with the --cells files that may name the GPU type, and the
     --model-config of a model they may name (in --model's place where it names that model: `own_model`); each value
-    quoted as a shell needs it."""
+    quoted as a shell needs it. Where --model names a catalogue model beside --model-config, which map refuses (it
+    plans one model), --model alone, and the --cells files that name no model of yours (`_read_alone`), with words
+    on those left out."""
     budgets = None if args.gpus is None else min(args.gpus, MAX_ESTIMATED_GPUS)
+    catalogue_model = args.model is not None and not own_model and args.model_config is not None
+    cells = [path for path in args.cells or () if not catalogue_model or _read_alone(path)]
     filters = [("--gpu", args.gpu), ("--model", None if own_model else args.model),
-               ("--model-config", args.model_config), ("--gpus-up-to", budgets),
-               *(("--cells", cells) for cells in args.cells or ())]
+               ("--model-config", None if catalogue_model else args.model_config), ("--gpus-up-to", budgets),
+               *(("--cells", path) for path in cells)]
+    left = [shlex.quote(str(path)) for path in args.cells or () if path not in cells]
+    without = (f" (without {', '.join(left)}, which {'names' if len(left) == 1 else 'name'} the model of "
+               "--model-config: map plans one model)" if left else "")
     return " ".join(["solve map", *(f"{flag} {shlex.quote(str(value))}" for flag, value in filters
-                                    if value is not None)])
+                                    if value is not None)]) + without
+
+
+def _read_alone(cells: Path) -> bool:
+    """Whether the --cells file `cells` reads beside the shipped catalogue alone, naming no model of
+    --model-config's."""
+    try:
+        catalog_with(None, cells=[cells])
+    except OneLineError:  # a model it names unknown (TableError), or any other refusal: left out
+        return False
+    return True
 
 
 def _one_name(flag: str, every: str, find: Callable[[], object]) -> None:

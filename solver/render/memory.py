@@ -55,6 +55,7 @@ from solver.tables import (
     lower_host_count_hint,
     release_name,
     shown_number,
+    shown_parameters,
 )
 from solver.tables.peft_match import ALL_LINEAR
 
@@ -97,7 +98,7 @@ def memory_label(answer: MemoryAnswer, moe: bool) -> str:
     """The breakdown's heading: the model (with its active parameters where it is a mixture of experts, `moe`), the
     GPUs, setting (its LoRA, its critic, DPO, the Trinity release named), length and token budget, the margin, and the
     source of a memory model of one's own, if any."""
-    active = f", {answer.model_active_parameters_b:.1f}B active" if moe else ""
+    active = f", {shown_parameters(answer.model_active_parameters_b)} active" if moe else ""
     setting = Setting(env=answer.env, offload=answer.offload, sp=answer.sp)
     own_budget = ", your token budget" if answer.max_token_len_per_gpu is not None else ""
     lora = f", LoRA rank {answer.lora_rank}" if answer.lora_rank else ""
@@ -105,7 +106,8 @@ def memory_label(answer: MemoryAnswer, moe: bool) -> str:
     dpo = ", DPO" if answer.dpo else ""
     release = ("" if answer.trinity_version is None  # as solve names it back: 0.5.1 for v0.5.1
                else f", Trinity {release_name(answer.trinity_version) or answer.trinity_version}")
-    return (f"{answer.model} ({answer.model_parameters_b:.1f}B parameters{active}) on {answer.gpus} x {answer.gpu} "
+    return (f"{answer.model} ({shown_parameters(answer.model_parameters_b)} parameters{active}) on {answer.gpus} x "
+            f"{answer.gpu} "
             f"({answer.memory_gib:.1f} GiB), {setting.label}{lora}{critic}{dpo}{release}, "
             f"{counted(answer.max_model_len, 'token')} "
             f"({answer.tokens_per_gpu} per GPU{own_budget}), margin {answer.margin:g}"

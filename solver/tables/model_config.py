@@ -34,6 +34,13 @@ MOE_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "ernie4_5_moe", "glm4_moe", "gp
                    "llama4_text", "minimax_m2", "mixtral", "olmoe", "phimoe", "qwen2_moe", "qwen3_moe")
 """Model types whose transformers class is a mixture of experts: a config of one without a key of `MOE_CONFIG_KEYS`
 is refused rather than read as a dense model (Qwen3-30B-A3B's without num_experts: 3.34B parameters, not 30.5B)."""
+DENSE_MODEL_TYPES = ("gemma", "gemma2", "gemma3_text", "glm4", "granite", "llama", "mistral", "olmo", "olmo2", "phi3",
+                     "qwen2", "qwen3", "stablelm")
+"""Model types whose transformers class is dense: neither their config class nor their model reads a key of
+`MOE_CONFIG_KEYS` or `MOE_ONLY_KEYS` (transformers 4.57.1 ``models/<type>/configuration_<type>.py`` and
+``modeling_<type>.py``; ``PretrainedConfig.__init__`` keeps such a key as an attribute no layer reads,
+``configuration_utils.py:342-344``), and the model type picks the class (``AutoModelForCausalLM``'s mapping,
+``models/auto/modeling_auto.py``): a config of one is counted dense, whatever such keys it carries."""
 EXPERT_WIDTH_MODEL_TYPES = ("deepseek", "deepseek_v2", "deepseek_v3", "ernie4_5_moe", "glm4_moe", "qwen2_moe",
                             "qwen3_moe")
 """Model types whose config gives each expert's width as ``moe_intermediate_size``, its ``intermediate_size`` being
@@ -1023,8 +1030,11 @@ def _deepseek_moe(path: Path, config: dict[str, Any], layers: int, routed: MoE) 
 
 def _check_no_expert_count(path: Path, config: dict[str, Any]) -> None:
     """`TableError` for a config that gives no count of routed experts (`MOE_CONFIG_KEYS`) but is a mixture of
-    experts by its ``model_type`` (`MOE_MODEL_TYPES`) or by a key only such a config gives (`MOE_ONLY_KEYS`)."""
+    experts by its ``model_type`` (`MOE_MODEL_TYPES`) or by a key only such a config gives (`MOE_ONLY_KEYS`), but for
+    a dense model type's (`DENSE_MODEL_TYPES`), whose class reads none."""
     counts = either(MOE_CONFIG_KEYS)
+    if config.get("model_type") in DENSE_MODEL_TYPES:
+        return
     given = [key for key in MOE_ONLY_KEYS if config.get(key) is not None]
     if config.get("model_type") in MOE_MODEL_TYPES:
         raise TableError(f"{path}: missing the count of routed experts ({counts}): model_type "
@@ -1035,7 +1045,10 @@ def _check_no_expert_count(path: Path, config: dict[str, Any]) -> None:
 
 
 def _experts_key(config: dict[str, Any]) -> str | None:
-    """The key by which a config.json gives its routed experts (`MOE_CONFIG_KEYS`); None for a dense model."""
+    """The key by which a config.json gives its routed experts (`MOE_CONFIG_KEYS`); None for a dense model, one of
+    `DENSE_MODEL_TYPES` whatever keys it carries."""
+    if config.get("model_type") in DENSE_MODEL_TYPES:
+        return None
     return next((key for key in MOE_CONFIG_KEYS if config.get(key) is not None), None)
 
 

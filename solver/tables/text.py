@@ -442,6 +442,19 @@ def counted(number: int | Sequence[int], noun: str, written: Callable[[list[int]
     return f"{written(numbers) if written else ', '.join(map(str, numbers))} {noun}{'s' if numbers != [1] else ''}"
 
 
+def shown_parameters(parameters_b: float) -> str:
+    """A count of parameters given in billions, in words: ``32.8B``, ``0.6B`` at one decimal where that shows it; a
+    tiny model's in millions or thousands (``12M``, ``4.2K``: whole at 10 or more), else whole (``520``), not
+    ``0.0B``."""
+    if round(parameters_b, 1) >= 0.1:
+        return f"{parameters_b:.1f}B"
+    count = parameters_b * 1e9
+    for unit, size in (("M", 1e6), ("K", 1e3)):
+        if count >= size:
+            return f"{count / size:.{0 if round(count / size, 1) >= 10 else 1}f}{unit}"
+    return f"{count:.0f}"
+
+
 def consecutive_runs(values: Iterable[int]) -> list[list[int]]:
     """Sorted whole numbers grouped into runs of consecutive ones: ``[3, 5, 6, 7]`` -> ``[[3], [5, 6, 7]]``."""
     runs: list[list[int]] = []

@@ -40,6 +40,7 @@ from solver.rules import (
     COMMAND_OPTIONS,
     MODEL_CONFIG_PLACEHOLDER,
     OptionNames,
+    batch_divisor_of,
     least_token_budget,
     nearest_dividing_batches,
     one_sequence_per_micro_batch,
@@ -364,19 +365,22 @@ def _dpo_actor_pair(plan: Plan, keys: Sequence[PlanKey]) -> int | None:
 
 def _train_batch_lines(train_batch_size: int, ranks: int, dpo_pair: int | None) -> list[str]:
     """The header's note on the train batch the plan was made for: its `ranks` (data-parallel ranks) divide it; for DPO,
-    whose actor's micro-batch per GPU `dpo_pair` Trinity doubles before verl 0.8 and asserts divides each rank's share
-    of the batch (``dpo-mini-batch-split``), a multiple of that too, with the nearest where the batch is not one; none
-    where any batch splits (one rank, no DPO pair)."""
-    sequences = 2 * dpo_pair if dpo_pair else 1
-    multiple = ranks * sequences
+    whose actor's micro-batch per GPU `dpo_pair` holds one pair, 2 sequences, on the verl line it is written for (1,
+    which Trinity doubles before verl 0.8; 2 on verl 0.8 or later, where 1 is to be written before 0.8), and which
+    Trinity asserts divides each rank's share of the batch (``dpo-mini-batch-split``), twice the ranks, as the plan
+    keeps it (`solver.rules.batch_divisor_of`'s `pairs`), with the nearest where the batch is not one; none where any
+    batch splits (one rank, no DPO pair)."""
+    multiple = batch_divisor_of(ranks, 1, pairs=dpo_pair is not None)
     if multiple == 1:
         return []
     planned = (f"# Planned for a train batch of {train_batch_size} (buffer.train_batch_size, by default batch_size x "
                f"repeat_times), which its {ranks} data-parallel ranks (trainer GPUs / SP) divide")
     if dpo_pair is None:
         return [f"{planned}: keep your batch a multiple of {ranks}."]
-    words = (f"{planned}; DPO's micro-batch below, {sequences} sequences per GPU (the actor's {dpo_pair}, doubled by "
-             f"Trinity before verl 0.8), must divide each rank's share too: keep your batch a multiple of {multiple}.")
+    held = ("the actor's 1, doubled by Trinity before verl 0.8" if dpo_pair == 1 else
+            "the actor's 2 on verl 0.8 or later; before 0.8 write 1 there, which Trinity doubles")
+    words = (f"{planned}; DPO's micro-batch below, one pair, 2 sequences per GPU ({held}), must divide each rank's "
+             f"share too: keep your batch a multiple of {multiple}.")
     if train_batch_size % multiple:
         nearest = " or ".join(map(str, nearest_dividing_batches(train_batch_size, multiple)))
         words += f" {train_batch_size} is not one (the nearest: {nearest}): the trainer fails as it starts."

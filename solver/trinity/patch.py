@@ -40,7 +40,7 @@ from solver.query import (
     check_host_ram,
 )
 from solver.results import CautionCode, ConfigKeyChange, Plan, past_validated_note, written_release
-from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames, trainer_nodes_of
+from solver.rules import API_OPTIONS, COMMAND_OPTIONS, OptionNames, splits_batch, trainer_nodes_of
 from solver.tables import (
     CONFIG_SHAPE,
     Model,
@@ -2120,7 +2120,9 @@ def patched_config_problems(text: str, patched: PatchedConfig, plan: Plan, model
     in place of the check's lines on them, whose words say the patch removes them; what else in the patched config
     breaks Trinity's or verl's rules (`trinity_config_problems`, on the plan's trainer GPUs); and the keys the patch
     changed on a YAML anchor other keys repeat (`anchored_keys`). [] if none; not the check's ``dpo-pair-doubled``
-    line where `PatchedConfig.dpo_note` says it. `option_names` as
+    line where `PatchedConfig.dpo_note` says it, nor its ``dpo-mini-batch-split`` line on the 2 written, doubled to 4
+    before verl 0.8, where the note says to write 1 there and the batch splits in pairs over the plan's ranks
+    (`_doubled_pair_split`). `option_names` as
     `patched_trinity_config`'s: how the words name the patch (``--write`` passes its flags, `COMMAND_OPTIONS`).
     `train_batch_size`, the config's train batch where known (from `train_batch_source`), is checked too: the patch
     keeps it, but may change what must divide it (the actor's micro-batch, ``mini-batch-split``,
@@ -2137,10 +2139,23 @@ def patched_config_problems(text: str, patched: PatchedConfig, plan: Plan, model
                                                               train_batch_source=train_batch_source,
                                                               experts=written_layout(version, plan.expert_layout))
                if not (merged and problem.code in _MERGED_KEYS_CODES)
-               and not (patched.dpo_note and problem.code == ConfigProblemCode.DPO_PAIR_DOUBLED)]
+               and not (patched.dpo_note and problem.code == ConfigProblemCode.DPO_PAIR_DOUBLED)
+               and not _doubled_pair_split(problem, patched, plan, train_batch_size)]
     anchored = [ConfigProblem(ConfigProblemCode.ANCHORED_KEY_CHANGED, words)
                 for words in anchored_keys(text, plan, model, name=name, environ=environ, version=version)]
     return merged + checked + anchored
+
+
+def _doubled_pair_split(problem: ConfigProblem, patched: PatchedConfig, plan: Plan, train_batch_size: int | None
+                        ) -> bool:
+    """Whether `problem` of `patched` is the check's ``dpo-mini-batch-split`` line (not refused: one verl line fails)
+    on DPO's pair 2 that `PatchedConfig.dpo_note` says to write as 1 before verl 0.8, where `train_batch_size` splits
+    in pairs over `plan`'s ranks (`solver.rules.splits_batch`'s `pairs`, as the plans keep it): the 2 then splits it on
+    verl 0.8 or later, and the note's 1, doubled to a pair, before 0.8, so only the 2 doubled to 4 fails there, which
+    the note already rules out (the patch writes the roles' SP as the plan's, so verl 0.8's engine splits it at the
+    same ranks)."""
+    return (patched.dpo_note is not None and problem.code == ConfigProblemCode.DPO_MINI_BATCH_SPLIT
+            and train_batch_size is not None and splits_batch(train_batch_size, plan.gpus, plan.sp, pairs=True))
 
 
 _MERGED_KEYS_CODES = (ConfigProblemCode.TRAINER_OFFLOAD_KEYS_REFUSED, ConfigProblemCode.TRAINER_KEYS_REFUSED)
