@@ -82,9 +82,11 @@ UNBUILT_REF = ("algorithm.kl_loss_fn is none and kl_penalty_fn none (unset: ever
                "{{kl_coef: 0}} keeps its loss without the term)")
 
 
-def _unbuilt_ref_lines(text: str, version: str | None = None) -> list[str]:
-    """The ``ref-not-built`` lines of the config `text` on its 8 GPUs, judged for `version`."""
-    found = trinity_config_problems(yaml.safe_load(text), QWEN3_8B, 8, version=version)  # type: ignore[arg-type]
+def _unbuilt_ref_lines(text: str, version: str | None = None, batch_divisor: str | None = None) -> list[str]:
+    """The ``ref-not-built`` lines of the config `text` on its 8 GPUs, judged for `version` (`batch_divisor` as
+    `trinity_config_problems` takes it: ``gpus`` for 0.5.0 and 0.5.1)."""
+    found = trinity_config_problems(yaml.safe_load(text), QWEN3_8B, 8, version=version,  # type: ignore[arg-type]
+                                    batch_divisor=batch_divisor)  # type: ignore[arg-type]
     return [problem.words for problem in found if problem.code.value == "ref-not-built"]
 
 
@@ -99,6 +101,10 @@ def test_a_run_with_no_kl_term_on_a_release_that_then_builds_no_ref_is_cautioned
         builds="Trinity 0.6 on verl before 0.8 builds", where="verl_legacy/verl_trainer.py:572 in 0.6.0",
         others="on verl 0.8 or later it builds one")]
     assert len(_unbuilt_ref_lines(GRPO_NO_KL)) == 1
+    # docstruth92: 0.5.0 and 0.5.1 (the release named: `batch_divisor` gpus) build one, so no line for them, where it
+    # said 0.5.2 fails and to remove the key; 0.5.2's own is the bare 0.5's line
+    assert _unbuilt_ref_lines(GRPO_NO_KL, "0.5", "gpus") == []
+    assert _unbuilt_ref_lines(GRPO_NO_KL, "0.5", "ranks") == _unbuilt_ref_lines(GRPO_NO_KL, "0.5")
     # A KL term, LoRA on verl before 0.8 (the actor stands in) or an algorithm with no ref (SFT), or DPO, whose
     # check_config turns kl_loss_fn none into k2: nothing.
     kl_penalty = GRPO_NO_KL.replace("  kl_loss_fn: none", "  kl_loss_fn: none\n  kl_penalty_fn: k1")

@@ -2087,7 +2087,7 @@ UNBUILT_REF_RELEASES = {
 line where their trainer then asks for the ref's log-probs, and those that build one (`_check_unbuilt_reference`)."""
 
 
-def _check_unbuilt_reference(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+def _check_unbuilt_reference(checks: _ConfigChecks, version: TrinityVersion | None, divisor: BatchDivisor) -> None:
     """Check that a run whose algorithm uses a ref (`ref_forward_runs`; not DPO, whose ``check_config`` sets
     ``kl_loss_fn`` none to k2, ``algorithm/algorithm.py:260`` in 0.5.2, ``:303`` in 0.6.0) has a KL term or LoRA where verl 0.7.1 decides
     whether to build a reference model: Trinity 0.5.2, and 0.6 on verl before 0.8, hand it ``use_kl_loss`` from
@@ -2097,13 +2097,14 @@ def _check_unbuilt_reference(checks: _ConfigChecks, version: TrinityVersion | No
     (``ref_policy_wg``, ``trainer/ppo/ray_trainer.py:1119``, ``:1128`` in verl 0.7.1): an AttributeError at the first step. With
     LoRA the actor stands in (`lora_key_before_08`). ``ref-not-built``, never refused: 0.5.0 and 0.5.1 (verl 0.7.0's
     ``need_reference_policy`` asks the role map) and 0.6 on verl 0.8 or later (``use_reference``,
-    ``trainer/verl/trainer.py:253``) build one. Nothing where a key it reads cannot be read here."""
+    ``trainer/verl/trainer.py:253``) build one: nothing for 0.5.0 or 0.5.1 named (`divisor` ``gpus``,
+    `counted_batch_divisor`), nor where a key it reads cannot be read here."""
     from solver.trinity.config import LORA_KEYS, lora_key_before_08
 
     algorithm = checks.value(("algorithm", "algorithm_type"))
     if (checks.value(KL_LOSS_KEY) != "none" or checks.value(KL_PENALTY_KEY) not in (None, "none")
             or not ref_forward_runs(algorithm, version) or trains_dpo(algorithm)
-            or lora_key_before_08(checks.value) is not None
+            or lora_key_before_08(checks.value) is not None or (version == "0.5" and divisor == "gpus")
             or {KL_PENALTY_KEY, *LORA_KEYS} & checks.unreadable):
         return
     builds, where, others = UNBUILT_REF_RELEASES[version]
@@ -3826,7 +3827,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
     _check_algorithm_mode(checks)
     _check_trainer_input(checks)
     _check_ref_model(checks, version)
-    _check_unbuilt_reference(checks, version)
+    _check_unbuilt_reference(checks, version, batch.divisor)
     _check_keys_read_elsewhere(checks, version, said_05)
     _check_missing_kept(checks)
     _check_unread_references(checks)
