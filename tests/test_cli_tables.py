@@ -916,9 +916,9 @@ def test_a_slip_of_an_amd_cards_name_says_its_gpu_type_of_its_own_gets_no_rocm_c
     given = ("--gpu", "mi300", "--gpu-memory", "192", "--model", "0.6B", "--len", "8k", "--gpus", "1")
     status, out, err = cli(*given)
     assert (status, "ROCm" in out) == (0, False)
-    assert err.startswith("solve: note: --gpu mi300 is not a GPU type of the catalogue, so --gpu-memory makes one of its "
-                          "own (did you mean MI300X?), planned as a GPU of no stated vendor, with no ROCm caution: for "
-                          "an AMD card give --gpu-interconnect infinity-fabric\n")
+    assert err.startswith("solve: note: --gpu mi300 is not a GPU type of the catalogue, so --gpu-memory makes one of "
+                          "its own (did you mean MI300X?), planned as a GPU of no stated vendor, with no ROCm caution: "
+                          "for an AMD card give --gpu-interconnect infinity-fabric\n")
     status, out, err = cli(*given, "--gpu-interconnect", "infinity-fabric")
     assert (status, "ROCm" in out, "(did you mean MI300X?)\n" in err) == (0, True, True)
 

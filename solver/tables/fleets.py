@@ -434,7 +434,8 @@ def _named_as_the_catalogue(fleet: Fleet, catalog: Catalog) -> Fleet:
     known = catalog.for_fleet(fleet)
     return fleet.model_copy(update={
         "pools": tuple(pool.model_copy(update={"gpu": _fleet_name(
-            f"pool {pool.name}", partial(known.gpu, pool.gpu, partial(_built_pool_gpu_with_count, pool), POOL_TAKES_ONE),
+            f"pool {pool.name}",
+            partial(known.gpu, pool.gpu, partial(_built_pool_gpu_with_count, pool), POOL_TAKES_ONE),
             OWN_POOL_GPU)}) for pool in fleet.pools),
         "jobs": tuple(job.model_copy(update={"model": _fleet_name(
             f"job {job.name}", partial(known.model, job.model), OWN_MODEL_IN_CODE)}) for job in fleet.jobs)})
