@@ -1798,10 +1798,11 @@ def asked_gpus(catalog: Catalog, gpu: GpuNames,
     if not isinstance(gpu, list | tuple):  # one name; another value, the catalogue says what names a GPU type
         try:
             return (catalog.gpu(gpu, with_count).name,)
-        except QueryError as error:  # a comma list: the list this takes, where it names GPU types it knows
-            if not isinstance(gpu, str) or "," not in gpu:
+        except QueryError as error:  # a comma list, or names in one word: the list this takes, where it names GPU
+            apart = catalog.gpus_in_one_word(gpu) if isinstance(gpu, str) else ()  # types it knows
+            if not isinstance(gpu, str) or "," not in gpu and not apart:
                 raise
-            names = [name.strip() for name in gpu.split(",")]
+            names = [name.strip() for name in gpu.split(",")] if "," in gpu else list(apart)
             counted = next(filter(None, map(catalog.counted_gpu, names)), None)
             if counted is not None and with_count is not None:  # one with a count (a100x4): how to give it apart
                 raise RefusedNameError(with_count(counted)) from None

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import solver
+from solver.tables import Fleet, Job, Pool
 
 LENGTH = ("--model", "4B", "--len", "32k")
 UNKNOWN_H1000 = "solve: error: unknown GPU 'h1000'"
@@ -201,7 +202,32 @@ def test_gpu_types_apart_by_spaces_in_one_word_are_told_the_commas(cli, given: s
     assert cli(*LENGTH, "--gpu", given) == (2, "", (
         f"solve: error: --gpu '{names}' names 2 GPU types in one word (H200-141GB and MI300X): separate them by "
         f"commas, --gpu {listed}\n"))
-    assert cli("memory", *LENGTH, "--gpus", "2", "--gpu", "a100 h20")[2] == (
-        "solve memory: error: --gpu 'a100 h20' names 2 GPU types in one word (A100-80GB and H20-96GB), where one is "
-        "asked for: give one, and ask for each in turn\n")
-    assert cli(*LENGTH, "--gpu", "h200 nvl")[2].startswith("solve: error: unknown GPU 'h200 nvl' (did you mean ")
+
+
+def test_gpu_types_apart_by_spaces_in_one_word_are_refused_alike_wherever_one_is_asked_for(cli, tmp_path: Path):
+    # smalls92c: solve tables --gpu 'a100 h20' and a pool's gpu: 'h200 mi300x' were told one guess (did you mean
+    # A100-80GB?), where --gpu of solve, map and memory were told the two; the catalogue's check is shared now.
+    both = "GPU 'a100 h20' names 2 GPU types in one word (A100-80GB and H20-96GB), where one is asked for: "
+    assert cli("memory", *LENGTH, "--gpus", "2", "--gpu", "a100 h20") == (
+        2, "", f"solve memory: error: {both}give one, and ask for each in turn\n")
+    assert cli("tables", "--gpu", "a100 h20") == (2, "", (f"solve tables: error: {both}give one, and ask for each "
+                                                          "in turn; without --gpu, the tables for every GPU type\n"))
+    fleet = tmp_path / "fleet.yaml"
+    for gpu, refused in (("h200 mi300x", "names 2 GPU types in one word (H200-141GB and MI300X),"),
+                         ("h200,mi300x", "lists 2 (H200-141GB, MI300X)")):
+        fleet.write_text(f"pools:\n  - {{name: lab, gpu: '{gpu}', nodes: 1, gpus_per_node: 8}}\n"
+                         "jobs:\n  - {name: j, model: Qwen3-8B, max_model_len: 8192}\n", encoding="utf-8")
+        assert cli("cluster", str(fleet)) == (2, "", (f"solve cluster: error: {fleet}: pool lab, gpu: GPU '{gpu}' "
+                                                      f"{refused} where a pool takes one: give each GPU type its own "
+                                                      "pool\n"))
+    pool = Pool(name="lab", gpu="h200 mi300x", nodes=1, gpus_per_node=8)
+    with pytest.raises(solver.QueryError, match=r"^pool lab: GPU 'h200 mi300x' names 2 GPU types in one word \(H200-141GB "
+                                                r"and MI300X\), where a pool takes one: give each GPU type its own pool$"):
+        solver.place(Fleet(pools=[pool], jobs=[Job(name="j", model="Qwen3-8B", max_model_len=8192)]))
+    with pytest.raises(solver.QueryError, match=r"^gpu 'h200 mi300x' lists 2 GPU types in one string: pass them as a "
+                                                r"list, gpu=\['h200', 'mi300x'\]$"):
+        solver.plan("8B", gpu="h200 mi300x", max_model_len=8192)
+    assert cli(*LENGTH, "--gpu", "h200 mi300x", "--gpu-memory", "192")[2] == (
+        "solve: error: --gpu 'h200 mi300x' names 2 GPU types in one word (H200-141GB and MI300X): separate them by "
+        "commas, --gpu h200,mi300x\n")
+    assert cli(*LENGTH, "--gpu", "h100 h2o")[2].startswith("solve: error: unknown GPU 'h100 h2o' (did you mean ")

@@ -65,6 +65,34 @@ def test_a_gpu_named_as_pcie_cards_of_an_sxm_board_gets_a_note(cli: Cli, written
                                  "the SXM board's total; give nvidia-smi's)\n"))
 
 
+NVL_NOTE = ("is taken as H200-141GB, whose GPUs reach one another over NVLink (its SXM boards'), as SP's cost weighs "
+            "them; NVL cards are PCIe cards that NVLink bridges join in groups (the H200 NVL's: of 2 or 4), with PCIe "
+            "between the groups, so an SP group past a bridge's runs over PCIe: for that, give them as a GPU type of "
+            "your own, which weighs SP over PCIe and cautions it: ")
+
+
+@pytest.mark.parametrize("written", ["h200 nvl", "NVIDIA H200 NVL", "h200nvl"])
+def test_a_gpu_named_as_h200_nvl_cards_gets_a_note_naming_the_bridge_groups(cli: Cli, written: str):
+    # smalls92c: 'h200 nvl' was told "did you mean H200-141GB?" (the SXM boards, all NVLink), and h200nvl nothing.
+    status, out, err = cli("--model", "8B", "--gpu", written, "--gpus", "4", "--len", "8k")
+    assert (status, out.startswith("H200-141GB · "), err) == (0, True, (
+        f"solve: note: --gpu {written!r} {NVL_NOTE}--gpu my-h200-nvl --gpu-memory 143771MiB --gpu-interconnect pcie "
+        "(143771: the SXM board's total; give nvidia-smi's)\n"))
+
+
+def test_h100_nvl_names_are_the_h100_nvl_and_a_pools_h200_nvl_gets_the_note(cli: Cli, tmp_path: Path):
+    for written in ("h100nvl", "NVIDIA H100 NVL"):
+        status, out, err = cli("--model", "8B", "--gpu", written, "--gpus", "4", "--len", "8k")
+        assert (status, out.startswith("H100-NVL-94GB · "), err) == (0, True, "")
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: lab, gpu: NVIDIA H200 NVL, nodes: 1, gpus_per_node: 8}\n"
+                     "jobs:\n  - {name: j, model: Qwen3-8B, max_model_len: 8192}\n", encoding="utf-8")
+    status, _, err = cli("cluster", str(fleet))
+    assert (status, err) == (0, (f"solve cluster: note: pool lab: gpu 'NVIDIA H200 NVL' {NVL_NOTE}gpu: my-h200-nvl, "
+                                 "gpu_memory_mib: 143771, gpu_interconnect: pcie (143771: the SXM board's total; give "
+                                 "nvidia-smi's)\n"))
+
+
 @pytest.mark.parametrize("gpu", [["--gpu", "NVIDIA H100 80GB HBM3"], ["--gpu", "l40s-pcie"],
                                  ["--gpu", "my-h100-pcie", "--gpu-memory", "81559MiB", "--gpu-interconnect", "pcie"]])
 def test_no_pcie_note_for_an_sxm_name_a_pcie_card_or_pcie_cards_of_ones_own(cli: Cli, gpu: list[str]):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import re
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
@@ -78,9 +77,10 @@ def catalog_with(model: Model | None, gpu: str | Sequence[str] | None = None,
             catalog.gpu(name)
         except QueryError as error:
             unknown.append((name, error))
+    for name, _ in unknown if not isinstance(gpu, str) else ():  # where one is asked for, catalog.gpu refuses them
+        _refuse_names_in_one_word(catalog, names, name)
     if memory is None and unknown:
         _refuse_a_count(catalog, names, unknown[0][0], count_option)
-        _refuse_names_in_one_word(catalog, names, unknown[0][0], several=not isinstance(gpu, str))
         raise QueryError(with_own_hint(unknown[0][1], OWN_GPU_HINT.format('--gpu-memory SIZE'))
                          + _every_hint(unknown[0][0], every))
     if memory is not None:
@@ -114,21 +114,15 @@ def _refuse_a_count(catalog: Catalog, names: Sequence[str], name: str, count_opt
         raise QueryError(found.refused("--gpu ", f"--gpu {apart} {count_option} {found.gpus}"))
 
 
-def _refuse_names_in_one_word(catalog: Catalog, names: Sequence[str], name: str, several: bool) -> None:
-    """`QueryError` where `name`, of --gpu's `names`, which the catalogue lacks, is GPU types it has apart by spaces
-    or semicolons in one word (``'h200 mi300x'``, which was told: did you mean H200-141GB?): the list as --gpu takes
-    it, where it takes `several`; nothing otherwise."""
-    parts = re.split(r"[\s;]+", name.strip())
-    if len(parts) < 2:
-        return
-    try:
-        found = [catalog.gpu(part).name for part in parts]
-    except QueryError:
-        return
-    listed = ",".join(",".join(parts) if given == name else given for given in names)
-    how = (f": separate them by commas, --gpu {listed}" if several
-           else ", where one is asked for: give one, and ask for each in turn")
-    raise QueryError(f"--gpu {brief(name)} names {len(parts)} GPU types in one word ({and_joined(found)}){how}")
+def _refuse_names_in_one_word(catalog: Catalog, names: Sequence[str], name: str) -> None:
+    """`QueryError` where `name`, of --gpu's `names` (a list --gpu takes), which the catalogue lacks, is GPU types it
+    has apart by spaces or semicolons in one word (`Catalog.gpus_in_one_word`: ``'h200 mi300x'``): the list as --gpu
+    takes it; nothing otherwise."""
+    if parts := catalog.gpus_in_one_word(name):
+        listed = ",".join(",".join(parts) if given == name else given for given in names)
+        found = and_joined([catalog.gpu(part).name for part in parts])
+        raise QueryError(f"--gpu {brief(name)} names {len(parts)} GPU types in one word ({found}): separate them "
+                         f"by commas, --gpu {listed}")
 
 
 def check_model_flags(args: argparse.Namespace, ways: str, given: bool = False) -> None:

@@ -28,6 +28,7 @@ from solver.tables import (
     cut_thousands_note,
     named_jobs,
     power_of_two_cut,
+    says_nvl,
     says_pcie,
     short_length_note,
     small_host_ram_note,
@@ -59,16 +60,23 @@ def note_gpu_name_meant(args: argparse.Namespace, prog: str) -> None:
     (`solver.cli.parser.one_typo_apart`) from the catalogue's name or alias of the GPU type it was likely meant to be
     (`_gpu_name_slipped`, as for a --cells file's GPU type: ``H880`` of 80 GB, H800-80GB): a typo makes a GPU type
     of its own, silently. Not refused, as a card of one's own may be so named; and not for a name of one's own that
-    holds a catalogue name (``desk-4090``, ``my-h100-pcie``, as the notes on --gpu-memory suggest)."""
+    holds a catalogue name (``desk-4090``, ``my-h100-pcie``, as the notes on --gpu-memory suggest). Where the one
+    meant is an AMD card (``mi300``: MI300X) and --gpu-interconnect states none, the note says so: only
+    ``infinity-fabric`` makes a GPU type of one's own AMD's (`solver.tables.described_gpu_type`), which its Env plans
+    are cautioned as, so it gets no ROCm caution."""
     memory = getattr(args, "gpu_memory", None)
     if memory is None:
         return
-    from solver.tables import described_gpu_type
+    from solver.tables import described_gpu_type, load_catalog
     for name in given_gpus(getattr(args, "gpu", None)):
         meant = _gpu_name_slipped(name, described_gpu_type(name, *memory).memory_gb)
-        if meant is not None:
-            print_note(f"{prog}: note: --gpu {name} is not a GPU type of the catalogue, so --gpu-memory makes one of "
-                       f"its own (did you mean {meant}?)")
+        if meant is None:
+            continue
+        amd = load_catalog().gpu(meant).rocm and getattr(args, "gpu_interconnect", None) is None
+        print_note(f"{prog}: note: --gpu {name} is not a GPU type of the catalogue, so --gpu-memory makes one of "
+                   f"its own (did you mean {meant}?)" + (
+                       ", planned as a GPU of no stated vendor, with no ROCm caution: for an AMD card give "
+                       "--gpu-interconnect infinity-fabric" if amd else ""))
 
 
 def _gpu_name_slipped(name: str, memory_gb: int) -> str | None:
@@ -490,17 +498,23 @@ def gpu_variant_words(catalog: Catalog, written: str, tables: bool = False) -> s
 
 def pcie_board_words(catalog: Catalog, written: str, own_type: str) -> str | None:
     """Where a GPU name as given (`written`) says PCIe (`says_pcie`: ``h100-pcie``, nvidia-smi's ``NVIDIA H100 PCIe``)
-    and is taken as a catalogue GPU type whose GPUs reach one another over NVLink (the H100-80GB, its SXM boards'),
-    in words, ending with how to give PCIe cards as a GPU type of your own (`own_type`: a format of its ``name`` and
-    ``mib``, the SXM board's, as the command or the file takes them); None otherwise. Weighed as over NVLink, PCIe
-    cards' SP plans would cost less than they do, with no caution."""
+    or an NVL board (`says_nvl`: ``h200 nvl``, ``h200nvl``, ``NVIDIA H200 NVL``: PCIe cards that NVLink bridges join
+    in groups of 2 or 4, with PCIe between the groups, as NVIDIA's H200 NVL product brief gives them) and is taken as
+    a catalogue GPU type whose GPUs reach one another over NVLink (the H100-80GB, its SXM boards'), in words, ending
+    with how to give such cards as a GPU type of your own (`own_type`: a format of its ``name`` and ``mib``, the SXM
+    board's, as the command or the file takes them); None otherwise. Weighed as over NVLink, such cards' SP plans
+    would cost less than they do, with no caution."""
     taken = catalog.gpu(written)
-    if not says_pcie(written) or says_pcie(taken.name) or taken.interconnect != "nvlink":
+    nvl = says_nvl(written) and not says_nvl(taken.name)
+    if not (nvl or says_pcie(written) and not says_pcie(taken.name)) or taken.interconnect != "nvlink":
         return None
-    own = own_type.format(name=f"my-{_without_memory(taken.name).lower()}-pcie", mib=taken.memory_mib)
+    own = own_type.format(name=f"my-{_without_memory(taken.name).lower()}-{'nvl' if nvl else 'pcie'}",
+                          mib=taken.memory_mib)
+    cards = ("NVL cards are PCIe cards that NVLink bridges join in groups (the H200 NVL's: of 2 or 4), with PCIe "
+             "between the groups, so an SP group past a bridge's runs over PCIe: for that, give them as" if nvl else
+             "PCIe cards, which NVLink bridges join in pairs at most, are")
     return (f"{written!r} is taken as {taken.name}, whose GPUs reach one another over NVLink (its SXM boards'), as "
-            "SP's cost weighs them; PCIe cards, which NVLink bridges join in pairs at most, are a GPU type of your "
-            f"own, which weighs SP over PCIe and cautions it: {own}")
+            f"SP's cost weighs them; {cards} a GPU type of your own, which weighs SP over PCIe and cautions it: {own}")
 
 
 def note_gpu_variant(prog: str, catalog: Catalog, gpu: str | Sequence[str] | None, tables: bool = False) -> None:

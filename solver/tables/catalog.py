@@ -256,11 +256,17 @@ def _refuse_too_long(kind: str, name: object) -> None:
                                f"{MAX_NAME_CHARACTERS}")
 
 
+ONE_ASKED_FOR = "where one is asked for: give one, and ask for each in turn"
+"""How a refusal of names the catalogue knows, given together where one is asked for (``a100,h20``), ends."""
+POOL_TAKES_ONE = "where a pool takes one: give each GPU type its own pool"
+"""`ONE_ASKED_FOR`, for a cluster pool's ``gpu``."""
+
+
 def _find_entry(kind: str, name: str, entries: tuple[_Entry, ...], forms: Callable[[str], tuple[str, ...]],
-                refused: tuple[GpuWithoutBf16, ...] = ()) -> _Entry:
+                refused: tuple[GpuWithoutBf16, ...] = (), one_asked_for: str = ONE_ASKED_FOR) -> _Entry:
     """The entry that `name` names in one of its `forms` (and each name of a list that `name` gives, which is
-    refused: `RefusedNameError`); `QueryError` naming `name`, with what its last form was likely meant to be
-    (`_meant_names`)."""
+    refused, ending with `one_asked_for`: `RefusedNameError`); `QueryError` naming `name`, with what its last form was
+    likely meant to be (`_meant_names`)."""
     if not isinstance(name, str):
         if isinstance(name, Model | GpuType):  # a config.json's model or a GPU type of your own: its name, and where
             added = "with_model(model)" if isinstance(name, Model) else "with_gpu_types([gpu_type])"
@@ -270,8 +276,7 @@ def _find_entry(kind: str, name: str, entries: tuple[_Entry, ...], forms: Callab
     listed = [_named_entry(forms(part), entries) for part in name.split(",")] if "," in name else []
     if listed and all(listed):  # a list where one is asked (as solve map's --model takes them), even where its
         listed_names = ", ".join(entry.name for entry in listed if entry)  # path form names its last: not a typo
-        raise ListedNamesError(f"{kind} {brief(name)} lists {len(listed)} ({listed_names}) where one is asked for: "
-                               "give one, and ask for each in turn")
+        raise ListedNamesError(f"{kind} {brief(name)} lists {len(listed)} ({listed_names}) {one_asked_for}")
     wanted = forms(name)
     found = _named_entry(wanted, entries)
     if found is not None:
@@ -396,23 +401,40 @@ class Catalog(Frozen):
         _refuse_too_long("model", name)
         return _find_entry("model", name, self.models, _model_name_forms)
 
-    def gpu(self, name: str, with_count: Callable[[CountedGpu], str] | None = None) -> GpuType:
+    def gpu(self, name: str, with_count: Callable[[CountedGpu], str] | None = None,
+            one_asked_for: str = ONE_ASKED_FOR) -> GpuType:
         """Resolve a GPU type name or alias (``a100``, ``H20``) of any case, or the name nvidia-smi or amd-smi
         prints (``NVIDIA A100-SXM4-80GB``, ``NVIDIA H100 80GB HBM3``), its form factor hyphenated or not
         (``l40s-pcie``, ``l40spcie``): `gpu_name_forms`; a name or alias with its memory size after it
         (``RTX4090-24G``, ``A100 40G``: `sized_gpu_names`); `QueryError` for a GPU type without bf16
-        (`refuse_without_bf16`), or an unknown name: `RefusedNameError` with `with_count`'s words where it is a GPU
-        type with a count (``a100x4``: `counted_gpu`), or one of more than `MAX_NAME_CHARACTERS`."""
+        (`refuse_without_bf16`), or an unknown name: `ListedNamesError` ending with `one_asked_for` where it is names
+        of GPU types, apart by commas (``a100,h20``) or in one word (`gpus_in_one_word`: ``h200 mi300x``);
+        `RefusedNameError` with `with_count`'s words where it is a GPU type with a count (``a100x4``:
+        `counted_gpu`), or one of more than `MAX_NAME_CHARACTERS`."""
         _refuse_too_long("GPU", name)
         self.refuse_without_bf16(name)
         try:
-            return _find_entry("GPU", name, self.gpu_types, gpu_name_forms, refused=self.without_bf16)
+            return _find_entry("GPU", name, self.gpu_types, gpu_name_forms, refused=self.without_bf16,
+                               one_asked_for=one_asked_for)
         except RefusedNameError:
             raise
         except QueryError:
-            if with_count is None or not isinstance(name, str) or (found := self.counted_gpu(name)) is None:
+            if isinstance(name, str) and (apart := self.gpus_in_one_word(name)):
+                found = and_joined([self.gpu(part).name for part in apart])
+                raise ListedNamesError(f"GPU {brief(name)} names {len(apart)} GPU types in one word ({found}), "
+                                       f"{one_asked_for}") from None
+            if with_count is None or not isinstance(name, str) or (found_counted := self.counted_gpu(name)) is None:
                 raise
-            raise RefusedNameError(with_count(found)) from None
+            raise RefusedNameError(with_count(found_counted)) from None
+
+    def gpus_in_one_word(self, name: str) -> tuple[str, ...]:
+        """The names `name`, a GPU name the catalogue lacks, gives apart by spaces or semicolons in one word, where
+        each names a GPU type it has (``'h200 mi300x'``: h200 and mi300x, which was told: did you mean H200-141GB?);
+        empty otherwise (``'a100 40gb'`` is the A100-40GB; ``'h100 h2o'``: none, h2o names none)."""
+        parts = tuple(re.split(r"[\s;]+", name.strip()))
+        if len(parts) < 2 or any(_named_entry(gpu_name_forms(part), self.gpu_types) is None for part in parts):
+            return ()
+        return parts
 
     def sized_gpu(self, name: str, memory_gb: int) -> GpuType | None:
         """The other GPU type of `memory_gb` GB in the family of the one `name` names (`_family`: ``a100`` of 40 GB:
@@ -832,7 +854,7 @@ def pools_gpu_types(pools: Iterable[Pool], catalog: Catalog) -> tuple[GpuType, .
         if gpu_type is None:
             continue
         try:
-            known = catalog.gpu(pool.gpu)
+            known = catalog.gpu(pool.gpu, one_asked_for=POOL_TAKES_ONE)
         except RefusedNameError as error:
             raise QueryError(f"pool {pool.name}, gpu: {error}") from None
         except QueryError:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from solver.tables.bounds import release_name
-from solver.tables.catalog import Catalog, CountedGpu, pools_gpu_types
+from solver.tables.catalog import POOL_TAKES_ONE, Catalog, CountedGpu, pools_gpu_types
 from solver.tables.inputs import (
     CurrentFile,
     CurrentPlacement,
@@ -136,7 +136,8 @@ def checked_fleet(read: ReadFleet, catalog: Catalog) -> Fleet:
     with_gpus = catalog.with_gpu_types(described)
     gpu_hint = OWN_GPU_HINT.format("gpu_memory_gb")
     pools = tuple(pool.model_copy(update={"gpu": _canonical_name(path, "pool", pool.name, "gpu", partial(
-        with_gpus.gpu, with_count=partial(pool_gpu_with_count, pool.gpus_per_node)), pool.gpu, lambda: gpu_hint)})
+        with_gpus.gpu, with_count=partial(pool_gpu_with_count, pool.gpus_per_node), one_asked_for=POOL_TAKES_ONE),
+        pool.gpu, lambda: gpu_hint)})
         for pool in entries.pools)
 
     def model_hint(model: str) -> str:
@@ -433,7 +434,8 @@ def _named_as_the_catalogue(fleet: Fleet, catalog: Catalog) -> Fleet:
     known = catalog.for_fleet(fleet)
     return fleet.model_copy(update={
         "pools": tuple(pool.model_copy(update={"gpu": _fleet_name(
-            f"pool {pool.name}", partial(known.gpu, pool.gpu, partial(_built_pool_gpu_with_count, pool)),
+            f"pool {pool.name}",
+            partial(known.gpu, pool.gpu, partial(_built_pool_gpu_with_count, pool), POOL_TAKES_ONE),
             OWN_POOL_GPU)}) for pool in fleet.pools),
         "jobs": tuple(job.model_copy(update={"model": _fleet_name(
             f"job {job.name}", partial(known.model, job.model), OWN_MODEL_IN_CODE)}) for job in fleet.jobs)})

@@ -274,6 +274,16 @@ def says_pcie(name: str) -> bool:
     return re.search(rf"(^|{_FORM_FACTOR_AFTER})pcie(?=-|$)", normalise(name)) is not None
 
 
+_NVL_AFTER = re.compile(r"(?:(?<=\d)|(?<=\d[a-z]))-?nvl(?=-|$)")
+"""An NVL board's word after its model, hyphenated or not (``h200-nvl``, ``h200nvl``, nvidia-smi's ``H200 NVL``): PCIe
+cards that NVLink bridges join in small groups, not the SXM boards' all-to-all NVLink."""
+
+
+def says_nvl(name: str) -> bool:
+    """Whether a GPU name says an NVL board, as `_NVL_AFTER` finds it (``h200-nvl``, ``NVIDIA H200 NVL``)."""
+    return _NVL_AFTER.search(smi_name_form(name)) is not None
+
+
 def smi_name_form(name: str) -> str:
     """A GPU name as nvidia-smi or amd-smi prints it, less the words `SMI_WORDS` names (``NVIDIA A100-SXM4-80GB``
     -> ``a100-80gb``, ``AMD Instinct MI300X`` -> ``mi300x``); other names come back normalised."""
@@ -283,8 +293,11 @@ def smi_name_form(name: str) -> str:
 @cached_names
 def gpu_name_forms(name: str) -> tuple[str, ...]:
     """The forms a GPU name is matched by, in turn, wherever one is read (--gpu, a cluster file's pools, a cells
-    file): `normalise`'s, then `smi_name_form`'s where it differs (``L40S PCIe``, ``l40spcie``: l40s)."""
-    return tuple(dict.fromkeys((normalise(name), smi_name_form(name))))
+    file): `normalise`'s, then `smi_name_form`'s where it differs (``L40S PCIe``, ``l40spcie``: l40s), then with an NVL
+    board's word hyphenated (``h100nvl``: h100-nvl, the H100 NVL's alias), then without it (``h200 nvl``: h200, taken
+    as the SXM boards' GPU type, which a command notes)."""
+    smi = smi_name_form(name)
+    return tuple(dict.fromkeys((normalise(name), smi, _NVL_AFTER.sub("-nvl", smi), _NVL_AFTER.sub("", smi))))
 
 
 _SIZE_IN_G = re.compile(r"(?<=\d)g$")
