@@ -187,8 +187,8 @@ def test_a_room_held_by_two_required_jobs_says_they_are_required(tmp_path: Path)
     result = solver.place(_fleet_file(instance, tmp_path), widen=False)
     assert sorted(placed.job for placed in result.placements) == ["r", "s"]
     assert [(entry.job, entry.reason.split("; ", 1)[1]) for entry in result.unplaced] == [
-        ("x", "r, s (required) leave too little room for it, even with every other job taken out: no priority "
-              "places it, more nodes would (solver.buy_nodes)")]
+        ("x", ("r, s (required) leave too little room for it, even with every other job taken out: no priority "
+               "places it, more nodes would (solver.buy_nodes)"))]
 
 
 def test_a_room_only_a_required_job_holds_blames_it_alone(tmp_path: Path):
@@ -199,8 +199,8 @@ def test_a_room_only_a_required_job_holds_blames_it_alone(tmp_path: Path):
     result = solver.place(_fleet_file(instance, tmp_path), widen=False)
     assert sorted(placed.job for placed in result.placements) == ["b", "r"]
     assert [(entry.job, entry.reason.split("; ", 1)[1]) for entry in result.unplaced] == [
-        ("x", "r (required) leaves too little room for it, even with every other job taken out: no priority places "
-              "it, more nodes would (solver.buy_nodes)")]
+        ("x", ("r (required) leaves too little room for it, even with every other job taken out: no priority places "
+               "it, more nodes would (solver.buy_nodes)"))]
 
 
 def test_two_required_jobs_that_fit_nowhere_are_named_in_the_plural(tmp_path: Path):

@@ -41,8 +41,8 @@ def test_a_required_job_keeps_its_room_from_jobs_of_more_priority(tmp_path: Path
     assert value_of(CATALOG, CROWDED, result) == best_value(CATALOG, CROWDED, estimates=True) == (1, 0, 2500)
     # The room words say a is required, and name no priority that would place b or c.
     assert [entry["reason"].split("; ", 1)[1] for entry in result["unplaced"]] == [
-        "a (required) leaves too little room for it, even with every other job taken out: no priority places it, "
-        "more nodes would (solver.buy_nodes)"] * 2
+        ("a (required) leaves too little room for it, even with every other job taken out: no priority places it, "
+         "more nodes would (solver.buy_nodes)")] * 2
     # Not required, a gives way to a job of priority 5 (which one, the tie-break picks).
     optional = {**CROWDED, "jobs": [{**job, "required": False} for job in CROWDED["jobs"]]}
     result = placement_json(optional, tmp_path)
