@@ -226,6 +226,7 @@ class CautionCode(str, Enum):
     SP_OVER_PCIE = "sp-over-pcie"
     INTERCONNECT_NOT_STATED = "interconnect-not-stated"
     TRAINER_SPANS_NODES = "trainer-spans-nodes"
+    NODE_HOST_MEMORY_UNCHECKED = "node-host-memory-unchecked"
     ROLLOUT_ENGINES_UNHELD = "rollout-engines-unheld"
     LORA_TARGETS_ONE_TRANSFORMERS = "lora-targets-one-transformers"
     LORA_EXCLUDED_ADAPTED = "lora-excluded-adapted"
@@ -945,6 +946,24 @@ def trainer_spans_nodes_caution(trainer_nodes: int, node_interconnect: NodeInter
     return Caution(CautionCode.TRAINER_SPANS_NODES, (
         f"its trainer spans {joined}: FSDP gathers and reduces every layer's parameters and gradients between them in "
         f"every step, which the cost does not count, and over Ethernet a step may take far longer; {advice}"))
+
+
+def node_host_need_caution(pool: str, node: int, needs: Sequence[tuple[str, float]], gpu: GpuType,
+                           node_gpus: int) -> Caution | None:
+    """The caution for the placed jobs that share `node` of `pool`, a pool that gives no host_ram_gb, where the host
+    memory each needs there as its cell shows it (`needs`: job and GiB; `Placement.host_need_gb`) adds up to more
+    than a node of `node_gpus` GPUs of type `gpu` is assumed to have (`assumed_host_ram_gib`), which nothing checks;
+    None where it does not, or one job alone needs it (its plan's `unchecked_host_need` says so)."""
+    total = sum(round(gib * 10) for _, gib in needs) / 10
+    assumed = assumed_host_ram_gib(gpu, node_gpus, node_gpus)
+    if len(needs) < 2 or total <= assumed:
+        return None
+    each = ", ".join(f"{job} {gib:.1f}" for job, gib in needs)
+    return Caution(CautionCode.NODE_HOST_MEMORY_UNCHECKED, (
+        f"node {node} of pool {pool} holds jobs that need {total:.1f} GiB of host memory together ({each}, as their "
+        f"host GiB/node cells show), more than the {assumed:g} GiB such a node is assumed to have; the pool gives no "
+        "host_ram_gb, so nothing checks it: give the pool's host_ram_gb, and the placement keeps each node's jobs "
+        "within it"))
 
 
 def pcie_statement(gpu: GpuType, option_names: OptionNames = COMMAND_OPTIONS) -> str:

@@ -1685,6 +1685,7 @@ CAUTION_CODES_BY_WORDS = (
     ("SP=", "which reach one another over PCIe", "sp-over-pcie"),
     ("SP=", "whose interconnect is not stated", "interconnect-not-stated"),
     ("its trainer spans ", "", "trainer-spans-nodes"),
+    ("node ", "GiB such a node is assumed to have; the pool gives no host_ram_gb", "node-host-memory-unchecked"),
     ("target_modules '", "as its single characters", "lora-targets-saved-split"),
     ("LoRA on ", "a mixture of experts: ", "lora-moe-config-unsaved"),
 )

@@ -4690,3 +4690,27 @@ def test_a_pools_title_adds_up_the_host_memory_its_fullest_node_needs(cli, tmp_p
     assert (status, rows) == (0, {"a": "11.9", "b": "34.3"})  # both on node 0: 46.2 together
     assert out.splitlines()[1].startswith("pool p: 1 x 8 H100-80GB (512 GiB host memory each, 46.2 needed on the "
                                           "fullest node); 1 node and ")
+
+
+def test_a_node_whose_jobs_need_more_host_memory_together_than_assumed_is_cautioned(cli, tmp_path: Path):
+    # cluster92: without host_ram_gb each job past the 1024 GiB a node of 8 is assumed to have was cautioned, but two
+    # that pass it only together were not: two Qwen3-32B at 65536 with Offload on one node of 8 H100s, 768.2 GiB each.
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools:\n  - {name: h100, gpu: H100, nodes: 1, gpus_per_node: 8}\njobs:\n"
+                    "  - {name: a, model: 32B, max_model_len: 65536, rollout_gpus: 0}\n"
+                    "  - {name: b, model: 32B, max_model_len: 65536, rollout_gpus: 0}\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(path), "--no-widen", "--json")
+    words = ("node 0 of pool h100 holds jobs that need 1536.4 GiB of host memory together (a 768.2, b 768.2, as their "
+             "host GiB/node cells show), more than the 1024 GiB such a node is assumed to have; the pool gives no "
+             "host_ram_gb, so nothing checks it: give the pool's host_ram_gb, and the placement keeps each node's jobs "
+             "within it")
+    plans = [placement["plan"] for placement in json.loads(out)["placements"]]
+    assert status == 0 and [plan["cautions"][-1] for plan in plans] == [words] * 2
+    assert all(plan["caution_codes"][-1] == "node-host-memory-unchecked" for plan in plans)
+    assert ["host-memory-unchecked" not in plan["caution_codes"] for plan in plans] == [True] * 2  # each alone fits
+    # With the pool's host memory given, the placement keeps to it, and nothing is cautioned so.
+    given = path.read_text(encoding="utf-8").replace("gpus_per_node: 8}", "gpus_per_node: 8, host_ram_gb: 2048}")
+    path.write_text(given, encoding="utf-8")
+    status, out, _ = cli("cluster", str(path), "--no-widen", "--json")
+    assert status == 0 and not any("node-host-memory-unchecked" in placement["plan"]["caution_codes"]
+                                   for placement in json.loads(out)["placements"])

@@ -109,7 +109,8 @@ def test_the_buy_hint_says_required_all_or_names_every_job_in_full(cli: Cli, tmp
     assert status == 1 and err.splitlines()[-1] == (
         f"solve cluster: note: to place the jobs left out too: solve cluster {path} --buy --required JOBS names the "
         "fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs); JOBS (every job but j00, "
-        "huge): j01,j02,j03,j04,j05,j06,j07,j08")
+        "which is required already, and huge, which no number of nodes runs: --required all buys the same, but exits "
+        "with status 1 for it): j01,j02,j03,j04,j05,j06,j07,j08")  # cluster92: why not --required all, said
 
 
 def test_plain_buy_with_jobs_left_out_says_required_all_buys_for_them(cli: Cli, tmp_path: Path):

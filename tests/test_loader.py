@@ -981,7 +981,8 @@ def test_a_file_of_another_kind_is_refused_naming_the_kind_it_looks_like(tmp_pat
     with pytest.raises(TableError) as caught:
         getattr(solver.tables, load)(path)
     message = str(caught.value)
-    assert "\n" not in message and message.endswith(f" (this looks like {kind})")
+    said = f": this looks like {kind}" if wrong == PLACEMENT_YAML else f" (this looks like {kind})"  # alone: cluster92
+    assert "\n" not in message and message.endswith(said)
     assert " --" not in message.replace("solve cluster --json's output", "a placement")  # no option to give
 
 
@@ -1001,7 +1002,8 @@ def test_the_command_given_a_file_of_another_kind_names_its_own_options(cli, tmp
     path = _given(tmp_path, wrong)
     status, out, err = cli(option, str(path), *(() if option == "cluster" else ("--model", "8B", "--gpu", "h100")))
     assert (status, out) == (2, "")
-    assert err.count("\n") == 1 and err.endswith(f" (this looks like {kind})\n")
+    said = f" {path}: this looks like {kind}\n" if wrong == PLACEMENT_YAML else f" (this looks like {kind})\n"
+    assert err.count("\n") == 1 and err.endswith(said)
 
 
 @pytest.mark.parametrize("top", ["pools: []\n", "jobs: []\n", "gpu: x\n"])

@@ -136,8 +136,7 @@ def test_an_output_of_exactly_its_telling_keys_is_told_what_it_is(cli: Cli, tmp_
     path.write_text(json.dumps({"placements": [], third: []}), encoding="utf-8")
     status, out, err = cli("cluster", str(path))
     assert (status, out, err.count("\n")) == (2, "", 1)
-    assert err.startswith(f"solve cluster: error: {path}: line 1: unknown field 'placements' (fields: pools, jobs)")
-    assert f" (this looks like {kind}" in err
+    assert err.startswith(f"solve cluster: error: {path}: this looks like {kind}")  # alone (cluster92)
 
 
 @pytest.mark.parametrize(("path", "stream"), [("/proc/4242/fd/0", True), ("/proc/self/fd/1", True),

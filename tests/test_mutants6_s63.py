@@ -187,7 +187,20 @@ def test_a_room_held_by_two_required_jobs_says_they_are_required(tmp_path: Path)
     result = solver.place(_fleet_file(instance, tmp_path), widen=False)
     assert sorted(placed.job for placed in result.placements) == ["r", "s"]
     assert [(entry.job, entry.reason.split("; ", 1)[1]) for entry in result.unplaced] == [
-        ("x", "r, s (priority 2 together) hold the room it needs, and r, s are required")]
+        ("x", ("r, s (required) leave too little room for it, even with every other job taken out: no priority "
+               "places it, more nodes would (solver.buy_nodes)"))]
+
+
+def test_a_room_only_a_required_job_holds_blames_it_alone(tmp_path: Path):
+    # cluster92: r (required, 4 GPUs) and b (3) share the one node; x (6 GPUs, priority 5) is left out. Taking b out
+    # leaves 4 GPUs, fewer than x's 6: b was named beside r as holding its room, though no priority places x.
+    instance = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],
+                "jobs": [_small_job("r", 3, required=True), _small_job("b", 2), _small_job("x", 5, priority=5)]}
+    result = solver.place(_fleet_file(instance, tmp_path), widen=False)
+    assert sorted(placed.job for placed in result.placements) == ["b", "r"]
+    assert [(entry.job, entry.reason.split("; ", 1)[1]) for entry in result.unplaced] == [
+        ("x", ("r (required) leaves too little room for it, even with every other job taken out: no priority places "
+               "it, more nodes would (solver.buy_nodes)"))]
 
 
 def test_two_required_jobs_that_fit_nowhere_are_named_in_the_plural(tmp_path: Path):

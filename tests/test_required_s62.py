@@ -41,7 +41,8 @@ def test_a_required_job_keeps_its_room_from_jobs_of_more_priority(tmp_path: Path
     assert value_of(CATALOG, CROWDED, result) == best_value(CATALOG, CROWDED, estimates=True) == (1, 0, 2500)
     # The room words say a is required, and name no priority that would place b or c.
     assert [entry["reason"].split("; ", 1)[1] for entry in result["unplaced"]] == [
-        "a (priority 1) holds the room it needs, and a is required"] * 2
+        ("a (required) leaves too little room for it, even with every other job taken out: no priority places it, "
+         "more nodes would (solver.buy_nodes)")] * 2
     # Not required, a gives way to a job of priority 5 (which one, the tie-break picks).
     optional = {**CROWDED, "jobs": [{**job, "required": False} for job in CROWDED["jobs"]]}
     result = placement_json(optional, tmp_path)
@@ -189,4 +190,6 @@ def test_a_required_job_keeps_its_room_where_host_memory_is_what_runs_short(tmp_
     result = placement_json(instance, tmp_path, widen=False)
     assert (result["status"], [entry["job"] for entry in result["placements"]]) == ("optimal", ["a"])
     assert value_of(CATALOG, instance, result) == best_value(CATALOG, instance, estimates=True)
-    assert result["unplaced"][0]["reason"].endswith("; a (priority 1) holds the room it needs, and a is required")
+    assert result["unplaced"][0]["reason"].endswith("; a (required) leaves too little room for it, even with every "
+                                                    "other job taken out: no priority places it, more nodes would "
+                                                    "(solver.buy_nodes)")

@@ -239,7 +239,8 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     wayless = [job for job, budgets in more_nodes.items() if budgets]
     auto_only = [job for job, budgets in more_nodes.items() if budgets and "default" not in budgets]
     _note_token_budget_auto(auto_now)
-    _note_beyond_any_nodes(unplaced)
+    beyond = _beyond_any_nodes(unplaced)
+    _note_beyond_any_nodes(beyond)
     if not short_of_room and not wayless:
         return
     command = f"solve cluster {shlex.quote(str(args.file))} --buy"
@@ -266,8 +267,7 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
             command += f" --required {EVERY_JOB}"
         elif len(named) > JOBS_NAMED:  # a name list this long hides the command: named in full after it
             command += " --required JOBS"
-            but = f" but {', '.join(others)}" if others else ""  # a job named all among them: every job named
-            jobs_said = f"; JOBS (every job{but}): {','.join(named)}"
+            jobs_said = f"; JOBS (every job{_but_words(others, result.required, beyond)}): {','.join(named)}"
         elif named:
             command += f" --required {shlex.quote(','.join(named))}"
     if args.trinity_release is not None:  # the release the run counts for, whose host memory --buy needs too
@@ -294,14 +294,32 @@ def _note_token_budget_auto(jobs: list[str]) -> None:
                    "where there is room")
 
 
-def _note_beyond_any_nodes(unplaced: tuple[Unplaced, ...]) -> None:
-    """On stderr, the jobs with no way to run whose length no pool they may use trains however many nodes it has
+def _but_words(others: list[str], required: tuple[str, ...], beyond: list[str]) -> str:
+    """The jobs a ``--required JOBS`` list leaves out (`others`), after "every job": where they are the `required`
+    ones and jobs no number of nodes runs (`beyond`), each kind said, and that ``--required all`` buys the same but
+    exits 1 for those; "" where it leaves none out (a job named all among them: every job named)."""
+    if not others:
+        return ""
+    kept, never = [job for job in others if job in required], [job for job in others if job in beyond]
+    if not never or len(kept) + len(never) < len(others):
+        return f" but {', '.join(others)}"
+    kept_words = (f"{', '.join(kept)}, {'which is' if len(kept) == 1 else 'which are'} required already, and "
+                  if kept else "")
+    return (f" but {kept_words}{', '.join(never)}, which no number of nodes runs: --required all buys the same, but "
+            f"exits with status 1 for {it_or_them(len(never))}")
+
+
+def _beyond_any_nodes(unplaced: tuple[Unplaced, ...]) -> list[str]:
+    """The jobs with no way to run whose length no pool they may use trains however many nodes it has
     (`UnplacedPool.more_nodes_reach` false in each: beyond its GPUs' reach, or a host memory need per node past its
-    nodes'; a job whose reason the time limit left unasked names no pool, and is not one): --buy would not place them
-    either."""
+    nodes'; a job whose reason the time limit left unasked names no pool, and is not one)."""
     from solver.results import UnplacedCode
-    beyond = [job.job for job in unplaced if job.reason_code == UnplacedCode.NO_WAY_TO_RUN
-              and job.pools and all(pool.more_nodes_reach is False for pool in job.pools)]
+    return [job.job for job in unplaced if job.reason_code == UnplacedCode.NO_WAY_TO_RUN
+            and job.pools and all(pool.more_nodes_reach is False for pool in job.pools)]
+
+
+def _note_beyond_any_nodes(beyond: list[str]) -> None:
+    """On stderr, the jobs no number of nodes runs (`_beyond_any_nodes`): --buy would not place them either."""
     if beyond:
         print_note(f"solve cluster: note: {named_jobs(beyond)}: no number of nodes trains "
                    f"{'its' if len(beyond) == 1 else 'their'} max_model_len in any pool "

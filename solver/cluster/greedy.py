@@ -15,7 +15,7 @@ from solver.cluster.options import (
     jobs_without_ways,
     keeps_running,
 )
-from solver.cluster.placements import as_placement, gpus_on_nodes, pool_use, with_solve_best
+from solver.cluster.placements import as_placement, gpus_on_nodes, pool_use, with_node_host_cautions, with_solve_best
 from solver.cluster.reasons import unplaced_reasons
 from solver.query import EstimateMode
 from solver.results import ClusterResult
@@ -96,7 +96,8 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
     choice = greedy_choice(fleet, options)
     # In the order they were placed.
     gpus = gpus_on_nodes(fleet, ((index, option, spot[0]) for index, (option, spot) in choice.items()))
-    placements = tuple(as_placement(planner, fleet, o, spot, gpus[i]) for i, (o, spot) in sorted(choice.items()))
+    placements = with_node_host_cautions(planner, fleet, tuple(as_placement(planner, fleet, o, spot, gpus[i])
+                                                               for i, (o, spot) in sorted(choice.items())))
     unplaced = unplaced_reasons(planner, fleet, options, choice).unplaced
     total = sum(fleet.jobs[i].priority for i in choice)
     result = ClusterResult(status="feasible", objective=total, bound=None, placements=placements, unplaced=unplaced,

@@ -22,6 +22,7 @@ from solver.cluster.options import (
 from solver.cluster.widen import ways_to_grow
 from solver.memory import rollout_engines, shown_host_need
 from solver.results import (
+    Caution,
     ClusterResult,
     MoveCode,
     Placement,
@@ -30,6 +31,7 @@ from solver.results import (
     RunsAt,
     StayCode,
     Unplaced,
+    node_host_need_caution,
     trainer_spans_nodes_caution,
 )
 from solver.rules import trainer_node_count, trainer_nodes_of
@@ -61,6 +63,35 @@ def fullest_node_host_gb(pool: Pool, placements: Sequence[Placement]) -> float |
         if placement.pool == pool.name and (need := placement.host_need_gb) is not None:
             tenths.update(dict.fromkeys(placement.trainer_nodes, round(need * 10)))
     return max(tenths.values()) / 10 if tenths and pool.host_ram_gb is not None else None
+
+
+def with_node_host_cautions(planner: Planner, fleet: Fleet, placements: tuple[Placement, ...]
+                            ) -> tuple[Placement, ...]:
+    """`placements`, those of each node of a pool without ``host_ram_gb`` whose jobs' host memory needs there (their
+    `host_need_gb`, on the nodes their trainer runs on) add up past what the node is assumed to have cautioned so
+    (`node_host_need_caution`), each with its node's words."""
+    cautions: dict[str, list[Caution]] = defaultdict(list)
+    for pool in fleet.pools:
+        if pool.host_ram_gb is not None:
+            continue
+        on_node: dict[int, list[Placement]] = defaultdict(list)
+        for placement in placements:
+            if placement.pool == pool.name and placement.host_need_gb is not None:
+                for node in placement.trainer_nodes:
+                    on_node[node].append(placement)
+        for node, sharing in sorted(on_node.items()):
+            caution = node_host_need_caution(pool.name, node, [(p.job, p.host_need_gb or 0.0) for p in sharing],
+                                             planner.catalog.gpu(pool.gpu), pool.gpus_per_node)
+            if caution is not None:
+                for placement in sharing:
+                    cautions[placement.job].append(caution)
+    cautioned = []
+    for placement in placements:
+        plan = placement.plan
+        for caution in cautions[placement.job]:
+            plan = plan.with_caution(caution)
+        cautioned.append(placement if plan is placement.plan else placement.model_copy(update={"plan": plan}))
+    return tuple(cautioned)
 
 
 class IdleRoom:

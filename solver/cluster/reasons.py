@@ -118,7 +118,7 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
     least = LeastPriority(fleet, options, sum(fleet.jobs[job].priority for job in placed), seed,
                           LEAST_PRIORITY_SHARE * DETERMINISTIC_PER_SECOND * planner.time_limit_s,
                           reasons_by, running, proven_stages) if certain and reasons_by is not None else None
-    holders = _RoomHolders(fleet, placed, options, placed if final is None else final, least)
+    holders = _RoomHolders(fleet, placed, options, placed if final is None else final, least, planner.option_names)
     short_of_room = [index for index in range(len(fleet.jobs))
                      if index not in placed and index not in cut_short and pools[index]]
     fits_with = {index: () if smaller_asks is None else smaller_asks.fits_with(index) for index in short_of_room}
@@ -351,15 +351,18 @@ class _RoomHolders:
     number of whole nodes)."""
 
     def __init__(self, fleet: Fleet, placed: dict[int, tuple[Option, list[int]]], options: list[Option],
-                 final: Mapping[int, tuple[Option, list[int]]], least: LeastPriority | None) -> None:
-        self.fleet = fleet
+                 final: Mapping[int, tuple[Option, list[int]]], least: LeastPriority | None,
+                 option_names: OptionNames) -> None:
+        self.fleet, self.option_names = fleet, option_names
         self.placed_priority = sum(fleet.jobs[job].priority for job in placed)
         self.least = least
         """Where the placed priority is proven the most, the least priority that places each job left out."""
         self.used_nodes = {(option.pool, node) for option, nodes in final.values() for node in nodes}
         """The nodes (pool, node) the placement as it ends (`final`: grown, some jobs moved to idle nodes) uses."""
         self.ways: dict[tuple[int, int], list[Option]] = defaultdict(list)  # (job, pool) -> its ways on one node
+        self.pools_of: dict[int, set[int]] = defaultdict(set)  # job -> the pools it has a way in
         for option in options:
+            self.pools_of[option.job].add(option.pool)
             if option.size:
                 self.ways[option.job, option.pool].append(option)
         self.whole: list[dict[int, int]] = [{} for _ in fleet.pools]  # per pool: node -> the job taking it whole
@@ -380,7 +383,9 @@ class _RoomHolders:
         that surely places it: one more than theirs where they hold as much as its own (length and cost chose them,
         after the running jobs kept where the fleet runs some now),
         else as `LeastPriority` proves it (less than theirs where moving other jobs makes room), or, where it does not
-        within its work, one more than theirs (a priority that places it); in words after a semicolon, for one job
+        within its work, one more than theirs (a priority that places it); where every room takes a required job
+        out, those alone, which leave it too little room with every other job taken out, and, where no placement
+        moves them (`_required_stuck`), that no priority places it; in words after a semicolon, for one job
         or, where `several`, for several jobs given them, true of each alone (the room is each one's: it places one
         of them)."""
         room, pool = self._least_of(ways)
@@ -395,10 +400,15 @@ class _RoomHolders:
         names = [self.fleet.jobs[index].name for index in room.jobs]
         held = (f"priority {room.priority}" if len(names) == 1 else f"priority {room.priority} together")
         holds = "holds" if len(names) == 1 else "hold"
-        if room.required:  # a required job keeps its place whatever the priority of the job left out
+        if room.required:  # every room takes a required job out: the others there, all taken out, leave too little
             required = [self.fleet.jobs[index].name for index in room.required]
-            return (f"; {named_jobs(names)} ({held}) {holds} the room {needs}{where}{shrunk}, and "
-                    f"{named_jobs(required)} {'is' if len(required) == 1 else 'are'} required")
+            leaves = "leaves" if len(required) == 1 else "leave"
+            each, any_of = ("each of them", "any of them") if several else ("it", "it")
+            as_placed = "" if self._required_stuck(ways) else ", where placed,"
+            stuck = (f": no priority places {any_of}, more nodes would ({self.option_names.buy})" if not as_placed
+                     else "")
+            return (f"; {named_jobs(required)} (required){as_placed} {leaves} too little room for {each}{where}, even "
+                    f"with every other job taken out{stuck}")
         if not certain:
             return f"; {named_jobs(names)} ({held}) {holds} the room {needs}{where}{shrunk}"
         if room.priority == self.fleet.jobs[left_out].priority:
@@ -414,6 +424,17 @@ class _RoomHolders:
                *([f"with as much priority placed, {_TIE_BROKEN[tied].format(it=it)}"] if tied else [])]
         return (f"; {named_jobs(names)} ({held}) {holds} the room {needs}{where}{shrunk}: "
                 f"priority {least} is the least that places {places}" + (f" ({'; '.join(why)})" if why else ""))
+
+    def _required_stuck(self, ways: dict[str, list[Option]]) -> bool:
+        """Whether, in every pool of `ways` (a job left out's, by pool name), the least room takes out required jobs
+        that no placement moves: the pool has one node up, and they have no way in another pool."""
+        for name, options in ways.items():
+            pool_index = next(index for index, pool in enumerate(self.fleet.pools) if pool.name == name)
+            room = min((self._least_room(option) for option in options), key=lambda found: found.rank)
+            if (not room.required or len(self.fleet.pools[pool_index].up_node_indexes) != 1
+                    or any(self.pools_of[job] != {pool_index} for job in room.required)):
+                return False
+        return True
 
     def left_out_in_tie(self, left_out: int) -> bool:
         """Whether the job `left_out` (its index) is left out in a tie of priority: a placement with it places as

@@ -42,7 +42,14 @@ from solver.cluster.options import (
     keeps_running,
     pools_with_ways,
 )
-from solver.cluster.placements import as_placement, gpus_on_nodes, pool_use, with_current, with_solve_best
+from solver.cluster.placements import (
+    as_placement,
+    gpus_on_nodes,
+    pool_use,
+    with_current,
+    with_node_host_cautions,
+    with_solve_best,
+)
 from solver.cluster.reasons import (
     SmallerAsks,
     all_unplaced,
@@ -740,10 +747,11 @@ def grown_placements(planner: Planner, fleet: Fleet, chosen: dict[int, Option], 
         placed.update(widened.grown)
         nodes = {**nodes, **{job: [node] for job, node in widened.moved.items()}}
     gpus = gpus_on_nodes(fleet, ((job, option, nodes[job][0]) for job, option in sorted(placed.items())), staying)
-    placements = tuple(as_placement(planner, fleet, placed[job], nodes[job], gpus[job],
-                                    widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None,
-                                    moved_to_widen=widened is not None and job in widened.moved)
-                       for job in sorted(placed))
+    placements = with_node_host_cautions(planner, fleet, tuple(
+        as_placement(planner, fleet, placed[job], nodes[job], gpus[job],
+                     widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None,
+                     moved_to_widen=widened is not None and job in widened.moved)
+        for job in sorted(placed)))
     return Grown(placements, placed, nodes, ("widening",) if widened is not None and widened.wall_clock_stopped else ())
 
 

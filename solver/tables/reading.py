@@ -1113,6 +1113,8 @@ def load_validated(model: type[_Schema], path: Path, context: dict[str, Any] | N
     if not isinstance(raw, dict):  # a CSV, say, reads as one string: say which keys the file takes
         raise TableError(f"{path}: expected a mapping at the top level, got {_top_level_kind(raw)} (fields: "
                          f"{', '.join(_fields_at(model, ()))})")
+    if (unread := _unread_kind(raw)) is not None:  # our own output, say: its every field refused would hide that
+        raise TableError(f"{path}: this looks like {unread.format(**file_readers._asdict())}")
     return validated_data(model, raw, path, context, looks_like(raw, model, file_readers),
                           gpu_type_named=gpu_type_named, lines=lines)
 
@@ -1148,8 +1150,14 @@ def looks_like(raw: Mapping[Any, Any], expected: type[BaseModel] | None, file_re
     words, `file_readers` (`solver.rules.COMMAND_OPTIONS`', or `API_FILE_READERS`: ``solver.place or
     solver.load_fleet``); "" otherwise."""
     other = next((kind for kind, (schema, keys) in _FILE_KINDS.items() if schema is not expected and keys <= set(raw)),
-                 None) or next((kind for kind, keys in _UNREAD_KINDS.items() if keys <= set(raw)), None)
+                 None) or _unread_kind(raw)
     return f" (this looks like {other.format(**file_readers._asdict())})" if other else ""
+
+
+def _unread_kind(raw: Mapping[Any, Any]) -> str | None:
+    """The kind of file no loader reads that `raw`'s top-level keys tell (`_UNREAD_KINDS`, unformatted); None where
+    they tell none."""
+    return next((kind for kind, keys in _UNREAD_KINDS.items() if keys <= set(raw)), None)
 
 
 _FILE_KINDS: dict[str, tuple[type[BaseModel] | None, set[str]]] = {
