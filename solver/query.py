@@ -1039,7 +1039,7 @@ class TrinityConfig(Frozen, defer_build=True):
     host memory holds (`solver.trinity.config.builds_reference_model`)."""
     lora_key: str | None = None
     """The key that turns LoRA on with every release the config may run on (``model.lora_configs``; with `version`
-    0.5 any of `solver.trinity.config.LORA_KEYS`), whose actor without its adapter gives the ref's log-probs, so that
+    0.5 any of `solver.trinity.keys.LORA_KEYS`), whose actor without its adapter gives the ref's log-probs, so that
     none builds a reference model (``--reference`` is refused with it), whatever rank `lora_rank` counts; else None
     (`solver.trinity.config.lora_on_every_release`)."""
     lora_rank: int = 0

@@ -139,6 +139,7 @@ from solver.trinity.keys import (
     KEYS_05_LACKS,
     LEGACY_BYPASS_MODE_KEY,
     LORA_CONFIGS,
+    LORA_KEYS,
     MICRO_BATCH_SIZES_TYPED_INT,
     MICRO_BATCH_UNSET_ON_08,
     MISSING_KEPT_SECTIONS,
@@ -181,6 +182,7 @@ from solver.trinity.reader import (
     OneLimit,
     critic_engine_in_rows,
     limit_at_length_words,
+    lora_key_before_08,
     omegaconf_boolean,
     omegaconf_integer,
     overlong_words,
@@ -2099,7 +2101,6 @@ def _check_unbuilt_reference(checks: _ConfigChecks, version: TrinityVersion | No
     ``need_reference_policy`` asks the role map) and 0.6 on verl 0.8 or later (``use_reference``,
     ``trainer/verl/trainer.py:253``) build one: nothing for 0.5.0 or 0.5.1 named (`divisor` ``gpus``,
     `counted_batch_divisor`), nor where a key it reads cannot be read here."""
-    from solver.trinity.config import LORA_KEYS, lora_key_before_08
 
     algorithm = checks.value(("algorithm", "algorithm_type"))
     if (checks.value(KL_LOSS_KEY) != "none" or checks.value(KL_PENALTY_KEY) not in (None, "none")

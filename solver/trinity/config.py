@@ -95,6 +95,7 @@ from solver.trinity.keys import (
     IGNORED_SECTION,
     LEGACY_BYPASS_MODE_KEY,
     LORA_CONFIGS,
+    LORA_KEYS,
     NOT_OPTIONAL_KEYS,
     NOT_OPTIONAL_SECTIONS,
     OFFLOAD_FLAGS,
@@ -108,7 +109,6 @@ from solver.trinity.keys import (
     TRAINER_CONFIG_SECTIONS,
     TRAINER_SP_KEY,
     TRINITY_06_OFFLOAD,
-    VERL_LORA_RANK,
     ColocateRefused,
     ConfigError,
     critic_of_another_model,
@@ -128,6 +128,7 @@ from solver.trinity.reader import (
     check_config_arguments,
     critic_engine_in_rows,
     load_config_mapping,
+    lora_key_before_08,
     omegaconf_integer,
     read_or_none,
     recompute_may_run,
@@ -136,6 +137,7 @@ from solver.trinity.reader import (
     sequence_counted_roles,
     trainer_strategy,
     turned_off,
+    turns_lora_on,
     unset_strategy_words,
 )
 
@@ -807,11 +809,6 @@ def _role_sp_runs(reader: ConfigReader, version: TrinityVersion | None, path: tu
     return f"{legacy} runs {runs}, Trinity 0.6 on verl 0.8 or later at SP {sp}"
 
 
-LORA_KEYS = (LORA_CONFIGS, VERL_LORA_RANK,
-             (*ACTOR_ROLLOUT_REF, "model", "lora_adapter_path"))
-"""Where a config turns LoRA on for Trinity 0.5's trainer (the first fills the other two, ``verl_config.py:620`` in
-0.5.2): its worker then takes the ref's log-probs from the actor without its adapter (``fsdp_workers.py:966``
-in 0.5.2)."""
 
 
 def _ref_removes_padding(reader: ConfigReader, version: TrinityVersion | None) -> bool:
@@ -891,12 +888,6 @@ def _lora_key(reader: ConfigReader) -> tuple[str, ...] | None:
     return lora_key_before_08(lambda path: read_or_none(reader.get, path))
 
 
-def lora_key_before_08(value: Callable[[tuple[str | int, ...]], Any]) -> tuple[str, ...] | None:
-    """The first of `LORA_KEYS` that turns LoRA on (`_turns_lora_on`) with Trinity 0.5, and 0.6 on verl before 0.8,
-    for the config whose values `value` reads (None where unset or unreadable): verl 0.7.1 then takes the ref's
-    log-probs from the actor without its adapter (``ref_in_actor``, ``trainer/ppo/ray_trainer.py:298``); None without
-    LoRA."""
-    return next((path for path in LORA_KEYS if _turns_lora_on(path, value(path))), None)
 
 
 def _check_lora_variables(reader: ConfigReader) -> None:
@@ -979,9 +970,9 @@ def new_adapter(value: Callable[[tuple[str | int, ...]], Any], version: TrinityV
                 or value((*section, "path")) is not None):
             return None
         rank = value((*section, "lora_rank"))
-        if rank is not None and not _turns_lora_on(LORA_KEYS[1], rank):
+        if rank is not None and not turns_lora_on(LORA_KEYS[1], rank):
             return None
-    elif version == "0.5" and _turns_lora_on(LORA_KEYS[1], value(LORA_KEYS[1])) and value(LORA_KEYS[2]) is None:
+    elif version == "0.5" and turns_lora_on(LORA_KEYS[1], value(LORA_KEYS[1])) and value(LORA_KEYS[2]) is None:
         section = LORA_KEYS[1][:-1]
     else:
         return None
@@ -1020,20 +1011,6 @@ def lora_on_every_release(reader: ConfigReader, version: TrinityVersion | None) 
     return ".".join(lora)
 
 
-def _turns_lora_on(path: tuple[str, ...], value: object) -> bool:
-    """Whether the value of the `LORA_KEYS` key `path` turns LoRA on: any adapter path, an empty one too (verl's
-    ``lora_adapter_path is not None``, ``fsdp_workers.py:169`` in 0.5.2), a rank above 0 (``lora_rank > 0``; a
-    quoted number as the typed config reads it) or a list of LoRA configs (not an empty one, nor one that is no list:
-    Trinity refuses both, `_lora_configs_notes`)."""
-    if value is None:
-        return False
-    if path == LORA_KEYS[2]:
-        return True
-    if isinstance(value, bool):
-        return False
-    if path == LORA_KEYS[1]:
-        return (omegaconf_integer(value) or 0) > 0
-    return isinstance(value, list) and len(value) > 0
 
 
 def counted_lora_rank(reader: ConfigReader, version: TrinityVersion | None) -> int:
@@ -1184,7 +1161,7 @@ def _match_uncounted(match: TargetMatch) -> str | None:
 def _lora_counted_as_full_notes(reader: ConfigReader, version: TrinityVersion | None,
                                 held: Mapping[HeldExperts, PeftModuleNames] | None = None,
                                 model: Model | None = None) -> list[ConfigProblem]:
-    """The line on LoRA (the first of `LORA_KEYS` that turns it on, `_turns_lora_on`), which trains an adapter alone
+    """The line on LoRA (the first of `LORA_KEYS` that turns it on, `turns_lora_on`), which trains an adapter alone
     (`ConfigProblemCode.LORA_COUNTED_AS_FULL`): what the verdict and the plans count, LoRA's states at its rank
     (`counted_lora_rank`), or where they cannot (`_lora_uncounted`), full fine-tuning's, conservative for it by about 12
     of the 16 bytes per parameter of each GPU's shard without Offload; what a regex adapts of them said on the model's
@@ -1447,7 +1424,7 @@ def _lora_configs_refusal(reader: ConfigReader) -> str | None:
            f"holds {yaml_brief(value[0])}, not a LoRA config (a mapping): Trinity's typed config refuses it when it "
            "loads the config" if len(value) == 1 else
            f"holds {len(value)} LoRA configs: Trinity refuses more than one (\"Only one lora adapter is supported\")")
-    beside = next((dotted(path) for path in LORA_KEYS[1:] if _turns_lora_on(path, read_or_none(reader.get, path))),
+    beside = next((dotted(path) for path in LORA_KEYS[1:] if turns_lora_on(path, read_or_none(reader.get, path))),
                   None)  # verl's LoRA keys, which a release before verl 0.8 reads where no LoRA config replaces them
     return f"{key} {why}: give it one LoRA config, or drop it{'' if beside is None else f' and {beside}'} for no LoRA"
 
@@ -1578,15 +1555,15 @@ def _lora_config_path_from_08(reader: ConfigReader) -> str | None:
 
 def _config_rank_on(rank: Any) -> bool:
     """Whether the one LoRA config's ``lora_rank``, `rank` (None where unset: `LORA_CONFIG_RANK`), is above 0."""
-    return _turns_lora_on(LORA_KEYS[1], LORA_CONFIG_RANK if rank is None else rank)
+    return turns_lora_on(LORA_KEYS[1], LORA_CONFIG_RANK if rank is None else rank)
 
 
 def lora_on_08(value: Callable[[tuple[str | int, ...]], Any]) -> bool:
     """Whether Trinity 0.6 on verl 0.8 or later runs LoRA, for the config whose values `value` reads (None where unset
-    or unreadable): only from ``model.lora_configs`` (`_turns_lora_on`), at a ``lora_rank`` above 0 (`LORA_CONFIG_RANK`
+    or unreadable): only from ``model.lora_configs`` (`turns_lora_on`), at a ``lora_rank`` above 0 (`LORA_CONFIG_RANK`
     where it sets none), its ``ref_in_actor`` then true (``trainer/verl/trainer.py:252`` in 0.6.0): the actor without
     its adapter gives the ref's log-probs."""
-    return _turns_lora_on(LORA_KEYS[0], value(LORA_KEYS[0])) and _config_rank_on(value((*LORA_KEYS[0], 0, "lora_rank")))
+    return turns_lora_on(LORA_KEYS[0], value(LORA_KEYS[0])) and _config_rank_on(value((*LORA_KEYS[0], 0, "lora_rank")))
 
 
 def _refused_rank(reader: ConfigReader, path: tuple[str | int, ...]) -> str | None:

@@ -562,6 +562,11 @@ LORA_CONFIGS = ("model", "lora_configs")
 """Where a config lists its LoRA configs (Trinity takes one)."""
 VERL_LORA_RANK = (*ACTOR_ROLLOUT_REF, "model", "lora_rank")
 """verl's own LoRA rank, which Trinity 0.5 reads where ``model.lora_configs`` is unset."""
+LORA_KEYS = (LORA_CONFIGS, VERL_LORA_RANK,
+             (*ACTOR_ROLLOUT_REF, "model", "lora_adapter_path"))
+"""Where a config turns LoRA on for Trinity 0.5's trainer (the first fills the other two, ``verl_config.py:620`` in
+0.5.2): its worker then takes the ref's log-probs from the actor without its adapter (``fsdp_workers.py:966``
+in 0.5.2)."""
 LEGACY_BYPASS_MODE_KEY = ("trainer", "trainer_config", "algorithm", "rollout_correction", "bypass_mode")
 """Whether Trinity 0.6's legacy trainer (verl before 0.8) takes the rollout's log-probs as the old ones, true, its
 default (Trinity's own ``_RolloutCorrectionConfig``, ``trainer/verl_legacy/verl_config.py:340``, over verl 0.7.1's

@@ -40,6 +40,7 @@ from solver.trinity.keys import (
     CRITIC_MODEL_FSDP,
     DYNAMIC_BATCH_KEYS,
     LEGACY_BYPASS_MODE_KEY,
+    LORA_KEYS,
     OFFLOAD_FLAGS,
     ROLE_DYNAMIC_BATCH_KEYS,
     ConfigError,
@@ -530,3 +531,26 @@ def check_config_arguments(text: str, name: str, environ: Mapping[str, str], ver
     check_types(("text", text, str), ("name", name, str), ("environ", environ, Mapping))
     check_environ(environ)
     return trinity_release("version", version)
+
+def lora_key_before_08(value: Callable[[tuple[str | int, ...]], Any]) -> tuple[str, ...] | None:
+    """The first of `LORA_KEYS` that turns LoRA on (`turns_lora_on`) with Trinity 0.5, and 0.6 on verl before 0.8,
+    for the config whose values `value` reads (None where unset or unreadable): verl 0.7.1 then takes the ref's
+    log-probs from the actor without its adapter (``ref_in_actor``, ``trainer/ppo/ray_trainer.py:298``); None without
+    LoRA."""
+    return next((path for path in LORA_KEYS if turns_lora_on(path, value(path))), None)
+
+
+def turns_lora_on(path: tuple[str, ...], value: object) -> bool:
+    """Whether the value of the `LORA_KEYS` key `path` turns LoRA on: any adapter path, an empty one too (verl's
+    ``lora_adapter_path is not None``, ``fsdp_workers.py:169`` in 0.5.2), a rank above 0 (``lora_rank > 0``; a
+    quoted number as the typed config reads it) or a list of LoRA configs (not an empty one, nor one that is no list:
+    Trinity refuses both, `_lora_configs_notes`)."""
+    if value is None:
+        return False
+    if path == LORA_KEYS[2]:
+        return True
+    if isinstance(value, bool):
+        return False
+    if path == LORA_KEYS[1]:
+        return (omegaconf_integer(value) or 0) > 0
+    return isinstance(value, list) and len(value) > 0
