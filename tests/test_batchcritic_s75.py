@@ -430,7 +430,7 @@ def test_a_trainer_strategy_trinity_has_no_workers_for_fails_before_verl_0_8(ver
         "model.model_path as it loads the config, with every release and verl version, so the actor and the ref are "
         "built from 'Qwen/Qwen3-8B': set model.model_path: /mnt/ckpt/other"))])
 def test_a_model_path_under_trainer_config_that_trinity_overwrites_is_cautioned(algorithm: str, key: str, given: str,
-                                                                              fix: str):
+                                                                                fix: str):
     # review92a: Trinity sets the critic's model.path from model.critic_model_path (0.6.0
     # verl_legacy/verl_config.py:595; on verl 0.8 trainer/verl/trainer.py:347) and the actor's from
     # model.model_path: the key set there is ignored

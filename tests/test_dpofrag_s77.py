@@ -191,4 +191,4 @@ def test_writes_dpo_batch_words_agree_with_the_plans_rule(cli: Cli, tmp_path: Pa
     assert "warning" not in err and _actor_size(written.read_text()) == 2
     status, out, _ = cli("--from-config", str(written), "--gpu", "A100-80GB", "--check", "--json")
     assert json.loads(out)[0]["current"]["config_problem_codes"] == ["dpo-mini-batch-split",
-                                                                               "dpo-doubled-above-verdict"]
+                                                                     "dpo-doubled-above-verdict"]

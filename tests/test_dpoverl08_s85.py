@@ -438,8 +438,8 @@ def test_a_dpo_batch_twice_the_ranks_do_not_divide_moves_the_plan_or_leaves_none
     status, out, _ = cli(*asked, "--train-batch-size", "72")
     shown = " ".join(out.split())  # the other batch row says the pairs' rule (mutants56)
     assert status == 0 and "plan Env + SP=2 on 8 of 8 GPUs " in shown and ("other batch with a train batch that 16 "
-                                                                          "divides (DPO's pairs: 2 x 8 data-parallel "
-                                                                          "ranks): Env on 8 GPUs") in shown
+                                                                           "divides (DPO's pairs: 2 x 8 data-parallel "
+                                                                           "ranks): Env on 8 GPUs") in shown
     status, out, _ = cli(*asked, "--train-batch-size", "72", "--exact", "--sp", "1", "--explain")
     shown = " ".join(out.split())  # and the explanation's rule (mutants56)
     assert status == 1 and ("a train batch that 16 divides (DPO's pairs: 2 x 8 data-parallel ranks; the nearest to "

@@ -2091,13 +2091,13 @@ line where their trainer then asks for the ref's log-probs, and those that build
 
 def _check_unbuilt_reference(checks: _ConfigChecks, version: TrinityVersion | None, divisor: BatchDivisor) -> None:
     """Check that a run whose algorithm uses a ref (`ref_forward_runs`; not DPO, whose ``check_config`` sets
-    ``kl_loss_fn`` none to k2, ``algorithm/algorithm.py:260`` in 0.5.2, ``:303`` in 0.6.0) has a KL term or LoRA where verl 0.7.1 decides
-    whether to build a reference model: Trinity 0.5.2, and 0.6 on verl before 0.8, hand it ``use_kl_loss`` from
-    `KL_LOSS_KEY` and ``use_kl_in_reward`` from `KL_PENALTY_KEY`, and its ``need_reference_policy`` builds none where
-    both are false (``trainer/ppo/utils.py:76``), while the trainer asks for the ref's log-probs each step wherever the
-    algorithm's ``use_reference`` is true (`UNBUILT_REF_RELEASES`), from a ref worker it never set
-    (``ref_policy_wg``, ``trainer/ppo/ray_trainer.py:1119``, ``:1128`` in verl 0.7.1): an AttributeError at the first step. With
-    LoRA the actor stands in (`lora_key_before_08`). ``ref-not-built``, never refused: 0.5.0 and 0.5.1 (verl 0.7.0's
+    ``kl_loss_fn`` none to k2, ``algorithm/algorithm.py:260`` in 0.5.2, ``:303`` in 0.6.0) has a KL term or LoRA
+    where verl 0.7.1 decides whether to build a reference model: Trinity 0.5.2, and 0.6 on verl before 0.8, hand it
+    ``use_kl_loss`` from `KL_LOSS_KEY` and ``use_kl_in_reward`` from `KL_PENALTY_KEY`, and its
+    ``need_reference_policy`` builds none where both are false (``trainer/ppo/utils.py:76``), while the trainer asks
+    for the ref's log-probs each step wherever the algorithm's ``use_reference`` is true (`UNBUILT_REF_RELEASES`), from
+    a ref worker it never set (``ref_policy_wg``, ``trainer/ppo/ray_trainer.py:1119``, ``:1128`` in verl 0.7.1): an
+    AttributeError at the first step. With LoRA the actor stands in (`lora_key_before_08`). ``ref-not-built``, never refused: 0.5.0 and 0.5.1 (verl 0.7.0's
     ``need_reference_policy`` asks the role map) and 0.6 on verl 0.8 or later (``use_reference``,
     ``trainer/verl/trainer.py:253``) build one: nothing for 0.5.0 or 0.5.1 named (`divisor` ``gpus``,
     `counted_batch_divisor`), nor where a key it reads cannot be read here."""
@@ -2600,7 +2600,7 @@ _FSDP_SIZE_ROLES = ("actor", "ref", "critic", "critic")
 _FSDP_SIZE_HELD = ("the actor's states", "the ref's weights", "the critic's states", "the critic's states")
 """What each of `FSDP_SIZE_KEYS` shards."""
 _OTHER_CRITIC_FSDP_SIZE: dict[Path, Path] = {CRITIC_FSDP_SIZE: CRITIC_ENGINE_FSDP_SIZE,
-                                              CRITIC_ENGINE_FSDP_SIZE: CRITIC_FSDP_SIZE}
+                                             CRITIC_ENGINE_FSDP_SIZE: CRITIC_FSDP_SIZE}
 """Each of the critic's two ``fsdp_size`` keys, with the other: each verl line reads one and ignores the other."""
 
 
