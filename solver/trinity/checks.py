@@ -2097,9 +2097,9 @@ def _check_unbuilt_reference(checks: _ConfigChecks, version: TrinityVersion | No
     ``need_reference_policy`` builds none where both are false (``trainer/ppo/utils.py:76``), while the trainer asks
     for the ref's log-probs each step wherever the algorithm's ``use_reference`` is true (`UNBUILT_REF_RELEASES`), from
     a ref worker it never set (``ref_policy_wg``, ``trainer/ppo/ray_trainer.py:1119``, ``:1128`` in verl 0.7.1): an
-    AttributeError at the first step. With LoRA the actor stands in (`lora_key_before_08`). ``ref-not-built``, never refused: 0.5.0 and 0.5.1 (verl 0.7.0's
-    ``need_reference_policy`` asks the role map) and 0.6 on verl 0.8 or later (``use_reference``,
-    ``trainer/verl/trainer.py:253``) build one: nothing for 0.5.0 or 0.5.1 named (`divisor` ``gpus``,
+    AttributeError at the first step. With LoRA the actor stands in (`lora_key_before_08`). ``ref-not-built``, never
+    refused: 0.5.0 and 0.5.1 (verl 0.7.0's ``need_reference_policy`` asks the role map) and 0.6 on verl 0.8 or later
+    (``use_reference``, ``trainer/verl/trainer.py:253``) build one: nothing for 0.5.0 or 0.5.1 named (`divisor` ``gpus``,
     `counted_batch_divisor`), nor where a key it reads cannot be read here."""
 
     algorithm = checks.value(("algorithm", "algorithm_type"))
