@@ -2099,8 +2099,8 @@ def _check_unbuilt_reference(checks: _ConfigChecks, version: TrinityVersion | No
     a ref worker it never set (``ref_policy_wg``, ``trainer/ppo/ray_trainer.py:1119``, ``:1128`` in verl 0.7.1): an
     AttributeError at the first step. With LoRA the actor stands in (`lora_key_before_08`). ``ref-not-built``, never
     refused: 0.5.0 and 0.5.1 (verl 0.7.0's ``need_reference_policy`` asks the role map) and 0.6 on verl 0.8 or later
-    (``use_reference``, ``trainer/verl/trainer.py:253``) build one: nothing for 0.5.0 or 0.5.1 named (`divisor` ``gpus``,
-    `counted_batch_divisor`), nor where a key it reads cannot be read here."""
+    (``use_reference``, ``trainer/verl/trainer.py:253``) build one: nothing for 0.5.0 or 0.5.1 named (`divisor`
+    ``gpus``, `counted_batch_divisor`), nor where a key it reads cannot be read here."""
 
     algorithm = checks.value(("algorithm", "algorithm_type"))
     if (checks.value(KL_LOSS_KEY) != "none" or checks.value(KL_PENALTY_KEY) not in (None, "none")
