@@ -616,7 +616,8 @@ def _fleet_and_planner(fleet: Fleet | Path | str, *, weights: Weights | None, wo
                 ("workers", workers, int), ("memory", memory, MemoryModel | None), ("catalog", catalog, Catalog | None),
                 ("progress", progress, Callable | None), ("widen", widen, bool))
     check_margin(margin, option_names)
-    check_choice("minimize", minimize, (None, "nodes"), meant=lambda: choice_meant(minimize, ("nodes",)))  # as --minimize
+    check_choice("minimize", minimize, (None, "nodes"),
+                 meant=lambda: choice_meant(minimize, ("nodes",)))  # as --minimize
     estimate = chosen("estimate", estimate, get_args(EstimateMode))
     token_budget = folded_choice(token_budget, get_args(TokenBudgetMode))  # a mode (a cap is one job's)
     check_token_budget(token_budget, estimate, option_names)

@@ -2091,17 +2091,16 @@ line where their trainer then asks for the ref's log-probs, and those that build
 
 def _check_unbuilt_reference(checks: _ConfigChecks, version: TrinityVersion | None, divisor: BatchDivisor) -> None:
     """Check that a run whose algorithm uses a ref (`ref_forward_runs`; not DPO, whose ``check_config`` sets
-    ``kl_loss_fn`` none to k2, ``algorithm/algorithm.py:260`` in 0.5.2, ``:303`` in 0.6.0) has a KL term or LoRA where verl 0.7.1 decides
-    whether to build a reference model: Trinity 0.5.2, and 0.6 on verl before 0.8, hand it ``use_kl_loss`` from
-    `KL_LOSS_KEY` and ``use_kl_in_reward`` from `KL_PENALTY_KEY`, and its ``need_reference_policy`` builds none where
-    both are false (``trainer/ppo/utils.py:76``), while the trainer asks for the ref's log-probs each step wherever the
-    algorithm's ``use_reference`` is true (`UNBUILT_REF_RELEASES`), from a ref worker it never set
-    (``ref_policy_wg``, ``trainer/ppo/ray_trainer.py:1119``, ``:1128`` in verl 0.7.1): an AttributeError at the first step. With
-    LoRA the actor stands in (`lora_key_before_08`). ``ref-not-built``, never refused: 0.5.0 and 0.5.1 (verl 0.7.0's
-    ``need_reference_policy`` asks the role map) and 0.6 on verl 0.8 or later (``use_reference``,
-    ``trainer/verl/trainer.py:253``) build one: nothing for 0.5.0 or 0.5.1 named (`divisor` ``gpus``,
-    `counted_batch_divisor`), nor where a key it reads cannot be read here."""
-
+    ``kl_loss_fn`` none to k2, ``algorithm/algorithm.py:260`` in 0.5.2, ``:303`` in 0.6.0) has a KL term or LoRA
+    where verl 0.7.1 decides whether to build a reference model: Trinity 0.5.2, and 0.6 on verl before 0.8, hand it
+    ``use_kl_loss`` from `KL_LOSS_KEY` and ``use_kl_in_reward`` from `KL_PENALTY_KEY`, and its
+    ``need_reference_policy`` builds none where both are false (``trainer/ppo/utils.py:76``), while the trainer asks
+    for the ref's log-probs each step wherever the algorithm's ``use_reference`` is true (`UNBUILT_REF_RELEASES`),
+    from a ref worker it never set (``ref_policy_wg``, ``trainer/ppo/ray_trainer.py:1119``, ``:1128`` in verl
+    0.7.1): an AttributeError at the first step. With LoRA the actor stands in (`lora_key_before_08`).
+    ``ref-not-built``, never refused: 0.5.0 and 0.5.1 (verl 0.7.0's ``need_reference_policy`` asks the role map) and
+    0.6 on verl 0.8 or later (``use_reference``, ``trainer/verl/trainer.py:253``) build one: nothing for 0.5.0 or 0.5.1
+    named (`divisor` ``gpus``, `counted_batch_divisor`), nor where a key it reads cannot be read here."""
     algorithm = checks.value(("algorithm", "algorithm_type"))
     if (checks.value(KL_LOSS_KEY) != "none" or checks.value(KL_PENALTY_KEY) not in (None, "none")
             or not ref_forward_runs(algorithm, version) or trains_dpo(algorithm)
@@ -2919,6 +2918,8 @@ def _check_dpo_pair_dynamic(checks: _ConfigChecks, version: TrinityVersion | Non
 ENGINE_MICRO_BATCHES_LINES = "workers/engine/utils.py:74-86 in verl 0.8.0, :108-120 in 0.9.0 and 0.9.1"
 """Where verl's engine cuts a GPU's mini-batch into micro-batches (``prepare_micro_batches``), in each verl release
 from 0.8 that Trinity 0.6.0 runs (it asks for ``verl>=0.7.1``: 0.8.0, 0.9.0, 0.9.1)."""
+
+
 def _pair_size_advice(size: float | None, version: TrinityVersion | None) -> str:
     """What `_check_dpo_pair_dynamic` says to set the actor's micro-batch size per GPU, now `size` (None: unset), to
     for one pair on each verl line the release `version` may run on (`_one_pair_words`), only where that changes it:

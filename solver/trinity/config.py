@@ -809,8 +809,6 @@ def _role_sp_runs(reader: ConfigReader, version: TrinityVersion | None, path: tu
     return f"{legacy} runs {runs}, Trinity 0.6 on verl 0.8 or later at SP {sp}"
 
 
-
-
 def _ref_removes_padding(reader: ConfigReader, version: TrinityVersion | None) -> bool:
     """Whether the ref's forward runs with remove padding on: for `version` 0.5 by verl's key, which its worker reads
     (``fsdp_workers.py:632`` in 0.5.2), for 0.6 by the trainer's, which it copies to verl's
@@ -886,8 +884,6 @@ def _lora_from_08(reader: ConfigReader, lora: tuple[str, ...]) -> str | None:
 def _lora_key(reader: ConfigReader) -> tuple[str, ...] | None:
     """The first of `LORA_KEYS` that turns LoRA on (`lora_key_before_08`); None without LoRA."""
     return lora_key_before_08(lambda path: read_or_none(reader.get, path))
-
-
 
 
 def _check_lora_variables(reader: ConfigReader) -> None:
@@ -1009,8 +1005,6 @@ def lora_on_every_release(reader: ConfigReader, version: TrinityVersion | None) 
     if lora is None or version != "0.5" and _lora_from_08(reader, lora) is not None:
         return None
     return ".".join(lora)
-
-
 
 
 def counted_lora_rank(reader: ConfigReader, version: TrinityVersion | None) -> int:
