@@ -2919,6 +2919,8 @@ def _check_dpo_pair_dynamic(checks: _ConfigChecks, version: TrinityVersion | Non
 ENGINE_MICRO_BATCHES_LINES = "workers/engine/utils.py:74-86 in verl 0.8.0, :108-120 in 0.9.0 and 0.9.1"
 """Where verl's engine cuts a GPU's mini-batch into micro-batches (``prepare_micro_batches``), in each verl release
 from 0.8 that Trinity 0.6.0 runs (it asks for ``verl>=0.7.1``: 0.8.0, 0.9.0, 0.9.1)."""
+
+
 def _pair_size_advice(size: float | None, version: TrinityVersion | None) -> str:
     """What `_check_dpo_pair_dynamic` says to set the actor's micro-batch size per GPU, now `size` (None: unset), to
     for one pair on each verl line the release `version` may run on (`_one_pair_words`), only where that changes it:

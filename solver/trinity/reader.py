@@ -532,6 +532,7 @@ def check_config_arguments(text: str, name: str, environ: Mapping[str, str], ver
     check_environ(environ)
     return trinity_release("version", version)
 
+
 def lora_key_before_08(value: Callable[[tuple[str | int, ...]], Any]) -> tuple[str, ...] | None:
     """The first of `LORA_KEYS` that turns LoRA on (`turns_lora_on`) with Trinity 0.5, and 0.6 on verl before 0.8,
     for the config whose values `value` reads (None where unset or unreadable): verl 0.7.1 then takes the ref's
