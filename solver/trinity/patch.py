@@ -797,7 +797,7 @@ class PatchedConfig:
     fine-tuning, that it still trains LoRA (`lora_note`: `_config_lora_kept`), for the caller to say; as ``--write``
     says them too: the environment variables to set, as the run will, for the check of the copy to read the keys that
     decide its tokens per GPU (`unread_note`: `unread_variables_note`; unset, that check fails, its verdict unknown),
-    the interpolations the patch replaced with the plan's values (`replaced_notes`: `replaced_interpolations`), and
+    the interpolations the patch replaced with the plan's values (`replaced_notes`: `_replaced_words`), and
     the critic's offload flags it turned off, with the ``--critic`` that keeps them on (`critic_note`:
     `_critic_offload_note`; None where it turned none off)."""
 
@@ -2079,15 +2079,10 @@ def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "con
             "for that value" for path, given in _kept_for_plan(data, plan, model, environ, version).items()]
 
 
-def replaced_interpolations(text: str, plan: Plan, model: Model, *, name: str = "config",
-                            environ: Mapping[str, str] | None = None, version: str | None = None) -> list[str]:
-    """The keys whose interpolation in the config `text` `patch_trinity_config` replaces with the plan's value (those
-    that do not give it in `environ`, as `kept_interpolations` keeps the others), in words."""
-    return _replaced_words(_keys_changed(text, plan, model, name, environ, version))
-
-
 def _replaced_words(changed: list[tuple[PlanKey, Any, bool]]) -> list[str]:
-    """`replaced_interpolations` of the keys the patch writes (`changed`, `_keys_changed`'s)."""
+    """The keys whose interpolation in the config `patch_trinity_config` replaces with the plan's value (those that do
+    not give it in the environment, as `kept_interpolations` keeps the others), in words, of the keys the patch writes
+    (`changed`, `_keys_changed`'s)."""
     return [f"{'.'.join(key.path)} {old} replaced by the plan's {_as_written(key.value)}: the interpolation gives "
             "another value here, or none, and the patch writes the value the plan holds for"
             for key, old, _ in changed if is_interpolation(old)]
