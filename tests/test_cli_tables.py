@@ -1092,3 +1092,21 @@ def test_the_map_a_tables_error_names_for_a_catalogue_model_beside_a_model_confi
         f"--model qwen2.5-14b --gpus-up-to 3 (without {shlex.quote(str(cells))}, which names the model of "
         "--model-config: map plans one model) maps what the planner answers for it\n")
     assert cli(*shlex.split(err[err.index("solve map"):err.index(" (without")])[1:])[0] == 0
+
+
+def test_the_map_a_tables_error_names_keeps_the_cells_that_read_without_the_model_config(cli, tmp_path: Path):
+    # coverage92: beside the cells naming the model of --model-config, a file naming catalogue models alone reads
+    # without it: the map command keeps that file, and leaves out the other.
+    mine, ours = tmp_path / "mine.yaml", tmp_path / "ours.yaml"
+    mine.write_text("gpu: H100\nmemory_gb: 80\nsource: mine\ntables:\n  - {gpus: 8, section: '8 x H100', "
+                    "models: [Mistral-7B-v0.1, Qwen2.5-14B], rows: [{max_model_len: 32768, "
+                    "cells: {Mistral-7B-v0.1: Env + SP=2, Qwen2.5-14B: SP=2}}]}\n", encoding="utf-8")
+    ours.write_text("gpu: H100\nmemory_gb: 80\nsource: ours\ntables:\n  - {gpus: 4, section: '4 x H100', "
+                    "models: [Qwen2.5-14B], rows: [{max_model_len: 16384, cells: {Qwen2.5-14B: SP=2}}]}\n",
+                    encoding="utf-8")
+    config = Path(__file__).parent / "data" / "hf-configs" / "Mistral-7B-v0.1.json"
+    assert cli("tables", "--model", "qwen2.5-14b", "--model-config", str(config), "--cells", str(mine), "--cells",
+               str(ours), "--gpu", "h100", "--gpus", "3") == (2, "", (
+        "solve tables: error: no table of H100-80GB for 3 trainer GPUs; documented counts: 4, 8; solve map --gpu h100 "
+        f"--model qwen2.5-14b --gpus-up-to 3 --cells {shlex.quote(str(ours))} (without {shlex.quote(str(mine))}, "
+        "which names the model of --model-config: map plans one model) maps what the planner answers for it\n"))

@@ -14,7 +14,12 @@ from test_fragcheck7_s83 import _current
 from test_tokbudget_s72 import CATALOG, Cli
 
 from solver.query import REFUSED_CONFIG_CODES, ConfigProblemCode
-from solver.rules import dividing_batch_words, nearest_dividing_batches
+from solver.rules import (
+    DPO_PAIR_BATCH_WORDS,
+    batch_split_violation,
+    dividing_batch_words,
+    nearest_dividing_batches,
+)
 from solver.trinity import trinity_config_problems
 from solver.trinity.checks import forward_unread_keys
 
@@ -340,6 +345,17 @@ def test_dividing_batch_words_name_the_nearest_batch():
         "to 72: 64 or 80)")
     assert dividing_batch_words(6, 2, True, pairs=True) == (
         "a train batch that 6 divides (DPO's pairs: 2 x 3 data-parallel ranks, and the 6 trainer GPUs)")
+
+
+def test_batch_split_violation_in_pairs_names_twice_the_ranks():
+    # coverage92: a DPO batch of 6 on 6 GPUs at SP=1 (6 ranks divide it, 12 pair rows do not), as a cluster job's
+    # reason says it; at SP=2 (2 x 3 ranks) it splits
+    assert batch_split_violation(6, 6, 1, "the job's train_batch_size") is None
+    assert batch_split_violation(6, 6, 2, pairs=True) is None
+    assert batch_split_violation(6, 6, 1, "the job's train_batch_size", pairs=True) == (
+        "the train batch of 6 (the job's train_batch_size) must split evenly into DPO's pairs over the data-parallel "
+        "ranks, and 12 (DPO's pairs: 2 x 6 data-parallel ranks, 6 GPUs / SP=1) do not divide it: "
+        + DPO_PAIR_BATCH_WORDS)
 
 
 def test_write_without_a_plan_for_the_batch_names_the_nearest_that_splits(tmp_path: Path, cli: Cli):

@@ -185,6 +185,19 @@ def test_a_train_batch_rules_out_the_data_parallel_ranks_that_do_not_divide_it()
     assert (divided.plans[0].gpus, divided.plans[0].setting.label, divided.plans[0].cautions) == (6, "Env + SP=2", ())
 
 
+def test_a_dpo_train_batch_rules_out_the_ranks_whose_pairs_do_not_divide_it():
+    # coverage92: 6 experiences split over 6 ranks, not in DPO's pairs (12 rows per step over them): on 6 A100s SP=1
+    # is ruled out for DPO alone, and the reason says the pairs.
+    _, reasons = explained(gpu="a100", model="8B", max_model_len=32768, budget_gpus=6, train_batch_size=6)
+    assert details(reasons, "batch_divides") == []
+    answer, reasons = explained(gpu="a100", model="8B", max_model_len=32768, budget_gpus=6, train_batch_size=6,
+                                dpo=True)
+    assert (answer.plans[0].gpus, answer.plans[0].setting.label) == (6, "Env + SP=2")
+    assert details(reasons, "batch_divides") == [(
+        "the train batch of 6 (--train-batch-size) must split evenly over the data-parallel ranks (GPUs / SP) in DPO's "
+        "pairs, 2 x the ranks: on 6 GPUs that rules out SP=1")]
+
+
 def test_a_train_batch_that_no_layout_divides_is_named_as_the_limit():
     answer, reasons = explained(gpu="a100", model="8B", max_model_len=32768, budget_gpus=6, exact=True, sp=2,
                                 train_batch_size=256)

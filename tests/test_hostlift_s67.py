@@ -271,3 +271,18 @@ def test_a_release_whose_plan_takes_as_many_gpus_is_not_named(monkeypatch: pytes
     assert answer.best is not None and answer.more_host_ram is not None
     assert (answer.best.gpus, answer.more_host_ram.gpus) == (2, 1)
     assert answer.named_release is None and asked == ["0.6.0"]
+
+
+def test_a_release_whose_plan_takes_fewer_gpu_hours_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """coverage92: Qwen3-4B at 24576 tokens on H100s with 64 GiB, fewest GPU-hours: within it Env + SP=2 on 2 GPUs
+    (1.111); Env on 7 GPUs takes fewer (1.01) but needs more host memory while every rank loads the model. 0.6.0,
+    whose rank 0 alone loads it, gets that plan within the 64 GiB: named, as it ranks before by GPU-hours."""
+    asked = _releases_asked(monkeypatch)
+    catalog = load_catalog()
+    query = make_query(catalog, model="4B", gpu="h100", objective="min_gpu_hours", budget_gpus=8, host_ram_gb=64,
+                       max_model_len=24576)
+    (answer,) = answer_query(query, catalog)
+    shown = [None if plan is None else (plan.gpus, plan.setting.label, plan.gpu_hours, plan.trinity_version)
+             for plan in (answer.best, answer.more_host_ram, answer.named_release)]
+    assert shown == [(2, "Env + SP=2", 1.111, None), (7, "Env", 1.01, None), (7, "Env", 1.01, "0.6.0")]
+    assert asked == ["0.6.0"]
