@@ -2227,9 +2227,8 @@ class ConfigKeyChange(LeftOutWhenNone):
 ANSWER_LEFT_OUT_WHEN_NONE = ("apply", "apply_left_out", "config_keys_changed", "explanation", "current", "nearest",
                              "measured", "larger_gpu_cell", "validated", "fewer_nodes", "trainer_alone", "rollout_kept",
                              "other_batch", "unpinned", "more_host_ram", "named_release", "token_budget_auto",
-                             "room_kept", "tables",
-                             "memory_model_margin", "reason_caution_codes", "dpo_pairs", "token_budget_cap",
-                             "token_budget_cap_source", "token_budget_cap_raised")
+                             "room_kept", "tables", "memory_model_margin", "reason_caution_codes", "dpo_pairs",
+                             "token_budget_cap", "token_budget_cap_source", "token_budget_cap_raised")
 """The fields of an `Answer` that its JSON (`Answer.as_json`, ``solve --json``) leaves out where they are None."""
 
 

@@ -5,7 +5,7 @@ where they run now, move (and why: `why_moved`), start or stop (`with_current`).
 from __future__ import annotations
 
 import itertools
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TypeVar
 
@@ -58,11 +58,21 @@ def fullest_node_host_gb(pool: Pool, placements: Sequence[Placement]) -> float |
     GiB: each one's `host_need_gb` on the nodes its trainer runs on, added up in the tenths the tables show; None where
     none needs any, or the pool gives no ``host_ram_gb`` (most of its jobs without Offload have no need counted then,
     so a sum would understate the node's: `FULLEST_NODE_WORDS`)."""
-    tenths: Counter[int] = Counter()
+    if pool.host_ram_gb is None:
+        return None
+    tenths = [sum(round(gib * 10) for _, gib in needs) for needs in _host_needs_by_node(pool, placements).values()]
+    return max(tenths) / 10 if tenths else None
+
+
+def _host_needs_by_node(pool: Pool, placements: Sequence[Placement]) -> dict[int, list[tuple[str, float]]]:
+    """Per node of `pool`, the jobs of `placements` whose trainer runs there with a host memory need counted
+    (`Placement.host_need_gb`), each with that need, GiB."""
+    on_node: dict[int, list[tuple[str, float]]] = defaultdict(list)
     for placement in placements:
         if placement.pool == pool.name and (need := placement.host_need_gb) is not None:
-            tenths.update(dict.fromkeys(placement.trainer_nodes, round(need * 10)))
-    return max(tenths.values()) / 10 if tenths and pool.host_ram_gb is not None else None
+            for node in placement.trainer_nodes:
+                on_node[node].append((placement.job, need))
+    return on_node
 
 
 def with_node_host_cautions(planner: Planner, fleet: Fleet, placements: tuple[Placement, ...]
@@ -74,17 +84,11 @@ def with_node_host_cautions(planner: Planner, fleet: Fleet, placements: tuple[Pl
     for pool in fleet.pools:
         if pool.host_ram_gb is not None:
             continue
-        on_node: dict[int, list[Placement]] = defaultdict(list)
-        for placement in placements:
-            if placement.pool == pool.name and placement.host_need_gb is not None:
-                for node in placement.trainer_nodes:
-                    on_node[node].append(placement)
-        for node, sharing in sorted(on_node.items()):
-            caution = node_host_need_caution(pool.name, node, [(p.job, p.host_need_gb or 0.0) for p in sharing],
-                                             planner.catalog.gpu(pool.gpu), pool.gpus_per_node)
+        for node, needs in sorted(_host_needs_by_node(pool, placements).items()):
+            caution = node_host_need_caution(pool.name, node, needs, planner.catalog.gpu(pool.gpu), pool.gpus_per_node)
             if caution is not None:
-                for placement in sharing:
-                    cautions[placement.job].append(caution)
+                for job, _ in needs:
+                    cautions[job].append(caution)
     cautioned = []
     for placement in placements:
         plan = placement.plan

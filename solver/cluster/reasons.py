@@ -428,8 +428,8 @@ class _RoomHolders:
     def _required_stuck(self, ways: dict[str, list[Option]]) -> bool:
         """Whether, in every pool of `ways` (a job left out's, by pool name), the least room takes out required jobs
         that no placement moves: the pool has one node up, and they have no way in another pool."""
-        for name, options in ways.items():
-            pool_index = next(index for index, pool in enumerate(self.fleet.pools) if pool.name == name)
+        for options in ways.values():
+            pool_index = options[0].pool  # a pool's ways, all of them in it
             room = min((self._least_room(option) for option in options), key=lambda found: found.rank)
             if (not room.required or len(self.fleet.pools[pool_index].up_node_indexes) != 1
                     or any(self.pools_of[job] != {pool_index} for job in room.required)):

@@ -107,8 +107,7 @@ def memory_label(answer: MemoryAnswer, moe: bool) -> str:
     release = ("" if answer.trinity_version is None  # as solve names it back: 0.5.1 for v0.5.1
                else f", Trinity {release_name(answer.trinity_version) or answer.trinity_version}")
     return (f"{answer.model} ({shown_parameters(answer.model_parameters_b)} parameters{active}) on {answer.gpus} x "
-            f"{answer.gpu} "
-            f"({answer.memory_gib:.1f} GiB), {setting.label}{lora}{critic}{dpo}{release}, "
+            f"{answer.gpu} ({answer.memory_gib:.1f} GiB), {setting.label}{lora}{critic}{dpo}{release}, "
             f"{counted(answer.max_model_len, 'token')} "
             f"({answer.tokens_per_gpu} per GPU{own_budget}), margin {answer.margin:g}"
             f"{f', memory model: {answer.memory_model_source}' if answer.memory_model_source else ''}")

@@ -1032,9 +1032,9 @@ def _check_no_expert_count(path: Path, config: dict[str, Any]) -> None:
     """`TableError` for a config that gives no count of routed experts (`MOE_CONFIG_KEYS`) but is a mixture of
     experts by its ``model_type`` (`MOE_MODEL_TYPES`) or by a key only such a config gives (`MOE_ONLY_KEYS`), but for
     a dense model type's (`DENSE_MODEL_TYPES`), whose class reads none."""
-    counts = either(MOE_CONFIG_KEYS)
     if config.get("model_type") in DENSE_MODEL_TYPES:
         return
+    counts = either(MOE_CONFIG_KEYS)
     given = [key for key in MOE_ONLY_KEYS if config.get(key) is not None]
     if config.get("model_type") in MOE_MODEL_TYPES:
         raise TableError(f"{path}: missing the count of routed experts ({counts}): model_type "
