@@ -904,7 +904,7 @@ def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, tr
     sp_value = checks.number(path)
     sp = int(sp_value) if sp_value is not None else 1
     if sp < 1:
-        checks.add(*_sp_below_1_line(checks.version, path, sp, batch.divisor if batch else divisor))
+        checks.add(*_sp_below_1_line(path, sp, batch.divisor if batch else divisor))
         sp = 1
     if trainer_gpus < 1 and not whose:  # said once, with the trainer's SP
         checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE, f"the trainer needs at least 1 GPU, got {trainer_gpus}")
@@ -918,23 +918,21 @@ def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, tr
     return sp
 
 
-def _sp_below_1_line(version: TrinityVersion | None, path: tuple[str, ...], sp: int,
-                     divisor: BatchDivisor) -> tuple[ConfigProblemCode, str]:
+def _sp_below_1_line(path: tuple[str, ...], sp: int, divisor: BatchDivisor) -> tuple[ConfigProblemCode, str]:
     """The line on the SP `sp`, below 1, at `path`. The trainer's Trinity sets to 1 with a warning as it loads the
     config (``value-out-of-range``, the verdict at SP 1). So does Trinity 0.5.2's ``_check_parallel_config`` a role's
     own (``trainer/verl/verl_config.py:411-414``, as 0.6.0's on verl before 0.8,
     ``verl_legacy/verl_config.py:418-421``), but 0.5.0's and 0.5.1's keep it: at 0, ``world_size % sp_size`` divides
-    by zero as they load the config (``common/verl_config.py:411`` in 0.5.0, ``:413`` in 0.5.1). With `version` 0.5,
-    by the release the train batch's `divisor` stands for (`solver.tables.bounds.counted_batch_divisor`): refused for
-    0.5.0 and 0.5.1 (``gpus``), a ``but:`` line for a bare 0.5 (``unsure``), ``value-out-of-range`` for 0.5.2."""
+    by zero as they load the config (``common/verl_config.py:411`` in 0.5.0, ``:413`` in 0.5.1). A role's own is read
+    with Trinity 0.5 alone (`_check_sequence_parallel`), so it is said by the release the train batch's `divisor`
+    stands for (`solver.tables.bounds.counted_batch_divisor`): refused for 0.5.0 and 0.5.1 (``gpus``), a ``but:``
+    line for a bare 0.5 (``unsure``), ``value-out-of-range`` for 0.5.2."""
     below = f"{'.'.join(path)} must be at least 1, got {sp}"
     set_to_1 = "sets it to 1 with a warning as it loads the config"
     if path == TRAINER_SP_KEY:
         return ConfigProblemCode.VALUE_OUT_OF_RANGE, (
             f"{below}: Trinity {set_to_1} (config_validator.py:1271 in 0.6.0, :1174 in 0.5.2), and the verdict is at "
             "SP 1")
-    if version != "0.5":
-        return ConfigProblemCode.VALUE_OUT_OF_RANGE, below
     if divisor == "ranks":  # 0.5.2
         return ConfigProblemCode.VALUE_OUT_OF_RANGE, (
             f"{below}: Trinity 0.5.2 {set_to_1} (trainer/verl/verl_config.py:411-414), and the verdict is at SP 1")
