@@ -446,6 +446,13 @@ def test_a_model_path_under_trainer_config_that_trinity_overwrites_is_cautioned(
         assert _problems(config, version, ("model-path",)) == [("model-path-overwritten", words)]
     section["model"]["path"] = "Qwen/Qwen3-8B"  # what Trinity sets it to: nothing to say
     assert _problems(config, None, ("model-path",)) == []
+    # mutants57: with model.model_path unset too it is still overwritten; a critic of a run that trains none is none
+    section["model"]["path"] = given
+    del config["model"]["model_path"]
+    assert [code for code, _ in _problems(config, None, ("model-path",))] == ["model-path-overwritten"]
+    config["algorithm"]["algorithm_type"] = "grpo"
+    assert [code for code, _ in _problems(config, None, ("model-path",))] == (["model-path-overwritten"]
+                                                                              if algorithm == "grpo" else [])
 
 
 def json_copy(config: dict[str, Any]) -> dict[str, Any]:

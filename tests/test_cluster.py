@@ -1076,6 +1076,9 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n  - {name: b, gpu: h20, nodes: 1, "
           "gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, pool: 'a, b'}\n"),
          "job j, pool: 'a, b' names 2 pools: a job names one pool, or none to be placed in any (pools: a, b)"),
+        # a comma in a name no pool has is no list of pools (mutants57): the name is unknown
+        (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, "
+          "max_model_len: 4096, pool: 'a, c'}\n"), "job j, pool: no pool named 'a, c' (pools: a)"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "two jobs are named 'j', jobs items 1 and 2: rename one"),
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n  - {name: b, gpu: h20, nodes: 1, "

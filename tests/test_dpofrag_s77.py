@@ -192,3 +192,16 @@ def test_writes_dpo_batch_words_agree_with_the_plans_rule(cli: Cli, tmp_path: Pa
     status, out, _ = cli("--from-config", str(written), "--gpu", "A100-80GB", "--check", "--json")
     assert json.loads(out)[0]["current"]["config_problem_codes"] == ["dpo-mini-batch-split",
                                                                      "dpo-doubled-above-verdict"]
+
+
+def test_a_dpo_answers_plan_for_another_batch_words_its_cautions_for_the_pair():
+    """The plan a batch of its own gets (`Answer.other_batch`, 8 GPUs where 6 keeps 3) words the padded model's caution
+    for the query's DPO pair, as the best plan does (mutants57: other_batch's cautions were worded without it)."""
+    model = load_model_config(INTERNLM2)
+    catalog = load_catalog().with_model(model)
+    query = make_query(catalog, model=model.name, gpu="h100", max_model_len=32768, budget_gpus=8, dpo=True,
+                       train_batch_size=6)
+    answer = answer_query(query, catalog)[0]
+    assert answer.best is not None and answer.other_batch is not None
+    assert (answer.best.gpus, answer.other_batch.gpus) == (3, 8)
+    assert any("the DPO pair" in caution for caution in answer.other_batch.cautions)

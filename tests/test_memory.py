@@ -62,6 +62,7 @@ from solver.tables import (
     load_memory_model,
     load_model_config,
     shipped_tables_directory,
+    shown_parameters,
 )
 from solver.tables.schema import MoE
 
@@ -274,6 +275,9 @@ def test_the_calibrated_range_holds_its_own_edges():
     for parameters_b, shown in ((0.012, "12M"), (0.0042, "4.2M"), (4.2e-6, "4.2K"), (5.04e-7, "504")):
         assert beyond(model=fourteen.model_copy(update={"parameters_b": parameters_b})) == (
             ("smaller-model", f"{shown} parameters (calibrated from 0.6B)"),)
+    # Each unit from its edge on (mutants57): 0.1B is shown so, as 0.05 rounds to it; 1M, 1K and 10M at their edges.
+    assert [shown_parameters(parameters_b) for parameters_b in (0.1, 0.05, 0.049, 0.01, 0.001, 1e-6, 9.96e-3)] == [
+        "0.1B", "0.1B", "49M", "10M", "1.0M", "1.0K", "10M"]
     # A vocabulary within VOCAB_TOLERANCE (1.1) of the calibrated 151936 either way is within it: 151936 / 1.1 =
     # 138123.6, so 138124 is within and 138123 beyond, as 167129 (151936 x 1.1 = 167129.6) is within and 167130 beyond.
     for vocab, phrase in ((138124, ()), (167129, ()),

@@ -123,6 +123,21 @@ def test_a_table_is_shown_whole_where_it_just_fits_and_as_blocks_a_column_narrow
         "* a lowered token budget\n")
 
 
+def test_a_table_whose_wrapped_words_just_fit_is_shown_as_a_table() -> None:
+    """A table wider than the terminal whose wrapping column, narrowed to its longest word, needs just its width is a
+    table still; a column less, blocks (mutants57: a table needing the very width was laid out as blocks)."""
+    def words_table() -> Table:
+        table = Table(title="t")
+        table.add_column("n", no_wrap=True)
+        table.add_column("words")
+        table.add_row("1", "aaaa bbbb")
+        return table
+
+    assert view_text(TableOrBlocks(words_table(), 0), 13) == (
+        "      t\n┏━━━┳━━━━━━━┓\n┃ n ┃ words ┃\n┡━━━╇━━━━━━━┩\n│ 1 │ aaaa  │\n│   │ bbbb  │\n└───┴───────┘\n")
+    assert view_text(TableOrBlocks(words_table(), 0), 12).startswith("t\n1  words  ")
+
+
 def test_tables_for_exactly_the_most_gpus_the_map_maps_send_to_the_map_for_them(cli: Cli) -> None:
     """No table for 64 trainer GPUs: solve map maps that many (the most it maps), so the hint is a map for it; past
     it (65), up to 64 GPUs, the most it maps."""

@@ -269,6 +269,12 @@ def test_trinity_05_judges_an_actor_sp_of_0_by_release(divisor: str, code: str, 
     problems = trinity_config_problems(load_config_mapping(text, "trinity.yaml"), load_catalog().model("Qwen3-8B"), 4,
                                        version="0.5", batch_divisor=divisor)  # type: ignore[arg-type]
     assert [(problem.code.value, problem.words) for problem in problems] == [(code, ACTOR_SP_0 + why)]
+    # the ref's own, which 0.5 checks as the actor's (mutants57: it was said as 0.5.2 says it, whatever the release)
+    ref = load_config_mapping(text.replace("actor: {ulysses", "ref: {ulysses"), "trinity.yaml")
+    problems = trinity_config_problems(ref, load_catalog().model("Qwen3-8B"), 4, version="0.5",
+                                       batch_divisor=divisor)  # type: ignore[arg-type]
+    assert [(problem.code.value, problem.words) for problem in problems] == [
+        (code, ACTOR_SP_0.replace(".actor.", ".ref.") + why)]
 
 
 @pytest.mark.parametrize(("version", "keys"), [

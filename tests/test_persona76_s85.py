@@ -65,6 +65,8 @@ def test_a_cluster_asked_for_yaml_is_told_emit_dir(cli):
     # a file's name: where to write the fragment, which --out takes (was "did you mean 'trinity'?"; persona92d)
     ("trinity.yaml",
      "did you mean --out trinity.yaml? (--emit trinity prints the plan as Trinity YAML; --out FILE writes it)"),
+    ("Trinity.YML",
+     "did you mean --out Trinity.YML? (--emit trinity prints the plan as Trinity YAML; --out FILE writes it)"),
 ])
 def test_emit_given_a_format_names_the_option_for_it(cli, emit: str, hint: str):
     assert cli(*PLAN, "--emit", emit) == (2, "", (
