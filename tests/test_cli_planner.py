@@ -2152,9 +2152,10 @@ def test_a_request_to_end_that_the_parent_ignores_stays_ignored_while_the_comman
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
 def test_ctrl_c_or_a_request_to_end_while_the_interpreter_exits_leaves_the_answers_status():
-    # Once the command returns, Python tears its modules down, 0.6 to 0.9 s after solve cluster's last line (s92): a
-    # Ctrl-C or SIGTERM then killed it by the signal (status -2 or -15, 130 or 143 to a shell), silently, where the
-    # answer and its files were whole and its status 1. Made so here by an exit handler that waits.
+    # Once the command returns, the process runs its exit handlers and flushes its streams, then ends (Python's own
+    # exit, which it leaves to where a flush fails, tears the modules down for 0.6 to 0.9 s after solve cluster's last
+    # line, s92): a Ctrl-C or SIGTERM then killed it by the signal (status -2 or -15, 130 or 143 to a shell), silently,
+    # where the answer and its files were whole and its status 1. Made so here by an exit handler that waits.
     script = ("import atexit, builtins, sys, time, types\nreal = builtins.__import__\n"
               "def answered():\n    print('answered', flush=True)\n    return 1\n"
               "def exiting():\n    print('exiting', flush=True)\n    time.sleep(0.5)\n"

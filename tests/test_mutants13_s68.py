@@ -24,7 +24,7 @@ from test_widerfirst_s68 import _fields, _solves
 
 import solver.api
 import solver.solve
-from solver.__main__ import main
+from solver.__main__ import run
 from solver.calibrate import implausible
 from solver.solve import _asked_first, answer_for
 from solver.tables import QueryError, load_catalog, load_memory_model
@@ -113,7 +113,7 @@ def test_a_crash_of_any_exception_type_exits_70(monkeypatch: pytest.MonkeyPatch,
 
     monkeypatch.setattr(solver.api, "answer_query", crashed)
     monkeypatch.setattr(sys, "argv", ANSWER_ARGV)
-    assert main() == 70
+    assert run() == 70
     out, err = capsys.readouterr()
     assert (out, err.splitlines()[-2:]) == ("", [
         "AttributeError: a defect",
@@ -137,7 +137,7 @@ def test_a_crash_with_standard_error_full_still_exits_70(monkeypatch: pytest.Mon
     monkeypatch.setattr(solver.api, "answer_query", crashed)
     monkeypatch.setattr(sys, "argv", ANSWER_ARGV)
     monkeypatch.setattr(sys, "stderr", _FullStream())
-    assert main() == 70
+    assert run() == 70
 
 
 def test_a_private_name_in_any_case_hides_its_value() -> None:

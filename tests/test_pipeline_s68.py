@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 import pytest
 
 import solver.api
-from solver.__main__ import main
+from solver.__main__ import run
 from solver.tables import Undecided
 
 FLEET = Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"
@@ -36,7 +36,7 @@ def test_a_crash_exits_70_with_its_traceback_and_a_line_saying_so(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str, argv: list[str]):
     monkeypatch.setattr(solver.api, name, crashed)  # the library call the command makes
     monkeypatch.setattr(sys, "argv", ["solve", *argv])
-    status = main()
+    status = run()
     out, err = capsys.readouterr()
     assert (status, out) == (70, "")
     assert err.startswith("Traceback (most recent call last):\n")
@@ -48,7 +48,7 @@ def test_a_crash_with_standard_error_closed_still_exits_70_and_prints_nothing(
     monkeypatch.setattr(solver.api, "answer_query", crashed)
     monkeypatch.setattr(sys, "argv", ["solve", "--model", "4B", "--gpu", "a100", "--len", "8k", "--json"])
     monkeypatch.setattr(sys, "stderr", None)  # 2>&-: Python starts with no sys.stderr
-    assert main() == 70
+    assert run() == 70
     assert capsys.readouterr() == ("", "")
 
 

@@ -47,12 +47,22 @@ def test_the_text_is_what_solve_prints(cli: Cli, monkeypatch: pytest.MonkeyPatch
     assert "\x1b" not in text and "·" in text and max(map(len, text.splitlines())) <= width
 
 
-def test_the_installed_command_prints_the_same_bytes(solve_script: object) -> None:
-    printed = subprocess.run([str(solve_script), "--model", "4B", "--gpu", "a100", "--len", "8192", "--gpus", "2"],
-                             capture_output=True, text=True, encoding="utf-8", check=True,
+def test_the_installed_command_prints_the_same_bytes_and_its_out_file_whole(solve_script: object, cli: Cli,
+                                                                            tmp_path: Path) -> None:
+    # The process ends with os._exit once it has answered (solver.__main__): what it printed to the pipe and the file
+    # of --out are whole, as the command in-process gives them, and no temporary file is left beside it.
+    argv = ["--model", "4B", "--gpu", "a100", "--len", "8192", "--gpus", "2"]
+    printed = subprocess.run([str(solve_script), *argv, "--out", "plan.yaml"], cwd=tmp_path, capture_output=True,
+                             text=True, encoding="utf-8", check=True,
                              env={"PATH": "/usr/bin:/bin", "COLUMNS": "160"}).stdout
     query = _query(model="4B", gpu="a100", max_model_len=8192, budget_gpus=2)
-    assert solver.answers_text(answer_query(query, CATALOG), query) == printed  # the shipped catalogue by default
+    text = solver.answers_text(answer_query(query, CATALOG), query)  # the shipped catalogue by default
+    assert printed == f"{text}wrote plan.yaml\n"
+    assert [path.name for path in tmp_path.iterdir()] == ["plan.yaml"]
+    in_process = tmp_path / "in-process" / "plan.yaml"
+    in_process.parent.mkdir()
+    assert cli(*argv, "--out", str(in_process))[0] == 0
+    assert (tmp_path / "plan.yaml").read_text(encoding="utf-8") == in_process.read_text(encoding="utf-8")
 
 
 def test_a_narrow_width_lays_the_ranking_out_in_blocks() -> None:
