@@ -1575,10 +1575,11 @@ def _refused_rank(reader: ConfigReader, path: tuple[str | int, ...]) -> str | No
 
 
 def _config_rank_refused(reader: ConfigReader) -> str | None:
-    """The one LoRA config's ``lora_rank`` in words where it is no whole number, which no release takes
-    (`_refused_rank`); None otherwise, and for a null (read as unset, Trinity's default rank, as elsewhere)."""
-    path = (*LORA_KEYS[0], 0, "lora_rank")
-    return None if read_or_none(reader.get, path) is None else _refused_rank(reader, path)
+    """The one LoRA config's ``lora_rank`` in words where it is no whole number, a null too, which no release takes
+    (`_refused_rank`: ``LoRAConfig.lora_rank: int = 32``, ``common/config.py:110`` in 0.6.0, ``:109`` in 0.5.2, no
+    ``Optional``, so ``load_config``'s ``OmegaConf.merge`` refuses None, ``:1058`` in 0.6.0, ``:983`` in 0.5.2);
+    None where it is unset (Trinity's default rank), taken, or cannot be read."""
+    return _refused_rank(reader, (*LORA_KEYS[0], 0, "lora_rank"))
 
 
 def _lora_rank_notes(reader: ConfigReader, version: TrinityVersion | None) -> list[ConfigProblem]:
