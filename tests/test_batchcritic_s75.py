@@ -446,10 +446,14 @@ def test_a_model_path_under_trainer_config_that_trinity_overwrites_is_cautioned(
         assert _problems(config, version, ("model-path",)) == [("model-path-overwritten", words)]
     section["model"]["path"] = "Qwen/Qwen3-8B"  # what Trinity sets it to: nothing to say
     assert _problems(config, None, ("model-path",)) == []
-    # mutants57: with model.model_path unset too it is still overwritten; a critic of a run that trains none is none
+    # mutants57: with model.model_path unset too it is still overwritten; a critic of a run that trains none is none.
+    # smalls92d: the role is then built from Trinity's typed default, model_path: str = "" (0.6.0
+    # common/config.py:462, 0.5.2 :457), which names no model, not from "null"
     section["model"]["path"] = given
     del config["model"]["model_path"]
-    assert [code for code, _ in _problems(config, None, ("model-path",))] == ["model-path-overwritten"]
+    empty = "an empty path, which names no model (model.model_path is unset or empty: Trinity's default is '')"
+    assert _problems(config, None, ("model-path",)) == [
+        ("model-path-overwritten", words.replace("'Qwen/Qwen3-8B'", empty))]
     config["algorithm"]["algorithm_type"] = "grpo"
     assert [code for code, _ in _problems(config, None, ("model-path",))] == (["model-path-overwritten"]
                                                                               if algorithm == "grpo" else [])

@@ -72,6 +72,21 @@ def test_a_lora_config_rank_of_null_is_refused_with_every_release(cli, tmp_path:
     assert (refused, check) == (True, 1)
 
 
+def test_a_lora_config_rank_of_null_is_counted_as_full_fine_tuning_as_refused(cli, tmp_path: Path):
+    # smalls92d: the line on LoRA agrees with the refusal (LoRAConfig.lora_rank: int = 32, 0.6.0 common/config.py:110,
+    # 0.5.2 :109; load_config's OmegaConf.merge refuses None): no rank 32 counted for a null, as for true
+    config = tmp_path / "trinity.yaml"
+    for rank in ("null", "true"):
+        config.write_text(CONFIG.format(lora=f"  lora_configs: [{{lora_rank: {rank}}}]\n", trainer=""), encoding="utf-8")
+        status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
+        current = json.loads(out)[0]["current"]
+        lines = dict(zip(current["config_problem_codes"], current["config_problems"], strict=True))
+        assert (status, current["refused"]) == (0, True)
+        assert (f"but the verdict and the plans count full fine-tuning's, as the tables measured (its lora_rank {rank} "
+                "is not a whole number)") in lines["lora-counted-as-full"]
+        assert lines["lora-rank-not-a-number-refused"].startswith(f"model.lora_configs[0].lora_rank is {rank}, {TYPED}")
+
+
 @pytest.mark.parametrize(("lora", "trainer", "environ"), [
     # Unset: the typed default (32 in a LoRA config, 0 in the actor's model), no line.
     ("  lora_configs: [{path: null}]\n", "trainer:\n  trainer_config:\n    actor_rollout_ref:\n      model: {}\n",

@@ -2568,7 +2568,9 @@ is unset or empty (``config_validator.py:390`` in 0.5.0, ``:389`` in 0.5.1, ``:3
 def _check_overwritten_model_paths(checks: _ConfigChecks) -> None:
     """Caution (``model-path-overwritten``) on a model path under ``trainer.trainer_config`` that Trinity replaces
     with another (`OVERWRITTEN_MODEL_PATHS`), with every release and verl version: the role trains the model of the
-    key it reads, not the one the config names there (the critic's only where the algorithm trains one)."""
+    key it reads, not the one the config names there (the critic's only where the algorithm trains one), or where
+    ``model.model_path`` is unset or empty too, Trinity's typed default ``""`` (``model_path: str = ""``,
+    ``common/config.py:462`` in 0.6.0, ``:457`` in 0.5.2), an empty path that names no model."""
     for path, source in OVERWRITTEN_MODEL_PATHS:
         given = checks.value(path)
         if given is None or path[2] == "critic" and not trains_critic(checks.value(("algorithm", "algorithm_type"))):
@@ -2578,9 +2580,11 @@ def _check_overwritten_model_paths(checks: _ConfigChecks) -> None:
             continue
         fallback = " (model.model_path where that is unset)" if source[1] != "model_path" else ""
         role = "the critic is" if path[2] == "critic" else "the actor and the ref are"
+        built = (yaml_brief(read) if read else
+                 "an empty path, which names no model (model.model_path is unset or empty: Trinity's default is '')")
         checks.add(ConfigProblemCode.MODEL_PATH_OVERWRITTEN, (
             f"{dotted(path)} is {yaml_brief(given)}, but Trinity sets it from {dotted(source)}{fallback} as it loads "
-            f"the config, with every release and verl version, so {role} built from {yaml_brief(read)}: set "
+            f"the config, with every release and verl version, so {role} built from {built}: set "
             f"{dotted(source)}: {given} in its place, and remove this key"))
 
 
