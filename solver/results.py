@@ -1662,6 +1662,12 @@ class Plan(Frozen):
         """The plan's Env, Offload and SP as a `Setting` (``label`` gives the source's words)."""
         return Setting(env=self.env, offload=self.offload, sp=self.sp)
 
+    def another_than(self, other: Plan | None) -> bool:
+        """Whether `other` (the best plan of the question without one of its limits, say) is another plan than this
+        one: other GPUs, setting or length (False for None)."""
+        return other is not None and ((other.gpus, other.setting, other.max_model_len)
+                                      != (self.gpus, self.setting, self.max_model_len))
+
     @computed_field  # type: ignore[prop-decorator]
     @property
     def lowered_budget(self) -> bool:

@@ -385,7 +385,7 @@ def _with_other_batch(catalog: Catalog, query: Query, answer: Answer) -> Answer:
         return answer
     free_query = query.model_copy(update={"train_batch_size": None, "top": 1})
     free = optional_best(catalog, free_query, answer.gpu)
-    if free is None or (free.gpus, free.setting, free.max_model_len) == (best.gpus, best.setting, best.max_model_len):
+    if free is None or not best.another_than(free):
         return answer
     # Its cautions but the one on its ranks, which the answer's other_batch says already (a batch they divide).
     gpu = catalog.gpu(answer.gpu)
@@ -1867,8 +1867,7 @@ def _with_named_release(catalog: Catalog, query: Query, answer: Answer) -> Answe
     FSDP2, ...), within the same host memory, where CP-SAT proves it and it ranks before the best plan by the objective
     (`_ranks_before`): one solve, as `named_release`."""
     best, free = answer.best, answer.more_host_ram
-    if best is None or free is None or (free.gpus, free.setting, free.max_model_len) == (
-            best.gpus, best.setting, best.max_model_len):
+    if best is None or not best.another_than(free):
         return answer
     asked = _lifting_releases(prepare(catalog, answer.gpu, query), query).asked
     if not asked:

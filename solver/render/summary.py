@@ -411,7 +411,7 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
     best = "best" if answer.status == "optimal" else "best found"  # feasible: the time limit stopped the search
     # The unpinned row may show a cheaper plan; the host limit and other batch rows show one beside it.
     kept = [names.joined(pins)] if pins else []
-    kept += [host_limit] if host_limit and _another_plan(answer.more_host_ram, plan) else []
+    kept += [host_limit] if host_limit and plan.another_than(answer.more_host_ram) else []
     kept += [batch] if batch and answer.other_batch is not None else []
     best += f" with {and_joined(kept)}" if kept else ""
     kept_in = answer.current.config if answer.current is not None else None
@@ -741,7 +741,7 @@ def _unpinned_words(answer: Answer, plan: Plan, pins: Sequence[str], names: Opti
     if (free := answer.unpinned) is None:
         return None
     the_pins, costs, them = ("the pins", "cost", "them") if len(pins) > 1 else ("the pin", "costs", "it")
-    cautions = _cautions_beside(answer, plan, free) if _another_plan(free, plan) else ""
+    cautions = _cautions_beside(answer, plan, free) if plan.another_than(free) else ""
     return _limit_cost_words(answer, plan, free, f"without {names.joined(pins)}", f"{the_pins} {costs}",
                              f"the best plan has {them}") + cautions
 
@@ -754,7 +754,7 @@ def _host_limit_words(answer: Answer, plan: Plan, host_limit: str, model: Model,
     none was given)."""
     if (free := answer.more_host_ram) is None or not host_limit:
         return None
-    cautions = _cautions_beside(answer, plan, free) if _another_plan(free, plan) else ""
+    cautions = _cautions_beside(answer, plan, free) if plan.another_than(free) else ""
     return (_limit_cost_words(answer, plan, free, f"with {free.host_memory_gb:.1f} GiB of host memory per node",
                               f"{host_limit} costs", "the best plan fits in it")
             + cautions + _named_release_words(answer, plan, model, names))
@@ -781,7 +781,7 @@ def _plans_above(answer: Answer, plan: Plan, other: Plan | None) -> tuple[Plan, 
     kept, room = answer.rollout_kept, answer.room_kept
     rows = (kept.plan if kept is not None and kept.rollout_gpus != answer.budget_gpus else None,
             None if room is None else room.plan, answer.fewer_nodes, answer.other_batch,
-            *(free if _another_plan(free, plan) else None for free in (answer.unpinned, answer.more_host_ram)),
+            *(free if plan.another_than(free) else None for free in (answer.unpinned, answer.more_host_ram)),
             answer.token_budget_auto)
     shown = tuple(row for row in rows if row is not None)
     return next((shown[:at] for at, row in enumerate(shown) if row is other), shown)
@@ -793,13 +793,6 @@ def _cautions_beside(answer: Answer, plan: Plan, other: Plan) -> str:
     return other.cautions_beside(plan, _plans_above(answer, plan, other))
 
 
-def _another_plan(free: Plan | None, plan: Plan) -> bool:
-    """Whether `free`, the best plan of the question without one of the caller's limits, is another than `plan` (its
-    GPUs, setting or length)."""
-    return free is not None and ((free.gpus, free.setting, free.max_model_len)
-                                 != (plan.gpus, plan.setting, plan.max_model_len))
-
-
 def _limit_cost_words(answer: Answer, plan: Plan, free: Plan, lifted: str, limit_costs: str, kept: str) -> str:
     """What one of the caller's limits costs the best `plan`, against `free`, the best plan of the same question
     without it (`lifted`: how, in words): nothing (``{limit_costs} nothing: {kept}``), or in the objective's terms,
@@ -807,7 +800,7 @@ def _limit_cost_words(answer: Answer, plan: Plan, free: Plan, lifted: str, limit
     relative step time (`cost_ratio_words`); none of the GPU-hours or the step time where `plan` ranks below `free`,
     a plan the question without the pins does not ask (`_not_asked_words`): ``{lifted}, the best plan is ...:
     {limit_costs} ...``."""
-    if not _another_plan(free, plan):
+    if not plan.another_than(free):
         return f"{limit_costs} nothing: {kept}"
     if free.max_model_len != plan.max_model_len:
         length = f" at {counted(free.max_model_len, 'token')}"
