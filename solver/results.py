@@ -118,6 +118,7 @@ from solver.tables import (
     planned_release,
     remove_padding_violation,
     shown_number,
+    shown_parameters,
     trinity_release,
     without_none,
 )
@@ -1004,8 +1005,8 @@ def layout_cautions(model: Model) -> tuple[str, ...]:
         return ()
     mlp = "a gated MLP" if model.moe is None else f"{model.moe.experts} routed experts of gated MLPs"
     words = (f"{model.name} is read from a config.json of a kind rft-solver has not checked "
-             f"({model.unchecked_layout}): it counts {model.parameters_b:.2f}B parameters, attention and {mlp} "
-             "in every layer; compare that with the model card")
+             f"({model.unchecked_layout}): it counts {shown_parameters(model.parameters_b)} parameters, attention and "
+             f"{mlp} in every layer; compare that with the model card")
     return (words,)
 
 

@@ -459,6 +459,29 @@ def test_a_model_path_under_trainer_config_that_trinity_overwrites_is_cautioned(
                                                                               if algorithm == "grpo" else [])
 
 
+
+def test_a_critic_tokenizer_path_that_trinity_overwrites_is_cautioned():
+    # smalls92e: Trinity sets critic.model.tokenizer_path from model.critic_model_path too (0.6.0
+    # verl_legacy/verl_config.py:596, 0.5.2 trainer/verl/verl_config.py:588; on verl 0.8 the critic's HFModelConfig
+    # takes its tokenizer from that model path): the key set there is ignored, and no other key sets it
+    config = _config(use_dynamic_bsz=True)
+    config["algorithm"]["algorithm_type"] = "ppo"
+    model = config["trainer"]["trainer_config"].setdefault("critic", {}).setdefault("model", {})
+    model["tokenizer_path"] = "/mnt/tok"
+    words = (f"{CRITIC}.model.tokenizer_path is '/mnt/tok', but Trinity sets it from model.critic_model_path "
+             "(model.model_path where that is unset) as it loads the config, with every release and verl version, "
+             "so the critic's tokenizer is read from {}: remove this key (Trinity reads the critic's tokenizer from "
+             "the critic's model path alone)")
+    for version in (None, "0.5", "0.6"):
+        assert _problems(config, version, ("model-path",)) == [
+            ("model-path-overwritten", words.format("'Qwen/Qwen3-8B'"))]
+    config["model"]["critic_model_path"] = "/mnt/tok"  # what Trinity sets it to: nothing to say
+    assert _problems(config, None, ("model-path",)) == []
+    config["model"]["critic_model_path"] = "/mnt/critic"
+    assert _problems(config, None, ("model-path",)) == [("model-path-overwritten", words.format("'/mnt/critic'"))]
+    config["algorithm"]["algorithm_type"] = "grpo"  # a run that trains no critic: none
+    assert _problems(config, None, ("model-path",)) == []
+
 def json_copy(config: dict[str, Any]) -> dict[str, Any]:
     """A deep copy of `config` (plain YAML data)."""
     return yaml.safe_load(yaml.safe_dump(config))

@@ -212,7 +212,7 @@ def test_solve_memory_shows_the_critic_row_and_refuses_a_bad_value(cli: Callable
     status, out, err = cli("memory", "--model", "8B", "--gpu", "A100-80GB", "--gpus", "4", "--len", "32k", "--sp", "2",
                            "--env", "--critic", "resident")
     assert status == 1 and "│ critic        │  21.15 │" in out and "│ total         │ 101.28 │" in out, err
-    assert "critic: 7.57B parameters (the model with a value head for its output projection)" in " ".join(out.split())
+    assert "critic: 7.6B parameters (the model with a value head for its output projection)" in " ".join(out.split())
     status, out, err = cli("memory", "--model", "8B", "--gpu", "A100-80GB", "--gpus", "4", "--len", "32k",
                            "--critic", "yes")
     assert (status, out, err.splitlines()[1:]) == (2, "", [

@@ -16,6 +16,7 @@ from command_words import make_query
 from conftest import ONE_TABLE, qwen3_8b_checkpoint
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from test_critic_s73 import answer as critic_answer
 
 import solver
 import solver.cli.atomic
@@ -45,7 +46,8 @@ from solver.memory import (
     token_floor_gib,
     weight_shapes,
 )
-from solver.results import CautionCode, MarginRoom
+from solver.render.memory import critic_states_words
+from solver.results import CautionCode, MarginRoom, layout_cautions
 from solver.rules import COMMAND_OPTIONS, SourceCell, tried_settings, validated_length
 from solver.solve import plan
 from solver.tables import (
@@ -301,6 +303,18 @@ def test_the_calibrated_range_holds_its_own_edges():
     older = calibrated.model_copy(update={"fewest_gpus": None, "fit_without_sp": None})
     assert beyond_calibration(older, fourteen, 80.0, 1, Setting(sp=1), 73728, NODE_GPUS) == ()
 
+
+def test_a_tiny_models_count_shows_in_a_unit_that_shows_it_in_the_layout_and_critic_lines():
+    # smalls92e: the unchecked-layout caution and the critic's line printed a tiny --model-config model's count to
+    # 0.01B, "0.00B"; they word it as the calibration's line does (`shown_parameters`), as do large ones (7.6B)
+    tiny = CATALOG.model("14B").model_copy(update={"parameters_b": 0.012, "unchecked_layout": "model_type exaone4"})
+    assert layout_cautions(tiny) == ((
+        "Qwen3-14B is read from a config.json of a kind rft-solver has not checked (model_type exaone4): it counts "
+        "12M parameters, attention and a gated MLP in every layer; compare that with the model card"),)
+    resident = critic_answer("resident", sp=2, env=True)
+    for parameters_b, shown in ((0.012, "12M"), (resident.critic_parameters_b, "7.6B")):
+        assert critic_states_words(resident.model_copy(update={"critic_parameters_b": parameters_b})).startswith(
+            f"critic: {shown} parameters (the model with a value head for its output projection), 16 bytes each")
 
 def test_the_fit_records_the_range_its_observations_span():
     # Made-up observations: Llama-3.1-8B (vocabulary 128256) trained on 2 GPUs of 80 GiB at SP=2, Qwen3-30B-A3B (a
@@ -590,7 +604,7 @@ def test_a_config_of_a_kind_whose_counts_are_unchecked_is_planned_with_a_caution
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config), encoding="utf-8")
     assert load_model_config(path).unchecked_layout == words
-    caution = (f"my-model is read from a config.json of a kind rft-solver has not checked ({words}): it counts 12.25B "
+    caution = (f"my-model is read from a config.json of a kind rft-solver has not checked ({words}): it counts 12.2B "
                "parameters, attention and a gated MLP in every layer; compare that with the model card")
     status, out, _ = cli("--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--len", "32768", "--json")
     assert status == 0 and json.loads(out)[0]["plans"][0]["cautions"][0] == caution
@@ -3319,7 +3333,7 @@ def test_a_mixture_of_experts_of_an_unchecked_kind_is_cautioned_in_its_own_words
                          "--env", "--json")
     assert status == 0 and json.loads(out)["cautions"] == [(
         f"{tmp_path.name} is read from a config.json of a kind rft-solver has not checked (model_type olmoe): it "
-        "counts 6.92B parameters, attention and 64 routed experts of gated MLPs in every layer; compare that with the "
+        "counts 6.9B parameters, attention and 64 routed experts of gated MLPs in every layer; compare that with the "
         "model card")]
 
 

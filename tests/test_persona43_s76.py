@@ -89,7 +89,7 @@ def test_a_resident_critics_figure_says_it_is_12_of_its_16_bytes(cli: CLI) -> No
     status, out, _ = cli("memory", "--model", "30B-A3B", "--gpu", "h20", "--gpus", "16", "--len", "128k", "--sp", "8",
                          "--env", "--offload", "--critic", "resident")
     assert status == 0
-    assert ("critic: 30.19B parameters (the model with a value head for its output projection), 16 bytes each (fp32 "
+    assert ("critic: 30.2B parameters (the model with a value head for its output projection), 16 bytes each (fp32 "
             "weights, gradients and Adam's two moments), 21.09 GiB on each GPU beside the actor's pass and optimizer "
             "step: 12 of the 16 bytes, less the gradients, which the critic's own update frees as it ends; the tables "
             "measured the actor alone") in " ".join(out.split())

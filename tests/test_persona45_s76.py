@@ -45,7 +45,7 @@ def test_lora_and_critic_say_the_tables_speak_neither_way() -> None:
     assert answer.tables is None and answer.trains
     text = _memory_text(lora_rank=16, critic="offloaded")
     assert ("sharded over the 4 GPUs; the tables measured full fine-tuning: a cell that ran out of memory says nothing "
-            "of it critic: 7.57B parameters") in text
+            "of it critic: 7.6B parameters") in text
     assert ("none on the GPUs; the tables measured the actor alone: no cell vouches for the run either, so with LoRA "
             "they say nothing of it critic's own update:") in text
     assert "they speak where" not in text

@@ -2553,22 +2553,28 @@ def _check_trainer_strategy(checks: _ConfigChecks, version: TrinityVersion | Non
 
 
 OVERWRITTEN_MODEL_PATHS = (((*ACTOR_ROLLOUT_REF, "model", "path"), ("model", "model_path")),
-                           ((*CRITIC, "model", "path"), ("model", "critic_model_path")))
-"""The model paths under ``trainer.trainer_config`` that Trinity sets as it loads the config, each with the key it
-sets it from: the actor's (the ref's too) from ``model.model_path`` (``actor_model_config.path``,
+                           ((*CRITIC, "model", "path"), ("model", "critic_model_path")),
+                           ((*CRITIC, "model", "tokenizer_path"), ("model", "critic_model_path")))
+"""The model and tokenizer paths under ``trainer.trainer_config`` that Trinity sets as it loads the config, each with
+the key it sets it from: the actor's (the ref's too) from ``model.model_path`` (``actor_model_config.path``,
 ``common/verl_config.py:514`` in 0.5.0, ``:517`` in 0.5.1, ``trainer/verl/verl_config.py:527`` in 0.5.2,
 ``verl_legacy/verl_config.py:536`` in 0.6.0; on verl 0.8 or later ``FROZEN_KEYS``, ``trainer/verl/config.py:698``,
 built from it at ``:219``), and the critic's from ``model.critic_model_path`` (``common/verl_config.py:573`` in 0.5.0,
 ``:575`` in 0.5.1, ``trainer/verl/verl_config.py:587`` in 0.5.2, ``verl_legacy/verl_config.py:595`` in 0.6.0; on
 verl 0.8 or later ``trainer/verl/trainer.py:347``), which the validator fills in with ``model.model_path`` where it
 is unset or empty (``config_validator.py:390`` in 0.5.0, ``:389`` in 0.5.1, ``:393`` in 0.5.2, ``:447-448`` in
-0.6.0)."""
+0.6.0). The critic's tokenizer path is set from ``model.critic_model_path`` too, the line after its model path's
+(``:574``, ``:576``, ``:588``, ``:596`` alike), and its worker loads the tokenizer from it
+(``verl_legacy/fsdp_workers.py:1359`` in 0.6.0); on verl 0.8 or later the critic's ``HFModelConfig`` is built from
+that model path alone (``trainer/verl/trainer.py:355-362``), whose tokenizer path defaults to it (verl 0.8.0
+``workers/config/model.py:153-154``). Trinity has no other key for the critic's tokenizer."""
 
 
 def _check_overwritten_model_paths(checks: _ConfigChecks) -> None:
-    """Caution (``model-path-overwritten``) on a model path under ``trainer.trainer_config`` that Trinity replaces
-    with another (`OVERWRITTEN_MODEL_PATHS`), with every release and verl version: the role trains the model of the
-    key it reads, not the one the config names there (the critic's only where the algorithm trains one), or where
+    """Caution (``model-path-overwritten``) on a model or tokenizer path under ``trainer.trainer_config`` that
+    Trinity replaces with another (`OVERWRITTEN_MODEL_PATHS`), with every release and verl version: the role trains
+    the model (reads the tokenizer) of the key it reads, not the one the config names there (the critic's only where
+    the algorithm trains one), or where
     ``model.model_path`` is unset or empty too, Trinity's typed default ``""`` (``model_path: str = ""``,
     ``common/config.py:462`` in 0.6.0, ``:457`` in 0.5.2), an empty path that names no model."""
     for path, source in OVERWRITTEN_MODEL_PATHS:
@@ -2579,13 +2585,17 @@ def _check_overwritten_model_paths(checks: _ConfigChecks) -> None:
         if given == read:
             continue
         fallback = " (model.model_path where that is unset)" if source[1] != "model_path" else ""
-        role = "the critic is" if path[2] == "critic" else "the actor and the ref are"
         built = (yaml_brief(read) if read else
                  "an empty path, which names no model (model.model_path is unset or empty: Trinity's default is '')")
+        if path[-1] == "tokenizer_path":
+            outcome = (f"the critic's tokenizer is read from {built}: remove this key (Trinity reads the critic's "
+                       "tokenizer from the critic's model path alone)")
+        else:
+            role = "the critic is" if path[2] == "critic" else "the actor and the ref are"
+            outcome = f"{role} built from {built}: set {dotted(source)}: {given} in its place, and remove this key"
         checks.add(ConfigProblemCode.MODEL_PATH_OVERWRITTEN, (
             f"{dotted(path)} is {yaml_brief(given)}, but Trinity sets it from {dotted(source)}{fallback} as it loads "
-            f"the config, with every release and verl version, so {role} built from {built}: set "
-            f"{dotted(source)}: {given} in its place, and remove this key"))
+            f"the config, with every release and verl version, so {outcome}"))
 
 
 class _MeshReading(NamedTuple):
