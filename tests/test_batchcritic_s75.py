@@ -459,7 +459,6 @@ def test_a_model_path_under_trainer_config_that_trinity_overwrites_is_cautioned(
                                                                               if algorithm == "grpo" else [])
 
 
-
 def test_a_critic_tokenizer_path_that_trinity_overwrites_is_cautioned():
     # smalls92e: Trinity sets critic.model.tokenizer_path from model.critic_model_path too (0.6.0
     # verl_legacy/verl_config.py:596, 0.5.2 trainer/verl/verl_config.py:588; on verl 0.8 the critic's HFModelConfig

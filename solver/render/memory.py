@@ -262,9 +262,9 @@ def critic_states_words(answer: MemoryAnswer) -> str:
                        "update frees as it ends")
     speak = ("they speak where they say the setting ran out of memory, not where it trained" if not answer.lora_rank
              else "no cell vouches for the run either, so with LoRA they say nothing of it")
-    return (f"critic: {shown_parameters(answer.critic_parameters_b)} parameters (the model with a value head for its "
-            f"output projection), {STATE_BYTES} bytes each (fp32 weights, gradients and Adam's two moments), {held}; the "
-            f"tables measured the actor alone: {speak}")
+    return (f"critic: {shown_parameters(answer.critic_parameters_b)} parameters (the model with a value head for "
+            f"its output projection), {STATE_BYTES} bytes each (fp32 weights, gradients and Adam's two moments), "
+            f"{held}; the tables measured the actor alone: {speak}")
 
 
 def critic_pass_words(answer: MemoryAnswer) -> str:
