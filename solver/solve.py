@@ -1238,6 +1238,16 @@ def _uncounted(data: PlanningData, query: Query) -> str:
     return f"; the memory model estimates that nothing fits on {counted(query.budget_gpus, 'GPU')}{capped}"
 
 
+def _free_for_rollout(query: Query, gpus: int) -> str:
+    """The exact budget's GPUs that a plan on `gpus` of them leaves free for the rollout, in words: ``, the other 4
+    free for rollout``; where the rollout's GPUs come from a config's explorer or a job's (`Query.rollout_source`),
+    which the budget follows, with the rollout they then make: ``(then 8 GPUs in the config's explorer)``."""
+    free = query.budget_gpus - gpus
+    then = "" if query.rollout_source is None or query.rollout_gpus is None else (
+        f" (then {counted(query.rollout_gpus + free, 'GPU')} in {query.rollout_source})")
+    return f", the other {free} free for rollout{then}"
+
+
 def _fewer_gpus_words(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> ReasonWords:
     """For an exact GPU count: the cheapest plan at the same length on fewer GPUs, in words ("" when none,
     and when maximising the length; `nearby`'s `asked` answer where it is that question)."""
@@ -1252,7 +1262,7 @@ def _fewer_gpus_words(catalog: Catalog, data: PlanningData, query: Query, nearby
     plan = fewer.plans[0]
     return (f"; fewer trainer GPUs train {counted(query.max_model_len, 'token')}: {plan.setting.label} on "
             f"{counted(plan.gpus, 'GPU')}{plan.lowered_words} (" + plan.evidence_cautioned
-            + f"), the other {query.budget_gpus - plan.gpus} free for rollout")
+            + ")" + _free_for_rollout(query, plan.gpus))
 
 
 SOFT_LIMITS: Mapping[str, str] = MappingProxyType({
@@ -1446,7 +1456,7 @@ def _nearest_words(catalog: Catalog, data: PlanningData, query: Query, named: bo
         tokens = counted(query.max_model_len, "token")
         said = f"{head + ' train' if head else ''} {tokens}{'' if head else ' trains'}{condition}"
     at_length = f" at {counted(plan.max_model_len, 'token')}" if query.max_model_len is None else ""
-    free = f", the other {query.budget_gpus - plan.gpus} free for rollout" if fewer else ""
+    free = _free_for_rollout(query, plan.gpus) if fewer else ""
     return (f"; {nearest.nodes_words(query, named)}{said.strip()}: {plan.setting.label} on {counted(plan.gpus, 'GPU')}"
             f"{at_length}{plan.lowered_words} (" + plan.evidence_cautioned + f"){free}"
             + nearest.host_words(data.shape, query))
@@ -1723,7 +1733,7 @@ def _lower_budget_words(catalog: Catalog, data: PlanningData, query: Query, near
     if query.exact and lowered.gpus < query.budget_gpus:
         return (f"; with {query.option_names.token_budget_auto} fewer trainer GPUs train "
                 f"{counted(query.max_model_len or 0, 'token')}: " + plan
-                + f", the other {query.budget_gpus - lowered.gpus} free for rollout")
+                + _free_for_rollout(query, lowered.gpus))
     return f"; {query.option_names.token_budget_auto} trains {counted(query.max_model_len or 0, 'token')}: " + plan
 
 

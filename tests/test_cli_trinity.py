@@ -1111,9 +1111,28 @@ def test_no_plan_on_the_configs_gpus_names_a_plan_on_fewer(cli, user_config: Pat
     [answer] = json.loads(out)
     assert status == 1 and answer["reason"].endswith(
         "the longest is 51200 (Env + Offload + SP=2 on 6 GPUs, documented); fewer trainer GPUs train 102400 tokens: "
-        "Env + Offload + SP=4 on 4 GPUs (documented), the other 2 free for rollout; --token-budget auto trains "
+        "Env + Offload + SP=4 on 4 GPUs (documented), the other 2 free for rollout (then 4 GPUs in the config's "
+        "explorer); --token-budget auto trains "
         "102400 tokens: "
         "Env + Offload + SP=2 on 6 GPUs with max_token_len_per_gpu = 51200 (estimated)")
+
+
+def test_a_configs_trainer_across_nodes_not_whole_names_the_rollout_it_then_takes(cli, tmp_path: Path):
+    # Two nodes of 8 H100s, one engine of 4 for the rollout: 12 trainer GPUs span the nodes but are not whole nodes,
+    # which Trinity refuses; 8 train it, and the reason says what the config's explorer then takes (session 93).
+    config = tmp_path / "grpo32b.yaml"
+    config.write_text("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-32B, max_model_len: 65536}\n"
+                      "cluster: {node_num: 2, gpu_per_node: 8}\n"
+                      "explorer: {rollout_model: {engine_num: 1, tensor_parallel_size: 4}}\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--trinity-version", "0.6.0")
+    assert status == 1 and ("12 GPUs span nodes of 8 (cluster.gpu_per_node) but are not whole nodes; fewer trainer "
+                            "GPUs train 65536 tokens: Env + Offload + SP=4 on 8 GPUs (estimated, extrapolated), the "
+                            "other 4 free for rollout (then 8 GPUs in the config's explorer) --explain") in " ".join(
+                                out.split())
+    # Without a config, --rollout-gpus names the rollout already: the words stay as they were.
+    status, out, _ = cli("--model", "32B", "--gpu", "h100", "--len", "64k", "--total-gpus", "16", "--rollout-gpus",
+                         "4", "--exact")
+    assert status == 1 and "the other 4 free for rollout --explain" in " ".join(out.split()) and "then 8" not in out
 
 
 def test_a_config_without_a_length_names_the_missing_key(cli, tmp_path: Path):
