@@ -3618,7 +3618,8 @@ def test_a_roles_own_budget_read_before_verl_0_8_alone_fails_check_and_trinity_m
 
 def test_check_needs_a_config_and_a_length_to_judge_it_at(cli, user_config: Path):
     assert cli("--model", "4B", "--len", "4k", "--check") == (
-        2, "", "solve: error: --check judges the config of --from-config FILE\n")
+        2, "", ("solve: error: --check judges the config of --from-config FILE: give it (a plan asked by flags alone "
+                "has no config to judge)\n"))
     text = user_config.read_text(encoding="utf-8")
     lines = [line for line in text.splitlines(keepends=True)
              if not line.lstrip().startswith(("max_model_len:", "max_prompt_tokens:", "max_response_tokens:"))]

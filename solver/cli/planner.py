@@ -232,7 +232,8 @@ def _check_trinity_flags(args: argparse.Namespace) -> None:
         raise QueryError("--write keeps the config's cluster, which gives the trainer's and the rollout's GPUs: drop "
                          "--total-gpus (or write a fragment with its own cluster with --out FILE)")
     if args.check and not args.from_config:
-        raise QueryError("--check judges the config of --from-config FILE")
+        raise QueryError("--check judges the config of --from-config FILE: give it (a plan asked by flags alone has "
+                         "no config to judge)")
     if args.dpo and args.from_config:
         raise QueryError("--from-config's algorithm.algorithm_type says whether the run trains DPO (dpo): drop --dpo")
     if args.emit and (args.top > 1 or args.explain):
