@@ -220,8 +220,7 @@ _RUN_FLOOR: ContextVar[float] = ContextVar("rft_solver_run_floor", default=0.0)
 """The seconds from its start that each of this thread's solves may run, where the run's deadline leaves it fewer
 (`past_run_deadline`; 0: none)."""
 
-_SP_ONE_FITS: ContextVar[dict[tuple[str, Query], WithoutSp] | None] = ContextVar("rft_solver_sp_one_fits",
-                                                                               default=None)
+_SP_ONE_FITS: ContextVar[dict[tuple[str, Query], WithoutSp] | None] = ContextVar("rft_solver_sp_one_fits", default=None)
 """Within one answer of a `plan` call, the SP=1 questions `_fits_without_sp` asked (on a GPU type) and what each
 answered, so that its plans at one length ask theirs once (None: outside one, where each asks it)."""
 
