@@ -105,6 +105,7 @@ from solver.tables.peft_match import (
     EXCLUDED_FORM,
     LORA_TARGETS_FORMS,
     SPACED_ALL_LINEAR,
+    comma_module_names,
     every_target_excluded,
     listed_module_names,
     lora_targets_pattern,
@@ -1653,6 +1654,14 @@ def given_lora_targets(targets: str | None, lora_rank: int, model: Model, expert
                                             layout_names).linears for _, layout_names in matches):
             fix = f"give the names separated by commas, without brackets, quotes or spaces: {','.join(listed)}"
         raise QueryError(f"{shown} matches no module of {model.name} ({shown_module_names(matches[0][1])}): {fix}")
+    unmatched = [name for name in (comma_module_names(targets) if targets is not None else None) or () if not any(
+        peft_target_match(lora_targets_pattern(name) or ALL_LINEAR, None, layout_names).linears
+        for _, layout_names in matches)]
+    if unmatched:  # a misspelt name beside others that match, which PEFT's list would skip unsaid
+        one = len(unmatched) == 1
+        raise QueryError(f"{shown}: {', '.join(unmatched)} {'matches' if one else 'match'} no module of {model.name} "
+                         f"({shown_module_names(matches[0][1])}): correct {'it' if one else 'them'} or leave "
+                         f"{'it' if one else 'them'} out (PEFT would skip {'it' if one else 'them'} unsaid)")
     if not adapts:
         # modules of layers the model lacks alone (.*layers\.40\..* on 36 layers), which PEFT refuses as none
         raise QueryError(f"{shown} matches no module of {model.name} ({shown_module_names(matches[0][1])}, N from 0 "

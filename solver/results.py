@@ -907,22 +907,32 @@ def short_host_need(need_gib: float, offload: bool, critic: CriticStates | None,
             f"(unchecked: {bound.source})")
 
 
+WithoutSp = bool | Literal["lowered"] | None
+"""Whether the question of a plan with SP, asked without SP, has a plan (`sp_over_pcie_caution`): True, False,
+``lowered`` where it has none at Trinity's default token budget but has one with --token-budget auto, None where that
+is not known."""
+
+
 def sp_over_pcie_caution(gpu: GpuType, sp: int, option_names: OptionNames = COMMAND_OPTIONS,
-                         costed: bool = True, fits_without_sp: bool | None = None,
+                         costed: bool = True, fits_without_sp: WithoutSp = None,
                          max_model_len: int | None = None) -> str | None:
     """The caution for a plan with SP on a GPU type whose GPUs reach one another over PCIe alone
     (`GpuType.interconnect` ``pcie``), in words, naming SP 1 as `option_names` do (`OptionNames.setting_pin`); None
     otherwise. Not `costed`, for
     `solve memory`'s breakdown, which shows no cost: the words say nothing of the cost's weight. `fits_without_sp`:
-    whether the same question without SP has a plan at the plan's `max_model_len` (None where that is not known): only
-    where it has is SP 1 named as what may train faster; where it has none, the words say that SP is what trains that
-    length there."""
+    whether the same question without SP has a plan at the plan's `max_model_len` (`WithoutSp`): only where it has is
+    SP 1 named as what may train faster (with --token-budget auto where only a lowered budget gives it); where it has
+    none, the words say that SP is what trains that length there."""
     if sp == 1 or gpu.interconnect != "pcie":
         return None
     without_sp = option_names.setting_pin("sp", 1)
     weighed = "the cost weighs that above NVLink's by a ranking weight, not a measured time"
     if not costed:
         advice = f", so the same run without SP, where it fits ({without_sp}), may train faster: time a step of each"
+    elif fits_without_sp == "lowered":
+        advice = (f"; {weighed}, and no plan without SP fits {max_model_len} tokens here at Trinity's default token "
+                  f"budget, but one with a lowered budget does ({without_sp} with {option_names.token_budget_auto}): "
+                  "it may train faster, so time a step of each")
     elif fits_without_sp is False:
         advice = (f"; {weighed}, and no plan without SP fits {max_model_len} tokens here: SP over PCIe is what "
                   "trains this length, so time a step before a long run")
@@ -1534,7 +1544,7 @@ class Plan(Frozen):
                       train_batch_source: str = "--train-batch-size", version: TrinityVersion | None = None,
                       unchecked_host_ram: str | None = None, node_gpus: int = NODE_GPUS,
                       option_names: OptionNames = COMMAND_OPTIONS, node_gpus_given: bool = False,
-                      fits_without_sp: bool | None = None, dpo: bool = False,
+                      fits_without_sp: WithoutSp = None, dpo: bool = False,
                       batch_divisor: BatchDivisor = "ranks") -> Plan:
         """This plan, of `model` on `gpu`, with its `cautions` (its room to spare weighed against `room`, the margin
         it was held to); without a `train_batch_size` (the query's) to check, one for data-parallel ranks that usual

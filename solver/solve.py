@@ -67,6 +67,7 @@ from solver.results import (
     RolloutKept,
     RoomKept,
     Status,
+    WithoutSp,
     beyond_fields,
     exceeds_assumed_host_ram,
     host_need_words,
@@ -219,8 +220,7 @@ _RUN_FLOOR: ContextVar[float] = ContextVar("rft_solver_run_floor", default=0.0)
 """The seconds from its start that each of this thread's solves may run, where the run's deadline leaves it fewer
 (`past_run_deadline`; 0: none)."""
 
-_SP_ONE_FITS: ContextVar[dict[tuple[str, Query], bool | None] | None] = ContextVar("rft_solver_sp_one_fits",
-                                                                                   default=None)
+_SP_ONE_FITS: ContextVar[dict[tuple[str, Query], WithoutSp] | None] = ContextVar("rft_solver_sp_one_fits", default=None)
 """Within one answer of a `plan` call, the SP=1 questions `_fits_without_sp` asked (on a GPU type) and what each
 answered, so that its plans at one length ask theirs once (None: outside one, where each asks it)."""
 
@@ -1160,11 +1160,12 @@ def _with_rollout_caution(plan: Plan, model: Model, gpu: GpuType, query: Query) 
     return plan if caution is None else plan.with_caution(caution)
 
 
-def _fits_without_sp(catalog: Catalog, query: Query, gpu: GpuType, sp: int, length: int) -> bool | None:
+def _fits_without_sp(catalog: Catalog, query: Query, gpu: GpuType, sp: int, length: int) -> WithoutSp:
     """For a plan of `query` with SP degree `sp` at `length` tokens on `gpu`, a GPU type whose GPUs reach one another
     over PCIe alone: whether the same question with SP 1 pinned (the cheapest plan at that length) has a plan, as one
-    more solve proves it; None where that solve leaves it open, and for any other plan (the SP-over-PCIe caution,
-    which names SP 1 only where it fits, is not said)."""
+    more solve proves it, and where it has none at Trinity's default token budget, whether --token-budget auto gives
+    one (``lowered``: `_changed`); None where a solve leaves it open, and for any other plan (the SP-over-PCIe
+    caution, which names SP 1 only where it fits, is not said)."""
     if sp == 1 or gpu.interconnect != "pcie":
         return None
     question = query.model_copy(update={"sp": 1, "objective": "cheapest", "max_model_len": length, "top": 1})
@@ -1172,7 +1173,11 @@ def _fits_without_sp(catalog: Catalog, query: Query, gpu: GpuType, sp: int, leng
     if asked is not None and (gpu.name, question) in asked:
         return asked[gpu.name, question]
     without_sp = answer_for(catalog, question, gpu.name, explained=False)
-    fits = None if without_sp.status == "unknown" else without_sp.best is not None
+    fits: WithoutSp = None if without_sp.status == "unknown" else without_sp.best is not None
+    lowered = _changed(question, "token_budget_auto", catalog.model(query.model)) if fits is False else None
+    if lowered is not None:
+        with_auto = answer_for(catalog, lowered, gpu.name, explained=False)
+        fits = None if with_auto.status == "unknown" else "lowered" if with_auto.best is not None else False
     if asked is not None:
         asked[gpu.name, question] = fits
     return fits

@@ -1462,14 +1462,22 @@ def _plan(catalog: Catalog, query: Query, gpu_type: Any, the_model: Any, n: int,
     return plan
 
 
-def _fits_without_sp(catalog: Catalog, query: Query, gpu_type: Any, sp: int, length: int) -> bool | None:
+def _fits_without_sp(catalog: Catalog, query: Query, gpu_type: Any, sp: int, length: int) -> bool | str | None:
     """For a plan with `sp` above 1 at `length` on a GPU type over PCIe: whether the query, cheapest, with SP pinned
-    to 1 at that length, has a plan; None for any other plan."""
+    to 1 at that length, has a plan, or where it has none at Trinity's default token budget, ``lowered`` where it
+    has one with the budget ``auto`` lowers (with estimates, not for DPO); None for any other plan."""
     if sp == 1 or gpu_type.interconnect != "pcie":
         return None
     without_sp = replace(query, sp=1, max_model_len=length)
-    return bool(enumerate_plans(catalog, objective="cheapest",
-                                **{field.name: getattr(without_sp, field.name) for field in fields(without_sp)}))
+
+    def fits(asked: Query) -> bool:
+        return bool(enumerate_plans(catalog, objective="cheapest",
+                                    **{field.name: getattr(asked, field.name) for field in fields(asked)}))
+
+    if fits(without_sp):
+        return True
+    lowers = without_sp.token_budget == "default" and without_sp.estimates and not without_sp.dpo
+    return "lowered" if lowers and fits(replace(without_sp, token_budget="auto")) else False
 
 
 def ranked_alternatives(plans: list[dict], model: Any, gpu: Any, weights: Weights | None = None) -> list[dict]:
@@ -1512,7 +1520,7 @@ def _is_int(value: Any) -> bool:
 def _cautions(plan: dict, model: Any, gpu: Any, train_batch_size: int | None,
               unchecked_host_ram: str | None, node_gpus: int,
               margin: float | None = None, host_node_gpus: int | None = None,
-              fits_without_sp: bool | None = None, release: Release = NO_RELEASE,
+              fits_without_sp: bool | str | None = None, release: Release = NO_RELEASE,
               memory: Any | None = None) -> tuple[list[str], list[str]]:
     """The words of `plan`'s cautions and their codes, as the planner gives them for the Trinity `release` with the
     memory model `memory` (None: the shipped one) (shared: see the module's docstring; `check_plan` checks the codes

@@ -189,6 +189,8 @@ def test_the_sp_over_pcie_caution_is_each_jobs_own(cli: Cli, tmp_path: Path):
     auto = _checked(cli, PCIE, path, "--token-budget", "auto", token_budget="auto")
     none_fits = ("no plan without SP fits {} tokens here: SP over PCIe is what trains this length, so time a step "
                  "before a long run")
+    lowered_fits = ("no plan without SP fits {} tokens here at Trinity's default token budget, but one with a lowered "
+                    "budget does (solve --sp 1 with --token-budget auto): it may train faster, so time a step of each")
     for result, flags in ((plain, ()), (auto, ("--token-budget", "auto"))):
         for placed in result["placements"]:
             plan = placed["plan"]
@@ -197,13 +199,18 @@ def test_the_sp_over_pcie_caution_is_each_jobs_own(cli: Cli, tmp_path: Path):
                 assert "sp-over-pcie" not in cautions
                 continue
             assert not _sp_one_trains(cli, plan["gpus"], plan["max_model_len"], *flags)
-            assert cautions["sp-over-pcie"].endswith(none_fits.format(plan["max_model_len"]))
+            # s93: at the default budget, the words name --token-budget auto where SP=1 trains with it
+            lowered = not flags and _sp_one_trains(cli, plan["gpus"], plan["max_model_len"], "--token-budget", "auto")
+            assert cautions["sp-over-pcie"].endswith((lowered_fits if lowered else none_fits).format(
+                plan["max_model_len"]))
     shapes = {(result_name, p["job"], p["plan"]["sp"], p["plan"]["gpus"], p["plan"]["max_token_len_per_gpu"])
               for result_name, result in (("plain", plain), ("auto", auto)) for p in result["placements"]}
     assert shapes == {("plain", "short", 2, 8, 16384), ("auto", "short", 1, 4, 17408), ("auto", "long", 4, 4, 28672)}
     # Trinity's default budget gives SP=1 no plan at 16384 on 8 GPUs; --token-budget auto does, as the caution
-    # judged at each run's budget says.
+    # judged at each run's budget says (and, at the default budget, names).
     assert _sp_one_trains(cli, 8, 16384, "--token-budget", "auto")
+    [short] = [placed["plan"] for placed in plain["placements"] if placed["job"] == "short"]
+    assert short["cautions"][short["caution_codes"].index("sp-over-pcie")].endswith(lowered_fits.format(16384))
 
 
 PACKED_ACROSS = {"pools": [{"name": "a", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8},

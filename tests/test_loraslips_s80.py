@@ -268,3 +268,24 @@ def test_the_checks_resolve_a_lora_config_s_keys_before_matching_them() -> None:
     assert len(refused) == 1 and refused[0].startswith(
         "model.lora_configs[0].target_modules '.*q_norm', on Qwen3-8B (a dense model), matches "
         "model.layers.N.self_attn.q_norm, which PEFT cannot adapt")
+
+
+# (s93) A misspelt name beside others that match: refused, not dropped unsaid as PEFT's list would.
+
+@pytest.mark.parametrize(("targets", "unmatched"), [
+    ("q_proj,v_prj", "v_prj matches"),  # before: q_proj's adapter alone, planned and written without a word
+    ("q_prj, v_prj,k_proj", "q_prj, v_prj match"),
+])
+def test_a_misspelt_name_in_a_list_of_targets_is_refused(cli: Cli, targets: str, unmatched: str):
+    one = unmatched.endswith("matches")
+    them = "it" if one else "them"
+    problem = (f"--lora-targets '{targets}': {unmatched} no module of Qwen3-8B (model.layers.N.self_attn.{{q,k,v,o}}"
+               "_proj, model.layers.N.mlp.{gate,up,down}_proj, model.embed_tokens and lm_head): correct "
+               f"{them} or leave {them} out (PEFT would skip {them} unsaid)\n")
+    assert cli(*MEMORY, "--lora-targets", targets) == (2, "", f"solve memory: error: {problem}")
+    assert cli("--model", "8B", "--gpu", "4090", "--len", "8k", "--lora-rank", "16", "--lora-targets", targets) == (
+        2, "", f"solve: error: {problem}")
+    with pytest.raises(solver.QueryError, match=re.escape(f"lora_targets '{targets}': {unmatched} no module of ")):
+        solver.plan("8B", gpu="4090", max_model_len=8192, lora_rank=16, lora_targets=targets)
+    # spelt right, each name is counted
+    assert cli(*MEMORY, "--lora-targets", targets.replace("prj", "proj"))[0] == 0

@@ -297,11 +297,13 @@ def test_a_catalogue_models_config_json_gives_its_own_rotated_share(tmp_path: Pa
 
 
 def test_each_length_of_a_max_len_answer_asks_its_own_sp_1_question():
-    # S3: Qwen3-4B at SP 2 on 8 RTX 4090s, the longest first: no plan without SP fits 13312 tokens, one fits 7168
+    # S3: Qwen3-4B at SP 2 on 8 RTX 4090s, the longest first: no plan without SP fits 13312 tokens (but with a lowered
+    # budget), one fits 7168
     (answer,) = plan("4B", gpu="4090", budget_gpus=8, objective="max_len", top=20, sp=2)
     said = [(found.gpus, found.max_model_len, found.cautions[-1].split("not a measured time, ")[-1])
             for found in answer.plans]
     assert said[3:5] == [
-        (2, 13312, ("and no plan without SP fits 13312 tokens here: SP over PCIe is what trains this length, so "
-                    "time a step before a long run")),
+        (2, 13312, ("and no plan without SP fits 13312 tokens here at Trinity's default token budget, but one with "
+                    "a lowered budget does (sp=1 with token_budget=\"auto\"): it may train faster, so time a step of "
+                    "each")),
         (8, 7168, "so a plan without SP that fits (sp=1) may train faster: time a step of each")]

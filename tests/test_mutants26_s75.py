@@ -370,13 +370,21 @@ def test_a_misspelt_offload_flag_of_the_critics_is_named(cli, tmp_path: Path, se
 
 
 def test_an_sp_one_question_left_open_decides_nothing(monkeypatch: pytest.MonkeyPatch):
-    # SO1: the SP-over-PCIe caution's SP=1 question (Qwen3-4B at 8192 tokens on RTX 4090s: no plan with SP 1) says
-    # None where its solve ends undecided (status unknown, no plan found), not that SP 1 does not fit
+    # SO1: the SP-over-PCIe caution's SP=1 question (Qwen3-4B at 8192 tokens on RTX 4090s: no plan with SP 1 at the
+    # default budget) says None where its solve ends undecided (status unknown, no plan found), not that SP 1 does not
+    # fit
     catalog = load_catalog()
     query, gpu = make_query(catalog, model="Qwen3-4B", max_model_len=8192), catalog.gpu("4090")
-    assert solve_module._fits_without_sp(catalog, query, gpu, 2, 8192) is False
+    assert solve_module._fits_without_sp(catalog, query, gpu, 2, 8192) == "lowered"  # s93: with --token-budget auto
+    capped = make_query(catalog, model="Qwen3-4B", max_model_len=8192, token_budget=8192)  # lowers within it already
+    assert solve_module._fits_without_sp(catalog, capped, gpu, 2, 8192) is True
     undecided = SimpleNamespace(status="unknown", best=None)
     monkeypatch.setattr(solve_module, "answer_for", lambda *args, **kwargs: undecided)
+    assert solve_module._fits_without_sp(catalog, query, gpu, 2, 8192) is None
+    # s93: the default budget's question decided (no plan), the lowered one's left open: None too, not False
+    none = SimpleNamespace(status="infeasible", best=None)
+    monkeypatch.setattr(solve_module, "answer_for", lambda catalog, asked, *args, **kwargs:
+                        undecided if asked.token_budget == "auto" else none)
     assert solve_module._fits_without_sp(catalog, query, gpu, 2, 8192) is None
 
 

@@ -31,10 +31,11 @@ MEMORY_PCIE_CAUTION = PCIE_CAUTION.replace(
 
 LONGEST_PCIE_CAUTION = PCIE_CAUTION.replace(
     ", so a plan without SP that fits (--sp 1) may train faster: time a step of each",
-    ", and no plan without SP fits 15360 tokens here: SP over PCIe is what trains this length, so time a step before "
-    "a long run")
+    ", and no plan without SP fits 15360 tokens here at Trinity's default token budget, but one with a lowered budget "
+    "does (--sp 1 with --token-budget auto): it may train faster, so time a step of each")
 """The caution of the planner's longest plan of Qwen3-1.7B on two RTX 4090s (SP=2 at 15360 tokens), where no plan
-without SP reaches its length: it names no SP 1 (session 73)."""
+without SP reaches its length at Trinity's default budget (session 73), but one with a lowered budget does (session
+93)."""
 
 FITS_ON_4090S = ("memory", "--model", "1.7B", "--gpu", "4090", "--gpus", "2", "--len", "15360", "--env", "--offload")
 """A setting that fits on two RTX 4090s with SP=2: the planner's longest 1.7B plan there."""
@@ -57,7 +58,8 @@ def test_solve_memory_cautions_sp_on_pcie_cards_as_a_plan_is(cli: Cli):
     (answer,) = solver.plan("1.7B", gpu="4090", budget_gpus=2, objective="max_len", option_names=COMMAND_OPTIONS)
     assert answer.plans[0].cautions[-1] == LONGEST_PCIE_CAUTION
     (answer,) = solver.plan("1.7B", gpu="4090", budget_gpus=2, objective="max_len")  # the API's own words
-    assert answer.plans[0].cautions[-1] == LONGEST_PCIE_CAUTION
+    assert answer.plans[0].cautions[-1] == LONGEST_PCIE_CAUTION.replace(
+        "(--sp 1 with --token-budget auto)", '(sp=1 with token_budget="auto")')
 
 
 def test_solve_memory_cautions_a_setting_that_does_not_fit_too_and_exits_1(cli: Cli):

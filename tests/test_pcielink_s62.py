@@ -105,8 +105,9 @@ def test_the_reviews_two_4090s_keep_their_plan_at_the_pcie_cost_with_a_caution(c
     assert best["cautions"][-1] == (
         "SP=2 on RTX-4090-24GB cards, which reach one another over PCIe: Ulysses' all-to-all crosses it, or host "
         "memory where the cards cannot reach one another directly, in every layer; the cost weighs that above "
-        "NVLink's by a ranking weight, not a measured time, and no plan without SP fits 15360 tokens here: SP over "
-        "PCIe is what trains this length, so time a step before a long run")
+        "NVLink's by a ranking weight, not a measured time, and no plan without SP fits 15360 tokens here at Trinity's "
+        "default token budget, but one with a lowered budget does (--sp 1 with --token-budget auto): it may train "
+        "faster, so time a step of each")  # s93: it said SP over PCIe is what trains the length
     _, text, _ = cli("--gpu", "4090", "--gpus", "2", "--model", "1.7B", "--maximize", "len")
     assert "cost           1.313 relative step time (best)" in text
     assert "caution        SP=2 on RTX-4090-24GB cards, which reach one another over PCIe: " in text

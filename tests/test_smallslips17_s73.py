@@ -29,18 +29,40 @@ PCIE_WORDS = ("SP=2 on RTX-4090-24GB cards, which reach one another over PCIe: U
 
 
 def test_the_pcie_caution_names_no_sp_1_where_no_plan_without_sp_fits(cli: Cli):
-    # Qwen3-0.6B on two RTX 4090s at 16384 tokens: --sp 1 has no plan (its longest is 8192), so the caution that sent
-    # the user there says what holds instead.
-    status, out, _ = cli("--model", "Qwen3-0.6B", "--gpu", "4090", "--gpus", "2", "--len", "16384", "--json")
+    # Qwen3-0.6B on four RTX 4090s at 32768 tokens: --sp 1 has no plan, even with --token-budget auto (its longest is
+    # 16384), so the caution that sent the user there says what holds instead.
+    asked = ("--model", "Qwen3-0.6B", "--gpu", "4090", "--gpus", "4", "--len", "32768", "--json")
+    status, out, _ = cli(*asked)
     [best] = json.loads(out)[0]["plans"]
-    assert status == 0 and best["sp"] == 2
+    assert status == 0 and best["sp"] == 4
     assert best["caution_codes"][-1] == CautionCode.SP_OVER_PCIE.value
     assert best["cautions"][-1] == (
-        f"{PCIE_WORDS}, and no plan without SP fits 16384 tokens here: SP over PCIe is what trains this length, so "
-        "time a step before a long run")
-    status, out, _ = cli("--model", "Qwen3-0.6B", "--gpu", "4090", "--gpus", "2", "--len", "16384", "--sp", "1",
-                         "--json")
+        f"{PCIE_WORDS.replace('SP=2', 'SP=4')}, and no plan without SP fits 32768 tokens here: SP over PCIe is what "
+        "trains this length, so time a step before a long run")
+    for lowered in ((), ("--token-budget", "auto")):
+        status, out, _ = cli(*asked, "--sp", "1", *lowered)
+        assert status == 1 and json.loads(out)[0]["plans"] == []
+
+
+def test_the_pcie_caution_names_a_lowered_budget_where_only_it_fits_without_sp(cli: Cli):
+    # Qwen3-0.6B on two RTX 4090s at 16384 tokens: --sp 1 has no plan at Trinity's default budget, but one with
+    # --token-budget auto, which the caution names (s93: it said SP over PCIe is what trains the length).
+    asked = ("--model", "Qwen3-0.6B", "--gpu", "4090", "--gpus", "2", "--len", "16384", "--json")
+    status, out, _ = cli(*asked)
+    [best] = json.loads(out)[0]["plans"]
+    assert status == 0 and best["sp"] == 2
+    assert best["cautions"][-1] == (
+        f"{PCIE_WORDS}, and no plan without SP fits 16384 tokens here at Trinity's default token budget, but one with "
+        "a lowered budget does (--sp 1 with --token-budget auto): it may train faster, so time a step of each")
+    status, out, _ = cli(*asked, "--sp", "1")
     assert status == 1 and json.loads(out)[0]["plans"] == []
+    status, out, _ = cli(*asked, "--sp", "1", "--token-budget", "auto")
+    [lowered] = json.loads(out)[0]["plans"]
+    assert status == 0 and lowered["sp"] == 1 and lowered["max_token_len_per_gpu"] < 2 * 16384
+    # A budget the user caps is no default: its SP=1 question lowers within it already, and the words are as before.
+    status, out, _ = cli(*asked, "--token-budget", "16384")
+    [capped] = json.loads(out)[0]["plans"]
+    assert status == 0 and capped["sp"] == 2 and "at Trinity's default token budget" not in capped["cautions"][-1]
 
 
 def test_the_pcie_caution_names_sp_1_where_a_plan_without_sp_fits(cli: Cli):
@@ -64,9 +86,9 @@ def test_the_pcie_caution_hedges_where_a_fit_without_sp_is_not_known():
 
 def test_the_longest_plan_s_pcie_caution_speaks_of_its_own_length():
     # Maximising, the question without SP is asked at the longest plan's length, which --sp 1 does not reach.
-    (answer,) = solver.plan("0.6B", gpu="4090", budget_gpus=2, objective="max_len")
-    assert answer.best is not None and (answer.best.sp, answer.best.max_model_len) == (2, 16384)
-    assert answer.best.cautions[-1].endswith(", and no plan without SP fits 16384 tokens here: SP over PCIe is what "
+    (answer,) = solver.plan("0.6B", gpu="4090", budget_gpus=4, objective="max_len")
+    assert answer.best is not None and (answer.best.sp, answer.best.max_model_len) == (4, 32768)
+    assert answer.best.cautions[-1].endswith(", and no plan without SP fits 32768 tokens here: SP over PCIe is what "
                                              "trains this length, so time a step before a long run")
 
 

@@ -422,11 +422,18 @@ def lora_targets_pattern(targets: str) -> str | None:
     (not checked: ``solver.query.given_lora_targets`` checks it)."""
     if all_linear(targets):
         return None
-    modules = list(dict.fromkeys(name.strip() for name in targets.split(",") if name.strip()))
-    if modules and all(MODULE_NAME.fullmatch(name) for name in modules):  # PEFT's list: the names' endings
+    modules = comma_module_names(targets)
+    if modules:  # PEFT's list: the names' endings
         prefix = "(.*\\.)?" if set(modules) & set(TOP_MODULES) else ".*\\."
         return prefix + (modules[0] if len(modules) == 1 else f"({'|'.join(modules)})")
     return targets
+
+
+def comma_module_names(targets: str) -> list[str] | None:
+    """The module names of LoRA targets given as names separated by commas (``q_proj,v_proj``), each once, an empty
+    one between commas dropped and spaces around each taken off; None where `targets` are no such list (a regex)."""
+    modules = list(dict.fromkeys(name.strip() for name in targets.split(",") if name.strip()))
+    return modules if modules and all(MODULE_NAME.fullmatch(name) for name in modules) else None
 
 
 def listed_module_names(targets: str) -> list[str] | None:
