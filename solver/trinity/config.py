@@ -111,6 +111,7 @@ from solver.trinity.keys import (
     TRINITY_06_OFFLOAD,
     ColocateRefused,
     ConfigError,
+    check_mode,
     critic_of_another_model,
     keys_05_refuses,
     offload_path,
@@ -140,12 +141,6 @@ from solver.trinity.reader import (
     turns_lora_on,
     unset_strategy_words,
 )
-
-TRAINER_MODES = ("both", "train")
-"""Trinity's modes that run a trainer of their own, on GPUs rft-solver plans (``both`` is the default)."""
-NO_TRAINER_MODES = ("explore", "bench", "serve")
-"""Trinity modes that run no trainer."""
-
 
 STAGE_SECTIONS = ("mode", "algorithm", "buffer", "explorer", "trainer")
 """A stage's fields that, set (not null), replace the config's own for that stage (Trinity's ``Config.__iter__``,
@@ -485,17 +480,10 @@ def _read_model(reader: ConfigReader, names: OptionNames) -> tuple[str, str]:
 
 
 def _read_mode(reader: ConfigReader, names: OptionNames) -> str | None:
-    """The config's ``mode`` (None where unset); `ConfigError` for one that runs no trainer rft-solver plans (for
-    ``colocate``, how to plan its trainer, as `names` name the option: `colocate_words`)."""
-    name, mode = reader.name, reader.word(("mode",))
-    if mode in NO_TRAINER_MODES:
-        raise ConfigError(f"{name}: mode {mode} runs no trainer, so there is nothing to plan (rft-solver "
-                          "plans the trainer of mode both or train)")
-    if mode == "colocate":
-        raise ColocateRefused(f"{name}: ", "; it plans the trainer of mode both or train", names)
-    if mode not in (None, *TRAINER_MODES):
-        raise ConfigError(f"{reader.where(('mode',))} must be one of {', '.join(TRAINER_MODES + NO_TRAINER_MODES)} or "
-                          f"colocate, as Trinity takes it, got {yaml_brief(mode)}")
+    """The config's ``mode`` (None where unset); `ConfigError` for one that runs no trainer rft-solver plans
+    (`check_mode`)."""
+    mode = reader.word(("mode",))
+    check_mode(mode, reader.name, names)
     return mode
 
 
