@@ -1411,8 +1411,8 @@ def test_configs_without_an_fsdp_trainer_are_refused(cli, tmp_path: Path, change
 @pytest.mark.parametrize(("mode", "message"), [
     ("trian", "mode must be one of both, train, explore, bench, serve or colocate, as Trinity takes it, got 'trian'"),
     (5, "mode must be one of both, train, explore, bench, serve or colocate, as Trinity takes it, got 5"),
-    ("explore", "mode explore runs no trainer, so there is nothing to plan (rft-solver plans the trainer of mode both "
-                "or train)"),
+    ("explore", ("mode explore runs no trainer, so there is nothing to plan (rft-solver plans the trainer of mode "
+                 "both or train)")),
     ("colocate", ("Trinity's mode colocate runs the trainer and its vLLM engine on one GPU, the engine taking up to 25% "
                   "of it (gpu_memory_utilization), which rft-solver does not plan: plan the trainer on the 75% left, a "
                   "GPU type of your own (solver.described_gpu_type(\"NAME\", memory_mib=SIZE): 75% of nvidia-smi's "

@@ -950,13 +950,13 @@ def _sp_below_1_line(path: tuple[str, ...], sp: int, divisor: BatchDivisor,
 
 
 def _sp_kept_words(path: tuple[str, ...], sp: int, trainer_gpus: int) -> str:
-    """What Trinity 0.5.0 and 0.5.1, which keep a role's own SP below 1 (at `path`), do with the value given, `sp`,
-    on `trainer_gpus`, in words: ``_check_parallel_config`` takes ``world_size % sp_size`` (``common/verl_config.py:411``
-    in 0.5.0, ``:413`` in 0.5.1), which divides by zero at 0 and refuses a negative SP whose size does not divide
-    the GPUs (Python's ``%`` takes the divisor's sign: ``8 % -3`` is -1); one whose size does passes it, the token
-    budget then set below 0 (``math.ceil(required_min / seq_parallel)``, ``:469``, ``:471``), and the actor's worker
-    fails as it starts on its mini-batch per data-parallel rank, ``GPUs // SP``, below 0 (``assert
-    ppo_mini_batch_size > 0``, ``trainer/verl/fsdp_workers.py:218`` in 0.5.0, ``:220`` in 0.5.1)."""
+    """What Trinity 0.5.0 and 0.5.1, which keep a role's own SP below 1 (at `path`), do with the value given, `sp`, on
+    `trainer_gpus`, in words: ``_check_parallel_config`` takes ``world_size % sp_size`` (``common/verl_config.py:411``
+    in 0.5.0, ``:413`` in 0.5.1), which divides by zero at 0 and refuses a negative SP whose size does not divide the
+    GPUs (Python's ``%`` takes the divisor's sign: ``8 % -3`` is -1); one whose size does passes it, the token budget
+    then set below 0 (``math.ceil(required_min / seq_parallel)``, ``:469``, ``:471``), and the actor's worker fails as
+    it starts on its mini-batch per data-parallel rank, ``GPUs // SP``, below 0 (``assert ppo_mini_batch_size > 0``,
+    ``trainer/verl/fsdp_workers.py:218`` in 0.5.0, ``:220`` in 0.5.1)."""
     source = "common/verl_config.py:411 in 0.5.0, :413 in 0.5.1"
     if sp == 0:
         return ("0.5.0 and 0.5.1 keep it and fail on it (at 0, world_size % sp_size divides by zero as they load the "
@@ -2422,7 +2422,8 @@ def _check_dpo_pair_size(checks: _ConfigChecks, size: float, version: TrinityVer
                 "which the token budget does not bound")
     else:
         held = (f"a micro-batch takes that many sequences on Trinity 0.6 with verl 0.8 or later, and {doubled} where "
-                f"{legacy_releases_listed(version)} doubles it for DPO, padded to the longest, which the token budget does not bound")
+                f"{legacy_releases_listed(version)} doubles it for DPO, padded to the longest, which the token budget "
+                "does not bound")
     checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
         f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} is {shown_number(size)} for DPO with dynamic batch sizes off: {held}: "
         f"{_one_pair_words(version)}"))
@@ -2439,7 +2440,8 @@ def _check_dpo_pair_doubled(checks: _ConfigChecks, version: TrinityVersion | Non
     (its note says this too)."""
     checks.add(ConfigProblemCode.DPO_PAIR_DOUBLED, (
         f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} is 2 for DPO with dynamic batch sizes off: one pair, a chosen and a "
-        f"rejected sequence, on Trinity 0.6 with verl 0.8 or later; but {legacy_releases_listed(version)} doubles it to 4 sequences, two "
+        "rejected sequence, on Trinity 0.6 with verl 0.8 or later; but "
+        f"{legacy_releases_listed(version)} doubles it to 4 sequences, two "
         "pairs, padded to the longest, which the token budget does not bound: there set it to 1 (Trinity 0.6 takes "
         "the verl line of the verl installed beside it: pip show verl)"))
 
@@ -3375,7 +3377,8 @@ def _unset_micro_batch_words(path: Path, version: TrinityVersion | None) -> str:
             "Trinity 0.6 on verl 0.8 or later hands verl none, which then refuses dynamic batch sizes off as the "
             "trainer starts")
     gives = "gives" if version else "give"
-    return f"{legacy_releases_listed(version)} {gives} the critic's value forward none, by which verl cannot split a batch, so it fails"
+    return (f"{legacy_releases_listed(version)} {gives} the critic's value forward none, by which verl cannot split a "
+            "batch, so it fails")
 
 
 def _check_gradient_checkpointing(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
