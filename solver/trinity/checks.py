@@ -3790,8 +3790,8 @@ def trinity_config_problems(
     (`TrinityConfig.notes` on the actor's offload flags, or Trinity 0.6's under ``trainer``); other roles' still
     get it.
 
-    A ``mode`` that runs no trainer rft-solver plans (a typo Trinity refuses, ``colocate``, ``explore``, ``bench``,
-    ``serve``) raises `ConfigError`, in the words ``read_trinity_config`` refuses it with (`check_mode`).
+    A ``mode`` Trinity lacks (a typo, or no text: its validator refuses it) raises `ConfigError`, in the words
+    ``read_trinity_config`` refuses it with (`check_mode`).
 
     `option_names` names the caller's options in the problems' words: the API's keywords by default
     (`solver.rules.API_OPTIONS`: ``(solver.trinity.patch_trinity_config does)``, ``(max_model_len=4096)``),
@@ -3845,7 +3845,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
              experts: ExpertLayout = "fused", catalog: Catalog | None = None) -> _ConfigChecks:
     """`trinity_config_problems`' checks, run (their `problems`, and the variables they read)."""
     checks = _ConfigChecks(mapping, environ, option_names, version, length_from_option, experts, catalog)
-    check_mode(checks.value(("mode",)), "", option_names)  # as read_trinity_config refuses it
+    check_mode(checks.value(("mode",)), "")  # as read_trinity_config refuses it
     sp, role_sps = _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
     _check_batch_over_trainer_gpus(checks, trainer_gpus, batch, sp, role_sps.values())
     _check_whole_batch_sizes_over_ranks(checks, trainer_gpus, sp, version)

@@ -96,6 +96,7 @@ from solver.trinity.keys import (
     LEGACY_BYPASS_MODE_KEY,
     LORA_CONFIGS,
     LORA_KEYS,
+    NO_TRAINER_MODES,
     NOT_OPTIONAL_KEYS,
     NOT_OPTIONAL_SECTIONS,
     OFFLOAD_FLAGS,
@@ -480,10 +481,16 @@ def _read_model(reader: ConfigReader, names: OptionNames) -> tuple[str, str]:
 
 
 def _read_mode(reader: ConfigReader, names: OptionNames) -> str | None:
-    """The config's ``mode`` (None where unset); `ConfigError` for one that runs no trainer rft-solver plans
+    """The config's ``mode`` (None where unset); `ConfigError` for one that runs no trainer rft-solver plans (for
+    ``colocate``, how to plan its trainer, as `names` name the option: `colocate_words`), or that Trinity lacks
     (`check_mode`)."""
-    mode = reader.word(("mode",))
-    check_mode(mode, reader.name, names)
+    name, mode = reader.name, reader.word(("mode",))
+    if mode in NO_TRAINER_MODES:
+        raise ConfigError(f"{name}: mode {mode} runs no trainer, so there is nothing to plan (rft-solver "
+                          "plans the trainer of mode both or train)")
+    if mode == "colocate":
+        raise ColocateRefused(f"{name}: ", "; it plans the trainer of mode both or train", names)
+    check_mode(mode, name)
     return mode
 
 

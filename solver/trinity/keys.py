@@ -93,20 +93,15 @@ NO_TRAINER_MODES = ("explore", "bench", "serve")
 """Trinity modes that run no trainer."""
 
 
-def check_mode(mode: object, name: str, names: OptionNames) -> None:
-    """`ConfigError` unless the config's ``mode`` (None: unset, ``both``) runs a trainer rft-solver plans: not one of
-    `NO_TRAINER_MODES`, nor ``colocate`` (`ColocateRefused`, its options as `names` name them), nor one Trinity lacks
-    (a typo, or no text: Trinity's validator raises ``Invalid mode`` as it loads the config,
-    ``config_validator.py:93`` in 0.6.0). `name` is the config's, which the message starts with ("" for none). The
-    one rule of ``read_trinity_config`` and ``trinity_config_problems`` alike."""
-    start = f"{name}: " if name else ""
-    if mode in NO_TRAINER_MODES:
-        raise ConfigError(f"{start}mode {mode} runs no trainer, so there is nothing to plan (rft-solver "
-                          "plans the trainer of mode both or train)")
-    if mode == "colocate":
-        raise ColocateRefused(start, "; it plans the trainer of mode both or train", names)
-    if mode not in (None, *TRAINER_MODES):
-        raise ConfigError(f"{start}mode must be one of {', '.join(TRAINER_MODES + NO_TRAINER_MODES)} or colocate, as "
+def check_mode(mode: object, name: str) -> None:
+    """`ConfigError` for a ``mode`` (None: unset, ``both``) Trinity lacks (a typo, or no text), which its validator
+    refuses as it loads the config (``Invalid mode``, ``config_validator.py:93`` in 0.6.0). `name` is the config's,
+    which the message starts with ("" for none). The one rule of ``read_trinity_config`` and
+    ``trinity_config_problems`` alike; the modes Trinity runs that rft-solver does not plan, the former refuses alone
+    (the latter judges the rollout of ``explore`` too)."""
+    if mode not in (None, *TRAINER_MODES, *NO_TRAINER_MODES, "colocate"):
+        key = f"{name}: mode" if name else "mode"
+        raise ConfigError(f"{key} must be one of {', '.join(TRAINER_MODES + NO_TRAINER_MODES)} or colocate, as "
                           f"Trinity takes it, got {yaml_brief(mode)}")
 
 
