@@ -967,6 +967,12 @@ def legacy_release_words(version: TrinityVersion | None) -> str:
                                                                                "Trinity with verl before 0.8")
 
 
+def legacy_releases_listed(version: TrinityVersion | None) -> str:
+    """The releases of `version` (None: any) that run verl's legacy workers, each named, as a sentence's subject:
+    with no release given, ``Trinity 0.5, and 0.6 on verl before 0.8,`` (set off by commas, a plural subject)."""
+    return legacy_release_words(version) if version else "Trinity 0.5, and 0.6 on verl before 0.8,"
+
+
 class TrinityConfig(Frozen, defer_build=True):
     """What rft-solver needs from a Trinity-RFT config, interpolations resolved (`solver.trinity.read_trinity_config`
     reads it; it is here, with the query it asks, so that its annotations resolve without ruamel).

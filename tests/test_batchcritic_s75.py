@@ -414,11 +414,46 @@ def test_a_trainer_strategy_trinity_has_no_workers_for_fails_before_verl_0_8(ver
         f"as written, and fails as it starts (NotImplementedError){on_08}: write fsdp, fsdp2 or megatron (lower "
         "case)"))]
     assert (ConfigProblemCode(code) in REFUSED_CONFIG_CODES) is (version == "0.5")
-    # LoRA (Trinity resets the actor's strategy to fsdp), or the actor's own strategy (taken over the trainer's): none
+    # LoRA (Trinity resets the actor's strategy to fsdp): none; the actor's own strategy, which verl before 0.8 takes
+    # over the trainer's: verl 0.8's line alone (checks93: 0.8 ignores the actor's key, FROZEN_KEYS)
     lora, own = json_copy(config), json_copy(config)
     lora["model"]["lora_configs"] = [{"lora_rank": 8}]
     own["trainer"]["trainer_config"]["actor_rollout_ref"].setdefault("actor", {})["strategy"] = "fsdp2"
-    assert _problems(lora, version, ("unknown-strategy",)) == _problems(own, version, ("unknown-strategy",)) == []
+    assert _problems(lora, version, ("unknown-strategy",)) == []
+    assert _problems(own, version, ("unknown-strategy",)) == ([] if version == "0.5" else [("unknown-strategy", (
+        "trainer.trainer_strategy is 'FSDP2': Trinity 0.6 on verl 0.8 or later takes it as no FSDP strategy and builds "
+        f"a Megatron trainer at verl's defaults, dropping the roles' fsdp_config (verl before 0.8 takes {ARR}.actor."
+        "strategy over it, which 0.8 ignores): write fsdp, fsdp2 or megatron (lower case)"))])
+
+
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+@pytest.mark.parametrize("strategy", ["fsdpp", "FSDP2", "Megatron"])
+def test_an_actor_strategy_trinity_has_no_workers_for_fails_before_verl_0_8(version: str | None, strategy: str):
+    # checks93: verl before 0.8 takes actor.strategy over the trainer's (set_if_none, 0.6.0
+    # verl_legacy/verl_config.py:552) and starts the workers by it (verl_trainer.py:221-234): NotImplementedError for
+    # any other than fsdp, fsdp2 or megatron; Trinity 0.6 on verl 0.8 ignores the key (FROZEN_KEYS): refused with 0.5
+    config = _config(use_dynamic_bsz=True, trainer_strategy="fsdp2")
+    config["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"] = {"strategy": strategy}
+    who = {None: "Trinity 0.5, and 0.6 on verl before 0.8,", "0.5": "Trinity 0.5",
+           "0.6": "Trinity 0.6 on verl before 0.8"}[version]
+    on_08 = ("; Trinity 0.6 on verl 0.8 or later ignores the key, running the actor at trainer.trainer_strategy"
+             if version != "0.5" else "")
+    code = "unknown-strategy-refused" if version == "0.5" else "unknown-strategy"
+    assert _problems(config, version, ("unknown-strategy",)) == [(code, (
+        f"{ARR}.actor.strategy is '{strategy}': with {who} the trainer takes it over trainer.trainer_strategy and has "
+        f"workers for fsdp, fsdp2 or megatron alone, as written, and fails as it starts (NotImplementedError){on_08}: "
+        "write fsdp, fsdp2 or megatron (lower case), or remove it"))]
+    # the trainer's own typo too: the actor's line (verl before 0.8), then verl 0.8's on the trainer's
+    config["trainer"]["trainer_strategy"] = "fsdp3"
+    assert [found for found, _ in _problems(config, version, ("unknown-strategy",))] == (
+        [code] if version == "0.5" else [code, "unknown-strategy"])
+    # LoRA resets it to fsdp before verl 0.8; a strategy Trinity has workers for: nothing
+    config["model"]["lora_configs"] = [{"lora_rank": 8}]
+    assert _problems(config, version, ("unknown-strategy",)) == []
+    for known in ("fsdp", "fsdp2", "megatron"):
+        fine = _config(use_dynamic_bsz=True, trainer_strategy="fsdp2")
+        fine["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"] = {"strategy": known}
+        assert _problems(fine, version, ("unknown-strategy",)) == []
 
 
 @pytest.mark.parametrize(("algorithm", "key", "given", "fix"), [

@@ -1427,6 +1427,33 @@ def test_configs_without_an_fsdp_trainer_are_refused(cli, tmp_path: Path, change
         2, "", f"solve: error: --from-config {config}: {message}\n")
 
 
+@pytest.mark.parametrize("mode", ["trian", 5, "Train"])
+def test_the_api_refuses_a_mode_trinity_lacks_as_the_cli_does(mode: object):
+    # checks93: trinity_config_problems said nothing of a mode Trinity's validator refuses ("Invalid mode",
+    # config_validator.py:93 in 0.6.0) and --check refuses: one rule now (check_mode), in the same words
+    from solver.trinity import trinity_config_problems
+    from solver.trinity.keys import ConfigError
+
+    mapping = {**yaml.safe_load(OFFLOADED_4B), "mode": mode}
+    with pytest.raises(ConfigError) as refused:
+        trinity_config_problems(mapping, load_catalog().model("4B"), 4)
+    assert str(refused.value) == ("mode must be one of both, train, explore, bench, serve or colocate, as Trinity "
+                                  f"takes it, got {mode!r}")
+    # the modes Trinity runs are judged (the CLI refuses to plan explore, bench, serve and colocate, but the API's
+    # caller gives the trainer GPUs, and explore's rollout is judged: test_smallslips21_s75)
+    for runs in ("train", "both", "explore", "colocate", None):
+        judged = trinity_config_problems({**mapping, "mode": runs}, load_catalog().model("4B"), 4)
+        assert [problem.code.value for problem in judged] == ["rope-scaling-off-guide"]
+
+
+def test_check_refuses_a_mode_typo(cli, tmp_path: Path):
+    config = tmp_path / "trinity.yaml"
+    config.write_text(OFFLOADED_4B.replace("mode: train", "mode: trian"), encoding="utf-8")
+    assert cli("--from-config", str(config), "--gpu", "a100", "--check") == (2, "", (
+        f"solve: error: --from-config {config}: mode must be one of both, train, explore, bench, serve or colocate, "
+        "as Trinity takes it, got 'trian'\n"))
+
+
 def test_a_fragment_for_a_config_keeps_its_rollout_engines_and_gives_the_cluster(cli, tmp_path: Path):
     # 2 nodes of 8 with 2 rollout engines of tensor-parallel size 4: 8 rollout GPUs, 8 trainer GPUs. The
     # fewest trainer GPUs must leave Trinity a layout with those 8 (the trainer gets the rest of whole

@@ -277,6 +277,38 @@ def test_trinity_05_judges_an_actor_sp_of_0_by_release(divisor: str, code: str, 
         (code, ACTOR_SP_0.replace(".actor.", ".ref.") + why)]
 
 
+@pytest.mark.parametrize(("role", "sp", "why"), [
+    # checks93: the words cited the 0 case whatever the value; Python's % takes the divisor's sign, so 0.5.0's and
+    # 0.5.1's check (common/verl_config.py:411, :413) refuses -3 on 4 GPUs and passes -2, whose token budget their
+    # raise sets below 0 (:469, :471) and the actor's worker fails on (fsdp_workers.py:218, :220)
+    ("actor", -3, ("and refuse the config as they load it (Python's 4 % -3 is -2, not 0: the trainer GPUs must be "
+                   "divisible by it, common/verl_config.py:411 in 0.5.0, :413 in 0.5.1)")),
+    ("ref", -3, ("and refuse the config as they load it (Python's 4 % -3 is -2, not 0: the trainer GPUs must be "
+                 "divisible by it, common/verl_config.py:411 in 0.5.0, :413 in 0.5.1)")),
+    ("actor", -2, ("(4 % -2 is 0 in Python, which passes their check, common/verl_config.py:411 in 0.5.0, :413 in "
+                   "0.5.1) and set its token budget below 0 (a length over it: common/verl_config.py:469 in 0.5.0, "
+                   ":471 in 0.5.1); their actor's worker then fails as it starts, its mini-batch per data-parallel rank "
+                   "below 0 (4 // -2 = -2 ranks: trainer/verl/fsdp_workers.py:218 in 0.5.0, :220 in 0.5.1)")),
+    ("ref", -2, ("(4 % -2 is 0 in Python, which passes their check, common/verl_config.py:411 in 0.5.0, :413 in "
+                 "0.5.1) and set its token budget below 0 (a length over it: common/verl_config.py:469 in 0.5.0, :471 "
+                 "in 0.5.1)"))])
+def test_trinity_05_words_a_negative_role_sp_for_the_value_given(role: str, sp: int, why: str):
+    text = ("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+            "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
+            f"trainer: {{trainer_config: {{actor_rollout_ref: {{{role}: {{ulysses_sequence_parallel_size: {sp}}}}}}}}}\n")
+    head = (f"trainer.trainer_config.actor_rollout_ref.{role}.ulysses_sequence_parallel_size must be at least 1, got "
+            f"{sp}: Trinity ")
+    kept = f"0.5.0 and 0.5.1 keep it {why}"
+    for divisor, code, words in [("gpus", "role-sp-below-one-refused", f"{kept}: set it to 1 or more"),
+                                 ("unsure", "role-sp-below-one",
+                                  f"{SET_TO_1_052}, at which the verdict is, but {kept}: set it to 1 or more"),
+                                 ("ranks", "value-out-of-range", f"{SET_TO_1_052}, and the verdict is at SP 1")]:
+        problems = trinity_config_problems(load_config_mapping(text, "trinity.yaml"),
+                                           load_catalog().model("Qwen3-8B"), 4, version="0.5",
+                                           batch_divisor=divisor)  # type: ignore[arg-type]
+        assert [(problem.code.value, problem.words) for problem in problems] == [(code, head + words)]
+
+
 @pytest.mark.parametrize(("version", "keys"), [
     (None, ["trainer.ulysses_sequence_parallel_size"]),
     # Trinity 0.5 runs the actor at its own SP and the ref, which sets none, at the trainer's: both are checked.

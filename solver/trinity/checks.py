@@ -27,6 +27,7 @@ from solver.query import (
     TrinityConfig,
     check_trinity_version,
     legacy_release_words,
+    legacy_releases_listed,
 )
 from solver.results import LONG_LENGTH_VARIABLE, length_key_words, vllm_length_words
 from solver.rules import (
@@ -166,6 +167,7 @@ from solver.trinity.keys import (
     VERL_LORA_RANK,
     ConfigError,
     check_environ,
+    check_mode,
     critic_of_another_model,
     keys_05_refuses,
     keys_05_refuses_words,
@@ -906,7 +908,7 @@ def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, tr
     sp_value = checks.number(path)
     sp = int(sp_value) if sp_value is not None else 1
     if sp < 1:
-        checks.add(*_sp_below_1_line(path, sp, batch.divisor if batch else divisor))
+        checks.add(*_sp_below_1_line(path, sp, batch.divisor if batch else divisor, trainer_gpus))
         sp = 1
     if trainer_gpus < 1 and not whose:  # said once, with the trainer's SP
         checks.add(ConfigProblemCode.VALUE_OUT_OF_RANGE, f"the trainer needs at least 1 GPU, got {trainer_gpus}")
@@ -920,14 +922,15 @@ def _check_sp_key(checks: _ConfigChecks, path: tuple[str, ...], model: Model, tr
     return sp
 
 
-def _sp_below_1_line(path: tuple[str, ...], sp: int, divisor: BatchDivisor) -> tuple[ConfigProblemCode, str]:
+def _sp_below_1_line(path: tuple[str, ...], sp: int, divisor: BatchDivisor,
+                     trainer_gpus: int) -> tuple[ConfigProblemCode, str]:
     """The line on the SP `sp`, below 1, at `path`. The trainer's Trinity sets to 1 with a warning as it loads the
     config (``value-out-of-range``, the verdict at SP 1). So does Trinity 0.5.2's ``_check_parallel_config`` a role's
     own (``trainer/verl/verl_config.py:411-414``, as 0.6.0's on verl before 0.8,
-    ``verl_legacy/verl_config.py:418-421``), but 0.5.0's and 0.5.1's keep it: at 0, ``world_size % sp_size`` divides
-    by zero as they load the config (``common/verl_config.py:411`` in 0.5.0, ``:413`` in 0.5.1). A role's own, which
-    is checked so only for Trinity 0.5 (`_check_sequence_parallel`), by the release the train batch's `divisor` stands
-    for (`solver.tables.bounds.counted_batch_divisor`): refused for 0.5.0 and 0.5.1 (``gpus``), a ``but:`` line for a
+    ``verl_legacy/verl_config.py:418-421``), but 0.5.0's and 0.5.1's keep it (`_sp_kept_words`: what they do with
+    the value given on `trainer_gpus`). A role's own, which is checked so only for Trinity 0.5
+    (`_check_sequence_parallel`), by the release the train batch's `divisor` stands for
+    (`solver.tables.bounds.counted_batch_divisor`): refused for 0.5.0 and 0.5.1 (``gpus``), a ``but:`` line for a
     bare 0.5 (``unsure``), ``value-out-of-range`` for 0.5.2."""
     below = f"{'.'.join(path)} must be at least 1, got {sp}"
     set_to_1 = "sets it to 1 with a warning as it loads the config"
@@ -938,13 +941,37 @@ def _sp_below_1_line(path: tuple[str, ...], sp: int, divisor: BatchDivisor) -> t
     if divisor == "ranks":  # 0.5.2
         return ConfigProblemCode.VALUE_OUT_OF_RANGE, (
             f"{below}: Trinity 0.5.2 {set_to_1} (trainer/verl/verl_config.py:411-414), and the verdict is at SP 1")
-    kept = ("0.5.0 and 0.5.1 keep it and fail on it (at 0, world_size % sp_size divides by zero as they load the "
-            "config: common/verl_config.py:411 in 0.5.0, :413 in 0.5.1)")
+    kept = _sp_kept_words(path, sp, trainer_gpus)
     if divisor == "gpus":
         return ConfigProblemCode.ROLE_SP_BELOW_ONE_REFUSED, f"{below}: Trinity {kept}: set it to 1 or more"
     return ConfigProblemCode.ROLE_SP_BELOW_ONE, (
         f"{below}: Trinity 0.5.2 {set_to_1} (trainer/verl/verl_config.py:411-414), at which the verdict is, but "
         f"{kept}: set it to 1 or more")
+
+
+def _sp_kept_words(path: tuple[str, ...], sp: int, trainer_gpus: int) -> str:
+    """What Trinity 0.5.0 and 0.5.1, which keep a role's own SP below 1 (at `path`), do with the value given, `sp`, on
+    `trainer_gpus`, in words: ``_check_parallel_config`` takes ``world_size % sp_size`` (``common/verl_config.py:411``
+    in 0.5.0, ``:413`` in 0.5.1), which divides by zero at 0 and refuses a negative SP whose size does not divide the
+    GPUs (Python's ``%`` takes the divisor's sign: ``8 % -3`` is -1); one whose size does passes it, the token budget
+    then set below 0 (``math.ceil(required_min / seq_parallel)``, ``:469``, ``:471``), and the actor's worker fails as
+    it starts on its mini-batch per data-parallel rank, ``GPUs // SP``, below 0 (``assert ppo_mini_batch_size > 0``,
+    ``trainer/verl/fsdp_workers.py:218`` in 0.5.0, ``:220`` in 0.5.1)."""
+    source = "common/verl_config.py:411 in 0.5.0, :413 in 0.5.1"
+    if sp == 0:
+        return ("0.5.0 and 0.5.1 keep it and fail on it (at 0, world_size % sp_size divides by zero as they load the "
+                f"config: {source})")
+    remainder = trainer_gpus % sp
+    if trainer_gpus >= 1 and remainder != 0:
+        return (f"0.5.0 and 0.5.1 keep it and refuse the config as they load it (Python's {trainer_gpus} % {sp} is "
+                f"{remainder}, not 0: the trainer GPUs must be divisible by it, {source})")
+    passed = (f"0.5.0 and 0.5.1 keep it ({trainer_gpus} % {sp} is 0 in Python, which passes their check, {source}) "
+              "and set its token budget below 0 (a length over it: common/verl_config.py:469 in 0.5.0, :471 in 0.5.1)")
+    if path != ROLE_SP_KEYS[0]:
+        return passed
+    return (f"{passed}; their actor's worker then fails as it starts, its mini-batch per data-parallel rank below 0 "
+            f"({trainer_gpus} // {sp} = {trainer_gpus // sp} ranks: trainer/verl/fsdp_workers.py:218 in 0.5.0, :220 "
+            "in 0.5.1)")
 
 
 def legacy_sp_refusals(model: Model, trainer_gpus: int, sp: int, batch: TrainBatch | None = None, *,
@@ -2394,9 +2421,9 @@ def _check_dpo_pair_size(checks: _ConfigChecks, size: float, version: TrinityVer
         held = (f"Trinity 0.5 doubles it for DPO, so a micro-batch takes {doubled} sequences, padded to the longest, "
                 "which the token budget does not bound")
     else:
-        before = "Trinity 0.6 on verl before 0.8" if version == "0.6" else "Trinity 0.5, and 0.6 on verl before 0.8,"
         held = (f"a micro-batch takes that many sequences on Trinity 0.6 with verl 0.8 or later, and {doubled} where "
-                f"{before} doubles it for DPO, padded to the longest, which the token budget does not bound")
+                f"{legacy_releases_listed(version)} doubles it for DPO, padded to the longest, which the token budget "
+                "does not bound")
     checks.add(ConfigProblemCode.MICRO_BATCH_UNBOUNDED, (
         f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} is {shown_number(size)} for DPO with dynamic batch sizes off: {held}: "
         f"{_one_pair_words(version)}"))
@@ -2411,10 +2438,10 @@ def _check_dpo_pair_doubled(checks: _ConfigChecks, version: TrinityVersion | Non
     installed (``is_verl_legacy``, ``trainer/trainer.py:371-382``); it requires ``verl>=0.7.1``, so pip may give
     either. ``dpo-pair-doubled``, not a refusal: the size is right on verl 0.8 or later, and ``--write`` writes it
     (its note says this too)."""
-    before = "Trinity 0.6 on verl before 0.8" if version == "0.6" else "Trinity 0.5, and 0.6 on verl before 0.8,"
     checks.add(ConfigProblemCode.DPO_PAIR_DOUBLED, (
         f"{dotted(ROLE_MICRO_BATCH_SIZES[0])} is 2 for DPO with dynamic batch sizes off: one pair, a chosen and a "
-        f"rejected sequence, on Trinity 0.6 with verl 0.8 or later; but {before} doubles it to 4 sequences, two "
+        "rejected sequence, on Trinity 0.6 with verl 0.8 or later; but "
+        f"{legacy_releases_listed(version)} doubles it to 4 sequences, two "
         "pairs, padded to the longest, which the token budget does not bound: there set it to 1 (Trinity 0.6 takes "
         "the verl line of the verl installed beside it: pip show verl)"))
 
@@ -2525,31 +2552,51 @@ actor's strategy, ``verl_legacy/verl_trainer.py:221-234`` in 0.6.0, ``trainer/ve
 0.5.2, ``trainer/verl_trainer.py:208-221`` in 0.5.0, ``:206-219`` in 0.5.1)."""
 
 
+ACTOR_STRATEGY_KEY = (*ACTOR_ROLLOUT_REF, "actor", "strategy")
+"""The actor's own strategy, which verl before 0.8 takes over ``trainer.trainer_strategy`` (``set_if_none``,
+``verl_legacy/verl_config.py:552`` in 0.6.0) and starts the trainer's workers by; Trinity 0.6 on verl 0.8 or later
+ignores it (``FROZEN_KEYS``, `VERL_08_SET_KEYS`)."""
+
+
 def _check_trainer_strategy(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
-    """Check that ``trainer.trainer_strategy``, where set (and the actor sets none of its own, which verl before 0.8
-    takes over it: ``set_if_none``), is one of `TRAINER_STRATEGIES`. Trinity with verl before 0.8 gives it to the actor
-    and, finding no workers for any other (``FSDP2`` too), raises ``NotImplementedError`` as its trainer starts; with
+    """Check that the strategy the trainer starts its workers by is one of `TRAINER_STRATEGIES`: with verl before 0.8
+    the actor's own (`ACTOR_STRATEGY_KEY`), else ``trainer.trainer_strategy``, which it takes (``set_if_none``).
+    Trinity with verl before 0.8 starts workers for those alone (``verl_legacy/verl_trainer.py:221-234`` in 0.6.0,
+    ``trainer/verl/verl_trainer.py:218-231`` in 0.5.2, ``trainer/verl_trainer.py:208-221`` in 0.5.0, ``:206-219`` in
+    0.5.1) and raises ``NotImplementedError`` on any other (``FSDP2`` too) as its trainer starts; with
     ``model.lora_configs`` set it resets the actor's to fsdp first (``verl_legacy/verl_config.py:633-637`` in 0.6.0,
     ``trainer/verl/verl_config.py:626-630`` in 0.5.2, ``common/verl_config.py:611-615`` in 0.5.0, ``:613-617`` in
-    0.5.1).
-    Trinity 0.6 on verl 0.8 or later starts: it takes a strategy that does not start with ``fsdp`` as Megatron's,
-    building the actor, the ref and the critic on verl's ``McoreActorConfig`` defaults (``trainer/verl/config.py:267``
-    to ``:282``, ``:343``, ``:441``) and dropping their ``fsdp_config`` (``_strip_incompatible_engine_keys``,
-    ``:761-762``). Refused (``unknown-strategy-refused``) where `version` is 0.5, else ``unknown-strategy``."""
-    strategy = checks.value(("trainer", "trainer_strategy"))
-    if (not isinstance(strategy, str) or strategy in TRAINER_STRATEGIES or checks.value(LORA_CONFIGS) is not None
-            or checks.value((*ACTOR_ROLLOUT_REF, "actor", "strategy")) is not None):
+    0.5.1): nothing is said then.
+    Trinity 0.6 on verl 0.8 or later ignores the actor's key and starts: it takes a trainer strategy that does not
+    start with ``fsdp`` as Megatron's, building the actor, the ref and the critic on verl's ``McoreActorConfig``
+    defaults (``trainer/verl/config.py:267`` to ``:282``, ``:343``, ``:441``) and dropping their ``fsdp_config``
+    (``_strip_incompatible_engine_keys``, ``:761-762``), which is said where the actor's own is one of
+    `TRAINER_STRATEGIES` too. Refused (``unknown-strategy-refused``) where `version` is 0.5, else
+    ``unknown-strategy``."""
+    if checks.value(LORA_CONFIGS) is not None:
         return
+    trainer, actor = checks.value(("trainer", "trainer_strategy")), checks.value(ACTOR_STRATEGY_KEY)
     refused = version == "0.5"
-    releases = {"0.5": "Trinity 0.5", "0.6": "Trinity 0.6 on verl before 0.8"}.get(
-        version or "", "Trinity 0.5, and 0.6 on verl before 0.8,")
-    on_08 = "" if refused else (
-        "; Trinity 0.6 on verl 0.8 or later takes it as no FSDP strategy and builds a Megatron trainer at verl's "
-        "defaults, dropping the roles' fsdp_config")
-    checks.add(ConfigProblemCode.UNKNOWN_STRATEGY_REFUSED if refused else ConfigProblemCode.UNKNOWN_STRATEGY, (
-        f"trainer.trainer_strategy is {yaml_brief(strategy)}: with {releases} the trainer has workers for fsdp, fsdp2 "
-        f"or megatron alone, as written, and fails as it starts (NotImplementedError){on_08}: write fsdp, fsdp2 or "
-        "megatron (lower case)"))
+    megatron_08 = ("Trinity 0.6 on verl 0.8 or later takes it as no FSDP strategy and builds a Megatron trainer at "
+                   "verl's defaults, dropping the roles' fsdp_config")
+    fix = "write fsdp, fsdp2 or megatron (lower case)"
+    if actor is None and isinstance(trainer, str) and trainer not in TRAINER_STRATEGIES:
+        on_08 = "" if refused else f"; {megatron_08}"
+        checks.add(ConfigProblemCode.UNKNOWN_STRATEGY_REFUSED if refused else ConfigProblemCode.UNKNOWN_STRATEGY, (
+            f"trainer.trainer_strategy is {yaml_brief(trainer)}: with {legacy_releases_listed(version)} the trainer "
+            f"has workers for fsdp, fsdp2 or megatron alone, as written, and fails as it starts (NotImplementedError)"
+            f"{on_08}: {fix}"))
+    elif isinstance(actor, str) and actor not in TRAINER_STRATEGIES:
+        on_08 = "" if refused else (
+            "; Trinity 0.6 on verl 0.8 or later ignores the key, running the actor at trainer.trainer_strategy")
+        checks.add(ConfigProblemCode.UNKNOWN_STRATEGY_REFUSED if refused else ConfigProblemCode.UNKNOWN_STRATEGY, (
+            f"{dotted(ACTOR_STRATEGY_KEY)} is {yaml_brief(actor)}: with {legacy_releases_listed(version)} the trainer "
+            f"takes it over trainer.trainer_strategy and has workers for fsdp, fsdp2 or megatron alone, as written, "
+            f"and fails as it starts (NotImplementedError){on_08}: {fix}, or remove it"))
+    if actor is not None and not refused and isinstance(trainer, str) and trainer not in TRAINER_STRATEGIES:
+        checks.add(ConfigProblemCode.UNKNOWN_STRATEGY, (
+            f"trainer.trainer_strategy is {yaml_brief(trainer)}: {megatron_08} (verl before 0.8 takes "
+            f"{dotted(ACTOR_STRATEGY_KEY)} over it, which 0.8 ignores): {fix}"))
 
 
 OVERWRITTEN_MODEL_PATHS = (((*ACTOR_ROLLOUT_REF, "model", "path"), ("model", "model_path")),
@@ -2679,8 +2726,7 @@ def _check_fsdp_size(checks: _ConfigChecks, path: Path, size: int, trainer_gpus:
     role's group)."""
     legacy, engine = lines
     role = _FSDP_SIZE_ROLES[FSDP_SIZE_KEYS.index(path)]
-    before = {"0.5": "Trinity 0.5", "0.6": "Trinity 0.6 on verl before 0.8"}.get(str(version),
-                                                                                 "Trinity with verl before 0.8")
+    before = legacy_release_words(version)
     grouped = 1 <= size < trainer_gpus
     short = grouped and trainer_gpus % size != 0
     fix = f"set it to -1, every GPU{checks.names.write_does()}"
@@ -3330,9 +3376,9 @@ def _unset_micro_batch_words(path: Path, version: TrinityVersion | None) -> str:
         return "" if version == "0.5" else (
             "Trinity 0.6 on verl 0.8 or later hands verl none, which then refuses dynamic batch sizes off as the "
             "trainer starts")
-    gives = {"0.5": "Trinity 0.5 gives", "0.6": "Trinity 0.6 on verl before 0.8 gives"}.get(
-        version or "", "Trinity 0.5, and 0.6 on verl before 0.8, give")
-    return f"{gives} the critic's value forward none, by which verl cannot split a batch, so it fails"
+    gives = "gives" if version else "give"
+    return (f"{legacy_releases_listed(version)} {gives} the critic's value forward none, by which verl cannot split a "
+            "batch, so it fails")
 
 
 def _check_gradient_checkpointing(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
@@ -3744,6 +3790,9 @@ def trinity_config_problems(
     (`TrinityConfig.notes` on the actor's offload flags, or Trinity 0.6's under ``trainer``); other roles' still
     get it.
 
+    A ``mode`` Trinity lacks (a typo, or no text: its validator refuses it) raises `ConfigError`, in the words
+    ``read_trinity_config`` refuses it with (`check_mode`).
+
     `option_names` names the caller's options in the problems' words: the API's keywords by default
     (`solver.rules.API_OPTIONS`: ``(solver.trinity.patch_trinity_config does)``, ``(max_model_len=4096)``),
     `COMMAND_OPTIONS` for the command's flags (``(--write does)``, ``(--len 4096)``), as it passes them.
@@ -3796,6 +3845,7 @@ def _checked(mapping: Mapping[str, Any], model: Model, trainer_gpus: int, enviro
              experts: ExpertLayout = "fused", catalog: Catalog | None = None) -> _ConfigChecks:
     """`trinity_config_problems`' checks, run (their `problems`, and the variables they read)."""
     checks = _ConfigChecks(mapping, environ, option_names, version, length_from_option, experts, catalog)
+    check_mode(checks.value(("mode",)), "")  # as read_trinity_config refuses it
     sp, role_sps = _check_sequence_parallel(checks, model, trainer_gpus, version, batch)
     _check_batch_over_trainer_gpus(checks, trainer_gpus, batch, sp, role_sps.values())
     _check_whole_batch_sizes_over_ranks(checks, trainer_gpus, sp, version)

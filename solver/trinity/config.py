@@ -96,6 +96,7 @@ from solver.trinity.keys import (
     LEGACY_BYPASS_MODE_KEY,
     LORA_CONFIGS,
     LORA_KEYS,
+    NO_TRAINER_MODES,
     NOT_OPTIONAL_KEYS,
     NOT_OPTIONAL_SECTIONS,
     OFFLOAD_FLAGS,
@@ -111,6 +112,7 @@ from solver.trinity.keys import (
     TRINITY_06_OFFLOAD,
     ColocateRefused,
     ConfigError,
+    check_mode,
     critic_of_another_model,
     keys_05_refuses,
     offload_path,
@@ -140,12 +142,6 @@ from solver.trinity.reader import (
     turns_lora_on,
     unset_strategy_words,
 )
-
-TRAINER_MODES = ("both", "train")
-"""Trinity's modes that run a trainer of their own, on GPUs rft-solver plans (``both`` is the default)."""
-NO_TRAINER_MODES = ("explore", "bench", "serve")
-"""Trinity modes that run no trainer."""
-
 
 STAGE_SECTIONS = ("mode", "algorithm", "buffer", "explorer", "trainer")
 """A stage's fields that, set (not null), replace the config's own for that stage (Trinity's ``Config.__iter__``,
@@ -486,16 +482,15 @@ def _read_model(reader: ConfigReader, names: OptionNames) -> tuple[str, str]:
 
 def _read_mode(reader: ConfigReader, names: OptionNames) -> str | None:
     """The config's ``mode`` (None where unset); `ConfigError` for one that runs no trainer rft-solver plans (for
-    ``colocate``, how to plan its trainer, as `names` name the option: `colocate_words`)."""
+    ``colocate``, how to plan its trainer, as `names` name the option: `colocate_words`), or that Trinity lacks
+    (`check_mode`)."""
     name, mode = reader.name, reader.word(("mode",))
     if mode in NO_TRAINER_MODES:
         raise ConfigError(f"{name}: mode {mode} runs no trainer, so there is nothing to plan (rft-solver "
                           "plans the trainer of mode both or train)")
     if mode == "colocate":
         raise ColocateRefused(f"{name}: ", "; it plans the trainer of mode both or train", names)
-    if mode not in (None, *TRAINER_MODES):
-        raise ConfigError(f"{reader.where(('mode',))} must be one of {', '.join(TRAINER_MODES + NO_TRAINER_MODES)} or "
-                          f"colocate, as Trinity takes it, got {yaml_brief(mode)}")
+    check_mode(mode, name)
     return mode
 
 

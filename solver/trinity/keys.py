@@ -24,6 +24,7 @@ from solver.query import (
 from solver.results import Plan
 from solver.rules import OptionNames, colocate_words
 from solver.tables import GpuType, OneLineError, TrinityVersion, check_types, counted_release
+from solver.tables.text import yaml_brief
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
 TRINITY_06_TRAINER_KEYS = ("use_remove_padding", "balance_batch", "critic_warmup", "grad_offload", "megatron",
@@ -84,6 +85,24 @@ class ColocateRefused(ConfigError):
     def on_gpu(self, gpu: GpuType) -> str:
         """The message, the share of `gpu`'s memory left to the trainer given."""
         return f"{self.before}{colocate_words(self.names, gpu)}{self.after}"
+
+
+TRAINER_MODES = ("both", "train")
+"""Trinity's modes that run a trainer of their own, on GPUs rft-solver plans (``both`` is the default)."""
+NO_TRAINER_MODES = ("explore", "bench", "serve")
+"""Trinity modes that run no trainer."""
+
+
+def check_mode(mode: object, name: str) -> None:
+    """`ConfigError` for a ``mode`` (None: unset, ``both``) Trinity lacks (a typo, or no text), which its validator
+    refuses as it loads the config (``Invalid mode``, ``config_validator.py:93`` in 0.6.0). `name` is the config's,
+    which the message starts with ("" for none). The one rule of ``read_trinity_config`` and
+    ``trinity_config_problems`` alike; the modes Trinity runs that rft-solver does not plan, the former refuses alone
+    (the latter judges the rollout of ``explore`` too)."""
+    if mode not in (None, *TRAINER_MODES, *NO_TRAINER_MODES, "colocate"):
+        key = f"{name}: mode" if name else "mode"
+        raise ConfigError(f"{key} must be one of {', '.join(TRAINER_MODES + NO_TRAINER_MODES)} or colocate, as "
+                          f"Trinity takes it, got {yaml_brief(mode)}")
 
 
 def offload_path(role: str, flag: str, section: str = "fsdp_config") -> tuple[str, ...]:
