@@ -560,7 +560,7 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
          ("solve: error: argument --host-ram: must be above 0 and at most 49152 GB, got nan")),
         # An option given twice is refused, not silently the last (it would answer for the H20 alone).
         (["--model", "8B", "--len", "32k", "--gpu", "a100", "--gpu", "h20"],
-         ("solve: error: argument --gpu: given twice: give it once")),
+         ("solve: error: argument --gpu: given twice: give it once, both lists in one: --gpu a100,h20")),
         (["--model", "8B", "--len", "32k", "--node-gpus", "8", "--node-gpus", "4"],
          ("solve: error: argument --node-gpus: given twice: give it once")),
         (["--model", "4B", "--len", "8k", "--env", "--env"],

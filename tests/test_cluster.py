@@ -4349,6 +4349,24 @@ def test_a_pool_whose_gpu_names_no_memory_of_a_gpu_sold_with_more_is_told_which_
     assert "pool a: 1 x 8 A100-80GB" in out
 
 
+def test_a_pool_named_for_the_40_gb_a100_whose_gpu_names_no_memory_is_told_its_name_says_so(cli, tmp_path: Path):
+    # Session 93: a pool named a100-40 with gpu: A100 was planned as 80 GB A100s (llama-8b at 73.3 GiB per GPU),
+    # with the plain note alone; its name says which card it has. A figure inside another number (140) says nothing.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: a100-40, gpu: A100, nodes: 1, gpus_per_node: 8}\n"
+                     "  - {name: A100_40G, gpu: a100, nodes: 1, gpus_per_node: 8}\n"
+                     "  - {name: rack140, gpu: A100, nodes: 1, gpus_per_node: 8}\n"
+                     "jobs: [{name: j, model: 4B, max_model_len: 8192, rollout_gpus: 0}]\n", encoding="utf-8")
+    status, _, err = cli("cluster", str(fleet))
+    says = ("gpu {!r} is taken as A100-80GB, though the pool's name says 40: for nodes of A100-40GB write gpu: "
+            "A100-40GB (the memory decides the plans)\n")
+    assert (status, err.splitlines(keepends=True)) == (0, [
+        "solve cluster: note: pool a100-40: " + says.format("A100"),
+        "solve cluster: note: pool A100_40G: " + says.format("a100"),
+        ("solve cluster: note: pool rack140: gpu 'A100' is taken as A100-80GB; nodes of A100-40GB need that name (the "
+         "memory decides the plans)\n")])
+
+
 def test_a_fleet_loaded_against_a_catalogue_names_its_model_configs_as_that_catalogue_does(tmp_path: Path):
     # The catalogue given has a my-net of 36 layers: the fleet's my-net of 40 is another model, renamed so that
     # the catalogue's name (which finds its my-net, in any case) is not taken for it.

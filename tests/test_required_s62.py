@@ -136,6 +136,14 @@ def test_an_unknown_required_name_is_refused_with_the_jobs(tmp_path: Path, capsy
         solver.place(fleet_file(CROWDED, tmp_path), required=["zz"])
 
 
+def test_required_given_twice_is_told_both_in_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    # Session 93: "given twice: give it once" alone; a list's option given twice meant both lists
+    assert main(["cluster", str(fleet_file(CROWDED, tmp_path)), "--buy", "--required", "b", "--required=c,b"]) == 2
+    assert capsys.readouterr() == ("", ("usage: solve cluster [options] (--help lists them)\nsolve cluster: error: "
+                                        "argument --required: given twice: give it once, both lists in one: "
+                                        "--required b,c\n"))
+
+
 def test_a_placement_with_required_jobs_names_them_to_buy_for_those_left_out(tmp_path: Path,
                                                                              capsys: pytest.CaptureFixture[str]):
     path = fleet_file(CROWDED, tmp_path)

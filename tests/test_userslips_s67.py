@@ -59,6 +59,34 @@ def test_a_job_left_out_for_room_beside_one_auto_trains_gets_buy_with_the_auto_t
         "GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs)\n")
 
 
+AUTO_ONLY = {"pools": [{"name": "h20", "gpu": "H20-96GB", "nodes": 1, "gpus_per_node": 8}],
+             "jobs": [{"name": "a", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 2, "required": True},
+                      {"name": "long", "model": "Qwen2.5-7B", "max_model_len": 131072, "rollout_gpus": 4}]}
+"""A required job that fills the one H20 node, and Qwen2.5-7B at 128k, which only --token-budget auto trains."""
+
+
+def test_buy_names_token_budget_auto_for_a_job_no_purchase_places_at_the_default_budget(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    # Before (session 93): --buy listed long under "jobs no purchase places ... however many" and said nothing of
+    # --token-budget auto, with which one more H20 node places it; the placement alone said so.
+    path = _fleet(tmp_path, AUTO_ONLY)
+    note = ("solve cluster: note: long: --token-budget auto gives it a way to run (Trinity's default token budget "
+            f"gives it none, however many nodes): solve cluster {path} --buy --required {{}} --token-budget auto "
+            "buys for it too\n")
+    assert main(["cluster", str(path), "--buy"]) == 0
+    out, err = capsys.readouterr()
+    assert "jobs no purchase places: 1 of 2" in out and err == note.format("long")  # a is required by the file
+    assert main(["cluster", str(path), "--buy", "--required", "all"]) == 1
+    assert capsys.readouterr().err == note.format("all")
+    # as the note says: with it, one more node places both; and no note where the run has it, nor with --json
+    assert main(["cluster", str(path), "--buy", "--required", "long", "--token-budget", "auto", "--json"]) == 0
+    bought = json.loads(capsys.readouterr().out)
+    assert ([(pool["nodes_bought"], pool["gpus_bought"]) for pool in bought["pools"]], bought["fits_nowhere"],
+            sorted(placement["job"] for placement in bought["placements"])) == ([(1, 8)], [], ["a", "long"])
+    assert main(["cluster", str(path), "--buy", "--json"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 PINNED = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8},
                     {"name": "h20", "gpu": "H20-96GB", "nodes": 1, "gpus_per_node": 8}],
           "jobs": [{"name": "big", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4, "pool": "h20",

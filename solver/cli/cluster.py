@@ -360,6 +360,8 @@ def _run_buy(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: 
             print_view(purchase_view(result, fleet), "solve cluster")
         sys.stdout.flush()  # all of it out before a Ctrl-C held comes
         _note_what_was_read(result.placements, fleet, catalog, cells, written_gpus)
+        if not args.json:
+            _note_buy_token_budget_auto(args, result, fleet)
         _say_ctrl_c_stopped_nothing(came, "purchase", result.interrupted or result.solve_best_interrupted)
     if result.interrupted:
         print_escaped("solve cluster: interrupted: the best purchase found so far is above", file=sys.stderr)
@@ -368,6 +370,29 @@ def _run_buy(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: 
         return _solve_best_interrupted(result, "purchase")
     required_nowhere = {unplaced.job for unplaced in result.fits_nowhere} & set(result.required)
     return 0 if result.gpus is not None and not required_nowhere else NO_PLAN
+
+
+def _note_buy_token_budget_auto(args: argparse.Namespace, result: PurchaseResult, fleet: Fleet) -> None:
+    """On stderr, the jobs no purchase places at Trinity's default token budget that --token-budget auto gives a way
+    to run, on a pool's nodes as they are or on more of them (`UnplacedPool.token_budget_auto_reach`,
+    `more_nodes_token_budget`), with the --buy command that buys for them too: the run's, with --token-budget auto
+    and, where the run buys for the required jobs alone, these jobs added to its --required."""
+    jobs = [job.job for job in result.fits_nowhere
+            if any(pool.token_budget_auto_reach or pool.more_nodes_reach and pool.more_nodes_token_budget == "auto"
+                   for pool in job.pools)]
+    if not jobs or args.token_budget == "auto":
+        return
+    command = f"solve cluster {shlex.quote(str(args.file))} --buy"
+    named = list(args.required or ())
+    if (named or any(job.required for job in fleet.jobs)) and EVERY_JOB not in named:
+        named += [job for job in jobs if job not in result.required]  # --buy buys for the required jobs alone
+    if named:
+        command += f" --required {shlex.quote(','.join(named))}"
+    if args.trinity_release is not None:  # the release the run counts for, whose host memory --buy needs too
+        command += f" --trinity-version {shlex.quote(args.trinity_release)}"
+    print_note(f"solve cluster: note: {named_jobs(jobs)}: --token-budget auto gives {it_or_them(len(jobs))} a way "
+               f"to run (Trinity's default token budget gives {it_or_them(len(jobs))} none, however many nodes): "
+               f"{command} --token-budget auto buys for {it_or_them(len(jobs))} too")
 
 
 def _solve_best_interrupted(result: ClusterResult | PurchaseResult, answer: str, also: str = "") -> int:

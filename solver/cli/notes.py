@@ -478,21 +478,27 @@ def _without_memory(name: str) -> str:
     return re.sub(r"-\d+GB$", "", name)
 
 
-def gpu_variant_words(catalog: Catalog, written: str, tables: bool = False) -> str | None:
+def gpu_variant_words(catalog: Catalog, written: str, tables: bool = False, pool: str | None = None) -> str | None:
     """Where a GPU type's name as given (`written`) names no memory and the catalogue has that GPU with other memory
     too (``A100``: the A100-80GB, whose tables the source measured, not the A100-40GB), in words: ``'A100' is taken
     as A100-80GB; nodes of A100-40GB need that name (the memory decides the plans)``, or for the tables shown
-    (`tables`), that they are the one's and what answers for the other, which has none; None otherwise. 40 GB A100s
-    planned as 80 GB ones would run out of memory."""
+    (`tables`), that they are the one's and what answers for the other, which has none, or where the name of the
+    `pool` it is given for says the other's memory (``a100-40``), that it does, and what to write; None otherwise.
+    40 GB A100s planned as 80 GB ones would run out of memory."""
     taken = catalog.gpu(written)
-    others = [other.name for other in catalog.gpu_types
+    others = [other for other in catalog.gpu_types
               if other.name != taken.name and _without_memory(other.name) == _without_memory(taken.name)]
     if not others or f"{taken.memory_gb:g}" in written:
         return None
+    said = [other for other in others if pool is not None and re.search(rf"(?<!\d){other.memory_gb:g}(?!\d)", pool)]
+    if said:
+        return (f"{written!r} is taken as {taken.name}, though the pool's name says {said[0].memory_gb:g}: for nodes "
+                f"of {said[0].name} write gpu: {said[0].name} (the memory decides the plans)")
+    names = [other.name for other in others]
     if tables:  # `solve tables --gpu A100-40GB` is refused: no tables of its own
-        return (f"{written!r} is taken as {taken.name}, whose tables these are; nodes of {' or '.join(others)} have "
-                f"none: solve map --gpu {others[0]} maps what the planner answers for them")
-    return (f"{written!r} is taken as {taken.name}; nodes of {' or '.join(others)} need that name (the memory decides "
+        return (f"{written!r} is taken as {taken.name}, whose tables these are; nodes of {' or '.join(names)} have "
+                f"none: solve map --gpu {names[0]} maps what the planner answers for them")
+    return (f"{written!r} is taken as {taken.name}; nodes of {' or '.join(names)} need that name (the memory decides "
             "the plans)")
 
 
@@ -531,14 +537,14 @@ def note_gpu_variant(prog: str, catalog: Catalog, gpu: str | Sequence[str] | Non
 
 def note_gpu_variants_of_pools(prog: str, catalog: Catalog, fleet: Fleet, written: dict[str, str]) -> None:
     """A note on stderr for each pool whose GPU type, as the file wrote it (`written`, by pool name), names a GPU the
-    catalogue has with other memory too (`gpu_variant_words`), or its PCIe cards (`pcie_board_words`), unless the
-    pool gives its memory."""
+    catalogue has with other memory too (`gpu_variant_words`, which names a pool whose name says the other's memory),
+    or its PCIe cards (`pcie_board_words`), unless the pool gives its memory."""
     own_type = ("gpu: {name}, gpu_memory_mib: {mib}, gpu_interconnect: pcie ({mib}: the SXM board's total; give "
                 "nvidia-smi's)")
     for pool in fleet.pools:
         if pool.gpu_memory_gb is not None or pool.gpu_memory_mib is not None:
             continue
-        for words in (gpu_variant_words(catalog, written[pool.name]),
+        for words in (gpu_variant_words(catalog, written[pool.name], pool=pool.name),
                       pcie_board_words(catalog, written[pool.name], own_type)):
             if words:
                 print_note(f"{prog}: note: pool {pool.name}: gpu {words}")

@@ -889,8 +889,11 @@ class _Once(argparse.Action):
     otherwise answer for the H20 alone, silently."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 _option_string: str | None = None) -> None:
-        refuse_twice(self, parser, namespace)
+                 option_string: str | None = None) -> None:
+        earlier = getattr(namespace, self.dest, None)
+        both = (f"{option_string} {','.join(dict.fromkeys(str(value) for value in (*earlier, *values)))}"
+                if option_string and isinstance(earlier, tuple) and isinstance(values, tuple) else None)
+        refuse_twice(self, parser, namespace, both)
         setattr(namespace, self.dest, values)
 
 
@@ -908,10 +911,13 @@ class OnceFlag(argparse.BooleanOptionalAction):
         super().__call__(parser, namespace, values, option_string)
 
 
-def refuse_twice(action: argparse.Action, parser: argparse.ArgumentParser, namespace: argparse.Namespace) -> None:
+def refuse_twice(action: argparse.Action, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 both: str | None = None) -> None:
     """A usage error when `action`'s option was given before (bookkeeping in the namespace, which
-    `Parser.parse_known_args` removes)."""
+    `Parser.parse_known_args` removes); for an option that takes a list, `both`: the one option that gives both
+    lists (``--required a,b`` for ``--required a --required b``)."""
     given = namespace.__dict__.setdefault("_given_once", set())
     if action.option_strings and action.dest in given:
-        parser.error(f"argument {'/'.join(action.option_strings)}: given twice: give it once")
+        parser.error(f"argument {'/'.join(action.option_strings)}: given twice: give it once"
+                     f"{f', both lists in one: {both}' if both else ''}")
     given.add(action.dest)
