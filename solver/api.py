@@ -197,6 +197,7 @@ from solver.tables import (
     load_memory_model,
     load_model_config,
     load_weights,
+    local_model_config,
     meant_fleet_name,
     model_loaders,
     model_loading,
@@ -236,6 +237,7 @@ __all__ = [
     "fragment_engines",
     "fragment_layout",
     "fsdp_trainer",
+    "local_config_model",
     "make_query",
     "map_plans",
     "memory_answer",
@@ -1728,7 +1730,8 @@ def check_config(
     """A Trinity config judged in one call, as ``solve --from-config CONFIG --check --json`` judges it: read (the file
     `config`, or, given, its `text`, named by `config`'s file name; interpolations read in `environ`, by default this
     process's environment, as the command reads its shell's), its query (`config_query`, with `gpu`, `model` where
-    its ``model.model_path`` names no catalogue model, `max_model_len`, `trinity_version`, `host_ram_gb`, `margin`,
+    its ``model.model_path`` names no catalogue model (without it, a local config.json that path names is read, as the
+    command reads it: `local_config_model`), `max_model_len`, `trinity_version`, `host_ram_gb`, `margin`,
     `estimate`, `memory`, `time_limit_s`, `workers` and `seed` as `plan` takes them, on `catalog`, by default the
     shipped one) answered, each answer with the verdict on the config's own settings (`with_config_verdicts`) and what
     applies its best plan (`with_apply`): a `ConfigCheck`, whose `passes` is ``--check``'s exit status 0. The words
@@ -1748,6 +1751,11 @@ def check_config(
     catalog = load_catalog() if catalog is None else catalog
     read = read_trinity_config(text, name, environ, release, option_names=option_names)
     planned = None if model is None else catalog.model(model)
+    local = None if model is not None else local_config_model(
+        read, catalog, vllm_rollout=read.rollout_gpus != 0, option_names=option_names)
+    if local is not None:  # the config's own model, as --from-config reads it
+        catalog = catalog.with_model(local)
+        model = catalog.models[-1].name  # with_model adds it last, renamed if it only borrows a name
     patched = patch_takes(read, planned)
     if not patched:  # the verdict's fixes name the patch only where it takes the config
         read = read_trinity_config(text, name, environ, release, option_names=option_names._replace(
@@ -1807,6 +1815,33 @@ def fsdp_trainer(config: TrinityConfig) -> bool:
     """Whether the Trinity `config` trains with FSDP (``fsdp``, ``fsdp2``, or no ``trainer.trainer_strategy``): the
     trainers rft-solver plans, whose settings the patch and the fragments carry over."""
     return config.strategy in (None, "fsdp", "fsdp2")
+
+
+def local_config_model(config: TrinityConfig, catalog: Catalog, *, vllm_rollout: bool = True,
+                       option_names: OptionNames = API_OPTIONS) -> Model | None:
+    """The model that the config.json the Trinity `config`'s ``model.model_path`` names on this machine describes
+    (`local_model_config`), read as `load_model_config` reads it, its errors naming the options as `option_names` do
+    (known by its folder too: a checkpoint of Qwen3-8B's shape in a folder ``Qwen3-8B`` is that model, whatever its
+    ``_name_or_path``): what ``--from-config`` and `check_config` add to the catalogue. None where the path names no
+    local file (a Hugging Face id, say: nothing is fetched), or where the file cannot be read (a mixture of experts with
+    shared experts, say) and the path names a model of `catalog`: the name stands, as for a Hugging Face id.
+    `TableError` where it names none (why it cannot be read), or where vLLM refuses to build the model
+    (`Model.vllm_refusal`) and a vLLM rollout takes it (`vllm_rollout`): `catalog`'s model of that name would not
+    stand for it."""
+    file = local_model_config(config.model_path)
+    if file is None:
+        return None
+    try:
+        model = load_model_config(file, vllm_rollout=False, file_readers=option_names.file_readers)
+    except TableError as unreadable:
+        try:
+            catalog.model(config.model)
+        except QueryError:  # the user's own model, which only its config.json describes: why it cannot be read
+            raise unreadable from None
+        return None
+    if vllm_rollout and model.vllm_refusal is not None:
+        raise TableError(f"{file}: {model.vllm_refusal}")
+    return model
 
 
 def check_config_model(catalog: Catalog, config: TrinityConfig, shape: str, own: str, *, where: str = "",

@@ -69,7 +69,6 @@ from solver.cli.trinity_options import (
     check_planner_config,
     hand_applied_keys,
     local_config_json,
-    local_model,
     read_config_file,
     read_config_text,
     with_apply,
@@ -326,7 +325,10 @@ def _planner_catalog(args: argparse.Namespace, config: TrinityConfig | None) -> 
     """The catalogue to plan with (--model-config's model, or the local one the config names, added; --gpu
     --gpu-memory and --cells), the added model's name and the --cells files' GPU types; refuses an output over the
     config's config.json."""
+    from solver.api import local_config_model
     from solver.query import MODEL_PATH_KEY
+    from solver.rules import COMMAND_OPTIONS
+    from solver.tables import load_catalog
     local = local_config_json(config)
     if local is not None:  # an input, read or not: no output may overwrite it
         for name in OUTPUT_FLAGS:
@@ -337,7 +339,7 @@ def _planner_catalog(args: argparse.Namespace, config: TrinityConfig | None) -> 
     if args.model_config is not None:
         described: Model | None = model_config_option(args.model_config, vllm_rollout=vllm_rollout)
     elif local is not None and config is not None and args.model is None:
-        described = local_model(local, config, vllm_rollout=vllm_rollout)
+        described = local_config_model(config, load_catalog(), vllm_rollout=vllm_rollout, option_names=COMMAND_OPTIONS)
     else:
         described = None
     return catalog_with(described, args.gpu, args.gpu_memory, args.cells or (), interconnect=args.gpu_interconnect,

@@ -81,28 +81,6 @@ def _not_found_locally(config: TrinityConfig, where: str) -> str:
     return ""
 
 
-def local_model(file: Path, config: TrinityConfig, *, vllm_rollout: bool = True) -> Model | None:
-    """The model that the local `file` (`local_config_json`) describes, read as --model-config reads it
-    (known by its folder too: a checkpoint of Qwen3-8B's shape in a folder ``Qwen3-8B`` is that model,
-    whatever its ``_name_or_path``). None where it cannot be read (a mixture of experts with shared experts, say)
-    and the path names a catalogue model: the name stands, as for a Hugging Face id. `TableError` where it can, but
-    vLLM refuses to build it (`Model.vllm_refusal`) and a vLLM rollout takes it (`vllm_rollout`): the catalogue's
-    model of that name would not stand for it."""
-    from solver.rules import COMMAND_OPTIONS
-    from solver.tables import load_catalog, load_model_config
-    try:
-        model = load_model_config(file, vllm_rollout=False, file_readers=COMMAND_OPTIONS.file_readers)
-    except TableError as unreadable:
-        try:
-            load_catalog().model(config.model)
-        except QueryError:  # the user's own model, which only its config.json describes: why it cannot be read
-            raise unreadable from None
-        return None
-    if vllm_rollout and model.vllm_refusal is not None:
-        raise TableError(f"{file}: {model.vllm_refusal}")
-    return model
-
-
 def _config_file(args: argparse.Namespace) -> str:
     """The --from-config file as its errors start, as `errors_named_by` names every file an option gives."""
     return f"--from-config {args.from_config}"

@@ -20,7 +20,7 @@ from solver.tables.reading import (
     yaml_looks_like,
 )
 from solver.tables.schema import MLA, VLLM_UNSCALED_ROPE_TYPES, Model, MoE
-from solver.tables.text import TableError, cut, either, first_repeated, json_brief
+from solver.tables.text import TableError, cut, either, first_repeated, json_brief, model_name_from_path
 
 QWEN_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
 """The ``model_type`` of the Qwen models whose YaRN Qwen's model cards validate (`Model.qwen_yarn`)."""
@@ -1079,12 +1079,14 @@ def _config_names(path: Path, config: dict[str, Any]) -> tuple[str, tuple[str, .
     """A config.json's model name (its ``_name_or_path``'s last part, else its folder's or file's) and aliases
     (its folder's name, where that differs)."""
     # The folder as it is named where the user points (a link's own name; "." and ".." taken away).
-    folder_or_file = Path(os.path.abspath(path)).parent.name if path.name == "config.json" else path.stem
+    # A snapshot in Hugging Face's cache is its repository's folder, not its commit's (`model_name_from_path`).
+    folder_or_file = (model_name_from_path(os.path.dirname(os.path.abspath(path))) if path.name == "config.json"
+                      else path.stem)
 
     def printable(text: str) -> str:
         return " ".join("".join(c if c.isprintable() else " " for c in text).split())
 
-    name = printable(str(config.get("_name_or_path") or folder_or_file).rstrip("/").split("/")[-1]) or "custom"
+    name = printable(model_name_from_path(str(config.get("_name_or_path") or folder_or_file))) or "custom"
     # Also known by its folder (a checkpoint's _name_or_path may be a snapshot's hash, its folder Qwen3-8B).
     aliases = (printable(folder_or_file),) if printable(folder_or_file) not in ("", name) else ()
     return name, aliases

@@ -97,9 +97,18 @@ def cached_names(forms: Callable[[str], _Forms]) -> Callable[[str], _Forms]:
     return named
 
 
+HUB_CACHE_SNAPSHOT = re.compile(r"(?:^|[\\/])models--(?:[^\\/]*--)?([^\\/]+)[\\/]snapshots[\\/][^\\/]+$")
+"""A snapshot's folder in Hugging Face's cache (``.../models--Qwen--Qwen3-8B/snapshots/<commit>``): its repository's
+name is group 1 (a repository's name has no ``--``)."""
+
+
 def model_name_from_path(model_path: str) -> str:
-    """The model's name in a Hugging Face id or a local path: its last part (``Qwen/Qwen3-8B`` -> ``Qwen3-8B``)."""
-    return re.split(r"[\\/]", model_path.strip().rstrip("/\\"))[-1]
+    """The model's name in a Hugging Face id or a local path: its last part (``Qwen/Qwen3-8B`` -> ``Qwen3-8B``), or,
+    for a snapshot in Hugging Face's cache, whose last part is a commit, its repository's
+    (``~/.cache/huggingface/hub/models--Qwen--Qwen3-8B/snapshots/<commit>`` -> ``Qwen3-8B``)."""
+    path = model_path.strip().rstrip("/\\")
+    snapshot = HUB_CACHE_SNAPSHOT.search(path)
+    return snapshot.group(1) if snapshot else re.split(r"[\\/]", path)[-1]
 
 
 @cached_names
