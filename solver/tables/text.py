@@ -294,10 +294,11 @@ def smi_name_form(name: str) -> str:
 def gpu_name_forms(name: str) -> tuple[str, ...]:
     """The forms a GPU name is matched by, in turn, wherever one is read (--gpu, a cluster file's pools, a cells
     file): `normalise`'s, then `smi_name_form`'s where it differs (``L40S PCIe``, ``l40spcie``: l40s), then with an NVL
-    board's word hyphenated (``h100nvl``: h100-nvl, the H100 NVL's alias), then without it (``h200 nvl``: h200, taken
-    as the SXM boards' GPU type, which a command notes)."""
+    board's word hyphenated (``h100nvl``, ``H200 NVL``: h100-nvl, the H100 NVL's alias; h200-nvl, the alias that takes
+    the H200 NVL as the SXM boards' GPU type, which a command notes). The word is not dropped: an NVL board the
+    catalogue names no alias of (``a100 nvl``) is no GPU type it has."""
     smi = smi_name_form(name)
-    return tuple(dict.fromkeys((normalise(name), smi, _NVL_AFTER.sub("-nvl", smi), _NVL_AFTER.sub("", smi))))
+    return tuple(dict.fromkeys((normalise(name), smi, _NVL_AFTER.sub("-nvl", smi))))
 
 
 _SIZE_IN_G = re.compile(r"(?<=\d)g$")
