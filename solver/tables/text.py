@@ -284,6 +284,17 @@ def says_nvl(name: str) -> bool:
     return _NVL_AFTER.search(smi_name_form(name)) is not None
 
 
+_AMD_WORDS = re.compile(r"(?:^|[^a-z0-9])(?:amd|instinct|radeon|mi\d{2,3}[a-z]?)(?=[^a-z0-9]|$)")
+"""What says a GPU name is AMD's, as a word of it: the vendor, its Instinct and Radeon lines, or an Instinct model
+(``MI250X``, ``my-mi300x``, ``mi325x-256gb``; not ``mi300`` inside another word)."""
+
+
+def says_amd(name: str) -> bool:
+    """Whether a GPU name says an AMD card (`_AMD_WORDS`: ``my-mi300x``, ``AMD Instinct MI250``), which PyTorch runs
+    through ROCm."""
+    return _AMD_WORDS.search(normalise(name)) is not None
+
+
 def smi_name_form(name: str) -> str:
     """A GPU name as nvidia-smi or amd-smi prints it, less the words `SMI_WORDS` names (``NVIDIA A100-SXM4-80GB``
     -> ``a100-80gb``, ``AMD Instinct MI300X`` -> ``mi300x``); other names come back normalised."""
