@@ -2634,10 +2634,11 @@ class _CriticCount(NamedTuple):
 
 
 def _critic_budgets(verdict: _BudgetVerdict, count: _CriticCount) -> tuple[_CriticBudgetLine, ...]:
-    """The critic's own budgets above the verdict's, at its SP (`count`'s), each as its line's data: the memory model counts
-    its own update at the verdict's budget (one sequence at an SP of its own, raised to hold it there). A training
-    budget below what Trinity raises it to at `sp` counts as raised (`TrinityConfig.raised_critic_budget`: with 0.5 any
-    below 0.5.0's ``ceil(2L/SP)``, else one that holds no sequence; its value forward's own it never raises), and
+    """The critic's own budgets above the verdict's, at its SP (`count`'s), each as its line's data: the memory model
+    counts its own update at the verdict's budget (one sequence at an SP of its own, raised to hold it there). A
+    training budget below what Trinity raises it to at that SP counts as raised (`TrinityConfig.raised_critic_budget`:
+    with 0.5 any below 0.5.0's ``ceil(2L/SP)``, else one that holds no sequence; its value forward's own it never
+    raises), and
     where its passes read it (dynamic batch sizes on wherever it may run: `TrinityConfig.critic_micro_batch_sequences`
     0) the verdict counts its update at that raise (`counted`: at an SP of its own, as `_critic_raised` does; at the
     trainer's, `_current` passes it on), so that it holds what Trinity runs. At an SP of its own, one set at or above

@@ -250,8 +250,8 @@ def test_the_fragments_header_says_a_forwards_budget_below_the_least_stops_verl(
         "never raises and verl stops at: raise it to 8192 or more, or remove it.")
 
 
-def test_a_configs_critic_is_counted_at_its_sp_once_for_its_budget_lines(cli: Cli, tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch):
+def test_a_configs_critic_is_counted_at_its_sp_once_for_its_budget_lines(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # smalls93: `_critic_counted_at` ran twice for the same verdict and SP, for the critic's budgets and their lines
     counted_at = solver.api._critic_counted_at
     calls: list[int] = []
