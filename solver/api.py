@@ -2093,10 +2093,10 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     critic_sps = () if runs is None else runs.sps
     critic_sp = None if query.critic is None else _counted_critic_sp(critic_sps, config.sp)
     at_verdict = _BudgetVerdict(config, length, lowered, query.option_names)
-    critic_budgets = (_critic_budgets(at_verdict, critic_sp, bool(critic_sps))
-                      if reads_budget and critic_sp is not None else ())
-    problems += (_token_budget_problems(at_verdict, critic_budgets, critic_sp, bool(critic_sps))
-                 if reads_budget else [])
+    critic_count = None if critic_sp is None else _critic_counted_at(at_verdict, critic_sp, bool(critic_sps))
+    critic_budgets = (_critic_budgets(at_verdict, critic_count)
+                      if reads_budget and critic_count is not None else ())
+    problems += _token_budget_problems(at_verdict, critic_budgets, critic_count) if reads_budget else []
     # A critic at the trainer's SP whose budget Trinity raises above the verdict's: counted there, as its line says.
     trainer_budget_read = (_critic_takes_raised_trainer_budget(at_verdict)
                            if reads_budget and critic_sp is not None and not critic_sps else None)
@@ -2291,17 +2291,17 @@ class _BudgetVerdict(NamedTuple):
 
 
 def _token_budget_problems(verdict: _BudgetVerdict, critic_budgets: tuple[_CriticBudgetLine, ...],
-                           critic_sp: int | None, own_sp: bool = False) -> list[ConfigProblem]:
+                           critic_count: _CriticCount | None) -> list[ConfigProblem]:
     """How the config's token budgets differ from the one the `verdict` is at (its own lowered budget, else Trinity's
     default, which the tables measured), each with its code: the lowered budget in effect, the keys that only write
     out the default, each other budget key above or below it (the trainer's unset one too, where Trinity 0.5 fills it
     at another SP), the ref over the actor's SP groups and the raised fill of LoRA's pass in its stead that holds no
-    sequence (releases on verl before 0.8), and, where the verdict counts the critic at SP `critic_sp` (the least it
-    may run at, `own_sp` where one of its own; None: ``--critic none``, whose verdict is the actor's alone), each of
-    its budgets above it (`critic_budgets`, `_critic_budgets`' at that SP), its micro-batches' sequences too
+    sequence (releases on verl before 0.8), and, where the verdict counts the critic (`critic_count`, at the least SP
+    it may run at: `_critic_counted_at`; None: ``--critic none``, whose verdict is the actor's alone), each of its
+    budgets above it (`critic_budgets`, `_critic_budgets`' at that SP), its micro-batches' sequences too
     (`_critic_budget_lines`; naming the patch as the verdict's option names do)."""
     counted = verdict.sequence_counted
-    critic = _critic_budget_lines(verdict, critic_sp, own_sp, critic_budgets) if critic_sp is not None else []
+    critic = _critic_budget_lines(verdict, critic_count, critic_budgets) if critic_count is not None else []
     if counted and counted == verdict.passes:  # no pass the verdict counts reads a budget
         return [*_sequence_count_lines(verdict), *critic]
     return [*_lowered_budget_line(verdict), *_set_budget_lines(verdict), *_sequence_count_lines(verdict),
@@ -2659,32 +2659,41 @@ class _CriticBudgetLine(NamedTuple):
                                   self.judged, self.raised, need, self.counted_at)
 
 
-def _critic_budgets(verdict: _BudgetVerdict, sp: int, own_sp: bool) -> tuple[_CriticBudgetLine, ...]:
-    """The critic's own budgets above the verdict's, at its SP `sp`, each as its line's data: the memory model counts
-    its own update at the verdict's budget (one sequence at an SP of its own, raised to hold it there). A training
-    budget below what Trinity raises it to at `sp` counts as raised (`TrinityConfig.raised_critic_budget`: with 0.5 any
-    below 0.5.0's ``ceil(2L/SP)``, else one that holds no sequence; its value forward's own it never raises), and
+class _CriticCount(NamedTuple):
+    """Where a verdict counts the critic's update (`_critic_counted_at`): the critic's SP, the tokens per GPU there,
+    and those tokens in words where they are not the verdict's budget (else empty)."""
+
+    sp: int
+    tokens: int
+    words: str
+
+
+def _critic_budgets(verdict: _BudgetVerdict, count: _CriticCount) -> tuple[_CriticBudgetLine, ...]:
+    """The critic's own budgets above the verdict's, at its SP (`count`'s), each as its line's data: the memory model
+    counts its own update at the verdict's budget (one sequence at an SP of its own, raised to hold it there). A
+    training budget below what Trinity raises it to at that SP counts as raised (`TrinityConfig.raised_critic_budget`:
+    with 0.5 any below 0.5.0's ``ceil(2L/SP)``, else one that holds no sequence; its value forward's own it never
+    raises), and
     where its passes read it (dynamic batch sizes on wherever it may run: `TrinityConfig.critic_micro_batch_sequences`
     0) the verdict counts its update at that raise (`counted`: at an SP of its own, as `_critic_raised` does; at the
-    trainer's, `_current` passes it on), so that it holds what Trinity runs. At an SP of its own (`own_sp`), one set
-    at or above that raise is counted at the raise (`_critic_counted_at`): above it, a line says so; at it, none."""
+    trainer's, `_current` passes it on), so that it holds what Trinity runs. At an SP of its own, one set at or above
+    that raise is counted at the raise (`count`): above it, a line says so; at it, none."""
     from solver.trinity.keys import CRITIC_TOKEN_BUDGET
 
-    config, judged = verdict.config, verdict.judged
+    config, judged, sp = verdict.config, verdict.judged, count.sp
     critic_raise = config.raised_critic_budget(verdict.length, sp)
-    counted_tokens, counted_at = _critic_counted_at(verdict, sp, own_sp)
     lines = []
     for key, budget in config.critic_token_budgets:
         raised = key == ".".join(CRITIC_TOKEN_BUDGET) and budget < critic_raise
         taken = critic_raise if raised else budget
-        if taken > (judged if raised else counted_tokens):
+        if taken > (judged if raised else count.tokens):
             raise_words = _critic_raise_words(config, verdict.length, sp, budget) if raised else ""
             lines.append(_CriticBudgetLine(key, budget, raise_words, taken, judged,
-                                           raised and not config.critic_micro_batch_sequences, counted_at))
+                                           raised and not config.critic_micro_batch_sequences, count.words))
     return tuple(lines)
 
 
-def _critic_counted_at(verdict: _BudgetVerdict, sp: int, own_sp: bool) -> tuple[int, str]:
+def _critic_counted_at(verdict: _BudgetVerdict, sp: int, own_sp: bool) -> _CriticCount:
     """The tokens per GPU at which the verdict counts the critic's update at `sp`, with those tokens in words where
     they are not the verdict's budget (else empty): at an SP of its own (`own_sp`), the budget it counts Trinity
     raising a smaller one to there (`_critic_raised`: one sequence where its passes read none), where above the
@@ -2692,9 +2701,9 @@ def _critic_counted_at(verdict: _BudgetVerdict, sp: int, own_sp: bool) -> tuple[
     verdict's."""
     raised = _critic_raised(verdict.config, verdict.length, sp) if own_sp else 0
     if raised <= verdict.judged:
-        return verdict.judged, ""
+        return _CriticCount(sp, verdict.judged, "")
     what = "one sequence" if verdict.config.critic_micro_batch_sequences else "the raise of a smaller budget"
-    return raised, f"{raised}, {what} at the critic's SP {sp}"
+    return _CriticCount(sp, raised, f"{raised}, {what} at the critic's SP {sp}")
 
 
 def _critic_takes_raised_trainer_budget(verdict: _BudgetVerdict) -> _CriticBudgetLine | None:
@@ -2725,17 +2734,15 @@ def _critic_takes_raised_trainer_budget(verdict: _BudgetVerdict) -> _CriticBudge
     return _CriticBudgetLine(TRAINER_TOKEN_BUDGET, budget, f"{filled}{raise_words}", tokens, verdict.judged, True)
 
 
-def _critic_budget_lines(verdict: _BudgetVerdict, sp: int, own_sp: bool,
+def _critic_budget_lines(verdict: _BudgetVerdict, count: _CriticCount,
                          budgets: tuple[_CriticBudgetLine, ...]) -> list[ConfigProblem]:
-    """A line on each of the critic's own budgets above the verdict's (`budgets`, `_critic_budgets`' at its SP `sp`),
-    and on its micro-batches where its passes run with dynamic batch sizes off
-    (`TrinityConfig.critic_micro_batch_sequences`, at `sp`) and one holds more sequences than one, and more tokens per
-    GPU than that, as `_sequence_count_lines` counts the roles': the memory model counts its own update at the
-    verdict's budget (at an SP of its own, `own_sp`, at one sequence there where that is more: `_critic_counted_at`).
-    """
-    sequences = verdict.config.critic_micro_batch_sequences
-    judged, counted_at = _critic_counted_at(verdict, sp, own_sp)
-    than = counted_at or f"the verdict's {judged}"
+    """A line on each of the critic's own budgets above the verdict's (`budgets`, `_critic_budgets`' at its SP,
+    `count`'s), and on its micro-batches where its passes run with dynamic batch sizes off
+    (`TrinityConfig.critic_micro_batch_sequences`, at that SP) and one holds more sequences than one, and more tokens
+    per GPU than where the memory model counts its own update (`count`: the verdict's budget, or at an SP of its own
+    one sequence there where that is more)."""
+    sequences, sp, judged = verdict.config.critic_micro_batch_sequences, count.sp, count.tokens
+    than = count.words or f"the verdict's {judged}"
     lines = [ConfigProblem(line.code, line.words()) for line in budgets]
     if sequences > 1 and (tokens := sequences * least_token_budget(verdict.length, sp)) > judged:
         lines.append(ConfigProblem(ConfigProblemCode.CRITIC_BUDGET_ABOVE_VERDICT, (

@@ -1754,11 +1754,12 @@ class Plan(Frozen):
         return tuple(caution for caution, coded in zip(self.cautions, self.caution_codes, strict=False)
                      if coded in codes)
 
-    def cautions_beside(self, best: Plan | None, above: Sequence[Plan] | None = None) -> str:
+    def cautions_beside(self, best: Plan | None, above: Sequence[Plan] | None = None, lead: str = "caution") -> str:
         """This plan's cautions of `BESIDE_CAUTION_CODES` that the `best` plan it is shown beside does not carry
         already (all of them where the answer has no best plan: an --explain line naming what would fit), each as
-        ``; caution: ...``, as a summary's row or an --explain line on another plan ends ("" where none): a user who
-        takes this plan instead is told what it risks that the best plan's own cautions do not say.
+        ``; caution: ...`` (`lead` naming the plan where another's words come between: ``caution with 2249.1 GiB``),
+        as a summary's row or an --explain line on another plan ends ("" where none): a user who takes this plan
+        instead is told what it risks that the best plan's own cautions do not say.
         Given the plans that the rows or lines `above` its own show beside `best` (None where none are: an --explain
         line beside a best plan, whose words its JSON keeps), its host memory caution is short (`short_host_need`)
         where the answer shows a full one already: `best` carries one, or a plan above does (the first to, where `best`
@@ -1770,7 +1771,7 @@ class Plan(Frozen):
         short = (short_host_need(self.host_memory_gb, self.offload, self.critic, self.host_ram_assumed)
                  if shown and self.host_memory_gb is not None and self.host_ram_assumed is not None else None)
         return "".join(
-            "; caution: " + (short if short is not None and coded == CautionCode.HOST_MEMORY_UNCHECKED else caution)
+            f"; {lead}: " + (short if short is not None and coded == CautionCode.HOST_MEMORY_UNCHECKED else caution)
             for caution, coded in zip(self.cautions, self.caution_codes, strict=False)
             if coded in BESIDE_CAUTION_CODES and not any(caution in plan.cautions for plan in beside))
 

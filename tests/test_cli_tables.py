@@ -913,13 +913,16 @@ def test_a_slip_in_a_cells_gpu_name_of_a_catalogue_gpus_memory_gets_a_guess(cli,
 def test_a_slip_of_an_amd_cards_name_says_its_gpu_type_of_its_own_gets_no_rocm_caution(cli):
     # smalls92c: --gpu mi300 --gpu-memory 192 was told "did you mean MI300X?" and planned with no ROCm caution, with
     # no word that only --gpu-interconnect infinity-fabric states an AMD card, as it does for a GPU type of one's own.
-    given = ("--gpu", "mi300", "--gpu-memory", "192", "--model", "0.6B", "--len", "8k", "--gpus", "1")
+    # smalls93: mi300 says AMD's, so it is an AMD card (below); m1300x, a slip that does not, gets the note
+    given = ("--gpu", "m1300x", "--gpu-memory", "192", "--model", "0.6B", "--len", "8k", "--gpus", "1")
     status, out, err = cli(*given)
     assert (status, "ROCm" in out) == (0, False)
-    assert err.startswith("solve: note: --gpu mi300 is not a GPU type of the catalogue, so --gpu-memory makes one of "
+    assert err.startswith("solve: note: --gpu m1300x is not a GPU type of the catalogue, so --gpu-memory makes one of "
                           "its own (did you mean MI300X?), planned as a GPU of no stated vendor, with no ROCm caution: "
                           "for an AMD card give --gpu-interconnect infinity-fabric\n")
     status, out, err = cli(*given, "--gpu-interconnect", "infinity-fabric")
+    assert (status, "ROCm" in out, "(did you mean MI300X?)\n" in err) == (0, True, True)
+    status, out, err = cli("--gpu", "mi300", *given[2:])
     assert (status, "ROCm" in out, "(did you mean MI300X?)\n" in err) == (0, True, True)
 
 

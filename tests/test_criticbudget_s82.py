@@ -248,3 +248,18 @@ def test_the_fragments_header_says_a_forwards_budget_below_the_least_stops_verl(
         "rollout) above 8192 overrides max_token_len_per_gpu: lower it to 8192 or remove it; and the rollout's "
         "log_prob_max_token_len_per_gpu below ceil(32768 / 4) = 8192 holds no sequence of that length, which Trinity "
         "never raises and verl stops at: raise it to 8192 or more, or remove it.")
+
+
+def test_a_configs_critic_is_counted_at_its_sp_once_for_its_budget_lines(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # smalls93: `_critic_counted_at` ran twice for the same verdict and SP, for the critic's budgets and their lines
+    counted_at = solver.api._critic_counted_at
+    calls: list[int] = []
+    monkeypatch.setattr(solver.api, "_critic_counted_at", lambda *given: calls.append(given[1]) or counted_at(*given))
+    config = tmp_path / "c.yaml"
+    config.write_text(_critic(ppo="65536"))
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--check", "--json")
+    (answer,) = json.loads(out)
+    assert (status, calls) == (1, [2])  # 1: its critic budget is above the verdict's
+    assert [code for code in answer["current"]["config_problem_codes"] if "critic-budget" in code] == [
+        "critic-budget-above-verdict"]

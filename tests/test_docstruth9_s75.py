@@ -21,6 +21,13 @@ def _between(text: str, start: str, end: str) -> str:
     return text[first:text.index(end, first)]
 
 
+def _section(text: str, heading: str) -> str:
+    """The section of the Markdown `text` under the heading `heading` (of any level), up to the next heading: found by
+    its heading, not by where a line of its prose breaks."""
+    body = re.split(rf"^#+ {re.escape(heading)}\n", text, maxsplit=1, flags=re.MULTILINE)[1]
+    return re.split(r"^#", body, maxsplit=1, flags=re.MULTILINE)[0]
+
+
 def test_the_json_page_names_every_key_of_solve_memory_json_in_its_order():
     keys = list(json.loads(solver.memory_answer("8B", "h100", 8, 131072, sp=8, env=True).model_dump_json()))
     listed = _between(JSON_PAGE, "`solve memory --json` (`MemoryAnswer`) is one object", "[memory.md](memory.md) says")
@@ -73,7 +80,7 @@ def _optional_keys() -> set[str]:
 def test_the_json_page_names_every_key_a_schema_leaves_optional():
     # The list once lacked a placement's stay_reason, stay_reason_code and stopped_at_validated, its engines'
     # lora_gib, and an unplaced job's lora_rank, reference_model and critic.
-    listed = _between(JSON_PAGE, "Only the keys printed where present are optional", "JSON made by a\nrelease")
+    listed = _section(JSON_PAGE, "JSON Schemas")  # s93: it ended at "JSON made by a\nrelease", a line break
     listed += _between(JSON_PAGE, "`solve map --json` is an array of `GpuMap`s", "MAP_LEFT_OUT_WHEN_NONE")
     named = set(re.findall(r"`([a-z_]+)`", listed))
     assert sorted(_optional_keys() - named) == []

@@ -21,8 +21,23 @@ AMD_OWN = ("--model", "8B", "--gpu", "mi250x", "--gpu-memory", "128", "--len", "
                                                     (None, False)])
 def test_a_gpu_type_described_with_infinity_fabric_is_an_amd_one(interconnect: str | None, rocm: bool):
     # Infinity Fabric GPU-to-GPU links are AMD's alone; the shipped MI300X and MI325X give rocm: true beside them.
-    described = solver.described_gpu_type("MI250X", memory_gb=128, interconnect=interconnect)  # type: ignore[arg-type]
+    described = solver.described_gpu_type("card-x", memory_gb=128, interconnect=interconnect)  # type: ignore[arg-type]
     assert described.rocm is rocm
+
+
+@pytest.mark.parametrize("name", ["MI250X", "my-mi300x", "mi325x-box", "AMD Instinct MI210", "instinct-lab",
+                                  "radeon-pro-w7900"])
+@pytest.mark.parametrize("interconnect", ["infinity-fabric", "nvlink", "pcie", None])
+def test_a_gpu_type_whose_name_says_amds_is_an_amd_one_on_any_interconnect(name: str, interconnect: str | None):
+    # smalls93: my-mi300x got no ROCm caution where the catalogue's MI300X does, and an MI250X on PCIe could not be
+    # stated AMD's at all: infinity-fabric alone made one
+    described = solver.described_gpu_type(name, memory_gb=128, interconnect=interconnect)  # type: ignore[arg-type]
+    assert described.rocm is True
+
+
+@pytest.mark.parametrize("name", ["m1300x", "semi300", "mi3", "xiaomi-30", "amdgpu-less"])
+def test_a_name_that_holds_no_amd_word_is_not_an_amd_gpu(name: str):
+    assert solver.described_gpu_type(name, memory_gb=128).rocm is False
 
 
 def test_env_on_an_amd_gpu_of_your_own_is_cautioned_as_on_rocm(cli: Callable[..., tuple[int, str, str]]):
@@ -32,7 +47,12 @@ def test_env_on_an_amd_gpu_of_your_own_is_cautioned_as_on_rocm(cli: Callable[...
     (answer,) = json.loads(out)
     assert (status, answer["plans"][0]["env"]) == (0, True)
     assert "rocm-env-may-not-apply" in answer["plans"][0]["caution_codes"]
+    # smalls93: its name says AMD's (mi250x): on PCIe too, it is cautioned; a name that does not, stated pcie, is not
     status, out, _ = cli(*AMD_OWN, "--gpu-interconnect", "pcie")
+    (answer,) = json.loads(out)
+    assert (status, answer["plans"][0]["env"]) == (0, True)
+    assert "rocm-env-may-not-apply" in answer["plans"][0]["caution_codes"]
+    status, out, _ = cli(*[("card-x" if word == "mi250x" else word) for word in AMD_OWN], "--gpu-interconnect", "pcie")
     (answer,) = json.loads(out)
     assert (status, answer["plans"][0]["env"]) == (0, True)
     assert "rocm-env-may-not-apply" not in answer["plans"][0]["caution_codes"]
@@ -41,13 +61,14 @@ def test_env_on_an_amd_gpu_of_your_own_is_cautioned_as_on_rocm(cli: Callable[...
 def test_a_cluster_pool_of_an_amd_gpu_of_your_own_cautions_env(cli: Callable[..., tuple[int, str, str]],
                                                                tmp_path: Path):
     fleet = tmp_path / "fleet.yaml"
-    fleet.write_text("pools:\n  - {name: lab, gpu: MI250X, gpu_memory_gb: 128, gpu_interconnect: infinity-fabric, "
-                     "nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: d, model: 8B, max_model_len: 32768, "
-                     "rollout_gpus: 2}\n", encoding="utf-8")
-    status, out, err = cli("cluster", str(fleet), "--json")
-    (placement,) = json.loads(out)["placements"]
-    assert (status, err, placement["plan"]["env"]) == (0, "", True)
-    assert "rocm-env-may-not-apply" in placement["plan"]["caution_codes"]
+    for gpu, interconnect in (("MI250X", "infinity-fabric"), ("my-mi250x", "pcie")):  # smalls93: by its name too
+        fleet.write_text(f"pools:\n  - {{name: lab, gpu: {gpu}, gpu_memory_gb: 128, gpu_interconnect: {interconnect}, "
+                         "nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: d, model: 8B, max_model_len: 32768, "
+                         "rollout_gpus: 2}\n", encoding="utf-8")
+        status, out, err = cli("cluster", str(fleet), "--json")
+        (placement,) = json.loads(out)["placements"]
+        assert (status, err, placement["plan"]["env"]) == (0, "", True)
+        assert "rocm-env-may-not-apply" in placement["plan"]["caution_codes"]
 
 
 def test_a_json_schema_of_no_command_is_refused_naming_the_commands():
@@ -82,3 +103,12 @@ def test_a_link_by_the_name_amd_smi_prints_is_told_the_interconnect_it_is(
     assert (status, out) == (2, "")
     assert err.splitlines()[-1] == (f"{prog}: error: argument --gpu-interconnect: invalid choice: {link!r} (choose "
                                     f"from 'nvlink', 'infinity-fabric', 'pcie'); {meant}")
+
+
+def test_a_cells_files_gpu_type_whose_name_says_amds_is_an_amd_one_unless_it_says_otherwise():
+    # smalls93: as a GPU type described by its memory is (above); rocm: false, written, stays
+    from solver.tables.schema import GpuType
+
+    given = {"gpu": "my-mi300x", "memory_gb": 192, "source": "measured here"}
+    assert [GpuType.model_validate(raw).rocm for raw in (given, {**given, "rocm": False}, {**given, "gpu": "card-x"})
+            ] == [True, False, False]

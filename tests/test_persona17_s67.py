@@ -93,6 +93,17 @@ def test_h100_nvl_names_are_the_h100_nvl_and_a_pools_h200_nvl_gets_the_note(cli:
                                  "nvidia-smi's)\n"))
 
 
+@pytest.mark.parametrize("written", ["a100 nvl", "a100-nvl", "NVIDIA L40S NVL"])
+def test_another_cards_name_with_nvl_is_an_unknown_gpu(cli: Cli, written: str):
+    # smalls93: the NVL word was dropped from any card's name: 'a100 nvl' was planned as A100-80GB with the H200 NVL's
+    # bridge note; only the NVL boards that are (the H200 NVL, the H100 NVL) are read so
+    status, out, err = cli("--model", "8B", "--gpu", written, "--gpus", "4", "--len", "8k")
+    assert (status, out, err.count("\n")) == (2, "", 1)
+    assert err.startswith(f"solve: error: unknown GPU {written!r} (did you mean ")
+    assert "; accepted: A100-40GB/80GB, " in err
+    assert "NVL cards" not in err
+
+
 @pytest.mark.parametrize("gpu", [["--gpu", "NVIDIA H100 80GB HBM3"], ["--gpu", "l40s-pcie"],
                                  ["--gpu", "my-h100-pcie", "--gpu-memory", "81559MiB", "--gpu-interconnect", "pcie"]])
 def test_no_pcie_note_for_an_sxm_name_a_pcie_card_or_pcie_cards_of_ones_own(cli: Cli, gpu: list[str]):

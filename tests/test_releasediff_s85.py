@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from solver.api import _BudgetVerdict, _critic_budgets, _token_budget_problems
+from solver.api import _BudgetVerdict, _critic_budgets, _critic_counted_at, _token_budget_problems
 from solver.memory import REFERENCE_BYTES, first_even_dim_release
 from solver.query import ConfigProblemCode, QueryError, TrinityConfig
 from solver.rules import COMMAND_OPTIONS, DPO_PAIR_SIZES, lora_moe_unsaved_words, mapped_theta_words
@@ -354,7 +354,8 @@ def test_a_budget_holding_one_sequence_but_not_two_counts_as_raised_to_two_with_
     critic = config.model_copy(update={"sp": 2, "role_token_budgets": (),
                                        "critic_token_budgets": ((CRITIC_BUDGET, 24576),)})
     verdict = _BudgetVerdict(critic, length, None, COMMAND_OPTIONS)
-    (line,) = [problem.words for problem in _token_budget_problems(verdict, _critic_budgets(verdict, 1, False), 1)]
+    count = _critic_counted_at(verdict, 1, False)
+    (line,) = [problem.words for problem in _token_budget_problems(verdict, _critic_budgets(verdict, count), count)]
     raised = (", which Trinity 0.5.0 raises to ceil(2 x 16384 / 1) = 32768 at the critic's SP (0.5.1 and 0.5.2 keep "
               "it; the most is counted),")
     # raise91c: as 0.5.0 raises it, the verdict counts it there (critic-budget-raised), as it runs
@@ -378,8 +379,8 @@ def test_a_critic_budget_below_a_sequence_counts_as_raised_above_the_verdict(ver
                            critic_token_budgets=((CRITIC_BUDGET, 8000),
                                                  ("trainer.trainer_config.critic.forward_max_token_len_per_gpu", 8000)))
     verdict = _BudgetVerdict(config, 32768, 16384, COMMAND_OPTIONS)
-    lines = [problem.words for problem in _token_budget_problems(
-                 verdict, _critic_budgets(verdict, critic_sp, False), critic_sp)
+    count = _critic_counted_at(verdict, critic_sp, False)
+    lines = [problem.words for problem in _token_budget_problems(verdict, _critic_budgets(verdict, count), count)
              if problem.code == ConfigProblemCode.CRITIC_BUDGET_RAISED]  # the forward's is never raised
     # critic90: its budget as raised (32768 in each case), named; raise91c: counted there, as the critic's own SP's
     # count raises it (before: critic-budget-above-verdict, "counts it at the verdict's 16384")

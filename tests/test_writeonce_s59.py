@@ -6,6 +6,7 @@ kept past the call. Counted by the parsers' own entry points: PyYAML's reader, r
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ import yaml.reader
 
 import solver
 from solver.cli import main
-from solver.trinity import anchored_keys, patched_config_problems, patched_trinity_config
+from solver.trinity import anchored_keys, patch, patched_config_problems, patched_trinity_config
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = (ROOT / "docs" / "examples" / "trinity.yaml").read_text()
@@ -129,3 +130,33 @@ def test_write_keeps_a_yaml_directive_ruamel_reads_otherwise(tmp_path, capsys):
     written = out.read_text()
     assert written.startswith(f"%YAML 1.3\n---\n{CONFIG.splitlines()[0]}\n")
     assert "\n  ulysses_sequence_parallel_size: 2\n" in written
+
+
+class _CountedLock:
+    """A lock that counts the times it is taken."""
+
+    def __init__(self) -> None:
+        self.lock, self.taken = threading.Lock(), 0
+
+    def __enter__(self) -> None:
+        self.lock.acquire()
+        self.taken += 1
+
+    def __exit__(self, *_: object) -> None:
+        self.lock.release()
+
+
+def test_a_patch_takes_the_unpatched_dumps_lock_once_and_dumps_a_text_patched_before_no_more(monkeypatch):
+    # smalls93: `_unpatched_dump` took its lock twice, to look the dump up and to keep it
+    (answer,) = solver.plan("8B", gpu="h20", budget_gpus=6, exact=True, max_model_len=32768)
+    assert answer.best is not None
+    model, lock = solver.load_catalog().model("8B"), _CountedLock()
+    monkeypatch.setattr(patch, "_UNPATCHED_DUMPS_LOCK", lock)
+    monkeypatch.setattr(patch, "_UNPATCHED_DUMPS", {})
+    dumps = []
+    dumped = patch._dumped
+    monkeypatch.setattr(patch, "_dumped", lambda *given: dumps.append(given[2]) or dumped(*given))
+    first = patched_trinity_config(CONFIG, answer.best, model)
+    assert (lock.taken, len(dumps), list(patch._UNPATCHED_DUMPS)) == (1, 2, [CONFIG])  # the unpatched, the patched
+    assert patched_trinity_config(CONFIG, answer.best, model) == first
+    assert (lock.taken, len(dumps)) == (2, 3)  # the unpatched dump kept: the patched one alone made again

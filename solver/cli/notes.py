@@ -61,18 +61,19 @@ def note_gpu_name_meant(args: argparse.Namespace, prog: str) -> None:
     (`_gpu_name_slipped`, as for a --cells file's GPU type: ``H880`` of 80 GB, H800-80GB): a typo makes a GPU type
     of its own, silently. Not refused, as a card of one's own may be so named; and not for a name of one's own that
     holds a catalogue name (``desk-4090``, ``my-h100-pcie``, as the notes on --gpu-memory suggest). Where the one
-    meant is an AMD card (``mi300``: MI300X) and --gpu-interconnect states none, the note says so: only
-    ``infinity-fabric`` makes a GPU type of one's own AMD's (`solver.tables.described_gpu_type`), which its Env plans
-    are cautioned as, so it gets no ROCm caution."""
+    meant is an AMD card (``m1300x``: MI300X), --gpu-interconnect states none and the name does not say AMD's
+    (``mi300`` does), the note says so: only such a name or ``infinity-fabric`` makes a GPU type of one's own AMD's
+    (`solver.tables.described_gpu_type`), which its Env plans are cautioned as, so it gets no ROCm caution."""
     memory = getattr(args, "gpu_memory", None)
     if memory is None:
         return
     from solver.tables import described_gpu_type, load_catalog
     for name in given_gpus(getattr(args, "gpu", None)):
-        meant = _gpu_name_slipped(name, described_gpu_type(name, *memory).memory_gb)
+        own = described_gpu_type(name, *memory)
+        meant = _gpu_name_slipped(name, own.memory_gb)
         if meant is None:
             continue
-        amd = load_catalog().gpu(meant).rocm and getattr(args, "gpu_interconnect", None) is None
+        amd = load_catalog().gpu(meant).rocm and not own.rocm and getattr(args, "gpu_interconnect", None) is None
         print_note(f"{prog}: note: --gpu {name} is not a GPU type of the catalogue, so --gpu-memory makes one of "
                    f"its own (did you mean {meant}?)" + (
                        ", planned as a GPU of no stated vendor, with no ROCm caution: for an AMD card give "

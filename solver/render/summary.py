@@ -748,16 +748,19 @@ def _unpinned_words(answer: Answer, plan: Plan, pins: Sequence[str], names: Opti
 
 def _host_limit_words(answer: Answer, plan: Plan, host_limit: str, model: Model, names: OptionNames) -> str | None:
     """The summary's ``host limit`` row: what the host memory given (`host_limit`, `Query.host_ram_named`) costs, with
-    the host memory per node the better plan needs (`_limit_cost_words`), and the cautions that plan carries that
-    `plan` does not (`Plan.cautions_beside`), then what naming a Trinity release that counts less gives
-    (`_named_release_words`; None where the answer has no best plan without the limit, `Answer.more_host_ram`, or
-    none was given)."""
+    the host memory per node the better plan needs (`_limit_cost_words`), then what naming a Trinity release that
+    counts less gives within it (`_named_release_words`: what to do, before the cautions, which may be long), and the
+    cautions the better plan carries that `plan` does not (`Plan.cautions_beside`; after the release's words, each
+    naming that plan by its host memory); None where the answer has no best plan without the limit
+    (`Answer.more_host_ram`), or none was given."""
     if (free := answer.more_host_ram) is None or not host_limit:
         return None
-    cautions = _cautions_beside(answer, plan, free) if plan.another_than(free) else ""
-    return (_limit_cost_words(answer, plan, free, f"with {free.host_memory_gb:.1f} GiB of host memory per node",
-                              f"{host_limit} costs", "the best plan fits in it")
-            + cautions + _named_release_words(answer, plan, model, names))
+    gib = f"{free.host_memory_gb:.1f} GiB"
+    named = _named_release_words(answer, plan, model, names)
+    lead = f"caution with {gib}" if named else "caution"
+    cautions = _cautions_beside(answer, plan, free, lead) if plan.another_than(free) else ""
+    return (_limit_cost_words(answer, plan, free, f"with {gib} of host memory per node", f"{host_limit} costs",
+                              "the best plan fits in it") + named + cautions)
 
 
 def _named_release_words(answer: Answer, plan: Plan, model: Model, names: OptionNames) -> str:
@@ -787,10 +790,10 @@ def _plans_above(answer: Answer, plan: Plan, other: Plan | None) -> tuple[Plan, 
     return next((shown[:at] for at, row in enumerate(shown) if row is other), shown)
 
 
-def _cautions_beside(answer: Answer, plan: Plan, other: Plan) -> str:
-    """The cautions `other` carries that the best `plan` does not (`Plan.cautions_beside`), as its summary row ends:
-    its host memory caution short where the answer shows a full one already (`_plans_above`)."""
-    return other.cautions_beside(plan, _plans_above(answer, plan, other))
+def _cautions_beside(answer: Answer, plan: Plan, other: Plan, lead: str = "caution") -> str:
+    """The cautions `other` carries that the best `plan` does not (`Plan.cautions_beside`, each after `lead`), as its
+    summary row ends: its host memory caution short where the answer shows a full one already (`_plans_above`)."""
+    return other.cautions_beside(plan, _plans_above(answer, plan, other), lead)
 
 
 def _limit_cost_words(answer: Answer, plan: Plan, free: Plan, lifted: str, limit_costs: str, kept: str) -> str:

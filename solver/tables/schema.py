@@ -82,6 +82,7 @@ from solver.tables.text import (
     normalise,
     plain_words,
     require_printable,
+    says_amd,
     type_problem,
     yaml_brief,
 )
@@ -1075,7 +1076,8 @@ class GpuType(Frozen):
     ]
     tables: tuple[Table, ...] = ()
     rocm: Flag = Field(default=False, description=(
-        "an AMD GPU, which PyTorch runs through ROCm (its allocator reads PYTORCH_HIP_ALLOC_CONF too)"))
+        "an AMD GPU, which PyTorch runs through ROCm (its allocator reads PYTORCH_HIP_ALLOC_CONF too); left out, "
+        "true where the name says AMD's (MI250X, my-mi300x, Instinct: solver.tables.says_amd)"))
     workstation_host_ram_gib: Annotated[Count, Le(MAX_HOST_RAM_GB)] | None = Field(default=None, description=(
         "for a card sold for desktop workstations, not servers (a GeForce): the host memory such a workstation "
         "commonly has, GiB, for the whole box however many cards it holds; an Offload plan that needs more where no "
@@ -1119,6 +1121,16 @@ class GpuType(Frozen):
             return raw
         memory_gb = next((known[form] for form in gpu_name_forms(raw["gpu"]) if form in known), None)
         return raw if memory_gb is None else {**raw, "memory_gb": memory_gb}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _amd_by_name(cls, raw: Any) -> Any:
+        """A GPU type whose name says AMD's (`says_amd`: ``my-mi300x``) without ``rocm``: an AMD one, whatever its
+        interconnect (an Instinct card on PCIe too)."""
+        name = raw.get("gpu", raw.get("name")) if isinstance(raw, dict) else None
+        if not isinstance(name, str) or "rocm" in raw or not says_amd(name):
+            return raw
+        return {**raw, "rocm": True}
 
     @field_validator("interconnect", mode="before")
     @classmethod
@@ -1184,7 +1196,8 @@ def described_gpu_type(name: str, memory_gb: int | None = None, memory_mib: int 
     type's (`Catalog.tables_for`; `Catalog.with_gpu_types` adds it). `interconnect`: how its GPUs in a node reach
     one another (`INTERCONNECTS`), as `interconnect_source` (default: `source`) states it; None, not stated, weighs
     its SP as on NVLink (an SP plan is cautioned to state it); ``infinity-fabric``, AMD's links, makes it an AMD GPU
-    (`GpuType.rocm`: its Env plans are cautioned as ROCm's). `QueryError` for a name that is blank or not
+    (`GpuType.rocm`: its Env plans are cautioned as ROCm's), as a name that says AMD's does (`says_amd`: ``my-mi300x``,
+    on any interconnect). `QueryError` for a name that is blank or not
     printable (it is written into configs' comments), a `source` that is empty or not printable, two figures that
     cannot be one GPU's, an interconnect not of `INTERCONNECTS`, and a value of the wrong type."""
     check_types(("name", name, str), ("memory_gb", memory_gb, int | None), ("memory_mib", memory_mib, int | None),
@@ -1219,7 +1232,8 @@ def described_gpu_type(name: str, memory_gb: int | None = None, memory_mib: int 
         gib = (memory_mib or 0) / 1024
         memory_gb = min(max(round(gib), ceil(gib / DRIVER_SHARE[1])), floor(gib / DRIVER_SHARE[0]))
     return GpuType(gpu=name.strip(), memory_gb=memory_gb, memory_mib=memory_mib, source=source,
-                   interconnect=interconnect, interconnect_source=stated_by, rocm=interconnect == "infinity-fabric")
+                   interconnect=interconnect, interconnect_source=stated_by,
+                   rocm=interconnect == "infinity-fabric" or says_amd(name))
 
 
 class GpuWithoutBf16(Frozen):

@@ -293,6 +293,17 @@ def says_nvl(name: str) -> bool:
     return _NVL_AFTER.search(smi_name_form(name)) is not None
 
 
+_AMD_WORDS = re.compile(r"(?:^|[^a-z0-9])(?:amd|instinct|radeon|mi\d{2,3}[a-z]?)(?=[^a-z0-9]|$)")
+"""What says a GPU name is AMD's, as a word of it: the vendor, its Instinct and Radeon lines, or an Instinct model
+(``MI250X``, ``my-mi300x``, ``mi325x-256gb``; not ``mi300`` inside another word)."""
+
+
+def says_amd(name: str) -> bool:
+    """Whether a GPU name says an AMD card (`_AMD_WORDS`: ``my-mi300x``, ``AMD Instinct MI250``), which PyTorch runs
+    through ROCm."""
+    return _AMD_WORDS.search(normalise(name)) is not None
+
+
 def smi_name_form(name: str) -> str:
     """A GPU name as nvidia-smi or amd-smi prints it, less the words `SMI_WORDS` names (``NVIDIA A100-SXM4-80GB``
     -> ``a100-80gb``, ``AMD Instinct MI300X`` -> ``mi300x``); other names come back normalised."""
@@ -303,10 +314,11 @@ def smi_name_form(name: str) -> str:
 def gpu_name_forms(name: str) -> tuple[str, ...]:
     """The forms a GPU name is matched by, in turn, wherever one is read (--gpu, a cluster file's pools, a cells
     file): `normalise`'s, then `smi_name_form`'s where it differs (``L40S PCIe``, ``l40spcie``: l40s), then with an NVL
-    board's word hyphenated (``h100nvl``: h100-nvl, the H100 NVL's alias), then without it (``h200 nvl``: h200, taken
-    as the SXM boards' GPU type, which a command notes)."""
+    board's word hyphenated (``h100nvl``, ``H200 NVL``: h100-nvl, the H100 NVL's alias; h200-nvl, the alias that takes
+    the H200 NVL as the SXM boards' GPU type, which a command notes). The word is not dropped: an NVL board the
+    catalogue names no alias of (``a100 nvl``) is no GPU type it has."""
     smi = smi_name_form(name)
-    return tuple(dict.fromkeys((normalise(name), smi, _NVL_AFTER.sub("-nvl", smi), _NVL_AFTER.sub("", smi))))
+    return tuple(dict.fromkeys((normalise(name), smi, _NVL_AFTER.sub("-nvl", smi))))
 
 
 _SIZE_IN_G = re.compile(r"(?<=\d)g$")

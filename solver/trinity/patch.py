@@ -1216,12 +1216,12 @@ _UNPATCHED_DUMPS_LOCK = threading.Lock()
 def _unpatched_dump(yaml: YAML, data: CommentedMap, text: str) -> str:
     """`_dumped` of the config `text` before the patch changes `data` (its round trip, `yaml` made for it): a function
     of `text` alone, kept for the texts patched last (a config is patched for each of its answers' plans, and
-    ``--json`` beside ``--write`` patches it twice)."""
-    with _UNPATCHED_DUMPS_LOCK:  # a server's threads patch configs at once
-        dumped = _UNPATCHED_DUMPS.pop(text, None)
-    if dumped is None:
-        dumped = _dumped(yaml, data, text)
+    ``--json`` beside ``--write`` patches it twice). Its lock is taken once, the dump made within it: a server's
+    threads, patching configs at once, would dump by turns all the same (the round trip is Python's, under the GIL)."""
     with _UNPATCHED_DUMPS_LOCK:
+        dumped = _UNPATCHED_DUMPS.pop(text, None)
+        if dumped is None:
+            dumped = _dumped(yaml, data, text)
         _UNPATCHED_DUMPS[text] = dumped  # the most recent last
         while len(_UNPATCHED_DUMPS) > UNPATCHED_DUMPS_KEPT:
             del _UNPATCHED_DUMPS[next(iter(_UNPATCHED_DUMPS))]
