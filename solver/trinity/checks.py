@@ -737,13 +737,15 @@ def critic_sp_counted_words(critic_sps: tuple[int, ...], sp: int, need: str = ""
     """What the verdict and the plans count of a critic that may run at `critic_sps` (`_ConfigChecks.critic_sps`;
     () where the releases run it at the trainer's `sp` alone), in words: the verdict its update at the
     one of them that needs the most (`need`: how much that is, in words after the SP, where known), at the tokens
-    `raised` says (`RAISED_TO_ONE`, `RAISED_TO_TWO`, `READ_NONE`), the plans at `sp` (``--write`` sets the critic's SP
-    to the plan's)."""
+    `raised` says (`RAISED_TO_ONE`, `RAISED_TO_TWO`, `READ_NONE`), and so do the figures of the verdict's own plan
+    (``current.plan``, `solver.api`'s ``_critic_at_own_sp``); the planner's plans at `sp` (``--write`` sets the
+    critic's SP to the plan's)."""
     if not critic_sps:
         return f"the verdict and the plans count the critic at SP {sp}"
     at = (f"SP {critic_sps[0]}" if len(critic_sps) == 1 else
           f"the one of SP {' and SP '.join(map(str, critic_sps))} that needs the most")
-    return f"the verdict counts the critic's update at {at}{need}, {raised}, and the plans at SP {sp}"
+    return (f"the verdict and its plan count the critic's update at {at}{need}, {raised}, and the planner's plans at "
+            f"SP {sp}")
 
 
 class CriticRuns(NamedTuple):
