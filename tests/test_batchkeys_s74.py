@@ -393,6 +393,23 @@ def test_an_fsdp_size_no_line_meshes_by_or_not_a_whole_number_gets_no_fsdp_line(
     assert _fsdp_lines(_sized("actor", 4.5)) == []
 
 
+@pytest.mark.parametrize("sizes", [(4, "${oc.env:FSDP}", 3), (3, "${oc.env:FSDP}", 4), ("${oc.env:FSDP}", 4, 3)])
+def test_the_fsdp_size_lines_come_in_their_keys_order_an_unreadable_one_among_them(sizes: tuple[Any, ...]):
+    # checks93b: the hybrid and mesh lines were said once every key was read, so after the unresolved-value line of a
+    # later key (the ref's, or the critic's): now each in its key's order (actor, ref, critic), as the keys are written
+    config = _config({role: {"fsdp_config": {"fsdp_size": size}} for role, size in zip(("actor", "ref"), sizes)})
+    config["algorithm"]["algorithm_type"] = "ppo"
+    config["trainer"]["trainer_config"]["critic"] = {"model": {"fsdp_config": {"fsdp_size": sizes[2]}}}
+    found = trinity_config_problems(config, CATALOG.model("8B"), 8)  # type: ignore[arg-type]
+    keys = (FSDP.format(role="actor"), FSDP.format(role="ref"), CRITIC_FSDP)
+    said = [(problem.code.value, next(at for at, key in enumerate(keys) if key in problem.words))
+            for problem in found if any(key in problem.words for key in keys)]
+    assert [at for _, at in said] == [0, 1, 2]
+    assert said[sizes.index("${oc.env:FSDP}")][0] == "unresolved-value"
+    assert sorted(code.removesuffix("-refused") for code, _ in said) == [  # the 4 hybrid, the 3 a mesh line
+        "fsdp-size-hybrid", "fsdp-size-mesh", "unresolved-value"]
+
+
 def _hybrid_check(cli: Cli, path: Path, config: dict[str, Any], *flags: str) -> tuple[int, dict[str, Any], list[str]]:
     """``--check``'s exit code on an H100 for `config` (written to `path`), its ``current`` and its
     ``fsdp-size-hybrid`` lines."""

@@ -2697,7 +2697,7 @@ def _check_fsdp_sizes(checks: _ConfigChecks, trainer_gpus: int, version: Trinity
     many GPUs holds them: ``fsdp-size-hybrid``, the role's group kept (`fsdp_state_groups`) for the verdict to count
     its states so. One that cannot be read here, where a line sizes a mesh by it, is among the verdict's unread keys
     (`fsdp_state_groups`)."""
-    said: list[ConfigProblem | HybridLine] = []
+    said: list[tuple[int, ConfigProblem | HybridLine]] = []  # each line, and where its key's lines end
     for path in FSDP_SIZE_KEYS:
         if checks.value(path) is None and path not in checks.unreadable:
             continue  # unset: the default, every GPU (and a plan's own settings need not load the config's reader)
@@ -2709,15 +2709,17 @@ def _check_fsdp_sizes(checks: _ConfigChecks, trainer_gpus: int, version: Trinity
         if path in checks.unreadable and any(line.meshed for line in lines):
             checks.unread_deciding.add(path)
         if size is not None and float(size).is_integer():
-            said += _check_fsdp_size(checks, path, int(size), trainer_gpus, (legacy, engine), version)
-    # each line in its key's order, a hybrid one with the group its role is counted over, known once all are read
-    for each in said:
+            said += [(len(checks.problems), each)
+                     for each in _check_fsdp_size(checks, path, int(size), trainer_gpus, (legacy, engine), version)]
+    # each line in its key's order, after the lines said as the keys before it were read (one that cannot be read:
+    # `unresolved-value`), a hybrid one with the group its role is counted over, known once all are read
+    for at, each in reversed(said):
         if isinstance(each, HybridLine):
             each = each._replace(counted_size=checks.state_groups.get(each.role, each.size))
-            checks.hybrid_lines.append(each)
-            checks.add(ConfigProblemCode.FSDP_SIZE_HYBRID, each.words())
+            checks.hybrid_lines.insert(0, each)
+            checks.problems.insert(at, ConfigProblem(ConfigProblemCode.FSDP_SIZE_HYBRID, each.words()))
         else:
-            checks.add(each.code, each.words)
+            checks.problems.insert(at, each)
 
 
 def _check_fsdp_size(checks: _ConfigChecks, path: Path, size: int, trainer_gpus: int,
