@@ -4376,7 +4376,11 @@ raises ("SFT does not support `both` mode": ``config.mode in ["both", "explore"]
 raises in no other of Trinity's modes, and no later step of Trinity's fails on these types there, so the checks say
 nothing of them: ``bench`` and ``serve`` run an explorer alone (``cli/launcher.py``), and ``colocate`` runs as
 ``both`` on one GPU, on the explorer's rollouts (the buffer's validator turns a file dataset into a queue,
-``common/config_validator.py:1112`` in 0.6.0, ``:1011`` in 0.5.2). ``--from-config`` refuses to plan all three."""
+``common/config_validator.py:1112`` in 0.6.0, ``:1011`` in 0.5.2). ``--from-config`` refuses to plan all three. The
+mode judged is the written one, also where Trinity switches a config to ``colocate`` by itself (a one-node one-GPU Ray
+cluster, ``cluster.node_num`` or ``gpu_per_node`` unset: ``RayClusterConfigValidator``, ``:204-212`` in 0.6.0): it runs
+after ``AlgorithmConfigValidator``, which calls ``check_config`` (the ``validators`` list, ``:1839`` before ``:1841`` in
+0.6.0, ``:1681`` before ``:1683`` in 0.5.0)."""
 
 
 def _offline_algorithm(checks: _ConfigChecks) -> str | None:
