@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 from test_tokbudget_s72 import ARR, CATALOG, Cli, _config, _verdict
+from conftest import in_train_mode
 from test_trinity import vanilla_plan
 
 from solver.api import config_query
@@ -60,6 +61,20 @@ def test_dpo_counts_two_sequences_per_micro_batch_where_grpo_counts_one():
     assert _counted(_dpo()) == (((ACTOR, 2), (REF, 2), (ROLLOUT, 2)), {ACTOR: DOUBLED, REF: DOUBLED, ROLLOUT: DOUBLED})
     assert _verdict(_dpo()) == (None, [])
     assert _verdict(_dpo(), estimate="never") == (None, [])
+
+
+@pytest.mark.parametrize("version", ["0.5", "0.6", None])
+def test_dpos_unset_ref_and_rollout_sizes_are_said_only_where_a_release_fails_on_them(version: str | None):
+    # checks93b: left unset with dynamic batch sizes off, Trinity 0.5 and 0.6 on verl 0.7 give them 1 (DPO runs), and
+    # 0.6 on verl 0.8 hands verl none (trainer/verl/config.py:358, :400 in 0.6.0), which refuses them as the trainer
+    # starts: quiet with 0.5; a but: line naming verl 0.8 alone with 0.6 (it installs verl 0.7.1 or later), not refused
+    found = trinity_config_problems(in_train_mode(_dpo({"actor": {"ppo_micro_batch_size_per_gpu": 2}})),
+                                    CATALOG.model("8B"), 8, version=version)  # type: ignore[arg-type]
+    lines = [(problem.code.value, problem.words) for problem in found if problem.code.value.startswith("micro")]
+    assert lines == ([] if version == "0.5" else [("micro-batch-unset", (
+        f"{key} is not set: Trinity 0.6 on verl 0.8 or later hands verl none, which then refuses dynamic batch sizes "
+        "off as the trainer starts: set it to 1 (solver.trinity.patch_trinity_config does)"))
+        for key in (f"{ARR}.{role}.log_prob_micro_batch_size_per_gpu" for role in ("ref", "rollout"))])
 
 
 def test_dpo_doubles_the_sizes_written_and_the_rollouts_filled_from_the_actors():
