@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 import yaml
-from test_tokbudget_s72 import ARR, CATALOG, Cli, _config, _verdict
 from conftest import in_train_mode
+from test_tokbudget_s72 import ARR, CATALOG, Cli, _config, _verdict
 from test_trinity import vanilla_plan
 
 from solver.api import config_query
