@@ -28,9 +28,9 @@ KL = f"{ARR}.actor.kl_loss_coef"
 REFUSED_05 = "Trinity 0.5 refuses the config as it loads it (its veRLConfig has no such key there)"
 
 
-def _problems(config: dict[str, Any], version: str | None) -> list[tuple[str, str]]:
+def _problems(config: dict[str, Any], version: str | None, trainer_gpus: int = 4) -> list[tuple[str, str]]:
     return [(problem.code.value, problem.words) for problem in trinity_config_problems(
-        config, load_catalog().model("Qwen3-8B"), 4, version=version)]
+        config, load_catalog().model("Qwen3-8B"), trainer_gpus, version=version)]
 
 
 def test_the_table_holds_each_releases_algorithms_and_05s_merged_veRLConfig():
@@ -138,6 +138,19 @@ def test_sft_outside_mode_train_is_refused(algorithm: str, mode: str | None, ver
     if mode is not None:
         config["mode"] = mode
     assert [line for line in _problems(config, version) if "algorithm" in line[0]] == expected
+
+
+@pytest.mark.parametrize("version", [None, "0.5", "0.6"])
+def test_the_mode_judged_is_the_written_one_on_a_cluster_trinity_would_make_colocate(version: str | None):
+    # checks93b: Trinity switches mode to colocate by itself on a one-node one-GPU Ray cluster where the config leaves
+    # cluster.node_num or gpu_per_node unset (RayClusterConfigValidator, config_validator.py:204-212 in 0.6.0), but
+    # only after AlgorithmConfigValidator has run DPO's check_config on the written mode (its `validators` list,
+    # :1839 before :1841 in 0.6.0, :1681 before :1683 in 0.5.0): so the refusal of mode both stands there
+    config = with_key("algorithm.algorithm_type", "dpo")
+    del config["cluster"]
+    config["explorer"]["rollout_model"]["engine_num"] = 0
+    assert [line for line in _problems(config, version, trainer_gpus=1) if "algorithm" in line[0]] == [
+        ("algorithm-mode-refused", f"mode both (unset: Trinity's default): {DPO_MODE}")]
 
 
 EXPERIENCE = "buffer.trainer_input.experience_buffer"

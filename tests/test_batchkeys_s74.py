@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import in_train_mode
 from test_tokbudget_s72 import ARR, CATALOG, Cli, _config, _verdict
 from test_trinity import vanilla_plan
 
@@ -60,6 +61,20 @@ def test_dpo_counts_two_sequences_per_micro_batch_where_grpo_counts_one():
     assert _counted(_dpo()) == (((ACTOR, 2), (REF, 2), (ROLLOUT, 2)), {ACTOR: DOUBLED, REF: DOUBLED, ROLLOUT: DOUBLED})
     assert _verdict(_dpo()) == (None, [])
     assert _verdict(_dpo(), estimate="never") == (None, [])
+
+
+@pytest.mark.parametrize("version", ["0.5", "0.6", None])
+def test_dpos_unset_ref_and_rollout_sizes_are_said_only_where_a_release_fails_on_them(version: str | None):
+    # checks93b: left unset with dynamic batch sizes off, Trinity 0.5 and 0.6 on verl 0.7 give them 1 (DPO runs), and
+    # 0.6 on verl 0.8 hands verl none (trainer/verl/config.py:358, :400 in 0.6.0), which refuses them as the trainer
+    # starts: quiet with 0.5; a but: line naming verl 0.8 alone with 0.6 (it installs verl 0.7.1 or later), not refused
+    found = trinity_config_problems(in_train_mode(_dpo({"actor": {"ppo_micro_batch_size_per_gpu": 2}})),
+                                    CATALOG.model("8B"), 8, version=version)  # type: ignore[arg-type]
+    lines = [(problem.code.value, problem.words) for problem in found if problem.code.value.startswith("micro")]
+    assert lines == ([] if version == "0.5" else [("micro-batch-unset", (
+        f"{key} is not set: Trinity 0.6 on verl 0.8 or later hands verl none, which then refuses dynamic batch sizes "
+        "off as the trainer starts: set it to 1 (solver.trinity.patch_trinity_config does)"))
+        for key in (f"{ARR}.{role}.log_prob_micro_batch_size_per_gpu" for role in ("ref", "rollout"))])
 
 
 def test_dpo_doubles_the_sizes_written_and_the_rollouts_filled_from_the_actors():
@@ -391,6 +406,23 @@ def test_an_fsdp_size_no_line_meshes_by_or_not_a_whole_number_gets_no_fsdp_line(
         no_ref["algorithm"]["algorithm_type"] = "raft"
         assert _fsdp_lines(grpo) == _fsdp_lines(no_ref) == [], size
     assert _fsdp_lines(_sized("actor", 4.5)) == []
+
+
+@pytest.mark.parametrize("sizes", [(4, "${oc.env:FSDP}", 3), (3, "${oc.env:FSDP}", 4), ("${oc.env:FSDP}", 4, 3)])
+def test_the_fsdp_size_lines_come_in_their_keys_order_an_unreadable_one_among_them(sizes: tuple[Any, ...]):
+    # checks93b: the hybrid and mesh lines were said once every key was read, so after the unresolved-value line of a
+    # later key (the ref's, or the critic's): now each in its key's order (actor, ref, critic), as the keys are written
+    config = _config({role: {"fsdp_config": {"fsdp_size": size}} for role, size in zip(("actor", "ref"), sizes)})
+    config["algorithm"]["algorithm_type"] = "ppo"
+    config["trainer"]["trainer_config"]["critic"] = {"model": {"fsdp_config": {"fsdp_size": sizes[2]}}}
+    found = trinity_config_problems(config, CATALOG.model("8B"), 8)  # type: ignore[arg-type]
+    keys = (FSDP.format(role="actor"), FSDP.format(role="ref"), CRITIC_FSDP)
+    said = [(problem.code.value, next(at for at, key in enumerate(keys) if key in problem.words))
+            for problem in found if any(key in problem.words for key in keys)]
+    assert [at for _, at in said] == [0, 1, 2]
+    assert said[sizes.index("${oc.env:FSDP}")][0] == "unresolved-value"
+    assert sorted(code.removesuffix("-refused") for code, _ in said) == [  # the 4 hybrid, the 3 a mesh line
+        "fsdp-size-hybrid", "fsdp-size-mesh", "unresolved-value"]
 
 
 def _hybrid_check(cli: Cli, path: Path, config: dict[str, Any], *flags: str) -> tuple[int, dict[str, Any], list[str]]:

@@ -41,8 +41,8 @@ ENGINE_SP = "trainer.trainer_config.critic.fsdp.ulysses_sequence_parallel_size"
 REF = "trainer.trainer_config.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu"
 ENGINE_AT_4 = "    critic: {ulysses_sequence_parallel_size: 1, fsdp: {ulysses_sequence_parallel_size: 4}}\n"
 """The critic's own SP 1 and its engine's 4, beside the trainer's 2."""
-COUNTED_1 = ("the verdict counts the critic's update at SP 1 (57.2 GiB per H20-96GB GPU, of 87.9 usable), its token "
-             "budget raised to hold a sequence there, and the plans at SP 2")
+COUNTED_1 = ("the verdict and its plan count the critic's update at SP 1 (57.2 GiB per H20-96GB GPU, of 87.9 usable), "
+             "its token budget raised to hold a sequence there, and the planner's plans at SP 2")
 """What the lines on the critic's own SP 1 and its engine's 4 say is counted (session 84, criticspmem: before, the
 critic at the trainer's SP 2): at SP 1 alone (session 85, legacyref: before, at SP 4, 58.8 GiB, which does not divide
 the 6 trainer GPUs, where verl 0.8.0's engine fails as it starts, ``transformer_impl.py:226``)."""
@@ -130,6 +130,20 @@ def test_a_critic_sp_that_06_refuses_before_verl_08_is_said_not_refused(cli: Cli
         "alike (--write does)")]
 
 
+def test_the_verdicts_plan_counts_the_critic_where_its_line_says(cli: Cli, tmp_path: Path) -> None:
+    # checks93b: the line said "the verdict counts the critic's update at SP 1 (57.2 GiB ...), and the plans at SP 2",
+    # while current.plan, the verdict's own plan, gave the 57.2 of SP 1: now it names the verdict's plan beside the
+    # verdict, and the planner's plans (answer.plans, the critic at their SP 2: 58.8) apart
+    text = _config("ppo", "    critic: {ulysses_sequence_parallel_size: 1, fsdp: {ulysses_sequence_parallel_size: 1}}\n")
+    answer = _check(cli, tmp_path, text, "--trinity-version", "0.6")
+    current, (best, *_) = answer["current"], answer["plans"]
+    assert (current["plan"]["critic_pass_gb"], best["critic_pass_gb"]) == (57.17, 58.78)  # type: ignore[index]
+    assert (current["plan"]["sp"], best["sp"]) == (2, 2)  # type: ignore[index]
+    lines = _problems(answer)
+    assert len(lines) == 2
+    assert all(f"; {COUNTED_1}: set them alike (--write does)" in line for line in lines)
+
+
 def test_the_critics_own_and_engine_sp_without_a_release_and_write_sets_both(cli: Cli, tmp_path: Path) -> None:
     text = _config("ppo", ENGINE_AT_4)
     assert _problems(_check(cli, tmp_path, text)) == [(
@@ -189,9 +203,9 @@ def test_with_05_a_critic_at_another_sp_that_05_takes_is_said(cli: Cli, tmp_path
     text = _config("ppo", "    critic: {ulysses_sequence_parallel_size: 1}\n")
     assert _problems(_check(cli, tmp_path, text, "--trinity-version", "0.5")) == [(
         f"{SP} 1 is not the actor's SP 2: Trinity 0.5 runs the critic at SP 1, raising its token budget to hold a "
-        "sequence there (0.5.0 two); the verdict counts the critic's update at SP 1 (75.6 GiB per H20-96GB GPU, of "
-        "87.9 usable), its token budget raised as Trinity 0.5.0 raises it, to hold two sequences there, and the plans "
-        "at SP 2: set them alike (--write does)")]
+        "sequence there (0.5.0 two); the verdict and its plan count the critic's update at SP 1 (75.6 GiB per "
+        "H20-96GB GPU, of 87.9 usable), its token budget raised as Trinity 0.5.0 raises it, to hold two sequences "
+        "there, and the planner's plans at SP 2: set them alike (--write does)")]
     config = tmp_path / "c.yaml"
     config.write_text(text.replace("ulysses_sequence_parallel_size: 1}", "ulysses_sequence_parallel_size: 5}"))
     _, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--check", "--json", "--trinity-version", "0.5")
@@ -248,4 +262,4 @@ def test_the_critics_sp_line_says_its_budget_raised_only_where_its_passes_read_i
     counted = ("one sequence per micro-batch there (its passes read no token budget)" if not raising else
                "its token budget raised as Trinity 0.5.0 raises it, to hold two sequences there" if version == "0.5"
                else "its token budget raised to hold a sequence there")
-    assert f", {counted}, and the plans at SP 2" in line
+    assert f", {counted}, and the planner's plans at SP 2" in line

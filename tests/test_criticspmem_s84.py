@@ -78,9 +78,9 @@ def test_a_critic_at_its_own_sp_1_no_longer_fits(cli: Cli, tmp_path: Path, versi
             "critic's own update, more than the 87.85 usable)") in str(current["verdict"])
     (line,) = _sp_lines(current)
     assert line.startswith(f"{SP_KEY} 1 is not ")
-    assert ("the verdict counts the critic's update at the one of SP 1 and SP 4 that needs the most (SP 1, 103.9 GiB "
-            "per H20-96GB GPU, of 87.9 usable), its token budget raised to hold a sequence there, and the plans at "
-            "SP 4: set them alike (--write does)") in line
+    assert ("the verdict and its plan count the critic's update at the one of SP 1 and SP 4 that needs the most (SP "
+            "1, 103.9 GiB per H20-96GB GPU, of 87.9 usable), its token budget raised to hold a sequence there, and "
+            "the planner's plans at SP 4: set them alike (--write does)") in line
 
 
 def test_with_trinity_05_the_budget_counts_as_050_raises_it_and_the_critic_at_sp_1(cli: Cli, tmp_path: Path) -> None:
@@ -95,9 +95,9 @@ def test_with_trinity_05_the_budget_counts_as_050_raises_it_and_the_critic_at_sp
     assert "the H20-96GB table for 4 GPUs says '-' at 133120, so Env + SP=4 ran out" in str(current["verdict"])
     (line,) = _sp_lines(current)
     assert line.endswith("Trinity 0.5 runs the critic at SP 1, raising its token budget to hold a sequence there "
-                         "(0.5.0 two); the verdict counts the critic's update at SP 1 (177.6 GiB per H20-96GB GPU, of "
-                         "87.9 usable), its token budget raised as Trinity 0.5.0 raises it, to hold two sequences "
-                         "there, and the plans at SP 4: set them alike (--write does)")
+                         "(0.5.0 two); the verdict and its plan count the critic's update at SP 1 (177.6 GiB per "
+                         "H20-96GB GPU, of 87.9 usable), its token budget raised as Trinity 0.5.0 raises it, to hold "
+                         "two sequences there, and the planner's plans at SP 4: set them alike (--write does)")
     catalog, coefficients = _memory()
     raised = breakdown(catalog.model("Qwen3-8B"), catalog.gpu("h20").memory_gib, 8, Setting(env=True, sp=4), 131072,
                        coefficients, 0.0, 32768, critic="resident", critic_sp=1, critic_raised=262144)
@@ -106,8 +106,9 @@ def test_with_trinity_05_the_budget_counts_as_050_raises_it_and_the_critic_at_sp
     # the words say so (before: "its token budget raised to hold a sequence there", though nothing reads one)
     off = SP_1.replace("size: 1}", "size: 1, use_dynamic_bsz: false, ppo_micro_batch_size_per_gpu: 1}")
     (line,) = _sp_lines(_current(cli, tmp_path, CONFIG + off, "--trinity-version", "0.5")[1])
-    assert ("the verdict counts the critic's update at SP 1 (103.9 GiB per H20-96GB GPU, of 87.9 usable), one "
-            "sequence per micro-batch there (its passes read no token budget), and the plans at SP 4") in line
+    assert ("the verdict and its plan count the critic's update at SP 1 (103.9 GiB per H20-96GB GPU, of 87.9 usable), "
+            "one sequence per micro-batch there (its passes read no token budget), and the planner's plans at "
+            "SP 4") in line
 
 
 def test_the_figure_is_the_breakdowns_terms_at_sp_1_and_131072_tokens() -> None:
@@ -183,7 +184,7 @@ def test_a_critic_of_another_model_is_counted_at_its_own_sp(cli: Cli, tmp_path: 
     assert current["predicted_critic_pass"] == [103.86, 87.85]
     (line,) = _sp_lines(current)
     assert line.endswith("(SP 1, 103.9 GiB per H20-96GB GPU, of 87.9 usable), its token budget raised to hold a "
-                         "sequence there, and the plans at SP 4: --write keeps it: the critic is "
+                         "sequence there, and the planner's plans at SP 4: --write keeps it: the critic is "
                          "model.critic_model_path's, whose heads rft-solver does not know")
 
 

@@ -97,7 +97,7 @@ PPO_CRITIC_SP_2 = HEAD.format(algorithm="ppo") + "  trainer_config:\n    critic:
 
 
 def test_critic_none_says_the_critic_sp_line_counts_no_critic(cli, tmp_path: Path):
-    counted = ("the verdict counts the critic's update at the one of SP 1 and SP 2 that needs the most")
+    counted = ("the verdict and its plan count the critic's update at the one of SP 1 and SP 2 that needs the most")
     left_out = "the verdict and the plans count no critic (--critic none leaves it out): set them alike (--write does)"
     line = _lines(_current(cli, tmp_path, PPO_CRITIC_SP_2, "--trinity-version", "0.6"))[0][1]
     assert counted in line and left_out not in line
@@ -129,6 +129,6 @@ def test_an_engine_sp_that_does_not_divide_the_gpus_is_no_run_sp(cli, tmp_path: 
     current = _current(cli, tmp_path, both, "--trinity-version", "0.6")
     assert current["critic_sps"] == [2]
     assert ("Trinity 0.6 on verl 0.8 or later ignores the key and runs the critic at SP 3 (trainer.trainer_config."
-            "critic.fsdp.ulysses_sequence_parallel_size), where SP=3 does not divide 4 GPUs: its engine's SP mesh holds "
-            "3 of them and it fails as it starts on the 1 left out; the verdict counts the critic's update at SP 2"
-            ) in " ".join(words for _, words in _lines(current))
+            "critic.fsdp.ulysses_sequence_parallel_size), where SP=3 does not divide 4 GPUs: its engine's SP mesh "
+            "holds 3 of them and it fails as it starts on the 1 left out; the verdict and its plan count the "
+            "critic's update at SP 2") in " ".join(words for _, words in _lines(current))

@@ -131,9 +131,9 @@ def _another_critic_at_sp_1(text: str) -> str:
 KEPT_SP = ("solve: warning: {written}: trainer.trainer_config.critic.ulysses_sequence_parallel_size 1 is not "
            "trainer.ulysses_sequence_parallel_size 2: Trinity with verl before 0.8 runs the critic at SP 1, raising "
            "its token budget to hold a sequence there; Trinity 0.6 on verl 0.8 or later ignores the key and runs the "
-           "critic at SP 2; the verdict counts the critic's update at the one of SP 1 and SP 2 that needs the most, its "
-           "token budget raised to hold a sequence there, and the plans at SP 2: --write keeps it: the critic is "
-           "model.critic_model_path's, whose heads rft-solver does not know\n")
+           "critic at SP 2; the verdict and its plan count the critic's update at the one of SP 1 and SP 2 that needs "
+           "the most, its token budget raised to hold a sequence there, and the planner's plans at SP 2: --write "
+           "keeps it: the critic is model.critic_model_path's, whose heads rft-solver does not know\n")
 """The copy's line on the critic's own SP 1, which ``--write`` keeps (session 83, criticsp: before, none)."""
 
 

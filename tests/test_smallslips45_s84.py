@@ -106,7 +106,7 @@ def test_write_keeps_another_models_critic_sp_that_divides_the_trainer_gpus(cli:
     assert _critic(written)["ulysses_sequence_parallel_size"] == 3
     assert _critic(written)["fsdp"]["ulysses_sequence_parallel_size"] == 3
     assert len(lines) == 2
-    assert all(line.endswith(f"and the plans at SP 2: --write keeps it: {HEADS}") for line in lines)
+    assert all(line.endswith(f"and the planner's plans at SP 2: --write keeps it: {HEADS}") for line in lines)
 
 
 @pytest.mark.usefixtures("_env_on")

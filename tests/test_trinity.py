@@ -2364,9 +2364,9 @@ def test_trinity_05_checks_the_critics_sp_and_budget_as_the_refs() -> None:
     # Its own budget holds no sequence at its own SP 1 (it would at the trainer's 2): Trinity 0.5 raises it there;
     # the critic runs at SP 1, where the verdict counts it, the plans at 2 (criticsp, s83: that line first; s84).
     at_1 = (f"{critic_key}.ulysses_sequence_parallel_size 1 is not the actor's SP 2: Trinity 0.5 runs the critic at SP "
-            "1, raising its token budget to hold a sequence there (0.5.0 two); the verdict counts the critic's update "
-            "at SP 1, its token budget raised as Trinity 0.5.0 raises it, to hold two sequences there, and the plans at "
-            "SP 2: set them alike (--write does)")
+            "1, raising its token budget to hold a sequence there (0.5.0 two); the verdict and its plan count the "
+            "critic's update at SP 1, its token budget raised as Trinity 0.5.0 raises it, to hold two sequences "
+            "there, and the planner's plans at SP 2: set them alike (--write does)")
     low = config({"ulysses_sequence_parallel_size": 1, "ppo_max_token_len_per_gpu": 16384})
     assert check_trinity_config(low, model, 4, version="0.5") == [
         at_1,

@@ -737,13 +737,15 @@ def critic_sp_counted_words(critic_sps: tuple[int, ...], sp: int, need: str = ""
     """What the verdict and the plans count of a critic that may run at `critic_sps` (`_ConfigChecks.critic_sps`;
     () where the releases run it at the trainer's `sp` alone), in words: the verdict its update at the
     one of them that needs the most (`need`: how much that is, in words after the SP, where known), at the tokens
-    `raised` says (`RAISED_TO_ONE`, `RAISED_TO_TWO`, `READ_NONE`), the plans at `sp` (``--write`` sets the critic's SP
-    to the plan's)."""
+    `raised` says (`RAISED_TO_ONE`, `RAISED_TO_TWO`, `READ_NONE`), and so do the figures of the verdict's own plan
+    (``current.plan``, `solver.api`'s ``_critic_at_own_sp``); the planner's plans at `sp` (``--write`` sets the
+    critic's SP to the plan's)."""
     if not critic_sps:
         return f"the verdict and the plans count the critic at SP {sp}"
     at = (f"SP {critic_sps[0]}" if len(critic_sps) == 1 else
           f"the one of SP {' and SP '.join(map(str, critic_sps))} that needs the most")
-    return f"the verdict counts the critic's update at {at}{need}, {raised}, and the plans at SP {sp}"
+    return (f"the verdict and its plan count the critic's update at {at}{need}, {raised}, and the planner's plans at "
+            f"SP {sp}")
 
 
 class CriticRuns(NamedTuple):
@@ -2695,7 +2697,7 @@ def _check_fsdp_sizes(checks: _ConfigChecks, trainer_gpus: int, version: Trinity
     many GPUs holds them: ``fsdp-size-hybrid``, the role's group kept (`fsdp_state_groups`) for the verdict to count
     its states so. One that cannot be read here, where a line sizes a mesh by it, is among the verdict's unread keys
     (`fsdp_state_groups`)."""
-    said: list[ConfigProblem | HybridLine] = []
+    said: list[tuple[int, ConfigProblem | HybridLine]] = []  # each line, and where its key's lines end
     for path in FSDP_SIZE_KEYS:
         if checks.value(path) is None and path not in checks.unreadable:
             continue  # unset: the default, every GPU (and a plan's own settings need not load the config's reader)
@@ -2707,15 +2709,17 @@ def _check_fsdp_sizes(checks: _ConfigChecks, trainer_gpus: int, version: Trinity
         if path in checks.unreadable and any(line.meshed for line in lines):
             checks.unread_deciding.add(path)
         if size is not None and float(size).is_integer():
-            said += _check_fsdp_size(checks, path, int(size), trainer_gpus, (legacy, engine), version)
-    # each line in its key's order, a hybrid one with the group its role is counted over, known once all are read
-    for each in said:
+            said += [(len(checks.problems), each)
+                     for each in _check_fsdp_size(checks, path, int(size), trainer_gpus, (legacy, engine), version)]
+    # each line in its key's order, after the lines said as the keys before it were read (one that cannot be read:
+    # `unresolved-value`), a hybrid one with the group its role is counted over, known once all are read
+    for at, each in reversed(said):
         if isinstance(each, HybridLine):
             each = each._replace(counted_size=checks.state_groups.get(each.role, each.size))
-            checks.hybrid_lines.append(each)
-            checks.add(ConfigProblemCode.FSDP_SIZE_HYBRID, each.words())
+            checks.hybrid_lines.insert(0, each)
+            checks.problems.insert(at, ConfigProblem(ConfigProblemCode.FSDP_SIZE_HYBRID, each.words()))
         else:
-            checks.add(each.code, each.words)
+            checks.problems.insert(at, each)
 
 
 def _check_fsdp_size(checks: _ConfigChecks, path: Path, size: int, trainer_gpus: int,
@@ -4372,7 +4376,11 @@ raises ("SFT does not support `both` mode": ``config.mode in ["both", "explore"]
 raises in no other of Trinity's modes, and no later step of Trinity's fails on these types there, so the checks say
 nothing of them: ``bench`` and ``serve`` run an explorer alone (``cli/launcher.py``), and ``colocate`` runs as
 ``both`` on one GPU, on the explorer's rollouts (the buffer's validator turns a file dataset into a queue,
-``common/config_validator.py:1112`` in 0.6.0, ``:1011`` in 0.5.2). ``--from-config`` refuses to plan all three."""
+``common/config_validator.py:1112`` in 0.6.0, ``:1011`` in 0.5.2). ``--from-config`` refuses to plan all three. The
+mode judged is the written one, also where Trinity switches a config to ``colocate`` by itself (a one-node one-GPU Ray
+cluster, ``cluster.node_num`` or ``gpu_per_node`` unset: ``RayClusterConfigValidator``, ``:204-212`` in 0.6.0): it runs
+after ``AlgorithmConfigValidator``, which calls ``check_config`` (the ``validators`` list, ``:1839`` before ``:1841`` in
+0.6.0, ``:1681`` before ``:1683`` in 0.5.0)."""
 
 
 def _offline_algorithm(checks: _ConfigChecks) -> str | None:
