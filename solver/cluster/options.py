@@ -110,8 +110,9 @@ class WaysLimit:
     deadline: float
     since: int = 0
     """The questions the planner had asked when the limit began (`Planner.asked`)."""
-    per_second: float = WAYS_QUESTIONS_PER_SECOND
-    """The new questions per second of the time limit that gave `questions` (`covering_time_limit_s` counts at it)."""
+    per_second: float | None = None
+    """The new questions per second of the time limit that gave `questions` (`covering_time_limit_s` counts at it;
+    None: `WAYS_QUESTIONS_PER_SECOND`)."""
 
     @classmethod
     def of(cls, planner: Planner, started: float, factor: int = 1) -> WaysLimit:
@@ -120,7 +121,7 @@ class WaysLimit:
         per_second = factor * WAYS_QUESTIONS_PER_SECOND
         return cls(questions=planner.asked + ceil(per_second * planner.time_limit_s),
                    deadline=started + WAYS_WALL_SHARE * planner.time_limit_s, since=planner.asked,
-                   per_second=per_second)
+                   per_second=None if factor == 1 else per_second)
 
     @classmethod
     def after_search(cls, planner: Planner, per_second: float, deadline: float) -> WaysLimit:
@@ -154,7 +155,7 @@ class WaysLimit:
         new_shapes = {ways_shape(fleet.jobs[index]) for index in order[reached:]} - asked_shapes
         asked, shapes = planner.asked - self.since, len(asked_shapes)
         likely = asked - (-asked * (shapes + 1) * len(new_shapes) // shapes ** 2)  # rounded up
-        return int(likely // self.per_second) + 1  # a count above them all: no job's turn finds it reached
+        return int(likely // (self.per_second or WAYS_QUESTIONS_PER_SECOND)) + 1  # a count above them all: no job's turn finds it reached
 
 
 @dataclass(frozen=True)
