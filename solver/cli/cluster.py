@@ -52,6 +52,7 @@ from solver.cli.parser import Parser
 from solver.cli.paths import input_at, input_paths, refuse_nameless, refuse_tables_folder
 from solver.cli.status import INTERRUPTED, NO_PLAN, STATUSES_AFTER_BAD_INPUT
 from solver.tables import (
+    BUY_WAYS_FACTOR,
     DETERMINISTIC_PER_SECOND,
     EVERY_JOB,
     HINTS_QUESTIONS_PER_SECOND,
@@ -135,7 +136,8 @@ def build_cluster_parser() -> Parser:
     parser.add_argument("--time-limit", metavar="SECONDS", type=positive_seconds, default=10.0,
                         help="seconds from the start for the planner's queries and the placement search after "
                         "them (default 10). The queries that work out the jobs' ways come first: at most "
-                        f"{WAYS_QUESTIONS_PER_SECOND} new ones per second, ending by {WAYS_WALL_SHARE:g} of the limit "
+                        f"{WAYS_QUESTIONS_PER_SECOND} new ones per second (--buy, which asks every evidence tier: "
+                        f"{BUY_WAYS_FACTOR * WAYS_QUESTIONS_PER_SECOND}), ending by {WAYS_WALL_SHARE:g} of the limit "
                         "on the wall clock, the jobs of more priority first; the jobs past them are left out, and the "
                         "answer says so, and what limit would likely work them all out (with --minimize nodes, no "
                         "placement). The search's work is CP-SAT's "
