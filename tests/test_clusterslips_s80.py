@@ -19,6 +19,7 @@ from test_clustercli_s79 import SMALLER_ASKS, buy_module
 from test_smallslips24_s77 import Cli
 
 import solver
+import solver.cli.cluster
 from solver.results import PURCHASE_SCHEMA_VERSION, SCHEMA_VERSION, PurchaseResult
 
 search_module = importlib.import_module("solver.cluster.search")
@@ -187,3 +188,32 @@ def test_ctrl_c_before_the_search_reaches_an_api_caller_as_ctrl_c(monkeypatch: p
     with pytest.raises(KeyboardInterrupt) as raised:
         solver.place(SMALLER_ASKS)
     assert type(raised.value) is search_module.InterruptedBeforeSearch
+
+
+@pytest.mark.usefixtures("python_ctrl_c")
+@pytest.mark.parametrize(("module", "name"), [
+    (solver.cli, "check_inputs_apart"),  # the inputs' checks, which load the tables' libraries, before the command
+    (solver.cli.cluster, "_fleet_and_catalog"),  # the cluster file and the tables read
+    (solver.cli.cluster, "memory_model_option"),  # the memory model read, OR-Tools loaded
+])
+@pytest.mark.parametrize(("flags", "said"), [
+    ((), "a placement began: nothing placed"),
+    (("--buy",), "a purchase began: nothing placed"),
+    (("--emit-dir", "{out}"), "a placement began: nothing placed, no configs written"),
+])
+def test_ctrl_c_while_loading_says_nothing_was_placed(cli: Cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                      module: object, name: str, flags: tuple[str, ...], said: str):
+    # cluster93 (s93): Ctrl-C in a cluster command's first seconds (libraries loading, the inputs read) said only
+    # "solve cluster: interrupted"; it says what the ways' Ctrl-C says: nothing placed (nor written), exit 130
+    _ctrl_c_while_the_ways_are_worked_out(monkeypatch, module, name)
+    out_dir = tmp_path / "out"
+    status, out, err = cli("cluster", str(SMALLER_ASKS), *(flag.format(out=out_dir) for flag in flags))
+    assert (status, out, err) == (130, "", f"solve cluster: interrupted before the search for {said}\n")
+    assert not out_dir.exists()
+
+
+@pytest.mark.usefixtures("python_ctrl_c")
+def test_ctrl_c_while_another_command_checks_its_inputs_stays_one_word(cli: Cli, monkeypatch: pytest.MonkeyPatch):
+    _ctrl_c_while_the_ways_are_worked_out(monkeypatch, solver.cli, "check_inputs_apart")
+    assert cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "8k") == (
+        130, "", "solve memory: interrupted\n")

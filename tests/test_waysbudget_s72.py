@@ -17,7 +17,7 @@ from test_minnodes_s64 import _questions_per_second
 import solver
 from solver.cluster.options import Planner, WaysLimit, fleet_options
 from solver.rules import COMMAND_OPTIONS
-from solver.tables import Fleet, Job, Pool, load_catalog, load_fleet, load_weights
+from solver.tables import BUY_WAYS_FACTOR, Fleet, Job, Pool, load_catalog, load_fleet, load_weights
 
 CATALOG = load_catalog()
 FORTY_JOBS = Path(__file__).resolve().parent / "data" / "cluster-40-jobs.yaml"
@@ -89,8 +89,9 @@ def test_the_command_names_the_limit_in_its_line_and_its_json(cli, tmp_path: Pat
     assert (placed["ways_cut_short"], placed["ways_time_limit_s"]) == (["second", "third", "again"], 7)
     placed = json.loads(cli("cluster", str(path), "--time-limit", "7", "--json")[1])
     assert (placed["ways_cut_short"], placed["ways_time_limit_s"]) == ([], None)
+    # --buy counts twice as many (BUY_WAYS_FACTOR, s93): 6, past after the second job's; its limit at 6 a second
     bought = json.loads(cli("cluster", str(path), "--buy", "--time-limit", "1", "--json")[1])
-    assert (bought["ways_cut_short"], bought["ways_time_limit_s"]) == (["second", "third", "again"], 7)
+    assert (bought["ways_cut_short"], bought["ways_time_limit_s"]) == (["third", "again"], 3)
 
 
 def test_the_api_names_the_limit_in_its_words(tmp_path: Path):
@@ -107,3 +108,14 @@ def test_the_api_names_the_limit_in_its_words(tmp_path: Path):
         "the placement is not proven best (--time-limit 14 would likely work them all out)")
     assert solver.cluster_text(bought, fleet, width=300).splitlines()[1] == line.format(
         "no purchase places them (time_limit_s=14 would likely work them all out)")
+
+
+def test_buys_ways_count_twice_the_questions_and_name_their_limit_at_that_count(monkeypatch: pytest.MonkeyPatch):
+    # cluster93 (s93): --buy asks every evidence tier (tests/data/cluster-40-jobs.yaml: 1452 questions, the placement
+    # 1206), so 100 a second cut its ways at the default 10 s and the purchase a placement's note names ended unknown:
+    # it counts BUY_WAYS_FACTOR times as many, and the limit it names for ways cut short counts at that rate too.
+    _questions_per_second(monkeypatch, 3)
+    planner = Planner(CATALOG, load_weights(), "auto", time_limit_s=2)
+    assert WaysLimit.of(planner, 0.0, BUY_WAYS_FACTOR).questions == BUY_WAYS_FACTOR * 3 * 2 == 12
+    ways = fleet_options(planner, THREE_SHAPES, WaysLimit(questions=4, deadline=math.inf, per_second=6))
+    assert (ways.cut_short, planner.asked, ways.covering_time_limit_s) == ((1, 2, 3), 4, 20 // 6 + 1)

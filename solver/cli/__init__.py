@@ -164,9 +164,15 @@ def _parse_and_run(parser: Parser, handler: Callable[[argparse.Namespace], int],
         args = parser.parse_args(argv)
     except SystemExit as done:  # --help and --version print, then exit (as a usage error does)
         return int(done.code or 0)
-    refuse_missing_examples(args)
-    check_inputs_apart(args)
-    check_outputs_spare_inputs(args)
+    try:  # these load the libraries the inputs' checks need, much of a command's first seconds
+        refuse_missing_examples(args)
+        check_inputs_apart(args)
+        check_outputs_spare_inputs(args)
+    except KeyboardInterrupt:
+        if parser.interrupted_early is None:
+            raise
+        parser.interrupted_early(args)
+        return INTERRUPTED
     status = handler(args)
     note_gpu_name_meant(args, parser.prog)  # after the answer: bad input has one line on stderr
     note_memory_as_sold(args, parser.prog)

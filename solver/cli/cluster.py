@@ -52,6 +52,7 @@ from solver.cli.parser import Parser
 from solver.cli.paths import input_at, input_paths, refuse_nameless, refuse_tables_folder
 from solver.cli.status import INTERRUPTED, NO_PLAN, STATUSES_AFTER_BAD_INPUT
 from solver.tables import (
+    BUY_WAYS_FACTOR,
     DETERMINISTIC_PER_SECOND,
     EVERY_JOB,
     HINTS_QUESTIONS_PER_SECOND,
@@ -107,6 +108,7 @@ def build_cluster_parser() -> Parser:
                    ("minimize", "cost"): ("a placement takes the least cost already, after the most priority and "
                                           "length; the cheapest plan for one job: solve --model M --len L")},
         in_file={**FILE_FIELDS, **FILE_ONLY_FIELDS},
+        interrupted_early=say_interrupted_before_search,
     )
     parser.add_argument("file", metavar="FILE.yaml", type=path_argument("file to read"), help=(
         "pools and jobs: pools: [{name, gpu, nodes, gpus_per_node}], jobs: [{name, model, max_model_len}] (every "
@@ -134,7 +136,8 @@ def build_cluster_parser() -> Parser:
     parser.add_argument("--time-limit", metavar="SECONDS", type=positive_seconds, default=10.0,
                         help="seconds from the start for the planner's queries and the placement search after "
                         "them (default 10). The queries that work out the jobs' ways come first: at most "
-                        f"{WAYS_QUESTIONS_PER_SECOND} new ones per second, ending by {WAYS_WALL_SHARE:g} of the limit "
+                        f"{WAYS_QUESTIONS_PER_SECOND} new ones per second (--buy, which asks every evidence tier: "
+                        f"{BUY_WAYS_FACTOR * WAYS_QUESTIONS_PER_SECOND}), ending by {WAYS_WALL_SHARE:g} of the limit "
                         "on the wall clock, the jobs of more priority first; the jobs past them are left out, and the "
                         "answer says so, and what limit would likely work them all out (with --minimize nodes, no "
                         "placement). The search's work is CP-SAT's "
@@ -163,18 +166,21 @@ def build_cluster_parser() -> Parser:
 
 def run_cluster(args: argparse.Namespace) -> int:
     """``solve cluster``: place the jobs of a cluster file on its pools (with --buy, say what to add to them)."""
-    from solver.api import check_fleet_lora_targets, place
-    _refuse_beside_buy(args)
-    fleet, catalog, cells, written_gpus = _fleet_and_catalog(args.file, args.cells or ())
-    check_fleet_lora_targets(fleet, catalog, args.trinity_release, str(args.file))  # naming the file, as its others
-    weights = weights_option(args.weights)
+    try:  # Ctrl-C while the libraries load and the inputs are read: before the search, as while the ways are asked
+        from solver.api import check_fleet_lora_targets, place
+        _refuse_beside_buy(args)
+        fleet, catalog, cells, written_gpus = _fleet_and_catalog(args.file, args.cells or ())
+        check_fleet_lora_targets(fleet, catalog, args.trinity_release, str(args.file))  # naming the file, as others
+        weights = weights_option(args.weights)
+        if args.emit_dir is not None and not args.buy:
+            _check_emit_dir_before_placing(args, fleet)
+    except KeyboardInterrupt:
+        say_interrupted_before_search(args)
+        return INTERRUPTED
     if args.buy:
         return _run_buy(args, fleet, catalog, weights, cells, written_gpus)
-    if args.emit_dir is not None:
-        _check_emit_dir_before_placing(args, fleet)
     result = _searched(args, fleet, catalog, weights, partial(place, minimize=args.minimize, widen=args.widen,
-                                                              current=args.current, source=str(args.file)),
-                       "placement", ", no configs written" if args.emit_dir is not None else "")
+                                                              current=args.current, source=str(args.file)))
     if result is None:
         return INTERRUPTED
     # Ctrl-C once the placement is worked out comes once the configs are all in place and the placement naming them is
@@ -348,7 +354,7 @@ def _run_buy(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: 
     no pool's nodes or no purchase was found."""
     from solver.api import buy_nodes
     from solver.render import purchase_json, purchase_view
-    result = _searched(args, fleet, catalog, weights, partial(buy_nodes, widen=args.widen), "purchase")
+    result = _searched(args, fleet, catalog, weights, partial(buy_nodes, widen=args.widen))
     if result is None:
         return INTERRUPTED
     # Ctrl-C once the purchase is worked out comes once it is printed, with its notes: it stops nothing then, as a
@@ -428,15 +434,28 @@ def _check_emit_dir_before_placing(args: argparse.Namespace, fleet: Fleet) -> No
         raise QueryError(f"--emit-dir {args.emit_dir}: cannot write: {error.strerror or error}") from None
 
 
+def say_interrupted_before_search(args: argparse.Namespace) -> None:
+    """On stderr, that Ctrl-C came before the search for a placement (a purchase, --buy) began: while the libraries
+    loaded, the inputs were read, or the jobs' ways were worked out, there is no best found so far to print: nothing
+    was placed (nor, with --emit-dir, written)."""
+    answer = "a purchase" if args.buy else "a placement"
+    print_escaped(f"solve cluster: interrupted before the search for {answer} began: nothing placed"
+                  f"{', no configs written' if args.emit_dir is not None and not args.buy else ''}", file=sys.stderr)
+
+
 def _searched(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: Weights | None,
-              search: Callable[..., Found], answer: str, also: str = "") -> Found | None:
+              search: Callable[..., Found]) -> Found | None:
     """What `search` (`place`, or `buy_nodes`) finds for `fleet`'s jobs with the command's options, a live progress
-    line on a terminal meanwhile; None where Ctrl-C came before the search for the `answer` (placement, purchase)
-    began (`InterruptedBeforeSearch`: while the jobs' ways were worked out), which has no best found so far: one line
-    on stderr says that nothing was placed (`also` saying what else was not done)."""
-    from solver.cluster.search import InterruptedBeforeSearch
-    from solver.rules import COMMAND_OPTIONS
-    memory = memory_model_option(args.memory_model, "solve cluster")  # its warning before the progress line
+    line on a terminal meanwhile; None where Ctrl-C came before the search began (`InterruptedBeforeSearch`: while
+    the memory model was read or the jobs' ways were worked out), which has no best found so far: one line on stderr
+    says that nothing was placed (`interrupted_before_search`)."""
+    try:  # Ctrl-C while the search's libraries (OR-Tools) load or the memory model is read: before the search too
+        from solver.cluster.search import InterruptedBeforeSearch
+        from solver.rules import COMMAND_OPTIONS
+        memory = memory_model_option(args.memory_model, "solve cluster")  # its warning before the progress line
+    except KeyboardInterrupt:
+        say_interrupted_before_search(args)
+        return None
     progress = ProgressLine()
     try:
         result = search(fleet, catalog=catalog, weights=weights, time_limit_s=args.time_limit, workers=args.workers,
@@ -445,8 +464,7 @@ def _searched(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights:
                         trinity_version=args.trinity_release, required=args.required, option_names=COMMAND_OPTIONS)
     except InterruptedBeforeSearch:  # the search itself takes Ctrl-C, keeping its best so far: this came before it
         progress.close()
-        print_escaped(f"solve cluster: interrupted before the search for a {answer} began: nothing placed{also}",
-                      file=sys.stderr)
+        say_interrupted_before_search(args)
         return None
     progress.close()
     return result

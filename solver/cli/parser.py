@@ -304,19 +304,23 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, elsewhere: dict[tuple[str, str], str] | None = None,
                  in_file: dict[str, str] | None = None, instead: dict[str, str] | None = None,
-                 several: dict[str, str] | None = None, **kwargs: Any) -> None:
+                 several: dict[str, str] | None = None,
+                 interrupted_early: Callable[[argparse.Namespace], None] | None = None, **kwargs: Any) -> None:
         """argparse's; `elsewhere` maps an option's destination and a value it refuses to where that value is
         taken (``solve --minimize nodes``: solve cluster's; ``--minimize len``: --maximize len), said after the
         accepted values; `in_file` maps another command's option to the field of this command's file that gives it
         (``solve cluster --host-ram``: a pool's host_ram_gb), and `instead` to what to run for what it asks (``solve
         memory --from-config``: solve's verdict), each said where that option is refused; `several` maps an option
         of one value to what to run for several (solve's --model: solve map --model, the list in place of ``{}``),
-        said where a second value follows the first, each naming one (``--model 8B 14B``, not ``--model qwen3 8b``)."""
+        said where a second value follows the first, each naming one (``--model 8B 14B``, not ``--model qwen3 8b``);
+        `interrupted_early` says on stderr what Ctrl-C leaves once the arguments are read, before the command runs
+        (solve cluster: nothing placed), in place of the bare ``interrupted``."""
         super().__init__(*args, **{"allow_abbrev": False, **kwargs})
         self.elsewhere = {**VALUES_BY_OTHER_NAMES, **(elsewhere or {})}
         self.in_file = in_file or {}
         self.instead = instead or {}
         self.several = several or {}
+        self.interrupted_early = interrupted_early
         self.others: Callable[[], dict[str, Collection[str]]] = dict
         """The options of the other commands, by their names (``solve``: its options), made only for an option this
         command lacks: one of them given here is named as theirs (`_refuse_others_option`)."""

@@ -58,7 +58,7 @@ from solver.cluster.search import (
 from solver.query import Progress
 from solver.results import PoolPurchase, PurchaseResult, Status
 from solver.solve import run_deadline
-from solver.tables import DETERMINISTIC_PER_SECOND, MAX_ESTIMATED_GPUS, Fleet
+from solver.tables import BUY_WAYS_FACTOR, DETERMINISTIC_PER_SECOND, MAX_ESTIMATED_GPUS, Fleet
 
 PURCHASE_CHOICE_SHARE = 0.5
 """The share of the deterministic time the purchase's stages leave that the placement's stages on the purchase model
@@ -91,7 +91,7 @@ def _buy(fleet: Fleet, planner: Planner, workers: int, seed: int, progress: Prog
     marked = any(job.required for job in fleet.jobs)
     must = [job.name for job in fleet.jobs if job.required or not marked]
     with before_search():
-        limit = WaysLimit.of(planner, started)
+        limit = WaysLimit.of(planner, started, BUY_WAYS_FACTOR)
         # The fleet the jobs' ways are asked on: each pool with room for every way its jobs may have, side by side.
         asked = _raised(fleet, [sum(_most_nodes(planner, fleet, job, pool) for job in range(len(fleet.jobs))
                                     if fleet.jobs[job].may_use(fleet.pools[pool])) for pool in range(len(fleet.pools))])

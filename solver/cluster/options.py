@@ -110,13 +110,18 @@ class WaysLimit:
     deadline: float
     since: int = 0
     """The questions the planner had asked when the limit began (`Planner.asked`)."""
+    per_second: float | None = None
+    """The new questions per second of the time limit that gave `questions` (`covering_time_limit_s` counts at it;
+    None: `WAYS_QUESTIONS_PER_SECOND`)."""
 
     @classmethod
-    def of(cls, planner: Planner, started: float) -> WaysLimit:
+    def of(cls, planner: Planner, started: float, factor: int = 1) -> WaysLimit:
         """The limit of a run of `planner`'s time limit that began at `started`, counted from the questions it has
-        asked (`WAYS_QUESTIONS_PER_SECOND`, `WAYS_WALL_SHARE`)."""
-        return cls(questions=planner.asked + ceil(WAYS_QUESTIONS_PER_SECOND * planner.time_limit_s),
-                   deadline=started + WAYS_WALL_SHARE * planner.time_limit_s, since=planner.asked)
+        asked (`WAYS_QUESTIONS_PER_SECOND`, `factor` times as many: `BUY_WAYS_FACTOR`; `WAYS_WALL_SHARE`)."""
+        per_second = factor * WAYS_QUESTIONS_PER_SECOND
+        return cls(questions=planner.asked + ceil(per_second * planner.time_limit_s),
+                   deadline=started + WAYS_WALL_SHARE * planner.time_limit_s, since=planner.asked,
+                   per_second=None if factor == 1 else per_second)
 
     @classmethod
     def after_search(cls, planner: Planner, per_second: float, deadline: float) -> WaysLimit:
@@ -125,7 +130,7 @@ class WaysLimit:
         `solver.tables.REASONS_QUESTIONS_PER_SECOND`): `per_second` new questions per second of `planner`'s time limit,
         counted from those it has asked by now, and, as a safety net, the wall clock's `deadline`."""
         return cls(questions=planner.asked + ceil(per_second * planner.time_limit_s), deadline=deadline,
-                   since=planner.asked)
+                   since=planner.asked, per_second=per_second)
 
     def reached(self, planner: Planner) -> Literal["questions", "wall clock"] | None:
         """What of the limit `planner` has reached: its count of questions (the same on every run), or else the wall
@@ -139,7 +144,7 @@ class WaysLimit:
         `reached` jobs of `order` (`ways_order`), the time limit, in whole seconds, that would likely work them all out:
         the questions asked, and for each shape (`ways_shape`) of the jobs left that none of them had, as many as they
         asked per shape they asked about (a shape asked about already asks few more, often none), raised by one part
-        in the number of those shapes, at that count per second; None where the wall clock cut them, or the count
+        in the number of those shapes, at `per_second`; None where the wall clock cut them, or the count
         before any job's turn (nothing to go by). An estimate from counts alone, the same on every run: only asking the
         questions would tell their number. The raise is a floor under it where a short limit reached few shapes, which
         may ask fewer than those after them (at ``--time-limit 1``, their mean alone named 11 s for
@@ -150,7 +155,7 @@ class WaysLimit:
         new_shapes = {ways_shape(fleet.jobs[index]) for index in order[reached:]} - asked_shapes
         asked, shapes = planner.asked - self.since, len(asked_shapes)
         likely = asked - (-asked * (shapes + 1) * len(new_shapes) // shapes ** 2)  # rounded up
-        return likely // WAYS_QUESTIONS_PER_SECOND + 1  # a count above them all: no job's turn finds it reached
+        return int(likely // (self.per_second or WAYS_QUESTIONS_PER_SECOND)) + 1  # a count above them all: no job's turn finds it reached
 
 
 @dataclass(frozen=True)

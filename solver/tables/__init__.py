@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the names of __all__, for type checkers (tests/test_lazycli
     from solver.tables.bounds import (
         AS_IT_RUNS_FLOOR_S,
         BARE_HOST_RAM_GB,
+        BUY_WAYS_FACTOR,
         CHOICES_MEANT,
         CONFIG_SHAPE,
         CRITIC_CHOICES,
@@ -304,6 +305,7 @@ __all__ = [
     "API_FILE_READERS",
     "AS_IT_RUNS_FLOOR_S",
     "BARE_HOST_RAM_GB",
+    "BUY_WAYS_FACTOR",
     "CHOICES_MEANT",
     "CONFIG_SHAPE",
     "CRITIC_CHOICES",

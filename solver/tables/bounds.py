@@ -903,6 +903,14 @@ leave the fleets it cuts less of the wall clock for the search after them (and t
 so that a busy machine's wall clock would stop more of them first, with answers that differ from run to run; where it
 cuts them, the answer names a limit that would likely work them all out (`ClusterResult.ways_time_limit_s`)."""
 
+BUY_WAYS_FACTOR = 2
+"""How many times `WAYS_QUESTIONS_PER_SECOND` new questions per second `solve cluster --buy`'s ways may ask: it asks
+each job's ways at every evidence tier (the tables' counts, every count on them alone, the estimates' up to 64 trainer
+GPUs), since which tier a pool weighs depends on the nodes bought, about one and a half to two times a placement's
+(tests/data/cluster-40-jobs.yaml: 1452 against the placement's 1206). At 100 its ways at the default 10 s were cut
+after 1031 and no purchase was searched for (`unknown`), though a placement's note names the command; at 200 they
+are whole, in about 2.5 s of CPU at a load of 8, and the purchase comes out, its bound proven (216 GPUs of 216)."""
+
 WAYS_WALL_SHARE = 0.6
 """The share of the time limit by which working out the jobs' ways ends on the wall clock, the safety net behind
 `WAYS_QUESTIONS_PER_SECOND` (a busy machine): `solver.cluster.options.WaysLimit`."""
