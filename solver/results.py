@@ -2635,11 +2635,13 @@ def _predicted(current: CurrentSettings) -> str:
     if current.predicted is None:
         return ""
     total, usable = current.predicted
-    over = ([] if current.predicted_step is None else [
-        f"{current.predicted_step[0]:.2f} GiB at the optimizer step, more than the {current.predicted_step[1]:.2f} "
-        "it may take"]) + ([] if current.predicted_critic_pass is None else [
-            f"{current.predicted_critic_pass[0]:.2f} GiB at the PPO critic's own update, more than the "
-            f"{current.predicted_critic_pass[1]:.2f} usable"])
+    over = []
+    if current.predicted_step is not None:
+        over.append(f"{current.predicted_step[0]:.2f} GiB at the optimizer step, more than the "
+                    f"{current.predicted_step[1]:.2f} it may take")
+    if current.predicted_critic_pass is not None:
+        over.append(f"{current.predicted_critic_pass[0]:.2f} GiB at the PPO critic's own update, more than the "
+                    f"{current.predicted_critic_pass[1]:.2f} usable")
     but = f", but {', and '.join(over)}" if over else ""
     return f" (the memory model predicts {total:.1f} GiB per GPU, of {usable:.1f} usable{but})"
 

@@ -2510,7 +2510,6 @@ def test_a_length_of_a_few_hundred_tokens_gets_a_note_suggesting_thousands(cli):
         assert cli("--model", "4B", "--gpu", "a100-80g", "--gpus", "2", "--len", length)[2] == ""
 
 
-
 def test_a_token_budget_of_a_few_hundred_tokens_gets_the_note_too(cli):
     # s93: `--token-budget 32`, likely meant as 32k, left no plan and named the smallest cap (8192) with no word on
     # the slip that --len 32 gets. (solve memory refuses a budget that holds no sequence, in its one error line.)
