@@ -2848,7 +2848,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str,
         predicted = (round(memory.total_gib, 1), round(memory.usable_gib, 1))
         if memory.total_gib <= memory.usable_gib and not memory.step_fits:
             predicted_step = (round(memory.step_gib, 2), round(memory.step_usable_gib, 2))
-        elif memory.total_gib <= memory.usable_gib and not memory.critic_pass_fits:
+        if memory.total_gib <= memory.usable_gib and not memory.critic_pass_fits:  # beside the step's, where both
             critic_pass = (round(memory.critic_pass_gib, 2), round(memory.usable_gib, 2))
         # Where the tables say nothing and the estimate does not fit, a smaller card's tables that say it trains: a note
         smaller = smaller_card_note(catalog, gpu, model, current.gpus, setting, current.max_model_len,

@@ -933,11 +933,14 @@ class _Words:
                 continue
             if result.total_gib > result.usable_gib or (result.step_fits and result.critic_pass_fits):
                 words = f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable"
-            elif not result.step_fits:
+            elif result.step_fits:  # the peak and the step fit: a PPO critic's own update is what does not
+                words = self._critic_pass_over(n, setting, length, least, result, (
+                    f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, but"))
+            else:
                 words = (f"{setting.label} {result.step_gib:.2f} GiB at the optimizer step, more than the "
                          f"{result.step_usable_gib:.2f} it may take")
-            else:  # the peak and the step fit: a PPO critic's own update is what does not
-                words = self._critic_pass_over(n, setting, length, least, result)
+                if not result.critic_pass_fits:  # a PPO critic's own update is over too: it says so
+                    words = self._critic_pass_over(n, setting, length, least, result, f"{words}, and")
             least_words = f" (at {counted(least, 'token')} per GPU, its least budget)" if least else ""
             predictions.append(words + least_words + self._smaller_card(n, setting, length, result))
         if unestimated:
@@ -955,10 +958,12 @@ class _Words:
                                      critic=query.critic is not None)
         return "" if vouching is None else f", though {smaller_card_words(vouching, self.data.gpu, self.data.model)}"
 
-    def _critic_pass_over(self, n: int, setting: Setting, length: int, least: int | None, result: Breakdown) -> str:
-        """For `setting` on `n` GPUs at `length` (`least` tokens per GPU, or the default budget), whose peak and
-        optimizer step fit (`result`) but whose PPO critic's own update does not: that update's figure, and the
-        critics the memory model fits it with (none; offloaded, FSDP2's offload_policy), where it does, in words."""
+    def _critic_pass_over(self, n: int, setting: Setting, length: int, least: int | None, result: Breakdown,
+                          before: str) -> str:
+        """For `setting` on `n` GPUs at `length` (`least` tokens per GPU, or the default budget), whose peak fits
+        (`result`) but whose PPO critic's own update does not: `before` (what else the words say of it), that
+        update's figure, and the critics the memory model fits it with (none; offloaded, FSDP2's offload_policy),
+        where it does, in words."""
         coefficients, margin = self.query.memory.coefficients, self.query.margin_on(self.memory_gib)
         names = self.query.option_names
         fitting = [names.valued(names.named("critic"), f'"{critic or NO_CRITIC}"' if names.keywords
@@ -967,8 +972,8 @@ class _Words:
                    and breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin, least,
                                  self.query.lora_rank, critic, self.query.dpo, self.query.expert_layout).fits]
         fits = f"; with {' or '.join(fitting)} the memory model fits it" if fitting else ""
-        return (f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, but the PPO critic's "
-                f"own update takes {result.critic_pass_gib:.2f} GiB of the {result.usable_gib:.2f} usable{fits}")
+        return (f"{before} the PPO critic's own update takes {result.critic_pass_gib:.2f} GiB of the "
+                f"{result.usable_gib:.2f} usable{fits}")
 
     def _no_table(self, n: int) -> str:
         """That no table speaks for `n` GPUs: none of the GPU type names the model at all (none has its memory,

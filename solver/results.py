@@ -1970,8 +1970,8 @@ class CurrentSettings(Frozen, defer_build=True):
         "with `predicted`, when it is the optimizer step that does not fit: its peak per GPU and what it may take "
         "(98% of the memory less the safety margin), GiB"))
     predicted_critic_pass: tuple[FiniteFloat, FiniteFloat] | None = Field(default=None, description=(
-        "with `predicted`, when it is a PPO critic's own update that does not fit (the peak and the optimizer step "
-        "do): its peak per GPU and the usable memory, GiB"))
+        "with `predicted`, when it is a PPO critic's own update that does not fit (the peak does; the optimizer step "
+        "may not either: `predicted_step`): its peak per GPU and the usable memory, GiB"))
     out_of_memory: SourceCell | None = Field(default=None, description=(
         "when they do not train: the cell of the GPU count's own table, or of a table for more GPUs, that says "
         "they ran out of memory (its setting: what trained there instead, or '-')"))
@@ -2635,13 +2635,15 @@ def _predicted(current: CurrentSettings) -> str:
     if current.predicted is None:
         return ""
     total, usable = current.predicted
-    step = "" if current.predicted_step is None else (
-        f", but {current.predicted_step[0]:.2f} GiB at the optimizer step, more than the "
-        f"{current.predicted_step[1]:.2f} it may take")
-    critic = "" if current.predicted_critic_pass is None else (
-        f", but {current.predicted_critic_pass[0]:.2f} GiB at the PPO critic's own update, more than the "
-        f"{current.predicted_critic_pass[1]:.2f} usable")
-    return f" (the memory model predicts {total:.1f} GiB per GPU, of {usable:.1f} usable{step}{critic})"
+    over = []
+    if current.predicted_step is not None:
+        over.append(f"{current.predicted_step[0]:.2f} GiB at the optimizer step, more than the "
+                    f"{current.predicted_step[1]:.2f} it may take")
+    if current.predicted_critic_pass is not None:
+        over.append(f"{current.predicted_critic_pass[0]:.2f} GiB at the PPO critic's own update, more than the "
+                    f"{current.predicted_critic_pass[1]:.2f} usable")
+    but = f", but {', and '.join(over)}" if over else ""
+    return f" (the memory model predicts {total:.1f} GiB per GPU, of {usable:.1f} usable{but})"
 
 
 class ModelMapRow(Frozen, defer_build=True):

@@ -2510,6 +2510,15 @@ def test_a_length_of_a_few_hundred_tokens_gets_a_note_suggesting_thousands(cli):
         assert cli("--model", "4B", "--gpu", "a100-80g", "--gpus", "2", "--len", length)[2] == ""
 
 
+def test_a_token_budget_of_a_few_hundred_tokens_gets_the_note_too(cli):
+    # s93: `--token-budget 32`, likely meant as 32k, left no plan and named the smallest cap (8192) with no word on
+    # the slip that --len 32 gets. (solve memory refuses a budget that holds no sequence, in its one error line.)
+    status, out, err = cli("--model", "14B", "--gpu", "h20", "--gpus", "8", "--len", "64k", "--token-budget", "32")
+    assert status == 1 and "trains with --token-budget 32;" in " ".join(out.split())
+    assert err == "solve: note: --token-budget 32 is 32 tokens; for 32768 tokens write --token-budget 32k\n"
+    for budget in ("auto", "32k"):
+        assert cli("--model", "14B", "--gpu", "h20", "--gpus", "4", "--len", "16k", "--token-budget", budget)[2] == ""
+
 def test_the_least_host_need_named_is_the_least_of_any_plan(cli):
     # Host memory is not monotone in the GPUs: pinned blocks round up to powers of two, so Offload on 5 GPUs needs
     # less per node than on 8 (a plan on the fewest GPUs without Offload, or the cheapest, would not say it). Trinity

@@ -89,6 +89,23 @@ def test_a_peak_over_the_usable_memory_is_worded_as_before(cli: Cli):
     assert over.total_gib > over.usable_gib and "critic's own update" not in detail
 
 
+def test_explain_names_the_critics_own_update_beside_an_optimizer_step_over(cli: Cli):
+    # s93: Qwen3-8B on 2 A100s with Env + SP=2 at 4096 tokens: the peak fits, but a reloaded critic's own update
+    # (110.23 GiB of 73.53) is over as well as the optimizer step (117.26 of 77.62): both are named, not the step alone.
+    setting = Setting(env=True, sp=2)
+    over = breakdown(load_catalog().model("Qwen3-8B"), 80.0, 2, setting, 4096, load_memory_model().coefficients,
+                     0.01, None, 0, "reloaded")
+    assert over.total_gib <= over.usable_gib and not over.step_fits and not over.critic_pass_fits
+    status, out, err = cli("--model", "8B", "--gpu", "A100-80GB", "--gpus", "2", "--exact", "--len", "4096",
+                           "--critic", "reloaded", "--sp", "2", "--env", "--explain", "--json")
+    assert status == 0, err
+    (answer,) = json.loads(out)
+    (detail,) = [step["detail"] for step in answer["explanation"] if step["rule"] == "memory_model"]
+    assert detail.endswith("the memory model predicts at 4096 tokens: Env + SP=2 117.26 GiB at the optimizer step, "
+                           "more than the 77.62 it may take, and the PPO critic's own update takes 110.23 GiB of the "
+                           "73.53 usable; with --critic none or --critic offloaded the memory model fits it")
+
+
 # 2. the verdict's predicted_critic_pass
 
 
@@ -114,6 +131,33 @@ def test_the_verdict_gives_the_critics_own_update(cli: Cli, tmp_path: Path, monk
     status, out, _ = cli("--from-config", str(path), "--gpu", "A100-80GB", "--critic", "none", "--json")
     current = json.loads(out)[0]["current"]
     assert (current["trains"], current["predicted"], current["predicted_critic_pass"]) == (True, None, None)
+
+
+ONE_GPU_CONFIG = ("cluster: {node_num: 1, gpu_per_node: 8}\n"
+                  "explorer: {rollout_model: {engine_num: 7, tensor_parallel_size: 1}}\n"
+                  "model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n"
+                  "trainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n    actor_rollout_ref:\n"
+                  "      actor: {fsdp_config: {param_offload: true, optimizer_offload: true, offload_policy: true}}\n"
+                  "      ref: {fsdp_config: {param_offload: true, optimizer_offload: true, offload_policy: true}}\n"
+                  "    critic:\n      model:\n        fsdp_config: {param_offload: true, optimizer_offload: true}\n")
+"""PPO with Offload on 1 trainer GPU at 8192 tokens, its critic reloaded: the actor's peak fits (28.9 GiB of 71.3), but
+the critic's own optimizer step (141.98 of 77.62) and its own update (129.42 of 71.28) do not."""
+
+
+def test_the_verdict_gives_the_critics_own_update_beside_an_optimizer_step_over(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # s93: the verdict named the optimizer step alone, as if the critic's own update fitted.
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+    path = tmp_path / "run.yaml"
+    path.write_text(ONE_GPU_CONFIG, encoding="utf-8")
+    status, out, err = cli("--from-config", str(path), "--gpu", "A100-80GB", "--trinity-version", "0.5", "--json")
+    assert status == 1, err
+    current = json.loads(out)[0]["current"]
+    assert (current["trains"], current["predicted"], current["predicted_step"], current["predicted_critic_pass"]) == (
+        False, [28.9, 71.3], [141.98, 77.62], [129.42, 71.28])
+    assert ("(the memory model predicts 28.9 GiB per GPU, of 71.3 usable, but 141.98 GiB at the optimizer step, more "
+            "than the 77.62 it may take, and 129.42 GiB at the PPO critic's own update, more than the 71.28 usable)"
+            ) in current["verdict"]
 
 
 # 3. the host need's detail

@@ -397,10 +397,14 @@ def note_cells_off_order(prog: str, path: Path, gpu_type: GpuType, catalog: Cata
 
 
 def note_short_length(args: argparse.Namespace, prog: str) -> None:
-    """A note on stderr where --len is a few hundred tokens at most: ``--len 32`` is 32 tokens, likely meant as 32k."""
+    """A note on stderr where --len, or a --token-budget of tokens, is a few hundred tokens at most: ``--len 32`` is 32
+    tokens, likely meant as 32k."""
     length = getattr(args, "max_model_len", None)
     if length is not None:
         _note_if_short(prog, "--len", length, lambda thousands: f"--len {thousands}k")
+    budget = getattr(args, "token_budget", None)
+    if isinstance(budget, int):  # not a mode (auto, default)
+        _note_if_short(prog, "--token-budget", budget, lambda thousands: f"--token-budget {thousands}k")
 
 
 def note_thousands_meant(args: argparse.Namespace, prog: str, argv: Sequence[str]) -> None:
