@@ -13,7 +13,7 @@ from typing import NoReturn
 
 START_UP_OBJECTS = 250_000
 """The objects the command may make before the garbage collector's first run (`_collect_after_start_up`): more than
-a command makes while it loads its modules and tables (about 170,000 for the planner), all of which live on."""
+a command makes while it loads its modules and tables (about 165,000 for the planner), all of which live on."""
 
 INTERNAL_ERROR = 70
 """The exit status of an exception no command handles (a defect, or a library that fails to load; sysexits'
@@ -31,8 +31,8 @@ def main() -> NoReturn:
 def _collect_after_start_up() -> None:
     """Hold the garbage collector's first run until `START_UP_OBJECTS` objects are made, then collect as the
     interpreter's own thresholds say. Loading the modules and the tables makes objects that all live on, which the
-    default thresholds (a collection for each 700 made) traversed again and again for nothing: a ninth of a plain
-    ``solve``'s CPU time, with 1,000 objects to free. Commands that run on (a cluster's search, maps, explanations)
+    default thresholds (a collection for each 700 made) traversed again and again for nothing: 4.8% of a plain
+    ``solve``'s instructions (s93), with 1,000 objects to free. Commands that run on (a cluster's search, maps, explanations)
     collect from then on as before."""
     thresholds = gc.get_threshold()
     if not gc.isenabled() or thresholds[0] == 0:  # a host that runs the collector its own way keeps it
