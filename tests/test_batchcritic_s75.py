@@ -419,6 +419,10 @@ def test_a_trainer_strategy_trinity_has_no_workers_for_fails_before_verl_0_8(ver
     lora["model"]["lora_configs"] = [{"lora_rank": 8}]
     own["trainer"]["trainer_config"]["actor_rollout_ref"].setdefault("actor", {})["strategy"] = "fsdp2"
     assert _problems(lora, version, ("unknown-strategy",)) == _problems(own, version, ("unknown-strategy",)) == []
+    # mutants58: each strategy it has workers for, megatron too, as written: none
+    for strategy in ("fsdp", "fsdp2", "megatron"):
+        config["trainer"]["trainer_strategy"] = strategy
+        assert _problems(config, version, ("unknown-strategy",)) == []
 
 
 @pytest.mark.parametrize(("algorithm", "key", "given", "fix"), [
