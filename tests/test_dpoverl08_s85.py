@@ -486,10 +486,10 @@ def test_check_and_the_planner_agree_on_a_dpo_batch(tmp_path: Path, cli: Cli, ba
     assert answer["plans"][0]["sp"] == (2 if refused else 1)
 
 
-@pytest.mark.parametrize(("options", "verdict"), [((), "it trains (estimated"),
-                                                   (("--trinity-version", "0.5"), "it fits in memory (estimated")])
-def test_the_verdict_judges_a_dpo_config_by_its_own_sizes_not_the_plans_pairs(tmp_path: Path, cli: Cli,
-                                                                            options: tuple[str, ...], verdict: str):
+@pytest.mark.parametrize(("options", "verdict"), [
+    ((), "it trains (estimated"), (("--trinity-version", "0.5"), "it fits in memory (estimated")])
+def test_the_verdict_judges_a_dpo_config_by_its_own_sizes_not_the_plans_pairs(
+        tmp_path: Path, cli: Cli, options: tuple[str, ...], verdict: str):
     """mutants58: 72 on the config's 8 GPUs at SP 1 splits over its ranks (9 each) but not in the plans' pairs (16):
     the verdict judges the config's own sizes (its dpo-mini-batch-split line says what fails), so it is at the config's
     SP 1 with the memory it needs, not ruled out as no plan of the pairs' rule; the plan moves to SP 2."""

@@ -325,8 +325,8 @@ def test_a_release_ranks_before_the_best_plan_only_strictly_by_the_objectives_fi
 
 
 @pytest.mark.parametrize(("model", "asked"), [("8B", ["0.5.1"]), ("4B", ["0.5.2"])])
-def test_a_release_whose_fitting_counts_another_asked_or_its_patch_holds_is_not_asked(model: str,
-                                                                                     asked: list[str]) -> None:
+def test_a_release_whose_fitting_counts_another_asked_or_its_patch_holds_is_not_asked(
+        model: str, asked: list[str]) -> None:
     """mutants58: on A100s with 96 GiB each 0.5 patch counts less host memory than no release named. For the untied
     Qwen3-8B, 0.5.1, whose rank 0 alone loads it, holds more GPU counts than 0.5.2 and the same as 0.5.0: it alone is
     asked; for the tied Qwen3-4B, 0.5.2's counts hold the others': it alone is asked."""
