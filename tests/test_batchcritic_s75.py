@@ -424,6 +424,10 @@ def test_a_trainer_strategy_trinity_has_no_workers_for_fails_before_verl_0_8(ver
         "trainer.trainer_strategy is 'FSDP2': Trinity 0.6 on verl 0.8 or later takes it as no FSDP strategy and builds "
         f"a Megatron trainer at verl's defaults, dropping the roles' fsdp_config (verl before 0.8 takes {ARR}.actor."
         "strategy over it, which 0.8 ignores): write fsdp, fsdp2 or megatron (lower case)"))])
+    # mutants58: each strategy it has workers for, megatron too, as written: none
+    for strategy in ("fsdp", "fsdp2", "megatron"):
+        config["trainer"]["trainer_strategy"] = strategy
+        assert _problems(config, version, ("unknown-strategy",)) == []
 
 
 @pytest.mark.parametrize("version", [None, "0.5", "0.6"])

@@ -484,3 +484,21 @@ def test_check_and_the_planner_agree_on_a_dpo_batch(tmp_path: Path, cli: Cli, ba
     split = [code for code in answer["current"]["config_problem_codes"] if code.startswith("dpo-mini-batch-split")]
     assert split == (["dpo-mini-batch-split-refused"] if refused else [])
     assert answer["plans"][0]["sp"] == (2 if refused else 1)
+
+
+@pytest.mark.parametrize(("options", "verdict"), [
+    ((), "it trains (estimated"), (("--trinity-version", "0.5"), "it fits in memory (estimated")])
+def test_the_verdict_judges_a_dpo_config_by_its_own_sizes_not_the_plans_pairs(
+        tmp_path: Path, cli: Cli, options: tuple[str, ...], verdict: str):
+    """mutants58: 72 on the config's 8 GPUs at SP 1 splits over its ranks (9 each) but not in the plans' pairs (16):
+    the verdict judges the config's own sizes (its dpo-mini-batch-split line says what fails), so it is at the config's
+    SP 1 with the memory it needs, not ruled out as no plan of the pairs' rule; the plan moves to SP 2."""
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(_batch(1, 72)), encoding="utf-8")
+    _, out, _ = cli("--from-config", str(path), "--gpu", "h100", "--gpus", "8", "--check", "--json", *options)
+    (answer,) = json.loads(out)
+    current = answer["current"]
+    assert (current["gpus"], current["sp"], current["trains"], answer["plans"][0]["sp"]) == (8, 1, True, 2)
+    assert f"at 8192 tokens (Env off, PYTORCH_CUDA_ALLOC_CONF unset in this shell): {verdict}" in current["verdict"]
+    assert [code for code in current["config_problem_codes"] if code.startswith("dpo-mini-batch-split")] == [
+        "dpo-mini-batch-split" + ("-refused" if options else "")]

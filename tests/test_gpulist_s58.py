@@ -231,3 +231,11 @@ def test_gpu_types_apart_by_spaces_in_one_word_are_refused_alike_wherever_one_is
         "solve: error: --gpu 'h200 mi300x' names 2 GPU types in one word (H200-141GB and MI300X): separate them by "
         "commas, --gpu h200,mi300x\n")
     assert cli(*LENGTH, "--gpu", "h100 h2o")[2].startswith("solve: error: unknown GPU 'h100 h2o' (did you mean ")
+
+
+def test_gpu_types_in_one_word_are_found_apart_from_the_spaces_around_them():
+    """mutants58: `Catalog.gpus_in_one_word` takes the words within the spaces around the name, not an empty first
+    one; a name of one word, or one with a word no GPU type has, gives none."""
+    catalog = solver.load_catalog()
+    assert catalog.gpus_in_one_word(" h200 mi300x ") == catalog.gpus_in_one_word("h200;mi300x") == ("h200", "mi300x")
+    assert catalog.gpus_in_one_word("h200") == catalog.gpus_in_one_word("h100 h2o") == ()

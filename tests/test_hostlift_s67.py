@@ -17,6 +17,7 @@ import solver
 import solver.solve
 from solver.api import answer_query
 from solver.cluster import POOL_HOST_RAM_SOURCE
+from solver.model import prepare
 from solver.query import make_query
 from solver.render import json_schema
 from solver.tables import MAX_HOST_RAM_GB, load_catalog
@@ -290,3 +291,65 @@ def test_a_release_whose_plan_takes_fewer_gpu_hours_is_named(monkeypatch: pytest
              for plan in (answer.best, answer.more_host_ram, answer.named_release)]
     assert shown == [(2, "Env + SP=2", 1.111, None), (7, "Env", 1.01, None), (7, "Env", 1.01, "0.6.0")]
     assert asked == ["0.6.0"]
+
+
+def test_no_release_is_asked_where_the_host_limit_costs_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """mutants58: Qwen3-4B at 24576 tokens on H100s with 128 GiB, fewest GPU-hours: Env on 7 GPUs fits in it, the plan
+    without the limit too, so no release that counts less host memory is asked (no solve) nor named."""
+    asked = _releases_asked(monkeypatch)
+    catalog = load_catalog()
+    query = make_query(catalog, model="4B", gpu="h100", objective="min_gpu_hours", budget_gpus=8, host_ram_gb=128,
+                       max_model_len=24576)
+    (answer,) = answer_query(query, catalog)
+    assert answer.best is not None and answer.more_host_ram is not None
+    assert (answer.best.gpus, answer.best.setting.label, answer.more_host_ram.gpus) == (7, "Env", 7)
+    assert answer.named_release is None and asked == []
+
+
+def test_a_release_ranks_before_the_best_plan_only_strictly_by_the_objectives_first_term() -> None:
+    """mutants58: `_ranks_before` (named_release's rule) on the plans of the GPU-hours case above: a plan no longer, on
+    no fewer GPUs, of no fewer GPU-hours or no cheaper ranks after; without GPU-hours the cost decides."""
+    catalog = load_catalog()
+    query = make_query(catalog, model="4B", gpu="h100", objective="min_gpu_hours", budget_gpus=8, host_ram_gb=64,
+                       max_model_len=24576)
+    (answer,) = answer_query(query, catalog)
+    best, named = answer.best, answer.named_release
+    assert best is not None and named is not None
+    same = best.model_copy(update={"trinity_version": "0.6.0"})
+    assert [solver.solve._ranks_before(same, best, objective)
+            for objective in ("max_len", "min_gpus", "min_gpu_hours", "cheapest")] == [False] * 4
+    assert solver.solve._ranks_before(named, best, "min_gpu_hours")
+    assert not solver.solve._ranks_before(best, named, "min_gpu_hours")
+    # the same GPU-hours (1.111), a lower cost: not before by GPU-hours; without GPU-hours, by the cost
+    cheaper = best.model_copy(update={"cost": best.cost / 2})
+    assert not solver.solve._ranks_before(cheaper, best, "min_gpu_hours")
+    unhoured = cheaper.model_copy(update={"gpu_hours": None})
+    assert solver.solve._ranks_before(unhoured, best, "min_gpu_hours")
+    assert not solver.solve._ranks_before(best.model_copy(update={"gpu_hours": None}), cheaper, "min_gpu_hours")
+
+
+@pytest.mark.parametrize(("model", "asked"), [("8B", ["0.5.1"]), ("4B", ["0.5.2"])])
+def test_a_release_whose_fitting_counts_another_asked_or_its_patch_holds_is_not_asked(
+        model: str, asked: list[str]) -> None:
+    """mutants58: on A100s with 96 GiB each 0.5 patch counts less host memory than no release named. For the untied
+    Qwen3-8B, 0.5.1, whose rank 0 alone loads it, holds more GPU counts than 0.5.2 and the same as 0.5.0: it alone is
+    asked; for the tied Qwen3-4B, 0.5.2's counts hold the others': it alone is asked."""
+    catalog = load_catalog()
+    query = make_query(catalog, model=model, gpu="a100", objective="max_len", budget_gpus=8, host_ram_gb=96)
+    lifting = solver.solve._lifting_releases(prepare(catalog, "A100-80GB", query), query)
+    assert (lifting.releases, [release for release, _ in lifting.asked]) == (["0.5.2", "0.5.1", "0.5.0"], asked)
+
+
+def test_another_plan_differs_in_gpus_setting_or_length() -> None:
+    """mutants58: `Plan.another_than`, which decides whether a limit costs the best plan something (the host limit
+    row, `more_host_ram`, `named_release`): another count of GPUs, setting or length, not another release or cost."""
+    catalog = load_catalog()
+    (answer,) = answer_query(make_query(catalog, model="4B", gpu="h100", objective="max_len", budget_gpus=8,
+                                        host_ram_gb=64), catalog)
+    best = answer.best
+    assert best is not None and answer.more_host_ram is not None and best.another_than(answer.more_host_ram)
+    assert not best.another_than(None)
+    assert not best.another_than(best.model_copy(update={"trinity_version": "0.6.0", "cost": best.cost * 2}))
+    assert [best.another_than(best.model_copy(update=update)) for update in (
+        {"max_model_len": best.max_model_len + 1024}, {"gpus": best.gpus + 1}, {"sp": best.sp * 2},
+        {"offload": not best.offload}, {"env": not best.env})] == [True] * 5

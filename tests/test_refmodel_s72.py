@@ -118,6 +118,9 @@ def test_a_run_with_no_kl_term_on_a_release_that_then_builds_no_ref_is_cautioned
     unread = [GRPO_NO_KL.replace("  kl_loss_fn: none", "  kl_loss_fn: none\n  kl_penalty_fn: ${oc.env:UNSET_KL_92}"),
               _config("grpo", "none", lora="  lora_configs: ${oc.env:UNSET_LORA_92}")]
     assert [_unbuilt_ref_lines(text) for text in (_config("grpo"), _config(None), *unread)] == [[]] * 4
+    # mutants58: with algorithm_type unset, Trinity's PPO, which uses a ref too: the line names it so
+    (unset,) = _unbuilt_ref_lines(_config(None, "none"), "0.6")
+    assert "yet algorithm_type ppo (unset) uses one, so the first training step fails" in unset
 
 
 @pytest.mark.parametrize(("version", "offload", "loading", "with_reference", "without"), [

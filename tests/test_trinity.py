@@ -910,6 +910,16 @@ def test_a_trainer_sp_below_1_is_read_as_the_1_trinity_sets_it_to_not_refused(sp
     assert read_trinity_config(text, "t.yaml", {}).sp == 1
 
 
+def test_a_trainer_sp_below_1_is_the_1_an_actors_own_1_matches_under_trinity_05() -> None:
+    # mutants58: with Trinity 0.5 the actor's own SP 1 beside the trainer's 0, which Trinity sets to 1: alike, so no
+    # role-sp-differs note (nor a trainer's own SP) on an SP of 0
+    text = ("model: {model_path: q/Qwen3-4B}\nalgorithm: {algorithm_type: grpo}\ntrainer:\n"
+            "  ulysses_sequence_parallel_size: 0\n  trainer_config:\n"
+            "    actor_rollout_ref: {actor: {ulysses_sequence_parallel_size: 1}}\n")
+    config = read_trinity_config(text, "t.yaml", {}, version="0.5")
+    assert (config.sp, config.trainer_sp, config.notes) == (1, None, ())
+
+
 _ENGINE_CONFIG = (
     "model: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}\nalgorithm: {algorithm_type: grpo}\n"
     "trainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n    actor_rollout_ref:\n"
