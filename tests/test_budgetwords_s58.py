@@ -99,3 +99,25 @@ def test_a_lora_rank_unset_or_given_a_number_has_no_line(cli, tmp_path: Path, mo
     for name, value in (environ or {}).items():
         monkeypatch.setenv(name, value)
     assert _rank_lines(cli, tmp_path, "--trinity-version", "0.5", lora=lora, trainer=trainer) == ([], False, 0)
+
+
+@pytest.mark.parametrize(("flags", "on_08"), [((), "Trinity 0.6 on verl 0.8 or later"),
+                                              (("--trinity-version", "0.6"), "on verl 0.8 or later")])
+def test_a_trainer_budget_a_dynamic_ref_takes_with_the_trainers_off_is_said_unread_on_verl_08(
+        cli, tmp_path: Path, flags: tuple[str, ...], on_08: str):
+    """The trainer's budget below the length, its dynamic batch sizes off but the ref's own on (so the ref takes the
+    budget): verl before 0.8 raises it, and verl 0.8 or later reads none (coverage93: no test reached these words)."""
+    config = tmp_path / "trinity.yaml"
+    config.write_text(CONFIG.format(lora="", trainer=(
+        "trainer:\n  use_dynamic_bsz: false\n  max_token_len_per_gpu: 4096\n  trainer_config:\n"
+        "    actor_rollout_ref:\n      ref: {log_prob_use_dynamic_bsz: true}\n")), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--json", *flags)
+    assert status == 0
+    current = json.loads(out)[0]["current"]
+    lines = [words for code, words in zip(current["config_problem_codes"], current["config_problems"], strict=True)
+             if code == "token-budget-below-length"]
+    raised = ("Trinity with verl before 0.8 raises it to ceil(8192 / 1) = 8192 (Trinity 0.5.0 to its default, "
+              "ceil(2 x 8192 / 1) = 16384)" if not flags else "Trinity 0.6 on verl before 0.8 raises it to "
+              "ceil(8192 / 1) = 8192")
+    assert lines[0] == (f"trainer.max_token_len_per_gpu 4096 x SP 1 is below model.max_model_len 8192: {raised}, and "
+                        f"{on_08} reads no token budget with dynamic batch sizes off")
