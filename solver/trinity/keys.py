@@ -98,7 +98,10 @@ def check_mode(mode: object, name: str) -> None:
     refuses as it loads the config (``Invalid mode``, ``config_validator.py:93`` in 0.6.0). `name` is the config's,
     which the message starts with ("" for none). The one rule of ``read_trinity_config`` and
     ``trinity_config_problems`` alike; the modes Trinity runs that rft-solver does not plan, the former refuses alone
-    (the latter judges the rollout of ``explore`` too)."""
+    (the latter judges the rollout of ``explore`` too). A list or a mapping is no text at all, which the typed
+    config's str field refuses first (``wrong-type-refused``), so it is left to that check."""
+    if isinstance(mode, (list, dict)):
+        return
     if mode not in (None, *TRAINER_MODES, *NO_TRAINER_MODES, "colocate"):
         key = f"{name}: mode" if name else "mode"
         raise ConfigError(f"{key} must be one of {', '.join(TRAINER_MODES + NO_TRAINER_MODES)} or colocate, as "
