@@ -3372,7 +3372,7 @@ def test_a_plan_that_takes_the_whole_budget_names_the_plan_of_the_request_that_k
          "GPUs, 32768 tokens, 3.42x the relative step time (documented)")]
     status, out, _ = cli(*flags, "--gpus", "2", "--rollout-gpus", "2")
     assert status == 0 and out.splitlines()[1] == (
-        "plan           Env + Offload + SP=2 on 2 of 2 GPUs, with 2 rollout GPUs")
+        "plan           Env + Offload + SP=2 on 2 of 2 GPUs, with 2 rollout GPUs: 4 in all")
     assert f"cost           {1.111:.4g} relative step time" in out and 1.111 / 0.325 == pytest.approx(3.42, abs=0.005)
     # Maximising the length, it trades length: 51200 tokens instead of 102400.
     status, out, _ = cli("--model", "8B", "--gpu", "a100-80g", "--gpus", "4", "--maximize", "len")
@@ -3418,7 +3418,8 @@ def test_the_rollout_line_names_the_lowered_token_budget_that_keeps_gpus_for_the
         "gpus": 2, "sp": 2, "max_token_len_per_gpu": 50176, "lowered_budget": True}
     # The request it names gets that plan; without the flag, none.
     status, out, _ = cli(*flags, "--total-gpus", "4", "--rollout-gpus", "2", "--token-budget", "auto")
-    assert status == 0 and out.splitlines()[1] == "plan           Env + Offload + SP=2 on 2 of 2 GPUs, with 2 rollout GPUs"
+    assert status == 0 and out.splitlines()[1] == (
+        "plan           Env + Offload + SP=2 on 2 of 2 GPUs, with 2 rollout GPUs")
     assert "max_token_len_per_gpu = 50176" in out
     assert cli(*flags, "--total-gpus", "4", "--rollout-gpus", "2")[0] == 1
     # Where no estimate may lower a budget (--no-estimate), the line says as before that no plan keeps GPUs for it.
@@ -3426,6 +3427,27 @@ def test_the_rollout_line_names_the_lowered_token_budget_that_keeps_gpus_for_the
     assert status == 0 and out.splitlines()[2] == (
         "for rollout    keeping 1 of the 4 for it leaves no plan for 65536 tokens (within 3); give the rollout GPUs "
         "beside these instead: --gpus 4 --rollout-gpus R")
+
+
+def test_the_plan_line_counts_the_gpus_in_all_that_gpus_and_rollout_gpus_ask_for(cli):
+    """A user review (persona93e): on one node of 4 A100s, `--gpus 4 --rollout-gpus 1` read as 4 in all; the plan
+    line said `SP=4 on 4 of 4 GPUs, with 1 rollout GPU`, and --emit trinity wrote gpu_per_node: 5. --gpus counts the
+    trainer's alone: the line now says how many the request takes in all. --total-gpus says so in its header."""
+    flags = ("--model", "8B", "--gpu", "a100-80g", "--len", "32768")
+    status, out, _ = cli(*flags, "--gpus", "4", "--rollout-gpus", "1")
+    assert status == 0 and out.splitlines()[1] == "plan           SP=4 on 4 of 4 GPUs, with 1 rollout GPU: 5 in all"
+    status, out, _ = cli(*flags, "--gpus", "2", "--rollout-gpus", "2")
+    assert status == 0 and out.splitlines()[1] == (
+        "plan           Env + Offload + SP=2 on 2 of 2 GPUs, with 2 rollout GPUs: 4 in all")
+    # Where the trainer leaves GPUs of the budget unused, the words say what becomes of them, and count none in all.
+    status, out, _ = cli("--model", "8B", "--gpu", "a100-80g", "--maximize", "len", "--gpus", "6", "--rollout-gpus",
+                         "2")
+    assert status == 0 and out.splitlines()[1] == (
+        "plan           Env + Offload + SP=4 on 4 of 6 GPUs, with 2 rollout GPUs (2 unused: --rollout-gpus 4 gives "
+        "them to the rollout)")
+    status, out, _ = cli(*flags, "--total-gpus", "5", "--rollout-gpus", "1")
+    assert status == 0 and "in all (1 for the rollout): optimal" in out.splitlines()[0]
+    assert out.splitlines()[1] == "plan           SP=4 on 4 of 4 GPUs, with 1 rollout GPU"
 
 
 def test_a_config_whose_plan_takes_the_whole_budget_asks_nothing_for_its_rollout(cli, tmp_path: Path):
@@ -3689,7 +3711,7 @@ def test_a_plan_that_takes_the_whole_budget_says_it_leaves_the_rollout_no_gpu(cl
             "--rollout-gpus 1 keeps 1 of the 2 for it: vanilla on 1 trainer GPU, 8192 tokens, 2.00x the relative step "
             "time (documented)\n") in two
     assert "plan           Env on 6 of 6 GPUs\n" in cli(*flags, "--rollout-gpus", "0")[1]
-    assert "plan           Env on 6 of 6 GPUs, with 2 rollout GPUs\n" in cli(*flags, "--rollout-gpus", "2")[1]
+    assert "plan           Env on 6 of 6 GPUs, with 2 rollout GPUs: 8 in all\n" in cli(*flags, "--rollout-gpus", "2")[1]
 
 
 def test_gpus_the_trainer_leaves_beside_its_rollout_are_offered_to_the_rollout_where_a_node_holds_them(cli):

@@ -910,7 +910,12 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int, names: OptionNam
             unused = f" ({plan.unused_gpus} unused: {gives} gives {them} to the rollout)" if (
                 plan.unused_gpus and not answer.open_budget and answer.current is None
                 and plan.gpus + widened <= node_gpus) else ""
-            return f"{trainer}, with {counted(rollout, 'rollout GPU')}{unused}"
+            # --gpus counts the trainer's alone: the GPUs the plan takes in all (--total-gpus's header says them),
+            # where it takes the budget whole (else the budget's GPUs left are another count, which the words name)
+            in_all = f": {plan.gpus + rollout} in all" if (
+                not plan.unused_gpus and answer.total_gpus is None and not answer.open_budget
+                and answer.query is not None and answer.query.rollout_source is None) else ""
+            return f"{trainer}, with {counted(rollout, 'rollout GPU')}{in_all}{unused}"
         source = answer.query.rollout_source if answer.query is not None else None
         asked = (f"{source} asks for {counted(answer.rollout_gpus, 'rollout GPU')}" if source
                  else f"{names.valued(names.rollout_gpus, answer.rollout_gpus)} asked")
