@@ -2096,8 +2096,10 @@ class RolloutKept(Frozen):
         "several, and those the plan then leaves unused where the question asked again with them kept too has a plan; "
         "a budget of 1 GPU, that one (the trainer then has none: the rollout's GPUs go beside it)"))
     plan: Plan | None = Field(description=(
-        "the best plan on the rest of the budget with that many rollout GPUs beside it; null where there is none (and "
-        "where no GPU is left to the trainer)"))
+        "the best plan on the rest of the budget with that many rollout GPUs beside it, or, where it has none at "
+        "Trinity's default token budget and neither the host memory given nor the pins rule them out, with "
+        "--token-budget auto (its lowered_budget true); null where there is none (and where no GPU is left to the "
+        "trainer)"))
     without_host_ram: Plan | None = Field(default=None, description=(
         "where plan is null and the host memory given (--host-ram, host_ram_gb) is what rules the plans out: the best "
         "plan on the rest of the budget without it, its host_memory_gb more than the host memory given; null "

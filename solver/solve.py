@@ -641,7 +641,10 @@ def _with_rollout_kept(catalog: Catalog, query: Query, answer: Answer) -> Answer
     host memory given (--host-ram) or the settings the query pins (--sp, --env, --offload) may rule them out, one
     solve more (`fewest_limits_dropped`): its best plan without the host memory, where that alone rules them out
     (`without_host_ram`), else its best plan without the fewest pins that do (`without_pins`: ``--sp 8`` leaves 6
-    trainer GPUs none). Unchanged where the first solve is undecided."""
+    trainer GPUs none); where neither does, its best plan with ``--token-budget auto`` where that may lower a budget
+    (`_changed`), taken as the kept question's plan (its `Plan.lowered_budget` says so; the GPUs it leaves unused
+    kept for the rollout too within one node alone, where that takes no solve). Unchanged where the first solve is
+    undecided."""
     best = answer.best
     if query.rollout_gpus is not None or query.dpo or query.open_budget or best is None or best.unused_gpus:
         return answer
@@ -651,17 +654,25 @@ def _with_rollout_kept(catalog: Catalog, query: Query, answer: Answer) -> Answer
     kept_answer = answer_for(catalog, _keeping(query, kept), answer.gpu, explained=False)
     if kept_answer.status == "unknown":
         return answer
-    kept_plan = kept_answer.best
-    if kept_plan is None:
+    lowered = None
+    if kept_answer.best is None:
         lifted, unpinned = (None, None) if query.host_ram_gb is None and not query.pin_flags else fewest_limits_dropped(
             catalog, _keeping(query, kept), answer.gpu)
-        return answer.model_copy(update={"rollout_kept": RolloutKept(rollout_gpus=kept, plan=None,
-                                                                     without_host_ram=lifted, without_pins=unpinned)})
+        lowered = None if lifted or unpinned else _changed(query, "token_budget_auto", catalog.model(query.model))
+        lowered_answer = None if lowered is None else answer_for(catalog, _keeping(lowered, kept), answer.gpu,
+                                                                 explained=False)
+        if lowered is None or lowered_answer is None or lowered_answer.best is None:
+            return answer.model_copy(update={"rollout_kept": RolloutKept(
+                rollout_gpus=kept, plan=None, without_host_ram=lifted, without_pins=unpinned)})
+        query, kept_answer = lowered, lowered_answer  # the GPUs it leaves unused are asked for with it too
+    kept_plan = kept_answer.best
     if kept_plan is not None and kept_plan.unused_gpus:
         widened_query = _keeping(query, query.budget_gpus - kept_plan.gpus)
+        # Past one node a solve more, which a lowered budget's, asked after one or two, leaves out (docs/api.md's
+        # bound on an answer's solves).
         widened = (_widened_within_node(catalog, widened_query, answer.gpu, kept_plan)
                    if kept_answer.decided and query.budget_gpus <= query.node_gpus
-                   else optional_best(catalog, widened_query, answer.gpu))
+                   else None if lowered else optional_best(catalog, widened_query, answer.gpu))
         if widened is not None:
             kept, kept_plan = query.budget_gpus - kept_plan.gpus, widened
     return answer.model_copy(update={"rollout_kept": RolloutKept(rollout_gpus=kept, plan=kept_plan)})

@@ -1650,6 +1650,15 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
     assert (answer.rollout_kept.rollout_gpus, answer.rollout_kept.plan) == (8, None)
     assert answer.rollout_kept.without_host_ram is not None and answer.named_release is not None
     solves.clear()
+    # For a length, where the host memory given rules nothing out, a lowered budget is asked too (persona93e): 4
+    # A100s at 65536 tokens (the question and more_host_ram's, asked first), 1 kept leaves 3, which train nothing at
+    # the default, so the soft limits' solve, then token_budget="auto"'s, which trains it on 2 (the third kept too,
+    # within the node, without a solve): 5 in all.
+    (answer,) = solver.plan("8B", gpu="a100", max_model_len=65536, budget_gpus=4, host_ram_gb=1024.0)
+    assert answer.plans and len(solves) == 5 and answer.rollout_kept is not None
+    assert answer.rollout_kept.plan is not None and answer.rollout_kept.plan.lowered_budget
+    assert (answer.rollout_kept.rollout_gpus, answer.rollout_kept.plan.gpus) == (2, 2)
+    solves.clear()
     # Pinned, on an exact count, with host memory and a batch, nothing at any length, and no limit lifted alone or
     # with the pins names a plan: the longest, the plan without the pins (and its longest), the host memory's three
     # (without it, and the pins too, or at a lowered budget), the batch's, fewer GPUs', --token-budget auto's three

@@ -3388,18 +3388,20 @@ def test_a_plan_that_takes_the_whole_budget_names_no_request_for_the_rollout_tha
         cli, model: str, length: str):
     """A user review: the plan line said "ask --gpus 6 --rollout-gpus 2", which has no plan (SP=8 needs all 8 GPUs
     at that length). The planner asks that question itself, and where it has no plan says so, asking for the
-    rollout's GPUs beside the 8 instead."""
+    rollout's GPUs beside the 8 instead; or, where a lowered token budget plans it (persona93e), naming that request:
+    these estimates lower it."""
     # Host memory ample for either (Llama-3.1-70B's Offload on 8 GPUs needs 2688.6 GiB with every rank loading it).
     flags = ("--model", model, "--gpu", "h100", "--len", length, "--host-ram", "3TB")
     status, out, _ = cli(*flags, "--gpus", "8")
     assert status == 0 and out.splitlines()[1:3] == [
         "plan           Env + Offload + SP=8 on 8 of 8 GPUs (none left for rollout)",
-        (f"for rollout    keeping 2 of the 8 for it leaves no plan for {length} tokens (within 6); give the rollout GPUs "
-         "beside these instead: --gpus 8 --rollout-gpus R")]
+        ("for rollout    --total-gpus 8 --rollout-gpus 4 --token-budget auto keeps 4 of the 8 for it: Env + Offload + "
+         "SP=4 on 4 trainer GPUs with a lowered")]
     assert "--gpus 6" not in out
-    assert run_json(cli, *flags, "--gpus", "8")[1][0]["rollout_kept"] == {
-        "rollout_gpus": 2, "plan": None, "without_host_ram": None, "without_pins": None}
-    assert cli(*flags, "--gpus", "6", "--rollout-gpus", "2")[0] == 1  # indeed no plan
+    kept = run_json(cli, *flags, "--gpus", "8")[1][0]["rollout_kept"]
+    assert (kept["rollout_gpus"], kept["plan"]["gpus"], kept["plan"]["lowered_budget"]) == (4, 4, True)
+    assert cli(*flags, "--gpus", "6", "--rollout-gpus", "2")[0] == 1  # indeed no plan at the default budget
+    assert cli(*flags, "--total-gpus", "8", "--rollout-gpus", "4", "--token-budget", "auto")[0] == 0
     status, out, _ = cli(*flags, "--gpus", "8", "--rollout-gpus", "2")  # the way it names
     assert status == 0
     assert ("plan           Env + Offload + SP=8 on 8 of 8 GPUs, with 8 rollout GPUs, trainer and rollout on 2 nodes "
@@ -3420,7 +3422,7 @@ def test_a_plan_that_takes_the_whole_budget_names_the_plan_of_the_request_that_k
          "GPUs, 32768 tokens, 3.42x the relative step time (documented)")]
     status, out, _ = cli(*flags, "--gpus", "2", "--rollout-gpus", "2")
     assert status == 0 and out.splitlines()[1] == (
-        "plan           Env + Offload + SP=2 on 2 of 2 GPUs, with 2 rollout GPUs")
+        "plan           Env + Offload + SP=2 on 2 of 2 GPUs, with 2 rollout GPUs: 4 in all")
     assert f"cost           {1.111:.4g} relative step time" in out and 1.111 / 0.325 == pytest.approx(3.42, abs=0.005)
     # Maximising the length, it trades length: 51200 tokens instead of 102400.
     status, out, _ = cli("--model", "8B", "--gpu", "a100-80g", "--gpus", "4", "--maximize", "len")
@@ -3444,6 +3446,58 @@ def test_a_plan_that_takes_the_whole_budget_names_the_plan_of_the_request_that_k
         status, out, _ = cli(*flags, *given)
         assert status == 0 and "for rollout" not in out
         assert "rollout_kept" not in run_json(cli, *flags, *given)[1][0]
+
+
+def test_the_rollout_line_names_the_lowered_token_budget_that_keeps_gpus_for_the_rollout(cli):
+    """A user review (persona93e): GRPO on one node of 4 A100s at 65536 tokens. Env + Offload + SP=4 takes all 4, and
+    the line said that keeping one for the rollout leaves no plan (3 GPUs take no SP, 2 stop at 51200 in the table),
+    so buy GPUs; yet --token-budget auto trains it on 2, the other 2 for the rollout, as the no-plan answer of that
+    very request says. The line now names that request, flag and all, and its lowered budget."""
+    flags = ("--model", "8B", "--gpu", "a100-80g", "--len", "65536")
+    status, out, _ = cli(*flags, "--gpus", "4")
+    lines = out.splitlines()
+    assert status == 0 and " ".join(" ".join(lines[2:4]).split()) == (
+        "for rollout --total-gpus 4 --rollout-gpus 2 --token-budget auto keeps 2 of the 4 for it: Env + Offload + SP=2 "
+        "on 2 trainer GPUs with a lowered max_token_len_per_gpu of 50176, 65536 tokens, 1.69x the relative step time "
+        "(estimated)")
+    assert 1.111 / 0.6565 == pytest.approx(1.69, abs=0.005)
+    status, [answer] = run_json(cli, *flags, "--gpus", "4")
+    kept = answer["rollout_kept"]
+    assert status == 0 and kept["rollout_gpus"] == 2
+    assert {key: kept["plan"][key] for key in ("gpus", "sp", "max_token_len_per_gpu", "lowered_budget")} == {
+        "gpus": 2, "sp": 2, "max_token_len_per_gpu": 50176, "lowered_budget": True}
+    # The request it names gets that plan; without the flag, none.
+    status, out, _ = cli(*flags, "--total-gpus", "4", "--rollout-gpus", "2", "--token-budget", "auto")
+    assert status == 0 and out.splitlines()[1] == (
+        "plan           Env + Offload + SP=2 on 2 of 2 GPUs, with 2 rollout GPUs")
+    assert "max_token_len_per_gpu = 50176" in out
+    assert cli(*flags, "--total-gpus", "4", "--rollout-gpus", "2")[0] == 1
+    # Where no estimate may lower a budget (--no-estimate), the line says as before that no plan keeps GPUs for it.
+    status, out, _ = cli(*flags, "--gpus", "4", "--no-estimate")
+    assert status == 0 and out.splitlines()[2] == (
+        "for rollout    keeping 1 of the 4 for it leaves no plan for 65536 tokens (within 3); give the rollout GPUs "
+        "beside these instead: --gpus 4 --rollout-gpus R")
+
+
+def test_the_plan_line_counts_the_gpus_in_all_that_gpus_and_rollout_gpus_ask_for(cli):
+    """A user review (persona93e): on one node of 4 A100s, `--gpus 4 --rollout-gpus 1` read as 4 in all; the plan
+    line said `SP=4 on 4 of 4 GPUs, with 1 rollout GPU`, and --emit trinity wrote gpu_per_node: 5. --gpus counts the
+    trainer's alone: the line now says how many the request takes in all. --total-gpus says so in its header."""
+    flags = ("--model", "8B", "--gpu", "a100-80g", "--len", "32768")
+    status, out, _ = cli(*flags, "--gpus", "4", "--rollout-gpus", "1")
+    assert status == 0 and out.splitlines()[1] == "plan           SP=4 on 4 of 4 GPUs, with 1 rollout GPU: 5 in all"
+    status, out, _ = cli(*flags, "--gpus", "2", "--rollout-gpus", "2")
+    assert status == 0 and out.splitlines()[1] == (
+        "plan           Env + Offload + SP=2 on 2 of 2 GPUs, with 2 rollout GPUs: 4 in all")
+    # Where the trainer leaves GPUs of the budget unused, the words say what becomes of them, and count none in all.
+    status, out, _ = cli("--model", "8B", "--gpu", "a100-80g", "--maximize", "len", "--gpus", "6", "--rollout-gpus",
+                         "2")
+    assert status == 0 and out.splitlines()[1] == (
+        "plan           Env + Offload + SP=4 on 4 of 6 GPUs, with 2 rollout GPUs (2 unused: --rollout-gpus 4 gives "
+        "them to the rollout)")
+    status, out, _ = cli(*flags, "--total-gpus", "5", "--rollout-gpus", "1")
+    assert status == 0 and "in all (1 for the rollout): optimal" in out.splitlines()[0]
+    assert out.splitlines()[1] == "plan           SP=4 on 4 of 4 GPUs, with 1 rollout GPU"
 
 
 def test_a_config_whose_plan_takes_the_whole_budget_asks_nothing_for_its_rollout(cli, tmp_path: Path):
@@ -3707,7 +3761,7 @@ def test_a_plan_that_takes_the_whole_budget_says_it_leaves_the_rollout_no_gpu(cl
             "--rollout-gpus 1 keeps 1 of the 2 for it: vanilla on 1 trainer GPU, 8192 tokens, 2.00x the relative step "
             "time (documented)\n") in two
     assert "plan           Env on 6 of 6 GPUs\n" in cli(*flags, "--rollout-gpus", "0")[1]
-    assert "plan           Env on 6 of 6 GPUs, with 2 rollout GPUs\n" in cli(*flags, "--rollout-gpus", "2")[1]
+    assert "plan           Env on 6 of 6 GPUs, with 2 rollout GPUs: 8 in all\n" in cli(*flags, "--rollout-gpus", "2")[1]
 
 
 def test_gpus_the_trainer_leaves_beside_its_rollout_are_offered_to_the_rollout_where_a_node_holds_them(cli):

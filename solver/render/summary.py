@@ -682,14 +682,18 @@ def _rollout_kept_words(answer: Answer, plan: Plan, names: OptionNames) -> str |
                 f"it leaves the trainer none: give the rollout GPUs beside it instead: {beside}; or, with one GPU in "
                 f"all, {colocate_words(names)}")
     kept_for_it = names.joined([names.valued(names.total_gpus, budget), names.valued(names.rollout_gpus, rollout)])
-    if (other := kept.plan) is None:
+    if (other := kept.plan) is not None and other.lowered_budget and answer.query is not None \
+            and answer.query.token_budget == "default":  # only --token-budget auto keeps GPUs for it
+        kept_for_it = names.joined([kept_for_it, names.token_budget_auto])
+    if other is None:
         trains = "at any length" if answer.objective == "max_len" else f"for {counted(plan.max_model_len, 'token')}"
         return (f"keeping {rollout} of the {budget} for it leaves no plan {trains} (within {budget - rollout})"
                 f"{_host_ruled_out_words(answer, kept.without_host_ram)}"
                 f"{_pins_ruled_out_words(answer, kept.without_pins, kept_for_it)}; give the rollout GPUs beside these "
                 f"instead: {beside}")
     return (f"{kept_for_it} keeps {rollout} of the {budget} for it: "
-            f"{other.setting.label} on {counted(other.gpus, 'trainer GPU')}, {_trade_words(other, plan)} "
+            f"{other.setting.label} on {counted(other.gpus, 'trainer GPU')}{other.lowered_words}, "
+            f"{_trade_words(other, plan)} "
             f"({other.evidence_and_single_gpu}){_cautions_beside(answer, plan, other)}")
 
 
@@ -909,7 +913,12 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int, names: OptionNam
             unused = f" ({plan.unused_gpus} unused: {gives} gives {them} to the rollout)" if (
                 plan.unused_gpus and not answer.open_budget and answer.current is None
                 and plan.gpus + widened <= node_gpus) else ""
-            return f"{trainer}, with {counted(rollout, 'rollout GPU')}{unused}"
+            # --gpus counts the trainer's alone: the GPUs the plan takes in all (--total-gpus's header says them),
+            # where it takes the budget whole (else the budget's GPUs left are another count, which the words name)
+            in_all = f": {plan.gpus + rollout} in all" if (
+                not plan.unused_gpus and answer.total_gpus is None and not answer.open_budget
+                and answer.query is not None and answer.query.rollout_source is None) else ""
+            return f"{trainer}, with {counted(rollout, 'rollout GPU')}{in_all}{unused}"
         source = answer.query.rollout_source if answer.query is not None else None
         asked = (f"{source} asks for {counted(answer.rollout_gpus, 'rollout GPU')}" if source
                  else f"{names.valued(names.rollout_gpus, answer.rollout_gpus)} asked")
