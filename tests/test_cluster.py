@@ -1578,8 +1578,8 @@ def test_a_number_yaml_reads_as_text_is_never_told_to_be_written_out_of_bounds(c
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE.replace("priority: 3", f"priority: {priority}"), encoding="utf-8")
     joint = ":" if hint.startswith("write") else ","
-    message = (f"solve cluster: error: {path}: line 5: job math-4b, priority: must be a whole number from 1 to 1000000, "
-               f"got '{priority}' "
+    message = (f"solve cluster: error: {path}: line 5: job math-4b, priority: must be a whole number from 1 to "
+               f"1000000, got '{priority}' "
                f"(YAML reads it as text{joint} {hint})\n")
     assert cli("cluster", str(path)) == (2, "", message)
 
