@@ -1063,7 +1063,7 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n"
           "jobs:\n  - {name: j, model: 4B, max_model_len: 4096, priority: '[1'}\n"),
          # quoted text that is no YAML, nor a number in it
-         "line 4: job j, priority: must be a whole number, got '[1'"),
+         "line 4: job j, priority: must be a whole number from 1 to 1000000, got '[1'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: {at_least: 4096, '<tokens>': 1}}\n",
          # a key of the user's named like a tag is still named
          "line 4: job j, max_model_len: unknown field '<tokens>'"),
@@ -1552,6 +1552,17 @@ def test_a_quoted_number_is_told_to_lose_its_quotes(cli, tmp_path: Path, written
                                                  f"be a whole number, got '{value}'{hint}\n"))
 
 
+@pytest.mark.parametrize("priority", ["0", "5.5", "-1", "-1.0", "1000001", "high", "true"])
+def test_every_bad_priority_is_told_the_range_a_priority_takes(cli, tmp_path: Path, priority: str):
+    # 0 and 5.5 were told "must be above 0" and "must be a whole number" alone, while high got the range: one message.
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET_FILE.replace("priority: 3", f"priority: {priority}"), encoding="utf-8")
+    shown = f"'{priority}'" if priority == "high" else priority
+    assert cli("cluster", str(path)) == (2, "", (
+        f"solve cluster: error: {path}: line 5: job math-4b, priority: must be a whole number from 1 to 1000000, got "
+        f"{shown} (a weight: the placement places the most total priority)\n"))
+
+
 @pytest.mark.parametrize(("priority", "hint"), [
     ("1e308", "and as a number it must be at most 1000000"),  # not: write 1 and 308 zeros
     ("-1e3", "and as a number it must be above 0"),
@@ -1567,7 +1578,8 @@ def test_a_number_yaml_reads_as_text_is_never_told_to_be_written_out_of_bounds(c
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE.replace("priority: 3", f"priority: {priority}"), encoding="utf-8")
     joint = ":" if hint.startswith("write") else ","
-    message = (f"solve cluster: error: {path}: line 5: job math-4b, priority: must be a whole number, got '{priority}' "
+    message = (f"solve cluster: error: {path}: line 5: job math-4b, priority: must be a whole number from 1 to "
+               f"1000000, got '{priority}' "
                f"(YAML reads it as text{joint} {hint})\n")
     assert cli("cluster", str(path)) == (2, "", message)
 
@@ -1583,7 +1595,7 @@ def test_pools_written_as_a_mapping_are_told_to_be_a_list(cli, tmp_path: Path):
 
 @pytest.mark.parametrize(("mistake", "said"), [
     (("    priority: 3 ", "    priority: high "), (
-        "line 17: job math-4b, priority: must be a whole number, got 'high' (a weight, from 1 to 1000000: the "
+        "line 17: job math-4b, priority: must be a whole number from 1 to 1000000, got 'high' (a weight: the "
         "placement places the most total priority)")),
     (("    nodes: 1\n", "    nodes: 1 node\n"), "line 10: pool h20, nodes: must be a whole number, got '1 node'"),
     (("{at_least: 32768}", "{at_least: 32768, at_most: 8192}"), (

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import shlex
 import signal
 from pathlib import Path
 
@@ -102,6 +103,28 @@ def test_buy_is_said_to_name_the_fewest_gpus_then_nodes(cli: Cli, tmp_path: Path
     assert (status, err.splitlines()[-1]) == (1, (
         f"solve cluster: note: to place every job: solve cluster {SMALLER_ASKS} --buy names the fewest GPUs, then "
         "nodes, to add to the pools (and the jobs no number of nodes runs)"))
+
+
+def test_the_suggested_buy_asks_with_the_run_s_own_options(cli: Cli) -> None:
+    # Before: the suggested --buy dropped the run's --time-limit, --estimate, --cells, ...: it asked another question
+    # (on the tables where the run set them aside, within 10 s where it was given 20). The command parses to the run's
+    # options, but --buy, and --workers, which asks nothing else.
+    root = Path(__file__).parent.parent
+    given = ["--time-limit", "20", "--estimate", "--margin", "5%", "--weights", str(root / "tables" / "costs.yaml"),
+             "--no-widen", "--cells", str(root / "docs" / "examples" / "my-cells.yaml"), "--memory-model",
+             str(root / "tables" / "memory-model.yaml"), "--workers", "2"]
+    status, _, err = cli("cluster", str(SMALLER_ASKS), *given)
+    suggested = (f"solve cluster {SMALLER_ASKS} --buy --cells {given[9]} --memory-model {given[11]} --margin 0.05 "
+                 f"--estimate --weights {given[6]} --time-limit 20 --no-widen")
+    assert (status, err.splitlines()[-1]) == (1, (
+        f"solve cluster: note: to place every job: {suggested} names the fewest GPUs, then nodes, to add to the pools "
+        "(and the jobs no number of nodes runs)"))
+    parser = build_cluster_parser()
+    run, buy = parser.parse_args([str(SMALLER_ASKS), *given]), parser.parse_args(shlex.split(suggested)[2:])
+    assert vars(buy) == {**vars(run), "buy": True, "workers": 1}
+    # The defaults add nothing.
+    assert cli("cluster", str(SMALLER_ASKS), "--time-limit", "10")[2].splitlines()[-1].startswith(
+        f"solve cluster: note: to place every job: solve cluster {SMALLER_ASKS} --buy names the fewest GPUs")
 
 
 def test_a_second_cluster_file_is_named_as_not_read(cli: Cli) -> None:

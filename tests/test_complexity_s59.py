@@ -59,8 +59,8 @@ MESSAGES = [
      ("line 2: job j, max_model_len: must be a whole number, got '4096' (quoted, YAML reads it as text: write it "
       "without quotes)")),
     (f"[{{{POOL}}}]", f"{JOB}, priority: '5'",
-     ("line 2: job j, priority: must be a whole number, got '5' (quoted, YAML reads it as text: write it without "
-      "quotes)")),
+     ("line 2: job j, priority: must be a whole number from 1 to 1000000, got '5' (quoted, YAML reads it as text: "
+      "write it without quotes)")),
     # A job's length in neither form it takes.
     (f"[{{{POOL}}}]", "name: j, model: 4B, max_model_len: 32kb",
      ("line 2: job j, max_model_len: must be a whole number, got '32kb' (tokens, or thousands of 1024: 32768 or "
@@ -70,12 +70,14 @@ MESSAGES = [
       "32768 or 32k)")),
     # A priority as a word; a word where a number is asked and no hint fits.
     (f"[{{{POOL}}}]", f"{JOB}, priority: high",
-     ("line 2: job j, priority: must be a whole number, got 'high' (a weight, from 1 to 1000000: the placement places "
+     ("line 2: job j, priority: must be a whole number from 1 to 1000000, got 'high' (a weight: the placement places "
       "the most total priority)")),
     ("[{name: a, gpu: a100, nodes: two, gpus_per_node: 8}]", JOB,
      "line 1: pool a, nodes: must be a whole number, got 'two'"),
-    # A priority that is no word, a host memory that is no number: no hint of words or units or MiB.
-    (f"[{{{POOL}}}]", f"{JOB}, priority: 1.5", "line 2: job j, priority: must be a whole number, got 1.5"),
+    # A priority that is no whole number: the range and what it weighs, as a word's; a host memory that is no number:
+    # no hint of words or units or MiB.
+    (f"[{{{POOL}}}]", f"{JOB}, priority: 1.5", ("line 2: job j, priority: must be a whole number from 1 to 1000000, "
+                                                "got 1.5 (a weight: the placement places the most total priority)")),
     (f"[{{{POOL}, host_ram_gb: [1]}}]", JOB, "line 1: pool a, host_ram_gb: must be a number, got [1]"),
     # GPU memory with its unit; nvidia-smi's MiB as GB (beyond any GPU's MiB: no hint).
     ("[{name: a, gpu: x1, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 48GB}]", JOB,

@@ -27,7 +27,8 @@ def _changed(**update: Any) -> solver.Fleet:
      "fleet: two jobs are named 'math-4b', jobs items 1 and 5: rename one"),
     (_changed(first={"pool": "a10O"}), ("fleet: job math-4b, pool: no pool named 'a10O' (did you mean a100? pools: "
                                         "a100, h20)")),
-    (_changed(first={"priority": -3}), "fleet: job math-4b, priority: must be above 0, got -3"),
+    (_changed(first={"priority": -3}), ("fleet: job math-4b, priority: must be a whole number from 1 to 1000000, "
+                                        "got -3 (a weight: the placement places the most total priority)")),
     (_changed(first={"max_model_len": 5.5}), ("fleet: job math-4b, max_model_len: must be a whole number, got 5.5 "
                                               "(tokens, or thousands of 1024: 32768 or 32k)")),
     (_changed(jobs=()), "fleet: jobs: must list at least 1, got []"),

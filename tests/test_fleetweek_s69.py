@@ -67,4 +67,4 @@ def test_a_job_whose_reason_was_left_unasked_is_not_told_no_number_of_nodes_runs
     status, _, err = cli("cluster", str(path), "--time-limit", "0.1")
     assert status == 1 and err == (
         "solve cluster: note: huge: no way to run on the pools' nodes as they are, but more nodes may give it a way to "
-        f"run (with --token-budget auto): solve cluster {path} --buy --token-budget auto{TAIL}")
+        f"run (with --token-budget auto): solve cluster {path} --buy --token-budget auto --time-limit 0.1{TAIL}")

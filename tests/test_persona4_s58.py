@@ -177,7 +177,7 @@ def test_a_pools_gpu_given_as_its_type_is_told_the_field(tmp_path: Path):
 
 @pytest.mark.parametrize(("job", "said"), [
     # A priority written as a word: the error named no range and no meaning.
-    ({"priority": "high"}, ("line 5: job a, priority: must be a whole number, got 'high' (a weight, from 1 to 1000000: "
+    ({"priority": "high"}, ("line 5: job a, priority: must be a whole number from 1 to 1000000, got 'high' (a weight: "
                             "the placement places the most total priority)")),
     # A pool named in another case (pool names differ in more than case, so the one meant is plain).
     ({"pool": "A100"}, "job a, pool: no pool named 'A100' (did you mean a100? pools: a100)"),

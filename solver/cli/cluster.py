@@ -66,6 +66,7 @@ from solver.tables import (
     it_or_them,
     meant_fleet_name,
     named_jobs,
+    shown_number,
 )
 
 if TYPE_CHECKING:
@@ -74,6 +75,9 @@ if TYPE_CHECKING:
 
     Found = TypeVar("Found", ClusterResult, PurchaseResult)
     """What a search of the fleet finds: a placement, or (--buy) a purchase."""
+
+TIME_LIMIT_S = 10.0
+"""The default of --time-limit, seconds."""
 
 FILE_FIELDS = {
     "--gpu": "a pool's gpu", "--gpu-memory": "a pool's gpu_memory_gb or gpu_memory_mib",
@@ -133,7 +137,7 @@ def build_cluster_parser() -> Parser:
                         help="leave idle GPUs and nodes idle (by default a placed job grows onto idle GPUs of its "
                         "node, or moves to a node no job uses, where more GPUs run it faster or, for a max_model_len "
                         "of at_least N, at a longer length)")
-    parser.add_argument("--time-limit", metavar="SECONDS", type=positive_seconds, default=10.0,
+    parser.add_argument("--time-limit", metavar="SECONDS", type=positive_seconds, default=TIME_LIMIT_S,
                         help="seconds from the start for the planner's queries and the placement search after "
                         "them (default 10). The queries that work out the jobs' ways come first: at most "
                         f"{WAYS_QUESTIONS_PER_SECOND} new ones per second (--buy, which asks every evidence tier: "
@@ -220,7 +224,9 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     the file marks no job required and nodes may place each one it would name (``--required all``'s too): --buy alone
     buys for every such job;
     with the run's --trinity-version, whose host memory counts differ; with --token-budget auto where the run has it,
-    or where only that gives a job's length a way on more nodes or on the nodes as they are); and the jobs whose length no number of nodes reaches (`_note_beyond_any_nodes`)."""
+    or where only that gives a job's length a way on more nodes or on the nodes as they are; with the run's other
+    options that ask the same question, `_same_question_options`); and the jobs whose length no number of nodes
+    reaches (`_note_beyond_any_nodes`)."""
     from solver.results import PoolCode, ReasonCode, UnplacedCode
     # The reasons a job is left out that more nodes remove: a placement with one of them (text, not --json)
     # names --buy in a note on stderr.
@@ -280,6 +286,7 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
         command += f" --trinity-version {shlex.quote(args.trinity_release)}"
     if auto_only or auto_now or args.token_budget == "auto":  # lengths only it reaches, or the run's own
         command += " --token-budget auto"
+    command += "".join(f" {shlex.quote(option)}" for option in _same_question_options(args))
     auto = ("" if not auto_only or args.token_budget == "auto" else "with --token-budget auto"
             if auto_only == wayless else f"{named_jobs(auto_only)} with --token-budget auto")
     why = (f"{named_jobs(wayless)}: no way to run on the pools' nodes as they are, but more nodes may give "
@@ -288,6 +295,15 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
            if wayless else goal)
     print_note(f"solve cluster: note: {why}: {command} names the fewest GPUs, then nodes, to add to the pools (and "
                f"the jobs no number of nodes runs){jobs_said}")
+
+
+def _same_question_options(args: argparse.Namespace) -> tuple[str, ...]:
+    """The run's own options, as given, that the --buy it suggests needs to ask the question it asked (the plans'
+    evidence and memory model, `planning_check_options`; the cost weights; the time limit, where not the default;
+    --no-widen, for the placement with the nodes bought): none of them is the purchase's default."""
+    return (*planning_check_options(args), *(("--weights", str(args.weights)) if args.weights is not None else ()),
+            *(("--time-limit", shown_number(args.time_limit)) if args.time_limit != TIME_LIMIT_S else ()),
+            *(() if args.widen else ("--no-widen",)))
 
 
 def _note_token_budget_auto(jobs: list[str]) -> None:

@@ -562,9 +562,10 @@ def _validation_message(path: Path | str, raw: Any, error: ValidationError, rech
         problem = listed
     elif first["type"] in PLAIN_PROBLEMS:
         refused = _Refused(first["type"], first["input"], location, raw, recheck)
-        bound = _bound_written_otherwise(refused)
+        bound = None if refused.field == "priority" else _bound_written_otherwise(refused)
+        asked = PRIORITY_RANGE if refused.field == "priority" else _plain_problem(first)
         problem = (f"{bound}, got {yaml_brief(first['input'])}" if bound else
-                   f"{_plain_problem(first)}, got {yaml_brief(first['input'])}{_hint(refused) if yaml_read else ''}")
+                   f"{asked}, got {yaml_brief(first['input'])}{_hint(refused) if yaml_read else ''}")
     else:
         problem = own_words(first)
     where = _describe_location(raw, location)
@@ -941,11 +942,17 @@ def _job_length_in_neither_form(refused: _Refused) -> str | None:
     return f" ({length_forms(refused.value)})"
 
 
-def _priority_as_word(refused: _Refused) -> str | None:
-    """A job's priority as a word (``high``, ``low``), where a weight is asked."""
-    if not (refused.field == "priority" and isinstance(refused.value, str)):
+PRIORITY_RANGE = f"must be a whole number from 1 to {MAX_PRIORITY}"
+"""What a job's priority must be, as every refusal of one says it (``0``, ``5.5``, ``high``, ``-1.0``: one message,
+the range it takes, `_validation_message`), whatever bound or type the value breaks."""
+
+
+def _priority_weight(refused: _Refused) -> str | None:
+    """A job's priority refused for no more particular mistake (its quotes, say): what it weighs, a word (``high``)
+    or a number out of its range alike (``0``, ``5.5``)."""
+    if refused.field != "priority":
         return None
-    return f" (a weight, from 1 to {MAX_PRIORITY}: the placement places the most total priority)"
+    return " (a weight: the placement places the most total priority)"
 
 
 def _mib_as_gb(refused: _Refused) -> str | None:
@@ -1035,7 +1042,7 @@ _HINTS: tuple[Callable[[_Refused], str | None], ...] = (
     _job_length_at_least,
     _job_length_in_neither_form,
     _whole_number_written_otherwise,
-    _priority_as_word,
+    _priority_weight,
     _mib_as_gb,
     _node_past_one_host,
     _gpu_memory_with_unit,
