@@ -990,17 +990,17 @@ class _Words:
         return f"no table for {self.gpus(n)}{self._nor_fewer(n)}"
 
     def _untabled(self) -> str:
-        """Why no table speaks for the model on this GPU type at all: --estimate sets them aside, none has its memory
-        (though those of GPU types with more may cap its estimates, where estimates are on:
-        `PlanningData.capping_gpus`), or none of them names the model."""
+        """Why no table speaks for the model on this GPU type at all: none has its memory (though those of GPU types
+        with more may cap its estimates, where estimates are on: `PlanningData.capping_gpus`), --estimate sets them
+        aside, or none of them names the model."""
         query, data = self.query, self.data
-        if query.estimate == "only":
-            return f"the tables set aside ({query.option_names.estimate_only})"
         if not self.catalog.tabled_counts(data.gpu):
             if (capping := data.capping_gpus) and query.estimate != "never":
                 return (f"no table vouches for {data.gpu} (none has its memory; the {capping} tables, whose GPUs have "
                         "at least its memory, cap its estimates where they say a setting ran out of memory)")
             return f"no table speaks for {data.gpu} (none has its memory)"
+        if query.estimate == "only":
+            return f"the tables set aside ({query.option_names.estimate_only})"
         return f"no {data.gpu} table names {data.model}"
 
     def nothing_held(self) -> tuple[Reason, ...]:

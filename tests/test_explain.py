@@ -377,6 +377,18 @@ def test_where_no_gpu_count_holds_a_plan_the_explanation_names_the_cause_in_text
     assert status == 1 and answer["explanation"] == [{"rule": rule, "detail": detail}]
 
 
+def test_with_estimate_alone_a_count_is_not_said_to_lack_a_table_that_names_the_model(cli):
+    # The A100's table for 2 GPUs has Qwen3-8B: with --estimate it was set aside, not missing ("no A100-80GB table
+    # names Qwen3-8B" was false).
+    status, out, _ = cli("--model", "8B", "--gpu", "a100", "--gpus", "2", "--exact", "--len", "32768", "--estimate",
+                         "--explain", "--json")
+    [answer] = json.loads(out)
+    assert status == 0 and details([solver.Reason(**step) for step in answer["explanation"]], "memory_model") == [
+        "on 2 GPUs: the tables set aside (--estimate); the memory model predicts at 32768 tokens: Env 152.8 GiB of 73.5 "
+        "usable; Env + Offload 90.0 GiB of 73.5 usable; Env + SP=2 111.5 GiB of 73.5 usable; vanilla, Offload, SP=2 and "
+        "Offload + SP=2 not estimated (estimates turn Env on unless --no-env)"]
+
+
 def test_where_no_gpu_count_holds_a_plan_each_sp_degree_is_shown_on_its_largest_count():
     # Within 6 GPUs SP=4 runs on 4 alone, SP=1 and 2 on up to 6: each on the most GPUs that run it, where the memory
     # model fits the most; maximising the length, at its grid's first step.
