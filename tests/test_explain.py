@@ -383,10 +383,10 @@ def test_with_estimate_alone_a_count_is_not_said_to_lack_a_table_that_names_the_
     status, out, _ = cli("--model", "8B", "--gpu", "a100", "--gpus", "2", "--exact", "--len", "32768", "--estimate",
                          "--explain", "--json")
     [answer] = json.loads(out)
-    assert status == 0 and details([solver.Reason(**step) for step in answer["explanation"]], "memory_model") == [
+    assert status == 0 and details([solver.Reason(**step) for step in answer["explanation"]], "memory_model") == [(
         "on 2 GPUs: the tables set aside (--estimate); the memory model predicts at 32768 tokens: Env 152.8 GiB of 73.5 "
         "usable; Env + Offload 90.0 GiB of 73.5 usable; Env + SP=2 111.5 GiB of 73.5 usable; vanilla, Offload, SP=2 and "
-        "Offload + SP=2 not estimated (estimates turn Env on unless --no-env)"]
+        "Offload + SP=2 not estimated (estimates turn Env on unless --no-env)")]
 
 
 def test_where_no_gpu_count_holds_a_plan_each_sp_degree_is_shown_on_its_largest_count():
@@ -395,10 +395,10 @@ def test_where_no_gpu_count_holds_a_plan_each_sp_degree_is_shown_on_its_largest_
     _, reasons = explained(gpu="h20", model="30B-A3B", objective="max_len", budget_gpus=6, critic="reloaded",
                            estimate="auto")
     assert [(r.rule, r.detail.split(" tokens: ")[0]) for r in reasons] == [
-        ("memory_model", "on 4 GPUs, the most within the budget for SP=4: no H20-96GB table names Qwen3-30B-A3B; the "
-                         "memory model predicts at 1024"),
-        ("memory_model", "on 6 GPUs, the most within the budget for SP=1, 2: no H20-96GB table names Qwen3-30B-A3B; "
-                         "the memory model predicts at 1024")]
+        ("memory_model", ("on 4 GPUs, the most within the budget for SP=4: no H20-96GB table names Qwen3-30B-A3B; "
+                          "the memory model predicts at 1024")),
+        ("memory_model", ("on 6 GPUs, the most within the budget for SP=1, 2: no H20-96GB table names Qwen3-30B-A3B; "
+                          "the memory model predicts at 1024"))]
     assert [re.findall(r"(?:^|; )(Env[^;]*?) \d", r.detail.split(" tokens: ")[1]) for r in reasons] == [
         ["Env + SP=4", "Env + Offload + SP=4"], ["Env", "Env + SP=2", "Env + Offload", "Env + Offload + SP=2"]]
 
