@@ -377,6 +377,20 @@ def test_where_no_gpu_count_holds_a_plan_the_explanation_names_the_cause_in_text
     assert status == 1 and answer["explanation"] == [{"rule": rule, "detail": detail}]
 
 
+@pytest.mark.parametrize(("gpus", "reason"), [
+    (12, ("whole_nodes", ("12 GPUs span nodes of 8 (--node-gpus) but are not whole nodes, which a trainer that spans "
+                          "nodes must use"))),
+    (72, ("memory_model", ("on 72 GPUs: no table speaks for A10-24GB (none has its memory); the memory model estimates "
+                           "no count past 64 GPUs"))),
+])
+def test_where_no_gpu_count_holds_a_plan_an_exact_count_never_estimated_says_why(gpus, reason):
+    # No A10 count holds Llama-3.1-70B with a reloaded critic: an exact count the memory model never weighs gets no
+    # figures (it gave them for 12 GPUs, which a trainer may not take on nodes of 8), but the reason it is not weighed.
+    _, reasons = explained(gpu="a10", model="Llama-3.1-70B", max_model_len=8192, budget_gpus=gpus, exact=True,
+                           critic="reloaded", estimate="auto")
+    assert [(r.rule, r.detail) for r in reasons] == [reason]
+
+
 def test_with_estimate_alone_a_count_is_not_said_to_lack_a_table_that_names_the_model(cli):
     # The A100's table for 2 GPUs has Qwen3-8B: with --estimate it was set aside, not missing ("no A100-80GB table
     # names Qwen3-8B" was false).
