@@ -2078,7 +2078,9 @@ _NOTHING_FITS = ("the tables have no Qwen3-32B on x, and the memory model estima
       "within 1 GPU: the longest is 2048 on the 1024-token grid")),
     (("--model", "32B", "--gpus", "1", "--maximize", "len"), f"no plan: {_NOTHING_FITS}"),
     (("--model", "32B", "--gpus", "1", "--maximize", "len", "--explain"),
-     f"no plan: {_NOTHING_FITS} why no_table the reason above"),
+     (f"no plan: {_NOTHING_FITS} why memory_model on 1 GPU, the most within the budget: no table speaks for x (none "
+      "has its memory); the memory model predicts at 1024 tokens: Env 512.5 GiB of 6.3 usable; Env + Offload 10.1 GiB "
+      "of 6.3 usable")),
 ])
 def test_a_gpu_too_small_for_a_grid_step_has_no_plan_and_says_so(cli, flags: tuple[str, ...], says: str):
     # 8 GiB hold no 1024 tokens of Qwen3-32B on one GPU, nor 4096 of Qwen3-0.6B: no plan, exit 1, no traceback.
