@@ -48,6 +48,7 @@ from solver.tables import (
     TrinityVersion,
     cached_names,
     check_types,
+    computed_once,
     counted,
     it_or_them,
     load_catalog,
@@ -2010,13 +2011,22 @@ def _keys_changed(text: str, plan: Plan, model: Model, name: str, environ: Mappi
                   version: str | None) -> list[tuple[PlanKey, Any, bool]]:
     """The plan's keys that `patch_trinity_config` writes into the config `text` for `plan`, each with the config's
     value there (None where it lacks the key) and whether it is beyond the plan's own keys (`config_keys_changed`'s:
-    set only because the config has it, or one a plan without a config sets none of)."""
-    version = _checked_release(text, plan, model, name, environ, version)
+    set only because the config has it, or one a plan without a config sets none of). Within `parsing_once`, worked
+    out once for the same arguments (the notes of one command ask it several times)."""
+    release = _checked_release(text, plan, model, name, environ, version)
+    arguments = (text, plan, model, name, None if environ is None else tuple(environ.items()), release)
+    return list(computed_once(("keys changed", *arguments),
+                              lambda: _keys_changed_anew(text, plan, model, name, environ, release)))
+
+
+def _keys_changed_anew(text: str, plan: Plan, model: Model, name: str, environ: Mapping[str, str] | None,
+                       version: TrinityVersion | None) -> tuple[tuple[PlanKey, Any, bool], ...]:
+    """`_keys_changed`, worked out (for the release `version`, checked)."""
     reading = load_config_mapping(_with_lf(text), name)
     keys = keys_for_plan(plan, model, reading, environ, version)
     own = {key.path for key in keys_for_plan(plan, model, None, environ, version) if not key.existing_only}
-    return [(key, value_at(reading, key.path), key.existing_only or key.path not in own)
-            for key in _written(reading, keys, environ or {})]
+    return tuple((key, value_at(reading, key.path), key.existing_only or key.path not in own)
+                 for key in _written(reading, keys, environ or {}))
 
 
 def config_keys_kept(text: str, plan: Plan, model: Model, *, name: str = "config",
