@@ -2117,7 +2117,8 @@ def _config_keys(text: str, plan: Plan, model: Model, name: str, environ: Mappin
 def _worked_once(kind: str, text: str, plan: Plan, model: Model, name: str, environ: Mapping[str, str] | None,
                  version: TrinityVersion | None, work: Callable[[], tuple[Any, ...]]) -> tuple[Any, ...]:
     """`work()`, what is worked out of the config `text` for `plan` (`kind`: which), within `parsing_once` once for the
-    same arguments (`computed_once`)."""
+    same arguments (`computed_once`; `environ` by its items: a mapping that notes what is read from it, as
+    `solver.trinity.interpolation.NoEnvironment` does, has no place here)."""
     arguments = (text, plan, model, name, None if environ is None else tuple(environ.items()), version)
     return computed_once((kind, *arguments), work)
 
