@@ -593,10 +593,15 @@ def evidence_tiers(planner: Planner, fleet: Fleet, index: int,
     pool = fleet.pools[pool_index]
     model = planner.catalog.model(fleet.jobs[index].model)
     tabled = [table.gpus for table in planner.catalog.tables_for(pool.gpu, model).tables]
-    counts = estimated_counts(pool.gpus_per_node, pool.up_nodes * pool.gpus_per_node)
+    counts = pool_counts(pool)
     tiers: list[tuple[Sequence[int], EstimateMode]] = [] if planner.estimate == "only" else [
         (tabled, "never"), (counts, "never")]
     return tiers + ([] if planner.estimate == "never" else [(counts, planner.estimate)])
+
+
+def pool_counts(pool: Pool) -> tuple[int, ...]:
+    """Every trainer GPU count the planner considers on the pool's nodes (`estimated_counts`, up to its GPUs up)."""
+    return estimated_counts(pool.gpus_per_node, pool.up_nodes * pool.gpus_per_node)
 
 
 def ways_in_pool(planner: Planner, fleet: Fleet, index: int, pool_index: int, counts: Sequence[int],
