@@ -4437,8 +4437,8 @@ beside its 2 rollout GPUs, 2 whole nodes, one of which the job of more priority 
 GPUs (Env + Offload + SP=2) or more, beside the rollout on one node."""
 
 
-def test_a_job_whose_cells_take_whole_nodes_is_told_what_the_estimates_need(tmp_path: Path,
-                                                                             monkeypatch: pytest.MonkeyPatch):
+def test_a_job_whose_cells_take_whole_nodes_is_told_what_the_estimates_need(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Before (cluster93c): "no room left in h100 (it needs at least 2 whole nodes)" alone, where --estimate places it
     # on one node: the tables' plans come first by design, and the reason now says so and what the estimates need.
     catalog = CATALOG.with_cells(Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml")

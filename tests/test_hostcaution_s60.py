@@ -214,8 +214,9 @@ def test_a_cluster_placement_is_cautioned_on_a_pool_without_host_ram_gb(cli, tmp
     # s87: the hint names the job's key, not the planner's --trinity-version alone (cluster93c: the run's after it,
     # which gives every job that names none its release)
     assert placed["big"]["cautions"][1].endswith(
-        "to check it; the job's trinity_version (or the run's --trinity-version) counts a release's own, less where rank 0 alone loads the model (0.6, "
-        "0.5.1 and 0.5.0) or verl 0.7 builds the reference model in bf16 and places the pinned blocks (0.5)")
+        "to check it; the job's trinity_version (or the run's --trinity-version) counts a release's own, less where "
+        "rank 0 alone loads the model (0.6, 0.5.1 and 0.5.0) or verl 0.7 builds the reference model in bf16 and places "
+        "the pinned blocks (0.5)")
     assert placed["small"]["caution_codes"] == ["uneven-data-parallel"]
 
 

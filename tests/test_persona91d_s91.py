@@ -66,7 +66,8 @@ def test_a_job_the_host_memory_leaves_out_is_told_the_trinity_version_that_place
             "Offload + SP=4, in 1404.7 GiB of host memory per node`") in CLUSTER_PAGE
     status, out, _ = cli("cluster", str(fleet))
     assert status == 1 and ("more than the pool's host_ram_gb of 2048 GiB; with the job's trinity_version 0.6.0 (or "
-                            "the run's --trinity-version 0.6.0), 8 would, with Env + Offload + SP=4, in 1404.7 GiB of host memory per node)") in (
+                            "the run's --trinity-version 0.6.0), 8 would, with Env + Offload + SP=4, in 1404.7 GiB of "
+                            "host memory per node)") in (
         " ".join(out.replace("│", " ").split()))
     # Named, the job's release is the count: no other is offered.
     fleet.write_text(fleet.read_text(encoding="utf-8").replace("rollout_gpus: 8}", "rollout_gpus: 8, "

@@ -104,8 +104,9 @@ def test_a_cluster_reason_names_the_job_s_own_release_key(cli: Cli, tmp_path: Pa
     status, out, _ = cli("cluster", str(path), "--json")
     [left] = json.loads(out)["unplaced"]
     assert status == 1 and left["reason"].count("--trinity-version") == 1
-    assert ("; with the job's trinity_version 0.6.0 (or the run's --trinity-version 0.6.0), whose rank 0 alone loads the model, Env + SP=4 on 8 GPUs trains "
-            "it (65536 tokens), and it needs 63.0 GiB of host memory per node while the model loads") in left["reason"]
+    assert ("; with the job's trinity_version 0.6.0 (or the run's --trinity-version 0.6.0), whose rank 0 alone loads "
+            "the model, Env + SP=4 on 8 GPUs trains it (65536 tokens), and it needs 63.0 GiB of host memory per node "
+            "while the model loads") in left["reason"]
     [api_left] = solver.place(path).unplaced  # the API's keyword after the key
     assert '; with the job\'s trinity_version 0.6.0 (or the run\'s trinity_version="0.6.0"), whose' in api_left.reason
     # Under the run's --trinity-version 0.5.2 the job's release is named: no other is offered, nor the key it lacks.
