@@ -2199,13 +2199,19 @@ def test_the_garbage_collector_waits_out_the_start_up_then_collects_as_before():
 
 def test_a_collector_run_another_way_keeps_its_way():
     # A host that turned the collector off, or set its first threshold to 0, keeps it as it was.
-    before = gc.get_threshold()
+    before, callbacks = gc.get_threshold(), list(gc.callbacks)
     gc.disable()
     try:
         solver.__main__._collect_after_start_up()
         assert gc.get_threshold() == before and not gc.isenabled()
+        gc.enable()
+        gc.set_threshold(0, *before[1:])  # mutants59: enabled, its first threshold 0 (automatic runs off)
+        solver.__main__._collect_after_start_up()
+        assert (gc.get_threshold(), gc.callbacks) == ((0, *before[1:]), callbacks)
     finally:
         gc.enable()
+        gc.set_threshold(*before)
+        gc.callbacks[:] = callbacks
 
 
 def signalled_after(script: str, lines: tuple[str, ...], *signals: signal.Signals,
