@@ -132,8 +132,8 @@ def test_a_local_config_json_of_another_kind_is_told_what_reads_it_in_the_caller
     (folder / "config.json").write_text("pools: [{name: a, gpu: h100, nodes: 1, gpus_per_node: 8}]\n"
                                         "jobs: [{name: j, model: 8B, max_model_len: 8192}]\n", encoding="utf-8")
     config = tmp_path / "trinity.yaml"
-    config.write_text(f"model: {{model_path: {folder}, max_model_len: 8192}}\ncluster: {{node_num: 1, gpu_per_node: 8}}\n",
-                      encoding="utf-8")
+    config.write_text(f"model: {{model_path: {folder}, max_model_len: 8192}}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\n", encoding="utf-8")
     refusal = f"{folder / 'config.json'}: not JSON: Expecting value (line 1) (this looks like a fleet file, for "
     with pytest.raises(solver.TableError, match=re.escape(refusal + "solver.place or solver.load_fleet)")):
         solver.check_config(config, gpu="h100")
