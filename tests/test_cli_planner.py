@@ -2199,15 +2199,42 @@ def test_the_garbage_collector_waits_out_the_start_up_then_collects_as_before():
     assert result.stdout == "0 [] True True\n", result.stderr
 
 
+def test_solve_holds_the_collector_from_its_start_and_leaves_thresholds_set_later_alone(
+        monkeypatch: pytest.MonkeyPatch):
+    # mutants59: `solve` (main) holds the first run before the command runs; once the first run brought the
+    # interpreter's thresholds back, the callback that did so, which stays, leaves thresholds set later as they are
+    before, callbacks = gc.get_threshold(), list(gc.callbacks)
+    monkeypatch.setattr(solver.__main__, "run", lambda: gc.get_threshold()[0])
+    monkeypatch.setattr(solver.__main__, "_exit_at_once", sys.exit)
+    try:
+        with pytest.raises(SystemExit) as done:
+            solver.__main__.main()
+        assert done.value.code == solver.__main__.START_UP_OBJECTS
+        gc.collect()
+        assert gc.get_threshold() == before
+        gc.set_threshold(before[0] + 1, *before[1:])
+        gc.collect()
+        assert gc.get_threshold() == (before[0] + 1, *before[1:])
+    finally:
+        gc.set_threshold(*before)
+        gc.callbacks[:] = callbacks
+
+
 def test_a_collector_run_another_way_keeps_its_way():
     # A host that turned the collector off, or set its first threshold to 0, keeps it as it was.
-    before = gc.get_threshold()
+    before, callbacks = gc.get_threshold(), list(gc.callbacks)
     gc.disable()
     try:
         solver.__main__._collect_after_start_up()
         assert gc.get_threshold() == before and not gc.isenabled()
+        gc.enable()
+        gc.set_threshold(0, *before[1:])  # mutants59: enabled, its first threshold 0 (automatic runs off)
+        solver.__main__._collect_after_start_up()
+        assert (gc.get_threshold(), gc.callbacks) == ((0, *before[1:]), callbacks)
     finally:
         gc.enable()
+        gc.set_threshold(*before)
+        gc.callbacks[:] = callbacks
 
 
 def signalled_after(script: str, lines: tuple[str, ...], *signals: signal.Signals,
