@@ -155,7 +155,8 @@ class WaysLimit:
         new_shapes = {ways_shape(fleet.jobs[index]) for index in order[reached:]} - asked_shapes
         asked, shapes = planner.asked - self.since, len(asked_shapes)
         likely = asked - (-asked * (shapes + 1) * len(new_shapes) // shapes ** 2)  # rounded up
-        return int(likely // (self.per_second or WAYS_QUESTIONS_PER_SECOND)) + 1  # a count above them all: no job's turn finds it reached
+        # a count above them all: no job's turn finds it reached
+        return int(likely // (self.per_second or WAYS_QUESTIONS_PER_SECOND)) + 1
 
 
 @dataclass(frozen=True)
