@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from ortools.sat.python import cp_model
 
-from solver.memory import GRID, Breakdown, breakdown, estimated_counts, estimates_setting
+from solver.memory import GRID, Breakdown, breakdown, estimated_counts, estimates_setting, unestimated_count_words
 from solver.model import RULES, Combination, PlanningData, SolverStatus, build_model, prepare
 from solver.query import Query, token_cap_source
 from solver.results import AlternativeName, Answer, Plan, Reason, ReasonCode
@@ -58,7 +58,6 @@ from solver.tables import (
     HOST_HELD_CRITICS,
     LOADING_ALONE_NEED,
     LOADING_HOST_NEED,
-    MAX_ESTIMATED_GPUS,
     NO_CRITIC,
     Catalog,
     Model,
@@ -1014,10 +1013,9 @@ class _Words:
         query = self.query
         if query.estimate == "never":
             return (Reason(rule="no_table", detail=f"{self._untabled()}, for any GPU count; {self._estimates_off}"),)
-        estimated = estimated_counts(query.node_gpus, query.budget_gpus)
-        if query.exact and query.budget_gpus not in estimated:  # a count the memory model never estimates
-            return (self._unestimated_count(query.budget_gpus),)
-        counts = (query.budget_gpus,) if query.exact else estimated
+        if query.exact and (unestimated := unestimated_count_words(query.budget_gpus, query.node_gpus)):
+            return (self._unestimated_count(query.budget_gpus, unestimated),)
+        counts = (query.budget_gpus,) if query.exact else estimated_counts(query.node_gpus, query.budget_gpus)
         most = {sp: n for n in counts for sp in self._degrees(n)}  # each SP degree's largest count (counts ascend)
         settings = [setting for sp in most for env in (False, True) for offload in (False, True)
                     if query.env in (None, env) and query.offload in (None, offload)
@@ -1034,14 +1032,13 @@ class _Words:
                 f"on {on}: {self._untabled()}; {self._predictions(n, query.max_model_len or GRID, combinations)}")))
         return tuple(reasons)
 
-    def _unestimated_count(self, n: int) -> Reason:
-        """Why the memory model has no figures for `n` GPUs (a count --exact asks for, no table speaking for it): they
-        span nodes but are not whole nodes (the rule's own reason), or they are more than it estimates."""
+    def _unestimated_count(self, n: int, unestimated: str) -> Reason:
+        """Why the memory model has no figures for `n` GPUs (a count --exact asks for, no table speaking for it;
+        `unestimated`: `unestimated_count_words`): they span nodes but are not whole nodes (the rule's own reason),
+        or they are more than it estimates."""
         if whole_nodes_violation(n, self.query.node_gpus):
             return self._limit_reason("whole_nodes", [(n, 0, 0, 1)])
-        return Reason(rule="memory_model", detail=(
-            f"on {self.gpus(n)}: {self._untabled()}; the memory model estimates no count past {MAX_ESTIMATED_GPUS} "
-            "GPUs"))
+        return Reason(rule="memory_model", detail=f"on {self.gpus(n)}: {self._untabled()}; {unestimated}")
 
     def _lora_table(self, n: int) -> str:
         """What the table for `n` GPUs says of a LoRA run past what it vouches for: it measured full fine-tuning, whose

@@ -548,8 +548,16 @@ def _rounded_gib(value: Any) -> Any:
 def estimated_counts(node_gpus: int, budget: int = MAX_ESTIMATED_GPUS) -> tuple[int, ...]:
     """Trainer GPU counts the memory model's estimates consider, up to `budget` and `MAX_ESTIMATED_GPUS`:
     any count within one node of `node_gpus` GPUs, then whole nodes (a trainer that spans nodes uses whole
-    nodes)."""
-    return tuple(n for n in range(1, min(budget, MAX_ESTIMATED_GPUS) + 1) if not whole_nodes_violation(n, node_gpus))
+    nodes) (`unestimated_count_words`)."""
+    return tuple(n for n in range(1, min(budget, MAX_ESTIMATED_GPUS) + 1) if not unestimated_count_words(n, node_gpus))
+
+
+def unestimated_count_words(gpus: int, node_gpus: int, source: str = "--node-gpus") -> str | None:
+    """Why the memory model's estimates never consider `gpus` trainer GPUs in nodes of `node_gpus` (whose size comes
+    from `source`), in words: they span nodes but are not whole nodes (`whole_nodes_violation`), or they are past
+    `MAX_ESTIMATED_GPUS`; None where they consider it (`estimated_counts`)."""
+    return whole_nodes_violation(gpus, node_gpus, source) or (
+        f"the memory model estimates no count past {MAX_ESTIMATED_GPUS} GPUs" if gpus > MAX_ESTIMATED_GPUS else None)
 
 
 def features(model: Model, gpus: int, setting: Setting, max_model_len: int) -> dict[str, float]:

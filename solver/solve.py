@@ -32,6 +32,7 @@ from solver.memory import (
     rollout_unheld_caution,
     shown_host_need,
     shown_training_host_need,
+    unestimated_count_words,
 )
 from solver.model import (
     PIN_RULES,
@@ -798,10 +799,8 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
     if data.holds_no_plan(query):
         steps = (_offloaded_critic_words(catalog, query, gpu) + _nearest_words(catalog, data, query) if explained
                  else ReasonWords())
-        return _answer(catalog, query, gpu, "infeasible", (), started,
-                       reason=_no_data_reason(data, query, gpu) + steps,
-                       reason_code=(ReasonCode.ESTIMATE_FITS_NOTHING if query.estimate == "only"
-                                    else ReasonCode.NO_TABLE_FOR_MODEL))
+        code, reason = _no_data_reason(data, query, gpu)
+        return _answer(catalog, query, gpu, "infeasible", (), started, reason=reason + steps, reason_code=code)
     ranked = (_ranked_from_asked(catalog, data, query, asked, ends_by)
               or _ranked_plans(catalog, data, query, ends_by))
     if ranked.plans:
@@ -912,17 +911,27 @@ def _ranked_from_asked(catalog: Catalog, data: PlanningData, query: Query, asked
     return None
 
 
-def _no_data_reason(data: PlanningData, query: Query, gpu: str) -> str:
-    """Why `query` has no plan on `gpu` where `data` holds none (`PlanningData.holds_no_plan`): no table of the model,
-    and (where estimates are on) nothing the memory model fits with the PPO critic counted, within what larger GPUs'
-    tables allow."""
+def _no_data_reason(data: PlanningData, query: Query, gpu: str) -> tuple[ReasonCode, str]:
+    """Why `query` has no plan on `gpu` where `data` holds none (`PlanningData.holds_no_plan`), with its code: no table
+    of the model, and (where estimates are on) nothing the memory model fits with the PPO critic counted, within what
+    larger GPUs' tables allow; first, where --exact asks for a count the estimates never consider, why they do not
+    (`unestimated_count_words`: not whole nodes, or past their counts), as the explanation says."""
     capping = data.capping_gpus  # their failures cap the estimates too
     nothing_fits = f"the memory model estimates that nothing fits (not even {GRID} tokens)" + (
         f" within what the {capping} tables allow (their GPUs have at least this one's memory)" if capping else "")
     if query.estimate == "only":
-        return f"with {query.option_names.estimate_only} (the tables set aside),{query.critic_words} {nothing_fits}"
-    return (f"the tables have no {query.model} on {gpu}"
-            + ("" if query.estimate == "never" else f", and{query.critic_words} {nothing_fits}"))
+        code = ReasonCode.ESTIMATE_FITS_NOTHING
+        reason = f"with {query.option_names.estimate_only} (the tables set aside),{query.critic_words} {nothing_fits}"
+    else:
+        code = ReasonCode.NO_TABLE_FOR_MODEL
+        reason = (f"the tables have no {query.model} on {gpu}"
+                  + ("" if query.estimate == "never" else f", and{query.critic_words} {nothing_fits}"))
+    unestimated = query.exact and query.estimate != "never" and unestimated_count_words(
+        query.budget_gpus, query.node_gpus, query.node_source)
+    if not unestimated:
+        return code, reason
+    exactly = f"no plan for exactly {counted(query.budget_gpus, 'trainer GPU')} with {data.model} on {gpu}"
+    return ReasonCode.EXACT_COUNT_HAS_NO_PLAN, f"{exactly}: {unestimated}; on fewer GPUs, {reason}"
 
 
 def _offloaded_critic_words(catalog: Catalog, query: Query, gpu: str) -> ReasonWords:

@@ -67,7 +67,17 @@ from solver.memory import host_ram_holds, rollout_engines
 from solver.render import cluster_view
 from solver.render.cluster import _pool_view
 from solver.render.phrases import seconds_words
-from solver.results import ClusterResult, Placement, PoolCode, PoolUse, RolloutEngines, Unplaced, UnplacedCode
+from solver.results import (
+    ClusterResult,
+    Placement,
+    PoolCode,
+    PoolUse,
+    RolloutEngines,
+    Unplaced,
+    UnplacedCode,
+    exceeds_assumed_host_ram,
+    node_host_need_caution,
+)
 from solver.rules import COMMAND_OPTIONS
 from solver.solve import plan
 from solver.tables import AtLeast, Job, Pool, TableError, Weights, load_catalog, load_fleet, shipped_tables_directory
@@ -4760,6 +4770,27 @@ def test_a_pools_title_adds_up_the_host_memory_its_fullest_node_needs(cli, tmp_p
     assert (status, rows) == (0, {"a": "11.9", "b": "34.3"})  # both on node 0: 46.2 together
     assert out.splitlines()[1].startswith("pool p: 1 x 8 H100-80GB (512 GiB host memory each, 46.2 needed on the "
                                           "fullest node); 1 node and ")
+
+
+@pytest.mark.parametrize(("needs", "total"), [
+    ((("a", 1536.4),), None),  # one job alone: its plan's own host-memory-unchecked caution says so
+    ((("a", 512.0), ("b", 512.0)), None),  # exactly the 1024 GiB assumed: not more than it, as a plan's own rule
+    ((("a", 512.04), ("b", 512.04)), None),  # 1024.08, but 512.0 each as the cells show them: 1024.0
+    ((("a", 512.0), ("b", 512.1)), "1024.1"),  # a tenth past it
+])
+def test_a_nodes_host_memory_caution_at_its_edges(needs, total):
+    # smalls93b: "more than" the node is assumed to have is strict, as `exceeds_assumed_host_ram` is for one plan (a
+    # need equal to it is not cautioned), and counts the needs as their host GiB/node cells show them (tenths).
+    h100 = CATALOG.gpu("H100")
+    caution = node_host_need_caution("h100", 0, needs, h100, 8)
+    if total is None:
+        assert caution is None
+    else:
+        assert caution is not None and caution.code == "node-host-memory-unchecked" and caution.words.startswith(
+            f"node 0 of pool h100 holds jobs that need {total} GiB of host memory together (a 512.0, b 512.1, as their "
+            "host GiB/node cells show), more than the 1024 GiB such a node is assumed to have;")
+    assert (exceeds_assumed_host_ram(1024.0, h100, 8, 8), exceeds_assumed_host_ram(1024.1, h100, 8, 8)) == (
+        False, True)  # one plan's rule, which the node's keeps to
 
 
 def test_a_node_whose_jobs_need_more_host_memory_together_than_assumed_is_cautioned(cli, tmp_path: Path):

@@ -377,18 +377,39 @@ def test_where_no_gpu_count_holds_a_plan_the_explanation_names_the_cause_in_text
     assert status == 1 and answer["explanation"] == [{"rule": rule, "detail": detail}]
 
 
-@pytest.mark.parametrize(("gpus", "reason"), [
+_NOTHING_FITS_ON_A10 = ("the tables have no Llama-3.1-70B on A10-24GB, and with a reloaded PPO critic the memory model "
+                        "estimates that nothing fits (not even 1024 tokens)")
+
+
+@pytest.mark.parametrize(("gpus", "reason", "why"), [
     (12, ("whole_nodes", ("12 GPUs span nodes of 8 (--node-gpus) but are not whole nodes, which a trainer that spans "
-                          "nodes must use"))),
+                          "nodes must use")), "12 GPUs span nodes of 8 (--node-gpus) but are not whole nodes"),
     (72, ("memory_model", ("on 72 GPUs: no table speaks for A10-24GB (none has its memory); the memory model estimates "
-                           "no count past 64 GPUs"))),
+                           "no count past 64 GPUs")), "the memory model estimates no count past 64 GPUs"),
 ])
-def test_where_no_gpu_count_holds_a_plan_an_exact_count_never_estimated_says_why(gpus, reason):
+def test_where_no_gpu_count_holds_a_plan_an_exact_count_never_estimated_says_why(gpus, reason, why):
     # No A10 count holds Llama-3.1-70B with a reloaded critic: an exact count the memory model never weighs gets no
     # figures (it gave them for 12 GPUs, which a trainer may not take on nodes of 8), but the reason it is not weighed.
-    _, reasons = explained(gpu="a10", model="Llama-3.1-70B", max_model_len=8192, budget_gpus=gpus, exact=True,
-                           critic="reloaded", estimate="auto")
+    # smalls93b: the answer's own reason blamed memory alone (no-table-for-model); it names the same cause first.
+    answer, reasons = explained(gpu="a10", model="Llama-3.1-70B", max_model_len=8192, budget_gpus=gpus, exact=True,
+                                critic="reloaded", estimate="auto")
     assert [(r.rule, r.detail) for r in reasons] == [reason]
+    assert answer.reason_code == "exact-count-has-no-plan" and answer.reason == (
+        f"no plan for exactly {gpus} trainer GPUs with Llama-3.1-70B on A10-24GB: {why}; on fewer GPUs, "
+        f"{_NOTHING_FITS_ON_A10}")
+
+
+@pytest.mark.parametrize(("request_", "reason"), [
+    ({"budget_gpus": 8, "exact": True}, _NOTHING_FITS_ON_A10),  # a count the estimates weigh: memory is the cause
+    ({"budget_gpus": 12}, _NOTHING_FITS_ON_A10),  # a budget, not an exact count: 12 is never what is asked
+    ({"budget_gpus": 12, "exact": True, "estimate": "never"},  # no table at any count, whatever the nodes
+     "the tables have no Llama-3.1-70B on A10-24GB"),
+])
+def test_where_no_gpu_count_holds_a_plan_memory_or_tables_stay_the_cause_elsewhere(request_, reason):
+    answer = answer_for(CATALOG, make_query(CATALOG, **{"gpu": "a10", "model": "Llama-3.1-70B", "max_model_len": 8192,
+                                                        "critic": "reloaded", "estimate": "auto", **request_}),
+                        "A10-24GB", explained=False)
+    assert answer.reason_code == "no-table-for-model" and answer.reason == reason
 
 
 def test_with_estimate_alone_a_count_is_not_said_to_lack_a_table_that_names_the_model(cli):

@@ -6,6 +6,7 @@ nothing checks the host need says which moment the figure is and which ranks loa
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -98,11 +99,16 @@ def test_the_unchecked_host_caution_says_every_rank_loads_the_model(cli: Cli) ->
     assert _row(out, "caution").startswith(
         "Offload needs 1256.4 GiB of host memory per node (157.1 GiB per trainer GPU; at start-up, every rank loading "
         "the model; 664.2 while training), more than the 1024 GiB assumed for its 8 trainer GPUs there")
-    # s87: it repeats the host memory row's hint, as 0.5.0 and 0.5.1 load this untied model on rank 0 alone, and
-    # every 0.5 patch builds the reference model in bf16
-    assert _row(out, "caution").endswith(
-        "to check it; --trinity-version counts a release's own, less where rank 0 alone loads the model (0.5.1 and "
-        "0.5.0) or verl 0.7 builds the reference model in bf16 and places the pinned blocks (0.5)")
+    # s87: naming a release counts its own, as 0.5.0 and 0.5.1 load this untied model on rank 0 alone, and every 0.5
+    # patch builds the reference model in bf16; smalls93b: the host memory row says it, the caution (which repeated it)
+    # no more
+    hint = ("; --trinity-version counts a release's own, less where rank 0 alone loads the model (0.5.1 and 0.5.0) or "
+            "verl 0.7 builds the reference model in bf16 and places the pinned blocks (0.5)")
+    assert _row(out, "caution").endswith("(free -g's total less what the OS, Ray and the rollout take) to check it")
+    assert _row(out, "host memory").endswith(f"not checked: --host-ram not given{hint}")
+    assert out.count("--trinity-version counts a release's own") == 1
+    [answer] = json.loads(cli("--model", "32B", "--len", "16k", "--gpus", "8", "--gpu", "a100", "--json")[1])
+    assert [caution for caution in answer["plans"][0]["cautions"] if caution.endswith(hint)]  # the plan's own keeps it
     status, out, _ = cli("--model", "32B", "--len", "16k", "--gpus", "8", "--gpu", "h100", "--trinity-version", "0.6")
     assert status == 0 and "caution        Offload needs" not in out  # rank 0 alone loads it: 664.2 at most
 
@@ -127,13 +133,16 @@ def test_solve_memory_names_the_other_releases_figure_as_solve_does(cli: Cli) ->
 
 def test_solve_memory_hints_at_a_release_where_none_is_named(cli: Cli) -> None:
     # s87: with no release named, its host memory line and unchecked caution end as solve's row and caution do (the
-    # estimate is told whether a release was named: release_named)
+    # estimate is told whether a release was named: release_named); smalls93b: the text says it once, on the host
+    # memory line (the caution repeated it word for word), as solve's rows do; the JSON's caution keeps it
     argv = ("--model", "32B", "--len", "16k", "--gpus", "8", "--gpu", "a100", "--offload", "--env")
     hint = ("--trinity-version counts a release's own, less where rank 0 alone loads the model (0.5.1 and 0.5.0) or "
             "verl 0.7 builds the reference model in bf16 and places the pinned blocks (0.5)")
     words = _memory_words(cli, *argv)
     assert f"not checked: --host-ram not given; {hint} caution: Offload needs 1256.4" in words
-    assert f"and the rollout take) to check it; {hint} beyond" in words
+    assert "and the rollout take) to check it beyond" in words and words.count(hint) == 1
+    status, out, _ = cli("memory", *argv, "--json")
+    assert status == 0 and json.loads(out)["cautions"][0].endswith(f"to check it; {hint}")
     named = _memory_words(cli, *argv, "--trinity-version", "0.5.1")
     assert "counts a release's own" not in named
     assert ("not checked: --host-ram not given; Trinity 0.6 needs 1256.4 (the reference model in fp32 where 0.5's is "

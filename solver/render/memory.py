@@ -22,7 +22,7 @@ from solver.memory import (
 )
 from solver.query import counts_reference, default_margin
 from solver.render.layout import PIPED_WIDTH, check_text_options, view_text
-from solver.render.phrases import CEILING_WORDS
+from solver.render.phrases import CEILING_WORDS, hint_said_once
 from solver.results import Calibration, CautionCode
 from solver.rules import (
     API_OPTIONS,
@@ -209,10 +209,14 @@ def memory_view(result: MemoryAnswer, label: str, gpu: str, model: str, gpus: in
     if result.smaller_card is not None:
         lines.append(Text(f"smaller card: {smaller_card_words(result.smaller_card, gpu, model)}"))
     lines.append(Text(_longest_words(result, gpu, model, gpus, offload, own_budget)))
+    hint = ""  # what naming a Trinity release counts, where the host memory line says it
     if result.host_memory_gib is not None:
-        lines.append(_host_memory_line(result, result.host_memory_gib, offload, names,
-                                       catalog.model(result.model), catalog.gpu(result.gpu).compute_capability))
-    lines += [Text(f"caution: {caution}", style="yellow") for caution in result.cautions]
+        shape, compute_capability = catalog.model(result.model), catalog.gpu(result.gpu).compute_capability
+        hint = _lower_count_hint(result, offload, names, shape, compute_capability)
+        lines.append(_host_memory_line(result, result.host_memory_gib, offload, names, shape, compute_capability,
+                                       hint))
+    lines += [Text(f"caution: {caution}", style="yellow")
+              for caution in hint_said_once(result.cautions, result.caution_codes, hint)]
     if result.beyond_calibration:
         lines.append(Text(f"beyond the memory model's calibration: {', '.join(result.beyond_calibration)}; the "
                           "prediction extrapolates there", style="yellow"))
@@ -329,15 +333,27 @@ def _fit_style(result: MemoryEstimate) -> str:
     return "red" if not result.fits else "green" if result.host_fits else "yellow"
 
 
+def _lower_count_hint(result: MemoryAnswer, offload: bool, names: OptionNames, model: Model,
+                      compute_capability: str | None) -> str:
+    """Where no Trinity release is named and some release counts the host memory need lower, that naming one counts its
+    own, and why, in words (`lower_host_count_hint`, for `model` on a GPU of `compute_capability`; `offload`: the
+    states are held there too); "" otherwise."""
+    moment = host_moment_words(result.host_training_gib, result.model_loading, offload, result.critic)
+    return lower_host_count_hint(
+        result.trinity_version is not None, result.model_loading,
+        trainer_gpus_on_node(result.gpus, result.node_gpus), bool(moment), result.reference_model,
+        model.tied_embeddings, compute_capability, names.release_option())
+
+
 def _host_memory_line(result: MemoryAnswer, need_gib: float, offload: bool, names: OptionNames, model: Model,
-                      compute_capability: str | None) -> Text:
+                      compute_capability: str | None, hint: str) -> Text:
     """The host memory a node needs (`need_gib`; `offload`: for the states too; a critic's where they are held there,
     with their share: `host_need_purpose`, `host_need_detail`),
     and whether --host-ram (the option as `names` name it) holds it, as the plan summary says it
     (`host_ram_check_words`: where neither Offload, --host-ram nor a caution on the need makes it matter, nothing),
     and as it does, where a
     Trinity release is named what the other needs where it differs (`estimate_other_release_words`), else where some
-    release counts less, that naming one counts its own (`lower_host_count_hint`), for `model` on a GPU of
+    release counts less, that naming one counts its own (`hint`: `_lower_count_hint`), for `model` on a GPU of
     `compute_capability`."""
     from solver.trinity.plan_keys import estimate_other_release_words  # no ruamel
 
@@ -350,10 +366,7 @@ def _host_memory_line(result: MemoryAnswer, need_gib: float, offload: bool, name
     detail = host_need_detail(offload, result.reference_model, result.critic, result.host_critic_gib or None)
     moment = host_moment_words(result.host_training_gib, result.model_loading, offload, result.critic)
     what = f"{host_need_purpose(offload, result.critic)} ({detail}{'; here ' + moment if moment else ''})"
-    release = estimate_other_release_words(result, model, compute_capability) + lower_host_count_hint(
-        result.trinity_version is not None, result.model_loading,
-        trainer_gpus_on_node(result.gpus, result.node_gpus), bool(moment), result.reference_model,
-        model.tied_embeddings, compute_capability, names.release_option())
+    release = estimate_other_release_words(result, model, compute_capability) + hint
     return Text(f"host memory: {shown_host_gib(need_gib):.1f} GiB per node {what}{room}{release}",
                 style="" if result.host_fits else "red")
 

@@ -5,10 +5,10 @@ headroom asks for.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from solver.memory import CEILING
-from solver.results import Answer, Plan
+from solver.results import Answer, CautionCode, Plan
 from solver.rules import OptionNames
 from solver.tables import counted
 
@@ -70,3 +70,15 @@ def room_kept_words(answer: Answer, plan: Plan, names: OptionNames, above: Seque
     return (f"{margin} keeps the room its caution asks for: {other.setting.label} on {counted(other.gpus, 'GPU')}"
             f"{other.lowered_words}, {length}, {objective_ratio_words(other, plan)} "
             f"({other.evidence_and_single_gpu}{memory}){other.cautions_beside(plan, above)}")
+
+
+def hint_said_once(cautions: Sequence[str], codes: Sequence[CautionCode], hint: str,
+                   said: Collection[str] = ()) -> list[str]:
+    """`cautions` (with their `codes`, in order; none for a plan's JSON made before codes) as a text answer shows them
+    beside a host memory line or row that ends with `hint` (what naming a Trinity release counts:
+    `lower_host_count_hint`; "" where none is shown), those another line says already (`said`) left out: the caution
+    on a host memory need nothing checks without `hint`, which the host memory line says once."""
+    unchecked = {caution for caution, code in zip(cautions, codes, strict=False)
+                 if code == CautionCode.HOST_MEMORY_UNCHECKED} if hint else set()
+    return [caution.removesuffix(hint) if caution in unchecked else caution for caution in cautions
+            if caution not in said]

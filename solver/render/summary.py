@@ -22,7 +22,13 @@ from solver.query import (
     ConfigProblemCode,
     token_cap_words,
 )
-from solver.render.phrases import CEILING_WORDS, cost_ratio_words, objective_ratio_words, room_kept_words
+from solver.render.phrases import (
+    CEILING_WORDS,
+    cost_ratio_words,
+    hint_said_once,
+    objective_ratio_words,
+    room_kept_words,
+)
 from solver.results import (
     CHECK_QUALITY,
     LONG_LENGTH_VARIABLE,
@@ -419,6 +425,8 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
     said |= _verdict_host_cautions(answer, plan)  # in the --from-config's verdict
     if lora_moe_said := _lora_moe_said(answer):
         said |= {*plan.cautions_coded(CautionCode.LORA_MOE_CONFIG_UNSAVED, CautionCode.LORA_TARGETS_SAVED_SPLIT)}
+    host_row = _host_memory_words(answer, plan, model, version, names)
+    host_hint = "" if host_row is None else _lower_count_hint(plan, model, names)  # the host memory row says it
     rows: list[tuple[str, RenderableType | None]] = [
         ("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus, names)}", style="bold")),
         ("for rollout", _rollout_kept_words(answer, plan, names)),
@@ -434,10 +442,11 @@ def plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, versi
         ("larger GPU", _larger_gpu_words(answer)),
         ("memory", _memory_line(answer, plan, memory_source)),
         ("experts", plan.experts_counted if plan.trinity_version is not None else None),
-        *(("caution", Text(caution, style="yellow")) for caution in plan.cautions if caution not in said),
+        *(("caution", Text(caution, style="yellow"))
+          for caution in hint_said_once(plan.cautions, plan.caution_codes, host_hint, said)),
         ("more room", room_kept_words(answer, plan, names, _plans_above(
             answer, plan, None if answer.room_kept is None else answer.room_kept.plan))),
-        ("host memory", _host_memory_words(answer, plan, model, version, names)),
+        ("host memory", host_row),
         ("tables' best", _tables_best_words(answer, plan)),
         ("tables", _tables_verdict(answer, plan, names)),
         ("fewer nodes", _fewer_nodes_words(answer, plan, node_gpus, names)),
