@@ -140,7 +140,7 @@ class WaysLimit:
         return "wall clock" if clock.seconds_left(self.deadline) <= 0 else None
 
     def covering_time_limit_s(self, planner: Planner, fleet: Fleet, order: Sequence[int], reached: int) -> int | None:
-        """Where the count of questions (`of`'s: `WAYS_QUESTIONS_PER_SECOND`) cut the jobs' ways short after the first
+        """Where the count of questions (`of`'s, at `per_second`) cut the jobs' ways short after the first
         `reached` jobs of `order` (`ways_order`), the time limit, in whole seconds, that would likely work them all out:
         the questions asked, and for each shape (`ways_shape`) of the jobs left that none of them had, as many as they
         asked per shape they asked about (a shape asked about already asks few more, often none), raised by one part
@@ -155,7 +155,8 @@ class WaysLimit:
         new_shapes = {ways_shape(fleet.jobs[index]) for index in order[reached:]} - asked_shapes
         asked, shapes = planner.asked - self.since, len(asked_shapes)
         likely = asked - (-asked * (shapes + 1) * len(new_shapes) // shapes ** 2)  # rounded up
-        return int(likely // (self.per_second or WAYS_QUESTIONS_PER_SECOND)) + 1  # a count above them all: no job's turn finds it reached
+        # a count above them all: no job's turn finds it reached
+        return int(likely // (self.per_second or WAYS_QUESTIONS_PER_SECOND)) + 1
 
 
 @dataclass(frozen=True)
