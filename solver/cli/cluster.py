@@ -139,8 +139,8 @@ def build_cluster_parser() -> Parser:
                         "of at_least N, at a longer length)")
     parser.add_argument("--time-limit", metavar="SECONDS", type=positive_seconds, default=TIME_LIMIT_S,
                         help="seconds from the start for the planner's queries and the placement search after "
-                        "them (default 10). The queries that work out the jobs' ways come first: at most "
-                        f"{WAYS_QUESTIONS_PER_SECOND} new ones per second (--buy, which asks every evidence tier: "
+                        f"them (default {TIME_LIMIT_S:g}). The queries that work out the jobs' ways come first: at "
+                        f"most {WAYS_QUESTIONS_PER_SECOND} new ones per second (--buy, which asks every evidence tier: "
                         f"{BUY_WAYS_FACTOR * WAYS_QUESTIONS_PER_SECOND}), ending by {WAYS_WALL_SHARE:g} of the limit "
                         "on the wall clock, the jobs of more priority first; the jobs past them are left out, and the "
                         "answer says so, and what limit would likely work them all out (with --minimize nodes, no "
@@ -466,7 +466,7 @@ def _searched(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights:
     """What `search` (`place`, or `buy_nodes`) finds for `fleet`'s jobs with the command's options, a live progress
     line on a terminal meanwhile; None where Ctrl-C came before the search began (`InterruptedBeforeSearch`: while
     the memory model was read or the jobs' ways were worked out), which has no best found so far: one line on stderr
-    says that nothing was placed (`interrupted_before_search`)."""
+    says that nothing was placed (`say_interrupted_before_search`)."""
     try:  # Ctrl-C while the search's libraries (OR-Tools) load or the memory model is read: before the search too
         from solver.cluster.search import InterruptedBeforeSearch
         from solver.rules import COMMAND_OPTIONS
