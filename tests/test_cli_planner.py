@@ -563,6 +563,9 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         # An option given twice is refused, not silently the last (it would answer for the H20 alone).
         (["--model", "8B", "--len", "32k", "--gpu", "a100", "--gpu", "h20"],
          ("solve: error: argument --gpu: given twice: give it once, both lists in one: --gpu a100,h20")),
+        # review93a: the one option quoted for a shell where a name has a space, so that it may be pasted
+        (["--model", "8B", "--len", "32k", "--gpu", "A100 SXM", "--gpu", "h20"],
+         ("solve: error: argument --gpu: given twice: give it once, both lists in one: --gpu 'A100 SXM,h20'")),
         (["--model", "8B", "--len", "32k", "--node-gpus", "8", "--node-gpus", "4"],
          ("solve: error: argument --node-gpus: given twice: give it once")),
         (["--model", "4B", "--len", "8k", "--env", "--env"],

@@ -66,13 +66,14 @@ NOTE_TAIL = "names the fewest GPUs, then nodes, to add to the pools (and the job
 @pytest.mark.parametrize(("first", "required"), [("all", f" {NOTE_TAIL}"), ("a", f" {NOTE_TAIL}")])
 def test_the_buy_note_on_every_job_required_by_name(cli: Cli, tmp_path: Path, first: str, required: str) -> None:
     # Every job required by name, on a file that marks none: --buy alone buys for them all, the same purchase
-    # (smallslips46, s84; "--required all", or JOBS naming them with a job named all, before).
+    # (smallslips46, s84; "--required all", or JOBS naming them with a job named all, before). It keeps the run's
+    # --time-limit, which asks the same question (cluster93b, s93).
     fleet = tmp_path / "five.yaml"
     fleet.write_text(FIVE_JOBS.replace("{}", first), encoding="utf-8")
     status, _, err = cli("cluster", str(fleet), "--required", f"{first},b,c,d,e", "--time-limit", "5")
     assert status == 1
     assert err.splitlines()[-1] == (f"solve cluster: note: to place the required jobs: solve cluster {fleet} --buy"
-                                    f"{required}")
+                                    f" --time-limit 5{required}")
 
 
 NO_JOB = "--required 'ALL': no job of the fleet is named so; did you mean all? its jobs:"

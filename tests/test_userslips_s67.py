@@ -92,6 +92,19 @@ def test_buy_names_token_budget_auto_for_a_job_no_purchase_places_at_the_default
     assert capsys.readouterr().err == ""
 
 
+def test_the_purchase_s_token_budget_note_buys_with_the_run_s_own_options(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    # review93a: the note dropped the run's --weights, --time-limit and --no-widen (the placement's --buy note carries
+    # them since cluster93b): its command asked another question. Both notes make it alike now (_buy_command).
+    path, weights = _fleet(tmp_path, AUTO_ONLY), Path(__file__).parent.parent / "tables" / "costs.yaml"
+    given = ["--weights", str(weights), "--time-limit", "20", "--no-widen", "--trinity-version", "0.5.2"]
+    assert main(["cluster", str(path), "--buy", *given]) == 0
+    assert capsys.readouterr().err == (
+        "solve cluster: note: long: --token-budget auto gives it a way to run (Trinity's default token budget gives it "
+        f"none, however many nodes): solve cluster {path} --buy --required long --trinity-version 0.5.2 --token-budget "
+        f"auto --weights {weights} --time-limit 20 --no-widen buys for it too\n")
+
+
 PINNED = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8},
                     {"name": "h20", "gpu": "H20-96GB", "nodes": 1, "gpus_per_node": 8}],
           "jobs": [{"name": "big", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4, "pool": "h20",

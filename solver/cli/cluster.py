@@ -139,8 +139,8 @@ def build_cluster_parser() -> Parser:
                         "of at_least N, at a longer length)")
     parser.add_argument("--time-limit", metavar="SECONDS", type=positive_seconds, default=TIME_LIMIT_S,
                         help="seconds from the start for the planner's queries and the placement search after "
-                        "them (default 10). The queries that work out the jobs' ways come first: at most "
-                        f"{WAYS_QUESTIONS_PER_SECOND} new ones per second (--buy, which asks every evidence tier: "
+                        f"them (default {TIME_LIMIT_S:g}). The queries that work out the jobs' ways come first: at "
+                        f"most {WAYS_QUESTIONS_PER_SECOND} new ones per second (--buy, which asks every evidence tier: "
                         f"{BUY_WAYS_FACTOR * WAYS_QUESTIONS_PER_SECOND}), ending by {WAYS_WALL_SHARE:g} of the limit "
                         "on the wall clock, the jobs of more priority first; the jobs past them are left out, and the "
                         "answer says so, and what limit would likely work them all out (with --minimize nodes, no "
@@ -222,11 +222,9 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     `JOBS_NAMED` of them, or every job, as ``--required all`` where they are every job the run does not require
     already (`EVERY_JOB`), else as ``--required JOBS``, counted and named in full after the command; with none where
     the file marks no job required and nodes may place each one it would name (``--required all``'s too): --buy alone
-    buys for every such job;
-    with the run's --trinity-version, whose host memory counts differ; with --token-budget auto where the run has it,
-    or where only that gives a job's length a way on more nodes or on the nodes as they are; with the run's other
-    options that ask the same question, `_same_question_options`); and the jobs whose length no number of nodes
-    reaches (`_note_beyond_any_nodes`)."""
+    buys for every such job; with --token-budget auto where the run has it, or where only that gives a job's length
+    a way on more nodes or on the nodes as they are; with the run's options that ask the same question, `_buy_command`);
+    and the jobs whose length no number of nodes reaches (`_note_beyond_any_nodes`)."""
     from solver.results import PoolCode, ReasonCode, UnplacedCode
     # The reasons a job is left out that more nodes remove: a placement with one of them (text, not --json)
     # names --buy in a note on stderr.
@@ -255,8 +253,7 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
     _note_beyond_any_nodes(beyond)
     if not short_of_room and not wayless:
         return
-    command = f"solve cluster {shlex.quote(str(args.file))} --buy"
-    goal, jobs_said = "to place every job", ""
+    required, goal, jobs_said = "", "to place every job", ""
     if result.required:
         # A new run needs --required's jobs again (all of them for --required all); the file's stay required.
         every = [job.name for job in fleet.jobs] if fleet.all_names_every_job else [EVERY_JOB]
@@ -276,17 +273,14 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
         others = [job.name for job in fleet.jobs if job.name not in named]
         if ((len(named) > JOBS_NAMED or named and not others) and set(others) <= set(result.required)
                 and fleet.all_names_every_job):  # every job, none left unmarked: in one word
-            command += f" --required {EVERY_JOB}"
+            required = EVERY_JOB
         elif len(named) > JOBS_NAMED:  # a name list this long hides the command: named in full after it
-            command += " --required JOBS"
+            required = "JOBS"
             jobs_said = f"; JOBS (every job{_but_words(others, result.required, beyond)}): {','.join(named)}"
         elif named:
-            command += f" --required {shlex.quote(','.join(named))}"
-    if args.trinity_release is not None:  # the release the run counts for, whose host memory --buy needs too
-        command += f" --trinity-version {shlex.quote(args.trinity_release)}"
-    if auto_only or auto_now or args.token_budget == "auto":  # lengths only it reaches, or the run's own
-        command += " --token-budget auto"
-    command += "".join(f" {shlex.quote(option)}" for option in _same_question_options(args))
+            required = shlex.quote(','.join(named))
+    # --token-budget auto: lengths only it reaches, or the run's own
+    command = _buy_command(args, required, bool(auto_only or auto_now or args.token_budget == "auto"))
     auto = ("" if not auto_only or args.token_budget == "auto" else "with --token-budget auto"
             if auto_only == wayless else f"{named_jobs(auto_only)} with --token-budget auto")
     why = (f"{named_jobs(wayless)}: no way to run on the pools' nodes as they are, but more nodes may give "
@@ -295,6 +289,18 @@ def _note_buy(args: argparse.Namespace, result: ClusterResult, fleet: Fleet) -> 
            if wayless else goal)
     print_note(f"solve cluster: note: {why}: {command} names the fewest GPUs, then nodes, to add to the pools (and "
                f"the jobs no number of nodes runs){jobs_said}")
+
+
+def _buy_command(args: argparse.Namespace, required: str, token_budget_auto: bool) -> str:
+    """The --buy command a note suggests for the run `args`: its file, --required `required` (as the command line
+    writes it; "" for none), the run's --trinity-version, whose host memory counts differ, --token-budget auto where
+    `token_budget_auto`, and the run's other options that ask the same question (`_same_question_options`)."""
+    command = f"solve cluster {shlex.quote(str(args.file))} --buy" + (f" --required {required}" if required else "")
+    if args.trinity_release is not None:
+        command += f" --trinity-version {shlex.quote(args.trinity_release)}"
+    if token_budget_auto:
+        command += " --token-budget auto"
+    return command + "".join(f" {shlex.quote(option)}" for option in _same_question_options(args))
 
 
 def _same_question_options(args: argparse.Namespace) -> tuple[str, ...]:
@@ -397,24 +403,20 @@ def _run_buy(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights: 
 def _note_buy_token_budget_auto(args: argparse.Namespace, result: PurchaseResult, fleet: Fleet) -> None:
     """On stderr, the jobs no purchase places at Trinity's default token budget that --token-budget auto gives a way
     to run, on a pool's nodes as they are or on more of them (`UnplacedPool.token_budget_auto_reach`,
-    `more_nodes_token_budget`), with the --buy command that buys for them too: the run's, with --token-budget auto
-    and, where the run buys for the required jobs alone, these jobs added to its --required."""
+    `more_nodes_token_budget`), with the --buy command that buys for them too: the run's (`_buy_command`), with
+    --token-budget auto and, where the run buys for the required jobs alone, these jobs added to its --required."""
     jobs = [job.job for job in result.fits_nowhere
             if any(pool.token_budget_auto_reach or pool.more_nodes_reach and pool.more_nodes_token_budget == "auto"
                    for pool in job.pools)]
     if not jobs or args.token_budget == "auto":
         return
-    command = f"solve cluster {shlex.quote(str(args.file))} --buy"
     named = list(args.required or ())
     if (named or any(job.required for job in fleet.jobs)) and EVERY_JOB not in named:
         named += [job for job in jobs if job not in result.required]  # --buy buys for the required jobs alone
-    if named:
-        command += f" --required {shlex.quote(','.join(named))}"
-    if args.trinity_release is not None:  # the release the run counts for, whose host memory --buy needs too
-        command += f" --trinity-version {shlex.quote(args.trinity_release)}"
+    command = _buy_command(args, shlex.quote(','.join(named)) if named else "", token_budget_auto=True)
     print_note(f"solve cluster: note: {named_jobs(jobs)}: --token-budget auto gives {it_or_them(len(jobs))} a way "
                f"to run (Trinity's default token budget gives {it_or_them(len(jobs))} none, however many nodes): "
-               f"{command} --token-budget auto buys for {it_or_them(len(jobs))} too")
+               f"{command} buys for {it_or_them(len(jobs))} too")
 
 
 def _solve_best_interrupted(result: ClusterResult | PurchaseResult, answer: str, also: str = "") -> int:
@@ -464,7 +466,7 @@ def _searched(args: argparse.Namespace, fleet: Fleet, catalog: Catalog, weights:
     """What `search` (`place`, or `buy_nodes`) finds for `fleet`'s jobs with the command's options, a live progress
     line on a terminal meanwhile; None where Ctrl-C came before the search began (`InterruptedBeforeSearch`: while
     the memory model was read or the jobs' ways were worked out), which has no best found so far: one line on stderr
-    says that nothing was placed (`interrupted_before_search`)."""
+    says that nothing was placed (`say_interrupted_before_search`)."""
     try:  # Ctrl-C while the search's libraries (OR-Tools) load or the memory model is read: before the search too
         from solver.cluster.search import InterruptedBeforeSearch
         from solver.rules import COMMAND_OPTIONS

@@ -7,6 +7,7 @@ import contextlib
 import difflib
 import itertools
 import re
+import shlex
 import sys
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -895,7 +896,7 @@ class _Once(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
         earlier = getattr(namespace, self.dest, None)
-        both = (f"{option_string} {','.join(dict.fromkeys(str(value) for value in (*earlier, *values)))}"
+        both = (f"{option_string} {shlex.quote(','.join(dict.fromkeys(str(value) for value in (*earlier, *values))))}"
                 if option_string and isinstance(earlier, tuple) and isinstance(values, tuple) else None)
         refuse_twice(self, parser, namespace, both)
         setattr(namespace, self.dest, values)

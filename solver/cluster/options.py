@@ -140,7 +140,7 @@ class WaysLimit:
         return "wall clock" if clock.seconds_left(self.deadline) <= 0 else None
 
     def covering_time_limit_s(self, planner: Planner, fleet: Fleet, order: Sequence[int], reached: int) -> int | None:
-        """Where the count of questions (`of`'s: `WAYS_QUESTIONS_PER_SECOND`) cut the jobs' ways short after the first
+        """Where the count of questions (`of`'s, at `per_second`) cut the jobs' ways short after the first
         `reached` jobs of `order` (`ways_order`), the time limit, in whole seconds, that would likely work them all out:
         the questions asked, and for each shape (`ways_shape`) of the jobs left that none of them had, as many as they
         asked per shape they asked about (a shape asked about already asks few more, often none), raised by one part
