@@ -139,7 +139,7 @@ def add_train_batch_option(parser: argparse.ArgumentParser | argparse._ArgumentG
     default = "--from-config's, else not checked" if from_config else "not checked"
     parser.add_argument("--train-batch-size", metavar="N", type=whole_number(1, MAX_TRAIN_BATCH),
                         help="experiences per training step: only trainers whose data-parallel ranks (GPUs / SP) "
-                             f"divide it (default: {default})")
+                             f"divide it; 0.5.0 and 0.5.1: the trainer GPUs (default: {default})")
 
 
 PLANS_HOST_RAM = "it rules out plans that do not fit there"

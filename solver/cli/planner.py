@@ -107,7 +107,7 @@ def build_parser() -> Parser:
         "A cost is a relative step time: compare it within one GPU type; a model or GPU type without tables is "
         "estimated, and the answer says so. Other commands: solve tables, solve map, "
         "solve cluster, solve memory, solve calibrate, solve examples; each has --help. Every option in full: "
-        "docs/cli.md (Option reference). "
+        "docs/cli.md in rft-solver's source (Option reference). "
         "Exit status: 0 every answer has a plan, 1 some answer has none (or --check found the config's settings not "
         f"shown to train), 2 bad input, {STATUSES_AFTER_BAD_INPUT}.",
         elsewhere={("minimize", "nodes"): "the fewest nodes for many jobs: solve cluster FLEET.yaml --minimize nodes",
