@@ -13,9 +13,9 @@ import threading
 from pathlib import Path
 
 import pytest
-from option_reference import option_reference
 import yaml
 from conftest import PADDED_051, qwen3_8b_checkpoint
+from option_reference import option_reference
 from test_padbound_s71 import ACTOR_FLAG_SCOPE
 
 import solver

@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
-from option_reference import option_reference
 import yaml
 from cluster_api import place
+from option_reference import option_reference
 from rich.console import Console
 
 import solver

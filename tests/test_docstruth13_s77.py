@@ -51,14 +51,15 @@ def _host_and_memory(cli: Cli, *options: str) -> tuple[float, float]:
 
 
 def test_solves_trinity_version_counts_the_memory_as_its_help_says(cli: Cli) -> None:
-    """--trinity-version (docs/cli.md's option reference; ``solve --help`` names the releases it takes): 0.5's reference shards in bf16, 0.6's and the default's in
-    fp32, 0.5.1's routed experts each sharded over every GPU, the other 0.5 releases' the larger of that and the fused
-    tensors, each as verl 0.7 places it (Mixtral on 32 A100s: 46.6 GiB a GPU without Offload under every 0.5
-    release, where 0.6's whole experts need Offload: fusedpad, s80). The host memory counts the fp32 model, 174.0 GiB
-    (46.70B parameters), on the ranks that load it (hostload, s84): rank 0 alone under 0.5.1, 198.8 GiB with the bf16
-    reference's shards; every rank of the node of 8 under 0.5 without its patch (the most its releases load, 0.5.2's),
-    7 x 174.0 more, 1416.7; and on A100s (compute capability 8.0) under 0.6, or with no release named, every rank
-    too: the load, 7 x 174.0 over the 561.0 that was below the training need, 1778.9, now the peak over 667.6."""
+    """--trinity-version, as docs/cli.md's option reference says (``solve --help`` names the releases it takes): 0.5's
+    reference shards in bf16, 0.6's and the default's in fp32, 0.5.1's routed experts each sharded over every GPU, the
+    other 0.5 releases' the larger of that and the fused tensors, each as verl 0.7 places it (Mixtral on 32 A100s: 46.6
+    GiB a GPU without Offload under every 0.5 release, where 0.6's whole experts need Offload: fusedpad, s80). The host
+    memory counts the fp32 model, 174.0 GiB (46.70B parameters), on the ranks that load it (hostload, s84): rank 0 alone
+    under 0.5.1, 198.8 GiB with the bf16 reference's shards; every rank of the node of 8 under 0.5 without its patch
+    (the most its releases load, 0.5.2's), 7 x 174.0 more, 1416.7; and on A100s (compute capability 8.0) under 0.6, or
+    with no release named, every rank too: the load, 7 x 174.0 over the 561.0 that was below the training need, 1778.9,
+    now the peak over 667.6."""
     counted = {version: _host_and_memory(cli, *(("--trinity-version", version) if version else ()))
                for version in (None, "0.6", "0.5", "0.5.1")}
     assert counted == {None: (1778.9, 24.22), "0.6": (1778.9, 24.22), "0.5": (1416.7, 46.6),

@@ -7,7 +7,6 @@ from __future__ import annotations
 from option_reference import option_reference
 
 
-
 def test_the_workers_help_says_why_more_workers_are_not_repeatable(cli):
     status, out, _ = cli("cluster", "--help")
     assert status == 0

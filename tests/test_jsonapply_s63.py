@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from option_reference import option_reference
 import yaml
+from option_reference import option_reference
 
 import solver
 from solver.results import ApplySettings

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
-from option_reference import option_reference
 import yaml
 from command_words import make_query
+from option_reference import option_reference
 from test_widerfirst_s68 import _fields, _solves
 
 import solver.api

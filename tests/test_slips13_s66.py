@@ -3,15 +3,14 @@ time limit as the search keeps it."""
 
 from __future__ import annotations
 
-from option_reference import option_reference
-
-
 import ast
 import importlib
 import inspect
 import re
 from collections.abc import Callable
 from pathlib import Path
+
+from option_reference import option_reference
 
 import solver.rules
 from solver.results import MAP_LEFT_OUT_WHEN_NONE
@@ -95,8 +94,8 @@ def test_map_budgets_help_says_where_listed_budgets_share_a_column(cli: Callable
     assert status == 0
     assert ("--budgets N,N... only these GPU budgets, comma-separated (1,2,4,8,16), in place of 1 to --gpus-up-to N"
             ) in " ".join(out.split())
-    assert ("--budgets N,N...: only these GPU budgets, comma-separated (1,2,4,8,16: a column each, in increasing order; "
-            "in a map past a node, consecutive ones with the same plans share one)") in option_reference()
+    assert ("--budgets N,N...: only these GPU budgets, comma-separated (1,2,4,8,16: a column each, in increasing "
+            "order; in a map past a node, consecutive ones with the same plans share one)") in option_reference()
     status, out, _ = cli("map", "--gpu", "a100", "--model", "4B", "--budgets", "8,9,10,16")
     assert status == 0
     assert "≤8-10 GPUs" in out and "≤16 GPUs" in out and "≤9" not in out

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from option_reference import option_reference
 import yaml
+from option_reference import option_reference
 
 import solver
 import solver.solve
