@@ -32,8 +32,8 @@ def _collect_after_start_up() -> None:
     """Hold the garbage collector's first run until `START_UP_OBJECTS` objects are made, then collect as the
     interpreter's own thresholds say. Loading the modules and the tables makes objects that all live on, which the
     default thresholds (a collection for each 700 made) traversed again and again for nothing: 4.8% of a plain
-    ``solve``'s instructions (s93), with 1,000 objects to free. Commands that run on (a cluster's search, maps, explanations)
-    collect from then on as before."""
+    ``solve``'s instructions (s93), with 1,000 objects to free. Commands that run on (a cluster's search, maps,
+    explanations) collect from then on as before."""
     thresholds = gc.get_threshold()
     if not gc.isenabled() or thresholds[0] == 0:  # a host that runs the collector its own way keeps it
         return

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from ortools.sat.python import cp_model
 
-from solver.memory import GRID, Breakdown, breakdown, estimates_setting
+from solver.memory import GRID, Breakdown, breakdown, estimated_counts, estimates_setting
 from solver.model import RULES, Combination, PlanningData, SolverStatus, build_model, prepare
 from solver.query import Query, token_cap_source
 from solver.results import AlternativeName, Answer, Plan, Reason, ReasonCode
@@ -58,6 +58,7 @@ from solver.tables import (
     HOST_HELD_CRITICS,
     LOADING_ALONE_NEED,
     LOADING_HOST_NEED,
+    MAX_ESTIMATED_GPUS,
     NO_CRITIC,
     Catalog,
     Model,
@@ -257,9 +258,9 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
             f"found a plan or proved that none exists: nothing is known to rule one out; "
             f"{query.option_names.longer_limit(answer.deadline_passed)} decides it")),)
     data = prepare(catalog, answer.gpu, query)
-    if data.holds_no_plan(query):
-        return (Reason(rule="memory_model" if query.estimate == "only" else "no_table", detail=answer.reason or ""),)
     words = _Words(data, query, catalog)
+    if data.holds_no_plan(query):
+        return words.nothing_held()
     prober = _Prober(data, query)
     if answer.plans:
         reasons = _why_this_plan(prober, words, data, query, answer.plans[0], scope)
@@ -720,8 +721,7 @@ class _Words:
         dividing one another)``; with SP pinned, or a model that takes SP=1 only, that one."""
         data, query, shape = self.data, self.query, self.data.shape
         counts = [n for n in data.counts if n == query.budget_gpus or not query.exact and n <= query.budget_gpus]
-        degrees = sorted({sp for n in counts for sp in sp_degrees(shape, n, query.node_gpus)
-                          if query.sp in (None, sp) and (sp == 1 or shape.ulysses_unreached is None)})
+        degrees = sorted({sp for n in counts for sp in self._degrees(n)})
         if not degrees:  # no count the planner weighs: the limit says why
             return "no SP degree here"
         if query.sp is not None or shape.ulysses_unreached is not None:
@@ -731,6 +731,14 @@ class _Words:
         return (f"SP at most {degrees[-1]} here (SP={runs(degrees)}: those that divide the "
                 f"{shape.num_attention_heads} attention heads and {gpus}{node}, SP and the "
                 f"{shape.num_key_value_heads} KV heads dividing one another)")
+
+    def _degrees(self, n: int) -> list[int]:
+        """The SP degrees the rules allow on `n` GPUs, ascending: those that divide them and suit the heads, each SP
+        group in a node (`sp_degrees`), SP=1 alone where verl's Ulysses patch does not reach the model's attention, the
+        pinned one alone."""
+        shape, query = self.data.shape, self.query
+        return [sp for sp in sp_degrees(shape, n, query.node_gpus)
+                if query.sp in (None, sp) and (sp == 1 or shape.ulysses_unreached is None)]
 
     def _token_cap_words(self) -> str:
         """The token budget cap in words, with where it came from: ``4096 tokens per GPU (--token-budget 4096)``."""
@@ -976,18 +984,64 @@ class _Words:
                 f"{result.usable_gib:.2f} usable{fits}")
 
     def _no_table(self, n: int) -> str:
-        """That no table speaks for `n` GPUs: none of the GPU type names the model at all (none has its memory,
-        though those of GPU types with more may cap its estimates: `PlanningData.capping_gpus`), or none for `n`
-        GPUs (nor, `_nor_fewer`, a cell of a table for fewer)."""
-        if not self.data.rows and not self.catalog.tabled_counts(self.data.gpu):
-            if capping := self.data.capping_gpus:
-                return (f"on {self.gpus(n)}: no table vouches for {self.data.gpu} (none has its memory; the {capping} "
-                        "tables, whose GPUs have at least its memory, cap its estimates where they say a setting ran "
-                        "out of memory)")
-            return f"on {self.gpus(n)}: no table speaks for {self.data.gpu} (none has its memory)"
+        """That no table speaks for `n` GPUs: none of the GPU type's for the model at all (`_untabled`), or none for
+        `n` GPUs (nor, `_nor_fewer`, a cell of a table for fewer)."""
         if not self.data.rows:
-            return f"on {self.gpus(n)}: no {self.data.gpu} table names {self.data.model}"
+            return f"on {self.gpus(n)}: {self._untabled()}"
         return f"no table for {self.gpus(n)}{self._nor_fewer(n)}"
+
+    def _untabled(self) -> str:
+        """Why no table speaks for the model on this GPU type at all: none has its memory (though those of GPU types
+        with more may cap its estimates, where estimates are on: `PlanningData.capping_gpus`), --estimate sets them
+        aside, or none of them names the model."""
+        query, data = self.query, self.data
+        if not self.catalog.tabled_counts(data.gpu):
+            if (capping := data.capping_gpus) and query.estimate != "never":
+                return (f"no table vouches for {data.gpu} (none has its memory; the {capping} tables, whose GPUs have "
+                        "at least its memory, cap its estimates where they say a setting ran out of memory)")
+            return f"no table speaks for {data.gpu} (none has its memory)"
+        if query.estimate == "only":
+            return f"the tables set aside ({query.option_names.estimate_only})"
+        return f"no {data.gpu} table names {data.model}"
+
+    def nothing_held(self) -> tuple[Reason, ...]:
+        """Why no GPU count has a plan at all, so that no planning model is built (`PlanningData.holds_no_plan`): with
+        estimates off, that no table speaks for the model; else what the memory model predicts at the query's length
+        (its grid's first step when the length is maximised) for each setting the rules allow (`_degrees`; Env and
+        Offload as pinned, of those it estimates) on the most GPUs within the budget that run its SP degree (the count
+        asked, with --exact; on fewer it fits no more), one reason per GPU count, which names its degrees where there
+        are more counts. Words, not a filter: the estimates `prepare` made decided that nothing fits."""
+        query = self.query
+        if query.estimate == "never":
+            return (Reason(rule="no_table", detail=f"{self._untabled()}, for any GPU count; {self._estimates_off}"),)
+        estimated = estimated_counts(query.node_gpus, query.budget_gpus)
+        if query.exact and query.budget_gpus not in estimated:  # a count the memory model never estimates
+            return (self._unestimated_count(query.budget_gpus),)
+        counts = (query.budget_gpus,) if query.exact else estimated
+        most = {sp: n for n in counts for sp in self._degrees(n)}  # each SP degree's largest count (counts ascend)
+        settings = [setting for sp in most for env in (False, True) for offload in (False, True)
+                    if query.env in (None, env) and query.offload in (None, offload)
+                    and estimates_setting(setting := Setting(env=env, offload=offload, sp=sp),
+                                          without_env=query.env is False)]
+        settings.sort(key=lambda setting: setting.escalation_key)
+        reasons, counts_shown = [], sorted(set(most.values()))
+        for n in counts_shown:
+            degrees = [sp for sp in most if most[sp] == n]
+            on = (self.gpus(n) if query.exact else f"{self.gpus(n)}, the most within the budget" + (
+                f" for SP={runs(degrees)}" if len(counts_shown) > 1 else ""))
+            combinations = [(n, int(s.env), int(s.offload), s.sp) for s in settings if s.sp in degrees]
+            reasons.append(Reason(rule="memory_model", detail=(
+                f"on {on}: {self._untabled()}; {self._predictions(n, query.max_model_len or GRID, combinations)}")))
+        return tuple(reasons)
+
+    def _unestimated_count(self, n: int) -> Reason:
+        """Why the memory model has no figures for `n` GPUs (a count --exact asks for, no table speaking for it): they
+        span nodes but are not whole nodes (the rule's own reason), or they are more than it estimates."""
+        if whole_nodes_violation(n, self.query.node_gpus):
+            return self._limit_reason("whole_nodes", [(n, 0, 0, 1)])
+        return Reason(rule="memory_model", detail=(
+            f"on {self.gpus(n)}: {self._untabled()}; the memory model estimates no count past {MAX_ESTIMATED_GPUS} "
+            "GPUs"))
 
     def _lora_table(self, n: int) -> str:
         """What the table for `n` GPUs says of a LoRA run past what it vouches for: it measured full fine-tuning, whose

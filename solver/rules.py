@@ -1274,6 +1274,10 @@ class OptionNames(NamedTuple):
     release_key: str | None = None
     """The key that names a run's Trinity release where no option of the caller's does (a cluster job's:
     ``solver.cluster.JOB_VERSION_KEY``), which `release_option` names then; None: the caller's option."""
+    run_release: bool = False
+    """Whether the caller's option may name that release too, beside `release_key` (a cluster job that names none,
+    under a run that names none either: the run's ``--trinity-version`` gives it to every such job), which
+    `release_option` and `planned_release` then name after the key: ``(or the run's --trinity-version)``."""
     critic_key: str | None = None
     """The key that gives a run's PPO critic where no option of the caller's does (a cluster job's:
     ``solver.cluster.options.JOB_CRITIC_KEY``), which `planned_critic` names then; None: the caller's option."""
@@ -1332,10 +1336,13 @@ class OptionNames(NamedTuple):
 
     def release_option(self) -> str:
         """What names a run's Trinity release, as the caller names it: ``--trinity-version``, or
-        ``trinity_version``; or the key that gives it (`release_key`: a cluster job's)."""
+        ``trinity_version``; or the key that gives it (`release_key`: a cluster job's), with the caller's option after
+        it where that may give it too (`run_release`: ``the job's trinity_version (or the run's
+        --trinity-version)``)."""
+        option = "trinity_version" if self.keywords else "--trinity-version"
         if self.release_key is not None:
-            return self.release_key
-        return "trinity_version" if self.keywords else "--trinity-version"
+            return f"{self.release_key} (or the run's {option})" if self.run_release else self.release_key
+        return option
 
     def named(self, name: str) -> str:
         """An option whose keyword is its flag's name (`name`: ``sp``, ``margin``), as the caller names it: ``--sp``,
@@ -1355,10 +1362,13 @@ class OptionNames(NamedTuple):
         """The option, with its value, that plans for the Trinity `release` (``0.6.0``), as the caller names it:
         ``--trinity-version 0.6.0``, or plan's and place's keyword, ``trinity_version="0.6.0"`` (where a fragment
         writer's is ``version``: `trinity_release`); or the key that names it (`release_key`: a cluster job's, ``the
-        job's trinity_version 0.6.0``)."""
+        job's trinity_version 0.6.0``), with the caller's option after it where that may give it too (`run_release`:
+        ``the job's trinity_version 0.6.0 (or the run's --trinity-version 0.6.0)``)."""
+        option = f'trinity_version="{release}"' if self.keywords else self.trinity_release(release)
         if self.release_key is not None:
-            return f"{self.release_key} {release}"
-        return f'trinity_version="{release}"' if self.keywords else self.trinity_release(release)
+            return (f"{self.release_key} {release} (or the run's {option})" if self.run_release
+                    else f"{self.release_key} {release}")
+        return option
 
     def planned_length(self, tokens: int) -> str:
         """The option, with its value, that plans `tokens` tokens, as the caller names it after ``plan``: ``--len

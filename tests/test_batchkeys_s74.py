@@ -425,6 +425,17 @@ def test_the_fsdp_size_lines_come_in_their_keys_order_an_unreadable_one_among_th
         "fsdp-size-hybrid", "fsdp-size-mesh", "unresolved-value"]
 
 
+def test_the_hybrid_lines_kept_for_the_verdict_come_in_their_keys_order():
+    # mutants59: the lines are put in place last key first (each at where its key's lines end); the hybrid ones kept
+    # for the verdict (its unread keys with --host-ram, the lines it words again) stay in the keys' order all the same
+    config = _config({"actor": {"fsdp_config": {"fsdp_size": 4}}, "ref": {"fsdp_config": {"fsdp_size": 2}}})
+    config["algorithm"]["algorithm_type"] = "ppo"
+    config["trainer"]["trainer_config"]["critic"] = {"model": {"fsdp_config": {"fsdp_size": 4}}}
+    groups = fsdp_state_groups(config, 8)
+    assert [(line.role, line.size) for line in groups.lines] == [("actor", 4), ("ref", 2), ("critic", 4)]
+    assert (groups.actor, groups.critic) == (4, 4)
+
+
 def _hybrid_check(cli: Cli, path: Path, config: dict[str, Any], *flags: str) -> tuple[int, dict[str, Any], list[str]]:
     """``--check``'s exit code on an H100 for `config` (written to `path`), its ``current`` and its
     ``fsdp-size-hybrid`` lines."""

@@ -2082,7 +2082,9 @@ _NOTHING_FITS = ("the tables have no Qwen3-32B on x, and the memory model estima
       "within 1 GPU: the longest is 2048 on the 1024-token grid")),
     (("--model", "32B", "--gpus", "1", "--maximize", "len"), f"no plan: {_NOTHING_FITS}"),
     (("--model", "32B", "--gpus", "1", "--maximize", "len", "--explain"),
-     f"no plan: {_NOTHING_FITS} why no_table the reason above"),
+     (f"no plan: {_NOTHING_FITS} why memory_model on 1 GPU, the most within the budget: no table speaks for x (none "
+      "has its memory); the memory model predicts at 1024 tokens: Env 512.5 GiB of 6.3 usable; Env + Offload 10.1 GiB "
+      "of 6.3 usable")),
 ])
 def test_a_gpu_too_small_for_a_grid_step_has_no_plan_and_says_so(cli, flags: tuple[str, ...], says: str):
     # 8 GiB hold no 1024 tokens of Qwen3-32B on one GPU, nor 4096 of Qwen3-0.6B: no plan, exit 1, no traceback.
@@ -2201,15 +2203,42 @@ def test_the_garbage_collector_waits_out_the_start_up_then_collects_as_before():
     assert result.stdout == "0 [] True True\n", result.stderr
 
 
+def test_solve_holds_the_collector_from_its_start_and_leaves_thresholds_set_later_alone(
+        monkeypatch: pytest.MonkeyPatch):
+    # mutants59: `solve` (main) holds the first run before the command runs; once the first run brought the
+    # interpreter's thresholds back, the callback that did so, which stays, leaves thresholds set later as they are
+    before, callbacks = gc.get_threshold(), list(gc.callbacks)
+    monkeypatch.setattr(solver.__main__, "run", lambda: gc.get_threshold()[0])
+    monkeypatch.setattr(solver.__main__, "_exit_at_once", sys.exit)
+    try:
+        with pytest.raises(SystemExit) as done:
+            solver.__main__.main()
+        assert done.value.code == solver.__main__.START_UP_OBJECTS
+        gc.collect()
+        assert gc.get_threshold() == before
+        gc.set_threshold(before[0] + 1, *before[1:])
+        gc.collect()
+        assert gc.get_threshold() == (before[0] + 1, *before[1:])
+    finally:
+        gc.set_threshold(*before)
+        gc.callbacks[:] = callbacks
+
+
 def test_a_collector_run_another_way_keeps_its_way():
     # A host that turned the collector off, or set its first threshold to 0, keeps it as it was.
-    before = gc.get_threshold()
+    before, callbacks = gc.get_threshold(), list(gc.callbacks)
     gc.disable()
     try:
         solver.__main__._collect_after_start_up()
         assert gc.get_threshold() == before and not gc.isenabled()
+        gc.enable()
+        gc.set_threshold(0, *before[1:])  # mutants59: enabled, its first threshold 0 (automatic runs off)
+        solver.__main__._collect_after_start_up()
+        assert (gc.get_threshold(), gc.callbacks) == ((0, *before[1:]), callbacks)
     finally:
         gc.enable()
+        gc.set_threshold(*before)
+        gc.callbacks[:] = callbacks
 
 
 def signalled_after(script: str, lines: tuple[str, ...], *signals: signal.Signals,

@@ -1130,6 +1130,11 @@ def test_a_configs_trainer_across_nodes_not_whole_names_the_rollout_it_then_take
                             "GPUs train 65536 tokens: Env + Offload + SP=4 on 8 GPUs (estimated, extrapolated), the "
                             "other 4 free for rollout (then 8 GPUs in the config's explorer) --explain") in " ".join(
                                 out.split())
+    # mutants59: so does the nearest plan that drops a pin to train on fewer GPUs
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--trinity-version", "0.6.0", "--no-offload")
+    assert status == 1 and ("fewer trainer GPUs train 65536 tokens if you also drop --no-offload: Env + Offload + "
+                            "SP=4 on 8 GPUs (estimated, extrapolated), the other 4 free for rollout (then 8 GPUs in "
+                            "the config's explorer)") in " ".join(out.split())
     # Without a config, --rollout-gpus names the rollout already: the words stay as they were.
     status, out, _ = cli("--model", "32B", "--gpu", "h100", "--len", "64k", "--total-gpus", "16", "--rollout-gpus",
                          "4", "--exact")

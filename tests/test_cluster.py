@@ -4429,6 +4429,43 @@ def test_a_job_left_out_of_whole_nodes_says_the_fewest_of_its_ways(tmp_path: Pat
     assert check_smaller_asks(CATALOG, instance, result, estimates=True) == []
 
 
+TABLES_TAKE_WHOLE_NODES = {"pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 2, "gpus_per_node": 8}], "jobs": [
+    {"name": "small", "model": "Qwen3-0.6B", "max_model_len": 4096, "priority": 5, "rollout_gpus": 1},
+    {"name": "b", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 2}]}
+"""With docs/examples/my-cells.yaml's cells, which come first, Qwen3-8B at 32768 trains on their 8 H100s alone (SP=2):
+beside its 2 rollout GPUs, 2 whole nodes, one of which the job of more priority holds. The estimates train it on 2
+GPUs (Env + Offload + SP=2) or more, beside the rollout on one node."""
+
+
+def test_a_job_whose_cells_take_whole_nodes_is_told_what_the_estimates_need(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Before (cluster93c): "no room left in h100 (it needs at least 2 whole nodes)" alone, where --estimate places it
+    # on one node: the tables' plans come first by design, and the reason now says so and what the estimates need.
+    catalog = CATALOG.with_cells(Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml")
+    fleet = fleet_of(TABLES_TAKE_WHOLE_NODES, tmp_path)
+    [left] = place(fleet, catalog=catalog, widen=False).unplaced
+    tail = ("after the jobs placed (the most priority in all, then the jobs earlier in the file where priorities tie, "
+            "then length, then cost); small (priority 5) holds the room {}: priority 6 is the least that places {}")
+    assert (left.job, left.reason_code, left.reason, left.reason_for_several) == ("b", "no-room", (
+        "no room left in h100 (it needs at least 2 whole nodes on the tables' plans, which come first; on the memory "
+        "model's estimates, which --estimate plans every job with, at least 4 GPUs (2 trainer + 2 rollout) of one "
+        "node) " + tail.format("it needs", "it")), (
+        "no room left in h100 (each needs at least 2 whole nodes on the tables' plans, which come first; on the memory "
+        "model's estimates, which --estimate plans every job with, at least 4 GPUs (2 trainer + 2 rollout) of one "
+        "node) " + tail.format("each needs", "one of them")))
+    # What the words say --estimate does, it does: b on one node beside small.
+    estimated = place(fleet, catalog=catalog, widen=False, estimate="only")
+    assert ([(p.job, p.nodes, p.plan.evidence) for p in estimated.placements], estimated.unplaced) == (
+        [("small", (0,), "estimated"), ("b", (1,), "estimated")], ())
+    # The API's words name its keyword.
+    [api] = solver.place(fleet, catalog=catalog, widen=False).unplaced
+    assert api.reason == left.reason.replace("--estimate", 'estimate="only"')
+    # Where the reasons' count of questions is spent, the estimates go unasked and the reason is as before.
+    monkeypatch.setattr(solver.cluster.reasons, "REASONS_QUESTIONS_PER_SECOND", 0)
+    [unasked] = place(fleet, catalog=catalog, widen=False).unplaced
+    assert unasked.reason == "no room left in h100 (it needs at least 2 whole nodes) " + tail.format("it needs", "it")
+
+
 def test_the_note_on_an_earlier_runs_config_names_the_emit_dir_escaped(cli, tmp_path: Path):
     # As errors do: a folder's name cannot split the note's line, or restyle the terminal.
     out_dir = tmp_path / "c\nfgs\x1b"

@@ -23,7 +23,7 @@ import solver.cluster.search
 from solver.cli import main
 from solver.cluster.options import Option, Planner, fleet_options, pools_with_ways
 from solver.render import cluster_json, purchase_json
-from solver.tables import WAYS_QUESTIONS_PER_SECOND, JobTraining, load_fleet, load_weights
+from solver.tables import BUY_WAYS_FACTOR, WAYS_QUESTIONS_PER_SECOND, JobTraining, load_fleet, load_weights
 
 A100 = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
 QUAD = {"name": "quad", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 4}
@@ -204,7 +204,8 @@ def test_a_purchase_reason_left_unasked_says_so(tmp_path: Path, monkeypatch: pyt
 
     monkeypatch.setattr(solver.cluster.reasons, "_reasons", recorded)
     buy(fleet, catalog=CATALOG, time_limit_s=1)
-    _questions_per_second(monkeypatch, asked_before[0])  # at 1 s: the ways' questions, none left for the reason
+    # at 1 s: the ways' questions (a purchase asks BUY_WAYS_FACTOR times as many a second), none left for the reason
+    _questions_per_second(monkeypatch, asked_before[0] / BUY_WAYS_FACTOR)
     cut = buy(fleet, catalog=CATALOG, time_limit_s=1)
     assert [(entry.job, entry.reason, entry.reason_code) for entry in cut.fits_nowhere] == [
         ("too-long", UNASKED, "no-way-to-run")]

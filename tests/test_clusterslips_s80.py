@@ -213,6 +213,16 @@ def test_ctrl_c_while_loading_says_nothing_was_placed(cli: Cli, monkeypatch: pyt
 
 
 @pytest.mark.usefixtures("python_ctrl_c")
+def test_ctrl_c_before_buy_with_emit_dir_is_refused_says_no_configs_were_to_be_written(
+        cli: Cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    # mutants59: Ctrl-C while the inputs are checked, before --buy beside --emit-dir is refused (--buy writes no
+    # configs): a purchase, nothing placed, and no word of configs not written
+    _ctrl_c_while_the_ways_are_worked_out(monkeypatch, solver.cli, "check_inputs_apart")
+    assert cli("cluster", str(SMALLER_ASKS), "--buy", "--emit-dir", str(tmp_path / "out")) == (
+        130, "", "solve cluster: interrupted before the search for a purchase began: nothing placed\n")
+
+
+@pytest.mark.usefixtures("python_ctrl_c")
 def test_ctrl_c_while_another_command_checks_its_inputs_stays_one_word(cli: Cli, monkeypatch: pytest.MonkeyPatch):
     _ctrl_c_while_the_ways_are_worked_out(monkeypatch, solver.cli, "check_inputs_apart")
     assert cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "8k") == (

@@ -353,3 +353,19 @@ def test_a_critic_reading_the_trainers_budget_at_the_verdicts_is_no_line(cli: Cl
                                                              "65536"), "--trinity-version", "0.5", "--margin", "0.1")
     assert (status, current["trains"]) == (1, False)
     assert _raised_lines(current) == []
+
+
+def test_a_critics_one_sequence_at_its_own_sp_at_the_verdicts_budget_is_counted_as_the_verdicts(
+        cli: Cli, tmp_path: Path) -> None:
+    # mutants59: at its own SP 2 one sequence of 131072 tokens is 65536 per GPU, the verdict's budget itself: counted
+    # there, named as the verdict's (not as one sequence at the critic's SP, which holds no more)
+    critic = GROUPED_CRITIC.replace("use_dynamic_bsz: true,", (
+        "use_dynamic_bsz: false, ppo_micro_batch_size_per_gpu: 2, ulysses_sequence_parallel_size: 2,"))
+    _, current = _current(cli, tmp_path, CONFIG + critic, "--trinity-version", "0.5", "--margin", "0")
+    pairs = zip(current["config_problem_codes"], current["config_problems"], strict=True)  # type: ignore[call-overload]
+    line = ("the critic's passes run with dynamic batch sizes off: verl reads no token budget there and fills each "
+            "micro-batch with 2 sequences (the largest of its micro-batch sizes), up to 2 x ceil(131072 / 2) = 131072 "
+            "tokens per GPU, more than the verdict's 65536, where the memory model counts its own update: set its "
+            "micro-batch sizes to 1, or turn dynamic batch sizes on")
+    assert (current["critic_sps"], [words for code, words in pairs if code == "critic-budget-above-verdict"]) == (
+        [2], [line])

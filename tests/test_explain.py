@@ -340,10 +340,81 @@ def test_a_length_beyond_the_estimates_gives_the_longest_per_gpu_count_and_where
 
 
 def test_a_model_without_tables_says_so():
+    # With estimates off nothing speaks for it: the step says so in its own words, not by pointing to the reason.
     answer, reasons = explained(gpu="a100", model="32B", max_model_len=8192)
+    assert answer.reason == ("the tables have no Qwen3-32B on A100-80GB; the memory model estimates a plan, Env + "
+                             "Offload on 6 GPUs at 8192 tokens: drop --no-estimate")
     assert [(r.rule, r.detail) for r in reasons] == [("no_table", (
-        "the tables have no Qwen3-32B on A100-80GB; the memory model estimates a plan, Env + Offload on 6 GPUs at 8192 "
-        "tokens: drop --no-estimate"))]
+        "no A100-80GB table names Qwen3-32B, for any GPU count; estimates are off (--no-estimate)"))]
+
+
+_RELOADED_ON_6_H20S = ("Env 167.7 GiB of 87.9 usable; Env + SP=2 128.0 GiB of 87.9 usable; Env + Offload 97.53 GiB at "
+                       "the optimizer step, more than the 92.73 it may take, and the PPO critic's own update takes "
+                       "110.88 GiB of the 87.85 usable; with --critic none or --critic offloaded the memory model fits "
+                       "it; Env + Offload + SP=2 97.53 GiB at the optimizer step, more than the 92.73 it may take, and "
+                       "the PPO critic's own update takes 98.09 GiB of the 87.85 usable; with --critic none or --critic "
+                       "offloaded the memory model fits it")
+
+
+@pytest.mark.parametrize(("flags", "rule", "detail"), [
+    ((), "memory_model", ("on 6 GPUs: no H20-96GB table names Qwen3-30B-A3B; the memory model predicts at 32768 "
+                          f"tokens: {_RELOADED_ON_6_H20S}")),
+    (("--estimate",), "memory_model", ("on 6 GPUs: the tables set aside (--estimate); the memory model predicts at "
+                                       f"32768 tokens: {_RELOADED_ON_6_H20S}")),
+    (("--no-estimate",), "no_table", ("no H20-96GB table names Qwen3-30B-A3B, for any GPU count; estimates are off "
+                                      "(--no-estimate)")),
+])
+def test_where_no_gpu_count_holds_a_plan_the_explanation_names_the_cause_in_text_and_json(cli, flags, rule, detail):
+    # explain93: with a reloaded critic the memory model fits no count of H20s, so no planning model is built; --explain
+    # printed "no_table  the reason above". Now each setting SP, Env and Offload allow on the 6 GPUs gets its figures
+    # (SP=4 and 6 do not divide them, or the 32 heads), and the text and JSON say the same.
+    asked = ("--model", "30B-A3B", "--gpu", "h20", "--gpus", "6", "--exact", "--len", "32k", "--critic", "reloaded",
+             "--explain", *flags)
+    status, out, _ = cli(*asked)
+    assert status == 1 and " ".join(out.split()).endswith(f" why {rule} {detail}")
+    status, out, _ = cli(*asked, "--json")
+    [answer] = json.loads(out)
+    assert status == 1 and answer["explanation"] == [{"rule": rule, "detail": detail}]
+
+
+@pytest.mark.parametrize(("gpus", "reason"), [
+    (12, ("whole_nodes", ("12 GPUs span nodes of 8 (--node-gpus) but are not whole nodes, which a trainer that spans "
+                          "nodes must use"))),
+    (72, ("memory_model", ("on 72 GPUs: no table speaks for A10-24GB (none has its memory); the memory model estimates "
+                           "no count past 64 GPUs"))),
+])
+def test_where_no_gpu_count_holds_a_plan_an_exact_count_never_estimated_says_why(gpus, reason):
+    # No A10 count holds Llama-3.1-70B with a reloaded critic: an exact count the memory model never weighs gets no
+    # figures (it gave them for 12 GPUs, which a trainer may not take on nodes of 8), but the reason it is not weighed.
+    _, reasons = explained(gpu="a10", model="Llama-3.1-70B", max_model_len=8192, budget_gpus=gpus, exact=True,
+                           critic="reloaded", estimate="auto")
+    assert [(r.rule, r.detail) for r in reasons] == [reason]
+
+
+def test_with_estimate_alone_a_count_is_not_said_to_lack_a_table_that_names_the_model(cli):
+    # The A100's table for 2 GPUs has Qwen3-8B: with --estimate it was set aside, not missing ("no A100-80GB table
+    # names Qwen3-8B" was false).
+    status, out, _ = cli("--model", "8B", "--gpu", "a100", "--gpus", "2", "--exact", "--len", "32768", "--estimate",
+                         "--explain", "--json")
+    [answer] = json.loads(out)
+    assert status == 0 and details([solver.Reason(**step) for step in answer["explanation"]], "memory_model") == [(
+        "on 2 GPUs: the tables set aside (--estimate); the memory model predicts at 32768 tokens: Env 152.8 GiB of 73.5 "
+        "usable; Env + Offload 90.0 GiB of 73.5 usable; Env + SP=2 111.5 GiB of 73.5 usable; vanilla, Offload, SP=2 and "
+        "Offload + SP=2 not estimated (estimates turn Env on unless --no-env)")]
+
+
+def test_where_no_gpu_count_holds_a_plan_each_sp_degree_is_shown_on_its_largest_count():
+    # Within 6 GPUs SP=4 runs on 4 alone, SP=1 and 2 on up to 6: each on the most GPUs that run it, where the memory
+    # model fits the most; maximising the length, at its grid's first step.
+    _, reasons = explained(gpu="h20", model="30B-A3B", objective="max_len", budget_gpus=6, critic="reloaded",
+                           estimate="auto")
+    assert [(r.rule, r.detail.split(" tokens: ")[0]) for r in reasons] == [
+        ("memory_model", ("on 4 GPUs, the most within the budget for SP=4: no H20-96GB table names Qwen3-30B-A3B; "
+                          "the memory model predicts at 1024")),
+        ("memory_model", ("on 6 GPUs, the most within the budget for SP=1, 2: no H20-96GB table names Qwen3-30B-A3B; "
+                          "the memory model predicts at 1024"))]
+    assert [re.findall(r"(?:^|; )(Env[^;]*?) \d", r.detail.split(" tokens: ")[1]) for r in reasons] == [
+        ["Env + SP=4", "Env + Offload + SP=4"], ["Env", "Env + SP=2", "Env + Offload", "Env + Offload + SP=2"]]
 
 
 def test_explanations_are_deterministic():
@@ -660,7 +731,9 @@ def test_nothing_the_memory_model_fits_with_estimate_alone_is_not_blamed_on_the_
     [answer] = json.loads(cli(*flags, "--explain")[1])
     assert answer["reason"] == ("the tables have no Llama-3.1-70B on tiny, and the memory model estimates that "
                                 "nothing fits (not even 1024 tokens)")
-    assert [reason["rule"] for reason in answer["explanation"]] == ["no_table"]
+    assert answer["explanation"] == [{"rule": "memory_model", "detail": (
+        "on 1 GPU, the most within the budget: no table speaks for tiny (none has its memory); the memory model "
+        "predicts at 4096 tokens: Env 1109.1 GiB of 6.3 usable; Env + Offload 27.3 GiB of 6.3 usable")}]
 
 
 def test_with_a_lowered_token_budget_the_memory_model_is_asked_at_each_settings_least_budget():

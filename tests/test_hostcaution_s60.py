@@ -211,10 +211,12 @@ def test_a_cluster_placement_is_cautioned_on_a_pool_without_host_ram_gb(cli, tmp
         f"Offload needs 2046.6 GiB of host memory per node (at start-up, every rank loading the model; 1624.4 while "
         f"training), more than the 1024 GiB assumed for a node of 8 GPUs "
         f"({SERVERS}), and nothing checks it: give the pool's host_ram_gb what")
-    # s87: the hint names the job's key, not the planner's --trinity-version
+    # s87: the hint names the job's key, not the planner's --trinity-version alone (cluster93c: the run's after it,
+    # which gives every job that names none its release)
     assert placed["big"]["cautions"][1].endswith(
-        "to check it; the job's trinity_version counts a release's own, less where rank 0 alone loads the model (0.6, "
-        "0.5.1 and 0.5.0) or verl 0.7 builds the reference model in bf16 and places the pinned blocks (0.5)")
+        "to check it; the job's trinity_version (or the run's --trinity-version) counts a release's own, less where "
+        "rank 0 alone loads the model (0.6, 0.5.1 and 0.5.0) or verl 0.7 builds the reference model in bf16 and places "
+        "the pinned blocks (0.5)")
     assert placed["small"]["caution_codes"] == ["uneven-data-parallel"]
 
 
@@ -272,7 +274,7 @@ def test_a_cluster_plan_without_offload_is_cautioned_on_a_pool_without_host_ram_
             "the trainer needs 1116.4 GiB of host memory per node while the model loads (every rank loading the "
             f"model), more than the 1024 GiB assumed for a node of 8 GPUs ({SERVERS}), and nothing checks it: give "
             "the pool's host_ram_gb what" + LOAD_PAST_NODE.split("give --host-ram what", 1)[1].replace(
-                "--trinity-version", "the job's trinity_version")])
+                "--trinity-version", "the job's trinity_version (or the run's --trinity-version)")])
 
 
 def test_a_plan_without_offload_on_part_of_a_node_of_unknown_size_and_with_a_critic_is_cautioned_in_its_words():

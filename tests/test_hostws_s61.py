@@ -141,7 +141,8 @@ def test_a_pool_of_4090s_without_host_ram_gb_is_cautioned(cli, tmp_path: Path):
             placed["plan"]["cautions"]) == (
         0, 2, 183.0, ["host-memory-unchecked"],
         [workstation_caution("183.0", source="the pool's host_ram_gb",
-                             hint=REFERENCE_HINT.replace("--trinity-version", "the job's trinity_version"))])
+                             hint=REFERENCE_HINT.replace(
+                                 "--trinity-version", "the job's trinity_version (or the run's --trinity-version)"))])
     fleet.write_text(pool % ", host_ram_gb: 192" + jobs)
     status, out, _ = cli("cluster", str(fleet), "--json")
     [placed] = json.loads(out)["placements"]

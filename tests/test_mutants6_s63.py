@@ -311,6 +311,6 @@ def test_a_pool_below_the_tables_smallest_count_is_told_more_nodes_may_run_the_j
     assert main(["cluster", str(path), "--cells", str(cells), "--no-estimate"]) == 1
     assert capsys.readouterr().err.endswith(
         f"solve cluster: note: long-14b: no way to run on the pools' nodes as they are, but more nodes may give it a "
-        f"way to run: solve cluster {path} --buy names the "
+        f"way to run: solve cluster {path} --buy --cells {cells} --no-estimate names the "
         "fewest GPUs, then nodes, to add to the pools (and the jobs no number of "
         "nodes runs)\n")

@@ -309,6 +309,23 @@ def test_trinity_05_words_a_negative_role_sp_for_the_value_given(role: str, sp: 
         assert [(problem.code.value, problem.words) for problem in problems] == [(code, head + words)]
 
 
+@pytest.mark.parametrize(("gpus", "why"), [
+    # mutants59: 1 % -3 is -2 in Python, which 0.5.0's and 0.5.1's check refuses (one trainer GPU is no exception);
+    # on a count below 1 (a line of its own says so) the words give Python's % of it as it is: -4 % -3 is -1, not 0
+    (1, ("and refuse the config as they load it (Python's 1 % -3 is -2, not 0: the trainer GPUs must be divisible by "
+         "it, common/verl_config.py:411 in 0.5.0, :413 in 0.5.1)")),
+    (-4, ("and refuse the config as they load it (Python's -4 % -3 is -1, not 0: the trainer GPUs must be divisible by "
+          "it, common/verl_config.py:411 in 0.5.0, :413 in 0.5.1)"))])
+def test_trinity_05_words_a_negative_role_sp_by_pythons_remainder_on_the_gpus_given(gpus: int, why: str):
+    text = ("model: {model_path: Qwen/Qwen3-8B}\n"
+            "trainer: {trainer_config: {actor_rollout_ref: {actor: {ulysses_sequence_parallel_size: -3}}}}\n")
+    problems = trinity_config_problems(load_config_mapping(text, "trinity.yaml"), load_catalog().model("Qwen3-8B"),
+                                       gpus, version="0.5", batch_divisor="gpus")
+    assert (problems[0].code.value, problems[0].words) == ("role-sp-below-one-refused", (
+        "trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size must be at least 1, got -3: "
+        f"Trinity 0.5.0 and 0.5.1 keep it {why}: set it to 1 or more"))
+
+
 @pytest.mark.parametrize(("version", "keys"), [
     (None, ["trainer.ulysses_sequence_parallel_size"]),
     # Trinity 0.5 runs the actor at its own SP and the ref, which sets none, at the trainer's: both are checked.

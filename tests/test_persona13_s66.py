@@ -112,3 +112,5 @@ def test_a_cells_files_gpu_type_whose_name_says_amds_is_an_amd_one_unless_it_say
     given = {"gpu": "my-mi300x", "memory_gb": 192, "source": "measured here"}
     assert [GpuType.model_validate(raw).rocm for raw in (given, {**given, "rocm": False}, {**given, "gpu": "card-x"})
             ] == [True, False, False]
+    # mutants59: made by its field's name (name=, as populate_by_name takes it), not the YAML key: the same
+    assert GpuType.model_validate({"name": "my-mi300x", "memory_gb": 192, "source": "measured here"}).rocm is True

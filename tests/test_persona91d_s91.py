@@ -62,11 +62,12 @@ def test_a_job_the_host_memory_leaves_out_is_told_the_trinity_version_that_place
     fleet.write_text("pools: [{name: h100, gpu: H100-80GB, nodes: 2, gpus_per_node: 8, host_ram_gb: 2TB}]\n"
                      "jobs: [{name: llama, model: Llama-3.1-70B, max_model_len: 32768, rollout_gpus: 8}]\n",
                      encoding="utf-8")
-    assert ("`with the job's trinity_version 0.6.0, 8 would, with Env + Offload + SP=4, in 1404.7 GiB of host memory per "
-            "node`") in CLUSTER_PAGE
+    assert ("`with the job's trinity_version 0.6.0 (or the run's --trinity-version 0.6.0), 8 would, with Env + "
+            "Offload + SP=4, in 1404.7 GiB of host memory per node`") in CLUSTER_PAGE
     status, out, _ = cli("cluster", str(fleet))
-    assert status == 1 and ("more than the pool's host_ram_gb of 2048 GiB; with the job's trinity_version 0.6.0, 8 "
-                            "would, with Env + Offload + SP=4, in 1404.7 GiB of host memory per node)") in (
+    assert status == 1 and ("more than the pool's host_ram_gb of 2048 GiB; with the job's trinity_version 0.6.0 (or "
+                            "the run's --trinity-version 0.6.0), 8 would, with Env + Offload + SP=4, in 1404.7 GiB of "
+                            "host memory per node)") in (
         " ".join(out.replace("│", " ").split()))
     # Named, the job's release is the count: no other is offered.
     fleet.write_text(fleet.read_text(encoding="utf-8").replace("rollout_gpus: 8}", "rollout_gpus: 8, "

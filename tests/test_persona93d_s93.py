@@ -6,6 +6,7 @@ a saved checkpoint's ``_name_or_path`` and a Trinity config's ``model.model_path
 --from-config`` does, giving the command's JSON byte for byte where it refused the model before."""
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +40,9 @@ def _cached(hub: Path, repository: str, config: Path) -> Path:
     ("C:\\hf\\hub\\models--mistralai--Mistral-7B-v0.3\\snapshots\\" + COMMIT, "Mistral-7B-v0.3"),
     ("/ckpt/models--google--gemma-2-9b/snapshots", "snapshots"),  # no commit: not a snapshot
     ("/ckpt/snapshots/" + COMMIT, COMMIT),  # no repository's folder: the last part, as before
+    # mutants59: a folder within a snapshot is its own last part; a folder whose name only ends in models-- is none
+    ("/hub/models--Qwen--Qwen3-8B/snapshots/" + COMMIT + "/checkpoint-100", "checkpoint-100"),
+    ("/ckpt/my-models--Qwen--Qwen3-8B/snapshots/" + COMMIT, COMMIT),
     ("Qwen/Qwen3-8B", "Qwen3-8B"),
 ])
 def test_a_snapshot_in_hugging_faces_cache_is_named_by_its_repository(path: str, name: str):
@@ -104,3 +108,36 @@ def test_check_config_reads_a_local_model_paths_config_json_as_from_config_does(
         solver.check_config(config, gpu="h200")
     assert cli("--from-config", str(config), "--gpu", "h200", "--check")[2].startswith(
         "solve: error: gemma-2-9b/config.json: not JSON: ")
+
+
+def test_check_config_plans_a_local_model_of_another_shape_under_a_catalogue_name_as_its_own(tmp_path: Path):
+    # mutants59: a folder Qwen3-8B whose config.json has 40 layers is its own model, renamed as the catalogue adds it
+    # (not the catalogue's Qwen3-8B, whose 36 layers its name names), as --from-config plans it
+    folder = tmp_path / "Qwen3-8B"
+    folder.mkdir()
+    shape = {**json.loads(QWEN3_8B.read_text(encoding="utf-8")), "num_hidden_layers": 40}
+    shape.pop("_name_or_path", None)
+    (folder / "config.json").write_text(json.dumps(shape), encoding="utf-8")
+    config = tmp_path / "trinity.yaml"
+    config.write_text(f"model: {{model_path: {folder}, max_model_len: 8192}}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n",
+                      encoding="utf-8")
+    assert [answer.model for answer in solver.check_config(config, gpu="h100").answers] == ["Qwen3-8B (config shape)"]
+
+
+def test_a_local_config_json_of_another_kind_is_told_what_reads_it_in_the_callers_words(cli: Cli, tmp_path: Path):
+    # mutants59: a cluster file saved as the model's config.json, named as the API's or the command's words name it
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "config.json").write_text("pools: [{name: a, gpu: h100, nodes: 1, gpus_per_node: 8}]\n"
+                                        "jobs: [{name: j, model: 8B, max_model_len: 8192}]\n", encoding="utf-8")
+    config = tmp_path / "trinity.yaml"
+    config.write_text(f"model: {{model_path: {folder}, max_model_len: 8192}}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\n", encoding="utf-8")
+    refusal = f"{folder / 'config.json'}: not JSON: Expecting value (line 1) (this looks like a fleet file, for "
+    with pytest.raises(solver.TableError, match=re.escape(refusal + "solver.place or solver.load_fleet)")):
+        solver.check_config(config, gpu="h100")
+    with pytest.raises(solver.TableError, match=re.escape(refusal + "solve cluster)")):
+        solver.check_config(config, gpu="h100", option_names=COMMAND_OPTIONS)
+    assert cli("--from-config", str(config), "--gpu", "h100", "--check") == (
+        2, "", f"solve: error: {refusal}solve cluster)\n")

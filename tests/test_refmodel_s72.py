@@ -21,7 +21,7 @@ from conftest import DATASET_PATH
 from test_cluster import solved
 from test_hostref_s71 import ADAM_GIB, BF16_PINNED_GIB, FP32_PINNED_GIB, LOAD_GIB
 
-from solver.api import answer_query, config_query, estimate_memory, plan
+from solver.api import answer_query, config_query, estimate_memory, place, plan
 from solver.memory import host_memory_gib
 from solver.results import Plan
 from solver.tables import ModelLoading, QueryError, load_catalog
@@ -307,6 +307,16 @@ def test_no_reference_model_is_refused_where_the_release_builds_one_whatever_the
     code, out, err = cli("cluster", str(fleet))
     assert (code, out, err) == (2, "", "solve cluster: error: the job's reference_model false with the job's "
                                 "trinity_version 0.5.1: " + why.format("the job's reference_model false") + "\n")
+    # cluster93c: a job that names no release of its own is told the run's option, which gives it (before: "the
+    # job's trinity_version 0.5.1", a key it does not name); its own key wins over the run's.
+    fleet.write_text(fleet.read_text().replace(', "trinity_version": "0.5.1"', ""))
+    code, out, err = cli("cluster", str(fleet), "--trinity-version", "0.5.1")
+    assert (code, out, err) == (2, "", "solve cluster: error: the job's reference_model false with --trinity-version "
+                                "0.5.1: " + why.format("the job's reference_model false") + "\n")
+    with pytest.raises(QueryError) as refused:
+        place(fleet, trinity_version="0.5.0")
+    assert str(refused.value) == ('the job\'s reference_model false with trinity_version="0.5.0": '
+                                  + why.format("the job's reference_model false"))
     for release, lora_rank in (("0.5.2", 0), ("0.5.1", 16)):
         estimate = estimate_memory("8B", "a100", 8, "32k", sp=2, env=True, offload=False, reference_model=False,
                                    trinity_version=release, lora_rank=lora_rank)

@@ -95,16 +95,23 @@ def test_the_api_names_plans_keyword_for_the_release():
 
 def test_a_cluster_reason_names_the_job_s_own_release_key(cli: Cli, tmp_path: Path):
     # clusterrelease91: a cluster job's reason said "with --trinity-version 0.6.0", a run-wide flag, where the job's
-    # own trinity_version key gives the release to it alone (docs/cluster.md)
+    # own trinity_version key gives the release to it alone (docs/cluster.md); cluster93c: where the job names none
+    # and the run names none either, either may give it: the key first, then the run's option
     job = {"name": "big", "model": "llama-3.1-8b", "max_model_len": 65536, "rollout_gpus": 0}
     pool = {"name": "h100", "gpu": "H100", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 150}
     path = tmp_path / "fleet.yaml"
     path.write_text(json.dumps({"pools": [pool], "jobs": [job]}), encoding="utf-8")
     status, out, _ = cli("cluster", str(path), "--json")
     [left] = json.loads(out)["unplaced"]
-    assert status == 1 and "--trinity-version" not in left["reason"]
-    assert ("; with the job's trinity_version 0.6.0, whose rank 0 alone loads the model, Env + SP=4 on 8 GPUs trains "
-            "it (65536 tokens), and it needs 63.0 GiB of host memory per node while the model loads") in left["reason"]
+    assert status == 1 and left["reason"].count("--trinity-version") == 1
+    assert ("; with the job's trinity_version 0.6.0 (or the run's --trinity-version 0.6.0), whose rank 0 alone loads "
+            "the model, Env + SP=4 on 8 GPUs trains it (65536 tokens), and it needs 63.0 GiB of host memory per node "
+            "while the model loads") in left["reason"]
+    [api_left] = solver.place(path).unplaced  # the API's keyword after the key
+    assert '; with the job\'s trinity_version 0.6.0 (or the run\'s trinity_version="0.6.0"), whose' in api_left.reason
+    # Under the run's --trinity-version 0.5.2 the job's release is named: no other is offered, nor the key it lacks.
+    status, out, _ = cli("cluster", str(path), "--json", "--trinity-version", "0.5.2")
+    assert status == 1 and "trinity_version" not in json.loads(out)["unplaced"][0]["reason"]
     # the key it names places the job, on that plan
     path.write_text(json.dumps({"pools": [pool], "jobs": [{**job, "trinity_version": "0.6.0"}]}), encoding="utf-8")
     [placed] = solver.place(path).placements

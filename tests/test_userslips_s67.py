@@ -85,6 +85,11 @@ def test_buy_names_token_budget_auto_for_a_job_no_purchase_places_at_the_default
             sorted(placement["job"] for placement in bought["placements"])) == ([(1, 8)], [], ["a", "long"])
     assert main(["cluster", str(path), "--buy", "--json"]) == 0
     assert capsys.readouterr().err == ""
+    # mutants59: the command keeps the run's release; a run with --token-budget auto already is told nothing
+    assert main(["cluster", str(path), "--buy", "--trinity-version", "0.6"]) == 0
+    assert capsys.readouterr().err == note.format("long --trinity-version 0.6")
+    assert main(["cluster", str(path), "--buy", "--token-budget", "auto"]) == 0
+    assert capsys.readouterr().err == ""
 
 
 PINNED = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8},

@@ -4,12 +4,14 @@ sliding and full attention (which vLLM refuses to build) planned for a trainer a
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from test_slidingkv_s71 import _published, _refusal, _written
 from test_vllmwin_s72 import VLLM_REFUSES
 
+import solver
 from solver.tables import TableError, load_catalog, load_model_config
 from solver.trinity import trinity_config_problems
 
@@ -61,6 +63,12 @@ def test_a_trinity_config_plans_it_where_it_starts_no_vllm_rollout(cli, tmp_path
         assert "max_model_len  8192" in out and err.endswith(f"solve: note: Qwen3-8B: {MIXED_REFUSAL}{PLANNED_ANYWAY}")
     else:
         assert (out, err) == ("", f"solve: error: {path}: {MIXED_REFUSAL}\n")
+    # mutants59: the API's check_config reads the local config.json so too
+    if mode == "train":
+        assert [answer.model for answer in solver.check_config(config, gpu="h100").answers] == ["Qwen3-8B"]
+    else:
+        with pytest.raises(TableError, match=re.escape(f"{path}: {MIXED_REFUSAL}")):
+            solver.check_config(config, gpu="h100")
 
 
 def _as(model_type: str, **changes: object) -> dict[str, object]:

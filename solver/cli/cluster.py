@@ -154,7 +154,7 @@ def run_cluster(args: argparse.Namespace) -> int:
         fleet, catalog, cells, written_gpus = _fleet_and_catalog(args.file, args.cells or ())
         check_fleet_lora_targets(fleet, catalog, args.trinity_release, str(args.file))  # naming the file, as others
         weights = weights_option(args.weights)
-        if args.emit_dir is not None and not args.buy:
+        if args.emit_dir is not None:  # not beside --buy: refused above
             _check_emit_dir_before_placing(args, fleet)
     except KeyboardInterrupt:
         say_interrupted_before_search(args)

@@ -155,7 +155,8 @@ class WaysLimit:
         new_shapes = {ways_shape(fleet.jobs[index]) for index in order[reached:]} - asked_shapes
         asked, shapes = planner.asked - self.since, len(asked_shapes)
         likely = asked - (-asked * (shapes + 1) * len(new_shapes) // shapes ** 2)  # rounded up
-        return int(likely // (self.per_second or WAYS_QUESTIONS_PER_SECOND)) + 1  # a count above them all: no job's turn finds it reached
+        # a count above them all: no job's turn finds it reached
+        return int(likely // (self.per_second or WAYS_QUESTIONS_PER_SECOND)) + 1
 
 
 @dataclass(frozen=True)
@@ -384,11 +385,7 @@ class Planner:
                           token_budget=self.token_budget if estimate != "never" and not training.dpo else "default",
                           train_batch_size=training.train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
                           trinity_version=release.name,
-                          option_names=self.option_names._replace(lora_keys=JOB_LORA_KEYS,
-                                                                  release_key=JOB_VERSION_KEY,
-                                                                  critic_key=JOB_CRITIC_KEY,
-                                                                  reference_key=JOB_REFERENCE_KEY,
-                                                                  length_key=JOB_LENGTH_KEY, settings_chosen=True),
+                          option_names=self._job_option_names(training),
                           lora_rank=training.lora_rank, reference_model=training.reference_model,
                           critic=training.critic, dpo=training.dpo, lora_targets=training.lora_targets,
                           lora_exclude_modules=training.lora_exclude_modules,
@@ -397,6 +394,18 @@ class Planner:
                                                "expert_layout": release.expert_layout,
                                                "batch_divisor": release.batch_divisor,
                                                "trinity_release": release.name})
+
+    def _job_option_names(self, training: JobTraining) -> OptionNames:
+        """The planner's option names, with the keys a job of `training` gives its limits by, as a cluster file gives
+        them; its Trinity release named by the job's key where it names its own (`JOB_VERSION_KEY`), by the run's
+        option where that gives it, and where neither names one, by the key with the run's option after it
+        (`OptionNames.run_release`)."""
+        own, run = training.trinity_version is not None, self.trinity_version is not None
+        return self.option_names._replace(lora_keys=JOB_LORA_KEYS,
+                                          release_key=JOB_VERSION_KEY if own or not run else None,
+                                          run_release=not own and not run, critic_key=JOB_CRITIC_KEY,
+                                          reference_key=JOB_REFERENCE_KEY, length_key=JOB_LENGTH_KEY,
+                                          settings_chosen=True)
 
     def release_of(self, training: JobTraining) -> ReleaseCounts:
         """What the plans of a job of `training` count for its Trinity release: its own
@@ -593,10 +602,15 @@ def evidence_tiers(planner: Planner, fleet: Fleet, index: int,
     pool = fleet.pools[pool_index]
     model = planner.catalog.model(fleet.jobs[index].model)
     tabled = [table.gpus for table in planner.catalog.tables_for(pool.gpu, model).tables]
-    counts = estimated_counts(pool.gpus_per_node, pool.up_nodes * pool.gpus_per_node)
+    counts = pool_counts(pool)
     tiers: list[tuple[Sequence[int], EstimateMode]] = [] if planner.estimate == "only" else [
         (tabled, "never"), (counts, "never")]
     return tiers + ([] if planner.estimate == "never" else [(counts, planner.estimate)])
+
+
+def pool_counts(pool: Pool) -> tuple[int, ...]:
+    """Every trainer GPU count the planner considers on the pool's nodes (`estimated_counts`, up to its GPUs up)."""
+    return estimated_counts(pool.gpus_per_node, pool.up_nodes * pool.gpus_per_node)
 
 
 def ways_in_pool(planner: Planner, fleet: Fleet, index: int, pool_index: int, counts: Sequence[int],

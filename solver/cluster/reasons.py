@@ -29,10 +29,13 @@ from solver.cluster.options import (
     NoWayReason,
     Option,
     Planner,
+    WallClockPassed,
     WaysLimit,
     host_capacity_tenths,
     job_options,
     layout,
+    pool_counts,
+    ways_in_pool,
 )
 from solver.cluster.placements import IdleRoom
 from solver.model import stopped_by_wall_clock
@@ -137,9 +140,10 @@ def unplaced_reasons(planner: Planner, fleet: Fleet, options: list[Option],
             unplaced.append(unplaced_without_a_way(job, why_no_option(planner, fleet, index)))
             continue
         elsewhere = _elsewhere(planner, fleet, index, frozenset(pools[index]), limit)
-        wall_clock_cut |= elsewhere.cut_short == "wall clock"
+        estimated = _estimated_ways(planner, fleet, index, pools[index], limit)
+        wall_clock_cut |= elsewhere.cut_short == "wall clock" or estimated.wall_clock_cut
         room = _NoRoom(planner, index, job, pools[index], host_checked[index], goals, unproven, holders, certain,
-                       elsewhere, smaller_asks, fits_with[index])
+                       elsewhere, smaller_asks, fits_with[index], estimated.ways)
         words = room.words(several=False)
         tied = certain and holders.left_out_in_tie(index)
         unplaced.append(left_out(
@@ -168,8 +172,9 @@ class _NoRoom:
     """What `unplaced_reasons` found of a `job` left out for want of room (its `ways`, by pool name): whether its
     ways' host memory is checked, the placement's goals in order (`goals`), the words of a placement not proven best
     (`unproven`), the placed jobs that hold its room, whether the placed priority is `certain`, why the other pools it
-    may use have no plan for it (`elsewhere`), and the smaller asks that would fit it (`fits_with`, found by
-    `smaller_asks`: None, no hints)."""
+    may use have no plan for it (`elsewhere`), the smaller asks that would fit it (`fits_with`, found by
+    `smaller_asks`: None, no hints), and its ways on the estimates alone in the pools where they take less room than
+    the tables' whole nodes (`estimated`, by pool name: `EstimatedWays`)."""
 
     planner: Planner
     index: int
@@ -183,6 +188,7 @@ class _NoRoom:
     elsewhere: NoWayReason
     smaller_asks: SmallerAsks | None
     fits_with: tuple[FitsWith, ...]
+    estimated: Mapping[str, list[Option]]
 
     def words(self, several: bool) -> ReasonWords:
         """The reason, in words for one job or, where `several`, for several jobs given it, true of each alone, with
@@ -192,7 +198,7 @@ class _NoRoom:
         cut_short = any(option.ways_cut_short for ways in self.ways.values() for option in ways)
         weighed = (" (on its way as it runs alone: the time limit cut working out its other ways short; raise "
                    f"{self.planner.option_names.time_limit})" if cut_short else "")  # a running job's, each alone
-        rooms = _least_rooms(self.planner, self.job, self.ways, several)
+        rooms = _least_rooms(self.planner, self.job, self.ways, several, self.estimated)
         if self.certain and self.holders.left_out_in_tie(self.index):
             opening = (f"left out in a tie{self.holders.tie_words(self.index, self.ways, several)} in {rooms}"
                        f"{weighed}; a tie goes to the jobs earlier in the file: give priorities to choose, priority "
@@ -711,27 +717,38 @@ def left_out(job: Job, **why: Any) -> Unplaced:
                     trinity_version=job.trinity_version, **why)
 
 
-def _least_rooms(planner: Planner, job: Job, ways: dict[str, list[Option]], several: bool) -> str:
+def _least_rooms(planner: Planner, job: Job, ways: dict[str, list[Option]], several: bool,
+                 estimated: Mapping[str, list[Option]]) -> str:
     """The pools a job has `ways` in (keyed by pool name, in the fleet's order), each with the least its ways there
     take, in words: the fewest GPUs of one node (where the pool's host memory could run short, each (GPUs, host
     memory) of a way that no other way needs less of both: an Offload way may take fewer GPUs and more host memory),
     or the fewest whole nodes; where `several` jobs are given them, what each needs; with what else its plans count
     that may set that need (`_counted_besides`). Pools of one need are named together, before it, where the first of
     them comes: ``a100 and h20 (it needs at least 8 GPUs (6 trainer + 2 rollout) of one node)``, a job's rollout GPUs
-    counted in with its trainer's (`_node_gpus`)."""
+    counted in with its trainer's (`_node_gpus`). Where the tables' plans take whole nodes and the estimates' take
+    less (`estimated`, by pool name: `EstimatedWays`), the least of theirs too, and the option that plans with them
+    alone: ``(it needs at least 2 whole nodes on the tables' plans, which come first; on the memory model's estimates,
+    which --estimate plans every job with, at least 8 GPUs (6 trainer + 2 rollout) of one node)``."""
     needs = "each needs" if several else "it needs"
     counted_too = _counted_besides(planner, job, several)
     by_need: dict[str, list[str]] = {}  # the need in words -> its pools, in the fleet's order
     for name, options in ways.items():
-        by_need.setdefault(_least_room(planner, job, options, f"{needs} at least", counted_too), []).append(name)
+        need = _least_room(planner, job, options, f"{needs} at least", counted_too, name in estimated)
+        if name in estimated:
+            need += (f"; on the memory model's estimates, which {planner.option_names.estimate_only} plans every job "
+                     f"with, {_least_room(planner, job, estimated[name], 'at least', '')}")
+        by_need.setdefault(need, []).append(name)
     return ", ".join(f"{and_joined(names)} ({need})" for need, names in by_need.items())
 
 
-def _least_room(planner: Planner, job: Job, options: list[Option], needs: str, counted_too: str) -> str:
-    """The least `job`'s ways in one pool (`options`) take, in words after `needs` (`_least_rooms`)."""
+def _least_room(planner: Planner, job: Job, options: list[Option], needs: str, counted_too: str,
+                tables_first: bool = False) -> str:
+    """The least `job`'s ways in one pool (`options`) take, in words after `needs` (`_least_rooms`); whole nodes said
+    to be the tables' plans' where the estimates' take less (`tables_first`)."""
     shared = [option for option in options if option.size]
     if not shared:
-        return f"{needs} {min(option.whole_nodes for option in options)} whole nodes{counted_too}"
+        tables = " on the tables' plans, which come first" if tables_first else ""
+        return f"{needs} {min(option.whole_nodes for option in options)} whole nodes{tables}{counted_too}"
     if not any(option.host_tenths for option in shared):
         return f"{needs} {_node_gpus(min(option.size for option in shared), job)} of one node{counted_too}"
     least: list[tuple[int, int]] = []  # by GPUs, each with less host memory than the ways of fewer GPUs
@@ -743,6 +760,39 @@ def _least_room(planner: Planner, job: Job, options: list[Option], needs: str, c
     least_needs = [f"{_node_gpus(gpus, job)} and {tenths / 10:.1f} GiB" for gpus, tenths in least]
     return (f"{needs} {least_needs[0]} of host memory{''.join(f', or {n}' for n in least_needs[1:])}"
             f"{',' if len(least_needs) > 1 else ''} on one node{counted_too}")
+
+
+class EstimatedWays(NamedTuple):
+    """A job's ways on the memory model's estimates alone (``--estimate``: `ways_in_pool` on every count of the pool,
+    `pool_counts`) in the pools where its ways, all the tables' plans, which come first (`evidence_tiers`), take whole
+    nodes and those take less room: a node it shares, or fewer whole nodes (`ways`, by pool name); and whether the
+    wall clock cut asking them short (`wall_clock_cut`: the pools past it are left out)."""
+
+    ways: dict[str, list[Option]]
+    wall_clock_cut: bool = False
+
+
+def _estimated_ways(planner: Planner, fleet: Fleet, index: int, ways: dict[str, list[Option]],
+                    limit: WaysLimit | None) -> EstimatedWays:
+    """Job `index`'s `EstimatedWays`, where its `ways` (by pool name) take whole nodes on the tables' plans, asked
+    within `limit` (None: none): each pool's whole or not at all, none past it."""
+    estimated: dict[str, list[Option]] = {}
+    for pool_index, pool in enumerate(fleet.pools):
+        tables = ways.get(pool.name, [])
+        if not tables or any(option.size or option.plan.evidence == "estimated" for option in tables):
+            continue
+        reached = None if limit is None else limit.reached(planner)
+        try:
+            if reached is not None:
+                raise WallClockPassed
+            with planner.asking_until(None if limit is None else limit.deadline):
+                found = ways_in_pool(planner, fleet, index, pool_index, pool_counts(pool), "only")
+        except WallClockPassed:
+            return EstimatedWays(estimated, reached != "questions")
+        fewest = min(option.whole_nodes for option in tables)
+        if any(option.size or option.whole_nodes < fewest for option in found):
+            estimated[pool.name] = found
+    return EstimatedWays(estimated)
 
 
 def _node_gpus(gpus: int, job: Job) -> str:

@@ -54,11 +54,9 @@ def _no_alternative(query: Query, answer: Answer) -> str:
     return f"each other plan that trains{within} is {and_joined(ways)} than a plan above{env}"
 
 
-def _explanation(reasons: Iterable[Reason], said: str | None) -> Group:
-    """The ``why`` rows: each rule and what it means here; one that only repeats the reason `said` above (the
-    tables hold no plan at all) points to it."""
-    rows = [(reason.rule, "the reason above" if reason.detail == said else reason.detail) for reason in reasons]
-    return Group(Text("why", style="bold"), _RuleRows(rows))
+def _explanation(reasons: Iterable[Reason]) -> Group:
+    """The ``why`` rows: each rule and what it means here."""
+    return Group(Text("why", style="bold"), _RuleRows([(reason.rule, reason.detail) for reason in reasons]))
 
 
 EXPLANATION_DETAIL_WIDTH = 40
@@ -126,7 +124,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
                         else no_plan_hint(names))
                 renderables.append(Text(hint, style="dim"))
         if answer.explanation:
-            renderables.append(_explanation(answer.explanation, None if answer.plans else answer.reason))
+            renderables.append(_explanation(answer.explanation))
         if after_apply is not None and after_apply < len(renderables):  # a blank line ends the lines to paste
             renderables.insert(after_apply, Text())
         renderables.append(Text())

@@ -1,8 +1,8 @@
 """Reading YAML files: unique keys, size limits, and validation errors as one-line messages naming the place; the
 readers of a user's file (`read_user_file`), of the models file (`load_models`) and of a GPU table file
 (`load_gpu_type`, which `Catalog.with_cells` needs below the catalogue); a text parsed once within a call
-(`parsing_once`, `parsed_once`); a path the API is given (`given_path`); and which paths name the same file
-(`same_file`, `check_once`)."""
+(`parsing_once`, `parsed_once`; and what is computed of it, `computed_once`); a path the API is given (`given_path`);
+and which paths name the same file (`same_file`, `check_once`)."""
 
 from __future__ import annotations
 
@@ -267,8 +267,9 @@ MAX_INT_DIGITS = 640
 least): more, in a number a message would write out, are written in exponent notation instead."""
 
 
-_PARSED: ContextVar[dict[tuple[str, str], Any] | None] = ContextVar("parsed", default=None)
-"""What `parsed_once` parsed within the current `parsing_once`, per kind of parse and text; None outside one."""
+_PARSED: ContextVar[dict[tuple[Any, ...], Any] | None] = ContextVar("parsed", default=None)
+"""What `parsed_once` parsed and `computed_once` computed within the current `parsing_once`, per key (a parse's kind
+and text); None outside one."""
 
 GpuTypeNamed = Callable[[str], str | None] | None
 """What names the GPU type a word is a name or alias of (``h100``: H100-80GB), else None: `Catalog.gpu_type_named`;
@@ -294,12 +295,23 @@ def parsing_once() -> Iterator[None]:
 def parsed_once(kind: str, text: str, parse: Callable[[str], _Parsed]) -> _Parsed:
     """`parse(text)`, or within `parsing_once` what it gave for the same `kind` and `text` there before (the callers
     share it: none may change it); a parse that raises is not kept."""
+    return computed_once((kind, text), partial(parse, text))
+
+
+def computed_once(key: tuple[Any, ...], compute: Callable[[], _Parsed]) -> _Parsed:
+    """`compute()`, or within `parsing_once` what it gave for an equal `key` there before: `key` holds a name for the
+    computation and every value it is a pure function of (the callers share what it gives: none may change it); one
+    that raises is not kept, and a `key` that cannot be hashed (a value that is no frozen type) is computed anew."""
     parsed = _PARSED.get()
     if parsed is None:
-        return parse(text)
-    if (kind, text) not in parsed:
-        parsed[kind, text] = parse(text)
-    result: _Parsed = parsed[kind, text]
+        return compute()
+    try:
+        known = key in parsed
+    except TypeError:  # unhashable
+        return compute()
+    if not known:
+        parsed[key] = compute()
+    result: _Parsed = parsed[key]
     return result
 
 

@@ -964,7 +964,7 @@ def _sp_kept_words(path: tuple[str, ...], sp: int, trainer_gpus: int) -> str:
         return ("0.5.0 and 0.5.1 keep it and fail on it (at 0, world_size % sp_size divides by zero as they load the "
                 f"config: {source})")
     remainder = trainer_gpus % sp
-    if trainer_gpus >= 1 and remainder != 0:
+    if remainder != 0:  # Python's %, on the count as given (one below 1 has a line of its own too)
         return (f"0.5.0 and 0.5.1 keep it and refuse the config as they load it (Python's {trainer_gpus} % {sp} is "
                 f"{remainder}, not 0: the trainer GPUs must be divisible by it, {source})")
     passed = (f"0.5.0 and 0.5.1 keep it ({trainer_gpus} % {sp} is 0 in Python, which passes their check, {source}) "

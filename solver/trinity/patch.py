@@ -48,6 +48,7 @@ from solver.tables import (
     TrinityVersion,
     cached_names,
     check_types,
+    computed_once,
     counted,
     it_or_them,
     load_catalog,
@@ -1651,8 +1652,7 @@ def aliases_written_out(text: str, plan: Plan, model: Model, *, name: str = "con
     ``model.fsdp_config: *f`` offloaded beside the actor's ``&f`` resident): each dotted, with that place. Read from
     the config as Trinity reads it, whose aliases are one object as the round trip's are (no round trip to parse)."""
     version = _checked_release(text, plan, model, name, environ, version)
-    reading = load_config_mapping(_with_lf(text), name)
-    keys = keys_for_plan(plan, model, reading, environ, version)
+    reading, keys = _config_keys(_with_lf(text), plan, model, name, environ, version)
     writes = _written(reading, keys, environ or {})
     values = _set_and_kept(reading, keys, writes, kept_own_keys(plan, reading, environ, version))
     return [(".".join(path), ".".join(place)) for path, place in _aliases_written_out(reading, values)]
@@ -1673,7 +1673,7 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
     except ConfigError:
         load_config_mapping(text, name, YAML(typ="rt", pure=True))  # ruamel's word first where it refuses it too
         raise
-    keys = keys_for_plan(plan, model, reading, environ, version)
+    keys = _config_keys(text, plan, model, name, environ, version)[1]
     writes = _written(reading, keys, environ or {})
     repeated = aliased_anchors(text)
     if not repeated:  # no key sits on an anchor that aliases repeat: no round trip to read the anchors from
@@ -2010,13 +2010,20 @@ def _keys_changed(text: str, plan: Plan, model: Model, name: str, environ: Mappi
                   version: str | None) -> list[tuple[PlanKey, Any, bool]]:
     """The plan's keys that `patch_trinity_config` writes into the config `text` for `plan`, each with the config's
     value there (None where it lacks the key) and whether it is beyond the plan's own keys (`config_keys_changed`'s:
-    set only because the config has it, or one a plan without a config sets none of)."""
-    version = _checked_release(text, plan, model, name, environ, version)
-    reading = load_config_mapping(_with_lf(text), name)
-    keys = keys_for_plan(plan, model, reading, environ, version)
+    set only because the config has it, or one a plan without a config sets none of). Within `parsing_once`, worked
+    out once for the same arguments (the notes of one command ask it several times)."""
+    release = _checked_release(text, plan, model, name, environ, version)
+    return list(_worked_once("keys changed", text, plan, model, name, environ, release,
+                             lambda: _keys_changed_anew(text, plan, model, name, environ, release)))
+
+
+def _keys_changed_anew(text: str, plan: Plan, model: Model, name: str, environ: Mapping[str, str] | None,
+                       version: TrinityVersion | None) -> tuple[tuple[PlanKey, Any, bool], ...]:
+    """`_keys_changed`, worked out (for the release `version`, checked)."""
+    reading, keys = _config_keys(_with_lf(text), plan, model, name, environ, version)
     own = {key.path for key in keys_for_plan(plan, model, None, environ, version) if not key.existing_only}
-    return [(key, value_at(reading, key.path), key.existing_only or key.path not in own)
-            for key in _written(reading, keys, environ or {})]
+    return tuple((key, value_at(reading, key.path), key.existing_only or key.path not in own)
+                 for key in _written(reading, keys, environ or {}))
 
 
 def config_keys_kept(text: str, plan: Plan, model: Model, *, name: str = "config",
@@ -2028,8 +2035,7 @@ def config_keys_kept(text: str, plan: Plan, model: Model, *, name: str = "config
     path, each with the config's value as written (``4.0``), an interpolation's as it resolves in `environ`
     (``${yarn.factor}``: ``4``), as the plan reads it. The ``apply`` lines then leave them too."""
     version = _checked_release(text, plan, model, name, environ, version)
-    reading = load_config_mapping(_with_lf(text), name)
-    keys = keys_for_plan(plan, model, reading, environ, version)
+    reading, keys = _config_keys(_with_lf(text), plan, model, name, environ, version)
     values = ConfigValues(reading, environ or {})
     return {key.path: _as_written(read_or_none(values.get, key.path) if is_interpolation(written) else written)
             for key in keys if _users_choice(key, written := value_at(reading, key.path))}
@@ -2048,7 +2054,7 @@ def rope_scaling_written(text: str, plan: Plan, model: Model, *, name: str = "co
     if not isinstance(value_at(reading, rope), Mapping):
         return None
     data = load_config_mapping(text, name, _round_trip_yaml(text))
-    for key in _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {}):
+    for key in _written(reading, _config_keys(text, plan, model, name, environ, version)[1], environ or {}):
         if key.path[:len(rope)] == rope:
             _set(data, key, text.splitlines(), {})
     return yaml_flow(value_at(data, rope))
@@ -2074,9 +2080,9 @@ def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "con
     """The keys `patch_trinity_config` leaves as the config's interpolations, which give the plan's value in
     `environ` (and may give another elsewhere), in words."""
     version = _checked_release(text, plan, model, name, environ, version)
-    data = load_config_mapping(_with_lf(text), name)
+    data, keys = _config_keys(_with_lf(text), plan, model, name, environ, version)
     return [f"{'.'.join(path)} stays {value_at(data, path)}, which gives {given} in this environment: the plan holds "
-            "for that value" for path, given in _kept_for_plan(data, plan, model, environ, version).items()]
+            "for that value" for path, given in _kept(data, keys, environ or {}).items()]
 
 
 def _replaced_words(changed: list[tuple[PlanKey, Any, bool]]) -> list[str]:
@@ -2094,14 +2100,27 @@ def kept_interpolated_keys(text: str, plan: Plan, model: Model, *, name: str = "
     """The dotted keys `patch_trinity_config` leaves as the config's interpolations (those `kept_interpolations`
     names): the patch sets none of them, though what they give may change with a key they refer to."""
     version = _checked_release(text, plan, model, name, environ, version)
-    data = load_config_mapping(_with_lf(text), name)
-    return tuple(".".join(path) for path in _kept_for_plan(data, plan, model, environ, version))
+    data, keys = _config_keys(_with_lf(text), plan, model, name, environ, version)
+    return tuple(".".join(path) for path in _kept(data, keys, environ or {}))
 
 
-def _kept_for_plan(data: Any, plan: Plan, model: Model, environ: Mapping[str, str] | None,
-                   version: TrinityVersion | None) -> dict[tuple[str, ...], Any]:
-    """The plan's keys whose interpolation in the config `data` the patch keeps, with what each gives (`_kept`)."""
-    return _kept(data, keys_for_plan(plan, model, data, environ, version), environ or {})
+def _config_keys(text: str, plan: Plan, model: Model, name: str, environ: Mapping[str, str] | None,
+                 version: TrinityVersion | None) -> tuple[Any, list[PlanKey]]:
+    """The config `text` (the file `name`) as Trinity reads it (`load_config_mapping`), and the keys `plan` sets in it
+    (`keys_for_plan`, its interpolations read in `environ`, for the release `version`): within `parsing_once`, the
+    keys worked out once for the same arguments (the functions that say what the patch does each ask them)."""
+    reading = load_config_mapping(text, name)
+    return reading, list(_worked_once("plan keys", text, plan, model, name, environ, version,
+                                      lambda: tuple(keys_for_plan(plan, model, reading, environ, version))))
+
+
+def _worked_once(kind: str, text: str, plan: Plan, model: Model, name: str, environ: Mapping[str, str] | None,
+                 version: TrinityVersion | None, work: Callable[[], tuple[Any, ...]]) -> tuple[Any, ...]:
+    """`work()`, what is worked out of the config `text` for `plan` (`kind`: which), within `parsing_once` once for the
+    same arguments (`computed_once`; `environ` by its items: a mapping that notes what is read from it, as
+    `solver.trinity.interpolation.NoEnvironment` does, has no place here)."""
+    arguments = (text, plan, model, name, None if environ is None else tuple(environ.items()), version)
+    return computed_once((kind, *arguments), work)
 
 
 @parsing_once()
