@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from option_reference import option_reference
 
 import solver
 from solver.render.cluster import required_note
@@ -114,6 +115,8 @@ def test_solve_s_workers_help_says_a_stopped_answer_may_differ(cli: Cli, monkeyp
     the workers and the machine's load (a proven answer does not)."""
     monkeypatch.setenv("COLUMNS", "400")
     _, printed, _ = cli("--help")
-    assert ("--workers W CP-SAT search workers (default 1, at most 1024): an answer the search proved does not depend "
+    assert ("--workers W CP-SAT search workers (default 1, at most 1024): a proven answer does not depend on it"
+            in " ".join(printed.split()))
+    assert ("--workers W: CP-SAT search workers (default 1, at most 1024): an answer the search proved does not depend "
             "on it; one that the time limit stopped on the wall clock, as the answer says, may differ with it and from "
-            "run to run") in " ".join(printed.split())
+            "run to run") in option_reference()

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import PADDED_051, qwen3_8b_checkpoint
+from option_reference import option_reference
 from test_padbound_s71 import ACTOR_FLAG_SCOPE
 
 import solver
@@ -3621,10 +3622,13 @@ def test_check_says_where_it_exits_1_in_one_wording_in_its_help_and_docs(cli):
     where = ("the config's own settings are not shown to train (they do not fit, a key that decides their tokens per "
              "GPU cannot be read here, or the config lets a GPU take more tokens than the verdict's budget on some verl "
              "line where a setting fits every line) or Trinity refuses the config")
+    # --help says it short (session 93), docs/cli.md's option reference in full
     status, out, _ = cli("--help")
     shown = " ".join(out.split())
-    assert status == 0 and f"--check with --from-config: exit 1 also where {where} (for CI)" in shown
-    assert f"1 some answer has none (or found none within --time-limit, or with --check {where})" in shown
+    assert status == 0 and ("--check with --from-config: exit 1 also where its settings are not shown to train, or "
+                            "Trinity refuses it (for CI)") in shown
+    assert "1 some answer has none (or --check found the config's settings not shown to train)" in shown
+    assert f"--check: with --from-config: exit 1 also where {where} (for CI)" in option_reference()
     table = (Path(__file__).parent.parent / "docs" / "cli.md").read_text(encoding="utf-8")
     assert f"with `--from-config` and `--check`, also where {where} (a `refused:` line" in table
 

@@ -43,8 +43,9 @@ def test_an_option_several_commands_take_has_one_metavar_in_each():
 def test_the_sp_help_reads_alike_in_each_command_that_takes_it():
     helps = {prog: next(action.help for action in parser._actions if "--sp" in action.option_strings)
              for prog, parser in _parsers().items() if "--sp" in parser._option_string_actions}
-    assert {prog: str(words).split(":")[0] for prog, words in helps.items()} == {
-        "solve": "Ulysses SP degree to pin (default", "solve memory": "Ulysses SP degree (default 1)"}
+    rules = "it divides the trainer GPUs and the attention heads, and SP and the KV heads divide one another"
+    assert {prog: tuple(str(words).split(": ", 1)) for prog, words in helps.items()} == {
+        "solve": ("pin the Ulysses SP degree", rules), "solve memory": ("Ulysses SP degree (default 1)", rules)}
 
 
 @pytest.mark.parametrize(("written", "seconds"), [("10", 10.0), ("10s", 10.0), ("0.5s", 0.5), (" 2 s ", 2.0),

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from cluster_api import place
+from option_reference import option_reference
 from rich.console import Console
 
 import solver
@@ -56,12 +57,15 @@ def test_a_greedy_placement_has_a_null_bound_in_json(tmp_path: Path):
 
 
 def test_the_time_limit_help_says_how_the_queries_are_cut_short(cli):
+    # --help says what the limit bounds (session 93); docs/cli.md's option reference, how the queries are cut short
     status, out, _ = cli("cluster", "--help")
     assert status == 0
-    assert ("The queries that work out the jobs' ways come first: at most 100 new ones per second, ending by 0.6 of "
-            "the limit on the wall clock, the jobs of more priority first; the jobs past them are left out, and the "
-            "answer says so, and what limit would likely work them all out (with --minimize nodes, no placement).") in (
-                " ".join(out.split()))
+    assert ("--time-limit SECONDS seconds from the start for the planner's queries and the placement search after "
+            "them (default 10)") in " ".join(out.split())
+    assert ("The queries that work out the jobs' ways come first: at most 100 new ones per second (--buy, which asks "
+            "every evidence tier: 200), ending by 0.6 of the limit on the wall clock, the jobs of more priority first; "
+            "the jobs past them are left out, and the answer says so, and what limit would likely work them all out "
+            "(with --minimize nodes, no placement).") in option_reference()
 
 
 @pytest.mark.parametrize(("rollout", "hint"), [

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from option_reference import option_reference
 from test_peftnames_s77 import _checked
 
 import solver
@@ -50,23 +51,25 @@ def _host_and_memory(cli: Cli, *options: str) -> tuple[float, float]:
 
 
 def test_solves_trinity_version_counts_the_memory_as_its_help_says(cli: Cli) -> None:
-    """``solve --help``'s --trinity-version (docs/cli.md): 0.5's reference shards in bf16, 0.6's and the default's in
-    fp32, 0.5.1's routed experts each sharded over every GPU, the other 0.5 releases' the larger of that and the fused
-    tensors, each as verl 0.7 places it (Mixtral on 32 A100s: 46.6 GiB a GPU without Offload under every 0.5
-    release, where 0.6's whole experts need Offload: fusedpad, s80). The host memory counts the fp32 model, 174.0 GiB
-    (46.70B parameters), on the ranks that load it (hostload, s84): rank 0 alone under 0.5.1, 198.8 GiB with the bf16
-    reference's shards; every rank of the node of 8 under 0.5 without its patch (the most its releases load, 0.5.2's),
-    7 x 174.0 more, 1416.7; and on A100s (compute capability 8.0) under 0.6, or with no release named, every rank
-    too: the load, 7 x 174.0 over the 561.0 that was below the training need, 1778.9, now the peak over 667.6."""
+    """--trinity-version, as docs/cli.md's option reference says (``solve --help`` names the releases it takes): 0.5's
+    reference shards in bf16, 0.6's and the default's in fp32, 0.5.1's routed experts each sharded over every GPU, the
+    other 0.5 releases' the larger of that and the fused tensors, each as verl 0.7 places it (Mixtral on 32 A100s: 46.6
+    GiB a GPU without Offload under every 0.5 release, where 0.6's whole experts need Offload: fusedpad, s80). The host
+    memory counts the fp32 model, 174.0 GiB (46.70B parameters), on the ranks that load it (hostload, s84): rank 0 alone
+    under 0.5.1, 198.8 GiB with the bf16 reference's shards; every rank of the node of 8 under 0.5 without its patch
+    (the most its releases load, 0.5.2's), 7 x 174.0 more, 1416.7; and on A100s (compute capability 8.0) under 0.6, or
+    with no release named, every rank too: the load, 7 x 174.0 over the 561.0 that was below the training need, 1778.9,
+    now the peak over 667.6."""
     counted = {version: _host_and_memory(cli, *(("--trinity-version", version) if version else ()))
                for version in (None, "0.6", "0.5", "0.5.1")}
     assert counted == {None: (1778.9, 24.22), "0.6": (1778.9, 24.22), "0.5": (1416.7, 46.6),
                        "0.5.1": (198.8, 46.6)}
     help_text = " ".join(cli("--help")[1].split())
-    assert ("The plans count the memory as the release holds it: 0.5 the reference model's host shards in bf16, 0.6 "
-            "(and by default) in fp32; 0.5.1 a mixture of experts' routed experts each sharded over every GPU, by its "
-            "transformers 4, the other 0.5 releases the larger of that and transformers 5's fused tensors, each as "
-            "verl 0.7 places it") in help_text
+    assert "and count as: 0.5, 0.6 or one of theirs, 0.5.1 (default: write both, count 0.6's)" in help_text
+    assert ("Every command counts the memory as the release holds it: 0.5 the reference model's host shards in bf16, "
+            "0.6 (and by default) in fp32; 0.5.1 a mixture of experts' routed experts each sharded over every GPU, by "
+            "its transformers 4, the other 0.5 releases the larger of that and transformers 5's fused tensors, each "
+            "as verl 0.7 places it") in option_reference()
 
 
 def test_a_regex_no_read_type_takes_is_said_on_assumed_names_not_refused(cli: Cli, tmp_path: Path) -> None:

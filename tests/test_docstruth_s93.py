@@ -17,7 +17,7 @@ NOT_CODES = frozenset({
     "all-linear", "gpu-hours", "infinity-fabric", "linear-model", "every-rank", "rank-0", "tie-break", "seq-len",
     "job-1", "job-2", "a-100", "a100-80g", "b200-192gib", "desk-4090", "h100-pcie", "h20-141", "h20-3e", "l40s-48gb",
     "l40s-pcie", "my-h100-pcie", "rtx-6000", "rtx-6000-ada", "llama3-8b", "qwen3-41b", "qwen3-4b", "qwen3-8b",
-    "a100-40", "a100-nvl", "h100-nvl", "h200-nvl", "my-mi250x", "my-mi300x", "gemma-2-9b"})
+    "a100-40", "a100-40g", "a100-nvl", "h100-nvl", "h200-nvl", "my-mi250x", "my-mi300x", "gemma-2-9b"})
 """The hyphenated words the pages put in backticks that are no code: option values, GPU and model names as one types
 them, a job's or an example file's name, a term of the memory model's host need."""
 

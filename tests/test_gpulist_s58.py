@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from option_reference import option_reference
 
 import solver
 from solver.tables import Fleet, Job, Pool
@@ -146,10 +147,15 @@ def test_memory_and_tables_take_one_gpu_type_and_refuse_a_list_in_one_line(cli, 
 
 
 def test_the_help_says_which_commands_take_a_list(cli):
-    assert "or several, comma-separated (a100,h100,h200): an answer for each, in that order" in " ".join(
+    assert "or several, a100,h100: an answer for each (default: each one with tables)" in " ".join(
         cli("--help")[1].split())
-    assert "or several, comma-separated (a100,h100): a map for each, in that order" in " ".join(
+    assert "or several, a100,h100: a map for each (default: each with tables)" in " ".join(
         cli("map", "--help")[1].split())
+    assert "one: to compare several, solve --gpu a100,h100" in " ".join(cli("memory", "--help")[1].split())
+    # docs/cli.md's option reference, in full (session 93)
+    assert ("or several, comma-separated (a100,h100,h200): an answer for each, in that order (a GPU type named twice "
+            "is answered once); default: each one with tables. solve map --gpu takes a list alike (a map for each); "
+            "solve tables --gpu and solve memory --gpu one") in option_reference()
 
 
 def test_plan_takes_a_list_or_tuple_of_gpu_types_as_map_plans_takes_models():

@@ -10,11 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from option_reference import option_reference
 
 from solver.tables import load_catalog, load_memory_model
 
 GUIDE = Path(__file__).resolve().parent.parent / "docs" / "guide.md"
-NOT_COUNTED = "the OS, Ray, the data loader and the rollout are not counted: leave room for them"
+NOT_COUNTED = "The OS, Ray, the data loader and the rollout are not counted: leave room for them"
 GIB = 2**30
 
 
@@ -26,11 +27,13 @@ def flat(text: str) -> str:
 @pytest.mark.parametrize("command", [[], ["map"], ["memory"]])
 def test_host_ram_help_says_what_it_does_not_count(cli: Callable[..., tuple[int, str, str]],
                                                    command: list[str]) -> None:
-    """Every command with --host-ram says it is the trainer's share, not the node's whole RAM."""
+    """Every command with --host-ram says it is the trainer's share, not the node's whole RAM; docs/cli.md's option
+    reference says what it does not count (session 93)."""
     status, out, _ = cli(*command, "--help")
     assert status == 0
-    assert "host memory per node the trainer can have" in flat(out)
-    assert NOT_COUNTED in flat(out)
+    assert "--host-ram GiB host memory per node for the trainer, in GiB" in flat(out)
+    assert "--host-ram GiB: host memory per node the trainer can have" in option_reference()
+    assert f"{NOT_COUNTED} (default: not checked)" in option_reference()
 
 
 def test_display_card_advice_changes_the_plan_as_the_guide_says(cli: Callable[..., tuple[int, str, str]]) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
+from option_reference import option_reference
 
 import solver
 from solver.results import ApplySettings
@@ -284,11 +285,16 @@ def test_the_helps_say_g_is_gib_for_both_memory_flags(cli, monkeypatch: pytest.M
     for command in ([], ["memory"]):
         _, out, _ = cli(*command, "--help")
         flat = " ".join(out.split())
-        assert "--host-ram GiB host memory per node the trainer can have, in GiB: 512, 512G, 512GB and 512GiB are " \
-               "each 512 GiB (RAM is sold in binary GB), 2TB is 2048 GiB, free -m's 64214MiB is 62.7 GiB" in flat
-        assert "GB as sold (64, 64G, 64GB), taken as 64 GiB, as --host-ram takes GB; or the driver's figure, " \
-               "exactly: nvidia-smi's total (65536MiB) or GiB (64GiB: 65536 MiB; 79.19GiB, torch's total " \
-               "capacity)" in flat
+        assert "--host-ram GiB host memory per node for the trainer, in GiB: 512, 512G, 2TB or free -m's 64214MiB" \
+               in flat
+        assert "GB as sold (64) or nvidia-smi's total (65536MiB); its plans are estimates" in flat
+    # docs/cli.md's option reference, each in full (session 93)
+    assert "--host-ram GiB: host memory per node the trainer can have, in GiB: 512, 512G, 512GB and 512GiB are " \
+           "each 512 GiB (RAM is sold in binary GB), 2TB is 2048 GiB, free -m's 64214MiB is 62.7 GiB" \
+           in option_reference()
+    assert "GB as sold (64, 64G, 64GB), taken as 64 GiB, as --host-ram takes GB; or the driver's figure, " \
+           "exactly: nvidia-smi's total (65536MiB) or GiB (64GiB: 65536 MiB; 79.19GiB, torch's total " \
+           "capacity)" in option_reference()
 
 
 @pytest.mark.parametrize("given", ["24", "24G", "24GB"])

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from option_reference import option_reference
 from test_json import jsonschema_errors
 from test_padbound_s71 import Cli
 
@@ -171,10 +172,14 @@ def test_exclusions_that_under_count_the_configs_own_adapter_are_refused_by_writ
 
 @pytest.mark.parametrize("command", [(), ("memory",), ("map",)])
 def test_each_commands_help_gives_the_flag(cli: Cli, command: tuple[str, ...]) -> None:
+    # --help says it short (session 93), docs/cli.md's option reference in full
     status, out, _ = cli(*command, "--help")
     words = " ".join(out.split())
     assert status == 0
-    own = ", or a --from-config config's own target_modules" if command == () else ""
-    assert ("--lora-exclude REGEX with --lora-rank: a regular expression of the modules the adapter leaves out of "
-            f"those --lora-targets gives (or all-linear's{own})") in words
-    assert ("a fragment writes it as exclude_modules" in words) == (command == ())
+    own = ", or --from-config's where --lora-targets is not given" if command == () else ""
+    assert ("--lora-exclude REGEX with --lora-rank: a regex of the modules to leave out, as exclude_modules "
+            f"(default: none{own})") in words
+    assert ("--lora-exclude REGEX: with --lora-rank: a regular expression of the modules the adapter leaves out of "
+            "those --lora-targets gives (or all-linear's, or a --from-config config's own target_modules)"
+            ) in option_reference()
+    assert "solve's fragment writes it as exclude_modules" in option_reference()

@@ -898,7 +898,7 @@ def test_cli_memory_help_names_the_forms_of_a_model_and_a_length_as_the_planners
 
     assert lines("memory") == ["model: Qwen3-4B, 4B, qwen3-4b, ... (or --model-config)",
                                "max_model_len in tokens (32768 or 32k)"]
-    assert lines()[1] == lines("memory")[1] and lines()[0].startswith("model: Qwen3-4B, 4B, qwen3-4b, ... (or ")
+    assert lines()[1] == lines("memory")[1] and lines()[0].startswith("model: Qwen3-4B, 4B, qwen3-4b, ... (default: ")
 
 
 def test_cli_memory_takes_the_planners_no_env_and_no_offload_spellings(cli):

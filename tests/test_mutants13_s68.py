@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 import pytest
 import yaml
 from command_words import make_query
+from option_reference import option_reference
 from test_widerfirst_s68 import _fields, _solves
 
 import solver.api
@@ -182,10 +183,14 @@ def test_an_unknown_gpu_name_gets_the_guess_of_what_it_was_meant_to_be(name: str
 
 
 def test_sp_help_says_an_sp_group_stays_in_one_node(cli: Callable[..., tuple[int, str, str]]) -> None:
+    # --help gives the rules of a degree short (session 93); docs/cli.md's option reference, the nodes' rule too
     status, out, _ = cli("--help")
     shown = " ".join(out.split())  # as argparse wraps it at any width
-    assert status == 0 and ("a trainer that spans nodes keeps each SP group in one node (a --model-config model that "
-                            "runs its checkpoint's own code, its auto_map, takes SP=1 only) --env, --no-env") in shown
+    assert status == 0 and ("--sp S pin the Ulysses SP degree: it divides the trainer GPUs and the attention heads, "
+                            "and SP and the KV heads divide one another --env, --no-env") in shown
+    assert ("and a trainer that spans nodes keeps each SP group in one node (a --model-config model that runs its "
+            "checkpoint's own code, its auto_map, takes SP=1 only). solve memory --sp (default 1) keeps the same "
+            "rules.") in option_reference()
 
 
 @pytest.mark.parametrize(("text", "value"), [

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from option_reference import option_reference
 from test_smallslips7_s68 import REFUSED, SHORT, _row, _words
 
 import solver
@@ -138,5 +139,7 @@ def test_oc_decodes_hint_in_the_sp_field_quotes_the_whole_number():
 def test_the_gpu_interconnect_help_lists_its_values_as_a_choice(cli: Cli, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("COLUMNS", "1000")  # one line an option
     status, out, _ = cli("--help")
-    assert status == 0 and ("how that GPU type's GPUs in a node reach one another: nvlink, infinity-fabric or pcie "
-                            "(infinity-fabric: AMD's") in out
+    assert status == 0 and ("--gpu-interconnect LINK with --gpu-memory: the link between a node's GPUs, nvlink, "
+                            "infinity-fabric or pcie (default: not stated") in " ".join(out.split())
+    assert ("how that GPU type's GPUs in a node reach one another: nvlink, infinity-fabric (AMD's, whose Env plans are "
+            "cautioned as ROCm's) or pcie (SP's all-to-all") in option_reference()  # in full (session 93)

@@ -79,12 +79,12 @@ def test_the_note_on_a_memory_as_sold_names_the_vendors_tool(cli: Callable[..., 
 @pytest.mark.parametrize(("argv", "error"), [
     (["calibrate", "cells.yaml"], ("solve calibrate: error: unrecognized arguments: cells.yaml (a file is named after "
                                    "its option: --cells FILE or --model-config PATH)")),
-    # not that --gpu took one word (was told so)
+    # not that --gpu took one word (was told so); the options in --help's order (its groups, session 93)
     (["--gpu", "h20", "Trinity.YML"], ("solve: error: unrecognized arguments: Trinity.YML (a file is named after its "
-                                       "option: --weights FILE, --memory-model FILE, --model-config PATH, --cells FILE "
+                                       "option: --memory-model FILE, --cells FILE, --model-config PATH, --weights FILE "
                                        "or --from-config FILE)")),
-    (["config.json"], ("solve: error: unknown command 'config.json' (a file is named after its option: --weights "
-                       "FILE, --memory-model FILE, --model-config PATH, --cells FILE or --from-config FILE); commands: "
+    (["config.json"], ("solve: error: unknown command 'config.json' (a file is named after its option: --memory-model "
+                       "FILE, --cells FILE, --model-config PATH, --weights FILE or --from-config FILE); commands: "
                        "tables, cluster, calibrate, memory, map, examples, or none to plan")),
     (["--model", "8B", "--len", "32k", "tokens"], ("solve: error: unrecognized arguments: tokens (--len took '32k': "
                                                    "an option's value is one word; quote one with spaces)")),

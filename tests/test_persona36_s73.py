@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from option_reference import option_reference
 
 from solver.trinity import ROLE_KEYS_IGNORED
 
@@ -38,18 +39,19 @@ def test_write_names_an_interpolated_role_budget_once_as_kept_not_as_lowered(
 
 def test_memory_help_says_what_its_interconnect_does_there(cli: Callable[..., tuple[int, str, str]]) -> None:
     # solve memory shows no cost and cautions no unstated interconnect (its estimate is the same over any link):
-    # --gpu-interconnect there gives the cautions alone, and its help says so; the planner's speaks of the cost.
+    # --gpu-interconnect there gives the cautions alone, and its help says so; the planner's cautions an SP plan.
+    # docs/cli.md's option reference says each in full, the planner's cost too (session 93).
     status, out, _ = cli("memory", "--help")
     memory_help = " ".join(out.split())
-    assert status == 0 and ("--gpu-interconnect LINK with --gpu-memory: how that GPU type's GPUs in a node reach one "
-                            "another: nvlink, infinity-fabric or pcie (infinity-fabric: AMD's, whose Env settings are "
-                            "cautioned as ROCm's; pcie: SP's all-to-all then crosses PCIe, and an SP setting is "
-                            "cautioned); default: not stated, no caution (the estimate is the same over any link)"
-                            ) in memory_help
+    assert status == 0 and ("--gpu-interconnect LINK with --gpu-memory: the link between a node's GPUs, nvlink, "
+                            "infinity-fabric or pcie (default: not stated, no caution)") in memory_help
     status, out, _ = cli("--help")
-    assert status == 0 and ("the cost weighs SP sp_pcie_factor times, and an SP plan is cautioned); default: not "
-                            "stated, SP weighed as on NVLink, and an SP plan cautioned to state it") in " ".join(
+    assert status == 0 and ("--gpu-interconnect LINK with --gpu-memory: the link between a node's GPUs, nvlink, "
+                            "infinity-fabric or pcie (default: not stated, an SP plan cautioned)") in " ".join(
                                 out.split())
+    assert ("the cost weighs SP sp_pcie_factor times, and an SP plan is cautioned); default: not stated, SP weighed as "
+            "on NVLink, and an SP plan cautioned to state it. solve memory, whose estimate is the same over any link, "
+            "cautions an SP setting over pcie, and one not stated not at all.") in option_reference()
     status, out, _ = cli("memory", "--model", "0.6B", "--gpu", "my3090", "--gpu-memory", "24576MiB", "--gpus", "2",
                          "--len", "8k", "--sp", "2", "--env", "--json")
     assert status == 0 and '"caution_codes": []' in out

@@ -8,18 +8,22 @@ import json
 from pathlib import Path
 
 import pytest
+from option_reference import option_reference
 
-SP_RULES = ("it must divide the trainer GPUs and the attention heads, SP and the KV heads must divide one another, "
-            "and a trainer that spans nodes keeps each SP group in one node")
+SP_RULES = "it divides the trainer GPUs and the attention heads, and SP and the KV heads divide one another"
 
 
 @pytest.mark.parametrize(("command", "option"), [
-    ((), "--sp S Ulysses SP degree to pin (default: the planner's choice): "),
+    ((), "--sp S pin the Ulysses SP degree: "),
     (("memory",), "--sp S Ulysses SP degree (default 1): ")])
 def test_the_sp_help_names_the_rules_a_degree_keeps(cli, command, option):
     status, out, _ = cli(*command, "--help")
     assert status == 0
     assert option + SP_RULES in " ".join(out.split())
+    # docs/cli.md's option reference, in full (session 93): the nodes' rule too, the same in solve memory
+    assert ("--sp S: the Ulysses SP degree to pin. It must divide the trainer GPUs and the attention heads, SP and the "
+            "KV heads must divide one another, and a trainer that spans nodes keeps each SP group in one node"
+            ) in option_reference()
 
 
 def test_a_degree_the_kv_heads_refuse_is_named_with_the_degrees_allowed(cli):

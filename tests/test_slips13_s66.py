@@ -10,6 +10,8 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from option_reference import option_reference
+
 import solver.rules
 from solver.results import MAP_LEFT_OUT_WHEN_NONE
 
@@ -53,13 +55,15 @@ def test_the_api_page_gives_each_full_signature_with_the_codes_parameters_and_de
 
 
 def test_cluster_help_says_the_smaller_asks_end_within_the_time_limit(cli: Callable[..., tuple[int, str, str]]):
+    # --help says what the limit bounds (session 93); docs/cli.md's option reference, what comes after the search
     status, out, _ = cli("cluster", "--help")
     assert status == 0
     words = " ".join(out.split())
+    assert "seconds from the start for the planner's queries and the placement search after them" in words
     assert ("After the search: widening, at most a second per stage, then the smaller asks that would place a job left "
             "out for room and the reasons of the jobs left out, at most 20 and 5 new questions per second, ending by "
-            "the limit on the wall clock") in words
-    assert "past it)" not in words
+            "the limit on the wall clock.") in option_reference()
+    assert "past it)" not in words and "past it)" not in option_reference()
 
 
 def test_host_ram_help_says_what_the_option_does_apart_from_what_it_refuses(cli: Callable[..., tuple[int, str, str]]):
@@ -69,7 +73,11 @@ def test_host_ram_help_says_what_the_option_does_apart_from_what_it_refuses(cli:
         status, out, _ = cli(*([command] if command else []), "--help")
         assert status == 0
         words = " ".join(out.split())
-        assert f"free -m's 64214MiB is 62.7 GiB (a bare number past 4096 is refused); {does} (the model while" in words
+        assert f"free -m's 64214MiB; {does} (default: not checked)" in words
+    # docs/cli.md's option reference, in full (session 93)
+    assert ("free -m's 64214MiB is 62.7 GiB (a bare number past 4096 is refused). It rules out plans that do not fit "
+            "there (solve memory: it says whether what the setting holds there fits): the model while"
+            ) in option_reference()
 
 
 def test_the_guides_map_json_names_every_field_given_only_where_it_applies():
@@ -84,8 +92,10 @@ def test_the_guides_map_json_names_every_field_given_only_where_it_applies():
 def test_map_budgets_help_says_where_listed_budgets_share_a_column(cli: Callable[..., tuple[int, str, str]]):
     status, out, _ = cli("map", "--help")
     assert status == 0
-    assert ("(1,2,4,8,16: a column each, in increasing order; in a map past a node, consecutive ones with the same "
-            "plans share one)") in " ".join(out.split())
+    assert ("--budgets N,N... only these GPU budgets, comma-separated (1,2,4,8,16), in place of 1 to --gpus-up-to N"
+            ) in " ".join(out.split())
+    assert ("--budgets N,N...: only these GPU budgets, comma-separated (1,2,4,8,16: a column each, in increasing "
+            "order; in a map past a node, consecutive ones with the same plans share one)") in option_reference()
     status, out, _ = cli("map", "--gpu", "a100", "--model", "4B", "--budgets", "8,9,10,16")
     assert status == 0
     assert "≤8-10 GPUs" in out and "≤16 GPUs" in out and "≤9" not in out

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from option_reference import option_reference
 
 from solver import plan
 from solver.cli.argtypes import host_memory
@@ -179,6 +180,7 @@ def test_buy_says_only_the_files_pools_grow(cli):
     status, out, _ = cli("cluster", "--help")
     assert status == 0
     help_text = " ".join(out.split())
-    assert "only the file's pools grow (for a GPU type it lacks, add a pool of it with nodes: 0)" in help_text
+    assert "say the fewest GPUs, then nodes, to add to the file's pools with which every job" in help_text
+    assert "only the file's pools grow (for a GPU type it lacks, add a pool of it with nodes: 0)" in option_reference()
     docs = " ".join((ROOT / "docs" / "cluster.md").read_text(encoding="utf-8").split())
     assert "**Only the fleet's pools grow.**" in docs and "Buying pools of new types is not built." in docs

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from option_reference import option_reference
 
 import solver
 import solver.solve
@@ -139,13 +140,22 @@ def _help(cli: Cli, *command: str) -> str:
 def test_the_help_names_what_this_session_added(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "2000")
     said = _help(cli)
-    assert ("--model M model: Qwen3-4B, 4B, qwen3-4b, ... (or from --from-config; a local checkpoint folder or its "
-            "config.json: --model-config)") in said
-    assert ("--json print a JSON array, one answer per GPU type (with --from-config, its config_keys_changed lists "
-            "the config keys --write would change)") in said
-    assert ("each holds a sequence at N (ceil(L / SP) <= N); where N leaves no plan for the length, the answer names "
-            "the smallest N that does --host-ram") in said
+    assert ("--model M model: Qwen3-4B, 4B, qwen3-4b, ... (default: --from-config's; a model of your own: "
+            "--model-config)") in said
+    assert "--json print a JSON array, one answer per GPU type --emit" in said
+    assert "N (32k): no plan takes more than N --train-batch-size" in said
     # solve map caps its cells alike but names no raised cap: its help says nothing of one
-    assert "(ceil(L / SP) <= N) --train-batch-size" in _help(cli, "map")
-    assert ("--buy instead of placing the jobs, say the fewest GPUs, then nodes, to add to the pools with which every "
-            "job (every required one, where some are) is placed") in _help(cli, "cluster")
+    assert "N (32k): no plan takes more than N --train-batch-size" in _help(cli, "map")
+    assert ("--buy instead of placing the jobs, say the fewest GPUs, then nodes, to add to the file's pools with which "
+            "every job (every required one, where some are) is placed") in _help(cli, "cluster")
+    # docs/cli.md's option reference says each in full (session 93)
+    reference = option_reference()
+    assert ("--model M: the model, by the catalogue's name, short or in any case (Qwen3-4B, 4B, qwen3-4b); default: "
+            "--from-config's model.model_path. A local checkpoint folder or its config.json is --model-config's."
+            ) in reference
+    assert ("--json: print a JSON array, one answer per GPU type (with --from-config, its config_keys_changed lists "
+            "the config keys --write would change;") in reference
+    assert ("each holds a sequence at N (ceil(L / SP) <= N); where N leaves no plan for the length, solve "
+            "--from-config's answer names the smallest N that does.") in reference
+    assert ("--buy: instead of placing the jobs, say the fewest GPUs, then nodes, to add to the pools with which every "
+            "job (every required one, where some are) is placed") in reference

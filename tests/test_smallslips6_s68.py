@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from option_reference import option_reference
 
 from solver.cli.cluster import build_cluster_parser
 from solver.results import Answer, no_checkpoint_words
@@ -85,7 +86,9 @@ def test_the_margins_json_description_says_what_margin_help_says(cli: Cli):
     description = Answer.model_fields["margin"].description
     assert description is not None and words in description and "optimistic" not in description
     status, out, _ = cli("--help")
-    assert status == 0 and words in " ".join(out.split())
+    assert status == 0 and "(default: the memory model's, 0.01; more on cards of 48 GiB or less)" in " ".join(
+        out.split())
+    assert words in option_reference()  # in full (session 93)
 
 
 def test_solve_cluster_help_says_what_no_widen_lengthens_plainly():

@@ -52,14 +52,8 @@ from solver.cli.parser import Parser
 from solver.cli.paths import input_at, input_paths, refuse_nameless, refuse_tables_folder
 from solver.cli.status import INTERRUPTED, NO_PLAN, STATUSES_AFTER_BAD_INPUT
 from solver.tables import (
-    BUY_WAYS_FACTOR,
-    DETERMINISTIC_PER_SECOND,
     EVERY_JOB,
-    HINTS_QUESTIONS_PER_SECOND,
     JOBS_NAMED,
-    REASONS_QUESTIONS_PER_SECOND,
-    WAYS_QUESTIONS_PER_SECOND,
-    WAYS_WALL_SHARE,
     QueryError,
     and_joined,
     counted,
@@ -119,15 +113,11 @@ def build_cluster_parser() -> Parser:
         "field: docs/cluster.md in rft-solver's source)"))
     parser.add_argument("--minimize", choices=["nodes"], help="place every job, on the fewest nodes")
     parser.add_argument("--buy", action="store_true",
-                        help="instead of placing the jobs, say the fewest GPUs, then nodes, to add to the pools with "
-                        "which every job (every required one, where some are) is placed, the placement with them, "
-                        "and the jobs no number of nodes would place; only the file's pools grow (for a GPU type it "
-                        "lacks, add a pool of it with nodes: 0)")
+                        help="instead of placing the jobs, say the fewest GPUs, then nodes, to add to the file's pools "
+                        "with which every job (every required one, where some are) is placed")
     parser.add_argument("--required", metavar="JOB[,JOB...]", type=comma_names("a job's name", "math-4b,code-8b"),
-                        help="these jobs must be placed, besides those the file marks required: true (a placement "
-                        "that cannot place them all is infeasible; --buy buys for the required jobs only, the others "
-                        f"placed where the nodes bought for them leave room); {EVERY_JOB}: every job of the file "
-                        "(unless a job is named so)")
+                        help=f"these jobs must be placed, besides those the file marks required: true ({EVERY_JOB}: "
+                        "every job)")
     parser.add_argument("--current", metavar="PLACEMENT.json", type=path_argument("file to read"),
                         help="the placement the fleet runs now (what solve cluster --json printed): its jobs stay on "
                         "their nodes and GPUs unless moving one places more priority (with --minimize nodes, uses "
@@ -139,28 +129,16 @@ def build_cluster_parser() -> Parser:
                         "of at_least N, at a longer length)")
     parser.add_argument("--time-limit", metavar="SECONDS", type=positive_seconds, default=TIME_LIMIT_S,
                         help="seconds from the start for the planner's queries and the placement search after "
-                        f"them (default {TIME_LIMIT_S:g}). The queries that work out the jobs' ways come first: at "
-                        f"most {WAYS_QUESTIONS_PER_SECOND} new ones per second (--buy, which asks every evidence tier: "
-                        f"{BUY_WAYS_FACTOR * WAYS_QUESTIONS_PER_SECOND}), ending by {WAYS_WALL_SHARE:g} of the limit "
-                        "on the wall clock, the jobs of more priority first; the jobs past them are left out, and the "
-                        "answer says so, and what limit would likely work them all out (with --minimize nodes, no "
-                        "placement). The search's work is CP-SAT's "
-                        f"deterministic time, {DETERMINISTIC_PER_SECOND:g} per second, so that the same file gives the "
-                        "same placement whatever the machine's load; the wall clock bounds it, and where that stops "
-                        "it first, the answer says so. After the search: widening, at most a second per stage, then "
-                        "the smaller asks that would place a job left out for room and the reasons of the jobs left "
-                        f"out, at most {HINTS_QUESTIONS_PER_SECOND} and {REASONS_QUESTIONS_PER_SECOND} new questions "
-                        "per second, ending by the limit on the wall clock")
-    add_workers_option(parser, "a placement proven best does not depend on it; one the time limit stops is the "
-                               "same on every run only with 1 worker (CP-SAT's one repeatable parallel mode found "
-                               "less in the same work, so it is not used)")
+                        f"them (default {TIME_LIMIT_S:g}): the same file gives the same placement whatever the "
+                        "machine's load, unless the wall clock stops the search first (the answer says so)")
+    add_workers_option(parser, "a placement proven best does not depend on it; one the time limit stops "
+                               "repeats only with 1 worker")
     add_weights_option(parser)
     parser.add_argument("--json", action="store_true", help="print the placement as JSON")
     parser.add_argument("--emit-dir", metavar="DIR", type=path_argument("folder to write in"),
                         help="write each placed job's Trinity config to DIR")
-    add_trinity_version_option(parser, "--emit-dir; the placed plans are cautioned by its rules too; a job's own "
-                                       "trinity_version, or the release a running job's plan names, comes first",
-                               "both, with a comment on the trainer's")
+    add_trinity_version_option(parser, "--emit-dir; a job's own trinity_version comes first",
+                               "write both, count 0.6's")
     add_estimate_options(parser)
     add_memory_model_options(parser)
     add_token_budget_option(parser)

@@ -46,8 +46,6 @@ from solver.cli.parser import Parser
 from solver.cli.status import STATUSES_AFTER_BAD_INPUT
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
-    PAST_NODE_COLUMNS,
-    PAST_NODE_WIDTH,
     counted_critic,
     path_text,
 )
@@ -73,21 +71,18 @@ def build_map_parser() -> Parser:
                     epilog="Exit status: 0 the maps are printed, 1 a cell's solve ran out of time (nothing is "
                     f"printed), 2 bad input, {STATUSES_AFTER_BAD_INPUT}.")
     parser.add_argument("--gpu", metavar="G", type=gpu_names,
-                        help=f"GPU type ({GPU_NAMES}), or several, comma-separated (a100,h100): a map for each, in "
-                        "that order (a GPU type named twice is answered once); default: each with tables")
+                        help=f"GPU type ({GPU_NAMES}), or several, a100,h100: a map for each (default: each with "
+                        "tables)")
     parser.add_argument("--model", metavar="M", type=comma_names("a model", "32B,8B"),
                         help="only these models, comma-separated (32B,8B), or with --by len the one mapped (needed "
                         "there); default: those the GPU type's tables document, else those any tables document")
     budgets = parser.add_mutually_exclusive_group()
     budgets.add_argument("--gpus-up-to", metavar="N", type=whole_number(1, MAX_ESTIMATED_GPUS),
-                         help="GPU budgets 1 to N (default 8); past a node, or where the map is wider than the "
-                         "terminal, budgets with the same plans share a column; past a node at most "
-                         f"{PAST_NODE_COLUMNS} columns are shown, fewer where more would be wider than the terminal "
-                         f"(on a pipe, than COLUMNS, else {PAST_NODE_WIDTH}) (--json has every budget)")
+                         help="GPU budgets 1 to N (default 8); budgets with the same plans may share a column "
+                         "(--json has every budget)")
     budgets.add_argument("--budgets", metavar="N,N...", type=whole_numbers(1, MAX_ESTIMATED_GPUS, "8,16,32"),
-                         help="only these GPU budgets, comma-separated (1,2,4,8,16: a column each, in increasing "
-                         "order; in a map past a node, consecutive ones with the same plans share one), instead of 1 "
-                         "to --gpus-up-to N")
+                         help="only these GPU budgets, comma-separated (1,2,4,8,16), in place of 1 to --gpus-up-to "
+                         "N")
     parser.add_argument("--by", choices=["model", "len"], default="model", help="rows: models (default) or lengths")
     parser.add_argument("--svg", metavar="FILE", type=output_path, help="also save the map as SVG")
     parser.add_argument("--json", action="store_true",

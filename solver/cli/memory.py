@@ -31,7 +31,7 @@ from solver.cli.options import (
 from solver.cli.output import new_console
 from solver.cli.parser import OnceFlag, Parser
 from solver.cli.status import NO_PLAN, STATUSES_AFTER_BAD_INPUT
-from solver.tables import HOST_NEED_WORDS, MAX_GPUS, counted_critic, host_ram_argument, path_text, shown_number
+from solver.tables import MAX_GPUS, counted_critic, host_ram_argument, path_text, shown_number
 
 CONFIG_VERDICT = ("for a Trinity config's own settings, solve --from-config FILE --gpu G gives the planner's verdict "
                   "on them (whether they train, and why) and its best plan")
@@ -77,7 +77,7 @@ def build_memory_parser() -> Parser:
     add_node_gpus_option(parser)
     parser.set_defaults(node_gpus=None)  # 8 where not given; given, the Offload caution counts a node's GPUs
     add_counted_release_option(parser)
-    add_host_ram_option(parser, f"it says whether what the setting holds there fits ({HOST_NEED_WORDS})")
+    add_host_ram_option(parser, "it says whether what the setting holds there fits")
     add_own_gpu_options(parser, planned=False)
     add_memory_model_options(parser)
     parser.add_argument("--json", action="store_true", help="print the breakdown as JSON")

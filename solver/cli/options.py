@@ -27,7 +27,6 @@ from solver.cli.parser import OnceFlag, refuse_twice
 from solver.tables import (
     CRITIC_CHOICES,
     DEFAULT_MARGIN,
-    HOST_NEED_WORDS,
     INTERCONNECTS,
     MAX_LORA_RANK,
     MAX_NODE_GPUS,
@@ -48,51 +47,32 @@ MODEL_CONFIG_HELP = "a local Hugging Face config.json (or the checkpoint folder 
 """The start of ``--model-config``'s help in every command that takes it: a folder is read as its config.json."""
 MODEL_NAMES = "Qwen3-4B, 4B, qwen3-4b, ..."
 """What a command's --model help says of the names: the catalogue's, short, or in any case."""
-SP_RULES_HELP = ("it must divide the trainer GPUs and the attention heads, SP and the KV heads must divide one "
-                 "another, and a trainer that spans nodes keeps each SP group in one node (a --model-config model "
-                 "that runs its checkpoint's own code, its auto_map, takes SP=1 only)")
-"""The rules an SP degree keeps (Trinity's and verl's, and rft-solver's node rule), in the help of the commands
-that take ``--sp``: the heads' rules are the ones users of models with few KV heads (Qwen3-30B-A3B's 4) miss."""
-LOADING_HELP = ("; the host memory counts the model loading at start-up on the ranks the release loads it on: 0.5.0 "
-                "and 0.5.1 rank 0 (every rank for tied embeddings), 0.5.2 every rank, 0.6 rank 0 with FSDP2 on a GPU "
-                "of compute capability 9 or more, else every rank; with none named every rank, the most any loads")
-"""How --trinity-version changes the ranks the host memory need counts loading the model
-(`solver.tables.model_loading`), in the option's help."""
+SP_RULES_HELP = "it divides the trainer GPUs and the attention heads, and SP and the KV heads divide one another"
+"""The rules an SP degree keeps, in the help of the commands that take ``--sp`` (docs/cli.md's option reference has
+them all): the heads' rules are the ones users of models with few KV heads (Qwen3-30B-A3B's 4) miss."""
 
 
 def add_trinity_version_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, made: str,
                                default: str, read: bool = False) -> None:
     """--trinity-version, for the commands that write Trinity configs (`made`: the options that write them;
     `read`: --from-config's config is read as that release's too)."""
-    reads = "the config's release (with 0.6 an unset trainer_strategy is fsdp2), and " if read else ""
+    reads = "read --from-config's config as, and " if read else ""
     parser.set_defaults(trinity_release=None)
     parser.add_argument("--trinity-version", metavar="V", action=_TrinityRelease,
-                        help=f"{reads}the Trinity-RFT release to write for ({made}): 0.5 or 0.6 (or a release of "
-                             "either, 0.5.0 to 0.5.2 or 0.6.0: as pip show trinity-rft prints it); "
-                             "0.6 gets the offload flags "
-                             "under trainer too (with verl before 0.8 it takes those), 0.5 the roles' only (it "
-                             f"refuses the others); default: {default}. The plans count the memory as the release "
-                             "holds it: 0.5 the reference model's host shards in bf16, 0.6 (and by default) in fp32; "
-                             "0.5.1 a mixture of experts' routed experts each sharded over every GPU, by its "
-                             "transformers 4, the other 0.5 releases the larger of that and transformers 5's fused "
-                             f"tensors, each as verl 0.7 places it{LOADING_HELP}")
+                        help=f"the Trinity-RFT release to {reads}write for ({made}) and count as: 0.5, 0.6 or one "
+                             f"of theirs, 0.5.1 (default: {default})")
 
 
 def add_counted_release_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
                                planned: bool = False) -> None:
     """--trinity-version for ``solve memory`` and ``solve map`` (`planned`), which write no config: the release whose
     memory they count (and, for the map's plans, whose train batch rule they keep to), kept as given
-    (``trinity_release``) for its patch."""
+    (``trinity_release``) for its patch; docs/cli.md's option reference says what each release changes."""
     parser.set_defaults(trinity_release=None)
-    batch = (" with --train-batch-size, 0.5.0 and 0.5.1 need the trainer GPUs to divide it, 0.5.2 and 0.6 the "
-             "data-parallel ranks alone;" if planned else "")
+    batch = ", and keep its train batch rule" if planned else ""
     parser.add_argument("--trinity-version", metavar="V", action=_TrinityRelease,
-                        help=f"the Trinity-RFT release to {'plan' if planned else 'count the memory'} for, as solve "
-                             "takes it (0.5, 0.6, 0.5.1): 0.5.1's transformers 4 shards a mixture of experts' routed "
-                             "experts each over every GPU, the other 0.5 releases the larger of that and transformers "
-                             "5's fused tensors, each as verl 0.7 places it, 0.6 whole; 0.5 pins the reference "
-                             "model's host "
-                             f"shards in bf16, 0.6 in fp32;{batch} default: 0.6's counts{LOADING_HELP}")
+                        help=f"the Trinity-RFT release to count the memory as{batch}: 0.5 or 0.6, or one of theirs "
+                             "(0.5.1); default: 0.6's counts")
 
 
 class _TrinityRelease(argparse.Action):
@@ -110,15 +90,13 @@ class _TrinityRelease(argparse.Action):
         namespace.trinity_release = values
 
 
-GPU_NAMES = ("a100: the 80 GB A100 the tables measured; a100-40g: the 40 GB one; h20, h100, ...; an unknown name "
-             "lists all")
-"""What a command's --gpu help says of the names: the short form a100 names one of two A100s (as a cluster pool's
-``gpu: A100`` note says)."""
+GPU_NAMES = "a100, a100-40g, h20, h100, ...; an unknown name lists all"
+"""What a command's --gpu help says of the names (a100 is the 80 GB A100 the tables measured: docs/cli.md)."""
 
 
-HOST_RAM_UNITS = ("GiB: 512, 512G, 512GB and 512GiB are each 512 GiB (RAM is sold in binary GB), 2TB is 2048 "
-                  "GiB, free -m's 64214MiB is 62.7 GiB (a bare number past 4096 is refused)")
-"""What --host-ram's help says of its units (`read_host_ram`), for the commands that take it."""
+HOST_RAM_UNITS = "GiB: 512, 512G, 2TB or free -m's 64214MiB"
+"""What --host-ram's help says of its units (`read_host_ram`; docs/cli.md has every form), for the commands that
+take it."""
 
 
 def add_own_gpu_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, listed: bool = False,
@@ -127,59 +105,44 @@ def add_own_gpu_options(parser: argparse.ArgumentParser | argparse._ArgumentGrou
     estimate a GPU type (`listed`: one of --gpu's list; not `planned`: one setting estimated, solve memory's, whose
     estimate is the same over any link: no cost weighs SP, and no caution asks for an unstated interconnect)."""
     lacked = " (of a list's names, the one it lacks)" if listed else ""
-    links = ("(infinity-fabric: AMD's, whose Env plans are cautioned as ROCm's; pcie: SP's all-to-all then crosses "
-             "PCIe: the cost weighs SP sp_pcie_factor times, and an SP plan is cautioned); default: not stated, SP "
-             "weighed as on NVLink, and an SP plan cautioned to state it") if planned else (
-        "(infinity-fabric: AMD's, whose Env settings are cautioned as ROCm's; pcie: SP's all-to-all then crosses PCIe, "
-        "and an SP setting is cautioned); default: not stated, no caution (the estimate is the same over any link)")
+    unstated = "an SP plan cautioned" if planned else "no caution"
     parser.add_argument("--gpu-memory", metavar="SIZE", type=gpu_memory,
-                        help=f"the memory of --gpu NAME, a GPU type the catalogue lacks{lacked}: GB as sold (64, "
-                        "64G, 64GB), taken as 64 GiB, as --host-ram takes GB; or the driver's figure, exactly: "
-                        "nvidia-smi's total (65536MiB) or GiB (64GiB: 65536 MiB; 79.19GiB, torch's total capacity); "
-                        "its plans are estimates, unless the "
-                        "driver's figure is that of a GPU type with tables (81920MiB or 80GiB: the A100-80GB's), "
-                        "whose plans it then gets")
+                        help=f"the memory of --gpu NAME, a GPU type the catalogue lacks{lacked}: GB as sold (64) "
+                        "or nvidia-smi's total (65536MiB); its plans are estimates")
     parser.add_argument("--gpu-interconnect", metavar="LINK", choices=INTERCONNECTS,
-                        help="with --gpu-memory: how that GPU type's GPUs in a node reach one another: "
-                        f"{either(INTERCONNECTS)} {links}")
+                        help=f"with --gpu-memory: the link between a node's GPUs, {either(INTERCONNECTS)} "
+                        f"(default: not stated, {unstated})")
 
 
 def add_cells_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--cells, for the commands that plan or estimate with tables."""
     parser.add_argument("--cells", metavar="FILE", type=path_argument("file to read"), action="append",
-                        help="cells you measured, a GPU table file in the tables' format (as solve calibrate "
-                        "--cells; repeatable): tables of their GPU type, which vouch for plans as the source's do")
+                        help="cells you measured, a GPU table file in the tables' format (repeatable): they vouch "
+                        "for plans as the source's do")
 
 
 def add_token_budget_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
                             from_config: bool = False, caps: bool = False) -> None:
     """--token-budget, for the commands that plan (`from_config`: the one that also reads a Trinity config; `caps`:
     one that also takes a cap, N, as that one does)."""
-    default = "default, unless --from-config's config sets a lower one, which is then N" if from_config else "default"
-    caps = caps or from_config
-    raised = "; where N leaves no plan for the length, the answer names the smallest N that does" if from_config else ""
-    tokens = ("; or N (32768 or 32k): as auto, but no plan takes more than N tokens per GPU, and each holds a "
-              f"sequence at N (ceil(L / SP) <= N){raised}") if caps else ""
-    parser.add_argument("--token-budget", metavar="MODE|N" if caps else "MODE",
-                        type=planner_token_budget if caps else token_budget_mode,
-                        help="trainer.max_token_len_per_gpu: Trinity's default, ceil(2 x L / SP), for every plan "
-                        f"({default}); or auto: an estimated plan that "
-                        "does not fit at the default takes the most tokens per GPU the memory model fits, at least "
-                        f"ceil(L / SP) (more micro-batches: slower steps, which the cost does not count){tokens}")
+    default = "default, or --from-config's lower one" if from_config else "default"
+    cap = "; N (32k): no plan takes more than N" if caps or from_config else ""
+    parser.add_argument("--token-budget", metavar="MODE|N" if caps or from_config else "MODE",
+                        type=planner_token_budget if caps or from_config else token_budget_mode,
+                        help="trainer.max_token_len_per_gpu: ceil(2 x L / SP), Trinity's "
+                        f"({default}); auto: fewer where an estimated plan needs it{cap}")
 
 
 def add_train_batch_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
                            from_config: bool = False) -> None:
     """--train-batch-size, for the commands that plan (`from_config`: the one that also reads a Trinity config)."""
-    default = " (default: --from-config's, else not checked)" if from_config else ""
+    default = "--from-config's, else not checked" if from_config else "not checked"
     parser.add_argument("--train-batch-size", metavar="N", type=whole_number(1, MAX_TRAIN_BATCH),
-                        help="experiences per training step (Trinity's buffer.train_batch_size, by default batch_size "
-                             "x repeat_times): only trainers whose data-parallel ranks (GPUs / SP) divide it, as "
-                             "Trinity requires, or with --trinity-version 0.5.0 and 0.5.1 the trainer GPUs themselves"
-                             f"{default}")
+                        help="experiences per training step: only trainers whose data-parallel ranks (GPUs / SP) "
+                             f"divide it; 0.5.0 and 0.5.1: the trainer GPUs (default: {default})")
 
 
-PLANS_HOST_RAM = f"it rules out plans that do not fit there ({HOST_NEED_WORDS})"
+PLANS_HOST_RAM = "it rules out plans that do not fit there"
 """What --host-ram does for the commands that plan (`add_host_ram_option`'s default)."""
 
 
@@ -188,11 +151,11 @@ def add_host_ram_option(parser: argparse.ArgumentParser | argparse._ArgumentGrou
     """--host-ram, for the commands that plan, or with `judged`, what it does for one that judges one setting (`solve
     memory`)."""
     parser.add_argument("--host-ram", metavar="GiB", type=host_memory,
-                        help=f"host memory per node the trainer can have, in {HOST_RAM_UNITS}; {judged}; the OS, Ray, "
-                        "the data loader and the rollout are not counted: leave room for them (default: not checked)")
+                        help=f"host memory per node for the trainer, in {HOST_RAM_UNITS}; {judged} (default: not "
+                        "checked)")
 
 
-REFERENCE_DEFAULT = "counted but with --lora-rank"
+REFERENCE_DEFAULT = "one, none with --lora-rank"
 """Whether a command without a Trinity config counts the reference model (`add_reference_option`)."""
 
 
@@ -201,19 +164,14 @@ def add_reference_option(parser: argparse.ArgumentParser | argparse._ArgumentGro
     """--reference/--no-reference, for the commands that count a node's host memory need (`default`: what counts
     without either; --from-config decides it: `solver.query.TrinityConfig.reference_model`)."""
     parser.add_argument("--reference", action=OnceFlag,
-                        help="whether the run builds a reference model, whose pinned shards the host memory need "
-                        "counts: --no-reference for one that builds none (SFT on Trinity 0.6 or 0.5.2; refused with "
-                        "--trinity-version 0.5.0, 0.5.1 or 0.5, which may build one whatever the algorithm; LoRA: "
-                        f"refused with --lora-rank, as no release builds one); default: {default}")
+                        help=f"whether the run builds a reference model, whose shards take host memory (default: "
+                        f"{default})")
 
 
 def add_lora_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str) -> None:
     """--lora-rank, for the commands that estimate a setting or plan (`default`: what counts without it)."""
     parser.add_argument("--lora-rank", metavar="RANK", type=whole_number(0, MAX_LORA_RANK),
-                        help="count a LoRA run's states at rank RANK on every linear layer but the output projection "
-                        "(Trinity's default target_modules): the frozen base's fp32 weights and the adapter's "
-                        "weights, gradients and Adam moments; the tables, which measured full fine-tuning, then vouch "
-                        f"by inference and refute nothing; 0 for full fine-tuning (default: {default})")
+                        help=f"count a LoRA run at rank RANK; 0 for full fine-tuning (default: {default})")
 
 
 def add_lora_targets_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str,
@@ -221,52 +179,34 @@ def add_lora_targets_option(parser: argparse.ArgumentParser | argparse._Argument
     """--lora-targets and --lora-exclude, for the commands that count a LoRA run's adapter on one setting or plan
     (`default`: the modules counted without them; `written`: the command writes a fragment, which writes them);
     `solver.query.given_lora_targets` reads them, once the model is known."""
-    from solver.tables.peft_match import LORA_TARGETS_FORMS  # not solver.query: --help loads no models
-
     parser.add_argument("--lora-targets", metavar="TARGETS",
-                        help="with --lora-rank: the modules the adapter is counted on, as Trinity's "
-                        f"model.lora_configs[0].target_modules names them: {LORA_TARGETS_FORMS.replace('%', '%%')}; "
-                        f"{'a fragment writes them as target_modules; ' if written else ''}refused where they match "
-                        "no module of the model, match one all-linear leaves out, or are refused by PEFT on the "
-                        "release's module names "
-                        f"(default: {default})")
-    own = (", or a --from-config config's own target_modules", "a fragment writes it as exclude_modules; ",
-           ", a --from-config config's exclude_modules where --lora-targets is not given") if written else ("", "", "")
+                        help="with --lora-rank: the adapter's modules, as target_modules: all-linear, q_proj,v_proj "
+                        f"or a regex (default: {default})")
+    own = ", or --from-config's where --lora-targets is not given" if written else ""
     parser.add_argument("--lora-exclude", metavar="REGEX",
-                        help="with --lora-rank: a regular expression of the modules the adapter leaves out of those "
-                        f"--lora-targets gives (or all-linear's{own[0]}), as Trinity's "
-                        "model.lora_configs[0].exclude_modules, which PEFT matches whole module names with "
-                        f"(.*\\.mlp\\..*: every MLP layer); {own[1]}refused where it is empty, no regular expression "
-                        f"or leaves out every module (default: none{own[2]})")
+                        help=f"with --lora-rank: a regex of the modules to leave out, as exclude_modules (default: "
+                        f"none{own})")
 
 
 def add_critic_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str) -> None:
     """--critic, for the commands that estimate a setting or plan (`default`: what counts without it)."""
     parser.add_argument("--critic", metavar="WHERE", choices=CRITIC_CHOICES,
-                        help="count a PPO critic trained beside the actor on the same GPUs (Trinity's ppo), its fp32 "
-                        "states 16 bytes per parameter: WHERE is resident (on the GPUs), offloaded (in host memory: "
-                        "its own offload_policy) or reloaded (in host memory, back on the GPUs for its own update: "
-                        "param_offload and optimizer_offload without offload_policy), or none to count none; the "
-                        "tables, which measured the actor alone, then vouch for "
-                        f"nothing and refute as before (default: {default})")
+                        help=f"count a PPO critic on the actor's GPUs, its states resident, offloaded or reloaded, or "
+                        f"none (default: {default})")
 
 
-def add_dpo_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str, writes: str = "") -> None:
-    """--dpo, for the commands that estimate a setting or plan (`default`: what counts without it; `writes`: what the
-    option writes, where the command writes a config, for every model)."""
+def add_dpo_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, default: str) -> None:
+    """--dpo, for the commands that estimate a setting or plan (`default`: what counts without it)."""
     parser.add_argument("--dpo", action="store_true",
-                        help=f"the run trains DPO: {writes}for a model trained one padded sequence per micro-batch (of "
-                        "--model-config, running its own modeling code), count a pair per micro-batch, a chosen and a "
-                        "rejected sequence (another model's estimates are as without it); refused with a PPO critic, "
-                        f"and without LoRA with --no-reference (default: {default})")
+                        help=f"the run trains DPO, on pairs of a chosen and a rejected sequence (default: {default})")
 
 
 def add_memory_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--margin and --memory-model, for the commands that estimate."""
     parser.add_argument("--margin", metavar="F", type=margin_fraction,
-                        help="safety margin of estimates, a fraction of usable memory (0.03) or a percentage (3%%); "
-                        f"default: the memory model's ({DEFAULT_MARGIN} for the shipped one), more on cards of at most "
-                        f"{SMALL_CARD_GIB:g} GiB, to cover the GiB their estimates run low")
+                        help="estimates' safety margin, a fraction of usable memory (0.03) or a percentage (3%%) "
+                        f"(default: the memory model's, {DEFAULT_MARGIN}; more on cards of {SMALL_CARD_GIB:g} GiB or "
+                        "less)")
     parser.add_argument("--memory-model", metavar="FILE", type=path_argument("file to read"),
                         help="coefficients from `solve calibrate --out` (default: the shipped memory-model.yaml)")
 
@@ -337,8 +277,7 @@ def planning_check_options(args: argparse.Namespace) -> tuple[str, ...]:
 def add_weights_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--weights, for the commands that plan."""
     parser.add_argument("--weights", metavar="FILE", type=path_argument("file to read"),
-                        help="cost weights YAML (offload, sp, env, offload_moe_scaling, sp_pcie_factor, critic; "
-                        "default: the shipped costs.yaml)")
+                        help="cost weights YAML (default: the shipped costs.yaml)")
 
 
 def add_workers_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
@@ -355,5 +294,4 @@ def add_node_gpus_option(parser: argparse.ArgumentParser | argparse._ArgumentGro
     default = f"--from-config's cluster.gpu_per_node, else {NODE_GPUS}" if from_config else str(NODE_GPUS)
     parser.add_argument("--node-gpus", metavar="N", type=node_gpus_count,
                         default=None if from_config else NODE_GPUS,
-                        help=f"GPUs per node, at most {MAX_NODE_GPUS} (default: {default}): a trainer on more takes "
-                        "whole nodes and keeps each SP group in one node")
+                        help=f"GPUs per node, at most {MAX_NODE_GPUS} (default: {default})")

@@ -37,7 +37,6 @@ from solver.cli.options import (
     GPU_NAMES,
     MODEL_CONFIG_HELP,
     MODEL_NAMES,
-    PLANS_HOST_RAM,
     REFERENCE_DEFAULT,
     SP_RULES_HELP,
     add_cells_option,
@@ -85,13 +84,6 @@ if TYPE_CHECKING:
     from solver.tables import Catalog, GpuType, Model
 
 
-CHECK_FAILS_WHERE = (
-    "the config's own settings are not shown to train (they do not fit, a key that decides their tokens per GPU "
-    "cannot be read here, or the config lets a GPU take more tokens than the verdict's budget on some verl line where "
-    "a setting fits every line) or Trinity refuses the config")
-"""Where ``solve --from-config --check`` exits 1 besides an answer without a plan, in the words of the help's
-``--check`` line, its exit-status summary and docs/cli.md's exit-status table."""
-
 MINIMIZED: dict[str | None, Objective] = {"gpus": "min_gpus", "gpu-hours": "min_gpu_hours"}
 """The objective each choice of --minimize asks for."""
 
@@ -100,29 +92,24 @@ MODELS_COMPARED = "solve map --model {} compares several: the longest context of
 
 
 def build_parser() -> Parser:
-    """The planner's argument parser: ``solve [options]``."""
+    """The planner's argument parser: ``solve [options]``, its options in groups in the order a user needs them."""
     parser = Parser(
         prog="solve",
         description="Plan trainer GPUs for Trinity-RFT: Env, FSDP2 Offload and Ulysses SP, from the "
         "documented feasibility tables, solved with OR-Tools CP-SAT.",
-        epilog="Examples (a model or GPU type without tables is estimated; the answer says so):\n"
+        epilog="Examples:\n"
         "  solve --model 8B --gpu h100 --gpus 8 --len 64k          the cheapest plan for 64k tokens on 8 H100s\n"
         "  solve --model 8B --gpu h100 --gpus 8 --maximize len     the longest context within 8 H100s\n"
         "  solve --model 32B --gpu h100 --len 32k --minimize gpus  will Qwen3-32B fit: the fewest H100s for it\n"
-        "  solve --model 8B --gpu h100 --total-gpus 8 --rollout-gpus 2 --len 32k --emit trinity\n"
-        "                      8 H100s in all, 2 of them for the rollout: the plan as a Trinity config fragment\n"
+        "  solve --from-config docs/examples/trinity.yaml --gpu h100 --check\n"
+        "                      does this Trinity config train on H100s? (exit 1: no; solve examples writes it)\n"
         "\n"
-        "An answer's cost is a relative step time: it counts the trainer GPUs and the settings, not a GPU type's "
-        "speed, so compare it within one GPU type (4 A100s and 4 H20s cost the same). To compare GPU types, name "
-        "them together (--gpu h100,h200,a100: an answer for each, within one --gpus budget), with --minimize gpus "
-        "for the fewest of each.\n"
-        "\n"
-        "Other commands: solve tables (the documented tables), solve map (what fits, as a map), "
-        "solve cluster (many jobs on a fleet), solve memory (one GPU's memory breakdown), solve calibrate "
-        "(fit the memory model), solve examples (the docs' example files, written out); each has --help. "
-        "Exit status: 0 every answer has a plan, 1 some answer has none (or found none within --time-limit, "
-        f"or with --check {CHECK_FAILS_WHERE}), 2 bad input, "
-        f"{STATUSES_AFTER_BAD_INPUT}.",
+        "A cost is a relative step time: compare it within one GPU type; a model or GPU type without tables is "
+        "estimated, and the answer says so. Other commands: solve tables, solve map, "
+        "solve cluster, solve memory, solve calibrate, solve examples; each has --help. Every option in full: "
+        "docs/cli.md in rft-solver's source (Option reference). "
+        "Exit status: 0 every answer has a plan, 1 some answer has none (or --check found the config's settings not "
+        f"shown to train), 2 bad input, {STATUSES_AFTER_BAD_INPUT}.",
         elsewhere={("minimize", "nodes"): "the fewest nodes for many jobs: solve cluster FLEET.yaml --minimize nodes",
                    ("maximize", "gpus"): "did you mean --minimize gpus (the fewest trainer GPUs for --len)?",
                    ("minimize", "len"): ("did you mean --maximize len (the longest context within --gpus or "
@@ -139,84 +126,76 @@ def build_parser() -> Parser:
         formatter_class=KeptLinesFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("--model", metavar="M", type=model_name,
-                        help=f"model: {MODEL_NAMES} (or from --from-config; a local checkpoint folder or its "
-                        "config.json: --model-config)")
-    parser.add_argument("--gpu", metavar="G", type=gpu_names,
-                        help=f"GPU type ({GPU_NAMES}), or several, comma-separated (a100,h100,h200): an answer for "
-                        "each, in that order (a GPU type named twice is answered once); default: each one with tables")
-    parser.add_argument("--gpus", metavar="N",
-                        type=whole_number(1, MAX_GPUS, "one budget: solve map --budgets {} answers for several"),
-                        help="trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus; "
-                        "--total-gpus counts them); "
-                        "default: the largest count of the GPU types' tables (6 for the A100 and H20), else "
-                        f"{NODE_GPUS}, one budget for every GPU type answered; with --minimize, any count up to "
-                        f"{MAX_ESTIMATED_GPUS}")
-    parser.add_argument("--total-gpus", metavar="T", type=whole_number(1, MAX_GPUS),
-                        help="the GPUs you have in all, trainer and rollout together, on whole nodes past one "
-                        "(--node-gpus): with --rollout-gpus R, the trainer's budget is T - R (in place of --gpus)")
-    parser.add_argument("--len", metavar="L", type=token_count, dest="max_model_len",
-                        help="max_model_len in tokens (32768 or 32k)")
-    goal = parser.add_mutually_exclusive_group()
+    question = parser.add_argument_group("the question")
+    question.add_argument("--model", metavar="M", type=model_name,
+                          help=f"model: {MODEL_NAMES} (default: --from-config's; a model of your own: "
+                          "--model-config)")
+    question.add_argument("--gpu", metavar="G", type=gpu_names,
+                          help=f"GPU type ({GPU_NAMES}), or several, a100,h100: an answer for each (default: each "
+                          "one with tables)")
+    question.add_argument("--gpus", metavar="N",
+                          type=whole_number(1, MAX_GPUS, "one budget: solve map --budgets {} answers for several"),
+                          help="trainer GPUs to use at most, rollout GPUs not counted (default: the most the tables "
+                          f"measured, else {NODE_GPUS}; with --minimize, up to {MAX_ESTIMATED_GPUS})")
+    question.add_argument("--total-gpus", metavar="T", type=whole_number(1, MAX_GPUS),
+                          help="all your GPUs, trainer and rollout: the trainer's budget is T less --rollout-gpus "
+                          "(in place of --gpus)")
+    question.add_argument("--len", metavar="L", type=token_count, dest="max_model_len",
+                          help="max_model_len in tokens (32768 or 32k)")
+    goal = question.add_mutually_exclusive_group()
     goal.add_argument("--maximize", choices=["len"], help="the longest context within --gpus or --total-gpus")
     goal.add_argument("--minimize", choices=["gpus", "gpu-hours"],
-                      help="the fewest trainer GPUs for --len (gpus), or the fewest GPU-hours, GPUs x cost "
-                      "(gpu-hours): the least GPU time a step takes, on the fewest GPUs that take it")
-    parser.add_argument("--exact", action="store_true", help="the trainer uses exactly the budget's GPUs: --gpus, or "
-                        "--total-gpus less --rollout-gpus")
-    parser.add_argument("--sp", metavar="S", type=whole_number(1, MAX_GPUS),
-                        help=f"Ulysses SP degree to pin (default: the planner's choice): {SP_RULES_HELP}")
-    parser.add_argument("--env", action=OnceFlag, help="pin Env (expandable_segments) on/off")
-    parser.add_argument("--offload", action=OnceFlag, help="pin FSDP2 CPU Offload on/off")
-    parser.add_argument("--top", metavar="K", type=whole_number(1, MAX_TOP), default=1,
-                        help=f"the K best plans, best first, each longer, faster, on fewer GPUs or better vouched for "
-                             f"than those before it (default 1, at most {MAX_TOP})")
-    add_weights_option(parser)
-    parser.add_argument("--time-limit", metavar="SECONDS", type=positive_seconds, default=10.0,
-                        help="seconds the solver may take per answer, for all its solves together (default 10): "
-                        "those that give its reasons get time of their own")
-    add_workers_option(parser, "an answer the search proved does not depend on it; one that the time limit stopped "
-                               "on the wall clock, as the answer says, may differ with it and from run to run")
-    estimates = parser.add_argument_group("memory model")
-    add_estimate_options(estimates)
-    add_memory_model_options(estimates)
-    add_token_budget_option(estimates, from_config=True)
-    add_host_ram_option(estimates, f"{PLANS_HOST_RAM}, the reference model's counted unless --from-config's "
-                        "algorithm or LoRA, or --no-reference, says the run builds none")
-    add_reference_option(estimates, f"as --from-config's algorithm and LoRA say, without a config {REFERENCE_DEFAULT}")
-    add_lora_option(estimates, "a --from-config config's LoRA, else full fine-tuning")
-    add_lora_targets_option(estimates, "a --from-config config's target_modules, else all-linear", written=True)
-    add_critic_option(estimates, "none; --from-config a config's PPO critic, as its flags hold it")
-    add_dpo_option(estimates, "not DPO; --from-config a config's algorithm_type says it",
-                   "what it writes turns dynamic batch sizes off, which would split its pairs, and gives the actor's "
-                   "micro-batch one pair; ")
-    add_node_gpus_option(estimates, from_config=True)
-    estimates.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
-                           help=f"{MODEL_CONFIG_HELP}, for a model the catalogue lacks")
-    add_cells_option(estimates)
-    add_own_gpu_options(estimates, listed=True)
-    parser.add_argument("--explain", action="store_true",
-                        help="say why: the rule that rules out each cheaper plan, or what stops any plan")
-    parser.add_argument("--json", action="store_true", help="print a JSON array, one answer per GPU type (with "
-                        "--from-config, its config_keys_changed lists the config keys --write would change)")
-    trinity = parser.add_argument_group("Trinity config")
-    trinity.add_argument("--emit", choices=["trinity"], help="print the best plan as a Trinity YAML fragment")
-    trinity.add_argument("--out", metavar="FILE", type=output_path, help="write that fragment to FILE")
-    trinity.add_argument("--rollout-gpus", metavar="R", type=whole_number(0, MAX_GPUS),
-                         help="R rollout GPUs beside the trainer: the plan leaves them room (in the trainer's node, "
-                              "or nodes of their own); --emit, --out and --json's apply add the cluster section (0: "
-                              "none here, mode: train)")
-    add_train_batch_option(trinity, from_config=True)
+                      help="the fewest trainer GPUs for --len (gpus), or the fewest GPUs x cost (gpu-hours)")
+    question.add_argument("--exact", action="store_true", help="the trainer uses exactly the budget's GPUs: --gpus, "
+                          "or --total-gpus less --rollout-gpus")
+    question.add_argument("--rollout-gpus", metavar="R", type=whole_number(0, MAX_GPUS),
+                          help="R rollout GPUs beside the trainer, which the plan leaves room for (0: none, mode "
+                          "train)")
+    pins = parser.add_argument_group("pins (default: the planner's choice)")
+    pins.add_argument("--sp", metavar="S", type=whole_number(1, MAX_GPUS),
+                      help=f"pin the Ulysses SP degree: {SP_RULES_HELP}")
+    pins.add_argument("--env", action=OnceFlag, help="pin Env (expandable_segments) on/off")
+    pins.add_argument("--offload", action=OnceFlag, help="pin FSDP2 CPU Offload on/off")
+    training = parser.add_argument_group("training setup (default: GRPO, full fine-tuning, or --from-config's)")
+    add_token_budget_option(training, from_config=True)
+    add_train_batch_option(training, from_config=True)
+    add_critic_option(training, "none, or --from-config's PPO critic")
+    add_dpo_option(training, "not DPO, or as --from-config's algorithm_type says")
+    add_reference_option(training, f"as --from-config says, else {REFERENCE_DEFAULT}")
+    add_lora_option(training, "--from-config's LoRA, else full fine-tuning")
+    add_lora_targets_option(training, "--from-config's target_modules, else all-linear", written=True)
+    add_trinity_version_option(training, "--emit, --out, --write", "write both, count 0.6's", read=True)
+    hardware = parser.add_argument_group("hardware and memory model")
+    add_node_gpus_option(hardware, from_config=True)
+    add_host_ram_option(hardware)
+    add_own_gpu_options(hardware, listed=True)
+    add_estimate_options(hardware)
+    add_memory_model_options(hardware)
+    add_cells_option(hardware)
+    hardware.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
+                          help=f"{MODEL_CONFIG_HELP}, for a model the catalogue lacks")
+    add_weights_option(hardware)
+    trinity = parser.add_argument_group("a Trinity config")
     trinity.add_argument("--from-config", metavar="FILE", type=path_argument("file to read"),
-                         help="read model, max_model_len and trainer GPUs from a Trinity config; say whether its "
-                         "settings train (flags override what the file says)")
+                         help="read model, max_model_len and trainer GPUs from a Trinity config, and say whether its "
+                         "settings train (options override it)")
     trinity.add_argument("--check", action="store_true",
-                         help=f"with --from-config: exit 1 also where {CHECK_FAILS_WHERE} (for CI)")
+                         help="with --from-config: exit 1 also where its settings are not shown to train, or "
+                         "Trinity refuses it (for CI)")
     trinity.add_argument("--write", metavar="FILE", type=output_path,
                          help="with --from-config: write a copy of the config with the best plan applied")
-    add_trinity_version_option(trinity, "--emit, --out, --write, the apply lines and --json's apply",
-                               "both, with a comment on the trainer's",
-                               read=True)
+    output = parser.add_argument_group("output")
+    output.add_argument("--top", metavar="K", type=whole_number(1, MAX_TOP), default=1,
+                        help=f"the K best plans, best first (default 1, at most {MAX_TOP})")
+    output.add_argument("--explain", action="store_true",
+                        help="say why: the rule that rules out each cheaper plan, or what stops any plan")
+    output.add_argument("--json", action="store_true", help="print a JSON array, one answer per GPU type")
+    output.add_argument("--emit", choices=["trinity"], help="print the best plan as a Trinity YAML fragment")
+    output.add_argument("--out", metavar="FILE", type=output_path, help="write that fragment to FILE")
+    search = parser.add_argument_group("solver")
+    search.add_argument("--time-limit", metavar="SECONDS", type=positive_seconds, default=10.0,
+                        help="seconds per answer, for all its solves together (default 10)")
+    add_workers_option(search, "a proven answer does not depend on it")
     return parser
 
 
