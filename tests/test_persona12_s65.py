@@ -84,7 +84,7 @@ def test_the_buy_note_names_the_jobs_whose_ways_the_time_limit_cut_short(tmp_pat
     assert main(["cluster", str(path), "--time-limit", "2"]) == 1
     note = capsys.readouterr().err.splitlines()[-1]
     # 11 names, every job but the file's own required agent-8b: --required all (s81; before, JOBS named 4 of them)
-    assert " --buy --required all names " in note and note.endswith("(and the jobs no number of nodes runs)")
+    assert " --buy --required all --time-limit 2 names " in note  # the run's own limit (s93) and note.endswith("(and the jobs no number of nodes runs)")
     assert "agent-8b" not in cut
 
 
