@@ -730,14 +730,15 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
     counted; the host memory a node of `node_gpus` needs: with Offload (`_host_need`), or with `host_ram_gb` given, a
     critic held in host memory or (s88) a need past what the node is assumed to have (`assumed_host_gib`, where no
     host memory is given: `_assumed_host_gib`) (`_load_need`). An `estimated` plan's at the margin estimates there
-    are held to. Each
-    as the Trinity
+    are held to; a documented or inferred plan's at `margin` where given, else the memory model's own (docs/memory.md,
+    "Choosing a margin": its `memory` line is figured at --margin). Each as the Trinity
     `release` counts it on a GPU of `compute_capability` (`Release`), with the reference model's shards where the run
     builds one (`reference_model`); a run that trains DPO (`dpo`: `Query.dpo`) says so, its figures the same unless the
     model trains one padded sequence per micro-batch (`_padded`: a pair counted); a LoRA run of `adapter` (None: full
     fine-tuning) counted as `_lora_breakdown` and `_host_moments` count it."""
     memory = _memory_model(memory)
-    held_to = _estimate_margin(memory_gib, margin, memory) if estimated else memory.margin
+    held_to = (_estimate_margin(memory_gib, margin, memory) if estimated
+               else memory.margin if margin is None else margin)
     result = _breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
                         memory.coefficients, held_to, tokens, critic=critic, dpo=dpo, experts=release.expert_layout,
                         adapter=adapter)
