@@ -457,8 +457,8 @@ def test_the_solver_ranks_plans_exactly_as_the_reference_enumerator(request: dic
 def test_a_tabled_plan_stands_at_any_margin_and_its_memory_figures_are_held_to_it():
     # docs/memory.md, "Choosing a margin": --margin holds back estimates only; a documented plan stands at any margin,
     # its memory figures at --margin (else the memory model's 0.01). Qwen3-8B at 32768 on 4 A100s: SP=4 and
-    # Env + Offload + SP=2 (offload True), both documented, the same peak at every margin, the room the margin keeps taken off it
-    # (at 0.3 SP=4 is 10.67 GiB short, and still the plan). The reference holds them to the same margin.
+    # Env + Offload + SP=2 (offload True), both documented, the same peak at every margin, the room the margin keeps
+    # taken off it (at 0.3 SP=4 is 10.67 GiB short, and still the plan). The reference holds them to the same margin.
     request = {"gpu": "A100-80GB", "model": "Qwen3-8B", "max_model_len": 32768, "budget_gpus": 4}
     figures = {}
     for margin in (None, 0.1, 0.3):
