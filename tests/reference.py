@@ -730,14 +730,15 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
     counted; the host memory a node of `node_gpus` needs: with Offload (`_host_need`), or with `host_ram_gb` given, a
     critic held in host memory or (s88) a need past what the node is assumed to have (`assumed_host_gib`, where no
     host memory is given: `_assumed_host_gib`) (`_load_need`). An `estimated` plan's at the margin estimates there
-    are held to. Each
-    as the Trinity
+    are held to; a documented or inferred plan's at `margin` where given, else the memory model's own (docs/memory.md,
+    "Choosing a margin": its `memory` line is figured at --margin). Each as the Trinity
     `release` counts it on a GPU of `compute_capability` (`Release`), with the reference model's shards where the run
     builds one (`reference_model`); a run that trains DPO (`dpo`: `Query.dpo`) says so, its figures the same unless the
     model trains one padded sequence per micro-batch (`_padded`: a pair counted); a LoRA run of `adapter` (None: full
     fine-tuning) counted as `_lora_breakdown` and `_host_moments` count it."""
     memory = _memory_model(memory)
-    held_to = _estimate_margin(memory_gib, margin, memory) if estimated else memory.margin
+    held_to = (_estimate_margin(memory_gib, margin, memory) if estimated
+               else memory.margin if margin is None else margin)
     result = _breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
                         memory.coefficients, held_to, tokens, critic=critic, dpo=dpo, experts=release.expert_layout,
                         adapter=adapter)
@@ -1538,6 +1539,15 @@ def _cautions(plan: dict, model: Any, gpu: Any, train_batch_size: int | None,
     return list(cautioned.cautions), [code.value for code in cautioned.caution_codes]
 
 
+def _raised_gib(memory_gib: float, env: bool, margin: float | None, memory: Any | None = None) -> float:
+    """What `margin` (None: the default on a card of `memory_gib`) holds back beyond that default, GiB of the usable
+    memory (with Env where `env`) of the memory model `memory` (None: the shipped one): what a margin raised above the
+    default keeps counts as room to spare (docs/memory.md, "Choosing a margin"); negative below the default."""
+    memory = _memory_model(memory)
+    usable = memory_gib * (memory.coefficients.usable_env if env else memory.coefficients.usable)
+    return (_estimate_margin(memory_gib, margin, memory) - _estimate_margin(memory_gib, None, memory)) * usable
+
+
 def _gathered_shortfall_gib(model: Any, memory: Any | None = None) -> float:
     """What the memory model's (`memory`, None: the shipped one) gathered layers of `model` may take more than its fit
     counts, GiB: for a model of more parameters (to 0.1B) than the calibration's largest, the first-principles 4 bytes
@@ -1553,14 +1563,15 @@ def _gathered_shortfall_gib(model: Any, memory: Any | None = None) -> float:
 def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: float, batch_given: bool,
                       parameters_b: float, shortfall_gib: float, host_ram_given: bool, node_gpus: int,
                       over_pcie: bool, link_stated: bool, host_node_gpus: int | None = None,
-                      batch_over_gpus: bool = False, far_beyond: bool | None = False,
+                      batch_over_gpus: bool = False, far_beyond: bool | None = False, raised_gib: float = 0.0,
                       workstation_gib: int | None = None, padded: bool = False, saved_split: bool = False,
                       moe_unsaved: bool = False) -> list[str]:
     """Problems with a plan's cautions: words, one on YaRN exactly where it goes past what is validated, one on
     ROCm exactly where Env is on an AMD GPU, one on thin headroom exactly where an estimate beyond the calibration
     has less than 1 GiB to spare (on a card of at most 48 GiB too: its default margin holds back the GiB such a card
     runs optimistic by already) and `shortfall_gib` more (what its gathered
-    layers may take beyond the fit, `_gathered_shortfall_gib`), one on a single GPU exactly where the guide
+    layers may take beyond the fit, `_gathered_shortfall_gib`), less what a margin raised above the card's default
+    holds back (`raised_gib`, `_raised_gib`: counted as room to spare), one on a single GPU exactly where the guide
     strongly advises more (one GPU of at most 80 GiB, for a model of 4B parameters or more or more than 20480
     tokens), one on the data-parallel ranks exactly where no train batch was given and GPUs / SP is not 1, 2, 4,
     8, ..., one on the trainer GPUs exactly where they do not divide a train batch that a release named may refuse so
@@ -1592,7 +1603,7 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     thin = any("GiB to spare where the estimate extrapolates" in caution for caution in cautions)
     room = plan.get("headroom_gb")
     expected = (plan.get("evidence") == "estimated" and bool(plan.get("beyond_calibration"))
-                and isinstance(room, float) and 0 <= room < 1.0 + shortfall_gib)
+                and isinstance(room, float) and 0 <= room < 1.0 + shortfall_gib - raised_gib)
     if thin != expected:
         problems.append(f"a thin-headroom caution {'given' if thin else 'missing'} ({room!r} GiB to spare)")
     far = any("times the parameters of the largest the memory model was calibrated on" in caution
@@ -1742,6 +1753,8 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
                                   and (the_model.moe is None or query.release.expert_layout != "fused"),
                                   moe_unsaved=query.adapter is not None and the_model.moe is not None
                                   and query.release.expert_layout != "separate",
+                                  raised_gib=_raised_gib(gpu_type.memory_gib, plan.get("env") is True,
+                                                         query.margin, query.memory),
                                   far_beyond=_far_beyond(the_model, query.memory) and (
                                       None if query.margin is not None or query.budget_margin is not None else True))
 

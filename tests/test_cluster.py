@@ -2999,6 +2999,23 @@ def test_the_cluster_takes_a_memory_model_and_a_margin(cli, tmp_path: Path):
         solver.place(path, margin=1.5)
 
 
+def test_the_cluster_places_a_tabled_plan_at_any_margin_its_memory_figures_held_to_it(cli, tmp_path: Path):
+    # --margin holds back estimates only: Qwen3-8B at 32768 on a node of 4 A100s keeps the 4-GPU table's SP=4 at
+    # any margin, its figures at --margin as `solve`'s are (docs/memory.md, "Choosing a margin"), at 0.3 10.67 GiB
+    # short of the usable memory less the margin. The conftest's reference checks each placement at its margin.
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: a, gpu: A100-80GB, nodes: 1, gpus_per_node: 4}]\n"
+                    "jobs: [{name: j, model: 8B, max_model_len: 32768}]\n", encoding="utf-8")
+    figures = {}
+    for margin in ((), ("--margin", "0.1"), ("--margin", "0.3")):
+        status, out, _ = cli("cluster", str(path), *margin, "--json")
+        (entry,) = json.loads(out)["placements"]
+        placed = entry["plan"]
+        assert status == 0 and (placed["evidence"], placed["gpus"], placed["sp"]) == ("documented", 4, 4)
+        figures[margin[1:]] = (placed["memory_gb"], placed["headroom_gb"], placed["margin_gb"])
+    assert figures == {(): (61.07, 10.21, 0.72), ("0.1",): (61.07, 3.73, 7.2), ("0.3",): (61.07, -10.67, 21.6)}
+
+
 def test_the_cluster_plans_with_the_weights_given(cli, tmp_path: Path):
     # Qwen3-8B on 4 A100s beside 4 rollout GPUs: SP=4 by default; where SP costs 2 and Offload and Env 0.01, Env +
     # Offload + SP=2, at the cost `solve --exact` gives it with those weights (0.7651, to 4 figures).

@@ -425,6 +425,8 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
         "node_gpus": draw(st.sampled_from([4, 8])),
         "rollout_gpus": draw(st.sampled_from([0, 0, 1, 2, 4, 6])),
         "train_batch_size": draw(st.none() | st.sampled_from([1, 2, 3, 6, 10, 96, 256, 768])),
+        # --margin holds back estimates, and a documented plan's memory figures are held to it too.
+        "margin": draw(st.none() | st.sampled_from([0.0, 0.1, 0.3])),
     }
     if objective != "max_len":
         request["max_model_len"] = draw(st.sampled_from(row_lengths) | st.integers(min_value=1, max_value=160_000))
@@ -450,6 +452,26 @@ def test_the_solver_ranks_plans_exactly_as_the_reference_enumerator(request: dic
     for planned in plan_dicts(answer):
         checked = {k: v for k, v in request.items() if k != "objective"}
         assert check_plan(CATALOG, planned, estimates=estimates, **checked) == []
+
+
+def test_a_tabled_plan_stands_at_any_margin_and_its_memory_figures_are_held_to_it():
+    # docs/memory.md, "Choosing a margin": --margin holds back estimates only; a documented plan stands at any margin,
+    # its memory figures at --margin (else the memory model's 0.01). Qwen3-8B at 32768 on 4 A100s: SP=4 and
+    # Env + Offload + SP=2 (offload True), both documented, the same peak at every margin, the room the margin keeps
+    # taken off it (at 0.3 SP=4 is 10.67 GiB short, and still the plan). The reference holds them to the same margin.
+    request = {"gpu": "A100-80GB", "model": "Qwen3-8B", "max_model_len": 32768, "budget_gpus": 4}
+    figures = {}
+    for margin in (None, 0.1, 0.3):
+        planned = plan_dicts(solve_one(top=2, margin=margin, **request))
+        assert planned == ranked_alternatives(enumerate_plans(CATALOG, objective="cheapest", margin=margin, **request),
+                                              CATALOG.model("Qwen3-8B"), CATALOG.gpu("A100-80GB"))[:2]
+        assert all(check_plan(CATALOG, p, margin=margin, **request) == [] for p in planned)
+        figures[margin] = [(p["sp"], p["offload"], p["evidence"], p["memory_gb"], p["headroom_gb"], p["margin_gb"])
+                           for p in planned]
+    assert figures == {
+        None: [(4, False, "documented", 61.07, 10.21, 0.72), (2, True, "documented", 48.73, 24.8, 0.74)],
+        0.1: [(4, False, "documented", 61.07, 3.73, 7.2), (2, True, "documented", 48.73, 18.12, 7.43)],
+        0.3: [(4, False, "documented", 61.07, -10.67, 21.6), (2, True, "documented", 48.73, 3.26, 22.28)]}
 
 
 def test_a_measured_length_is_listed_after_an_estimate_of_the_same_combination():
