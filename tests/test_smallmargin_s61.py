@@ -134,6 +134,17 @@ def test_the_memory_line_and_json_name_the_margin_where_it_is_not_the_memory_mod
     assert "(memory model)\n" in capsys.readouterr().out
 
 
+def test_a_documented_plans_memory_line_names_the_margin_its_room_is_figured_at(capsys: pytest.CaptureFixture[str]):
+    # s93: the table's SP=4 stands at any margin, but its room to spare shrinks with --margin: the line says at which
+    args = ["--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "32k"]
+    assert main(args) == 0
+    assert "memory         61.1 GiB per GPU predicted, 10.2 GiB to spare (memory model)\n" in capsys.readouterr().out
+    assert main([*args, "--margin", "0.1"]) == 0
+    out = capsys.readouterr().out
+    assert "evidence       documented: the A100-80GB table for 4 GPUs says 'SP=4' at 32768" in out
+    assert ("memory         61.1 GiB per GPU predicted, 3.7 GiB to spare (memory model; margin 0.1, the memory "
+            "model's own 0.01)\n") in out
+
 def test_solve_memory_and_solve_cluster_agree_with_solve(tmp_path: Path):
     answer = _answer(("0.6B", "L40S-48GB", "max_len", 4, None))
     best = answer.best

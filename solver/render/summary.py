@@ -868,17 +868,17 @@ def _evidence_words(answer: Answer, plan: Plan) -> str:
 
 
 def _memory_line(answer: Answer, plan: Plan, memory_source: str | None) -> str:
-    """The memory model's prediction for a plan (naming a model of your own by `memory_source`, and for an estimate
-    the margin it is held to where that is not the memory model's default); where it says a documented or inferred
-    plan does not fit, why: the memory model errs on the safe side, and the table (a measurement) says the plan
-    trains."""
+    """The memory model's prediction for a plan (naming a model of your own by `memory_source`, and the margin it is
+    held to where that is not the memory model's default: a documented or inferred plan stands at any margin, but its
+    room to spare is figured at it); where it says a documented or inferred plan does not fit, why: the memory model
+    errs on the safe side, and the table (a measurement) says the plan trains."""
     predicted = plan.prediction_words
     named = f"memory model: {memory_source}" if memory_source else "memory model"
     if answer.lora_rank:
         named += f"; LoRA rank {answer.lora_rank}'s states"
     if answer.critic:
         named += f"; a PPO critic's states, {answer.critic}"
-    if plan.source is None and answer.memory_model_margin is not None and answer.margin is not None:
+    if answer.memory_model_margin is not None and answer.margin is not None:
         named += f"; margin {answer.margin:g}, the memory model's own {answer.memory_model_margin:g}"
     if plan.headroom_gb >= 0:
         return f"{predicted} ({named})"
