@@ -140,8 +140,8 @@ def test_the_forty_jobs_fleet_keeps_its_25_running_jobs(cli: Cli, tmp_path: Path
     _no_first_placement(monkeypatch)
     fallback, noted, lines, answer = _fallback(cli, FORTY_JOBS, now, "--time-limit", "15")
     assert (status, err, fallback, len(running)) == (1, "", 1, 25)
-    assert noted == (f"solve cluster: note: to place every job: solve cluster {FORTY_JOBS} --buy names the fewest "
-                     "GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs)\n")
+    assert noted == (f"solve cluster: note: to place every job: solve cluster {FORTY_JOBS} --buy --time-limit 15 names "
+                     "the fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs)\n")
     assert lines[0] == ("status: feasible; placed priority (of 133): 90, no bound proven (time ran out before the "
                         "search's first placement: the greedy one stands; raise --time-limit)")
     assert running_now(lines) == "running now: 25 stay, 0 move, 0 stop; 0 start"
