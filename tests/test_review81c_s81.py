@@ -72,7 +72,7 @@ def test_the_buy_note_on_every_job_required_by_name(cli: Cli, tmp_path: Path, fi
     status, _, err = cli("cluster", str(fleet), "--required", f"{first},b,c,d,e", "--time-limit", "5")
     assert status == 1
     assert err.splitlines()[-1] == (f"solve cluster: note: to place the required jobs: solve cluster {fleet} --buy"
-                                    f"{required}")
+                                    f" --time-limit 5{required}")
 
 
 NO_JOB = "--required 'ALL': no job of the fleet is named so; did you mean all? its jobs:"
