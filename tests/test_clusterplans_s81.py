@@ -117,8 +117,8 @@ def test_the_buy_hint_with_a_job_named_all_names_every_job_in_full(cli: Cli, tmp
     # A job named all: --required all would name that job alone, so JOBS names them, and says which it leaves out
     # (j00, the file's required job: "but j00"), or none where --required names j00 too ("every job", not "but ").
     path = _file(tmp_path, _many_jobs(tmp_path, huge=False).read_text(encoding="utf-8").replace("j08", "all"))
-    tail = ("names the fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs); JOBS (every "
-            "job{}): {}j01,j02,j03,j04,j05,j06,j07,all")
+    tail = ("names the fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs); JOBS "
+            "(every job{}): {}j01,j02,j03,j04,j05,j06,j07,all")
     command = f"solve cluster: note: to place the jobs left out too: solve cluster {path} --buy --required JOBS "
     status, _, err = cli("cluster", str(path))
     assert (status, err.splitlines()[-1]) == (1, command + tail.format(" but j00", ""))
