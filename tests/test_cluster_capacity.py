@@ -60,8 +60,8 @@ def test_the_time_limit_help_says_how_the_queries_are_cut_short(cli):
     assert status == 0
     assert ("The queries that work out the jobs' ways come first: at most 100 new ones per second (--buy, which asks "
             "every evidence tier: 200), ending by 0.6 of the limit on the wall clock, the jobs of more priority first; "
-            "the jobs past them are left out, and the answer says so, and what limit would likely work them all out (with "
-            "--minimize nodes, no placement).") in (
+            "the jobs past them are left out, and the answer says so, and what limit would likely work them all out "
+            "(with --minimize nodes, no placement).") in (
                 " ".join(out.split()))
 
 
