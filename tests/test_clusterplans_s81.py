@@ -113,6 +113,19 @@ def test_the_buy_hint_says_required_all_or_names_every_job_in_full(cli: Cli, tmp
         "with status 1 for it): j01,j02,j03,j04,j05,j06,j07,j08")  # cluster92: why not --required all, said
 
 
+def test_the_buy_hint_with_a_job_named_all_names_every_job_in_full(cli: Cli, tmp_path: Path):
+    # A job named all: --required all would name that job alone, so JOBS names them, and says which it leaves out
+    # (j00, the file's required job: "but j00"), or none where --required names j00 too ("every job", not "but ").
+    path = _file(tmp_path, _many_jobs(tmp_path, huge=False).read_text(encoding="utf-8").replace("j08", "all"))
+    tail = ("names the fewest GPUs, then nodes, to add to the pools (and the jobs no number of nodes runs); JOBS "
+            "(every job{}): {}j01,j02,j03,j04,j05,j06,j07,all")
+    command = f"solve cluster: note: to place the jobs left out too: solve cluster {path} --buy --required JOBS "
+    status, _, err = cli("cluster", str(path))
+    assert (status, err.splitlines()[-1]) == (1, command + tail.format(" but j00", ""))
+    status, _, err = cli("cluster", str(path), "--required", "j00")
+    assert (status, err.splitlines()[-1]) == (1, command + tail.format("", "j00,"))
+
+
 def test_plain_buy_with_jobs_left_out_says_required_all_buys_for_them(cli: Cli, tmp_path: Path):
     path = _many_jobs(tmp_path, huge=False)
     status, out, _ = cli("cluster", str(path), "--buy")

@@ -75,7 +75,7 @@ jobs:
 def test_the_buy_note_names_the_jobs_whose_ways_the_time_limit_cut_short(tmp_path: Path,
                                                                          capsys: pytest.CaptureFixture[str]):
     # 12 jobs on 3 pools, agent-8b required: --time-limit 2 leaves the last jobs' ways unasked. The note's --buy
-    # (at the default limit) must require them too, or it may leave them out of the purchase.
+    # must require them too, or it may leave them out of the purchase.
     path = tmp_path / "fleet12.yaml"
     path.write_text(FLEET12, encoding="utf-8")
     assert main(["cluster", str(path), "--time-limit", "2", "--json"]) == 1
@@ -83,8 +83,10 @@ def test_the_buy_note_names_the_jobs_whose_ways_the_time_limit_cut_short(tmp_pat
     assert cut  # at most 200 questions in 2 s: the 12 jobs' ways need more
     assert main(["cluster", str(path), "--time-limit", "2"]) == 1
     note = capsys.readouterr().err.splitlines()[-1]
-    # 11 names, every job but the file's own required agent-8b: --required all (s81; before, JOBS named 4 of them)
-    assert " --buy --required all --time-limit 2 names " in note  # the run's own limit (s93) and note.endswith("(and the jobs no number of nodes runs)")
+    # 11 names, every job but the file's own required agent-8b: --required all (s81; before, JOBS named 4 of them);
+    # the run's --time-limit carried (4c203a2b)
+    assert " --buy --required all --time-limit 2 names " in note
+    assert note.endswith("(and the jobs no number of nodes runs)")
     assert "agent-8b" not in cut
 
 
