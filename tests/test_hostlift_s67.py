@@ -369,8 +369,8 @@ def test_a_minor_version_named_without_its_patch_names_the_patch_that_lifts_its_
     assert status == 1 and "no plan:" in words
     # the reason is the loading alone: 0.5's reference model is bf16 on every patch
     assert ("; with --trinity-version 0.5.1, whose rank 0 alone loads the model, Env + Offload + SP=4 on 16 GPUs "
-            "trains it (32768 tokens), and with Offload it needs 629.1 GiB of host memory per node; 0.5.0 counts less host "
-            "memory too") in words
+            "trains it (32768 tokens), and with Offload it needs 629.1 GiB of host memory per node; 0.5.0 counts less "
+            "host memory too") in words
     assert "bf16" not in words
     # a patch named is the release planned: no other is named (nor without the limit, 0.6.0 on A100s loading as 0.5.2)
     for release in ("0.5.2", "0.6"):
