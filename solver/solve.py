@@ -1839,7 +1839,8 @@ def _lifting_release_words(catalog: Catalog, data: PlanningData, query: Query) -
     limit, in words:
     ``; with --trinity-version 0.5.1, whose rank 0 alone loads the model and whose verl 0.7 builds the reference model
     in bf16 and places the pinned blocks, Env + Offload + SP=4 on 12 GPUs trains it (28672 tokens), and with Offload
-    it needs 61.2 GiB of host memory per node; 0.5.2 and 0.5.0 count less host memory too``; "" otherwise."""
+    it needs 61.2 GiB of host memory per node; 0.5.0 counts less host memory too, enough for that plan; 0.5.2 counts
+    less too, but not enough for that plan`` (`_other_releases_words`); "" otherwise."""
     lifting = _lifting_releases(data, query)
     for release, named in lifting.asked:
         best = answer_for(catalog, named, data.gpu, explained=False).best
@@ -1849,9 +1850,21 @@ def _lifting_release_words(catalog: Catalog, data: PlanningData, query: Query) -
             others = [other for other in lifting.releases if other != release]
             return (f"; with {query.option_names.planned_release(release)}{f', {why}' if why else ''}, "
                     + _host_words(data.shape, query.node_gpus, best, named)
-                    + (f"; {and_joined(others)} count{'s' if len(others) == 1 else ''} less host memory too"
-                       if others else ""))
+                    + _other_releases_words(others, lifting.fitting, best))
     return ReasonWords()
+
+
+def _other_releases_words(others: list[str], fitting: dict[str, frozenset[tuple[int, bool]]], plan: Plan) -> str:
+    """The `others` releases that count less host memory too, beside the one whose `plan` is named, in words: those
+    whose host memory per node holds that plan's GPUs and Offload (`fitting`), then the rest: ``; 0.5.0 counts less
+    host memory too, enough for that plan; 0.5.2 counts less too, but not enough for that plan``; "" for none."""
+    enough = [other for other in others if (plan.gpus, plan.offload) in fitting[other]]
+    short = [other for other in others if other not in enough]
+    words = [f"{and_joined(releases)} count{'s' if len(releases) == 1 else ''} less {what}"
+             for releases, what in ((enough, "host memory too, enough for that plan"),
+                                    (short, f"{'too' if enough else 'host memory too'}, but not enough for that plan"))
+             if releases]
+    return "".join(f"; {part}" for part in words)
 
 
 class _LiftingReleases(NamedTuple):
@@ -1859,6 +1872,8 @@ class _LiftingReleases(NamedTuple):
 
     releases: list[str]
     """All of them, newest first."""
+    fitting: dict[str, frozenset[tuple[int, bool]]]
+    """Each one's GPU counts, with Offload or without, whose host need its host memory holds (`_host_fitting`)."""
     asked: list[tuple[str, Query]]
     """Those worth asking, newest first, each with its question (one plan asked)."""
 
@@ -1873,7 +1888,7 @@ def _lifting_releases(data: PlanningData, query: Query) -> _LiftingReleases:
     loads an untied model on rank 0 alone). None where `query` names a patch."""
     releases = patch_releases_to_ask(query.trinity_release)
     if not releases:
-        return _LiftingReleases([], [])
+        return _LiftingReleases([], {}, [])
     unnamed = _host_fitting(data, query)
     lifting = [(release, named, fitting) for release in releases
                if (fitting := _host_fitting(data, named := query.under_release(release).model_copy(
@@ -1887,7 +1902,8 @@ def _lifting_releases(data: PlanningData, query: Query) -> _LiftingReleases:
             continue  # asked already, or a patch of the same minor version lifts more (0.5.1's untied loading)
         fittings.append(fitting)
         asked.append((release, named))
-    return _LiftingReleases([release for release, _, _ in lifting], asked)
+    return _LiftingReleases([release for release, _, _ in lifting],
+                            {release: fitting for release, _, fitting in lifting}, asked)
 
 
 def _with_named_release(catalog: Catalog, query: Query, answer: Answer) -> Answer:

@@ -370,7 +370,7 @@ def test_a_minor_version_named_without_its_patch_names_the_patch_that_lifts_its_
     # the reason is the loading alone: 0.5's reference model is bf16 on every patch
     assert ("; with --trinity-version 0.5.1, whose rank 0 alone loads the model, Env + Offload + SP=4 on 16 GPUs "
             "trains it (32768 tokens), and with Offload it needs 629.1 GiB of host memory per node; 0.5.0 counts less "
-            "host memory too") in words
+            "host memory too, enough for that plan") in words
     assert "bf16" not in words
     # a patch named is the release planned: no other is named (nor without the limit, 0.6.0 on A100s loading as 0.5.2)
     for release in ("0.5.2", "0.6"):
@@ -390,3 +390,14 @@ def test_a_minor_version_named_without_its_patch_names_the_patch_whose_plan_rank
     assert "0.5.1" in asked and "0.5.2" not in asked  # 0.5.2 counts as 0.5 does: not asked
     printed = json.loads(cli(*argv, "--trinity-version", "0.5", "--json")[1])[0]
     assert printed["named_release"]["trinity_version"] == "0.5.1"
+
+
+def test_the_other_releases_that_count_less_say_whether_that_plan_fits_within_the_limit(cli: Cli) -> None:
+    """persona93g: with no release named, Llama-3.1-70B at 32k on A100s with 1 TB a node: 0.5.1 trains it on 16 GPUs
+    (629.1 GiB per node); the answer went on "0.5.2 and 0.5.0 count less host memory too", and 0.5.2, every rank loading
+    the model, needs 2322.3 GiB per node for that plan (no plan at all within 1 TB): it says which hold that plan."""
+    status, out, _ = cli(*LLAMA_70B_A100)
+    assert status == 1
+    assert ("it needs 629.1 GiB of host memory per node; 0.5.0 counts less host memory too, enough for that plan; "
+            "0.5.2 counts less too, but not enough for that plan") in " ".join(out.split())
+    assert cli(*LLAMA_70B_A100, "--trinity-version", "0.5.2")[0] == 1
