@@ -20,7 +20,7 @@ from typing import NamedTuple
 from ortools.sat.python import cp_model
 
 from solver.memory import GRID, Breakdown, breakdown, estimated_counts, estimates_setting, unestimated_count_words
-from solver.model import RULES, Combination, PlanningData, SolverStatus, build_model, prepare
+from solver.model import RULES, Combination, PlanningData, SolverStatus, build_model, host_need, prepare
 from solver.query import Query, token_cap_source
 from solver.results import AlternativeName, Answer, Plan, Reason, ReasonCode
 from solver.rules import (
@@ -803,7 +803,9 @@ class _Words:
             needs = ("Offload needs" if offloaded else "the offloaded critic needs"
                      if query.critic in HOST_HELD_CRITICS else "loading the model needs")
             what = f"{needs} more host memory ({host_need_detail(offloaded, query.reference_model, query.critic)})"
-            return Reason(rule="host_ram", detail=f"{what} than {query.host_ram_bound_words} (on {on})")
+            need = host_need(self.data, query, counts[0], offloaded)  # `group` gives host memory one count a reason
+            return Reason(rule="host_ram", detail=(
+                f"{what} than {query.host_ram_bound_words} (on {on}: {need:.1f} GiB per node)"))
         labels = ", ".join(dict.fromkeys(f"{_label(c)} on {counted(c[0], 'GPU')}" for c in combinations))
         return Reason(rule="pin", detail=f"{query.pin_flags} rules out {labels}")
 

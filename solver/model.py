@@ -776,14 +776,19 @@ def _fits_host_ram(shape: ByIdentity[Model], gpus: int, node_gpus: int, host_ram
                          experts, loading)
 
 
+def host_need(data: PlanningData, query: Query, gpus: int, offload: bool) -> float:
+    """The host memory per node a plan of `data` on `gpus` GPUs, with Offload or without, needs as `query` counts it
+    (`shown_host_need`: its Trinity release, reference model, LoRA, critic and loading ranks), GiB as shown."""
+    return shown_host_need(data.shape, gpus, query.node_gpus, offload, query.trinity_version, query.reference_model,
+                           query.lora_rank, query.critic, query.expert_layout,
+                           query.model_loading(data.compute_capability, offload))
+
+
 def minimize_host_need(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables) -> None:
     """Make the model minimise the host memory per node the plan needs (its place among the needs a plan of
     the prepared counts may have, as `fits_host_ram` reckons them), then the objective's rank: the plan that
     needs the least host memory. It replaces the objective `add_objective` set."""
-    needs = {(n, offload): shown_host_need(data.shape, n, query.node_gpus, bool(offload), query.trinity_version,
-                                           query.reference_model, query.lora_rank, query.critic, query.expert_layout,
-                                           query.model_loading(data.compute_capability, bool(offload)))
-             for n in data.counts for offload in (0, 1)}
+    needs = {(n, offload): host_need(data, query, n, bool(offload)) for n in data.counts for offload in (0, 1)}
     levels = sorted(set(needs.values()))
     level = model.new_int_var(0, len(levels) - 1, "host_need_level")
     model.add_allowed_assignments([plan.gpus, plan.offload, level],

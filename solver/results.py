@@ -2406,8 +2406,9 @@ class Answer(_Timed, Versioned, _ReasonCautions, LeftOutWhenNone):
         "CP-SAT proves it within the time limit (left out where the limit leaves it unproven); its host_memory_gb is "
         "what it needs per node; the same plan as plans[0] where the limit costs nothing"))
     named_release: Plan | None = Field(default=None, description=(
-        "with a node's host memory given (--host-ram), no Trinity release named and a host limit that costs the best "
-        "plan something (more_host_ram another plan): the best plan of the same question under the newest release "
+        "with a node's host memory given (--host-ram), no Trinity release named (or 0.5 without its patch: its patches "
+        "asked) and a host limit that costs the best plan something (more_host_ram another plan): the best plan of the "
+        "same question under the newest release "
         "that counts less host memory per node (its rank 0 alone loading the model: 0.6 with FSDP2 on compute "
         "capability 9 or more, ...), within that limit, where CP-SAT proves it better by the objective (longer, on "
         "fewer GPUs, of fewer GPU-hours or cheaper); its trinity_version names that release"))

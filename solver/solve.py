@@ -101,7 +101,6 @@ from solver.tables import (
     MAX_ESTIMATED_GPUS,
     MAX_HOST_RAM_GB,
     MAX_NODE_GPUS,
-    PATCH_RELEASES_NEWEST_FIRST,
     Catalog,
     GpuType,
     Model,
@@ -112,6 +111,7 @@ from solver.tables import (
     load_catalog,
     lower_host_count_clause,
     model_loaders,
+    patch_releases_to_ask,
 )
 
 ASKED_FIRST_SHARE = 0.5
@@ -1841,24 +1841,39 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
 
 
 def _lifting_release_words(catalog: Catalog, data: PlanningData, query: Query) -> ReasonWords:
-    """Where `query` names no Trinity release and some release counts less host memory per node, so that it holds a GPU
-    count the count for none does not (`_lifting_releases`): the first such release asked whose question has a plan,
+    """Where `query` names no Trinity release (or a minor version without its patch) and some release counts less host
+    memory per node, so that it holds a GPU count the count for none (or that minor version's) does not
+    (`_lifting_releases`): the first such release asked whose question has a plan,
     why it counts less (`lower_host_count_clause`), that plan and its host need, and the other releases that lift the
     limit, in words:
     ``; with --trinity-version 0.5.1, whose rank 0 alone loads the model and whose verl 0.7 builds the reference model
     in bf16 and places the pinned blocks, Env + Offload + SP=4 on 12 GPUs trains it (28672 tokens), and with Offload
-    it needs 61.2 GiB of host memory per node; 0.5.2 and 0.5.0 count less host memory too``; "" otherwise."""
+    it needs 61.2 GiB of host memory per node; 0.5.0 counts less host memory too, enough for that plan; 0.5.2 counts
+    less too, but not enough for that plan`` (`_other_releases_words`); "" otherwise."""
     lifting = _lifting_releases(data, query)
     for release, named in lifting.asked:
         best = answer_for(catalog, named, data.gpu, explained=False).best
         if best is not None:
-            why = lower_host_count_clause(release, data.shape.tied_embeddings, data.compute_capability)
+            why = lower_host_count_clause(release, data.shape.tied_embeddings, data.compute_capability,
+                                          query.trinity_release)
             others = [other for other in lifting.releases if other != release]
-            return (f"; with {query.option_names.planned_release(release)}, {why}, "
+            return (f"; with {query.option_names.planned_release(release)}{f', {why}' if why else ''}, "
                     + _host_words(data.shape, query.node_gpus, best, named)
-                    + (f"; {and_joined(others)} count{'s' if len(others) == 1 else ''} less host memory too"
-                       if others else ""))
+                    + _other_releases_words(others, lifting.fitting, best))
     return ReasonWords()
+
+
+def _other_releases_words(others: list[str], fitting: dict[str, frozenset[tuple[int, bool]]], plan: Plan) -> str:
+    """The `others` releases that count less host memory too, beside the one whose `plan` is named, in words: those
+    whose host memory per node holds that plan's GPUs and Offload (`fitting`), then the rest: ``; 0.5.0 counts less
+    host memory too, enough for that plan; 0.5.2 counts less too, but not enough for that plan``; "" for none."""
+    enough = [other for other in others if (plan.gpus, plan.offload) in fitting[other]]
+    short = [other for other in others if other not in enough]
+    words = [f"{and_joined(releases)} count{'s' if len(releases) == 1 else ''} less {what}"
+             for releases, what in ((enough, "host memory too, enough for that plan"),
+                                    (short, f"{'too' if enough else 'host memory too'}, but not enough for that plan"))
+             if releases]
+    return "".join(f"; {part}" for part in words)
 
 
 class _LiftingReleases(NamedTuple):
@@ -1866,21 +1881,25 @@ class _LiftingReleases(NamedTuple):
 
     releases: list[str]
     """All of them, newest first."""
+    fitting: dict[str, frozenset[tuple[int, bool]]]
+    """Each one's GPU counts, with Offload or without, whose host need its host memory holds (`_host_fitting`)."""
     asked: list[tuple[str, Query]]
     """Those worth asking, newest first, each with its question (one plan asked)."""
 
 
 def _lifting_releases(data: PlanningData, query: Query) -> _LiftingReleases:
     """Where `query` names no Trinity release (its count of host memory the most any release needs: every rank loading
-    the model, 0.6's reference model in fp32, its pinned blocks by rows), the releases of `PATCH_RELEASES_NEWEST_FIRST`
-    that count less, so that their host memory per node holds a GPU count, with Offload or without, that the count for
-    none does not (`_host_fitting`), and those of them worth asking: not a release whose fitting counts are among
-    those of a release asked already (0.5.0's are 0.5.1's), or fewer than those of another patch of its minor version
-    (0.5.2's where 0.5.1 loads an untied model on rank 0 alone). None where `query` names one."""
-    if query.trinity_version is not None:
-        return _LiftingReleases([], [])
+    the model, 0.6's reference model in fp32, its pinned blocks by rows), or a minor version without its patch (0.5:
+    every rank loading the model, the most its patches load), the releases of `patch_releases_to_ask` that count less,
+    so that their host memory per node holds a GPU count, with Offload or without, that the query's count does not
+    (`_host_fitting`), and those of them worth asking: not a release whose fitting counts are among those of a release
+    asked already (0.5.0's are 0.5.1's), or fewer than those of another patch of its minor version (0.5.2's where 0.5.1
+    loads an untied model on rank 0 alone). None where `query` names a patch."""
+    releases = patch_releases_to_ask(query.trinity_release)
+    if not releases:
+        return _LiftingReleases([], {}, [])
     unnamed = _host_fitting(data, query)
-    lifting = [(release, named, fitting) for release in PATCH_RELEASES_NEWEST_FIRST
+    lifting = [(release, named, fitting) for release in releases
                if (fitting := _host_fitting(data, named := query.under_release(release).model_copy(
                    update={"top": 1}))) - unnamed]
     asked: list[tuple[str, Query]] = []
@@ -1892,15 +1911,16 @@ def _lifting_releases(data: PlanningData, query: Query) -> _LiftingReleases:
             continue  # asked already, or a patch of the same minor version lifts more (0.5.1's untied loading)
         fittings.append(fitting)
         asked.append((release, named))
-    return _LiftingReleases([release for release, _, _ in lifting], asked)
+    return _LiftingReleases([release for release, _, _ in lifting],
+                            {release: fitting for release, _, fitting in lifting}, asked)
 
 
 def _with_named_release(catalog: Catalog, query: Query, answer: Answer) -> Answer:
-    """Where `query` names no Trinity release and its host memory costs the best plan something (`more_host_ram` is
-    another plan), the answer with the best plan of the first release worth asking that counts less host memory per
-    node (`_lifting_releases`: the newest, its rank 0 alone loading the model on compute capability 9 or more under
-    FSDP2, ...), within the same host memory, where CP-SAT proves it and it ranks before the best plan by the objective
-    (`_ranks_before`): one solve, as `named_release`."""
+    """Where `query` names no Trinity release (or a minor version without its patch) and its host memory costs the best
+    plan something (`more_host_ram` is another plan), the answer with the best plan of the first release worth asking
+    that counts less host memory per node (`_lifting_releases`: the newest, its rank 0 alone loading the model on
+    compute capability 9 or more under FSDP2, ...), within the same host memory, where CP-SAT proves it and it ranks
+    before the best plan by the objective (`_ranks_before`): one solve, as `named_release`."""
     best, free = answer.best, answer.more_host_ram
     if best is None or not best.another_than(free):
         return answer

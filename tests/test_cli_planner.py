@@ -3070,7 +3070,8 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
                          "--explain")
     assert status == 0 and "plan Env on 6 of 8 GPUs" in " ".join(out.split())
     assert ("host_ram loading the model needs more host memory (verl reads it in fp32 before FSDP shards it, beside "
-            "the reference model's pinned shards) than --host-ram 115 GiB (on 8 GPUs)") in " ".join(out.split())
+            "the reference model's pinned shards) than --host-ram 115 GiB (on 8 GPUs: 141.0 GiB per node)"
+            ) in " ".join(out.split())
 
 
 def test_an_env_plan_on_an_amd_gpu_is_cautioned_that_rocm_may_ignore_it(cli, tmp_path: Path):

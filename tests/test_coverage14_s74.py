@@ -30,17 +30,17 @@ def _details(cli: Cli, rule: str, *argv: str) -> list[str]:
     (("--no-offload", "--critic", "offloaded"), (
         "the offloaded critic needs more host memory (the critic's states and the reference model's shards, or the "
         "model while it loads beside the reference model's pinned shards, whichever is more) than --host-ram 16 GiB "
-        "(on 8 GPUs)")),
+        "(on 8 GPUs: 284.8 GiB per node)")),
     (("--no-offload", "--critic", "reloaded", "--no-reference"), (
         "the offloaded critic needs more host memory (the critic's states, or the model while it loads, whichever is "
-        "more; no reference model) than --host-ram 16 GiB (on 8 GPUs)")),
+        "more; no reference model) than --host-ram 16 GiB (on 8 GPUs: 244.2 GiB per node)")),
     (("--offload", "--critic", "offloaded", "--no-reference"), (
         "Offload needs more host memory (the actor's states and the critic's states, or the model while it loads "
         "beside the actor's pinned shards, whichever is more; no reference model) than --host-ram 16 GiB (on 8 "
-        "GPUs)")),
+        "GPUs: 284.8 GiB per node)")),
     (("--no-offload", "--critic", "resident"), (
         "loading the model needs more host memory (verl reads it in fp32 before FSDP shards it, beside the reference "
-        "model's pinned shards) than --host-ram 16 GiB (on 8 GPUs)")),
+        "model's pinned shards) than --host-ram 16 GiB (on 8 GPUs: 284.8 GiB per node)")),
 ])
 def test_explain_s_host_memory_reason_names_a_host_held_critic(cli: Cli, flags: tuple[str, ...], detail: str) -> None:
     # Without Offload a critic held in host memory (offloaded, or reloaded for its own update) is what needs it: "the

@@ -853,14 +853,29 @@ def test_host_memory_for_settings_with_and_without_offload_is_the_load_in_rules_
         "choice", *["sp_divides_gpus"] * 5, "sp_divides_heads", "host_ram", "host_ram", *["memory_model"] * 3]
     assert details(reasons, "host_ram") == [
         ("loading the model needs more host memory (verl reads it in fp32 before FSDP shards it, beside the reference "
-         f"model's pinned shards) than --host-ram 115 GiB (on {n} GPUs)") for n in (7, 8)]
+         f"model's pinned shards) than --host-ram 115 GiB (on {n} GPUs: {need} GiB per node)")
+        for n, need in ((7, 123.4), (8, 141.0))]
     # Host memory from elsewhere than the flag is named as the bound it is ("than 115 GiB of host memory per node (the
     # node's RAM)" would say "per node" twice and nest the parentheses).
     _, reasons = explained(gpu="h100", model="4B", max_model_len=65536, budget_gpus=8, host_ram_gb=115,
                            estimate="auto", host_ram_source="the node's RAM")
     assert details(reasons, "host_ram") == [
         ("loading the model needs more host memory (verl reads it in fp32 before FSDP shards it, beside the reference "
-         f"model's pinned shards) than the node's RAM of 115 GiB (on {n} GPUs)") for n in (7, 8)]
+         f"model's pinned shards) than the node's RAM of 115 GiB (on {n} GPUs: {need} GiB per node)")
+        for n, need in ((7, 123.4), (8, 141.0))]
+
+
+def test_each_gpu_count_host_memory_rules_out_names_what_a_node_needs_there():
+    """persona93g: Llama-3.1-70B at 32k on A100s with 1 TB a node under Trinity 0.5.1 takes 16 GPUs; --explain said
+    that Offload needs more host memory than 1024 GiB on each of 1 to 8 GPUs, eight lines alike, and not how much: each
+    now names what a node needs there, as `solve memory --env --offload --trinity-version 0.5.1 --gpus N` gives it
+    (not monotone in the GPUs: the pinned blocks of a count that does not divide the rows round up further)."""
+    answer, reasons = explained(gpu="a100", model="Llama-3.1-70B", max_model_len=32768, objective="min_gpus",
+                                budget_gpus=64, host_ram_gb=1024, trinity_version="0.5.1", estimate="auto")
+    assert answer.plans[0].gpus == 16
+    assert [detail.rsplit("(on ", 1)[1] for detail in details(reasons, "host_ram")] == [
+        f"{n} GPU{'s' if n > 1 else ''}: {need} GiB per node)" for n, need in (
+            (1, 1258.2), (2, 1258.2), (3, 1624.4), (4, 1258.2), (5, 1441.3), (6, 1624.4), (7, 1282.5), (8, 1258.2))]
 
 
 def test_a_table_of_one_gpu_is_not_said_to_vouch_for_more(edited_a100_tables):

@@ -353,3 +353,51 @@ def test_another_plan_differs_in_gpus_setting_or_length() -> None:
     assert [best.another_than(best.model_copy(update=update)) for update in (
         {"max_model_len": best.max_model_len + 1024}, {"gpus": best.gpus + 1}, {"sp": best.sp * 2},
         {"offload": not best.offload}, {"env": not best.env})] == [True] * 5
+
+
+# persona93g: --trinity-version 0.5, the minor version without its patch, counts every rank loading the model (0.5.2's
+# rule, the most any 0.5 patch loads); 0.5.1 and 0.5.0 load the untied Llama-3.1-70B and Qwen3-8B on rank 0 alone. The
+# answer named neither: Llama-3.1-70B at 32k on A100s with 1 TB a node got "no plan" (0.5.1 trains it on 16 GPUs), and
+# Qwen3-8B on 6 A100s with 96 GiB got 4096 tokens with no word of 0.5.1's 51200.
+LLAMA_70B_A100 = ("--model", "Llama-3.1-70B", "--gpu", "a100", "--len", "32k", "--minimize", "gpus",
+                  "--host-ram", "1TB")
+
+
+def test_a_minor_version_named_without_its_patch_names_the_patch_that_lifts_its_limit(cli: Cli) -> None:
+    status, out, _ = cli(*LLAMA_70B_A100, "--trinity-version", "0.5")
+    words = " ".join(out.split())
+    assert status == 1 and "no plan:" in words
+    # the reason is the loading alone: 0.5's reference model is bf16 on every patch
+    assert ("; with --trinity-version 0.5.1, whose rank 0 alone loads the model, Env + Offload + SP=4 on 16 GPUs "
+            "trains it (32768 tokens), and with Offload it needs 629.1 GiB of host memory per node; 0.5.0 counts less "
+            "host memory too, enough for that plan") in words
+    assert "bf16" not in words
+    # a patch named is the release planned: no other is named (nor without the limit, 0.6.0 on A100s loading as 0.5.2)
+    for release in ("0.5.2", "0.6"):
+        status, out, _ = cli(*LLAMA_70B_A100, "--trinity-version", release)
+        assert status == 1 and "--trinity-version 0.5.1" not in " ".join(out.split())
+
+
+def test_a_minor_version_named_without_its_patch_names_the_patch_whose_plan_ranks_before(
+        cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    asked = _releases_asked(monkeypatch)
+    argv = ("--model", "8B", "--gpu", "a100", "--maximize", "len", "--gpus", "6", "--host-ram", "96")
+    status, out, _ = cli(*argv, "--trinity-version", "0.5")
+    (row,) = _row(out, "host limit")
+    assert status == 0 and _row(out, "max_model_len") == ["4096"]
+    assert row.split("; ")[1] == ("with --trinity-version 0.5.1, whose rank 0 alone loads the model: Env + SP=4 on 4 "
+                                  "GPUs, 51200 tokens instead of 4096 (documented)")
+    assert "0.5.1" in asked and "0.5.2" not in asked  # 0.5.2 counts as 0.5 does: not asked
+    printed = json.loads(cli(*argv, "--trinity-version", "0.5", "--json")[1])[0]
+    assert printed["named_release"]["trinity_version"] == "0.5.1"
+
+
+def test_the_other_releases_that_count_less_say_whether_that_plan_fits_within_the_limit(cli: Cli) -> None:
+    """persona93g: with no release named, Llama-3.1-70B at 32k on A100s with 1 TB a node: 0.5.1 trains it on 16 GPUs
+    (629.1 GiB per node); the answer went on "0.5.2 and 0.5.0 count less host memory too", and 0.5.2, every rank loading
+    the model, needs 2322.3 GiB per node for that plan (no plan at all within 1 TB): it says which hold that plan."""
+    status, out, _ = cli(*LLAMA_70B_A100)
+    assert status == 1
+    assert ("it needs 629.1 GiB of host memory per node; 0.5.0 counts less host memory too, enough for that plan; "
+            "0.5.2 counts less too, but not enough for that plan") in " ".join(out.split())
+    assert cli(*LLAMA_70B_A100, "--trinity-version", "0.5.2")[0] == 1

@@ -36,7 +36,7 @@ def test_a_lora_run_s_host_memory_limit_names_no_reference_model(cli: Callable[.
         ("no plan passes this rule: host memory (--host-ram 16 GiB is too little for Offload, or for the model while "
          "it loads; no reference model)"),
         ("loading the model needs more host memory (verl reads it in fp32 before FSDP shards it; no reference model) "
-         "than --host-ram 16 GiB (on 8 GPUs)")]
+         "than --host-ram 16 GiB (on 8 GPUs: 245.5 GiB per node)")]
 
 
 def test_offload_s_host_memory_reason_without_a_reference_model_names_the_actor_alone(
@@ -45,7 +45,8 @@ def test_offload_s_host_memory_reason_without_a_reference_model_names_the_actor_
     reasons = _explanation(cli, 0, "--gpu", "A100-80GB", "--model", "4B", "--maximize", "len", "--gpus", "2",
                            "--host-ram", "40", "--no-reference")
     offload = ("Offload needs more host memory (the actor's states, or the model while it loads beside the actor's "
-               "pinned shards, whichever is more; no reference model) than --host-ram 40 GiB (on {})")
+               "pinned shards, whichever is more; no reference model) than --host-ram 40 GiB (on {}: 72.3 GiB per "
+               "node)")
     assert [detail for rule, detail in reasons if rule == "host_ram"] == [offload.format(on) for on in ("1 GPU",
                                                                                                         "2 GPUs")]
 

@@ -1480,7 +1480,8 @@ def test_a_host_memory_note_only_when_host_memory_is_the_limit():
     # 8B at 65536 within 4 A100s needs Offload (203.4 GiB of host memory per node, every rank of the 4 loading the
     # model where no release is named): --host-ram 170 is what stops it (it holds the 162.7 GiB the plan without
     # Offload on 4 GPUs needs while the model loads, 4 x 30.51 beside the reference model's 40.63 of pinned shards);
-    # Trinity 0.5.1 loads the untied model on rank 0 alone, and its Offload plan needs 162.6.
+    # Trinity 0.5.1 loads the untied model on rank 0 alone, and its Offload plan needs 162.6 (0.5.0's too; 0.5.2's,
+    # every rank loading it, 183.0: not enough).
     (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=65536, budget_gpus=4, host_ram_gb=170),
                      CATALOG)
     assert answer.reason.endswith("the longest is 51200 (Env + SP=4 on 4 GPUs, documented); without --host-ram, "
@@ -1488,8 +1489,9 @@ def test_a_host_memory_note_only_when_host_memory_is_the_limit():
                                   "203.4 GiB of host memory per node; with --trinity-version 0.5.1, whose rank 0 alone loads "
                                   "the model and whose verl 0.7 builds the reference model in bf16 and places the pinned "
                                   "blocks, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload "
-                                  "it needs 162.6 GiB of host memory per node; 0.5.2 and 0.5.0 count less host memory "
-                                  "too; --token-budget auto trains 65536 tokens: Env + "
+                                  "it needs 162.6 GiB of host memory per node; 0.5.0 counts less host memory too, "
+                                  "enough for that plan; 0.5.2 counts less too, but not enough for that plan; "
+                                  "--token-budget auto trains 65536 tokens: Env + "
                                   "SP=4 on 4 GPUs with "
                                   "max_token_len_per_gpu = 25600 (estimated)")  # the tokens per GPU of the documented cell at 51200
     # The need is rounded up (203.4 GiB, 203.31 unrounded): 203.3 does not train it, 203.4 does.

@@ -59,7 +59,8 @@ def test_a_rule_on_one_gpu_alone_names_it_in_the_singular():
     # 64 GiB: Qwen3-4B loads on 2 GPUs without Offload (51.1); Offload needs 93.4
     after = _after_longer(_reasons(gpu="a100", model="4B", objective="max_len", budget_gpus=2, host_ram_gb=64))
     words = ("Offload needs more host memory (the actor's states and the reference model's shards, or the model while "
-             "it loads beside both models' pinned shards, whichever is more) than --host-ram 64 GiB (on 1 GPU)")
+             "it loads beside both models' pinned shards, whichever is more) than --host-ram 64 GiB (on 1 GPU: 93.4 "
+             "GiB per node)")
     assert ("host_ram", words) in after
 
 

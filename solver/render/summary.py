@@ -784,7 +784,8 @@ def _named_release_words(answer: Answer, plan: Plan, model: Model, names: Option
     tokens instead of 57344 (estimated, extrapolated)``; "" otherwise."""
     if (named := answer.named_release) is None or named.trinity_version is None:
         return ""
-    why = lower_host_count_clause(named.trinity_version, model.tied_embeddings, named.compute_capability)
+    why = lower_host_count_clause(named.trinity_version, model.tied_embeddings, named.compute_capability,
+                                  None if answer.query is None else answer.query.trinity_release)
     return (f"; with {names.planned_release(named.trinity_version)}{', ' + why if why else ''}: "
             f"{named.setting.label} on {counted(named.gpus, 'GPU')}, {_trade_words(named, plan)} "
             f"({named.evidence_and_single_gpu})")

@@ -553,6 +553,17 @@ PATCH_RELEASES_NEWEST_FIRST = tuple(reversed([name for name in KNOWN_RELEASE_NAM
 """The releases of `KNOWN_RELEASE_NAMES` with a patch, newest first (``0.6.0``, ``0.5.2``, ... ``0.5.0``): the ones
 a question that names none may be asked again under, each counting its own host memory."""
 
+
+def patch_releases_to_ask(named: str | None) -> tuple[str, ...]:
+    """The releases of `PATCH_RELEASES_NEWEST_FIRST` that a question naming the Trinity release `named` (as
+    `release_name` names it; None: none named) may be asked again under, each counting its own host memory: every one
+    where none is named, the patches of a minor version named without its patch (``0.5``, which counts every rank
+    loading the model, the most its patches load: 0.5.2, 0.5.1, 0.5.0), none where a patch is named."""
+    if named is None:
+        return PATCH_RELEASES_NEWEST_FIRST
+    return tuple(release for release in PATCH_RELEASES_NEWEST_FIRST if release.startswith(f"{named}."))
+
+
 TRINITY_RELEASE_FORMS = f"{', '.join(KNOWN_RELEASE_NAMES[:-1])} or {KNOWN_RELEASE_NAMES[-1]} (or a tag of one, v0.5.2)"
 """The releases `trinity_release` takes, as its refusals name them: ``0.5, 0.5.0, 0.5.1, 0.5.2, 0.6 or 0.6.0 (or a
 tag of one, v0.5.2)``."""
@@ -692,11 +703,14 @@ def lower_host_count_words(release: str, tied_embeddings: bool, compute_capabili
     return [words for words in (RANK_0_WORDS if rank_0 else None, own) if words]
 
 
-def lower_host_count_clause(release: str, tied_embeddings: bool, compute_capability: str | None) -> str:
+def lower_host_count_clause(release: str, tied_embeddings: bool, compute_capability: str | None,
+                            named: str | None = None) -> str:
     """Why the Trinity `release` counts a node's host memory below what no release named counts
     (`lower_host_count_words`, each reason), as a clause after the release: ``whose rank 0 alone loads the model and
-    whose verl 0.7 builds the reference model in bf16 and places the pinned blocks``; "" where it does not."""
-    why = lower_host_count_words(release, tied_embeddings, compute_capability)
+    whose verl 0.7 builds the reference model in bf16 and places the pinned blocks``; "" where it does not. Where the
+    question names `release`'s minor version without its patch (`named`, ``0.5``: `patch_releases_to_ask`), that
+    minor version's own count is the question's too: the loading alone says why."""
+    why = lower_host_count_words(release, tied_embeddings, compute_capability, reference_counts=named is None)
     return " and ".join(f"whose {words}" for words in why)
 
 
