@@ -97,8 +97,8 @@ def test_buy_is_said_to_name_the_fewest_gpus_then_nodes(cli: Cli, tmp_path: Path
     assert (purchase["gpus"], purchase["nodes"], [pool["nodes_bought"] for pool in purchase["pools"]]) == (8, 2, [0, 2])
     buy_help = next(action.help for action in build_cluster_parser()._actions if "--buy" in action.option_strings)
     assert buy_help is not None and buy_help.startswith(
-        "instead of placing the jobs, say the fewest GPUs, then nodes, to add to the pools with which every job (every "
-        "required one, where some are) is placed")  # the required jobs alone where some are (smallslips39, s81)
+        "instead of placing the jobs, say the fewest GPUs, then nodes, to add to the file's pools with which every "
+        "job (every required one, where some are) is placed")  # the required jobs alone where some are (smallslips39, s81)
     status, _, err = cli("cluster", str(SMALLER_ASKS))
     assert (status, err.splitlines()[-1]) == (1, (
         f"solve cluster: note: to place every job: solve cluster {SMALLER_ASKS} --buy names the fewest GPUs, then "
