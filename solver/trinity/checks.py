@@ -3115,10 +3115,8 @@ def _check_actor_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sp: int, b
 def _legacy_assert_words(in_rows: Sequence[TrinityVersion]) -> str:
     """Who asserts as the trainer starts that a pass's micro-batch divides its mini-batch before verl 0.8, in words: the
     releases of `in_rows` (Trinity 0.5, 0.6 on verl before 0.8, or both), whose legacy workers do."""
-    who = "Trinity 0.5 asserts" if list(in_rows) == ["0.5"] else (
-        "Trinity 0.6 on verl before 0.8 asserts" if list(in_rows) == ["0.6"] else
-        "Trinity 0.5, and 0.6 on verl before 0.8, assert")
-    return f"{who} as the trainer starts"
+    one = len(in_rows) == 1
+    return f"{legacy_releases_listed(in_rows[0] if one else None)} assert{'s' if one else ''} as the trainer starts"
 
 
 def _check_critic_mini_batch(checks: _ConfigChecks, trainer_gpus: int, sps: tuple[int, int], batch: TrainBatch,
